@@ -1,0 +1,145 @@
+//! Parsers for the human-friendly sizes and durations used on the command line
+//! and in job files ("4k", "1g", "30s", "5m").
+
+use std::time::Duration;
+
+/// Parses a byte size: a plain number of bytes or a number followed by k, m, g
+/// or t (binary multiples, as fio reads them), with an optional "b"/"ib"
+/// ending: `4k`, `1M`, `1GiB`, `512`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("empty size".into());
+    }
+    let lower = t.to_ascii_lowercase();
+    let digits_end = lower
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(lower.len());
+    let (number, suffix) = lower.split_at(digits_end);
+    if number.is_empty() {
+        return Err(format!("'{text}' is not a size (expected e.g. 4k, 1m, 2g)"));
+    }
+    let shift = match suffix.trim() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => {
+            return Err(format!(
+                "'{text}' has an unknown size unit '{other}' (use k, m, g or t)"
+            ));
+        }
+    };
+    let multiplier = 1u64 << shift;
+    if number.contains('.') {
+        let value: f64 = number
+            .parse()
+            .map_err(|_| format!("'{text}' is not a size (expected e.g. 4k, 1m, 2g)"))?;
+        let bytes = value * multiplier as f64;
+        if !bytes.is_finite() || bytes >= u64::MAX as f64 || bytes.fract() != 0.0 {
+            return Err(format!("'{text}' is not a whole number of bytes"));
+        }
+        Ok(bytes as u64)
+    } else {
+        let value: u64 = number
+            .parse()
+            .map_err(|_| format!("'{text}' is too large"))?;
+        value
+            .checked_mul(multiplier)
+            .ok_or_else(|| format!("'{text}' is too large"))
+    }
+}
+
+/// Parses a duration: `30s`, `5m`, `1h`, `1h30m`, `250ms`; a bare number means
+/// seconds, as in fio.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("empty duration".into());
+    }
+    if let Ok(secs) = t.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    humantime::parse_duration(t)
+        .map_err(|e| format!("'{text}' is not a duration ({e}; expected e.g. 30s, 5m, 1h)"))
+}
+
+/// Formats a byte count with binary units for people ("4 KiB", "1.5 GiB").
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if value.fract() == 0.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// Formats a block size the way fio users write it ("4k", "1m", "512").
+pub fn format_block_size(bytes: u64) -> String {
+    for (shift, unit) in [(30, "g"), (20, "m"), (10, "k")] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_use_binary_multiples() {
+        assert_eq!(parse_size("512").unwrap(), 512);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("4K").unwrap(), 4096);
+        assert_eq!(parse_size("1m").unwrap(), 1 << 20);
+        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size("1.5k").unwrap(), 1536);
+        assert_eq!(parse_size("2t").unwrap(), 2 << 40);
+    }
+
+    #[test]
+    fn bad_sizes_are_rejected_with_the_text() {
+        for bad in [
+            "",
+            "k",
+            "4q",
+            "abc",
+            "1.1",
+            "99999999999999999999k",
+            "18446744073709551615k",
+        ] {
+            let err = parse_size(bad).unwrap_err();
+            assert!(!err.is_empty(), "{bad}");
+        }
+        assert!(parse_size("4q").unwrap_err().contains("'4q'"));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(format_bytes(4096), "4 KiB");
+        assert_eq!(format_bytes(1536 << 20), "1.5 GiB");
+        assert_eq!(format_block_size(4096), "4k");
+        assert_eq!(format_block_size(1 << 20), "1m");
+        assert_eq!(format_block_size(1536), "1536");
+    }
+}

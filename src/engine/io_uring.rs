@@ -1,0 +1,148 @@
+//! The default engine: one io_uring per worker thread, `iodepth` I/Os in
+//! flight, buffers and the file registered with the ring so each I/O skips
+//! the kernel's per-call page pinning and file lookup.
+
+use super::buffers::Buffers;
+use super::{Completion, Direction, Engine, IoRequest};
+use io_uring::{IoUring, opcode, squeue, types};
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+const FSYNC_USER_DATA: u64 = u64::MAX;
+
+pub struct IoUringEngine {
+    ring: IoUring,
+    // Kept open for the ring's registered-file table.
+    _file: File,
+    buffers: Buffers,
+    /// False when the kernel refused to register the buffers (e.g. locked
+    /// memory limit); plain Read/Write are used then.
+    fixed_buffers: bool,
+}
+
+impl IoUringEngine {
+    pub fn new(file: File, depth: u32, buffers: Buffers) -> io::Result<Self> {
+        let ring = build_ring(depth)?;
+        ring.submitter().register_files(&[file.as_raw_fd()])?;
+        let iovecs = buffers.iovecs();
+        let fixed_buffers = iovecs.len() <= u16::MAX as usize
+            // SAFETY: the buffers outlive the ring: both are owned by this
+            // engine and the ring field is declared (so dropped) first.
+            && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        Ok(IoUringEngine {
+            ring,
+            _file: file,
+            buffers,
+            fixed_buffers,
+        })
+    }
+
+    fn push(&mut self, entry: squeue::Entry) {
+        // SAFETY: the entry points at buffers owned by self that stay valid
+        // and untouched until the completion is reaped.
+        let pushed = unsafe { self.ring.submission().push(&entry) };
+        if pushed.is_err() {
+            // The worker never queues more than `depth` I/Os and the ring holds
+            // at least that many entries, so a full queue is a logic error.
+            panic!("io_uring submission queue full");
+        }
+    }
+}
+
+/// Single-issuer, deferred task running is cheapest (the worker thread is
+/// the only one touching its ring); older kernels fall back step by step.
+fn build_ring(depth: u32) -> io::Result<IoUring> {
+    let entries = depth.next_power_of_two().max(1);
+    let attempts: [fn(&mut io_uring::Builder) -> &mut io_uring::Builder; 3] = [
+        |b| b.setup_single_issuer().setup_defer_taskrun(),
+        |b| b.setup_coop_taskrun(),
+        |b| b,
+    ];
+    let mut last_error = None;
+    for configure in attempts {
+        let mut builder = IoUring::builder();
+        configure(&mut builder);
+        match builder.build(entries) {
+            Ok(ring) => return Ok(ring),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.expect("at least one attempt"))
+}
+
+impl Engine for IoUringEngine {
+    fn buffers(&mut self) -> &mut Buffers {
+        &mut self.buffers
+    }
+
+    fn queue(&mut self, request: IoRequest) {
+        let slot = request.slot as usize;
+        let buf = self.buffers.slot_ptr(slot);
+        let fd = types::Fixed(0);
+        let entry = match (request.dir, self.fixed_buffers) {
+            (Direction::Read, true) => opcode::ReadFixed::new(fd, buf, request.len, slot as u16)
+                .offset(request.offset)
+                .build(),
+            (Direction::Write, true) => opcode::WriteFixed::new(fd, buf, request.len, slot as u16)
+                .offset(request.offset)
+                .build(),
+            (Direction::Read, false) => opcode::Read::new(fd, buf, request.len)
+                .offset(request.offset)
+                .build(),
+            (Direction::Write, false) => opcode::Write::new(fd, buf, request.len)
+                .offset(request.offset)
+                .build(),
+        };
+        self.push(entry.user_data(request.slot as u64));
+    }
+
+    fn submit_and_wait(&mut self, min_complete: u32, timeout: Duration) -> io::Result<()> {
+        let ts = types::Timespec::from(timeout);
+        let args = types::SubmitArgs::new().timespec(&ts);
+        match self
+            .ring
+            .submitter()
+            .submit_with_args(min_complete as usize, &args)
+        {
+            Ok(_) => Ok(()),
+            Err(e) => match e.raw_os_error() {
+                // Timed out, interrupted by a signal, or completions must be
+                // reaped first: the worker loop reaps and comes back.
+                Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN) => {
+                    Ok(())
+                }
+                _ => Err(e),
+            },
+        }
+    }
+
+    fn reap(&mut self, out: &mut Vec<Completion>) {
+        for cqe in self.ring.completion() {
+            out.push(Completion {
+                slot: cqe.user_data() as u32,
+                result: cqe.result(),
+            });
+        }
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        let entry = opcode::Fsync::new(types::Fixed(0))
+            .flags(types::FsyncFlags::DATASYNC)
+            .build()
+            .user_data(FSYNC_USER_DATA);
+        self.push(entry);
+        loop {
+            self.ring.submit_and_wait(1)?;
+            if let Some(cqe) = self.ring.completion().next() {
+                debug_assert_eq!(cqe.user_data(), FSYNC_USER_DATA);
+                return if cqe.result() < 0 {
+                    Err(io::Error::from_raw_os_error(-cqe.result()))
+                } else {
+                    Ok(())
+                };
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! I/O engines behind one small table of operations, as in fio: the worker
+//! loop (`worker.rs`) queues, submits and reaps without knowing which engine
+//! it drives. One file per engine.
+
+pub mod buffers;
+pub mod io_uring;
+pub mod null;
+pub mod pattern;
+pub mod sync;
+pub mod target;
+pub mod worker;
+
+use crate::spec::EngineKind;
+use buffers::Buffers;
+use std::fs::File;
+use std::io;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Read = 0,
+    Write = 1,
+}
+
+/// One I/O to issue: `len` bytes at `offset` through buffer slot `slot`.
+#[derive(Debug, Clone, Copy)]
+pub struct IoRequest {
+    pub slot: u32,
+    pub dir: Direction,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// A finished I/O: bytes transferred, or a negative errno.
+#[derive(Debug, Clone, Copy)]
+pub struct Completion {
+    pub slot: u32,
+    pub result: i32,
+}
+
+/// The operations every engine provides.
+pub trait Engine {
+    /// Buffers the I/Os read into and write from, one per slot.
+    fn buffers(&mut self) -> &mut Buffers;
+    /// Adds an I/O to the batch sent by the next `submit_and_wait`.
+    fn queue(&mut self, request: IoRequest);
+    /// Sends the batch and waits until at least `min_complete` I/Os have
+    /// completed or `timeout` has passed, whichever is first.
+    fn submit_and_wait(&mut self, min_complete: u32, timeout: Duration) -> io::Result<()>;
+    /// Moves every completion available now into `out`.
+    fn reap(&mut self, out: &mut Vec<Completion>);
+    /// Makes written data durable. Called only with nothing in flight.
+    fn sync(&mut self) -> io::Result<()>;
+}
+
+/// Builds the engine of `kind` over an opened target file.
+pub fn open(
+    kind: EngineKind,
+    file: File,
+    depth: u32,
+    buffers: Buffers,
+) -> io::Result<Box<dyn Engine>> {
+    Ok(match kind {
+        EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(file, depth, buffers)?),
+        EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers)),
+        EngineKind::Null => Box::new(null::NullEngine::new(buffers)),
+    })
+}

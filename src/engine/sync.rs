@@ -1,0 +1,77 @@
+//! The portable engine: plain pread/pwrite, one I/O at a time per worker
+//! (fio's `psync`). Parallelism comes from `--numjobs`.
+
+use super::buffers::Buffers;
+use super::{Completion, Direction, Engine, IoRequest};
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+pub struct SyncEngine {
+    file: File,
+    buffers: Buffers,
+    queued: Vec<IoRequest>,
+    completed: Vec<Completion>,
+}
+
+impl SyncEngine {
+    pub fn new(file: File, buffers: Buffers) -> Self {
+        SyncEngine {
+            file,
+            buffers,
+            queued: Vec::with_capacity(1),
+            completed: Vec::with_capacity(1),
+        }
+    }
+}
+
+impl Engine for SyncEngine {
+    fn buffers(&mut self) -> &mut Buffers {
+        &mut self.buffers
+    }
+
+    fn queue(&mut self, request: IoRequest) {
+        self.queued.push(request);
+    }
+
+    fn submit_and_wait(&mut self, _min_complete: u32, _timeout: Duration) -> io::Result<()> {
+        let fd = self.file.as_raw_fd();
+        for request in self.queued.drain(..) {
+            let buf = self.buffers.slot_ptr(request.slot as usize);
+            let len = request.len as usize;
+            let offset = request.offset as libc::off_t;
+            let result = loop {
+                // SAFETY: buf points at a slot of at least `len` bytes owned by
+                // self.buffers, which the worker does not touch until reaped.
+                let n = unsafe {
+                    match request.dir {
+                        Direction::Read => libc::pread(fd, buf.cast(), len, offset),
+                        Direction::Write => libc::pwrite(fd, buf.cast(), len, offset),
+                    }
+                };
+                if n < 0 {
+                    let err = io::Error::last_os_error();
+                    if err.kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    break -err.raw_os_error().unwrap_or(libc::EIO);
+                }
+                break n as i32;
+            };
+            self.completed.push(Completion {
+                slot: request.slot,
+                result,
+            });
+        }
+        Ok(())
+    }
+
+    fn reap(&mut self, out: &mut Vec<Completion>) {
+        out.append(&mut self.completed);
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+}

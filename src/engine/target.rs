@@ -1,0 +1,350 @@
+//! Targets: what a path names (new file, existing file, directory, block
+//! device), checking a workload against it before anything is created, laying
+//! out new files with real data, opening it for I/O, and removing what fathom
+//! created.
+
+use crate::cli::units::format_bytes;
+use crate::error::UsageError;
+use crate::measure::facts::{self, TargetFacts, TargetKind};
+use crate::spec::WorkloadSpec;
+use crate::stop::StopFlag;
+use anyhow::{Context, bail};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, IsTerminal, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Size of a file fathom creates when no `--size` is given.
+pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
+const LAYOUT_CHUNK: usize = 1 << 20;
+
+// Linux ioctls (linux/fs.h): device size in bytes and logical sector size.
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+const BLKSSZGET: libc::c_ulong = 0x1268;
+
+/// A target as checked against a workload; nothing has been created yet.
+#[derive(Debug, Clone)]
+pub struct TargetPlan {
+    /// As the user wrote it.
+    pub name: String,
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    /// True when fathom creates the file (and so removes it afterwards).
+    pub create: bool,
+    /// Bytes to lay out, from `layout_from` to `file_len`, before the run.
+    pub layout_from: u64,
+    pub file_len: u64,
+    pub offset: u64,
+    /// Bytes of the region the workload uses, a multiple of bs.
+    pub size: u64,
+    pub logical_block_size: u64,
+}
+
+/// Checks `target` for `spec` and decides what must be created, without
+/// touching the file system. `index` numbers fathom's own files in a directory.
+pub fn inspect(spec: &WorkloadSpec, target: &str, index: usize) -> Result<TargetPlan, UsageError> {
+    let err = |msg: String| UsageError(format!("target {target}: {msg}"));
+    let path = PathBuf::from(target);
+    let metadata = match fs::metadata(&path) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(err(e.to_string())),
+    };
+
+    let (kind, file_path, create, current_len, device_len, lbs) = match metadata {
+        Some(m) if m.file_type().is_block_device() => {
+            let (len, lbs) = block_device_geometry(&path).map_err(|e| err(e.to_string()))?;
+            (
+                TargetKind::BlockDevice,
+                path.clone(),
+                false,
+                len,
+                Some(len),
+                lbs,
+            )
+        }
+        Some(m) if m.is_dir() => {
+            let file = path.join(format!("fathom-{}-{index}.tmp", std::process::id()));
+            (
+                TargetKind::File,
+                file,
+                true,
+                0,
+                None,
+                logical_block_size_of(&m),
+            )
+        }
+        Some(m) if m.is_file() => (
+            TargetKind::File,
+            path.clone(),
+            false,
+            m.len(),
+            None,
+            logical_block_size_of(&m),
+        ),
+        Some(_) => return Err(err("not a regular file, directory or block device".into())),
+        None => {
+            if target.ends_with('/') {
+                return Err(err("directory does not exist".into()));
+            }
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            let parent_meta = fs::metadata(&parent)
+                .map_err(|_| err(format!("directory {} does not exist", parent.display())))?;
+            if !parent_meta.is_dir() {
+                return Err(err(format!("{} is not a directory", parent.display())));
+            }
+            (
+                TargetKind::File,
+                path.clone(),
+                true,
+                0,
+                None,
+                logical_block_size_of(&parent_meta),
+            )
+        }
+    };
+
+    let offset = spec.offset;
+    let size = match (spec.size, device_len) {
+        (Some(size), _) => size,
+        (None, Some(len)) => len.checked_sub(offset).filter(|&s| s > 0).ok_or_else(|| {
+            err(format!(
+                "--offset {offset} is beyond the end of the device ({len} bytes)"
+            ))
+        })?,
+        (None, None) if current_len > offset => current_len - offset,
+        (None, None) => DEFAULT_FILE_SIZE,
+    };
+    if size < spec.bs {
+        return Err(err(format!(
+            "--size {} is smaller than --bs {}",
+            format_bytes(size),
+            format_bytes(spec.bs)
+        )));
+    }
+    let size = size - size % spec.bs;
+    let end = offset
+        .checked_add(size)
+        .ok_or_else(|| err("--offset + --size overflows".into()))?;
+    if let Some(len) = device_len
+        && end > len
+    {
+        return Err(err(format!(
+            "--offset + --size ({}) is beyond the end of the device ({})",
+            format_bytes(end),
+            format_bytes(len)
+        )));
+    }
+    if spec.direct {
+        for (flag, value) in [("--bs", spec.bs), ("--offset", offset)] {
+            if value % lbs != 0 {
+                return Err(err(format!(
+                    "{flag} {value} is not a multiple of the logical block size {lbs} (O_DIRECT needs it; or use --buffered)"
+                )));
+            }
+        }
+    }
+
+    let (layout_from, file_len) = match kind {
+        TargetKind::BlockDevice => (0, 0),
+        TargetKind::File => (current_len.min(end), current_len.max(end)),
+    };
+    if kind == TargetKind::File && file_len > layout_from {
+        let dir = file_path.parent().unwrap_or(Path::new("."));
+        let free = free_bytes(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        });
+        if let Some(free) = free
+            && free < file_len - layout_from
+        {
+            return Err(err(format!(
+                "needs {} of space to lay out, only {} free",
+                format_bytes(file_len - layout_from),
+                format_bytes(free)
+            )));
+        }
+    }
+
+    Ok(TargetPlan {
+        name: target.to_string(),
+        path: file_path,
+        kind,
+        create,
+        layout_from,
+        file_len,
+        offset,
+        size,
+        logical_block_size: lbs,
+    })
+}
+
+/// A target ready for I/O. Drops remove the file if fathom created it.
+#[derive(Debug)]
+pub struct PreparedTarget {
+    pub plan: TargetPlan,
+    pub facts: TargetFacts,
+    remove_on_drop: bool,
+}
+
+impl PreparedTarget {
+    /// Opens a descriptor for one worker.
+    pub fn open(&self, direct: bool, write: bool) -> anyhow::Result<File> {
+        let mut options = OpenOptions::new();
+        options.read(true).write(write);
+        if direct {
+            options.custom_flags(libc::O_DIRECT);
+        }
+        options.open(&self.plan.path).map_err(|e| {
+            if direct && e.raw_os_error() == Some(libc::EINVAL) {
+                anyhow::Error::new(UsageError(format!(
+                    "target {}: its file system does not support O_DIRECT; use --buffered",
+                    self.plan.name
+                )))
+            } else {
+                anyhow::Error::new(e).context(format!("cannot open {}", self.plan.path.display()))
+            }
+        })
+    }
+}
+
+impl Drop for PreparedTarget {
+    fn drop(&mut self) {
+        if self.remove_on_drop {
+            let _ = fs::remove_file(&self.plan.path);
+        }
+    }
+}
+
+/// Creates and lays out what `plan` needs.
+pub fn prepare(plan: TargetPlan, keep: bool, stop: &StopFlag) -> anyhow::Result<PreparedTarget> {
+    let mut prepared = PreparedTarget {
+        facts: TargetFacts {
+            kind: plan.kind,
+            path: plan.path.display().to_string(),
+            filesystem: None,
+            mount_point: None,
+            device: None,
+        },
+        remove_on_drop: plan.create && !keep,
+        plan,
+    };
+    if prepared.plan.file_len > prepared.plan.layout_from {
+        lay_out(&prepared.plan, stop)?;
+    }
+    prepared.facts = target_facts(&prepared.plan)?;
+    Ok(prepared)
+}
+
+/// Fills `[layout_from, file_len)` with random data, so reads hit real blocks
+/// (not holes a file system answers without touching the disk), then drops
+/// the file from the page cache.
+fn lay_out(plan: &TargetPlan, stop: &StopFlag) -> anyhow::Result<()> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(plan.create)
+        .truncate(false)
+        .open(&plan.path)
+        .with_context(|| format!("cannot create {}", plan.path.display()))?;
+    let show = io::stderr().is_terminal();
+    if show {
+        eprint!(
+            "laying out {} in {} ...",
+            format_bytes(plan.file_len - plan.layout_from),
+            plan.path.display()
+        );
+    }
+    let mut chunk = vec![0u8; LAYOUT_CHUNK];
+    rand::fill(&mut chunk[..]);
+    let mut pos = plan.layout_from;
+    while pos < plan.file_len {
+        if stop.is_set() {
+            bail!(crate::stop::Interrupted);
+        }
+        let n = (plan.file_len - pos).min(LAYOUT_CHUNK as u64) as usize;
+        // A unique stamp per 4 KiB keeps blocks from deduplicating.
+        for (i, block) in chunk[..n].chunks_mut(4096).enumerate() {
+            let stamp = (pos + (i as u64) * 4096).to_le_bytes();
+            let len = block.len().min(8);
+            block[..len].copy_from_slice(&stamp[..len]);
+        }
+        std::os::unix::fs::FileExt::write_all_at(&file, &chunk[..n], pos)
+            .with_context(|| format!("cannot lay out {}", plan.path.display()))?;
+        pos += n as u64;
+    }
+    file.flush()?;
+    file.sync_data()
+        .with_context(|| format!("cannot sync {}", plan.path.display()))?;
+    // SAFETY: plain advisory call on an open descriptor.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if show {
+        eprintln!(" done");
+    }
+    Ok(())
+}
+
+fn target_facts(plan: &TargetPlan) -> anyhow::Result<TargetFacts> {
+    let meta =
+        fs::metadata(&plan.path).with_context(|| format!("cannot stat {}", plan.path.display()))?;
+    let (filesystem, mount_point, device) = match plan.kind {
+        TargetKind::BlockDevice => (
+            None,
+            None,
+            facts::device_facts(libc::major(meta.rdev()), libc::minor(meta.rdev())),
+        ),
+        TargetKind::File => {
+            let mount = facts::mount_of(&plan.path);
+            (
+                mount.as_ref().map(|(fs, _)| fs.clone()),
+                mount.map(|(_, mp)| mp),
+                facts::device_facts(libc::major(meta.dev()), libc::minor(meta.dev())),
+            )
+        }
+    };
+    Ok(TargetFacts {
+        kind: plan.kind,
+        path: plan.path.display().to_string(),
+        filesystem,
+        mount_point,
+        device,
+    })
+}
+
+fn block_device_geometry(path: &Path) -> io::Result<(u64, u64)> {
+    let file = File::open(path)?;
+    let mut size: u64 = 0;
+    let mut sector: libc::c_int = 0;
+    // SAFETY: both ioctls write one integer of the given type.
+    unsafe {
+        if libc::ioctl(file.as_raw_fd(), BLKGETSIZE64 as _, &mut size) != 0
+            || libc::ioctl(file.as_raw_fd(), BLKSSZGET as _, &mut sector) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok((size, sector.max(512) as u64))
+}
+
+/// Logical block size of the disk holding a file; 512 when unknown (tmpfs,
+/// network file systems), the smallest any device uses.
+fn logical_block_size_of(meta: &fs::Metadata) -> u64 {
+    facts::device_facts(libc::major(meta.dev()), libc::minor(meta.dev()))
+        .map_or(512, |d| d.logical_block_size)
+}
+
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs writes into the struct we pass.
+    unsafe {
+        let mut s: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut s) != 0 {
+            return None;
+        }
+        Some(s.f_bavail * s.f_frsize)
+    }
+}

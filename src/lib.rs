@@ -1,0 +1,18 @@
+//! fathom: a storage I/O benchmark.
+//!
+//! Data flows spec -> plan -> engine -> measure -> result -> report:
+//! - [`cli`] turns flags into [`spec::WorkloadSpec`]s, [`plan`] lists the runs;
+//! - [`run`] prepares targets and drives [`engine`] workers;
+//! - [`measure`] holds histograms, intervals, CPU time and host facts;
+//! - [`result`] is the JSON document, [`report`] renders it.
+
+pub mod cli;
+pub mod engine;
+pub mod error;
+pub mod measure;
+pub mod plan;
+pub mod report;
+pub mod result;
+pub mod run;
+pub mod spec;
+pub mod stop;

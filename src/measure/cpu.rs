@@ -1,0 +1,53 @@
+//! CPU time of the whole process (every worker thread), from getrusage.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuTime {
+    pub user_s: f64,
+    pub sys_s: f64,
+}
+
+impl CpuTime {
+    pub fn now() -> CpuTime {
+        // SAFETY: getrusage only writes into the struct we pass.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            usage
+        };
+        let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        CpuTime {
+            user_s: secs(usage.ru_utime),
+            sys_s: secs(usage.ru_stime),
+        }
+    }
+
+    pub fn since(self, earlier: CpuTime) -> CpuTime {
+        CpuTime {
+            user_s: (self.user_s - earlier.user_s).max(0.0),
+            sys_s: (self.sys_s - earlier.sys_s).max(0.0),
+        }
+    }
+
+    pub fn total_s(self) -> f64 {
+        self.user_s + self.sys_s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_time_grows_with_work() {
+        let start = CpuTime::now();
+        let mut x = 0u64;
+        for i in 0..50_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let used = CpuTime::now().since(start);
+        assert!(used.user_s > 0.0);
+    }
+}

@@ -1,0 +1,178 @@
+//! Per-second time series. Each worker sends one report per second of
+//! measurement; a series merges the reports of one second from all of its
+//! workers (histograms merged, never percentiles averaged) and keeps only the
+//! summary, so memory stays flat however long the run.
+
+use super::histogram::LatencyHistogram;
+use crate::result::Interval;
+use std::collections::BTreeMap;
+
+/// What one worker did in one direction during one interval.
+#[derive(Clone, Debug, Default)]
+pub struct DirectionSample {
+    pub ios: u64,
+    pub bytes: u64,
+    pub latency: LatencyHistogram,
+}
+
+/// One worker's interval `index` (second `index` of measurement).
+#[derive(Clone, Debug)]
+pub struct IntervalReport {
+    pub target: usize,
+    pub index: u64,
+    pub dur_s: f64,
+    /// Indexed by `Direction as usize`.
+    pub directions: [DirectionSample; 2],
+}
+
+#[derive(Default)]
+struct Pending {
+    reports: usize,
+    dur_s: f64,
+    directions: [DirectionSample; 2],
+}
+
+/// The merged series of a set of workers (one target, or all of them).
+pub struct IntervalSeries {
+    workers: usize,
+    /// Last interval index of each worker that has finished (None: finished
+    /// before reporting any).
+    finished: Vec<Option<u64>>,
+    pending: BTreeMap<u64, Pending>,
+    complete: [Vec<Interval>; 2],
+}
+
+impl IntervalSeries {
+    pub fn new(workers: usize) -> Self {
+        IntervalSeries {
+            workers,
+            finished: Vec::new(),
+            pending: BTreeMap::new(),
+            complete: [Vec::new(), Vec::new()],
+        }
+    }
+
+    pub fn add(&mut self, report: &IntervalReport) {
+        let pending = self.pending.entry(report.index).or_default();
+        pending.reports += 1;
+        pending.dur_s = pending.dur_s.max(report.dur_s);
+        for (sum, sample) in pending.directions.iter_mut().zip(&report.directions) {
+            sum.ios += sample.ios;
+            sum.bytes += sample.bytes;
+            sum.latency.add(&sample.latency);
+        }
+        self.complete_ready();
+    }
+
+    pub fn worker_finished(&mut self, last_index: Option<u64>) {
+        self.finished.push(last_index);
+        self.complete_ready();
+    }
+
+    /// The most recent complete interval in each direction, for the live line.
+    pub fn latest(&self) -> [Option<&Interval>; 2] {
+        [self.complete[0].last(), self.complete[1].last()]
+    }
+
+    /// Finishes every interval still waiting (workers that stopped early or
+    /// were interrupted) and returns the read and write series.
+    pub fn finish(mut self) -> [Vec<Interval>; 2] {
+        let pending = std::mem::take(&mut self.pending);
+        for (index, p) in pending {
+            self.push(index, p);
+        }
+        self.complete
+    }
+
+    fn expected_reports(&self, index: u64) -> usize {
+        let gone = self
+            .finished
+            .iter()
+            .filter(|last| last.is_none_or(|l| l < index))
+            .count();
+        self.workers.saturating_sub(gone)
+    }
+
+    fn complete_ready(&mut self) {
+        while let Some((&index, pending)) = self.pending.first_key_value() {
+            if pending.reports < self.expected_reports(index) {
+                break;
+            }
+            let pending = self.pending.remove(&index).expect("first key exists");
+            self.push(index, pending);
+        }
+    }
+
+    fn push(&mut self, index: u64, pending: Pending) {
+        for (series, sample) in self.complete.iter_mut().zip(&pending.directions) {
+            let dur = pending.dur_s.max(1e-9);
+            series.push(Interval {
+                t_s: index as f64,
+                dur_s: pending.dur_s,
+                ios: sample.ios,
+                bytes: sample.bytes,
+                iops: sample.ios as f64 / dur,
+                bw_bytes: sample.bytes as f64 / dur,
+                p99_ns: sample.latency.value_at_percentile(99.0),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(index: u64, ios: u64, lat: u64) -> IntervalReport {
+        let mut read = DirectionSample {
+            ios,
+            bytes: ios * 4096,
+            latency: LatencyHistogram::new(),
+        };
+        for _ in 0..ios {
+            read.latency.record(lat);
+        }
+        IntervalReport {
+            target: 0,
+            index,
+            dur_s: 1.0,
+            directions: [read, DirectionSample::default()],
+        }
+    }
+
+    #[test]
+    fn waits_for_every_worker_then_merges() {
+        let mut s = IntervalSeries::new(2);
+        s.add(&report(0, 100, 1000));
+        assert!(s.latest()[0].is_none());
+        s.add(&report(0, 50, 100_000));
+        let read = s.latest()[0].unwrap();
+        assert_eq!(read.ios, 150);
+        assert_eq!(read.iops, 150.0);
+        // A third of the I/Os were slow: p99 comes from the merged histogram.
+        assert!(read.p99_ns >= 99_000);
+    }
+
+    #[test]
+    fn finished_workers_are_not_waited_for() {
+        let mut s = IntervalSeries::new(2);
+        s.add(&report(0, 10, 1000));
+        s.add(&report(0, 10, 1000));
+        s.worker_finished(Some(0));
+        s.add(&report(1, 10, 1000));
+        assert_eq!(s.latest()[0].unwrap().t_s, 1.0);
+        let [read, write] = s.finish();
+        assert_eq!(read.len(), 2);
+        assert_eq!(write.len(), 2);
+        assert_eq!(write[0].ios, 0);
+    }
+
+    #[test]
+    fn finish_flushes_pending() {
+        let mut s = IntervalSeries::new(3);
+        s.add(&report(0, 10, 1000));
+        let [read, _] = s.finish();
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].ios, 10);
+    }
+}

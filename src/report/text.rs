@@ -1,0 +1,84 @@
+//! The terminal table: one row per workload x target x direction.
+
+use super::Exporter;
+use super::format::{bandwidth, latency, thousands};
+use crate::result::{DirectionResult, Document, WorkloadResult};
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+
+pub struct TextExporter;
+
+impl Exporter for TextExporter {
+    fn render(&self, document: &Document) -> anyhow::Result<String> {
+        let mut table = Table::new();
+        table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
+            "workload",
+            "target",
+            "dir",
+            "IOPS",
+            "bandwidth",
+            "mean",
+            "p50",
+            "p99",
+            "p99.9",
+            "p99.99",
+            "max",
+        ]);
+        for workload in &document.workloads {
+            add_rows(&mut table, workload);
+        }
+        for column in 3..11 {
+            if let Some(c) = table.column_mut(column) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        let mut out = table.to_string();
+        out.push('\n');
+        for workload in &document.workloads {
+            out.push_str(&format!(
+                "{}: {:.1} s measured, CPU {:.2} s user + {:.2} s sys = {:.2} µs per I/O\n",
+                workload.spec.label(),
+                workload.runtime_s,
+                workload.cpu.user_s,
+                workload.cpu.sys_s,
+                workload.cpu.per_io_us
+            ));
+        }
+        if document.interrupted {
+            out.push_str("interrupted: figures cover the time measured before the stop\n");
+        }
+        Ok(out)
+    }
+}
+
+fn add_rows(table: &mut Table, workload: &WorkloadResult) {
+    let label = workload.spec.label();
+    let mut rows: Vec<(String, &DirectionResult, &str)> = Vec::new();
+    for target in &workload.targets {
+        rows.push((target.name.clone(), &target.io.read, "read"));
+        rows.push((target.name.clone(), &target.io.write, "write"));
+    }
+    if workload.targets.len() > 1 {
+        rows.push(("total".into(), &workload.total.read, "read"));
+        rows.push(("total".into(), &workload.total.write, "write"));
+    }
+    for (target, d, dir) in rows {
+        if d.ios == 0 {
+            continue;
+        }
+        let l = &d.lat_ns;
+        table.add_row(vec![
+            label.clone(),
+            target,
+            dir.to_string(),
+            thousands(d.iops.round() as u64),
+            bandwidth(d.bw_bytes),
+            latency(l.mean),
+            latency(l.p50 as f64),
+            latency(l.p99 as f64),
+            latency(l.p99_9 as f64),
+            latency(l.p99_99 as f64),
+            latency(l.max as f64),
+        ]);
+    }
+}

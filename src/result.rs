@@ -1,0 +1,142 @@
+//! The JSON result document: the contract that reports, comparisons and other
+//! tools build on. Documented field by field in docs/json-schema.md; bump
+//! `SCHEMA` on any change that breaks a reader.
+
+use crate::measure::cpu::CpuTime;
+use crate::measure::facts::{HostFacts, TargetFacts};
+use crate::spec::WorkloadSpec;
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Document {
+    pub fathom_version: String,
+    pub schema: u32,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub host: HostFacts,
+    /// True when a signal stopped the run: figures cover what was measured
+    /// before it.
+    pub interrupted: bool,
+    pub workloads: Vec<WorkloadResult>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadResult {
+    pub spec: WorkloadSpec,
+    pub targets: Vec<TargetResult>,
+    pub total: DirectionPair,
+    pub cpu: CpuUsage,
+    /// Measured seconds (ramp excluded), from the start of measurement to the
+    /// last completion of any target.
+    pub runtime_s: f64,
+    pub interrupted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetResult {
+    /// The target as given on the command line or in the job file.
+    pub name: String,
+    pub facts: TargetFacts,
+    /// Seconds from the start of measurement to this target's last completion.
+    pub runtime_s: f64,
+    #[serde(flatten)]
+    pub io: DirectionPair,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DirectionPair {
+    pub read: DirectionResult,
+    pub write: DirectionResult,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionResult {
+    pub ios: u64,
+    pub bytes: u64,
+    /// `ios / runtime_s` of the enclosing target (or workload for totals).
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_ns: LatencySummary,
+    /// HdrHistogram V2 compressed encoding, base64; merge these, never
+    /// average percentiles.
+    pub histogram: String,
+    pub intervals: Vec<Interval>,
+}
+
+/// Completion latency (submission to completion) in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatencySummary {
+    pub min: u64,
+    pub mean: f64,
+    pub max: u64,
+    pub stddev: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub p99_99: u64,
+}
+
+/// One second of a run (the last one may be shorter).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interval {
+    /// Start, in seconds since the start of measurement.
+    pub t_s: f64,
+    pub dur_s: f64,
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub p99_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuUsage {
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// (user + sys) / all I/Os, in microseconds; 0 when nothing completed.
+    pub per_io_us: f64,
+}
+
+impl CpuUsage {
+    pub fn new(cpu: CpuTime, ios: u64) -> Self {
+        CpuUsage {
+            user_s: cpu.user_s,
+            sys_s: cpu.sys_s,
+            per_io_us: if ios == 0 {
+                0.0
+            } else {
+                cpu.total_s() * 1e6 / ios as f64
+            },
+        }
+    }
+}
+
+impl DirectionPair {
+    pub fn ios(&self) -> u64 {
+        self.read.ios + self.write.ios
+    }
+}
+
+impl Document {
+    pub fn from_json(text: &str) -> Result<Document, String> {
+        let doc: Document =
+            serde_json::from_str(text).map_err(|e| format!("not a fathom result: {e}"))?;
+        if doc.schema > SCHEMA {
+            return Err(format!(
+                "result schema {} is newer than this fathom understands ({SCHEMA})",
+                doc.schema
+            ));
+        }
+        Ok(doc)
+    }
+}

@@ -1,0 +1,407 @@
+//! Runs a plan: prepares targets, starts the workers of each workload, merges
+//! their reports into results, shows the live line, and cleans up.
+
+use crate::engine::pattern::{OffsetPattern, Region};
+use crate::engine::target::{self, PreparedTarget, TargetPlan};
+use crate::engine::worker::{self, StartGate, WorkerConfig, WorkerEvent, WorkerTotals};
+use crate::error::UsageError;
+use crate::measure::cpu::CpuTime;
+use crate::measure::facts;
+use crate::measure::histogram::LatencyHistogram;
+use crate::measure::intervals::{DirectionSample, IntervalSeries};
+use crate::result::{
+    CpuUsage, DirectionPair, DirectionResult, Document, Interval, SCHEMA, TargetResult,
+    WorkloadResult,
+};
+use crate::spec::WorkloadSpec;
+use crate::stop::{Interrupted, StopFlag};
+use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Checks every workload against every target before anything is created, so
+/// a mistake in the last workload does not leave files behind.
+pub fn check_plan(specs: &[WorkloadSpec]) -> Result<(), UsageError> {
+    for spec in specs {
+        spec.validate()?;
+        for (i, name) in spec.targets.iter().enumerate() {
+            let plan = target::inspect(spec, name, i)?;
+            check_region(spec, &plan)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_region(spec: &WorkloadSpec, plan: &TargetPlan) -> Result<(), UsageError> {
+    let blocks = plan.size / spec.bs;
+    if !spec.rw.is_random() && blocks < spec.numjobs as u64 {
+        return Err(UsageError(format!(
+            "target {}: --size holds {blocks} blocks of --bs, fewer than --numjobs {} sequential workers need",
+            plan.name, spec.numjobs
+        )));
+    }
+    Ok(())
+}
+
+/// Runs workloads one after the other and keeps the targets they share.
+pub struct Session {
+    stop: StopFlag,
+    live: bool,
+    prepared: HashMap<String, PreparedTarget>,
+    document: Document,
+}
+
+impl Session {
+    pub fn new(stop: StopFlag) -> Self {
+        Session {
+            stop,
+            live: std::io::stderr().is_terminal(),
+            prepared: HashMap::new(),
+            document: Document {
+                fathom_version: env!("CARGO_PKG_VERSION").to_string(),
+                schema: SCHEMA,
+                started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+                host: facts::host_facts(),
+                interrupted: false,
+                workloads: Vec::new(),
+            },
+        }
+    }
+
+    /// Runs `specs` in order; stops early on a signal. Files fathom created
+    /// are removed when the session is dropped.
+    pub fn run(mut self, specs: &[WorkloadSpec]) -> anyhow::Result<Document> {
+        check_plan(specs)?;
+        for spec in specs {
+            if self.stop.is_set() {
+                break;
+            }
+            let targets = match self.prepare_targets(spec) {
+                Ok(t) => t,
+                Err(e) if e.is::<Interrupted>() => break,
+                Err(e) => return Err(e),
+            };
+            let result = run_workload(spec, &targets, &self.stop, self.live)?;
+            self.document.interrupted |= result.interrupted;
+            self.document.workloads.push(result);
+        }
+        self.document.interrupted |= self.stop.is_set();
+        let Session {
+            document, prepared, ..
+        } = self;
+        drop(prepared);
+        Ok(document)
+    }
+
+    /// Prepares this workload's targets. A target used by an earlier workload
+    /// is reused (and extended if this one needs more of it) rather than laid
+    /// out again; the session owns it and removes it at the end.
+    fn prepare_targets(&mut self, spec: &WorkloadSpec) -> anyhow::Result<Vec<PreparedTarget>> {
+        let mut out = Vec::with_capacity(spec.targets.len());
+        for (i, name) in spec.targets.iter().enumerate() {
+            if !self.prepared.contains_key(name) {
+                let plan = target::inspect(spec, name, i)?;
+                let created = target::prepare(plan, spec.keep, &self.stop)?;
+                self.prepared.insert(name.clone(), created);
+            }
+            let path = self.prepared[name].plan.path.display().to_string();
+            let mut plan = target::inspect(spec, &path, i)?;
+            plan.name = name.clone();
+            out.push(target::prepare(plan, true, &self.stop)?);
+        }
+        Ok(out)
+    }
+}
+
+/// Per-worker seeds differ but follow from the workload seed, so a run is
+/// repeatable.
+fn worker_seed(seed: u64, worker: usize) -> u64 {
+    seed ^ (worker as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn worker_configs(
+    spec: &WorkloadSpec,
+    target_index: usize,
+    plan: &TargetPlan,
+    first_worker: usize,
+) -> Vec<WorkerConfig> {
+    let blocks = plan.size / spec.bs;
+    let jobs = spec.numjobs as u64;
+    let size_bound = spec.runtime_s.is_none();
+    (0..jobs)
+        .map(|j| {
+            let (pattern, budget) = if spec.rw.is_random() {
+                let region = Region {
+                    start: plan.offset,
+                    blocks,
+                    bs: spec.bs,
+                };
+                // One pass over the region in all, shared among the workers.
+                let share = blocks / jobs + u64::from(j < blocks % jobs);
+                (
+                    OffsetPattern::random(region, spec.random_distribution),
+                    share * spec.bs,
+                )
+            } else {
+                // Sequential workers each stream through their own slice, so
+                // they do not read the blocks another has just brought in.
+                let per = blocks / jobs;
+                let slice_blocks = if j == jobs - 1 { blocks - per * j } else { per };
+                let region = Region {
+                    start: plan.offset + per * j * spec.bs,
+                    blocks: slice_blocks,
+                    bs: spec.bs,
+                };
+                (OffsetPattern::sequential(region), region.len())
+            };
+            WorkerConfig {
+                target: target_index,
+                seed: worker_seed(spec.seed, first_worker + j as usize),
+                engine: spec.engine,
+                pattern,
+                bs: spec.bs as u32,
+                depth: spec.iodepth,
+                read_percent: spec.rw.read_percent(spec.rwmix_read),
+                budget_bytes: size_bound.then_some(budget),
+                ramp: Duration::from_secs_f64(spec.ramp_s),
+                runtime: spec.runtime_s.map(Duration::from_secs_f64),
+                fsync_every: spec.fsync,
+            }
+        })
+        .collect()
+}
+
+struct TargetAccumulator {
+    series: IntervalSeries,
+    totals: [DirectionSample; 2],
+    end: Option<Instant>,
+}
+
+/// Runs one workload on prepared targets and returns its result.
+pub fn run_workload(
+    spec: &WorkloadSpec,
+    targets: &[PreparedTarget],
+    stop: &StopFlag,
+    live: bool,
+) -> anyhow::Result<WorkloadResult> {
+    let writes = spec.rw.writes(spec.rwmix_read);
+    let mut jobs = Vec::new();
+    for (t, target) in targets.iter().enumerate() {
+        for config in worker_configs(spec, t, &target.plan, jobs.len()) {
+            let file = target.open(spec.direct, writes)?;
+            jobs.push((config, file));
+        }
+    }
+    let workers = jobs.len();
+    let per_target = spec.numjobs as usize;
+
+    let gate = Arc::new(StartGate::new(workers));
+    let halt = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<WorkerEvent>();
+    let mut handles = Vec::with_capacity(workers);
+    for (i, (config, file)) in jobs.into_iter().enumerate() {
+        let (gate, halt, tx, stop) = (gate.clone(), halt.clone(), tx.clone(), stop.clone());
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("fathom-w{i}"))
+                .spawn(move || worker::run(config, file, &gate, tx, &stop, &halt))
+                .context("cannot start a worker thread")?,
+        );
+    }
+    drop(tx);
+
+    let start = gate.open();
+    let measure_start = start + Duration::from_secs_f64(spec.ramp_s);
+    let mut cpu_start: Option<CpuTime> = (spec.ramp_s == 0.0).then(CpuTime::now);
+    let mut accumulators: Vec<TargetAccumulator> = (0..targets.len())
+        .map(|_| TargetAccumulator {
+            series: IntervalSeries::new(per_target),
+            totals: Default::default(),
+            end: None,
+        })
+        .collect();
+    let mut total_series = IntervalSeries::new(workers);
+    let mut failures: Vec<String> = Vec::new();
+    let live_line = LiveLine::new(live, spec);
+    let mut finished = 0;
+
+    while finished < workers {
+        let wait = match cpu_start {
+            None => measure_start
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(200)),
+            Some(_) => Duration::from_millis(200),
+        };
+        let event = rx.recv_timeout(wait);
+        if cpu_start.is_none() && Instant::now() >= measure_start {
+            cpu_start = Some(CpuTime::now());
+        }
+        if stop.is_set() {
+            halt.store(true, Ordering::Relaxed);
+        }
+        match event {
+            Ok(WorkerEvent::Interval(report)) => {
+                accumulators[report.target].series.add(&report);
+                total_series.add(&report);
+                live_line.update(start, &total_series);
+            }
+            Ok(WorkerEvent::Finished {
+                target,
+                last_interval,
+                outcome,
+            }) => {
+                finished += 1;
+                let acc = &mut accumulators[target];
+                acc.series.worker_finished(last_interval);
+                total_series.worker_finished(last_interval);
+                match outcome {
+                    Ok(totals) => merge_totals(acc, totals),
+                    Err(e) => {
+                        failures.push(format!("target {}: {e}", targets[target].plan.name));
+                        halt.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    for handle in handles {
+        let _ = handle.join();
+    }
+    live_line.finish();
+    let cpu = CpuTime::now().since(cpu_start.unwrap_or_else(CpuTime::now));
+    if let Some(first) = failures.first() {
+        bail!("{first}");
+    }
+
+    let mut total = [DirectionSample::default(), DirectionSample::default()];
+    let mut target_results = Vec::with_capacity(targets.len());
+    let mut runtime_s: f64 = 0.0;
+    for (target, acc) in targets.iter().zip(accumulators) {
+        let runtime = acc.end.map_or(0.0, |e| {
+            e.saturating_duration_since(measure_start).as_secs_f64()
+        });
+        runtime_s = runtime_s.max(runtime);
+        let [read_iv, write_iv] = acc.series.finish();
+        for (sum, d) in total.iter_mut().zip(&acc.totals) {
+            sum.ios += d.ios;
+            sum.bytes += d.bytes;
+            sum.latency.add(&d.latency);
+        }
+        let [read, write] = acc.totals;
+        target_results.push(TargetResult {
+            name: target.plan.name.clone(),
+            facts: target.facts.clone(),
+            runtime_s: runtime,
+            io: DirectionPair {
+                read: direction_result(read, runtime, read_iv),
+                write: direction_result(write, runtime, write_iv),
+            },
+        });
+    }
+    let [read_iv, write_iv] = total_series.finish();
+    let [read, write] = total;
+    let total = DirectionPair {
+        read: direction_result(read, runtime_s, read_iv),
+        write: direction_result(write, runtime_s, write_iv),
+    };
+    Ok(WorkloadResult {
+        spec: spec.clone(),
+        cpu: CpuUsage::new(cpu, total.ios()),
+        targets: target_results,
+        total,
+        runtime_s,
+        interrupted: stop.is_set(),
+    })
+}
+
+fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
+    for (sum, d) in acc.totals.iter_mut().zip(&totals.directions) {
+        sum.ios += d.ios;
+        sum.bytes += d.bytes;
+        sum.latency.add(&d.latency);
+    }
+    acc.end = acc.end.max(totals.end);
+}
+
+fn direction_result(
+    sample: DirectionSample,
+    runtime_s: f64,
+    intervals: Vec<Interval>,
+) -> DirectionResult {
+    let per_s = |x: u64| {
+        if runtime_s > 0.0 {
+            x as f64 / runtime_s
+        } else {
+            0.0
+        }
+    };
+    let histogram: &LatencyHistogram = &sample.latency;
+    DirectionResult {
+        ios: sample.ios,
+        bytes: sample.bytes,
+        iops: per_s(sample.ios),
+        bw_bytes: per_s(sample.bytes),
+        lat_ns: histogram.summary(),
+        histogram: histogram.encode(),
+        intervals,
+    }
+}
+
+/// The line on stderr that shows progress while a workload runs; only on a
+/// terminal, so logs and pipes stay clean.
+struct LiveLine {
+    bar: Option<ProgressBar>,
+    label: String,
+    planned_s: Option<f64>,
+}
+
+impl LiveLine {
+    fn new(live: bool, spec: &WorkloadSpec) -> Self {
+        let bar = live.then(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.set_style(ProgressStyle::with_template("{msg}").expect("valid template"));
+            bar
+        });
+        let live_line = LiveLine {
+            bar,
+            label: spec.label(),
+            planned_s: spec.runtime_s.map(|r| r + spec.ramp_s),
+        };
+        if let Some(bar) = &live_line.bar {
+            bar.set_message(format!("{}: starting", live_line.label));
+        }
+        live_line
+    }
+
+    fn update(&self, start: Instant, series: &IntervalSeries) {
+        let Some(bar) = &self.bar else { return };
+        let elapsed = start.elapsed().as_secs_f64();
+        let mut msg = match self.planned_s {
+            Some(p) => format!("{}: {:>4.0}s / {:.0}s", self.label, elapsed, p),
+            None => format!("{}: {:>4.0}s", self.label, elapsed),
+        };
+        for (name, interval) in ["read", "write"].iter().zip(series.latest()) {
+            if let Some(i) = interval.filter(|i| i.ios > 0) {
+                msg.push_str(&format!(
+                    "  {name} {} IOPS {}/s",
+                    crate::report::format::thousands(i.iops.round() as u64),
+                    crate::cli::units::format_bytes(i.bw_bytes as u64)
+                ));
+            }
+        }
+        bar.set_message(msg);
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! The resolved description of one workload: every knob with its final value.
+//! The CLI (and later job files and presets) produce it; the runner consumes it;
+//! it is written verbatim into the JSON result so a run can be repeated.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Access pattern, named as in fio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    ReadWrite,
+    RandRw,
+}
+
+impl RwMode {
+    pub const ALL: [RwMode; 6] = [
+        RwMode::Read,
+        RwMode::Write,
+        RwMode::RandRead,
+        RwMode::RandWrite,
+        RwMode::ReadWrite,
+        RwMode::RandRw,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::ReadWrite => "readwrite",
+            RwMode::RandRw => "randrw",
+        }
+    }
+
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+    }
+
+    pub fn is_mixed(self) -> bool {
+        matches!(self, RwMode::ReadWrite | RwMode::RandRw)
+    }
+
+    /// Share of reads in percent that this mode issues, given the mix setting
+    /// that only mixed modes use.
+    pub fn read_percent(self, rwmix_read: u8) -> u8 {
+        match self {
+            RwMode::Read | RwMode::RandRead => 100,
+            RwMode::Write | RwMode::RandWrite => 0,
+            RwMode::ReadWrite | RwMode::RandRw => rwmix_read,
+        }
+    }
+
+    pub fn writes(self, rwmix_read: u8) -> bool {
+        self.read_percent(rwmix_read) < 100
+    }
+}
+
+impl fmt::Display for RwMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for RwMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let wanted = match s {
+            // fio's aliases
+            "rw" => "readwrite",
+            other => other,
+        };
+        RwMode::ALL
+            .into_iter()
+            .find(|m| m.name() == wanted)
+            .ok_or_else(|| {
+                format!("unknown rw '{s}' (expected read, write, randread, randwrite, readwrite or randrw)")
+            })
+    }
+}
+
+/// Which I/O engine drives the workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    IoUring,
+    Sync,
+    Null,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Sync => "sync",
+            EngineKind::Null => "null",
+        }
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for EngineKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
+            "sync" | "psync" => Ok(EngineKind::Sync),
+            "null" => Ok(EngineKind::Null),
+            _ => Err(format!(
+                "unknown engine '{s}' (expected io_uring, sync or null)"
+            )),
+        }
+    }
+}
+
+/// How random offsets are spread over the region.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Distribution {
+    Uniform,
+    /// Zipf with exponent `theta` (> 0, != 1 is not required): a few blocks are hot.
+    Zipf {
+        theta: f64,
+    },
+}
+
+impl fmt::Display for Distribution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Distribution::Uniform => f.write_str("uniform"),
+            Distribution::Zipf { theta } => write!(f, "zipf:{theta}"),
+        }
+    }
+}
+
+impl FromStr for Distribution {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "uniform" || s == "random" {
+            return Ok(Distribution::Uniform);
+        }
+        if let Some(theta) = s.strip_prefix("zipf:") {
+            let theta: f64 = theta
+                .parse()
+                .map_err(|_| format!("zipf theta '{theta}' is not a number"))?;
+            if !(theta.is_finite() && theta > 0.0 && theta <= 100.0) {
+                return Err(format!(
+                    "zipf theta {theta} must be above 0 and at most 100"
+                ));
+            }
+            return Ok(Distribution::Zipf { theta });
+        }
+        Err(format!(
+            "unknown distribution '{s}' (expected uniform or zipf:THETA, e.g. zipf:1.2)"
+        ))
+    }
+}
+
+/// One workload, fully resolved. Sizes are bytes, times are seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    pub name: String,
+    pub targets: Vec<String>,
+    pub rw: RwMode,
+    /// Percentage of reads in mixed modes; 100 or 0 for pure modes.
+    pub rwmix_read: u8,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub numjobs: u32,
+    /// Bytes of each target that the workload touches, starting at `offset`.
+    /// `None` until the target is opened: then the whole device or file (or the
+    /// default file size for a new file).
+    pub size: Option<u64>,
+    pub offset: u64,
+    /// Time bound; `None` means one pass over `size` per target.
+    pub runtime_s: Option<f64>,
+    pub ramp_s: f64,
+    pub direct: bool,
+    pub engine: EngineKind,
+    /// fsync after every N writes per worker; 0 = never.
+    pub fsync: u32,
+    pub random_distribution: Distribution,
+    pub seed: u64,
+    /// Keep files that fathom created instead of removing them at the end.
+    pub keep: bool,
+}
+
+impl WorkloadSpec {
+    /// A short label such as "randread 4k QD32 x1".
+    pub fn label(&self) -> String {
+        let mut label = format!(
+            "{} {} QD{}",
+            self.rw,
+            crate::cli::units::format_block_size(self.bs),
+            self.iodepth
+        );
+        if self.numjobs > 1 {
+            label.push_str(&format!(" x{}", self.numjobs));
+        }
+        if self.rw.is_mixed() {
+            label.push_str(&format!(" {}/{}", self.rwmix_read, 100 - self.rwmix_read));
+        }
+        label
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rw_modes_parse_and_print() {
+        for m in RwMode::ALL {
+            assert_eq!(m.name().parse::<RwMode>().unwrap(), m);
+        }
+        assert_eq!("rw".parse::<RwMode>().unwrap(), RwMode::ReadWrite);
+        let err = "randomread".parse::<RwMode>().unwrap_err();
+        assert!(err.contains("randomread"));
+    }
+
+    #[test]
+    fn read_share() {
+        assert_eq!(RwMode::RandRead.read_percent(30), 100);
+        assert_eq!(RwMode::RandWrite.read_percent(30), 0);
+        assert_eq!(RwMode::RandRw.read_percent(30), 30);
+        assert!(!RwMode::Read.writes(50));
+        assert!(RwMode::ReadWrite.writes(50));
+    }
+
+    #[test]
+    fn distributions() {
+        assert_eq!(
+            "uniform".parse::<Distribution>().unwrap(),
+            Distribution::Uniform
+        );
+        assert_eq!(
+            "zipf:1.2".parse::<Distribution>().unwrap(),
+            Distribution::Zipf { theta: 1.2 }
+        );
+        assert!("zipf:0".parse::<Distribution>().is_err());
+        assert!("zipf:x".parse::<Distribution>().is_err());
+        assert!("pareto:1".parse::<Distribution>().is_err());
+    }
+}
+
+/// Limits that catch typos and absurd values before anything runs.
+pub mod limits {
+    pub const MIN_BS: u64 = 512;
+    pub const MAX_BS: u64 = 16 << 20;
+    pub const MAX_IODEPTH: u32 = 4096;
+    pub const MAX_NUMJOBS: u32 = 1024;
+    /// Long certification runs last days; years are a typo.
+    pub const MAX_RUNTIME_S: f64 = 30.0 * 86400.0;
+    /// All buffers of one workload must fit comfortably in memory.
+    pub const MAX_BUFFER_BYTES: u64 = 4 << 30;
+}
+
+impl WorkloadSpec {
+    /// Checks the knobs that do not depend on the target.
+    pub fn validate(&self) -> Result<(), crate::error::UsageError> {
+        use crate::cli::units::format_bytes;
+        use limits::*;
+        let fail = |msg: String| Err(crate::error::UsageError(msg));
+        if self.targets.is_empty() {
+            return fail("no target given".into());
+        }
+        if !(MIN_BS..=MAX_BS).contains(&self.bs) {
+            return fail(format!("--bs {} is outside 512 to 16m", self.bs));
+        }
+        if self.iodepth == 0 || self.iodepth > MAX_IODEPTH {
+            return fail(format!(
+                "--iodepth {} is outside 1 to {MAX_IODEPTH}",
+                self.iodepth
+            ));
+        }
+        if self.numjobs == 0 || self.numjobs > MAX_NUMJOBS {
+            return fail(format!(
+                "--numjobs {} is outside 1 to {MAX_NUMJOBS}",
+                self.numjobs
+            ));
+        }
+        if self.rwmix_read > 100 {
+            return fail(format!("--rwmix-read {} is above 100", self.rwmix_read));
+        }
+        if self.engine == EngineKind::Sync && self.iodepth > 1 {
+            return fail(format!(
+                "--iodepth {} needs an asynchronous engine: --engine sync does one I/O at a time per worker (use --numjobs, or --engine io_uring)",
+                self.iodepth
+            ));
+        }
+        if let Some(r) = self.runtime_s
+            && !(r > 0.0 && r <= MAX_RUNTIME_S)
+        {
+            return fail(format!("--runtime {r}s is outside 1ms to 30 days"));
+        }
+        if !(0.0..=MAX_RUNTIME_S).contains(&self.ramp_s) {
+            return fail(format!("--ramp {}s is longer than 30 days", self.ramp_s));
+        }
+        if self.size == Some(0) {
+            return fail("--size is 0".into());
+        }
+        let buffers =
+            self.bs * self.iodepth as u64 * self.numjobs as u64 * self.targets.len() as u64;
+        if buffers > MAX_BUFFER_BYTES {
+            return fail(format!(
+                "--bs x --iodepth x --numjobs x targets needs {} of buffers, more than {}",
+                format_bytes(buffers),
+                format_bytes(MAX_BUFFER_BYTES)
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod validate_tests {
+    use super::*;
+
+    pub fn spec() -> WorkloadSpec {
+        WorkloadSpec {
+            name: "t".into(),
+            targets: vec!["/tmp/x".into()],
+            rw: RwMode::RandRead,
+            rwmix_read: 100,
+            bs: 4096,
+            iodepth: 1,
+            numjobs: 1,
+            size: None,
+            offset: 0,
+            runtime_s: None,
+            ramp_s: 0.0,
+            direct: true,
+            engine: EngineKind::IoUring,
+            fsync: 0,
+            random_distribution: Distribution::Uniform,
+            seed: 1,
+            keep: false,
+        }
+    }
+
+    #[test]
+    fn accepts_sane_and_rejects_absurd_values() {
+        assert!(spec().validate().is_ok());
+        type Mutation = Box<dyn Fn(&mut WorkloadSpec)>;
+        let cases: Vec<(Mutation, &str)> = vec![
+            (Box::new(|s| s.bs = 0), "--bs"),
+            (Box::new(|s| s.bs = 32 << 20), "--bs"),
+            (Box::new(|s| s.iodepth = 0), "--iodepth"),
+            (Box::new(|s| s.iodepth = 100_000), "--iodepth"),
+            (Box::new(|s| s.numjobs = 0), "--numjobs"),
+            (
+                Box::new(|s| s.runtime_s = Some(10.0 * 365.0 * 86400.0)),
+                "--runtime",
+            ),
+            (
+                Box::new(|s| {
+                    s.engine = EngineKind::Sync;
+                    s.iodepth = 8
+                }),
+                "--iodepth",
+            ),
+            (
+                Box::new(|s| {
+                    s.bs = 16 << 20;
+                    s.iodepth = 4096
+                }),
+                "buffers",
+            ),
+            (Box::new(|s| s.targets.clear()), "target"),
+        ];
+        for (mutate, needle) in cases {
+            let mut s = spec();
+            mutate(&mut s);
+            let err = s.validate().unwrap_err().0;
+            assert!(err.contains(needle), "{err} should name {needle}");
+        }
+    }
+}
