@@ -1,0 +1,106 @@
+//! Bad input: one line naming the problem, exit code 2, nothing created.
+
+mod common;
+use common::*;
+
+fn assert_rejected(args: &[&str], needle: &str) {
+    let dir = tempdir();
+    let before = entries(dir.path());
+    let out = fathom()
+        .args(args)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: '{stderr}' should name {needle}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(entries(dir.path()), before, "{args:?} created something");
+}
+
+#[test]
+fn bad_flags_are_named() {
+    assert_rejected(&["run", ".", "--rw", "randomread"], "--rw");
+    assert_rejected(&["run", ".", "--bs", "4q"], "--bs");
+    assert_rejected(&["run", ".", "--size", "lots"], "--size");
+    assert_rejected(&["run", ".", "--iodepth", "0"], "--iodepth");
+    assert_rejected(&["run", ".", "--iodepth", "100000"], "--iodepth");
+    assert_rejected(&["run", ".", "--bs", "0"], "--bs");
+    assert_rejected(&["run", ".", "--bs", "64m"], "--bs");
+    assert_rejected(&["run", ".", "--runtime", "soon"], "--runtime");
+    assert_rejected(&["run", ".", "--runtime", "3650days"], "--runtime");
+    assert_rejected(&["run", ".", "--engine", "aio"], "--engine");
+    assert_rejected(
+        &["run", ".", "--engine", "sync", "--iodepth", "8"],
+        "--iodepth",
+    );
+    assert_rejected(&["run", ".", "--rwmix-read", "101"], "--rwmix-read");
+    assert_rejected(
+        &["run", ".", "--random-distribution", "zipf:x"],
+        "--random-distribution",
+    );
+    assert_rejected(&["run", ".", "--output-format", "xml"], "--output-format");
+    assert_rejected(&["run", ".", "--frobnicate"], "--frobnicate");
+}
+
+#[test]
+fn bad_targets_are_named() {
+    assert_rejected(&["run", "/nonexistent-dir/sub/"], "does not exist");
+    assert_rejected(&["run", "/nonexistent-dir/file"], "/nonexistent-dir");
+    assert_rejected(&["run", "/dev/null"], "not a regular file");
+    // O_DIRECT needs bs to be a multiple of the logical block size.
+    assert_rejected(&["run", ".", "--bs", "1000"], "logical block size");
+    assert_rejected(&["run", ".", "--offset", "100"], "--offset");
+    assert_rejected(&["run", ".", "--size", "4k", "--bs", "8k"], "--size");
+    assert_rejected(
+        &[
+            "run",
+            ".",
+            "--size",
+            "16k",
+            "--rw",
+            "read",
+            "--numjobs",
+            "8",
+        ],
+        "--numjobs",
+    );
+    assert_rejected(&["run", ".", "--size", "100t"], "free");
+    assert_rejected(&["run", ".", "-o", "/nonexistent-dir/r.json"], "--output");
+}
+
+#[test]
+fn help_and_version_succeed() {
+    for flag in ["--help", "--version"] {
+        let out = run(&[flag]);
+        assert!(out.status.success());
+        assert!(!out.stdout.is_empty());
+    }
+    let out = run(&["run", "--help"]);
+    let help = String::from_utf8(out.stdout).unwrap();
+    for flag in [
+        "--rw",
+        "--rwmix-read",
+        "--bs",
+        "--iodepth",
+        "--numjobs",
+        "--size",
+        "--offset",
+        "--runtime",
+        "--ramp",
+        "--direct",
+        "--buffered",
+        "--engine",
+        "--fsync",
+        "--random-distribution",
+        "--seed",
+        "--output-format",
+        "--output",
+    ] {
+        assert!(help.contains(flag), "help lists {flag}");
+    }
+}

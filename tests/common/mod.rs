@@ -1,0 +1,99 @@
+//! Helpers shared by the integration tests: run the real binary, parse its
+//! JSON, and manage loop devices where the machine allows them.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn fathom() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fathom"))
+}
+
+pub fn run(args: &[&str]) -> Output {
+    fathom().args(args).output().expect("fathom runs")
+}
+
+/// Runs `fathom run ARGS --output-format json`, asserts success, parses.
+pub fn run_json(args: &[&str]) -> Value {
+    let mut full = vec!["run"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["--output-format", "json"]);
+    let out = run(&full);
+    assert!(
+        out.status.success(),
+        "fathom {full:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+pub fn tempdir() -> tempfile::TempDir {
+    // Under the crate's target dir: a real disk (not tmpfs), so O_DIRECT works.
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    tempfile::tempdir_in(base).expect("temp dir")
+}
+
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+pub fn u(v: &Value) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("{v} is not an unsigned integer"))
+}
+
+pub fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("{v} is not a number"))
+}
+
+/// A loop device over a sparse image file, detached on drop.
+pub struct LoopDevice {
+    pub path: String,
+    _image: tempfile::NamedTempFile,
+}
+
+impl LoopDevice {
+    /// None (with the reason printed) where loop devices cannot be used.
+    pub fn new(bytes: u64, sector_size: u32) -> Option<LoopDevice> {
+        let image = tempfile::NamedTempFile::new_in(env!("CARGO_TARGET_TMPDIR")).ok()?;
+        image.as_file().set_len(bytes).ok()?;
+        let out = Command::new("losetup")
+            .args([
+                "--find",
+                "--show",
+                "--sector-size",
+                &sector_size.to_string(),
+            ])
+            .arg(image.path())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(LoopDevice {
+                path: String::from_utf8_lossy(&o.stdout).trim().to_string(),
+                _image: image,
+            }),
+            Ok(o) => {
+                eprintln!(
+                    "SKIP: cannot attach a loop device: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("SKIP: losetup unavailable: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.path]).status();
+    }
+}

@@ -1,0 +1,70 @@
+//! Ctrl-C and SIGTERM stop a run cleanly: it reports what it measured,
+//! removes what it created and exits 130 / 143.
+
+mod common;
+use common::*;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn interrupt_with(signal: i32, expected_code: i32) {
+    let dir = tempdir();
+    let child = fathom()
+        .args([
+            "run",
+            dir.path().to_str().unwrap(),
+            "--size",
+            "4m",
+            "--runtime",
+            "60s",
+            "--iodepth",
+            "4",
+            "--output-format",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the run has measured at least one interval's worth.
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "stops promptly"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(expected_code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("partial result is JSON");
+    assert_eq!(doc["interrupted"], true);
+    let w = &doc["workloads"][0];
+    assert_eq!(w["interrupted"], true);
+    assert!(
+        u(&w["total"]["read"]["ios"]) > 0,
+        "reports what it measured"
+    );
+    let runtime = f(&w["runtime_s"]);
+    assert!(runtime > 0.5 && runtime < 60.0, "runtime {runtime}");
+    assert!(
+        entries(dir.path()).is_empty(),
+        "created file removed: {:?}",
+        entries(dir.path())
+    );
+}
+
+#[test]
+fn sigint_reports_partial_results_and_cleans_up() {
+    interrupt_with(libc::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_reports_partial_results_and_cleans_up() {
+    interrupt_with(libc::SIGTERM, 143);
+}
