@@ -14,5 +14,6 @@ pub mod plan;
 pub mod report;
 pub mod result;
 pub mod run;
+pub mod safety;
 pub mod spec;
 pub mod stop;

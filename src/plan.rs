@@ -25,6 +25,8 @@ pub fn default_spec(targets: Vec<String>) -> WorkloadSpec {
         random_distribution: Distribution::Uniform,
         seed: DEFAULT_SEED,
         keep: false,
+        overwrite: false,
+        destroy_data: false,
     }
 }
 

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 pub const SCHEMA: u32 = 1;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Document {
     pub fathom_version: String,
     pub schema: u32,
@@ -24,7 +23,6 @@ pub struct Document {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct WorkloadResult {
     pub spec: WorkloadSpec,
     pub targets: Vec<TargetResult>,
@@ -37,11 +35,14 @@ pub struct WorkloadResult {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct TargetResult {
     /// The target as given on the command line or in the job file.
     pub name: String,
     pub facts: TargetFacts,
+    /// The region used: `size` bytes from `offset` (resolved from the spec
+    /// and the target's own size).
+    pub offset: u64,
+    pub size: u64,
     /// Seconds from the start of measurement to this target's last completion.
     pub runtime_s: f64,
     #[serde(flatten)]
@@ -55,7 +56,6 @@ pub struct DirectionPair {
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct DirectionResult {
     pub ios: u64,
     pub bytes: u64,
@@ -71,7 +71,6 @@ pub struct DirectionResult {
 
 /// Completion latency (submission to completion) in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct LatencySummary {
     pub min: u64,
     pub mean: f64,
@@ -86,7 +85,6 @@ pub struct LatencySummary {
 
 /// One second of a run (the last one may be shorter).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Interval {
     /// Start, in seconds since the start of measurement.
     pub t_s: f64,
@@ -99,7 +97,6 @@ pub struct Interval {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct CpuUsage {
     pub user_s: f64,
     pub sys_s: f64,

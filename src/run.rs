@@ -109,9 +109,12 @@ impl Session {
                 let created = target::prepare(plan, spec.keep, &self.stop)?;
                 self.prepared.insert(name.clone(), created);
             }
-            let path = self.prepared[name].plan.path.display().to_string();
-            let mut plan = target::inspect(spec, &path, i)?;
-            plan.name = name.clone();
+            let first = &self.prepared[name].plan;
+            let plan = if first.create {
+                target::inspect_own_file(spec, name, &first.path)?
+            } else {
+                target::inspect(spec, name, i)?
+            };
             out.push(target::prepare(plan, true, &self.stop)?);
         }
         Ok(out)
@@ -298,6 +301,8 @@ pub fn run_workload(
         target_results.push(TargetResult {
             name: target.plan.name.clone(),
             facts: target.facts.clone(),
+            offset: target.plan.offset,
+            size: target.plan.size,
             runtime_s: runtime,
             io: DirectionPair {
                 read: direction_result(read, runtime, read_iv),

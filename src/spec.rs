@@ -194,6 +194,10 @@ pub struct WorkloadSpec {
     pub seed: u64,
     /// Keep files that fathom created instead of removing them at the end.
     pub keep: bool,
+    /// Allow writes to existing files fathom did not create.
+    pub overwrite: bool,
+    /// Allow writes to block devices that show signs of holding data.
+    pub destroy_data: bool,
 }
 
 impl WorkloadSpec {
@@ -346,6 +350,8 @@ mod validate_tests {
             random_distribution: Distribution::Uniform,
             seed: 1,
             keep: false,
+            overwrite: false,
+            destroy_data: false,
         }
     }
 

@@ -66,6 +66,7 @@ fn every_rw_mode_moves_the_right_bytes() {
             "--iodepth",
             "4",
             "--keep",
+            "--overwrite",
         ]);
         let w = &doc["workloads"][0];
         let runtime = f(&w["runtime_s"]);
@@ -189,7 +190,14 @@ fn written_blocks_are_random_and_distinct() {
     let dir = tempdir();
     let file = dir.path().join("zeros");
     std::fs::write(&file, vec![0u8; 1 << 20]).unwrap();
-    let doc = run_json(&[file.to_str().unwrap(), "--rw", "write", "--bs", "4k"]);
+    let doc = run_json(&[
+        file.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "--overwrite",
+    ]);
     assert_eq!(u(&doc["workloads"][0]["total"]["write"]["ios"]), 256);
     let data = std::fs::read(&file).unwrap();
     let blocks: std::collections::HashSet<&[u8]> = data.chunks(4096).collect();
@@ -244,7 +252,14 @@ fn same_seed_repeats_the_same_offsets() {
     for name in ["x", "y"] {
         let file = dir.path().join(name);
         std::fs::write(&file, vec![0u8; 256 << 10]).unwrap();
-        run_json(&[file.to_str().unwrap(), "--rw", "randwrite", "--seed", "42"]);
+        run_json(&[
+            file.to_str().unwrap(),
+            "--rw",
+            "randwrite",
+            "--seed",
+            "42",
+            "--overwrite",
+        ]);
         contents.push(std::fs::read(&file).unwrap());
     }
     assert_eq!(contents[0], contents[1]);

@@ -102,6 +102,15 @@ struct RunArgs {
     #[arg(long)]
     keep: bool,
 
+    /// Allow writes to an existing file that fathom did not create.
+    #[arg(long)]
+    overwrite: bool,
+
+    /// Allow writes to a block device that is mounted, in use, or carries a
+    /// file system, partition table or volume signature.
+    #[arg(long = "i-know-this-destroys-data")]
+    destroy_data: bool,
+
     /// Name of the workload in results.
     #[arg(long, default_value = "run")]
     name: String,
@@ -175,6 +184,8 @@ impl RunArgs {
             random_distribution: self.random_distribution,
             seed: self.seed,
             keep: self.keep,
+            overwrite: self.overwrite,
+            destroy_data: self.destroy_data,
         };
         (spec, self.output)
     }

@@ -6,6 +6,7 @@
 use crate::cli::units::format_bytes;
 use crate::error::UsageError;
 use crate::measure::facts::{self, TargetFacts, TargetKind};
+use crate::safety;
 use crate::spec::WorkloadSpec;
 use crate::stop::StopFlag;
 use anyhow::{Context, bail};
@@ -44,8 +45,28 @@ pub struct TargetPlan {
 /// Checks `target` for `spec` and decides what must be created, without
 /// touching the file system. `index` numbers fathom's own files in a directory.
 pub fn inspect(spec: &WorkloadSpec, target: &str, index: usize) -> Result<TargetPlan, UsageError> {
+    inspect_path(spec, target, Path::new(target), index, false)
+}
+
+/// As `inspect`, for a file fathom created earlier in this session: writing
+/// to it needs no `--overwrite`.
+pub fn inspect_own_file(
+    spec: &WorkloadSpec,
+    name: &str,
+    path: &Path,
+) -> Result<TargetPlan, UsageError> {
+    inspect_path(spec, name, path, 0, true)
+}
+
+fn inspect_path(
+    spec: &WorkloadSpec,
+    target: &str,
+    path: &Path,
+    index: usize,
+    own_file: bool,
+) -> Result<TargetPlan, UsageError> {
     let err = |msg: String| UsageError(format!("target {target}: {msg}"));
-    let path = PathBuf::from(target);
+    let path = path.to_path_buf();
     let metadata = match fs::metadata(&path) {
         Ok(m) => Some(m),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -151,7 +172,9 @@ pub fn inspect(spec: &WorkloadSpec, target: &str, index: usize) -> Result<Target
 
     let (layout_from, file_len) = match kind {
         TargetKind::BlockDevice => (0, 0),
-        TargetKind::File => (current_len.min(end), current_len.max(end)),
+        // Only the part of the region beyond the current end is new; data
+        // already in the file, inside or outside the region, is left alone.
+        TargetKind::File => (current_len, current_len.max(end)),
     };
     if kind == TargetKind::File && file_len > layout_from {
         let dir = file_path.parent().unwrap_or(Path::new("."));
@@ -168,6 +191,27 @@ pub fn inspect(spec: &WorkloadSpec, target: &str, index: usize) -> Result<Target
                 format_bytes(file_len - layout_from),
                 format_bytes(free)
             )));
+        }
+    }
+
+    if spec.rw.writes(spec.rwmix_read) {
+        match kind {
+            TargetKind::BlockDevice if !spec.destroy_data => {
+                let reasons = safety::reasons_not_to_write(&path, device_len.unwrap_or(0))
+                    .map_err(|e| err(format!("cannot check the device before writing: {e}")))?;
+                if !reasons.is_empty() {
+                    return Err(err(format!(
+                        "refusing to write: {} (pass --i-know-this-destroys-data to write anyway)",
+                        reasons.join("; ")
+                    )));
+                }
+            }
+            TargetKind::File if !create && !own_file && !spec.overwrite => {
+                return Err(err(
+                    "refusing to write to an existing file fathom did not create (pass --overwrite to write anyway)".into(),
+                ));
+            }
+            _ => {}
         }
     }
 

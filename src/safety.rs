@@ -1,0 +1,255 @@
+//! Refusing to destroy data: before any write to a block device, fathom looks
+//! for signs that it holds someone's data (mounted, in use by RAID/LVM/swap/
+//! device-mapper, or carrying a file system, partition table or volume
+//! signature) and refuses unless told explicitly. Probing reads the first and
+//! last MiB, like libblkid's superblock probes.
+
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+pub const PROBE_SPAN: u64 = 1 << 20;
+
+/// Signatures found in the first MiB of a device (`head`) and the last MiB
+/// (`tail`, which starts at byte `tail_start` of a device of `len` bytes).
+pub fn signatures(head: &[u8], tail: &[u8], tail_start: u64, len: u64) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    let at = |buf: &[u8], offset: usize, magic: &[u8]| {
+        buf.get(offset..offset + magic.len()) == Some(magic)
+    };
+    let le32 = |buf: &[u8], offset: usize| {
+        buf.get(offset..offset + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    };
+
+    if at(head, 1080, &[0x53, 0xEF]) {
+        found.push("an ext2/ext3/ext4 file system");
+    }
+    if at(head, 0, b"XFSB") {
+        found.push("an XFS file system");
+    }
+    if at(head, 0x10040, b"_BHRfS_M") {
+        found.push("a btrfs file system");
+    }
+    if le32(head, 1024) == Some(0xF2F5_2010) {
+        found.push("an F2FS file system");
+    }
+    if at(head, 0, b"hsqs") {
+        found.push("a squashfs image");
+    }
+    if at(head, 32769, b"CD001") {
+        found.push("an ISO 9660 image");
+    }
+    if at(head, 3, b"NTFS    ") {
+        found.push("an NTFS file system");
+    }
+    if at(head, 54, b"FAT") || at(head, 82, b"FAT32") {
+        found.push("a FAT file system");
+    }
+    if at(head, 0, b"LUKS\xba\xbe") {
+        found.push("a LUKS encrypted volume");
+    }
+    for page in [4096usize, 8192, 16384, 65536] {
+        if at(head, page - 10, b"SWAPSPACE2") || at(head, page - 10, b"SWAP-SPACE") {
+            found.push("swap space");
+            break;
+        }
+    }
+    if (0..4).any(|sector| at(head, sector * 512, b"LABELONE")) {
+        found.push("an LVM physical volume");
+    }
+    // Linux RAID (md) superblocks: versions 1.1 and 1.2 near the start,
+    // 0.90 and 1.0 near the end.
+    const MD_MAGIC: u32 = 0xa92b_4efc;
+    if le32(head, 0) == Some(MD_MAGIC) || le32(head, 4096) == Some(MD_MAGIC) {
+        found.push("a Linux RAID member");
+    } else {
+        let md_ends = [
+            (len & !(64 * 1024 - 1)).saturating_sub(64 * 1024),
+            (len.saturating_sub(8192)) & !4095,
+        ];
+        for pos in md_ends {
+            if pos >= tail_start
+                && le32(tail, (pos - tail_start) as usize)
+                    .is_some_and(|m| m == MD_MAGIC || m.swap_bytes() == MD_MAGIC)
+            {
+                found.push("a Linux RAID member");
+                break;
+            }
+        }
+    }
+    if at(head, 512, b"EFI PART") || at(head, 4096, b"EFI PART") {
+        found.push("a GPT partition table");
+    } else if tail.len() >= 4096
+        && (at(tail, tail.len() - 512, b"EFI PART") || at(tail, tail.len() - 4096, b"EFI PART"))
+    {
+        found.push("a backup GPT partition table");
+    } else if at(head, 510, &[0x55, 0xAA]) {
+        found.push("an MBR partition table or boot sector");
+    }
+    found
+}
+
+/// What holds a block device: mounts, swap, or other devices stacked on it
+/// (LVM, dm-crypt, md RAID, multipath), for the device and its partitions.
+pub fn holders(device: &Path) -> io::Result<Vec<String>> {
+    let meta = fs::metadata(device)?;
+    let rdev = meta.rdev();
+    let sys = fs::canonicalize(format!(
+        "/sys/dev/block/{}:{}",
+        libc::major(rdev),
+        libc::minor(rdev)
+    ))?;
+    // The device itself and every partition of it.
+    let mut nodes: Vec<(PathBuf, String)> = vec![(sys.clone(), read_dev(&sys))];
+    if let Ok(entries) = fs::read_dir(&sys) {
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.join("partition").exists() {
+                let dev = read_dev(&p);
+                nodes.push((p, dev));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
+    for (node, dev) in &nodes {
+        let name = node
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for line in mountinfo.lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.len() > 4 && fields[2] == dev {
+                found.push(format!("{name} is mounted on {}", fields[4]));
+            }
+        }
+        for line in swaps.lines().skip(1) {
+            if let Some(path) = line.split_whitespace().next()
+                && fs::metadata(path)
+                    .is_ok_and(|m| m.file_type_is_block() && format_dev(m.rdev()) == *dev)
+            {
+                found.push(format!("{name} is in use as swap"));
+            }
+        }
+        if let Ok(entries) = fs::read_dir(node.join("holders")) {
+            for holder in entries.flatten() {
+                found.push(format!(
+                    "{name} is held by {} (LVM, RAID, dm-crypt or multipath)",
+                    holder.file_name().to_string_lossy()
+                ));
+            }
+        }
+    }
+    Ok(found)
+}
+
+trait BlockType {
+    fn file_type_is_block(&self) -> bool;
+}
+
+impl BlockType for fs::Metadata {
+    fn file_type_is_block(&self) -> bool {
+        use std::os::unix::fs::FileTypeExt;
+        self.file_type().is_block_device()
+    }
+}
+
+fn read_dev(sys: &Path) -> String {
+    fs::read_to_string(sys.join("dev"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn format_dev(rdev: u64) -> String {
+    format!("{}:{}", libc::major(rdev), libc::minor(rdev))
+}
+
+/// Everything that makes writing to `device` destructive; empty when it looks
+/// unused.
+pub fn reasons_not_to_write(device: &Path, len: u64) -> io::Result<Vec<String>> {
+    let mut reasons = holders(device)?;
+    let file = File::open(device)?;
+    let head_len = PROBE_SPAN.min(len) as usize;
+    let mut head = vec![0u8; head_len];
+    file.read_exact_at(&mut head, 0)?;
+    let tail_start = len.saturating_sub(PROBE_SPAN);
+    let mut tail = vec![0u8; (len - tail_start) as usize];
+    file.read_exact_at(&mut tail, tail_start)?;
+    reasons.extend(
+        signatures(&head, &tail, tail_start, len)
+            .into_iter()
+            .map(|s| format!("it carries {s}")),
+    );
+    Ok(reasons)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blank() -> (Vec<u8>, Vec<u8>) {
+        (
+            vec![0u8; PROBE_SPAN as usize],
+            vec![0u8; PROBE_SPAN as usize],
+        )
+    }
+
+    fn probe(head: &[u8], tail: &[u8]) -> Vec<&'static str> {
+        let len = 64 << 20;
+        signatures(head, tail, len - PROBE_SPAN, len)
+    }
+
+    #[test]
+    fn blank_and_random_devices_have_no_signature() {
+        let (head, tail) = blank();
+        assert!(probe(&head, &tail).is_empty());
+        let mut noise = vec![0u8; PROBE_SPAN as usize];
+        let mut x = 0x1234_5678_9abc_def0u64;
+        for b in noise.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+        // Random data can collide with a 2-byte magic; fathom's own data
+        // stamps offsets, so check the buffer fathom would leave.
+        let found = probe(&noise, &noise);
+        assert!(found.len() <= 1, "{found:?}");
+    }
+
+    #[test]
+    fn known_signatures_are_named() {
+        let cases: [(usize, &[u8], &str); 8] = [
+            (1080, &[0x53, 0xEF], "ext"),
+            (0, b"XFSB", "XFS"),
+            (0x10040, b"_BHRfS_M", "btrfs"),
+            (4086, b"SWAPSPACE2", "swap"),
+            (512, b"LABELONE", "LVM"),
+            (512, b"EFI PART", "GPT"),
+            (510, &[0x55, 0xAA], "MBR"),
+            (0, b"LUKS\xba\xbe", "LUKS"),
+        ];
+        for (offset, magic, name) in cases {
+            let (mut head, tail) = blank();
+            head[offset..offset + magic.len()].copy_from_slice(magic);
+            let found = probe(&head, &tail);
+            assert!(found.iter().any(|f| f.contains(name)), "{name}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn end_of_device_signatures_are_found() {
+        let (head, mut tail) = blank();
+        let n = tail.len();
+        tail[n - 512..n - 504].copy_from_slice(b"EFI PART");
+        assert!(probe(&head, &tail).iter().any(|f| f.contains("backup GPT")));
+        let (head, mut tail) = blank();
+        let len: u64 = 64 << 20;
+        let md_pos = ((len - 8192) & !4095) - (len - PROBE_SPAN);
+        tail[md_pos as usize..md_pos as usize + 4].copy_from_slice(&0xa92b_4efcu32.to_le_bytes());
+        assert!(probe(&head, &tail).iter().any(|f| f.contains("RAID")));
+    }
+}

@@ -1,0 +1,176 @@
+//! fathom does not destroy data it was not told to: existing files need
+//! --overwrite, devices with signs of data need --i-know-this-destroys-data,
+//! and writes never leave [offset, offset + size).
+
+mod common;
+use common::*;
+use std::process::Command;
+
+fn refused(args: &[&str], needle: &str) {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?} should be refused: {err}"
+    );
+    assert!(
+        err.contains(needle),
+        "{args:?}: '{err}' should say {needle}"
+    );
+}
+
+#[test]
+fn existing_files_need_overwrite_for_writes() {
+    let dir = tempdir();
+    let file = dir.path().join("precious");
+    std::fs::write(&file, vec![7u8; 256 << 10]).unwrap();
+    let f = file.to_str().unwrap();
+    for rw in ["write", "randwrite", "randrw", "readwrite"] {
+        refused(&["run", f, "--rw", rw], "--overwrite");
+    }
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        vec![7u8; 256 << 10],
+        "untouched"
+    );
+    // Reading is always allowed, and leaves the file as it was.
+    run_json(&[f, "--rw", "randread"]);
+    assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; 256 << 10]);
+    run_json(&[f, "--rw", "randwrite", "--overwrite"]);
+    assert_ne!(std::fs::read(&file).unwrap(), vec![7u8; 256 << 10]);
+    assert!(
+        file.exists(),
+        "a file fathom did not create is never removed"
+    );
+}
+
+#[test]
+fn writes_stay_inside_offset_and_size() {
+    const SENTINEL: u8 = 0xA5;
+    let dir = tempdir();
+    let file = dir.path().join("sentinels");
+    let f = file.to_str().unwrap();
+    let (offset, size) = (64 << 10, 500 << 10); // 500k: not a multiple of bs
+    let region_end = offset + (size / 16384) * 16384;
+    for (rw, extra) in [
+        ("write", "1"),
+        ("randwrite", "2"),
+        ("randrw", "3"),
+        ("readwrite", "2"),
+    ] {
+        std::fs::write(&file, vec![SENTINEL; 1 << 20]).unwrap();
+        run_json(&[
+            f,
+            "--rw",
+            rw,
+            "--bs",
+            "16k",
+            "--offset",
+            "64k",
+            "--size",
+            "500k",
+            "--numjobs",
+            extra,
+            "--iodepth",
+            "4",
+            "--overwrite",
+            "--runtime",
+            "300ms",
+        ]);
+        let data = std::fs::read(&file).unwrap();
+        assert_eq!(data.len(), 1 << 20, "{rw}: file not extended");
+        assert!(
+            data[..offset].iter().all(|&b| b == SENTINEL),
+            "{rw}: wrote before --offset"
+        );
+        assert!(
+            data[region_end..].iter().all(|&b| b == SENTINEL),
+            "{rw}: wrote past the region"
+        );
+        assert!(
+            data[offset..region_end].iter().any(|&b| b != SENTINEL),
+            "{rw}: wrote nothing"
+        );
+    }
+}
+
+fn mkfs_ext4(dev: &str) -> bool {
+    match Command::new("mkfs.ext4").args(["-q", "-F", dev]).status() {
+        Ok(s) if s.success() => true,
+        _ => {
+            eprintln!("SKIP: mkfs.ext4 unavailable or failed");
+            false
+        }
+    }
+}
+
+#[test]
+fn blank_device_accepts_writes_file_system_does_not() {
+    let Some(dev) = LoopDevice::new(16 << 20, 512) else {
+        return;
+    };
+    run_json(&[&dev.path, "--rw", "randwrite", "--size", "1m"]);
+    if !mkfs_ext4(&dev.path) {
+        return;
+    }
+    refused(&["run", &dev.path, "--rw", "randwrite"], "ext2/ext3/ext4");
+    refused(
+        &["run", &dev.path, "--rw", "randrw"],
+        "--i-know-this-destroys-data",
+    );
+    // Reading is always allowed.
+    run_json(&[&dev.path, "--rw", "randread", "--size", "1m"]);
+    let probe = Command::new("blkid").arg(&dev.path).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&probe.stdout).contains("ext4"),
+        "file system intact"
+    );
+    // Told explicitly, fathom writes.
+    run_json(&[
+        &dev.path,
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--size",
+        "2m",
+        "--i-know-this-destroys-data",
+    ]);
+}
+
+#[test]
+fn partition_tables_and_mounts_are_named() {
+    let Some(dev) = LoopDevice::new(16 << 20, 512) else {
+        return;
+    };
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&dev.path)
+            .unwrap();
+        f.write_all_at(b"EFI PART", 512).unwrap();
+        f.sync_all().unwrap();
+    }
+    refused(&["run", &dev.path, "--rw", "write"], "GPT");
+    if !mkfs_ext4(&dev.path) {
+        return;
+    }
+    let mnt = tempdir();
+    let mounted = Command::new("mount")
+        .args([&dev.path, mnt.path().to_str().unwrap()])
+        .status();
+    if !matches!(mounted, Ok(s) if s.success()) {
+        eprintln!("SKIP: cannot mount a loop device here");
+        return;
+    }
+    let out = run(&["run", &dev.path, "--rw", "write"]);
+    let _ = Command::new("umount").arg(mnt.path()).status();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is mounted on"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
