@@ -17,3 +17,4 @@ pub mod run;
 pub mod safety;
 pub mod spec;
 pub mod stop;
+pub mod verify;

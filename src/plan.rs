@@ -27,6 +27,8 @@ pub fn default_spec(targets: Vec<String>) -> WorkloadSpec {
         keep: false,
         overwrite: false,
         destroy_data: false,
+        verify: crate::verify::VerifyMode::Off,
+        continue_on_error: false,
     }
 }
 

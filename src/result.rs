@@ -3,8 +3,10 @@
 //! `SCHEMA` on any change that breaks a reader.
 
 use crate::measure::cpu::CpuTime;
+use crate::measure::errors::IoErrors;
 use crate::measure::facts::{HostFacts, TargetFacts};
 use crate::spec::WorkloadSpec;
+use crate::verify::VerifyReport;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: u32 = 1;
@@ -45,6 +47,16 @@ pub struct TargetResult {
     pub size: u64,
     /// Seconds from the start of measurement to this target's last completion.
     pub runtime_s: f64,
+    /// Failed and short I/Os; none are retried.
+    #[serde(default)]
+    pub errors: IoErrors,
+    /// Why the target stopped before its runtime or size was done (an I/O
+    /// error, the target vanishing); null when it ran to the end.
+    #[serde(default)]
+    pub ended_early: Option<String>,
+    /// The `--verify` report; absent without `--verify`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyReport>,
     #[serde(flatten)]
     pub io: DirectionPair,
 }
@@ -115,6 +127,49 @@ impl CpuUsage {
                 cpu.total_s() * 1e6 / ios as f64
             },
         }
+    }
+}
+
+impl TargetResult {
+    /// What went wrong on this target, one line each: I/O errors, an early
+    /// end, blocks that failed verification.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.errors.is_empty() {
+            out.push(self.errors.summary());
+        }
+        if let Some(why) = &self.ended_early {
+            out.push(format!("ended early: {why}"));
+        }
+        if let Some(v) = self.verify.as_ref().filter(|v| v.failed() > 0) {
+            out.push(format!("verify: {}", v.summary()));
+        }
+        out
+    }
+}
+
+impl Document {
+    /// True when a target ended early or verification failed: the run did not
+    /// do or prove what was asked (errors tolerated by `--continue-on-error`
+    /// alone do not count).
+    pub fn failed(&self) -> bool {
+        self.workloads
+            .iter()
+            .flat_map(|w| &w.targets)
+            .any(|t| t.ended_early.is_some() || t.verify.as_ref().is_some_and(|v| v.failed() > 0))
+    }
+
+    /// Every problem of every target, prefixed with the target's name.
+    pub fn problems(&self) -> Vec<String> {
+        self.workloads
+            .iter()
+            .flat_map(|w| &w.targets)
+            .flat_map(|t| {
+                t.problems()
+                    .into_iter()
+                    .map(move |p| format!("target {}: {p}", t.name))
+            })
+            .collect()
     }
 }
 

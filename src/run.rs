@@ -3,9 +3,12 @@
 
 use crate::engine::pattern::{OffsetPattern, Region};
 use crate::engine::target::{self, PreparedTarget, TargetPlan};
-use crate::engine::worker::{self, StartGate, WorkerConfig, WorkerEvent, WorkerTotals};
+use crate::engine::worker::{
+    self, StartGate, WorkerConfig, WorkerEvent, WorkerTotals, WorkerVerify,
+};
 use crate::error::UsageError;
 use crate::measure::cpu::CpuTime;
+use crate::measure::errors::IoErrors;
 use crate::measure::facts;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{DirectionSample, IntervalSeries};
@@ -13,12 +16,15 @@ use crate::result::{
     CpuUsage, DirectionPair, DirectionResult, Document, Interval, SCHEMA, TargetResult,
     WorkloadResult,
 };
-use crate::spec::WorkloadSpec;
+use crate::spec::{VerifyMode, WorkloadSpec};
 use crate::stop::{Interrupted, StopFlag};
+use crate::verify::{self, BlockMap, VerifyReport};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
+use std::fs::File;
 use std::io::IsTerminal;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -43,6 +49,13 @@ fn check_region(spec: &WorkloadSpec, plan: &TargetPlan) -> Result<(), UsageError
         return Err(UsageError(format!(
             "target {}: --size holds {blocks} blocks of --bs, fewer than --numjobs {} sequential workers need",
             plan.name, spec.numjobs
+        )));
+    }
+    if spec.verify != VerifyMode::Off && blocks > crate::verify::MAX_BLOCKS {
+        return Err(UsageError(format!(
+            "target {}: --verify keeps 4 bytes per block and {blocks} blocks of --bs are too many (at most {}): use a larger --bs or a smaller --size",
+            plan.name,
+            crate::verify::MAX_BLOCKS
         )));
     }
     Ok(())
@@ -174,6 +187,8 @@ fn worker_configs(
                 ramp: Duration::from_secs_f64(spec.ramp_s),
                 runtime: spec.runtime_s.map(Duration::from_secs_f64),
                 fsync_every: spec.fsync,
+                verify: None,
+                continue_on_error: spec.continue_on_error,
             }
         })
         .collect()
@@ -183,6 +198,14 @@ struct TargetAccumulator {
     series: IntervalSeries,
     totals: [DirectionSample; 2],
     end: Option<Instant>,
+    errors: IoErrors,
+    ended_early: Option<String>,
+    verify: Option<VerifyReport>,
+    /// Workers of this target still running.
+    running: usize,
+    /// A descriptor kept to notice the target vanishing mid-run.
+    watch: File,
+    map: Option<Arc<BlockMap>>,
 }
 
 /// Runs one workload on prepared targets and returns its result.
@@ -193,22 +216,57 @@ pub fn run_workload(
     live: bool,
 ) -> anyhow::Result<WorkloadResult> {
     let writes = spec.rw.writes(spec.rwmix_read);
+    let run_id: u64 = rand::random();
+    let per_target = spec.numjobs as usize;
     let mut jobs = Vec::new();
+    let mut accumulators = Vec::with_capacity(targets.len());
     for (t, target) in targets.iter().enumerate() {
-        for config in worker_configs(spec, t, &target.plan, jobs.len()) {
+        let map = (writes && spec.verify != VerifyMode::Off).then(|| {
+            let blocks = target.plan.size / spec.bs;
+            Arc::new(BlockMap::new(
+                target.plan.offset,
+                spec.bs,
+                blocks,
+                run_id,
+                spec.seed,
+            ))
+        });
+        for mut config in worker_configs(spec, t, &target.plan, jobs.len()) {
             let file = target.open(spec.direct, writes)?;
+            if let Some(map) = &map {
+                config.verify = Some(WorkerVerify {
+                    map: map.clone(),
+                    read_back: match spec.verify {
+                        VerifyMode::Interleaved => Some(target.open(spec.direct, false)?),
+                        _ => None,
+                    },
+                });
+            }
             jobs.push((config, file));
         }
+        accumulators.push(TargetAccumulator {
+            series: IntervalSeries::new(per_target),
+            totals: Default::default(),
+            end: None,
+            errors: IoErrors::default(),
+            ended_early: None,
+            verify: None,
+            running: per_target,
+            watch: target.open(false, false)?,
+            map,
+        });
     }
     let workers = jobs.len();
-    let per_target = spec.numjobs as usize;
 
     let gate = Arc::new(StartGate::new(workers));
-    let halt = Arc::new(AtomicBool::new(false));
+    let halts: Vec<Arc<AtomicBool>> = (0..targets.len())
+        .map(|_| Arc::new(AtomicBool::new(false)))
+        .collect();
     let (tx, rx) = mpsc::channel::<WorkerEvent>();
     let mut handles = Vec::with_capacity(workers);
     for (i, (config, file)) in jobs.into_iter().enumerate() {
-        let (gate, halt, tx, stop) = (gate.clone(), halt.clone(), tx.clone(), stop.clone());
+        let halt = halts[config.target].clone();
+        let (gate, tx, stop) = (gate.clone(), tx.clone(), stop.clone());
         handles.push(
             std::thread::Builder::new()
                 .name(format!("fathom-w{i}"))
@@ -221,13 +279,6 @@ pub fn run_workload(
     let start = gate.open();
     let measure_start = start + Duration::from_secs_f64(spec.ramp_s);
     let mut cpu_start: Option<CpuTime> = (spec.ramp_s == 0.0).then(CpuTime::now);
-    let mut accumulators: Vec<TargetAccumulator> = (0..targets.len())
-        .map(|_| TargetAccumulator {
-            series: IntervalSeries::new(per_target),
-            totals: Default::default(),
-            end: None,
-        })
-        .collect();
     let mut total_series = IntervalSeries::new(workers);
     let mut failures: Vec<String> = Vec::new();
     let live_line = LiveLine::new(live, spec);
@@ -245,7 +296,18 @@ pub fn run_workload(
             cpu_start = Some(CpuTime::now());
         }
         if stop.is_set() {
-            halt.store(true, Ordering::Relaxed);
+            for halt in &halts {
+                halt.store(true, Ordering::Relaxed);
+            }
+        }
+        for ((acc, target), halt) in accumulators.iter_mut().zip(targets).zip(&halts) {
+            if acc.running > 0 && acc.ended_early.is_none() && !target.still_names(&acc.watch) {
+                acc.ended_early = Some(format!(
+                    "{} was removed or replaced during the run",
+                    target.plan.path.display()
+                ));
+                halt.store(true, Ordering::Relaxed);
+            }
         }
         match event {
             Ok(WorkerEvent::Interval(report)) => {
@@ -260,13 +322,16 @@ pub fn run_workload(
             }) => {
                 finished += 1;
                 let acc = &mut accumulators[target];
+                acc.running -= 1;
                 acc.series.worker_finished(last_interval);
                 total_series.worker_finished(last_interval);
                 match outcome {
-                    Ok(totals) => merge_totals(acc, totals),
+                    Ok(totals) => merge_totals(acc, *totals),
                     Err(e) => {
                         failures.push(format!("target {}: {e}", targets[target].plan.name));
-                        halt.store(true, Ordering::Relaxed);
+                        for halt in &halts {
+                            halt.store(true, Ordering::Relaxed);
+                        }
                     }
                 }
             }
@@ -281,6 +346,11 @@ pub fn run_workload(
     let cpu = CpuTime::now().since(cpu_start.unwrap_or_else(CpuTime::now));
     if let Some(first) = failures.first() {
         bail!("{first}");
+    }
+    if spec.verify != VerifyMode::Off && !stop.is_set() {
+        for (acc, target) in accumulators.iter_mut().zip(targets) {
+            read_back(spec, writes, acc, target, stop);
+        }
     }
 
     let mut total = [DirectionSample::default(), DirectionSample::default()];
@@ -304,6 +374,9 @@ pub fn run_workload(
             offset: target.plan.offset,
             size: target.plan.size,
             runtime_s: runtime,
+            errors: acc.errors,
+            ended_early: acc.ended_early,
+            verify: acc.verify,
             io: DirectionPair {
                 read: direction_result(read, runtime, read_iv),
                 write: direction_result(write, runtime, write_iv),
@@ -333,6 +406,81 @@ fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
         sum.latency.add(&d.latency);
     }
     acc.end = acc.end.max(totals.end);
+    acc.errors.merge(&totals.errors);
+    if acc.ended_early.is_none() {
+        acc.ended_early = totals.ended_by_error;
+    }
+    if let Some(report) = &totals.verify {
+        acc.verify
+            .get_or_insert_with(|| VerifyReport::new(&report.mode))
+            .merge(report);
+    }
+}
+
+/// Lets the tests tamper with a target between the write phase and the
+/// read-back: with `FATHOM_TEST_VERIFY_HANDSHAKE=DIR`, fathom creates
+/// `DIR/written` and waits (at most a minute) for `DIR/go`.
+fn test_handshake(stop: &StopFlag) {
+    let Some(dir) = std::env::var_os("FATHOM_TEST_VERIFY_HANDSHAKE") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    if std::fs::write(dir.join("written"), b"").is_err() {
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !dir.join("go").exists() && Instant::now() < deadline && !stop.is_set() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = std::fs::remove_file(dir.join("go"));
+}
+
+/// The `--verify` pass after the workload: blocks this run wrote are checked
+/// against the block map; with a read-only workload, every block of the
+/// region is checked against its own header.
+fn read_back(
+    spec: &WorkloadSpec,
+    writes: bool,
+    acc: &mut TargetAccumulator,
+    target: &PreparedTarget,
+    stop: &StopFlag,
+) {
+    if writes && spec.verify == VerifyMode::Interleaved {
+        // Interleaved checks already ran; blocks whose write failed are
+        // reported as not checked.
+        if let (Some(map), Some(report)) = (&acc.map, acc.verify.as_mut()) {
+            report.uncertain = map.uncertain_blocks();
+        }
+        return;
+    }
+    if writes {
+        test_handshake(stop);
+    }
+    let blocks = target.plan.size / spec.bs;
+    let result = target.open(spec.direct, false).and_then(|file| {
+        if !spec.direct {
+            // Read what the device holds, not what the page cache remembers.
+            file.sync_all()?;
+            // SAFETY: advisory call on an open descriptor.
+            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
+        let map = if writes { acc.map.as_deref() } else { None };
+        Ok(verify::read_back(
+            &file,
+            target.plan.offset,
+            spec.bs,
+            blocks,
+            map,
+            stop,
+        )?)
+    });
+    match result {
+        Ok(report) => acc.verify = Some(report),
+        Err(e) => {
+            acc.ended_early
+                .get_or_insert_with(|| format!("verify read-back failed: {e:#}"));
+        }
+    }
 }
 
 fn direction_result(

@@ -2,6 +2,7 @@
 //! The CLI (and later job files and presets) produce it; the runner consumes it;
 //! it is written verbatim into the JSON result so a run can be repeated.
 
+pub use crate::verify::VerifyMode;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -198,6 +199,13 @@ pub struct WorkloadSpec {
     pub overwrite: bool,
     /// Allow writes to block devices that show signs of holding data.
     pub destroy_data: bool,
+    /// Stamp written blocks and check them (see docs/SAFETY.md).
+    #[serde(default)]
+    pub verify: VerifyMode,
+    /// Count I/O errors and keep going, instead of ending the target at the
+    /// first one.
+    #[serde(default)]
+    pub continue_on_error: bool,
 }
 
 impl WorkloadSpec {
@@ -311,6 +319,9 @@ impl WorkloadSpec {
         if !(0.0..=MAX_RUNTIME_S).contains(&self.ramp_s) {
             return fail(format!("--ramp {}s is longer than 30 days", self.ramp_s));
         }
+        if self.verify != VerifyMode::Off && self.engine == EngineKind::Null {
+            return fail("--verify needs real I/O: --engine null reads and writes nothing".into());
+        }
         if self.size == Some(0) {
             return fail("--size is 0".into());
         }
@@ -352,6 +363,8 @@ mod validate_tests {
             keep: false,
             overwrite: false,
             destroy_data: false,
+            verify: VerifyMode::Off,
+            continue_on_error: false,
         }
     }
 

@@ -7,7 +7,7 @@ use crate::error::{UsageError, exit};
 use crate::plan;
 use crate::report::{self, OutputFormat};
 use crate::run::Session;
-use crate::spec::{Distribution, EngineKind, RwMode, WorkloadSpec};
+use crate::spec::{Distribution, EngineKind, RwMode, VerifyMode, WorkloadSpec};
 use crate::stop::{Interrupted, StopFlag};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -111,6 +111,22 @@ struct RunArgs {
     #[arg(long = "i-know-this-destroys-data")]
     destroy_data: bool,
 
+    /// Stamp every written block with a checked header and read everything
+    /// back after the workload, reporting intact, stale, misplaced and
+    /// corrupt blocks. With a read-only --rw, checks blocks an earlier
+    /// --verify --keep run wrote.
+    #[arg(long)]
+    verify: bool,
+
+    /// As --verify, reading each block back as soon as its write completes.
+    #[arg(long = "verify-interleaved")]
+    verify_interleaved: bool,
+
+    /// Count I/O errors and keep going instead of ending the target at the
+    /// first one.
+    #[arg(long = "continue-on-error")]
+    continue_on_error: bool,
+
     /// Name of the workload in results.
     #[arg(long, default_value = "run")]
     name: String,
@@ -186,6 +202,14 @@ impl RunArgs {
             keep: self.keep,
             overwrite: self.overwrite,
             destroy_data: self.destroy_data,
+            verify: if self.verify_interleaved {
+                VerifyMode::Interleaved
+            } else if self.verify {
+                VerifyMode::AfterWrite
+            } else {
+                VerifyMode::Off
+            },
+            continue_on_error: self.continue_on_error,
         };
         (spec, self.output)
     }
@@ -248,9 +272,14 @@ fn execute(specs: &[WorkloadSpec], output: &OutputArgs) -> anyhow::Result<i32> {
         }
         None => print!("{rendered}"),
     }
+    let problems = document.problems();
+    for problem in &problems {
+        eprintln!("fathom: {problem}");
+    }
     Ok(match stop.signal() {
         Some(signal_hook::consts::SIGTERM) => exit::SIGTERM,
         Some(_) => exit::SIGINT,
+        None if document.failed() => exit::RUNTIME_ERROR,
         None => 0,
     })
 }

@@ -257,6 +257,17 @@ impl PreparedTarget {
     }
 }
 
+impl PreparedTarget {
+    /// Whether the path still names what `opened` was opened from; false once
+    /// the file is removed or replaced, or the device node is gone.
+    pub fn still_names(&self, opened: &File) -> bool {
+        let (Ok(now), Ok(then)) = (fs::metadata(&self.plan.path), opened.metadata()) else {
+            return false;
+        };
+        (now.dev(), now.ino(), now.rdev()) == (then.dev(), then.ino(), then.rdev())
+    }
+}
+
 impl Drop for PreparedTarget {
     fn drop(&mut self) {
         if self.remove_on_drop {

@@ -5,20 +5,25 @@
 use super::buffers::Buffers;
 use super::pattern::OffsetPattern;
 use super::{Completion, Direction, Engine, IoRequest};
+use crate::measure::errors::IoErrors;
 use crate::measure::intervals::{DirectionSample, IntervalReport};
 use crate::stop::StopFlag;
+use crate::verify::header::BlockHeader;
+use crate::verify::{BlockMap, VerifyReport};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Barrier, OnceLock};
+use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 const INTERVAL: Duration = Duration::from_secs(1);
 /// Longest a worker sleeps in the kernel before it looks at the clock and the
 /// stop flags again, so a stalled device cannot hold up the end of a run.
 const WAIT_SLICE: Duration = Duration::from_millis(100);
+/// Offsets a verifying writer tries before waiting for a block to be free.
+const CLAIM_TRIES: usize = 16;
 
 pub struct WorkerConfig {
     pub target: usize,
@@ -36,6 +41,16 @@ pub struct WorkerConfig {
     pub runtime: Option<Duration>,
     /// fsync after every N writes; 0 = never.
     pub fsync_every: u32,
+    pub verify: Option<WorkerVerify>,
+    /// Count failed I/Os and go on, instead of ending at the first.
+    pub continue_on_error: bool,
+}
+
+/// What a worker needs for `--verify`: the target's shared block map, and
+/// for interleaved checks its own descriptor to read blocks back through.
+pub struct WorkerVerify {
+    pub map: Arc<BlockMap>,
+    pub read_back: Option<File>,
 }
 
 /// Every worker and the coordinating thread meet here so that all start the
@@ -76,7 +91,7 @@ pub enum WorkerEvent {
     Finished {
         target: usize,
         last_interval: Option<u64>,
-        outcome: Result<WorkerTotals, String>,
+        outcome: Result<Box<WorkerTotals>, String>,
     },
 }
 
@@ -87,6 +102,12 @@ pub struct WorkerTotals {
     /// completion for size-bound and interrupted runs.
     pub end: Option<Instant>,
     pub fsyncs: u64,
+    pub errors: IoErrors,
+    /// Why this worker ended before its deadline or budget, if an I/O error
+    /// ended it.
+    pub ended_by_error: Option<String>,
+    /// Interleaved checks of this worker's writes.
+    pub verify: Option<VerifyReport>,
 }
 
 /// Runs one worker to completion. Always passes the start gate (even when
@@ -160,12 +181,24 @@ impl<'a> Job<'a> {
         }
     }
 
-    fn run(&mut self, stop: &StopFlag, halt: &AtomicBool) -> Result<WorkerTotals, String> {
+    fn run(&mut self, stop: &StopFlag, halt: &AtomicBool) -> Result<Box<WorkerTotals>, String> {
         let depth = self.config.depth as usize;
         let bs = self.config.bs;
         let mut free: Vec<u32> = (0..depth as u32).rev().collect();
         let mut slot_dir = vec![Direction::Read; depth];
         let mut slot_offset = vec![0u64; depth];
+        let mut slot_generation = vec![0u64; depth];
+        let verify = self.config.verify.take();
+        let mut scratch = verify
+            .as_ref()
+            .filter(|v| v.read_back.is_some())
+            .map(|_| Buffers::new(1, bs as usize, &mut self.rng));
+        if verify.as_ref().is_some_and(|v| v.read_back.is_some()) {
+            self.totals.verify = Some(VerifyReport::new("interleaved"));
+        }
+        // Set when every block the pattern offered was being written by
+        // someone else; wait for completions before trying again.
+        let mut blocked = false;
         let mut submitted_at = vec![self.measure_start; depth];
         let mut batch: Vec<u32> = Vec::with_capacity(depth);
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
@@ -175,6 +208,7 @@ impl<'a> Job<'a> {
         let mut write_sequence = 0u64;
         let mut stopping = false;
         let mut failure: Option<String> = None;
+        let continue_on_error = self.config.continue_on_error;
         let mut now = Instant::now();
 
         loop {
@@ -189,16 +223,35 @@ impl<'a> Job<'a> {
                         stopping = true;
                         break;
                     }
-                    free.pop();
                     let dir = self.next_direction();
-                    let offset = self.config.pattern.next_offset(&mut self.rng);
+                    let mut offset = self.config.pattern.next_offset(&mut self.rng);
                     if dir == Direction::Write {
-                        self.engine
-                            .buffers()
-                            .stamp(slot as usize, offset, write_sequence);
+                        if let Some(v) = &verify {
+                            let mut claimed = v.map.begin_write(offset);
+                            for _ in 0..CLAIM_TRIES {
+                                if claimed.is_some() {
+                                    break;
+                                }
+                                offset = self.config.pattern.next_offset(&mut self.rng);
+                                claimed = v.map.begin_write(offset);
+                            }
+                            let Some(generation) = claimed else {
+                                blocked = true;
+                                break;
+                            };
+                            slot_generation[slot as usize] = generation;
+                            let block =
+                                &mut self.engine.buffers().slot_mut(slot as usize)[..bs as usize];
+                            BlockHeader::stamp(block, offset, generation, v.map.run_id, v.map.seed);
+                        } else {
+                            self.engine
+                                .buffers()
+                                .stamp(slot as usize, offset, write_sequence);
+                        }
                         write_sequence += 1;
                         writes_since_sync += 1;
                     }
+                    free.pop();
                     self.engine.queue(IoRequest {
                         slot,
                         dir,
@@ -216,10 +269,27 @@ impl<'a> Job<'a> {
             }
 
             if inflight == 0 {
+                if blocked && !stopping {
+                    // Other workers hold every block offered; they finish soon.
+                    blocked = false;
+                    std::thread::sleep(Duration::from_micros(100));
+                    now = Instant::now();
+                    stopping = stop.is_set()
+                        || halt.load(Ordering::Relaxed)
+                        || self.deadline.is_some_and(|d| now >= d);
+                    continue;
+                }
                 if fsync_due {
                     if let Err(e) = self.engine.sync() {
-                        failure = Some(format!("fsync failed: {e}"));
-                        break;
+                        let errno = -e.raw_os_error().unwrap_or(libc::EIO);
+                        self.totals
+                            .errors
+                            .record(errno, || format!("fsync failed: {e}"));
+                        if !continue_on_error {
+                            self.totals.ended_by_error = Some(format!("fsync failed: {e}"));
+                            halt.store(true, Ordering::Relaxed);
+                            break;
+                        }
                     }
                     self.totals.fsyncs += 1;
                     writes_since_sync = 0;
@@ -240,22 +310,42 @@ impl<'a> Job<'a> {
                 break;
             }
             self.engine.reap(&mut completions);
+            blocked = false;
             now = Instant::now();
             for c in completions.drain(..) {
                 now = Instant::now();
                 let slot = c.slot as usize;
                 free.push(c.slot);
                 inflight -= 1;
-                if c.result != bs as i32 {
-                    if failure.is_none() {
-                        failure = Some(describe_failure(
-                            c.result,
-                            slot_dir[slot],
-                            slot_offset[slot],
-                            bs,
-                        ));
+                let ok = c.result == bs as i32;
+                if let Some(v) = verify
+                    .as_ref()
+                    .filter(|_| slot_dir[slot] == Direction::Write)
+                {
+                    let (offset, generation) = (slot_offset[slot], slot_generation[slot]);
+                    if let (true, Some(file), Some(buf), Some(report)) = (
+                        ok,
+                        &v.read_back,
+                        scratch.as_mut(),
+                        self.totals.verify.as_mut(),
+                    ) {
+                        let block = &mut buf.slot_mut(0)[..bs as usize];
+                        crate::verify::check_one(file, block, offset, generation, &v.map, report);
                     }
-                    stopping = true;
+                    v.map.end_write(offset, generation, ok);
+                }
+                if !ok {
+                    let (dir, offset) = (slot_dir[slot], slot_offset[slot]);
+                    self.totals
+                        .errors
+                        .record(c.result, || describe_failure(c.result, dir, offset, bs));
+                    if !continue_on_error && self.totals.ended_by_error.is_none() {
+                        self.totals.ended_by_error =
+                            Some(describe_failure(c.result, dir, offset, bs));
+                        stopping = true;
+                        // The target's other workers stop too.
+                        halt.store(true, Ordering::Relaxed);
+                    }
                     continue;
                 }
                 if now < self.measure_start || self.deadline.is_some_and(|d| now >= d) {
@@ -294,7 +384,7 @@ impl<'a> Job<'a> {
         self.totals.end = Some(end);
         match failure {
             Some(f) => Err(f),
-            None => Ok(std::mem::take(&mut self.totals)),
+            None => Ok(Box::new(std::mem::take(&mut self.totals))),
         }
     }
 

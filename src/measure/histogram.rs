@@ -93,12 +93,22 @@ impl LatencyHistogram {
         BASE64.encode(bytes)
     }
 
+    /// Decodes what `encode` produced. The text may come from a file anyone
+    /// wrote, so sizes claimed inside it are checked before anything is
+    /// allocated (the decoder would otherwise trust a header asking for 4 GiB).
     pub fn decode(text: &str) -> Result<Self, String> {
+        if text.len() > MAX_ENCODED_LEN {
+            return Err(format!(
+                "histogram is {} bytes of text, more than fathom ever writes",
+                text.len()
+            ));
+        }
         let bytes = BASE64
             .decode(text)
             .map_err(|e| format!("histogram is not base64: {e}"))?;
+        let plain = inflate_v2(&bytes)?;
         let h: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
+            .deserialize(&mut plain.as_slice())
             .map_err(|e| format!("histogram cannot be decoded: {e:?}"))?;
         let mut out = LatencyHistogram::new();
         out.0
@@ -106,6 +116,49 @@ impl LatencyHistogram {
             .map_err(|e| format!("histogram out of range: {e:?}"))?;
         Ok(out)
     }
+}
+
+const MAX_ENCODED_LEN: usize = 4 << 20;
+// The base cookies with the word-size bits HdrHistogram sets for V2.
+const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
+const V2_HEADER_LEN: usize = 40;
+
+/// Unpacks a compressed V2 histogram into the plain V2 form, at most
+/// `MAX_ENCODED_LEN` bytes, and checks that its header asks for no more than
+/// it holds.
+fn inflate_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let be32 = |b: &[u8], at: usize| {
+        b.get(at..at + 4)
+            .map(|s| u32::from_be_bytes(s.try_into().expect("4 bytes")))
+            .ok_or_else(|| "histogram is truncated".to_string())
+    };
+    if be32(bytes, 0)? != V2_COMPRESSED_COOKIE {
+        return Err("histogram is not an HdrHistogram V2 compressed encoding".into());
+    }
+    let mut plain = Vec::new();
+    flate2::read::ZlibDecoder::new(&bytes[8.min(bytes.len())..])
+        .take(MAX_ENCODED_LEN as u64 + 1)
+        .read_to_end(&mut plain)
+        .map_err(|e| format!("histogram cannot be inflated: {e}"))?;
+    if plain.len() > MAX_ENCODED_LEN {
+        return Err("histogram inflates beyond any fathom writes".into());
+    }
+    if be32(&plain, 0)? != V2_COOKIE || plain.len() < V2_HEADER_LEN {
+        return Err("histogram has no V2 header".into());
+    }
+    let payload_len = be32(&plain, 4)? as usize;
+    if payload_len > plain.len() - V2_HEADER_LEN {
+        return Err("histogram header claims more data than it holds".into());
+    }
+    let digits = be32(&plain, 12)?;
+    if digits > 5 {
+        return Err(format!(
+            "histogram precision of {digits} digits is not supported"
+        ));
+    }
+    Ok(plain)
 }
 
 #[cfg(test)]
@@ -142,6 +195,37 @@ mod tests {
     fn decode_rejects_garbage() {
         assert!(LatencyHistogram::decode("not base64!").is_err());
         assert!(LatencyHistogram::decode("AAAA").is_err());
+    }
+
+    #[test]
+    fn decode_refuses_a_header_that_lies_about_its_size() {
+        use std::io::Write;
+        let mut plain = Vec::new();
+        plain.extend_from_slice(&V2_COOKIE.to_be_bytes());
+        plain.extend_from_slice(&u32::MAX.to_be_bytes()); // 4 GiB payload claimed
+        plain.extend_from_slice(&0u32.to_be_bytes());
+        plain.extend_from_slice(&3u32.to_be_bytes());
+        plain.extend_from_slice(&1u64.to_be_bytes());
+        plain.extend_from_slice(&1000u64.to_be_bytes());
+        plain.extend_from_slice(&1f64.to_be_bytes());
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&plain).unwrap();
+        let deflated = z.finish().unwrap();
+        let mut bytes = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        bytes.extend_from_slice(&(deflated.len() as u32).to_be_bytes());
+        bytes.extend_from_slice(&deflated);
+        let err = LatencyHistogram::decode(&BASE64.encode(bytes)).unwrap_err();
+        assert!(err.contains("claims more"), "{err}");
+    }
+
+    #[test]
+    fn decode_round_trips_through_the_guard() {
+        let mut h = LatencyHistogram::new();
+        for v in [1u64, 500, 70_000, 3_000_000_000] {
+            h.record(v);
+        }
+        let back = LatencyHistogram::decode(&h.encode()).unwrap();
+        assert_eq!(back.summary(), h.summary());
     }
 
     #[test]

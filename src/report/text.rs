@@ -44,6 +44,21 @@ impl Exporter for TextExporter {
                 workload.cpu.per_io_us
             ));
         }
+        for workload in &document.workloads {
+            for target in &workload.targets {
+                if let Some(v) = target.verify.as_ref().filter(|v| v.failed() == 0) {
+                    out.push_str(&format!(
+                        "{}: verify ({}): {}\n",
+                        target.name,
+                        v.mode,
+                        v.summary()
+                    ));
+                }
+                for problem in target.problems() {
+                    out.push_str(&format!("{}: {problem}\n", target.name));
+                }
+            }
+        }
         if document.interrupted {
             out.push_str("interrupted: figures cover the time measured before the stop\n");
         }

@@ -1,0 +1,105 @@
+//! I/O errors and short transfers, counted per target. fathom never retries
+//! an I/O: a benchmark that hides errors reports numbers the storage did not
+//! deliver.
+
+use serde::{Deserialize, Serialize};
+
+const LISTED: usize = 5;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct IoErrors {
+    /// All failed I/Os: the sum of the four kinds below.
+    pub count: u64,
+    /// No space left on the device (ENOSPC, EDQUOT).
+    pub enospc: u64,
+    /// The device reported an I/O error (EIO).
+    pub eio: u64,
+    /// Fewer bytes than asked (end of file, a shrunken target).
+    pub short: u64,
+    pub other: u64,
+    /// The first few errors, described.
+    pub first: Vec<String>,
+}
+
+impl IoErrors {
+    /// Counts a completion `result` (bytes, or a negative errno) that is not
+    /// the full `len`.
+    pub fn record(&mut self, result: i32, describe: impl FnOnce() -> String) {
+        self.count += 1;
+        match -result {
+            libc::ENOSPC | libc::EDQUOT => self.enospc += 1,
+            libc::EIO => self.eio += 1,
+            e if e <= 0 => self.short += 1,
+            _ => self.other += 1,
+        }
+        if self.first.len() < LISTED {
+            self.first.push(describe());
+        }
+    }
+
+    pub fn merge(&mut self, other: &IoErrors) {
+        self.count += other.count;
+        self.enospc += other.enospc;
+        self.eio += other.eio;
+        self.short += other.short;
+        self.other += other.other;
+        for e in &other.first {
+            if self.first.len() < LISTED {
+                self.first.push(e.clone());
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// "3 I/O errors (2 ENOSPC, 1 short); first: write of ... failed: ..."
+    pub fn summary(&self) -> String {
+        let kinds: Vec<String> = [
+            (self.enospc, "ENOSPC"),
+            (self.eio, "EIO"),
+            (self.short, "short"),
+            (self.other, "other"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, k)| format!("{n} {k}"))
+        .collect();
+        let mut s = format!(
+            "{} I/O error{} ({})",
+            self.count,
+            if self.count == 1 { "" } else { "s" },
+            kinds.join(", ")
+        );
+        if let Some(first) = self.first.first() {
+            s.push_str(&format!("; first: {first}"));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_told_apart() {
+        let mut e = IoErrors::default();
+        e.record(-libc::ENOSPC, || "a".into());
+        e.record(-libc::EIO, || "b".into());
+        e.record(512, || "c".into());
+        e.record(0, || "d".into());
+        e.record(-libc::EBADF, || "e".into());
+        e.record(-libc::EIO, || "f".into());
+        assert_eq!(
+            (e.count, e.enospc, e.eio, e.short, e.other),
+            (6, 1, 2, 2, 1)
+        );
+        assert_eq!(e.first.len(), 5);
+        assert!(
+            e.summary()
+                .starts_with("6 I/O errors (1 ENOSPC, 2 EIO, 2 short, 1 other)")
+        );
+    }
+}
