@@ -1,5 +1,6 @@
-//! Turns what the user asked for into the list of workloads to run. For now:
-//! a single workload, or the built-in quick benchmark.
+//! Turns what the user asked for into the list of workloads to run: sweeps
+//! expand into their cross product, `${var}` is substituted, and the plan can
+//! be summarised before anything runs.
 
 use crate::spec::{Distribution, EngineKind, RwMode, WorkloadSpec};
 
@@ -9,6 +10,7 @@ pub const DEFAULT_SEED: u64 = 0x0fa7_4011;
 pub fn default_spec(targets: Vec<String>) -> WorkloadSpec {
     WorkloadSpec {
         name: "run".into(),
+        labels: targets.clone(),
         targets,
         rw: RwMode::RandRead,
         rwmix_read: 100,
@@ -60,9 +62,104 @@ pub fn quick(target: String) -> Vec<WorkloadSpec> {
     ]
 }
 
+/// Sweep variables in the order given; the first varies slowest.
+pub type Sweep = Vec<(String, Vec<String>)>;
+/// One point of a sweep: a value for each variable.
+pub type Bindings = Vec<(String, String)>;
+
+/// Every combination of the sweep's values, the last variable varying
+/// fastest. An empty sweep has one point with no bindings.
+pub fn expand(sweep: &Sweep) -> Vec<Bindings> {
+    let mut points: Vec<Bindings> = vec![Vec::new()];
+    for (var, values) in sweep {
+        points = points
+            .into_iter()
+            .flat_map(|point| {
+                values.iter().map(move |v| {
+                    let mut p = point.clone();
+                    p.push((var.clone(), v.clone()));
+                    p
+                })
+            })
+            .collect();
+    }
+    points
+}
+
+/// Replaces `${var}` with its bound value; an unbound name is an error.
+pub fn substitute(text: &str, bindings: &Bindings) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("'${{' without a closing '}}' in '{text}'"))?;
+        let name = &after[..end];
+        let value = bindings
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+            .ok_or_else(|| format!("${{{name}}} is not a [sweep] variable"))?;
+        out.push_str(value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Upper bound on the plan's sweep size: enough for any real matrix, small
+/// enough that a typo (a list of a million) is caught before it runs.
+pub const MAX_RUNS: usize = 100_000;
+
+/// "48 runs, about 24m 30s" (time-bound runs only can be estimated).
+pub fn summary(specs: &[WorkloadSpec]) -> String {
+    let timed: f64 = specs
+        .iter()
+        .filter_map(|s| s.runtime_s.map(|r| r + s.ramp_s))
+        .sum();
+    let size_bound = specs.iter().filter(|s| s.runtime_s.is_none()).count();
+    let runs = if specs.len() == 1 { "run" } else { "runs" };
+    let time = crate::cli::units::format_duration(timed);
+    match size_bound {
+        0 => format!("{} {runs}, about {time}", specs.len()),
+        n if n == specs.len() => format!("{} size-bound {runs} (time depends on the target)", n),
+        n => format!(
+            "{} {runs}, at least {time} ({n} size-bound, not counted)",
+            specs.len()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sweeps_expand_to_the_cross_product_in_order() {
+        let sweep: Sweep = vec![
+            ("rw".into(), vec!["randread".into(), "randwrite".into()]),
+            ("bs".into(), vec!["4k".into(), "8k".into(), "64k".into()]),
+        ];
+        let points = expand(&sweep);
+        assert_eq!(points.len(), 6);
+        assert_eq!(
+            points[0],
+            vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())]
+        );
+        assert_eq!(points[5][1].1, "64k");
+        assert_eq!(expand(&Vec::new()), vec![Vec::new()]);
+    }
+
+    #[test]
+    fn substitution() {
+        let b: Bindings = vec![("bs".into(), "8k".into()), ("qd".into(), "32".into())];
+        assert_eq!(substitute("t-${bs}-q${qd}", &b).unwrap(), "t-8k-q32");
+        assert_eq!(substitute("plain", &b).unwrap(), "plain");
+        assert!(substitute("${nope}", &b).unwrap_err().contains("nope"));
+        assert!(substitute("${bs", &b).is_err());
+    }
 
     #[test]
     fn quick_plan_is_valid_and_about_twenty_seconds() {

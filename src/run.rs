@@ -64,6 +64,8 @@ fn check_region(spec: &WorkloadSpec, plan: &TargetPlan) -> Result<(), UsageError
 /// Runs workloads one after the other and keeps the targets they share.
 pub struct Session {
     stop: StopFlag,
+    /// Results of an earlier, interrupted run of the same plan (`--resume`).
+    previous: Vec<WorkloadResult>,
     live: bool,
     prepared: HashMap<String, PreparedTarget>,
     document: Document,
@@ -73,6 +75,7 @@ impl Session {
     pub fn new(stop: StopFlag) -> Self {
         Session {
             stop,
+            previous: Vec::new(),
             live: std::io::stderr().is_terminal(),
             prepared: HashMap::new(),
             document: Document {
@@ -86,13 +89,33 @@ impl Session {
         }
     }
 
-    /// Runs `specs` in order; stops early on a signal. Files fathom created
-    /// are removed when the session is dropped.
-    pub fn run(mut self, specs: &[WorkloadSpec]) -> anyhow::Result<Document> {
+    /// Workloads of `previous` whose spec is in the plan are taken as done.
+    pub fn resume_from(mut self, previous: Vec<WorkloadResult>) -> Self {
+        self.previous = previous;
+        self
+    }
+
+    /// Runs `specs` in order, handing the document to `progress` after each
+    /// run; stops early on a signal. Files fathom created are removed when
+    /// the session is dropped.
+    pub fn run(
+        mut self,
+        specs: &[WorkloadSpec],
+        progress: &mut dyn FnMut(&Document) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Document> {
         check_plan(specs)?;
         for spec in specs {
             if self.stop.is_set() {
                 break;
+            }
+            if let Some(done) = self
+                .previous
+                .iter()
+                .position(|w| w.spec == *spec && !w.interrupted)
+            {
+                let done = self.previous.swap_remove(done);
+                self.document.workloads.push(done);
+                continue;
             }
             let targets = match self.prepare_targets(spec) {
                 Ok(t) => t,
@@ -102,6 +125,7 @@ impl Session {
             let result = run_workload(spec, &targets, &self.stop, self.live)?;
             self.document.interrupted |= result.interrupted;
             self.document.workloads.push(result);
+            progress(&self.document)?;
         }
         self.document.interrupted |= self.stop.is_set();
         let Session {
@@ -369,7 +393,7 @@ pub fn run_workload(
         }
         let [read, write] = acc.totals;
         target_results.push(TargetResult {
-            name: target.plan.name.clone(),
+            name: spec.target_label(target_results.len()).to_string(),
             facts: target.facts.clone(),
             offset: target.plan.offset,
             size: target.plan.size,

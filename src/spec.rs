@@ -172,7 +172,12 @@ impl FromStr for Distribution {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadSpec {
     pub name: String,
+    /// Paths of the targets.
     pub targets: Vec<String>,
+    /// Names of the targets in reports, one per target (`--target
+    /// LABEL=PATH`); the path where none was given.
+    #[serde(default)]
+    pub labels: Vec<String>,
     pub rw: RwMode,
     /// Percentage of reads in mixed modes; 100 or 0 for pure modes.
     pub rwmix_read: u8,
@@ -209,6 +214,14 @@ pub struct WorkloadSpec {
 }
 
 impl WorkloadSpec {
+    /// The name target `i` goes by in reports.
+    pub fn target_label(&self, i: usize) -> &str {
+        self.labels
+            .get(i)
+            .map(String::as_str)
+            .unwrap_or(&self.targets[i])
+    }
+
     /// A short label such as "randread 4k QD32 x1".
     pub fn label(&self) -> String {
         let mut label = format!(
@@ -346,6 +359,7 @@ mod validate_tests {
         WorkloadSpec {
             name: "t".into(),
             targets: vec!["/tmp/x".into()],
+            labels: Vec::new(),
             rw: RwMode::RandRead,
             rwmix_read: 100,
             bs: 4096,

@@ -5,11 +5,27 @@
 
 mod common;
 
+use fathom::cli::jobfile::{self, Overrides};
 use fathom::cli::units::{parse_duration, parse_size};
 use fathom::measure::histogram::LatencyHistogram;
 use fathom::result::Document;
 use proptest::prelude::*;
 use std::sync::OnceLock;
+
+const JOB: &str = r#"
+[defaults]
+targets = ["data=/tmp/fathom-fuzz"]
+runtime = "1s"
+size = "1m"
+
+[sweep]
+rw = ["randread", "randwrite"]
+bs = ["4k", "8k"]
+iodepth = [1, 4]
+
+[workload.w]
+name = "w-${rw}-${bs}-${iodepth}"
+"#;
 
 /// A real result document, made once by a short null-engine run.
 fn sample_document() -> &'static str {
@@ -92,6 +108,26 @@ proptest! {
         check_document(&damaged);
         let truncated = &doc[..doc.floor_char_boundary((doc.len() as f64 * cut) as usize)];
         check_document(truncated);
+    }
+
+    #[test]
+    fn job_file_parser_survives_arbitrary_text(text in "\\PC{0,300}") {
+        let _ = jobfile::parse(&text, "fuzz.toml", "fuzz", &Overrides::default());
+    }
+
+    #[test]
+    fn job_file_parser_survives_damaged_job_files(
+        flips in proptest::collection::vec((0.0f64..1.0, "[\\[\\]=\"{}$a-z0-9,. \n]"), 1..6),
+    ) {
+        let mut text = JOB.to_string();
+        for (at, s) in flips {
+            let i = text.floor_char_boundary((text.len() as f64 * at) as usize);
+            text.insert_str(i, &s);
+        }
+        if let Err(e) = jobfile::parse(&text, "fuzz.toml", "fuzz", &Overrides::default()) {
+            prop_assert!(e.0.starts_with("fuzz.toml"), "error names the file: {}", e.0);
+            prop_assert!(!e.0.contains('\n'), "one line: {}", e.0);
+        }
     }
 
     #[test]

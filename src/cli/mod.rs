@@ -1,13 +1,16 @@
 //! The command line: flags named as fio users expect, resolved into workload
 //! specs. Everything else lives in the library.
 
+pub mod jobfile;
+pub mod knobs;
 pub mod units;
 
 use crate::error::{UsageError, exit};
 use crate::plan;
 use crate::report::{self, OutputFormat};
+use crate::result::Document;
 use crate::run::Session;
-use crate::spec::{Distribution, EngineKind, RwMode, VerifyMode, WorkloadSpec};
+use crate::spec::WorkloadSpec;
 use crate::stop::{Interrupted, StopFlag};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -32,46 +35,54 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// Files, directories (fathom creates its own file there) or block
-    /// devices. Default: a temporary file in the current directory.
+    /// A job file (NAME.toml) and/or targets: files, directories (fathom
+    /// creates its own file there) or block devices; LABEL=PATH names a
+    /// target in reports. Default: a temporary file in the current directory.
     targets: Vec<String>,
 
-    /// Access pattern: read, write, randread, randwrite, readwrite, randrw.
-    #[arg(long, default_value = "randread", value_parser = parse_rw)]
-    rw: RwMode,
+    /// A labelled target, LABEL=PATH (repeatable); the label is its name in
+    /// reports.
+    #[arg(long = "target", value_name = "LABEL=PATH")]
+    labelled: Vec<String>,
 
-    /// Percentage of reads in readwrite/randrw.
-    #[arg(long = "rwmix-read", value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
-    rwmix_read: u8,
+    /// Access pattern: read, write, randread, randwrite, readwrite, randrw
+    /// [default: randread]. A comma list sweeps: randread,randwrite.
+    #[arg(long)]
+    rw: Option<String>,
 
-    /// Block size, 512 to 16m (k/m suffixes).
-    #[arg(long, default_value = "4k", value_parser = parse_size)]
-    bs: u64,
+    /// Percentage of reads in readwrite/randrw [default: 50].
+    #[arg(long = "rwmix-read", value_name = "PCT")]
+    rwmix_read: Option<String>,
 
-    /// I/Os in flight per worker.
-    #[arg(long, default_value_t = 1)]
-    iodepth: u32,
+    /// Block size, 512 to 16m, k/m suffixes [default: 4k]. A comma list
+    /// sweeps: 4k,8k,64k.
+    #[arg(long)]
+    bs: Option<String>,
 
-    /// Worker threads per target.
-    #[arg(long, default_value_t = 1)]
-    numjobs: u32,
+    /// I/Os in flight per worker [default: 1]. A comma list sweeps: 1,4,16,64.
+    #[arg(long)]
+    iodepth: Option<String>,
+
+    /// Worker threads per target [default: 1]. A comma list sweeps.
+    #[arg(long)]
+    numjobs: Option<String>,
 
     /// Bytes of each target to use (default: the whole device or file; 1g for
     /// a new file).
-    #[arg(long, value_parser = parse_size)]
-    size: Option<u64>,
+    #[arg(long)]
+    size: Option<String>,
 
-    /// Where the used region starts in each target.
-    #[arg(long, default_value = "0", value_parser = parse_size)]
-    offset: u64,
+    /// Where the used region starts in each target [default: 0].
+    #[arg(long)]
+    offset: Option<String>,
 
     /// Run for this long (30s, 5m, 1h); without it, one pass over --size.
-    #[arg(long, value_parser = parse_seconds)]
-    runtime: Option<f64>,
+    #[arg(long)]
+    runtime: Option<String>,
 
-    /// Warm-up before measuring, excluded from the results.
-    #[arg(long, value_parser = parse_seconds, default_value = "0")]
-    ramp: f64,
+    /// Warm-up before measuring, excluded from the results [default: 0].
+    #[arg(long)]
+    ramp: Option<String>,
 
     /// O_DIRECT: bypass the page cache (the default).
     #[arg(long, overrides_with = "buffered")]
@@ -81,22 +92,22 @@ struct RunArgs {
     #[arg(long, overrides_with = "direct")]
     buffered: bool,
 
-    /// I/O engine: io_uring, sync (pread/pwrite) or null (no I/O: fathom's own
-    /// overhead).
-    #[arg(long, default_value = "io_uring", value_parser = parse_engine)]
-    engine: EngineKind,
+    /// I/O engine: io_uring (default), sync (pread/pwrite) or null (no I/O:
+    /// fathom's own overhead).
+    #[arg(long)]
+    engine: Option<String>,
 
-    /// fsync after every N writes of each worker (0: never).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    fsync: u32,
+    /// fsync after every N writes of each worker [default: 0, never].
+    #[arg(long, value_name = "N")]
+    fsync: Option<String>,
 
-    /// Spread of random offsets: uniform or zipf:THETA.
-    #[arg(long = "random-distribution", default_value = "uniform", value_parser = parse_distribution)]
-    random_distribution: Distribution,
+    /// Spread of random offsets: uniform (default) or zipf:THETA.
+    #[arg(long = "random-distribution")]
+    random_distribution: Option<String>,
 
     /// Seed for offsets and data, so runs repeat exactly.
-    #[arg(long, default_value_t = plan::DEFAULT_SEED)]
-    seed: u64,
+    #[arg(long)]
+    seed: Option<String>,
 
     /// Keep the files fathom created.
     #[arg(long)]
@@ -127,9 +138,18 @@ struct RunArgs {
     #[arg(long = "continue-on-error")]
     continue_on_error: bool,
 
-    /// Name of the workload in results.
-    #[arg(long, default_value = "run")]
-    name: String,
+    /// Name of the workload in results [default: run].
+    #[arg(long)]
+    name: Option<String>,
+
+    /// Print the plan (runs and estimated time) and stop.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+
+    /// Skip runs whose results are already in --output (an interrupted sweep
+    /// goes on where it stopped).
+    #[arg(long, requires = "output")]
+    resume: bool,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -156,63 +176,120 @@ impl Default for OutputArgs {
     }
 }
 
-fn parse_rw(s: &str) -> Result<RwMode, String> {
-    s.parse()
-}
-fn parse_engine(s: &str) -> Result<EngineKind, String> {
-    s.parse()
-}
-fn parse_distribution(s: &str) -> Result<Distribution, String> {
-    s.parse()
-}
 fn parse_format(s: &str) -> Result<OutputFormat, String> {
     s.parse()
 }
-fn parse_size(s: &str) -> Result<u64, String> {
-    units::parse_size(s)
-}
-fn parse_seconds(s: &str) -> Result<f64, String> {
-    units::parse_duration(s).map(|d| d.as_secs_f64())
-}
 
 impl RunArgs {
-    fn into_spec(self) -> (WorkloadSpec, OutputArgs) {
-        let targets = if self.targets.is_empty() {
-            vec![".".to_string()]
-        } else {
-            self.targets
-        };
-        let spec = WorkloadSpec {
-            name: self.name,
-            targets,
-            rw: self.rw,
-            rwmix_read: self.rw.read_percent(self.rwmix_read),
-            bs: self.bs,
-            iodepth: self.iodepth,
-            numjobs: self.numjobs,
-            size: self.size,
-            offset: self.offset,
-            runtime_s: self.runtime,
-            ramp_s: self.ramp,
-            direct: !self.buffered,
-            engine: self.engine,
-            fsync: self.fsync,
-            random_distribution: self.random_distribution,
-            seed: self.seed,
-            keep: self.keep,
-            overwrite: self.overwrite,
-            destroy_data: self.destroy_data,
-            verify: if self.verify_interleaved {
-                VerifyMode::Interleaved
-            } else if self.verify {
-                VerifyMode::AfterWrite
-            } else {
-                VerifyMode::Off
-            },
-            continue_on_error: self.continue_on_error,
-        };
-        (spec, self.output)
+    /// Knob flags given on the command line, as (knob, text) pairs.
+    fn knob_flags(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let text = [
+            ("rw", &self.rw),
+            ("rwmix_read", &self.rwmix_read),
+            ("bs", &self.bs),
+            ("iodepth", &self.iodepth),
+            ("numjobs", &self.numjobs),
+            ("size", &self.size),
+            ("offset", &self.offset),
+            ("runtime", &self.runtime),
+            ("ramp", &self.ramp),
+            ("engine", &self.engine),
+            ("fsync", &self.fsync),
+            ("random_distribution", &self.random_distribution),
+            ("seed", &self.seed),
+            ("name", &self.name),
+        ];
+        for (knob, value) in text {
+            if let Some(v) = value {
+                out.push((knob.to_string(), v.clone()));
+            }
+        }
+        let flags = [
+            ("direct", self.direct),
+            ("buffered", self.buffered),
+            ("keep", self.keep),
+            ("overwrite", self.overwrite),
+            ("i_know_this_destroys_data", self.destroy_data),
+            ("continue_on_error", self.continue_on_error),
+        ];
+        for (knob, set) in flags {
+            if set {
+                out.push((knob.to_string(), "true".to_string()));
+            }
+        }
+        if self.verify_interleaved {
+            out.push(("verify".into(), "interleaved".into()));
+        } else if self.verify {
+            out.push(("verify".into(), "after-write".into()));
+        }
+        out
     }
+
+    /// The workloads these arguments ask for: a job file's, or one workload
+    /// from the flags, swept over any comma lists.
+    fn resolve(&self) -> Result<Vec<WorkloadSpec>, UsageError> {
+        let mut positional = self.targets.clone();
+        let job = match positional.first() {
+            Some(first) if first.ends_with(".toml") && !Path::new(first).is_dir() => {
+                Some(PathBuf::from(positional.remove(0)))
+            }
+            _ => None,
+        };
+        let mut overrides = jobfile::Overrides {
+            targets: positional
+                .into_iter()
+                .chain(self.labelled.clone())
+                .collect(),
+            ..Default::default()
+        };
+        for (knob, value) in self.knob_flags() {
+            let values: Vec<String> = value.split(',').map(|v| v.trim().to_string()).collect();
+            if values.len() > 1 && knobs::SWEEPABLE_FLAGS.contains(&knob.as_str()) {
+                overrides.sweep.push((knob, values));
+            } else {
+                overrides.knobs.push((knob, value));
+            }
+        }
+        let specs = match job {
+            Some(path) => jobfile::load(&path, &overrides)?,
+            None => {
+                if overrides.targets.is_empty() {
+                    overrides.targets.push(".".into());
+                }
+                from_flags(&overrides)?
+            }
+        };
+        Ok(specs)
+    }
+}
+
+/// One workload from flags, expanded over the flags' sweeps.
+fn from_flags(o: &jobfile::Overrides) -> Result<Vec<WorkloadSpec>, UsageError> {
+    let flag_error =
+        |knob: &str, m: String| UsageError(format!("--{}: {m}", knob.replace('_', "-")));
+    let points: usize = o.sweep.iter().map(|(_, v)| v.len()).product();
+    if points > plan::MAX_RUNS {
+        return Err(UsageError(format!(
+            "the sweep expands to {points} runs, more than {}",
+            plan::MAX_RUNS
+        )));
+    }
+    let mut specs = Vec::new();
+    for bindings in plan::expand(&o.sweep) {
+        let mut b = knobs::SpecBuilder::new(plan::default_spec(Vec::new()));
+        for (k, v) in o.knobs.iter().chain(&bindings) {
+            b.set(k, v).map_err(|m| flag_error(k, m))?;
+        }
+        if !bindings.is_empty() {
+            let point: Vec<String> = bindings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            b.spec.name = format!("{} {}", b.spec.name, point.join(" "));
+        }
+        let mut spec = b.finish();
+        jobfile::set_targets(&mut spec, &o.targets);
+        specs.push(spec);
+    }
+    Ok(specs)
 }
 
 /// Parses the arguments, runs, prints, and returns the exit code.
@@ -231,14 +308,20 @@ pub fn main() -> i32 {
             return exit::USAGE;
         }
     };
-    let (specs, output) = match cli.command {
-        None => (plan::quick(".".into()), OutputArgs::default()),
-        Some(Command::Run(args)) => {
-            let (spec, output) = args.into_spec();
-            (vec![spec], output)
-        }
+    let result = match cli.command {
+        None => execute(&plan::quick(".".into()), &OutputArgs::default(), false),
+        Some(Command::Run(args)) => args
+            .resolve()
+            .map_err(anyhow::Error::from)
+            .and_then(|specs| {
+                if args.dry_run {
+                    print_plan(&specs)
+                } else {
+                    execute(&specs, &args.output, args.resume)
+                }
+            }),
     };
-    match execute(&specs, &output) {
+    match result {
         Ok(code) => code,
         Err(e) => {
             if let Some(usage) = e.downcast_ref::<UsageError>() {
@@ -255,12 +338,61 @@ pub fn main() -> i32 {
     }
 }
 
-fn execute(specs: &[WorkloadSpec], output: &OutputArgs) -> anyhow::Result<i32> {
+fn print_plan(specs: &[WorkloadSpec]) -> anyhow::Result<i32> {
+    crate::run::check_plan(specs)?;
+    println!("plan: {}", plan::summary(specs));
+    for (i, spec) in specs.iter().enumerate() {
+        let bound = match spec.runtime_s {
+            Some(r) => units::format_duration(r + spec.ramp_s),
+            None => "one pass".into(),
+        };
+        let targets: Vec<&str> = (0..spec.targets.len())
+            .map(|t| spec.target_label(t))
+            .collect();
+        println!(
+            "{:>4}. {}  [{}]  {}  {}",
+            i + 1,
+            spec.name,
+            spec.label(),
+            targets.join(", "),
+            bound
+        );
+    }
+    Ok(0)
+}
+
+fn execute(specs: &[WorkloadSpec], output: &OutputArgs, resume: bool) -> anyhow::Result<i32> {
     if let Some(path) = &output.output {
         check_output_path(path)?;
     }
+    let previous = match (&output.output, resume) {
+        (Some(path), true) if path.exists() => {
+            let text = read_result_file(path)?;
+            Document::from_json(&text)
+                .map_err(|e| UsageError(format!("--resume: {}: {e}", path.display())))?
+                .workloads
+        }
+        _ => Vec::new(),
+    };
+    if specs.len() > 1 {
+        eprintln!("fathom: plan: {}", plan::summary(specs));
+    }
     let stop = StopFlag::on_signals()?;
-    let document = Session::new(stop.clone()).run(specs)?;
+    let stream_to = output
+        .output
+        .as_ref()
+        .filter(|_| output.output_format == OutputFormat::Json);
+    // Each finished run is written at once, so an interrupted sweep keeps
+    // every run it finished.
+    let mut stream = |doc: &Document| -> anyhow::Result<()> {
+        if let Some(path) = stream_to {
+            write_atomically(path, &report::exporter(OutputFormat::Json).render(doc)?)?;
+        }
+        Ok(())
+    };
+    let document = Session::new(stop.clone())
+        .resume_from(previous)
+        .run(specs, &mut stream)?;
     let rendered = report::exporter(output.output_format).render(&document)?;
     match &output.output {
         Some(path) => {
@@ -282,6 +414,20 @@ fn execute(specs: &[WorkloadSpec], output: &OutputArgs) -> anyhow::Result<i32> {
         None if document.failed() => exit::RUNTIME_ERROR,
         None => 0,
     })
+}
+
+/// Reads a result file given on the command line; the size cap keeps a
+/// wrong path (a disk image, say) from being read into memory.
+pub fn read_result_file(path: &Path) -> Result<String, UsageError> {
+    const MAX_RESULT_FILE: u64 = 1 << 30;
+    let err = |m: String| UsageError(format!("{}: {m}", path.display()));
+    let len = std::fs::metadata(path)
+        .map_err(|e| err(e.to_string()))?
+        .len();
+    if len > MAX_RESULT_FILE {
+        return Err(err(format!("{len} bytes is too large for a fathom result")));
+    }
+    std::fs::read_to_string(path).map_err(|e| err(e.to_string()))
 }
 
 fn check_output_path(path: &Path) -> Result<(), UsageError> {

@@ -91,6 +91,21 @@ pub fn format_block_size(bytes: u64) -> String {
     bytes.to_string()
 }
 
+/// "1h 2m", "4m 30s", "12s", "0.5s".
+pub fn format_duration(seconds: f64) -> String {
+    if seconds < 10.0 {
+        return format!("{}s", (seconds * 10.0).round() / 10.0);
+    }
+    let total = seconds.round() as u64;
+    let (h, m, s) = (total / 3600, total / 60 % 60, total % 60);
+    match (h, m, s) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, 0) => format!("{m}m"),
+        (0, m, s) => format!("{m}m {s}s"),
+        (h, m, _) => format!("{h}h {m}m"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

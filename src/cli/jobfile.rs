@@ -1,0 +1,397 @@
+//! Job files: TOML with `[defaults]`, `[sweep]` lists expanded into their
+//! cross product, and named `[workload.NAME]` tables; `${var}` in any string
+//! takes a sweep variable's value. Errors name the file, line and key.
+//!
+//! ```toml
+//! [defaults]
+//! targets = ["data=/mnt/data/fathom.dat"]
+//! size = "4g"
+//! runtime = "30s"
+//!
+//! [sweep]
+//! rw = ["randread", "randwrite"]
+//! bs = ["4k", "8k", "64k"]
+//! iodepth = [1, 2, 4, 8, 16, 32, 64, 128]
+//!
+//! [workload.sas]
+//! name = "sas-${rw}-${bs}-qd${iodepth}"
+//! ```
+
+use super::knobs::{self, SpecBuilder};
+use crate::error::UsageError;
+use crate::plan::{self, Bindings, Sweep};
+use crate::spec::WorkloadSpec;
+use std::path::Path;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+/// Job files are small; anything larger is not one.
+const MAX_JOB_FILE: u64 = 1 << 20;
+
+/// What the command line adds to a job file: targets that replace the
+/// file's, knobs that override it, and sweeps of its own.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub targets: Vec<String>,
+    pub knobs: Vec<(String, String)>,
+    pub sweep: Sweep,
+}
+
+pub fn load(path: &Path, overrides: &Overrides) -> Result<Vec<WorkloadSpec>, UsageError> {
+    let name = path.display().to_string();
+    let size = std::fs::metadata(path)
+        .map_err(|e| UsageError(format!("job file {name}: {e}")))?
+        .len();
+    if size > MAX_JOB_FILE {
+        return Err(UsageError(format!(
+            "job file {name}: {size} bytes is too large for a job file"
+        )));
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|e| UsageError(format!("job file {name}: {e}")))?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "job".into());
+    parse(&text, &name, &stem, overrides)
+}
+
+/// Parses job-file text; `source` names it in errors, `stem` names the
+/// workload when the file has no `[workload.*]` table.
+pub fn parse(
+    text: &str,
+    source: &str,
+    stem: &str,
+    overrides: &Overrides,
+) -> Result<Vec<WorkloadSpec>, UsageError> {
+    let at = |span: std::ops::Range<usize>, msg: String| {
+        UsageError(format!("{source}:{}: {msg}", line_of(text, span.start)))
+    };
+    let doc = DeTable::parse(text).map_err(|e| {
+        let line = e.span().map_or(1, |s| line_of(text, s.start));
+        let msg = e
+            .message()
+            .lines()
+            .next()
+            .unwrap_or("invalid TOML")
+            .to_string();
+        UsageError(format!("{source}:{line}: {msg}"))
+    })?;
+
+    let mut defaults: Option<&DeTable> = None;
+    let mut sweep: Sweep = Vec::new();
+    let mut sweep_spans = Vec::new();
+    let mut workloads: Vec<(String, &DeTable, std::ops::Range<usize>)> = Vec::new();
+    for (key, value) in doc.get_ref() {
+        let table = |what: &str| {
+            value
+                .get_ref()
+                .as_table()
+                .ok_or_else(|| at(key.span(), format!("{what} must be a table")))
+        };
+        match key.get_ref().as_ref() {
+            "defaults" => defaults = Some(table("[defaults]")?),
+            "sweep" => {
+                for (var, list) in table("[sweep]")? {
+                    let values = list.get_ref().as_array().ok_or_else(|| {
+                        at(
+                            var.span(),
+                            format!("sweep.{}: must be a list", var.get_ref()),
+                        )
+                    })?;
+                    if values.is_empty() {
+                        return Err(at(
+                            var.span(),
+                            format!("sweep.{}: empty list", var.get_ref()),
+                        ));
+                    }
+                    let values = values
+                        .iter()
+                        .map(|v| {
+                            scalar(v)
+                                .map_err(|m| at(v.span(), format!("sweep.{}: {m}", var.get_ref())))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    sweep.push((var.get_ref().to_string(), values));
+                    sweep_spans.push(Some(var.span()));
+                }
+            }
+            "workload" => {
+                for (wname, body) in table("[workload]")? {
+                    let body = body.get_ref().as_table().ok_or_else(|| {
+                        at(
+                            wname.span(),
+                            format!("workload.{} must be a table", wname.get_ref()),
+                        )
+                    })?;
+                    workloads.push((wname.get_ref().to_string(), body, wname.span()));
+                }
+            }
+            other => {
+                return Err(at(
+                    key.span(),
+                    format!(
+                        "unknown section '{other}' (expected [defaults], [sweep], [workload.NAME])"
+                    ),
+                ));
+            }
+        }
+    }
+    for (var, values) in &overrides.sweep {
+        if let Some(i) = sweep.iter().position(|(v, _)| v == var) {
+            sweep.remove(i);
+            sweep_spans.remove(i);
+        }
+        sweep.push((var.clone(), values.clone()));
+        sweep_spans.push(None);
+    }
+    let points: usize =
+        sweep.iter().map(|(_, v)| v.len()).product::<usize>() * workloads.len().max(1);
+    if points > plan::MAX_RUNS {
+        return Err(UsageError(format!(
+            "{source}: the sweep expands to {points} runs, more than {}",
+            plan::MAX_RUNS
+        )));
+    }
+
+    let empty = DeTable::default();
+    let defaults = defaults.unwrap_or(&empty);
+    if workloads.is_empty() {
+        workloads.push((stem.to_string(), &empty, 0..0));
+    }
+    let mut specs = Vec::new();
+    for (wname, body, wspan) in &workloads {
+        for (key, _) in body.iter() {
+            if sweep
+                .iter()
+                .any(|(v, _)| knobs::normalize(v) == knobs::normalize(key.get_ref()))
+            {
+                return Err(at(
+                    key.span(),
+                    format!(
+                        "workload.{wname}.{}: also swept in [sweep]; set it in one place",
+                        key.get_ref()
+                    ),
+                ));
+            }
+        }
+        for bindings in plan::expand(&sweep) {
+            let mut b = SpecBuilder::new(crate::plan::default_spec(Vec::new()));
+            b.spec.name = wname.clone();
+            let mut targets = None;
+            let mut name_given = false;
+            for (section, table) in [("defaults", defaults), ("workload", *body)] {
+                for (key, value) in table.iter() {
+                    let k = key.get_ref().as_ref();
+                    let label = if section == "defaults" {
+                        format!("defaults.{k}")
+                    } else {
+                        format!("workload.{wname}.{k}")
+                    };
+                    let fail = |m: String| at(value.span(), format!("{label}: {m}"));
+                    if matches!(k, "targets" | "target") {
+                        targets = Some(string_list(value, &bindings).map_err(fail)?);
+                        continue;
+                    }
+                    if !knobs::is_knob(k) {
+                        return Err(at(key.span(), format!("{label}: unknown setting")));
+                    }
+                    let v = scalar(value).map_err(&fail)?;
+                    let v = plan::substitute(&v, &bindings).map_err(&fail)?;
+                    b.set(k, &v).map_err(fail)?;
+                    name_given |= k == "name";
+                }
+                if section == "defaults" {
+                    apply_sweep(&mut b, &bindings, &sweep_spans, &at)?;
+                }
+            }
+            for (k, v) in &overrides.knobs {
+                b.set(k, v)
+                    .map_err(|m| UsageError(format!("--{}: {m}", k.replace('_', "-"))))?;
+            }
+            if !name_given && !bindings.is_empty() {
+                let point: Vec<String> = bindings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                b.spec.name = format!("{} {}", b.spec.name, point.join(" "));
+            }
+            let targets = if overrides.targets.is_empty() {
+                targets.unwrap_or_default()
+            } else {
+                overrides.targets.clone()
+            };
+            if targets.is_empty() {
+                return Err(at(
+                    wspan.clone(),
+                    format!(
+                        "workload {wname}: no targets (set targets = [...] in [defaults] or give them on the command line)"
+                    ),
+                ));
+            }
+            let mut spec = b.finish();
+            set_targets(&mut spec, &targets);
+            specs.push(spec);
+        }
+    }
+    Ok(specs)
+}
+
+/// Sweep variables named after a knob set it; others only feed `${var}`.
+fn apply_sweep(
+    b: &mut SpecBuilder,
+    bindings: &Bindings,
+    spans: &[Option<std::ops::Range<usize>>],
+    at: &impl Fn(std::ops::Range<usize>, String) -> UsageError,
+) -> Result<(), UsageError> {
+    for (i, (k, v)) in bindings.iter().enumerate() {
+        if knobs::is_knob(k) {
+            b.set(k, v)
+                .map_err(|m| match spans.get(i).cloned().flatten() {
+                    Some(span) => at(span, format!("sweep.{k}: {m}")),
+                    None => UsageError(format!("--{}: {m}", k.replace('_', "-"))),
+                })?;
+        }
+    }
+    Ok(())
+}
+
+/// Splits `LABEL=PATH` targets into the spec's targets and labels.
+pub fn set_targets(spec: &mut WorkloadSpec, given: &[String]) {
+    spec.targets.clear();
+    spec.labels.clear();
+    for t in given {
+        let (label, path) = knobs::split_label(t);
+        spec.targets.push(path.to_string());
+        spec.labels.push(label.unwrap_or(path).to_string());
+    }
+}
+
+fn scalar(value: &Spanned<DeValue>) -> Result<String, String> {
+    match value.get_ref() {
+        DeValue::String(s) => Ok(s.to_string()),
+        DeValue::Integer(i) => {
+            let digits = i.as_str().replace('_', "");
+            let digits = digits
+                .trim_start_matches("0x")
+                .trim_start_matches("0o")
+                .trim_start_matches("0b");
+            i64::from_str_radix(digits, i.radix())
+                .map(|n| n.to_string())
+                .map_err(|_| format!("{} is not a usable integer", i.as_str()))
+        }
+        DeValue::Float(f) => Ok(f.as_str().to_string()),
+        DeValue::Boolean(b) => Ok(b.to_string()),
+        other => Err(format!("expected a value, found a {}", other.type_str())),
+    }
+}
+
+fn string_list(value: &Spanned<DeValue>, bindings: &Bindings) -> Result<Vec<String>, String> {
+    let items: Vec<String> = match value.get_ref() {
+        DeValue::Array(a) => a.iter().map(scalar).collect::<Result<_, _>>()?,
+        _ => vec![scalar(value)?],
+    };
+    items
+        .iter()
+        .map(|t| plan::substitute(t, bindings))
+        .collect()
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::RwMode;
+
+    fn parse_ok(text: &str) -> Vec<WorkloadSpec> {
+        parse(text, "t.toml", "t", &Overrides::default()).unwrap()
+    }
+
+    fn parse_err(text: &str) -> String {
+        parse(text, "t.toml", "t", &Overrides::default())
+            .unwrap_err()
+            .0
+    }
+
+    const SAS: &str = r#"
+[defaults]
+targets = ["disk=/dev/null"]
+runtime = "2s"
+
+[sweep]
+rw = ["randread", "randwrite"]
+bs = ["4k", "8k", "64k"]
+iodepth = [1, 2, 4, 8, 16, 32, 64, 128]
+
+[workload.sas]
+name = "sas-${rw}-${bs}-qd${iodepth}"
+"#;
+
+    #[test]
+    fn sweep_expands_with_substitution() {
+        let specs = parse_ok(SAS);
+        assert_eq!(specs.len(), 48);
+        assert_eq!(specs[0].name, "sas-randread-4k-qd1");
+        assert_eq!(specs[47].name, "sas-randwrite-64k-qd128");
+        assert_eq!(
+            (specs[47].rw, specs[47].bs, specs[47].iodepth),
+            (RwMode::RandWrite, 65536, 128)
+        );
+        assert_eq!(specs[0].targets, vec!["/dev/null"]);
+        assert_eq!(specs[0].labels, vec!["disk"]);
+        assert_eq!(specs[0].runtime_s, Some(2.0));
+    }
+
+    #[test]
+    fn overrides_replace_targets_and_knobs() {
+        let o = Overrides {
+            targets: vec!["/tmp/x".into()],
+            knobs: vec![("runtime".into(), "1s".into())],
+            sweep: vec![("iodepth".into(), vec!["4".into()])],
+        };
+        let specs = parse(SAS, "t.toml", "t", &o).unwrap();
+        assert_eq!(specs.len(), 6);
+        assert!(
+            specs
+                .iter()
+                .all(|s| s.iodepth == 4 && s.runtime_s == Some(1.0))
+        );
+        assert_eq!(specs[0].labels, vec!["/tmp/x"]);
+    }
+
+    #[test]
+    fn errors_name_line_and_key() {
+        let e = parse_err("[defaults]\ntargets = [\"/x\"]\nbs = \"4q\"\n");
+        assert!(e.starts_with("t.toml:3: defaults.bs:"), "{e}");
+        let e = parse_err("[defaults]\ntargets = [\"/x\"]\ncolour = 1\n");
+        assert!(e.starts_with("t.toml:3: defaults.colour: unknown"), "{e}");
+        let e = parse_err("[defaults]\ntargets = [\"/x\"]\n\n[sweep]\nbs = \"4k\"\n");
+        assert!(e.starts_with("t.toml:5: sweep.bs: must be a list"), "{e}");
+        let e = parse_err("[defaults\n");
+        assert!(e.starts_with("t.toml:1:"), "{e}");
+        let e = parse_err("[defaults]\ntargets = [\"/x\"]\nname = \"${nope}\"\n");
+        assert!(e.contains("nope"), "{e}");
+        let e = parse_err("[defaults]\nbs = \"4k\"\n");
+        assert!(e.contains("no targets"), "{e}");
+        let e = parse_err("[sweep]\nbs=[\"4k\"]\n[workload.a]\ntargets=[\"/x\"]\nbs=\"8k\"\n");
+        assert!(e.starts_with("t.toml:5: workload.a.bs: also swept"), "{e}");
+        let e = parse_err("[sweep]\nbs=[\"4k\",\"8x\"]\n[defaults]\ntargets=[\"/x\"]\n");
+        assert!(e.starts_with("t.toml:2: sweep.bs:"), "{e}");
+        let e = parse_err("[frobs]\n");
+        assert!(e.contains("unknown section 'frobs'"), "{e}");
+    }
+
+    #[test]
+    fn absurd_sweeps_are_refused() {
+        let many: Vec<String> = (1..=400).map(|i| i.to_string()).collect();
+        let text = format!(
+            "[defaults]\ntargets=[\"/x\"]\n[sweep]\niodepth=[{0}]\nnumjobs=[{0}]\n",
+            many.join(",")
+        );
+        assert!(parse_err(&text).contains("more than"));
+    }
+}
