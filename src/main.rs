@@ -1,3 +1,7 @@
 fn main() {
+    // Behave like other Unix tools when the reader of stdout goes away
+    // (`fathom ... | head`): end quietly instead of panicking on EPIPE.
+    // SAFETY: resetting a signal disposition before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     std::process::exit(fathom::cli::main());
 }

@@ -29,8 +29,33 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run one workload on one or more targets.
+    /// Run a workload, a sweep (comma lists) or a job file on targets.
     Run(Box<RunArgs>),
+    /// Tables and charts from result files: text, markdown, csv or html.
+    Report(ReportArgs),
+    /// The same workloads of two result files side by side, with ratios.
+    Compare {
+        /// The baseline result.
+        a: PathBuf,
+        /// The result compared with it.
+        b: PathBuf,
+    },
+}
+
+#[derive(Args, Debug)]
+struct ReportArgs {
+    /// Result files (JSON) from fathom run; runs of the same workload in
+    /// several files are merged (percentiles from merged histograms).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+
+    /// text, markdown, csv or html.
+    #[arg(long, default_value = "text", value_parser = parse_format)]
+    format: OutputFormat,
+
+    /// Write the report there instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -320,6 +345,13 @@ pub fn main() -> i32 {
                     execute(&specs, &args.output, args.resume)
                 }
             }),
+        Some(Command::Report(args)) => report_command(&args),
+        Some(Command::Compare { a, b }) => load_documents(&[a.clone()])
+            .and_then(|a| Ok((a, load_documents(&[b.clone()])?)))
+            .map(|(a, b)| {
+                print!("{}", report::compare::compare(&a, &b));
+                0
+            }),
     };
     match result {
         Ok(code) => code,
@@ -414,6 +446,36 @@ fn execute(specs: &[WorkloadSpec], output: &OutputArgs, resume: bool) -> anyhow:
         None if document.failed() => exit::RUNTIME_ERROR,
         None => 0,
     })
+}
+
+fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {
+    if let Some(path) = &args.output {
+        check_output_path(path)?;
+    }
+    let document = load_documents(&args.files)?;
+    if document.workloads.is_empty() {
+        return Err(UsageError("the result files hold no finished workload".into()).into());
+    }
+    let rendered = report::exporter(args.format).render(&document)?;
+    match &args.output {
+        Some(path) => write_atomically(path, &rendered)?,
+        None => print!("{rendered}"),
+    }
+    Ok(0)
+}
+
+/// Reads result files and merges them into one document.
+fn load_documents(paths: &[PathBuf]) -> anyhow::Result<Document> {
+    let mut docs = Vec::with_capacity(paths.len());
+    for path in paths {
+        let text = read_result_file(path)?;
+        docs.push(
+            Document::from_json(&text)
+                .map_err(|e| UsageError(format!("{}: {e}", path.display())))?,
+        );
+    }
+    Ok(report::merge::merge(docs)
+        .map_err(|e| UsageError(format!("cannot merge the result files: {e}")))?)
 }
 
 /// Reads a result file given on the command line; the size cap keeps a

@@ -49,6 +49,16 @@ pub fn bandwidth(bytes_per_s: f64) -> String {
     }
 }
 
+/// Bytes per second as a bare MiB/s figure for a column headed "MiB/s".
+pub fn mib_per_s(bytes_per_s: f64) -> String {
+    let mib = bytes_per_s / (1 << 20) as f64;
+    if mib >= 100.0 {
+        thousands(mib.round() as u64)
+    } else {
+        format!("{mib:.1}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

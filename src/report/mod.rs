@@ -1,8 +1,15 @@
 //! Output formats, one file each behind one trait (as hyperfine's exporters):
 //! adding a format is one new file and one line in `exporter`.
 
+pub mod charts;
+pub mod compare;
+pub mod csv;
 pub mod format;
+pub mod html;
 pub mod json;
+pub mod markdown;
+pub mod merge;
+pub mod table;
 pub mod text;
 
 use crate::result::Document;
@@ -16,6 +23,9 @@ pub trait Exporter {
 pub enum OutputFormat {
     Text,
     Json,
+    Markdown,
+    Csv,
+    Html,
 }
 
 impl FromStr for OutputFormat {
@@ -24,8 +34,11 @@ impl FromStr for OutputFormat {
         match s {
             "text" => Ok(OutputFormat::Text),
             "json" => Ok(OutputFormat::Json),
+            "markdown" | "md" => Ok(OutputFormat::Markdown),
+            "csv" => Ok(OutputFormat::Csv),
+            "html" => Ok(OutputFormat::Html),
             _ => Err(format!(
-                "unknown output format '{s}' (expected text or json)"
+                "unknown format '{s}' (expected text, json, markdown, csv or html)"
             )),
         }
     }
@@ -35,5 +48,8 @@ pub fn exporter(format: OutputFormat) -> Box<dyn Exporter> {
     match format {
         OutputFormat::Text => Box::new(text::TextExporter),
         OutputFormat::Json => Box::new(json::JsonExporter),
+        OutputFormat::Markdown => Box::new(markdown::MarkdownExporter),
+        OutputFormat::Csv => Box::new(csv::CsvExporter),
+        OutputFormat::Html => Box::new(html::HtmlExporter),
     }
 }

@@ -10,6 +10,9 @@ pub struct TextExporter;
 
 impl Exporter for TextExporter {
     fn render(&self, document: &Document) -> anyhow::Result<String> {
+        if document.workloads.len() > 1 {
+            return Ok(sweep(document));
+        }
         let mut table = Table::new();
         table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
             "workload",
@@ -34,9 +37,42 @@ impl Exporter for TextExporter {
         }
         let mut out = table.to_string();
         out.push('\n');
+        out.push_str(&notes(document));
+        Ok(out)
+    }
+}
+
+/// The sweep table: one row per point and target, swept knobs as columns.
+fn sweep(document: &Document) -> String {
+    let (header, rows) = super::table::cells(&super::table::build(document));
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(header.clone());
+    for row in rows {
+        table.add_row(row);
+    }
+    for (i, h) in header.iter().enumerate() {
+        if h.starts_with("read ") || h.starts_with("write ") {
+            if let Some(c) = table.column_mut(i) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+    }
+    let mut out = table.to_string();
+    out.push('\n');
+    out.push_str(&notes(document));
+    out
+}
+
+/// CPU cost, verification, errors and interruption, under the table.
+fn notes(document: &Document) -> String {
+    let mut out = String::new();
+    {
         for workload in &document.workloads {
             out.push_str(&format!(
-                "{}: {:.1} s measured, CPU {:.2} s user + {:.2} s sys = {:.2} µs per I/O\n",
+                "{} ({}): {:.1} s measured, CPU {:.2} s user + {:.2} s sys = {:.2} µs per I/O\n",
+                workload.spec.name,
                 workload.spec.label(),
                 workload.runtime_s,
                 workload.cpu.user_s,
@@ -62,8 +98,8 @@ impl Exporter for TextExporter {
         if document.interrupted {
             out.push_str("interrupted: figures cover the time measured before the stop\n");
         }
-        Ok(out)
     }
+    out
 }
 
 fn add_rows(table: &mut Table, workload: &WorkloadResult) {

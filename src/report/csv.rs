@@ -1,0 +1,119 @@
+//! CSV: one row per run x target x direction, with every resolved knob and
+//! every measured figure, for spreadsheets and scripts.
+
+use super::Exporter;
+use crate::result::Document;
+
+pub struct CsvExporter;
+
+const HEADER: &[&str] = &[
+    "workload",
+    "rw",
+    "rwmix_read",
+    "bs",
+    "iodepth",
+    "numjobs",
+    "size",
+    "offset",
+    "runtime_s_spec",
+    "ramp_s",
+    "direct",
+    "engine",
+    "fsync",
+    "random_distribution",
+    "seed",
+    "verify",
+    "target",
+    "path",
+    "kind",
+    "filesystem",
+    "device_model",
+    "rotational",
+    "direction",
+    "ios",
+    "bytes",
+    "runtime_s",
+    "iops",
+    "bw_bytes",
+    "lat_min_ns",
+    "lat_mean_ns",
+    "lat_max_ns",
+    "lat_stddev_ns",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p99_ns",
+    "lat_p99_9_ns",
+    "lat_p99_99_ns",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "cpu_per_io_us",
+    "errors",
+    "ended_early",
+    "interrupted",
+];
+
+impl Exporter for CsvExporter {
+    fn render(&self, document: &Document) -> anyhow::Result<String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(HEADER)?;
+        for wl in &document.workloads {
+            let s = &wl.spec;
+            for t in &wl.targets {
+                for (dir, d) in [("read", &t.io.read), ("write", &t.io.write)] {
+                    if d.ios == 0 {
+                        continue;
+                    }
+                    let device = t.facts.device.as_ref();
+                    let l = &d.lat_ns;
+                    let opt = |v: Option<String>| v.unwrap_or_default();
+                    w.write_record([
+                        s.name.clone(),
+                        s.rw.to_string(),
+                        s.rwmix_read.to_string(),
+                        s.bs.to_string(),
+                        s.iodepth.to_string(),
+                        s.numjobs.to_string(),
+                        t.size.to_string(),
+                        t.offset.to_string(),
+                        opt(s.runtime_s.map(|r| r.to_string())),
+                        s.ramp_s.to_string(),
+                        s.direct.to_string(),
+                        s.engine.to_string(),
+                        s.fsync.to_string(),
+                        format!("{:?}", s.random_distribution),
+                        s.seed.to_string(),
+                        format!("{:?}", s.verify),
+                        t.name.clone(),
+                        t.facts.path.clone(),
+                        format!("{:?}", t.facts.kind),
+                        opt(t.facts.filesystem.clone()),
+                        opt(device.and_then(|d| d.model.clone())),
+                        opt(device.and_then(|d| d.rotational).map(|r| r.to_string())),
+                        dir.to_string(),
+                        d.ios.to_string(),
+                        d.bytes.to_string(),
+                        t.runtime_s.to_string(),
+                        d.iops.to_string(),
+                        d.bw_bytes.to_string(),
+                        l.min.to_string(),
+                        l.mean.to_string(),
+                        l.max.to_string(),
+                        l.stddev.to_string(),
+                        l.p50.to_string(),
+                        l.p90.to_string(),
+                        l.p99.to_string(),
+                        l.p99_9.to_string(),
+                        l.p99_99.to_string(),
+                        wl.cpu.user_s.to_string(),
+                        wl.cpu.sys_s.to_string(),
+                        wl.cpu.per_io_us.to_string(),
+                        t.errors.count.to_string(),
+                        opt(t.ended_early.clone()),
+                        wl.interrupted.to_string(),
+                    ])?;
+                }
+            }
+        }
+        Ok(String::from_utf8(w.into_inner()?)?)
+    }
+}

@@ -1,0 +1,350 @@
+//! HTML: one self-contained page (inline CSS and SVG, no network, no fonts to
+//! fetch) with the sweep table, charts of the sweep and per-second series.
+
+use super::Exporter;
+use super::charts::{self, BarChart, LineChart, Rendered, Series};
+use super::table::{self, Figures, Row, SweepTable};
+use crate::cli::units::format_block_size;
+use crate::result::Document;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+pub struct HtmlExporter;
+
+/// Per-second charts are drawn for this many runs at most.
+const MAX_TIME_SERIES: usize = 6;
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1500px}\
+table{border-collapse:collapse;margin:1em 0;font-size:14px}\
+th,td{border:1px solid #ccc;padding:4px 8px}td.n{text-align:right}th{background:#f3f3f3}\
+.charts{display:flex;flex-wrap:wrap;gap:12px}figure.chart{margin:0;border:1px solid #ddd}\
+.meta{color:#555;font-size:14px}";
+
+/// Runs in the browser after the page loads: marks each chart drawn when
+/// every series left visible marks of its colour on the page, and records
+/// the count on <body> for tests.
+const CHECK_SCRIPT: &str = r#"
+(function () {
+  var figs = document.querySelectorAll('figure.chart'), drawn = 0;
+  figs.forEach(function (f) {
+    var colours = f.dataset.colours.split(','), mark = f.dataset.mark, ok = true;
+    colours.forEach(function (c) {
+      var seen = 0;
+      f.querySelectorAll(mark).forEach(function (el) {
+        var paint = (el.getAttribute('stroke') || '') + (el.getAttribute('fill') || '');
+        var b = el.getBBox();
+        if (paint.toUpperCase().indexOf(c) >= 0 && (b.width > 0 || b.height > 0)) seen++;
+      });
+      // Bars: the legend swatch is one rect of the colour; data needs more.
+      if (seen < (mark === 'rect' && colours.length > 1 ? 2 : 1)) ok = false;
+    });
+    f.dataset.drawn = ok ? 'yes' : 'no';
+    if (ok) drawn++;
+  });
+  document.body.dataset.chartsDrawn = drawn + '/' + figs.length;
+})();
+"#;
+
+impl Exporter for HtmlExporter {
+    fn render(&self, document: &Document) -> anyhow::Result<String> {
+        let table = table::build(document);
+        let mut charts: Vec<Rendered> = Vec::new();
+        sweep_charts(&table, &mut charts)?;
+        target_bars(&table, &mut charts)?;
+        time_series(document, &mut charts)?;
+
+        let mut html = String::new();
+        write!(
+            html,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <title>fathom report</title><style>{STYLE}</style></head><body>\n\
+             <h1>fathom report</h1>\n<p class=\"meta\">{}</p>\n",
+            escape(super::markdown::footnote(document).trim())
+        )?;
+        html.push_str("<h2>Results</h2>\n");
+        html.push_str(&html_table(&table));
+        html.push_str("<h2>Charts</h2>\n<div class=\"charts\">\n");
+        for chart in &charts {
+            write!(
+                html,
+                "<figure class=\"chart\" data-colours=\"{}\" data-mark=\"{}\">{}</figure>\n",
+                chart.colours.join(","),
+                chart.mark,
+                chart.svg
+            )?;
+        }
+        html.push_str("</div>\n<script>");
+        html.push_str(CHECK_SCRIPT);
+        html.push_str("</script>\n</body></html>\n");
+        Ok(html)
+    }
+}
+
+fn html_table(table: &SweepTable) -> String {
+    let (header, rows) = table::cells(table);
+    let mut out = String::from("<table><thead><tr>");
+    for h in &header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    let first_figure = table.knobs.len() + 1;
+    for row in rows {
+        out.push_str("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            let class = if i >= first_figure {
+                " class=\"n\""
+            } else {
+                ""
+            };
+            let _ = write!(out, "<td{class}>{}</td>", escape(cell));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n");
+    out
+}
+
+type Pick = fn(&Row) -> Option<Figures>;
+const DIRECTIONS: [(&str, Pick); 2] = [("read", |r| r.read), ("write", |r| r.write)];
+
+/// The keys of a row other than one knob: what names a series.
+fn series_name(table: &SweepTable, row: &Row, without: &[&str]) -> String {
+    let parts: Vec<String> = table
+        .knobs
+        .iter()
+        .zip(&row.keys)
+        .filter(|(k, _)| !without.contains(k))
+        .map(|(k, v)| {
+            if *k == "bs" {
+                v.clone()
+            } else {
+                format!("{k} {v}")
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        "all".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn grouped<'a>(
+    table: &'a SweepTable,
+    target: &str,
+    pick: Pick,
+    without: &[&str],
+) -> BTreeMap<String, Vec<(&'a Row, Figures)>> {
+    let mut groups: BTreeMap<String, Vec<(&Row, Figures)>> = BTreeMap::new();
+    for row in table.rows.iter().filter(|r| r.target == target) {
+        if let Some(f) = pick(row) {
+            groups
+                .entry(series_name(table, row, without))
+                .or_default()
+                .push((row, f));
+        }
+    }
+    groups
+}
+
+fn targets(table: &SweepTable) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for r in &table.rows {
+        if !names.contains(&r.target) {
+            names.push(r.target.clone());
+        }
+    }
+    names
+}
+
+fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<()> {
+    let depths = table.knobs.contains(&"iodepth");
+    let sizes = table.knobs.contains(&"bs");
+    let fmt_depth: fn(f64) -> String = |v| format!("{}", v.round());
+    let fmt_bs: fn(f64) -> String = |v| format_block_size(v.round() as u64);
+    for target in targets(table) {
+        for (dir, pick) in DIRECTIONS {
+            if depths {
+                let groups = grouped(table, &target, pick, &["iodepth", "rw"]);
+                let series =
+                    |value: fn(&Figures) -> f64,
+                     groups: &BTreeMap<String, Vec<(&Row, Figures)>>| {
+                        groups
+                            .iter()
+                            .map(|(name, rows)| {
+                                let mut points: Vec<(f64, f64)> = rows
+                                    .iter()
+                                    .map(|(r, f)| (r.iodepth as f64, value(f)))
+                                    .collect();
+                                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                                Series {
+                                    name: name.clone(),
+                                    points,
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                    };
+                if !groups.is_empty() {
+                    out.push(charts::line_chart(&LineChart {
+                        title: format!("{target}: {dir} IOPS vs depth"),
+                        x_label: "iodepth (I/Os in flight)".into(),
+                        y_label: "IOPS".into(),
+                        series: series(|f| f.iops, &groups),
+                        x_format: fmt_depth,
+                    })?);
+                    for (name, rows) in &groups {
+                        let mut rows = rows.clone();
+                        rows.sort_by_key(|(r, _)| r.iodepth);
+                        let pct = |label: &str, v: fn(&Figures) -> u64| Series {
+                            name: label.into(),
+                            points: rows
+                                .iter()
+                                .map(|(r, f)| (r.iodepth as f64, v(f) as f64 / 1e3))
+                                .collect(),
+                        };
+                        out.push(charts::line_chart(&LineChart {
+                            title: format!("{target}: {dir} latency vs depth ({name})"),
+                            x_label: "iodepth (I/Os in flight)".into(),
+                            y_label: "latency (µs)".into(),
+                            series: vec![
+                                pct("p50", |f| f.p50_ns),
+                                pct("p99", |f| f.p99_ns),
+                                pct("p99.9", |f| f.p99_9_ns),
+                            ],
+                            x_format: fmt_depth,
+                        })?);
+                    }
+                }
+            }
+            if sizes {
+                let groups = grouped(table, &target, pick, &["bs", "rw"]);
+                if !groups.is_empty() {
+                    let series = groups
+                        .iter()
+                        .map(|(name, rows)| {
+                            let mut points: Vec<(f64, f64)> = rows
+                                .iter()
+                                .map(|(r, f)| (r.bs as f64, f.bw_bytes / (1 << 20) as f64))
+                                .collect();
+                            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                            Series {
+                                name: name.clone(),
+                                points,
+                            }
+                        })
+                        .collect();
+                    out.push(charts::line_chart(&LineChart {
+                        title: format!("{target}: {dir} bandwidth vs block size"),
+                        x_label: "block size".into(),
+                        y_label: "bandwidth (MiB/s)".into(),
+                        series,
+                        x_format: fmt_bs,
+                    })?);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Several targets (or result files with different targets) side by side.
+fn target_bars(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<()> {
+    let names = targets(table);
+    if names.len() < 2 {
+        return Ok(());
+    }
+    for (dir, pick) in DIRECTIONS {
+        let mut categories: Vec<String> = Vec::new();
+        for row in &table.rows {
+            let c = series_name(table, row, &[]);
+            if pick(row).is_some() && !categories.contains(&c) {
+                categories.push(c);
+            }
+        }
+        if categories.is_empty() {
+            continue;
+        }
+        let groups = names
+            .iter()
+            .map(|t| Series {
+                name: t.clone(),
+                points: table
+                    .rows
+                    .iter()
+                    .filter(|r| &r.target == t)
+                    .filter_map(|r| {
+                        let c = series_name(table, r, &[]);
+                        let i = categories.iter().position(|x| *x == c)?;
+                        Some((i as f64, pick(r)?.iops))
+                    })
+                    .collect(),
+            })
+            .collect();
+        out.push(charts::bar_chart(&BarChart {
+            title: format!("{dir} IOPS by target"),
+            y_label: "IOPS".into(),
+            categories,
+            groups,
+        })?);
+    }
+    Ok(())
+}
+
+fn time_series(document: &Document, out: &mut Vec<Rendered>) -> anyhow::Result<()> {
+    let fmt_s: fn(f64) -> String = |v| format!("{v:.0}");
+    let mut runs: Vec<_> = document
+        .workloads
+        .iter()
+        .filter(|w| w.total.read.intervals.len() + w.total.write.intervals.len() >= 2)
+        .collect();
+    runs.truncate(MAX_TIME_SERIES);
+    for w in runs {
+        let dirs = [("read", &w.total.read), ("write", &w.total.write)];
+        let present: Vec<_> = dirs.iter().filter(|(_, d)| d.ios > 0).collect();
+        let iops = present
+            .iter()
+            .map(|(n, d)| Series {
+                name: n.to_string(),
+                points: d
+                    .intervals
+                    .iter()
+                    .map(|i| (i.t_s + i.dur_s, i.iops))
+                    .collect(),
+            })
+            .collect();
+        out.push(charts::line_chart(&LineChart {
+            title: format!("{}: IOPS per second", w.spec.name),
+            x_label: "time (s)".into(),
+            y_label: "IOPS".into(),
+            series: iops,
+            x_format: fmt_s,
+        })?);
+        let p99 = present
+            .iter()
+            .map(|(n, d)| Series {
+                name: format!("{n} p99"),
+                points: d
+                    .intervals
+                    .iter()
+                    .filter(|i| i.ios > 0)
+                    .map(|i| (i.t_s + i.dur_s, i.p99_ns as f64 / 1e3))
+                    .collect(),
+            })
+            .collect();
+        out.push(charts::line_chart(&LineChart {
+            title: format!("{}: p99 latency per second", w.spec.name),
+            x_label: "time (s)".into(),
+            y_label: "p99 latency (µs)".into(),
+            series: p99,
+            x_format: fmt_s,
+        })?);
+    }
+    Ok(())
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}

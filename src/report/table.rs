@@ -1,0 +1,210 @@
+//! The sweep table behind the text, Markdown and HTML reports: one row per
+//! point of the sweep and target, the swept knobs as leading columns. When a
+//! sweep pairs reads with writes (randread/randwrite), they share a row: read
+//! figures from the reading run, write figures from the writing one.
+
+use crate::cli::units::format_block_size;
+use crate::result::{DirectionResult, Document, WorkloadResult};
+use crate::spec::{RwMode, WorkloadSpec};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figures {
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub p99_9_ns: u64,
+}
+
+impl Figures {
+    fn of(d: &DirectionResult) -> Option<Figures> {
+        (d.ios > 0).then_some(Figures {
+            iops: d.iops,
+            bw_bytes: d.bw_bytes,
+            p50_ns: d.lat_ns.p50,
+            p99_ns: d.lat_ns.p99,
+            p99_9_ns: d.lat_ns.p99_9,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Values of `SweepTable::knobs`, as text.
+    pub keys: Vec<String>,
+    pub target: String,
+    pub read: Option<Figures>,
+    pub write: Option<Figures>,
+    /// Sort key and chart coordinates: the same values as numbers.
+    pub bs: u64,
+    pub iodepth: u32,
+    pub numjobs: u32,
+    pub rw: RwMode,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepTable {
+    /// Knobs that vary between workloads (e.g. bs, iodepth).
+    pub knobs: Vec<&'static str>,
+    pub rows: Vec<Row>,
+    /// True when reads and writes of one point were merged into one row.
+    pub paired_rw: bool,
+}
+
+impl SweepTable {
+    pub fn has_reads(&self) -> bool {
+        self.rows.iter().any(|r| r.read.is_some())
+    }
+    pub fn has_writes(&self) -> bool {
+        self.rows.iter().any(|r| r.write.is_some())
+    }
+}
+
+type KnobFn = fn(&WorkloadSpec) -> String;
+
+/// Knobs a sweep may vary, in the order their columns appear.
+const KNOBS: &[(&str, KnobFn)] = &[
+    ("rw", |s| s.rw.to_string()),
+    ("rwmix_read", |s| {
+        if s.rw.is_mixed() {
+            s.rwmix_read.to_string()
+        } else {
+            "-".into()
+        }
+    }),
+    ("bs", |s| format_block_size(s.bs)),
+    ("iodepth", |s| s.iodepth.to_string()),
+    ("numjobs", |s| s.numjobs.to_string()),
+    ("engine", |s| s.engine.to_string()),
+    ("direct", |s| s.direct.to_string()),
+    ("size", |s| {
+        s.size
+            .map_or("auto".into(), crate::cli::units::format_bytes)
+    }),
+    ("runtime", |s| format!("{:?}", s.runtime_s)),
+    ("distribution", |s| format!("{:?}", s.random_distribution)),
+];
+
+pub fn build(document: &Document) -> SweepTable {
+    let workloads = &document.workloads;
+    let varies = |f: KnobFn| workloads.windows(2).any(|w| f(&w[0].spec) != f(&w[1].spec));
+    let rws: Vec<RwMode> = workloads.iter().map(|w| w.spec.rw).collect();
+    let paired_rw = rws.len() > 1
+        && (rws
+            .iter()
+            .all(|r| matches!(r, RwMode::RandRead | RwMode::RandWrite))
+            || rws
+                .iter()
+                .all(|r| matches!(r, RwMode::Read | RwMode::Write)))
+        && rws.windows(2).any(|w| w[0] != w[1]);
+    let mut knobs: Vec<(&'static str, KnobFn)> = KNOBS
+        .iter()
+        .filter(|(name, f)| varies(*f) && !(paired_rw && *name == "rw"))
+        .copied()
+        .collect();
+    if knobs.is_empty() && workloads.len() > 1 && !paired_rw {
+        knobs.push(("rw", KNOBS[0].1));
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for w in workloads {
+        add_rows(&mut rows, w, &knobs);
+    }
+    rows.sort_by(|a, b| {
+        (a.target.as_str(), a.bs, a.iodepth, a.numjobs)
+            .partial_cmp(&(b.target.as_str(), b.bs, b.iodepth, b.numjobs))
+            .expect("comparable")
+    });
+    // Keep the order targets were given in, not alphabetical.
+    let order: Vec<String> = workloads
+        .iter()
+        .flat_map(|w| w.targets.iter().map(|t| t.name.clone()))
+        .fold(Vec::new(), |mut seen, name| {
+            if !seen.contains(&name) {
+                seen.push(name);
+            }
+            seen
+        });
+    rows.sort_by_key(|r| order.iter().position(|n| *n == r.target));
+    SweepTable {
+        knobs: knobs.iter().map(|(n, _)| *n).collect(),
+        rows,
+        paired_rw,
+    }
+}
+
+fn add_rows(rows: &mut Vec<Row>, w: &WorkloadResult, knobs: &[(&'static str, KnobFn)]) {
+    let keys: Vec<String> = knobs.iter().map(|(_, f)| f(&w.spec)).collect();
+    for t in &w.targets {
+        let read = Figures::of(&t.io.read);
+        let write = Figures::of(&t.io.write);
+        if let Some(row) = rows
+            .iter_mut()
+            .find(|r| r.keys == keys && r.target == t.name)
+        {
+            row.read = row.read.or(read);
+            row.write = row.write.or(write);
+            continue;
+        }
+        rows.push(Row {
+            keys: keys.clone(),
+            target: t.name.clone(),
+            read,
+            write,
+            bs: w.spec.bs,
+            iodepth: w.spec.iodepth,
+            numjobs: w.spec.numjobs,
+            rw: w.spec.rw,
+        });
+    }
+}
+
+/// Column headers and cells, shared by the text and Markdown tables.
+pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
+    use super::format::{latency, mib_per_s, thousands};
+    let mut header: Vec<String> = table.knobs.iter().map(|k| k.to_string()).collect();
+    header.push("target".into());
+    let dirs: Vec<(&str, fn(&Row) -> Option<Figures>)> = [
+        ("read", (|r: &Row| r.read) as fn(&Row) -> Option<Figures>),
+        ("write", |r: &Row| r.write),
+    ]
+    .into_iter()
+    .filter(|(d, _)| {
+        if *d == "read" {
+            table.has_reads()
+        } else {
+            table.has_writes()
+        }
+    })
+    .collect();
+    for (d, _) in &dirs {
+        header.extend([
+            format!("{d} IOPS"),
+            format!("{d} MiB/s"),
+            format!("{d} p50"),
+            format!("{d} p99"),
+            format!("{d} p99.9"),
+        ]);
+    }
+    let rows = table
+        .rows
+        .iter()
+        .map(|r| {
+            let mut cells = r.keys.clone();
+            cells.push(r.target.clone());
+            for (_, get) in &dirs {
+                match get(r) {
+                    Some(f) => cells.extend([
+                        thousands(f.iops.round() as u64),
+                        mib_per_s(f.bw_bytes),
+                        latency(f.p50_ns as f64),
+                        latency(f.p99_ns as f64),
+                        latency(f.p99_9_ns as f64),
+                    ]),
+                    None => cells.extend(std::iter::repeat_n("-".to_string(), 5)),
+                }
+            }
+            cells
+        })
+        .collect();
+    (header, rows)
+}

@@ -1,0 +1,346 @@
+//! Sweeps, job files and reports: every example runs (tiny size and
+//! runtime), reports render in every format, the HTML draws its charts in a
+//! real browser, merged files merge histograms, and sweeps resume.
+
+mod common;
+
+use common::*;
+use fathom::measure::histogram::LatencyHistogram;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TINY: &[&str] = &["--size", "1m", "--runtime", "100ms", "--ramp", "0"];
+
+fn run_ok(args: &[&str]) -> std::process::Output {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "fathom {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Runs an example job file on files in `dir`, one per target it names.
+fn run_example(example: &Path, dir: &Path, out: &Path) -> Value {
+    let text = std::fs::read_to_string(example).unwrap();
+    let mut args: Vec<String> = vec!["run".into(), example.to_str().unwrap().into()];
+    let labels: Vec<&str> = ["disk", "logs", "data", "journal"]
+        .into_iter()
+        .filter(|l| text.contains(&format!("\"{l}=")))
+        .collect();
+    if labels.is_empty() {
+        args.push(dir.join("target.dat").to_str().unwrap().into());
+    }
+    for l in &labels {
+        args.push("--target".into());
+        args.push(format!("{l}={}", dir.join(l).to_str().unwrap()));
+    }
+    args.extend(TINY.iter().map(|s| s.to_string()));
+    args.extend(["--output-format".into(), "json".into(), "-o".into()]);
+    args.push(out.to_str().unwrap().into());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_ok(&refs);
+    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+}
+
+#[test]
+fn every_example_runs_and_reports() {
+    let dir = tempdir();
+    for example in examples() {
+        let name = example.file_stem().unwrap().to_str().unwrap().to_string();
+        let out = dir.path().join(format!("{name}.json"));
+        let doc = run_example(&example, dir.path(), &out);
+        let workloads = doc["workloads"].as_array().unwrap();
+        assert!(!workloads.is_empty(), "{name}");
+        for w in workloads {
+            assert!(u(&w["total"]["read"]["ios"]) + u(&w["total"]["write"]["ios"]) > 0);
+        }
+        for format in ["text", "markdown", "csv", "html"] {
+            let o = run_ok(&["report", out.to_str().unwrap(), "--format", format]);
+            assert!(!o.stdout.is_empty(), "{name} {format}");
+        }
+        assert_eq!(
+            entries(dir.path())
+                .iter()
+                .filter(|e| !e.ends_with(".json"))
+                .count(),
+            0,
+            "{name}: fathom removed the files it created"
+        );
+    }
+}
+
+#[test]
+fn sas_sweep_gives_the_table_the_chart_and_drawn_charts() {
+    let dir = tempdir();
+    let out = dir.path().join("sas.json");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sas-sweep.toml");
+    let doc = run_example(&example, dir.path(), &out);
+    assert_eq!(doc["workloads"].as_array().unwrap().len(), 48);
+    let o = out.to_str().unwrap();
+
+    // Text: one row per block size x depth, read and write side by side.
+    let text = String::from_utf8(run_ok(&["report", o]).stdout).unwrap();
+    for col in [
+        "bs",
+        "iodepth",
+        "read IOPS",
+        "write IOPS",
+        "read p99",
+        "write MiB/s",
+    ] {
+        assert!(text.contains(col), "{col} missing:\n{text}");
+    }
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains(" disk ")).collect();
+    assert_eq!(rows.len(), 24, "{text}");
+
+    let md = String::from_utf8(run_ok(&["report", o, "--format", "markdown"]).stdout).unwrap();
+    assert_eq!(md.lines().filter(|l| l.starts_with("| ")).count(), 25);
+
+    let csv = String::from_utf8(run_ok(&["report", o, "--format", "csv"]).stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    assert!(header.iter().any(|h| h == "lat_p99_99_ns"));
+    assert_eq!(
+        reader.records().count(),
+        48,
+        "one row per run x target x direction"
+    );
+
+    let html_path = dir.path().join("sas.html");
+    run_ok(&[
+        "report",
+        o,
+        "--format",
+        "html",
+        "-o",
+        html_path.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(
+        !html.contains("src=") && !html.contains("href="),
+        "self-contained"
+    );
+    assert!(html.contains("IOPS vs depth") && html.contains("bandwidth vs block size"));
+    assert!(html.contains("per second"));
+    let charts = html.matches("<figure class=\"chart\"").count();
+    // 2 directions x (IOPS vs depth + 3 latency + bandwidth) + 6 runs x 2.
+    assert_eq!(charts, 22);
+    // Three block sizes as three curves on each IOPS-vs-depth chart.
+    assert!(html.contains("data-colours=\"#1F77B4,#FF7F0E,#2CA02C\" data-mark=\"polyline\""));
+
+    let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+    else {
+        eprintln!("SKIP: no Chromium to render the HTML report (apt-get install chromium)");
+        return;
+    };
+    let dom = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("file://{}", html_path.display()))
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom.contains(&format!("data-charts-drawn=\"{charts}/{charts}\"")),
+        "every chart drew its data in {browser}: {}",
+        dom.split("data-charts-drawn")
+            .nth(1)
+            .map_or("no result", |s| &s[..20.min(s.len())])
+    );
+}
+
+#[test]
+fn workload_one_table_in_one_command() {
+    let dir = tempdir();
+    let mut args = vec!["run".to_string()];
+    for label in ["logs", "data", "journal"] {
+        args.push("--target".into());
+        args.push(format!("{label}={}", dir.path().join(label).display()));
+    }
+    for a in [
+        "--rw",
+        "randread,randwrite",
+        "--bs",
+        "8k",
+        "--iodepth",
+        "128",
+    ] {
+        args.push(a.into());
+    }
+    args.extend(TINY.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let text = String::from_utf8(run_ok(&refs).stdout).unwrap();
+    let header = text
+        .lines()
+        .find(|l| l.contains("read IOPS"))
+        .expect("table");
+    assert!(
+        header.contains("write IOPS") && header.contains("target"),
+        "{text}"
+    );
+    for label in ["logs", "data", "journal"] {
+        let row = text
+            .lines()
+            .find(|l| l.contains(&format!(" {label} ")))
+            .unwrap_or_else(|| panic!("no row for {label}:\n{text}"));
+        let figures = row.split('┆').filter(|c| c.trim() == "-").count();
+        assert_eq!(figures, 0, "read and write figures on one row: {row}");
+    }
+    assert_eq!(text.lines().filter(|l| l.contains("┆")).count(), 4, "header and three rows");
+}
+
+#[test]
+fn reports_over_several_files_merge_histograms_and_compare() {
+    let dir = tempdir();
+    let target = dir.path().join("t");
+    let mut files = Vec::new();
+    for i in 0..2 {
+        let out = dir.path().join(format!("r{i}.json"));
+        let mut args = vec![
+            "run",
+            target.to_str().unwrap(),
+            "--rw",
+            "randread",
+            "--iodepth",
+            "4",
+        ];
+        args.extend_from_slice(&[
+            "--size",
+            "1m",
+            "--runtime",
+            "1s",
+            "--output-format",
+            "json",
+            "-o",
+        ]);
+        args.push(out.to_str().unwrap());
+        run_ok(&args);
+        files.push(out);
+    }
+    let docs: Vec<Value> = files
+        .iter()
+        .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
+        .collect();
+    let mut merged = LatencyHistogram::new();
+    let mut ios = 0;
+    for d in &docs {
+        let r = &d["workloads"][0]["targets"][0]["read"];
+        merged.add(&LatencyHistogram::decode(r["histogram"].as_str().unwrap()).unwrap());
+        ios += u(&r["ios"]);
+    }
+    let (a, b) = (files[0].to_str().unwrap(), files[1].to_str().unwrap());
+    let csv = String::from_utf8(run_ok(&["report", a, b, "--format", "csv"]).stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 1, "the same workload in two files is one row");
+    let col = |name: &str| rows[0][header.iter().position(|h| h == name).unwrap()].to_string();
+    assert_eq!(col("ios").parse::<u64>().unwrap(), ios);
+    let summary = merged.summary();
+    assert_eq!(col("lat_p99_ns").parse::<u64>().unwrap(), summary.p99);
+    assert_eq!(col("lat_p99_99_ns").parse::<u64>().unwrap(), summary.p99_99);
+
+    let text = String::from_utf8(run_ok(&["compare", a, b]).stdout).unwrap();
+    assert!(text.contains("B/A") && text.contains("noise"), "{text}");
+    assert!(text.contains("1 workload(s) in both"));
+}
+
+#[test]
+fn an_interrupted_sweep_resumes_where_it_stopped() {
+    let dir = tempdir();
+    let target = dir.path().join("t");
+    let out = dir.path().join("sweep.json");
+    let args = [
+        "run",
+        target.to_str().unwrap(),
+        "--iodepth",
+        "1,2,4",
+        "--size",
+        "1m",
+        "--runtime",
+        "1s",
+        "--output-format",
+        "json",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let mut child = fathom()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let first = loop {
+        if let Ok(text) = std::fs::read_to_string(&out)
+            && let Ok(doc) = serde_json::from_str::<Value>(&text)
+        {
+            break doc["workloads"][0].clone();
+        }
+        assert!(Instant::now() < deadline, "the first run was never written");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        kept["workloads"][0], first,
+        "finished runs survive the interruption"
+    );
+
+    let mut resumed = args.to_vec();
+    resumed.push("--resume");
+    run_ok(&resumed);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let w = doc["workloads"].as_array().unwrap();
+    assert_eq!(w.len(), 3);
+    assert_eq!(w[0], first, "the finished run was kept, not run again");
+    let depths: Vec<u64> = w.iter().map(|w| u(&w["spec"]["iodepth"])).collect();
+    assert_eq!(depths, vec![1, 2, 4]);
+    assert!(w.iter().all(|w| w["interrupted"] == false));
+}
+
+#[test]
+fn job_file_errors_name_file_line_and_key() {
+    let dir = tempdir();
+    let job = dir.path().join("bad.toml");
+    std::fs::write(
+        &job,
+        "[defaults]\ntargets = [\"x\"]\n\n[sweep]\nbs = [\"4k\", \"huge\"]\n",
+    )
+    .unwrap();
+    let out = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml:5: sweep.bs:"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(entries(dir.path()), vec!["bad.toml"], "nothing created");
+
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\"fathom_version\": ").unwrap();
+    let out = run(&["report", broken.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("broken.json"));
+}
