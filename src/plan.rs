@@ -34,34 +34,6 @@ pub fn default_spec(targets: Vec<String>) -> WorkloadSpec {
     }
 }
 
-/// What `fathom` alone runs: 4k random reads at depth 32 and 1, then 1 MiB
-/// sequential reads, 6 s each (1 s of it warm-up) on one temporary 1 GiB file.
-pub fn quick(target: String) -> Vec<WorkloadSpec> {
-    let base = WorkloadSpec {
-        runtime_s: Some(5.0),
-        ramp_s: 1.0,
-        ..default_spec(vec![target])
-    };
-    vec![
-        WorkloadSpec {
-            name: "rnd4k-q32".into(),
-            iodepth: 32,
-            ..base.clone()
-        },
-        WorkloadSpec {
-            name: "rnd4k-q1".into(),
-            ..base.clone()
-        },
-        WorkloadSpec {
-            name: "seq1m-q8".into(),
-            rw: RwMode::Read,
-            bs: 1 << 20,
-            iodepth: 8,
-            ..base
-        },
-    ]
-}
-
 /// Sweep variables in the order given; the first varies slowest.
 pub type Sweep = Vec<(String, Vec<String>)>;
 /// One point of a sweep: a value for each variable.
@@ -159,16 +131,5 @@ mod tests {
         assert_eq!(substitute("plain", &b).unwrap(), "plain");
         assert!(substitute("${nope}", &b).unwrap_err().contains("nope"));
         assert!(substitute("${bs", &b).is_err());
-    }
-
-    #[test]
-    fn quick_plan_is_valid_and_about_twenty_seconds() {
-        let plan = quick(".".into());
-        assert_eq!(plan.len(), 3);
-        let seconds: f64 = plan.iter().map(|s| s.runtime_s.unwrap() + s.ramp_s).sum();
-        assert!((15.0..=25.0).contains(&seconds));
-        for spec in &plan {
-            spec.validate().unwrap();
-        }
     }
 }

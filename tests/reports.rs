@@ -136,13 +136,59 @@ fn sas_sweep_gives_the_table_the_chart_and_drawn_charts() {
         "self-contained"
     );
     assert!(html.contains("IOPS vs depth") && html.contains("bandwidth vs block size"));
-    assert!(html.contains("per second"));
     let charts = html.matches("<figure class=\"chart\"").count();
-    // 2 directions x (IOPS vs depth + 3 latency + bandwidth) + 6 runs x 2.
-    assert_eq!(charts, 22);
+    // 2 directions x (IOPS vs depth + 3 latency + bandwidth); runs this
+    // short have no per-second series.
+    assert_eq!(charts, 10);
     // Three block sizes as three curves on each IOPS-vs-depth chart.
-    assert!(html.contains("data-colours=\"#1F77B4,#FF7F0E,#2CA02C\" data-mark=\"polyline\""));
+    assert!(
+        html.contains("data-colours=\"#1F77B4,#FF7F0E,#2CA02C\" data-mark=\"polyline,circle\"")
+    );
+    assert_charts_drawn(&html_path, charts);
+}
 
+#[test]
+fn time_series_and_target_bars_draw() {
+    let dir = tempdir();
+    let out = dir.path().join("ts.json");
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    run_ok(&[
+        "run",
+        "--target",
+        &format!("a={}", a.display()),
+        "--target",
+        &format!("b={}", b.display()),
+        "--rw",
+        "randrw",
+        "--size",
+        "1m",
+        "--runtime",
+        "2500ms",
+        "--output-format",
+        "json",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let html_path = dir.path().join("ts.html");
+    run_ok(&[
+        "report",
+        out.to_str().unwrap(),
+        "--format",
+        "html",
+        "-o",
+        html_path.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.contains("IOPS per second") && html.contains("p99 latency per second"));
+    assert!(html.contains("read IOPS by target") && html.contains("write IOPS by target"));
+    // Bars for read and write; IOPS and p99 per second.
+    assert_eq!(html.matches("<figure class=\"chart\"").count(), 4);
+    assert_charts_drawn(&html_path, 4);
+}
+
+/// Renders the page in headless Chromium and checks that its script found
+/// every series of every chart drawn; skips where there is no Chromium.
+fn assert_charts_drawn(html_path: &Path, charts: usize) {
     let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
         .find(|b| {
@@ -208,7 +254,11 @@ fn workload_one_table_in_one_command() {
         let figures = row.split('┆').filter(|c| c.trim() == "-").count();
         assert_eq!(figures, 0, "read and write figures on one row: {row}");
     }
-    assert_eq!(text.lines().filter(|l| l.contains("┆")).count(), 4, "header and three rows");
+    assert_eq!(
+        text.lines().filter(|l| l.contains("┆")).count(),
+        4,
+        "header and three rows"
+    );
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 pub mod jobfile;
 pub mod knobs;
+pub mod presets;
 pub mod units;
 
 use crate::error::{UsageError, exit};
@@ -33,6 +34,8 @@ enum Command {
     Run(Box<RunArgs>),
     /// Tables and charts from result files: text, markdown, csv or html.
     Report(ReportArgs),
+    /// List the presets `fathom run --preset NAME` runs.
+    Presets,
     /// The same workloads of two result files side by side, with ratios.
     Compare {
         /// The baseline result.
@@ -167,6 +170,11 @@ struct RunArgs {
     #[arg(long)]
     name: Option<String>,
 
+    /// Run a preset (see `fathom presets`): quick, desktop, database,
+    /// sas-sweep.
+    #[arg(long, value_name = "NAME")]
+    preset: Option<String>,
+
     /// Print the plan (runs and estimated time) and stop.
     #[arg(long = "dry-run")]
     dry_run: bool,
@@ -276,9 +284,15 @@ impl RunArgs {
                 overrides.knobs.push((knob, value));
             }
         }
-        let specs = match job {
-            Some(path) => jobfile::load(&path, &overrides)?,
-            None => {
+        let specs = match (job, &self.preset) {
+            (Some(_), Some(_)) => {
+                return Err(UsageError(
+                    "--preset: give either a job file or a preset, not both".into(),
+                ));
+            }
+            (None, Some(name)) => presets::load(name, &overrides)?,
+            (Some(path), None) => jobfile::load(&path, &overrides)?,
+            (None, None) => {
                 if overrides.targets.is_empty() {
                     overrides.targets.push(".".into());
                 }
@@ -334,7 +348,13 @@ pub fn main() -> i32 {
         }
     };
     let result = match cli.command {
-        None => execute(&plan::quick(".".into()), &OutputArgs::default(), false),
+        None => presets::load("quick", &jobfile::Overrides::default())
+            .map_err(anyhow::Error::from)
+            .and_then(|specs| execute(&specs, &OutputArgs::default(), false)),
+        Some(Command::Presets) => {
+            print!("{}", presets::listing());
+            Ok(0)
+        }
         Some(Command::Run(args)) => args
             .resolve()
             .map_err(anyhow::Error::from)
@@ -346,8 +366,8 @@ pub fn main() -> i32 {
                 }
             }),
         Some(Command::Report(args)) => report_command(&args),
-        Some(Command::Compare { a, b }) => load_documents(&[a.clone()])
-            .and_then(|a| Ok((a, load_documents(&[b.clone()])?)))
+        Some(Command::Compare { a, b }) => load_documents(std::slice::from_ref(&a))
+            .and_then(|a| Ok((a, load_documents(std::slice::from_ref(&b))?)))
             .map(|(a, b)| {
                 print!("{}", report::compare::compare(&a, &b));
                 0

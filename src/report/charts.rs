@@ -13,7 +13,7 @@ pub const PALETTE: &[&str] = &[
     "#BCBD22", "#17BECF",
 ];
 
-const SIZE: (u32, u32) = (720, 420);
+const SIZE: (u32, u32) = (680, 400);
 
 pub struct Series {
     pub name: String,
@@ -41,7 +41,8 @@ pub struct BarChart {
 pub struct Rendered {
     pub svg: String,
     pub colours: Vec<&'static str>,
-    /// "polyline" for line charts, "rect" for bars: what the data is drawn as.
+    /// CSS selector of what the data is drawn as: lines and their points, or
+    /// bars.
     pub mark: &'static str,
 }
 
@@ -95,7 +96,7 @@ pub fn line_chart(chart: &LineChart) -> anyhow::Result<Rendered> {
         colours: (0..chart.series.len())
             .map(|i| PALETTE[i % PALETTE.len()])
             .collect(),
-        mark: "polyline",
+        mark: "polyline,circle",
     })
 }
 

@@ -65,9 +65,9 @@ impl Exporter for HtmlExporter {
         html.push_str(&html_table(&table));
         html.push_str("<h2>Charts</h2>\n<div class=\"charts\">\n");
         for chart in &charts {
-            write!(
+            writeln!(
                 html,
-                "<figure class=\"chart\" data-colours=\"{}\" data-mark=\"{}\">{}</figure>\n",
+                "<figure class=\"chart\" data-colours=\"{}\" data-mark=\"{}\">{}</figure>",
                 chart.colours.join(","),
                 chart.mark,
                 chart.svg
@@ -134,7 +134,7 @@ fn grouped<'a>(
     target: &str,
     pick: Pick,
     without: &[&str],
-) -> BTreeMap<String, Vec<(&'a Row, Figures)>> {
+) -> Vec<(String, Vec<(&'a Row, Figures)>)> {
     let mut groups: BTreeMap<String, Vec<(&Row, Figures)>> = BTreeMap::new();
     for row in table.rows.iter().filter(|r| r.target == target) {
         if let Some(f) = pick(row) {
@@ -144,6 +144,14 @@ fn grouped<'a>(
                 .push((row, f));
         }
     }
+    // Series in numeric order (4k before 64k), not alphabetical.
+    let mut groups: Vec<_> = groups.into_iter().collect();
+    groups.sort_by_key(|(_, rows)| {
+        rows.iter()
+            .map(|(r, _)| (r.bs, r.numjobs, r.iodepth))
+            .min()
+            .unwrap_or_default()
+    });
     groups
 }
 
@@ -167,8 +175,7 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
             if depths {
                 let groups = grouped(table, &target, pick, &["iodepth", "rw"]);
                 let series =
-                    |value: fn(&Figures) -> f64,
-                     groups: &BTreeMap<String, Vec<(&Row, Figures)>>| {
+                    |value: fn(&Figures) -> f64, groups: &[(String, Vec<(&Row, Figures)>)]| {
                         groups
                             .iter()
                             .map(|(name, rows)| {
@@ -295,7 +302,11 @@ fn time_series(document: &Document, out: &mut Vec<Rendered>) -> anyhow::Result<(
     let mut runs: Vec<_> = document
         .workloads
         .iter()
-        .filter(|w| w.total.read.intervals.len() + w.total.write.intervals.len() >= 2)
+        .filter(|w| {
+            [&w.total.read, &w.total.write]
+                .iter()
+                .any(|d| d.intervals.iter().filter(|i| i.ios > 0).count() >= 2)
+        })
         .collect();
     runs.truncate(MAX_TIME_SERIES);
     for w in runs {

@@ -163,8 +163,9 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
     use super::format::{latency, mib_per_s, thousands};
     let mut header: Vec<String> = table.knobs.iter().map(|k| k.to_string()).collect();
     header.push("target".into());
-    let dirs: Vec<(&str, fn(&Row) -> Option<Figures>)> = [
-        ("read", (|r: &Row| r.read) as fn(&Row) -> Option<Figures>),
+    type Pick = fn(&Row) -> Option<Figures>;
+    let dirs: Vec<(&str, Pick)> = [
+        ("read", (|r: &Row| r.read) as Pick),
         ("write", |r: &Row| r.write),
     ]
     .into_iter()

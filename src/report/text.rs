@@ -53,10 +53,10 @@ fn sweep(document: &Document) -> String {
         table.add_row(row);
     }
     for (i, h) in header.iter().enumerate() {
-        if h.starts_with("read ") || h.starts_with("write ") {
-            if let Some(c) = table.column_mut(i) {
-                c.set_cell_alignment(CellAlignment::Right);
-            }
+        if (h.starts_with("read ") || h.starts_with("write "))
+            && let Some(c) = table.column_mut(i)
+        {
+            c.set_cell_alignment(CellAlignment::Right);
         }
     }
     let mut out = table.to_string();
@@ -65,11 +65,23 @@ fn sweep(document: &Document) -> String {
     out
 }
 
+const MAX_CPU_LINES: usize = 8;
+
 /// CPU cost, verification, errors and interruption, under the table.
 fn notes(document: &Document) -> String {
     let mut out = String::new();
     {
-        for workload in &document.workloads {
+        // A long sweep's CPU lines would bury the table: they are in the CSV.
+        let cpu_lines = if document.workloads.len() <= MAX_CPU_LINES {
+            &document.workloads[..]
+        } else {
+            out.push_str(&format!(
+                "{} workloads; CPU time per workload: --format csv\n",
+                document.workloads.len()
+            ));
+            &[]
+        };
+        for workload in cpu_lines {
             out.push_str(&format!(
                 "{} ({}): {:.1} s measured, CPU {:.2} s user + {:.2} s sys = {:.2} µs per I/O\n",
                 workload.spec.name,
