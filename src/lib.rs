@@ -18,3 +18,4 @@ pub mod safety;
 pub mod spec;
 pub mod stop;
 pub mod verify;
+pub mod warnings;

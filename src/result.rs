@@ -34,6 +34,10 @@ pub struct WorkloadResult {
     /// last completion of any target.
     pub runtime_s: f64,
     pub interrupted: bool,
+    /// Why a figure may not be true (page cache, sparse file, a latency no
+    /// device can give); empty when nothing is suspect.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,6 +161,17 @@ impl Document {
             .iter()
             .flat_map(|w| &w.targets)
             .any(|t| t.ended_early.is_some() || t.verify.as_ref().is_some_and(|v| v.failed() > 0))
+    }
+
+    /// Every warning of every workload, once each (a sweep repeats them).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for w in self.workloads.iter().flat_map(|w| &w.warnings) {
+            if !out.contains(w) {
+                out.push(w.clone());
+            }
+        }
+        out
     }
 
     /// Every problem of every target, prefixed with the target's name.

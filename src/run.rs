@@ -122,7 +122,18 @@ impl Session {
                 Err(e) if e.is::<Interrupted>() => break,
                 Err(e) => return Err(e),
             };
-            let result = run_workload(spec, &targets, &self.stop, self.live)?;
+            let context = crate::warnings::Context {
+                available_memory: crate::warnings::available_memory(),
+                sparse: targets
+                    .iter()
+                    .map(|t| {
+                        std::fs::metadata(&t.plan.path)
+                            .is_ok_and(|m| crate::warnings::is_sparse(&m))
+                    })
+                    .collect(),
+            };
+            let mut result = run_workload(spec, &targets, &self.stop, self.live)?;
+            result.warnings = crate::warnings::check(&result, &context);
             self.document.interrupted |= result.interrupted;
             self.document.workloads.push(result);
             progress(&self.document)?;
@@ -420,6 +431,7 @@ pub fn run_workload(
         total,
         runtime_s,
         interrupted: stop.is_set(),
+        warnings: Vec::new(),
     })
 }
 

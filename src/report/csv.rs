@@ -110,6 +110,7 @@ impl Exporter for CsvExporter {
                         t.errors.count.to_string(),
                         opt(t.ended_early.clone()),
                         wl.interrupted.to_string(),
+                        wl.warnings.join("; "),
                     ])?;
                 }
             }

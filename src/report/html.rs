@@ -18,7 +18,7 @@ const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width
 table{border-collapse:collapse;margin:1em 0;font-size:14px}\
 th,td{border:1px solid #ccc;padding:4px 8px}td.n{text-align:right}th{background:#f3f3f3}\
 .charts{display:flex;flex-wrap:wrap;gap:12px}figure.chart{margin:0;border:1px solid #ddd}\
-.meta{color:#555;font-size:14px}";
+.meta{color:#555;font-size:14px}.warn li{color:#8a4b00}";
 
 /// Runs in the browser after the page loads: marks each chart drawn when
 /// every series left visible marks of its colour on the page, and records
@@ -61,6 +61,14 @@ impl Exporter for HtmlExporter {
              <h1>fathom report</h1>\n<p class=\"meta\">{}</p>\n",
             escape(super::markdown::footnote(document).trim())
         )?;
+        let warnings = document.warnings();
+        if !warnings.is_empty() {
+            html.push_str("<h2>Warnings</h2>\n<ul class=\"warn\">\n");
+            for w in warnings {
+                let _ = writeln!(html, "<li>{}</li>", escape(&w));
+            }
+            html.push_str("</ul>\n");
+        }
         html.push_str("<h2>Results</h2>\n");
         html.push_str(&html_table(&table));
         html.push_str("<h2>Charts</h2>\n<div class=\"charts\">\n");

@@ -21,6 +21,9 @@ impl Exporter for MarkdownExporter {
             out.push_str(&format!("| {} |\n", escaped.join(" | ")));
         }
         out.push_str(&footnote(document));
+        for warning in document.warnings() {
+            out.push_str(&format!("\n> **warning**: {warning}\n"));
+        }
         Ok(out)
     }
 }

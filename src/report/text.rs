@@ -107,6 +107,9 @@ fn notes(document: &Document) -> String {
                 }
             }
         }
+        for warning in document.warnings() {
+            out.push_str(&format!("warning: {warning}\n"));
+        }
         if document.interrupted {
             out.push_str("interrupted: figures cover the time measured before the stop\n");
         }

@@ -1,0 +1,90 @@
+//! Results that cannot be true are flagged: each situation is created on
+//! this machine and the warning checked, in JSON and in the text output.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn warnings(doc: &Value) -> Vec<String> {
+    doc["workloads"][0]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn buffered_reads_of_a_small_file_are_flagged_as_page_cache() {
+    let dir = tempdir();
+    let f = dir.path().join("small");
+    let doc = run_json(&[
+        f.to_str().unwrap(),
+        "--buffered",
+        "--size",
+        "4m",
+        "--runtime",
+        "300ms",
+    ]);
+    let w = warnings(&doc);
+    assert!(
+        w.iter()
+            .any(|w| w.contains("page cache") && w.contains("--direct")),
+        "{w:?}"
+    );
+    let out = run(&[
+        "run",
+        f.to_str().unwrap(),
+        "--buffered",
+        "--size",
+        "4m",
+        "--runtime",
+        "300ms",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("warning:"));
+
+    // The same reads through O_DIRECT are not suspect for that reason.
+    let doc = run_json(&[f.to_str().unwrap(), "--size", "4m", "--runtime", "300ms"]);
+    assert!(!warnings(&doc).iter().any(|w| w.contains("page cache")));
+}
+
+#[test]
+fn reads_of_a_sparse_file_are_flagged() {
+    let dir = tempdir();
+    let f = dir.path().join("sparse");
+    std::fs::File::create(&f).unwrap().set_len(8 << 20).unwrap();
+    let doc = run_json(&[f.to_str().unwrap(), "--size", "8m", "--runtime", "300ms"]);
+    let w = warnings(&doc);
+    assert!(w.iter().any(|w| w.contains("sparse")), "{w:?}");
+    // A file fathom lays out holds real data: no such warning.
+    let laid = dir.path().join("laid");
+    let doc = run_json(&[laid.to_str().unwrap(), "--size", "8m", "--runtime", "300ms"]);
+    assert!(!warnings(&doc).iter().any(|w| w.contains("sparse")));
+}
+
+#[test]
+fn a_rotational_device_that_answers_like_memory_is_flagged() {
+    let Some(dev) = LoopDevice::new(16 << 20, 512) else {
+        return;
+    };
+    let name = dev.path.trim_start_matches("/dev/");
+    let flag = format!("/sys/block/{name}/queue/rotational");
+    if std::fs::write(&flag, "1").is_err() {
+        eprintln!("SKIP: cannot mark {} rotational", dev.path);
+        return;
+    }
+    // The loop driver serves reads from the backing file's page cache:
+    // far faster than any rotating disk.
+    let doc = run_json(&[&dev.path, "--iodepth", "16", "--runtime", "500ms"]);
+    let read = &doc["workloads"][0]["targets"][0]["read"];
+    let w = warnings(&doc);
+    if f(&read["iops"]) > 3000.0 {
+        assert!(w.iter().any(|w| w.contains("rotational")), "{w:?}");
+    } else {
+        assert!(
+            w.iter().any(|w| w.contains("rotational")) || u(&read["lat_ns"]["p50"]) >= 500_000,
+            "{w:?}"
+        );
+    }
+}
