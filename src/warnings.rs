@@ -49,21 +49,22 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<String> {
         let name = &t.name;
         let reads = t.io.read.ios > 0;
         let file = t.facts.kind == TargetKind::File;
-        if !spec.direct && file {
-            if let Some(mem) = ctx.available_memory.filter(|&m| t.size < m) {
-                if reads {
-                    out.push(format!(
-                        "{name}: buffered reads of a {} region with {} of memory free: likely served from the page cache, not the disk; use --direct or a region larger than memory",
-                        format_bytes(t.size),
-                        format_bytes(mem)
-                    ));
-                }
-                if t.io.write.ios > 0 && spec.fsync == 0 {
-                    out.push(format!(
-                        "{name}: buffered writes without --fsync fit in the {} of free memory: the page cache absorbed them; use --direct or --fsync N",
-                        format_bytes(mem)
-                    ));
-                }
+        if !spec.direct
+            && file
+            && let Some(mem) = ctx.available_memory.filter(|&m| t.size < m)
+        {
+            if reads {
+                out.push(format!(
+                    "{name}: buffered reads of a {} region with {} of memory free: likely served from the page cache, not the disk; use --direct or a region larger than memory",
+                    format_bytes(t.size),
+                    format_bytes(mem)
+                ));
+            }
+            if t.io.write.ios > 0 && spec.fsync == 0 {
+                out.push(format!(
+                    "{name}: buffered writes without --fsync fit in the {} of free memory: the page cache absorbed them; use --direct or --fsync N",
+                    format_bytes(mem)
+                ));
             }
         }
         if reads && ctx.sparse.get(i).copied().unwrap_or(false) {
