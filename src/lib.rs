@@ -10,6 +10,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod measure;
+pub mod meta;
 pub mod plan;
 pub mod report;
 pub mod result;

@@ -22,6 +22,9 @@ pub struct Document {
     /// before it.
     pub interrupted: bool,
     pub workloads: Vec<WorkloadResult>,
+    /// `fathom meta`: metadata operations (absent for I/O runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<crate::meta::MetaResult>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

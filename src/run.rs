@@ -85,11 +85,17 @@ impl Session {
                 host: facts::host_facts(),
                 interrupted: false,
                 workloads: Vec::new(),
+                meta: None,
             },
         }
     }
 
     /// Workloads of `previous` whose spec is in the plan are taken as done.
+    /// The empty result document of this session (host facts, start time).
+    pub fn document(&self) -> &Document {
+        &self.document
+    }
+
     pub fn resume_from(mut self, previous: Vec<WorkloadResult>) -> Self {
         self.previous = previous;
         self

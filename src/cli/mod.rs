@@ -4,6 +4,7 @@
 pub mod jobfile;
 pub mod knobs;
 pub mod presets;
+pub mod tools;
 pub mod units;
 
 use crate::error::{UsageError, exit};
@@ -36,6 +37,12 @@ enum Command {
     Report(ReportArgs),
     /// List the presets `fathom run --preset NAME` runs.
     Presets,
+    /// File-system metadata speed (bonnie++ -n): create, stat and delete
+    /// N x 1024 files in order and at random.
+    Meta(tools::MetaArgs),
+    /// Sequential read speed, cached (page cache) and uncached (O_DIRECT),
+    /// as hdparm -tT.
+    Seqread(tools::SeqreadArgs),
     /// The same workloads of two result files side by side, with ratios.
     Compare {
         /// The baseline result.
@@ -189,15 +196,15 @@ struct RunArgs {
 }
 
 #[derive(Args, Debug)]
-struct OutputArgs {
+pub struct OutputArgs {
     /// text or json.
     #[arg(long = "output-format", default_value = "text", value_parser = parse_format)]
-    output_format: OutputFormat,
+    pub output_format: OutputFormat,
 
     /// Write the result there instead of standard output (the text table is
     /// still printed).
     #[arg(long, short = 'o', value_name = "FILE")]
-    output: Option<PathBuf>,
+    pub output: Option<PathBuf>,
 }
 
 impl Default for OutputArgs {
@@ -351,6 +358,8 @@ pub fn main() -> i32 {
         None => presets::load("quick", &jobfile::Overrides::default())
             .map_err(anyhow::Error::from)
             .and_then(|specs| execute(&specs, &OutputArgs::default(), false)),
+        Some(Command::Meta(args)) => tools::meta_command(&args),
+        Some(Command::Seqread(args)) => tools::seqread_command(&args),
         Some(Command::Presets) => {
             print!("{}", presets::listing());
             Ok(0)
@@ -473,7 +482,7 @@ fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {
         check_output_path(path)?;
     }
     let document = load_documents(&args.files)?;
-    if document.workloads.is_empty() {
+    if document.workloads.is_empty() && document.meta.is_none() {
         return Err(UsageError("the result files hold no finished workload".into()).into());
     }
     let rendered = report::exporter(args.format).render(&document)?;
@@ -512,7 +521,7 @@ pub fn read_result_file(path: &Path) -> Result<String, UsageError> {
     std::fs::read_to_string(path).map_err(|e| err(e.to_string()))
 }
 
-fn check_output_path(path: &Path) -> Result<(), UsageError> {
+pub(crate) fn check_output_path(path: &Path) -> Result<(), UsageError> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -535,7 +544,7 @@ fn check_output_path(path: &Path) -> Result<(), UsageError> {
 
 /// Writes through a temporary file and a rename, so a reader never sees half
 /// a result.
-fn write_atomically(path: &Path, contents: &str) -> anyhow::Result<()> {
+pub(crate) fn write_atomically(path: &Path, contents: &str) -> anyhow::Result<()> {
     let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
     std::fs::write(&tmp, contents)?;
     std::fs::rename(&tmp, path)?;

@@ -54,6 +54,9 @@ const HEADER: &[&str] = &[
 
 impl Exporter for CsvExporter {
     fn render(&self, document: &Document) -> anyhow::Result<String> {
+        if let Some(meta) = &document.meta {
+            return meta_rows(meta);
+        }
         let mut w = csv::Writer::from_writer(Vec::new());
         w.write_record(HEADER)?;
         for wl in &document.workloads {
@@ -117,4 +120,49 @@ impl Exporter for CsvExporter {
         }
         Ok(String::from_utf8(w.into_inner()?)?)
     }
+}
+
+/// `fathom meta`: one row per operation.
+fn meta_rows(meta: &crate::meta::MetaResult) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "operation",
+        "dir",
+        "filesystem",
+        "files",
+        "file_size",
+        "files_per_dir",
+        "elapsed_s",
+        "ops_per_s",
+        "lat_min_ns",
+        "lat_mean_ns",
+        "lat_max_ns",
+        "lat_p50_ns",
+        "lat_p90_ns",
+        "lat_p99_ns",
+        "lat_p99_9_ns",
+        "lat_p99_99_ns",
+    ])?;
+    for o in &meta.ops {
+        let l = &o.lat_ns;
+        w.write_record([
+            o.name.clone(),
+            meta.spec.dir.clone(),
+            meta.filesystem.clone().unwrap_or_default(),
+            o.ops.to_string(),
+            meta.spec.file_size.to_string(),
+            meta.spec.files_per_dir.to_string(),
+            o.elapsed_s.to_string(),
+            o.ops_per_s.to_string(),
+            l.min.to_string(),
+            l.mean.to_string(),
+            l.max.to_string(),
+            l.p50.to_string(),
+            l.p90.to_string(),
+            l.p99.to_string(),
+            l.p99_9.to_string(),
+            l.p99_99.to_string(),
+        ])?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
 }

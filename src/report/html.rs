@@ -52,6 +52,9 @@ impl Exporter for HtmlExporter {
         sweep_charts(&table, &mut charts)?;
         target_bars(&table, &mut charts)?;
         time_series(document, &mut charts)?;
+        if let Some(meta) = &document.meta {
+            meta_bars(meta, &mut charts)?;
+        }
 
         let mut html = String::new();
         write!(
@@ -70,7 +73,14 @@ impl Exporter for HtmlExporter {
             html.push_str("</ul>\n");
         }
         html.push_str("<h2>Results</h2>\n");
-        html.push_str(&html_table(&table));
+        match &document.meta {
+            Some(meta) => {
+                let _ = writeln!(html, "<p>{}</p>", escape(&table::meta_caption(meta)));
+                let (header, rows) = table::meta_cells(meta);
+                html.push_str(&cells_table(&header, &rows, 1));
+            }
+            None => html.push_str(&html_table(&table)),
+        }
         html.push_str("<h2>Charts</h2>\n<div class=\"charts\">\n");
         for chart in &charts {
             writeln!(
@@ -90,12 +100,16 @@ impl Exporter for HtmlExporter {
 
 fn html_table(table: &SweepTable) -> String {
     let (header, rows) = table::cells(table);
+    cells_table(&header, &rows, table.knobs.len() + 1)
+}
+
+/// A table whose columns from `first_figure` on are right-aligned numbers.
+fn cells_table(header: &[String], rows: &[Vec<String>], first_figure: usize) -> String {
     let mut out = String::from("<table><thead><tr>");
-    for h in &header {
+    for h in header {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
     out.push_str("</tr></thead><tbody>\n");
-    let first_figure = table.knobs.len() + 1;
     for row in rows {
         out.push_str("<tr>");
         for (i, cell) in row.iter().enumerate() {
@@ -358,6 +372,29 @@ fn time_series(document: &Document, out: &mut Vec<Rendered>) -> anyhow::Result<(
             x_format: fmt_s,
         })?);
     }
+    Ok(())
+}
+
+/// Operations per second of the six metadata tests (log axis: they span
+/// decades on most file systems).
+fn meta_bars(meta: &crate::meta::MetaResult, out: &mut Vec<Rendered>) -> anyhow::Result<()> {
+    if meta.ops.is_empty() {
+        return Ok(());
+    }
+    out.push(charts::bar_chart(&BarChart {
+        title: "metadata operations per second".into(),
+        y_label: "operations/s".into(),
+        categories: meta.ops.iter().map(|o| o.name.replace('_', " ")).collect(),
+        groups: vec![Series {
+            name: meta.filesystem.clone().unwrap_or_else(|| "ops/s".into()),
+            points: meta
+                .ops
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (i as f64, o.ops_per_s))
+                .collect(),
+        }],
+    })?);
     Ok(())
 }
 

@@ -8,8 +8,14 @@ pub struct MarkdownExporter;
 
 impl Exporter for MarkdownExporter {
     fn render(&self, document: &Document) -> anyhow::Result<String> {
-        let (header, rows) = table::cells(&table::build(document));
+        let (header, rows) = match &document.meta {
+            Some(meta) => table::meta_cells(meta),
+            None => table::cells(&table::build(document)),
+        };
         let mut out = String::new();
+        if let Some(meta) = &document.meta {
+            out.push_str(&format!("{}\n\n", table::meta_caption(meta)));
+        }
         out.push_str(&format!("| {} |\n", header.join(" | ")));
         let align: Vec<&str> = header
             .iter()
@@ -29,7 +35,9 @@ impl Exporter for MarkdownExporter {
 }
 
 fn is_figure(header: &str) -> bool {
-    header.starts_with("read ") || header.starts_with("write ")
+    header.starts_with("read ")
+        || header.starts_with("write ")
+        || ["files", "ops/s", "mean", "p50", "p99", "p99.9", "max"].contains(&header)
 }
 
 /// Where the figures come from, under the table.

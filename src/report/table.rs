@@ -209,3 +209,53 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
         .collect();
     (header, rows)
 }
+
+/// The `fathom meta` table: one row per operation.
+pub fn meta_cells(meta: &crate::meta::MetaResult) -> (Vec<String>, Vec<Vec<String>>) {
+    use super::format::{latency, thousands};
+    let header = [
+        "operation",
+        "files",
+        "ops/s",
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = meta
+        .ops
+        .iter()
+        .map(|o| {
+            vec![
+                o.name.replace('_', " "),
+                thousands(o.ops),
+                thousands(o.ops_per_s.round() as u64),
+                latency(o.lat_ns.mean),
+                latency(o.lat_ns.p50 as f64),
+                latency(o.lat_ns.p99 as f64),
+                latency(o.lat_ns.p99_9 as f64),
+                latency(o.lat_ns.max as f64),
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
+/// "fathom meta: 16 x 1024 files in /data (ext4), 0 bytes each".
+pub fn meta_caption(meta: &crate::meta::MetaResult) -> String {
+    format!(
+        "fathom meta: {} x 1024 files in {} ({}), {} bytes each{}",
+        meta.spec.files_k,
+        meta.spec.dir,
+        meta.filesystem.as_deref().unwrap_or("unknown file system"),
+        meta.spec.file_size,
+        if meta.spec.files_per_dir > 0 {
+            format!(", {} per directory", meta.spec.files_per_dir)
+        } else {
+            String::new()
+        }
+    )
+}

@@ -10,6 +10,24 @@ pub struct TextExporter;
 
 impl Exporter for TextExporter {
     fn render(&self, document: &Document) -> anyhow::Result<String> {
+        if let Some(meta) = &document.meta {
+            let (header, rows) = super::table::meta_cells(meta);
+            let mut table = Table::new();
+            table.load_style(UTF8_FULL_CONDENSED).set_header(header);
+            for row in rows {
+                table.add_row(row);
+            }
+            for column in 1..8 {
+                if let Some(c) = table.column_mut(column) {
+                    c.set_cell_alignment(CellAlignment::Right);
+                }
+            }
+            let mut out = format!("{}\n{table}\n", super::table::meta_caption(meta));
+            if meta.interrupted {
+                out.push_str("interrupted: figures cover the operations done before the stop\n");
+            }
+            return Ok(out);
+        }
         if document.workloads.len() > 1 {
             return Ok(sweep(document));
         }

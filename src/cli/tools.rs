@@ -1,0 +1,182 @@
+//! `fathom meta` and `fathom seqread`: the bonnie++ -n and hdparm -tT style
+//! measurements, as thin commands over the library.
+
+use super::units::{parse_duration, parse_size};
+use super::{OutputArgs, write_atomically};
+use crate::error::{UsageError, exit};
+use crate::meta::{self, MetaSpec};
+use crate::report::{self, OutputFormat};
+use crate::run::Session;
+use crate::spec::{EngineKind, RwMode};
+use crate::stop::StopFlag;
+use clap::Args;
+
+#[derive(Args, Debug)]
+pub struct MetaArgs {
+    /// Directory to work in; fathom creates (and removes) its own
+    /// subdirectory there.
+    pub dir: String,
+
+    /// Files, in units of 1024 (bonnie++ -n).
+    #[arg(short = 'n', default_value_t = 16)]
+    pub files_k: u32,
+
+    /// Files per subdirectory (0: all in one directory).
+    #[arg(long = "files-per-dir", default_value_t = 0)]
+    pub files_per_dir: u32,
+
+    /// Bytes written into each file when it is created.
+    #[arg(long = "file-size", default_value = "0")]
+    pub file_size: String,
+
+    /// Seed of the random order.
+    #[arg(long, default_value_t = crate::plan::DEFAULT_SEED)]
+    pub seed: u64,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+pub fn meta_command(args: &MetaArgs) -> anyhow::Result<i32> {
+    let spec = MetaSpec {
+        dir: args.dir.clone(),
+        files_k: args.files_k,
+        files_per_dir: args.files_per_dir,
+        file_size: parse_size(&args.file_size)
+            .map_err(|e| UsageError(format!("--file-size: {e}")))?,
+        seed: args.seed,
+    };
+    meta::validate(&spec)?;
+    if let Some(path) = &args.output.output {
+        super::check_output_path(path)?;
+    }
+    let stop = StopFlag::on_signals()?;
+    let mut document = Session::new(stop.clone()).document().clone();
+    let result = meta::run(&spec, &stop)?;
+    document.interrupted = result.interrupted;
+    document.meta = Some(result);
+    emit(&document, &args.output)?;
+    Ok(signal_code(&stop))
+}
+
+#[derive(Args, Debug)]
+pub struct SeqreadArgs {
+    /// A file (created and laid out if missing) or a block device.
+    pub target: String,
+
+    /// How long each of the two measurements lasts.
+    #[arg(long, default_value = "3s")]
+    pub duration: String,
+
+    /// Region of the target the uncached reads cover (default: the whole
+    /// device or file; 1g for a new file).
+    #[arg(long)]
+    pub size: Option<String>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Bytes of each read, and of the region the cached reads repeat over (as
+/// hdparm: 2 MiB).
+const SEQREAD_BS: u64 = 2 << 20;
+
+pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
+    let seconds = parse_duration(&args.duration)
+        .map_err(|e| UsageError(format!("--duration: {e}")))?
+        .as_secs_f64();
+    let size = args
+        .size
+        .as_deref()
+        .map(parse_size)
+        .transpose()
+        .map_err(|e| UsageError(format!("--size: {e}")))?;
+    let base = crate::plan::default_spec(vec![args.target.clone()]);
+    let uncached = crate::spec::WorkloadSpec {
+        name: "uncached".into(),
+        rw: RwMode::Read,
+        rwmix_read: 100,
+        bs: SEQREAD_BS,
+        iodepth: 1,
+        size,
+        runtime_s: Some(seconds),
+        direct: true,
+        ..base.clone()
+    };
+    let cached = crate::spec::WorkloadSpec {
+        name: "cached".into(),
+        rw: RwMode::Read,
+        rwmix_read: 100,
+        bs: SEQREAD_BS,
+        iodepth: 1,
+        size: Some(SEQREAD_BS),
+        runtime_s: Some(seconds),
+        direct: false,
+        engine: EngineKind::Sync,
+        ..base
+    };
+    if let Some(path) = &args.output.output {
+        super::check_output_path(path)?;
+    }
+    let stop = StopFlag::on_signals()?;
+    let mut document = Session::new(stop.clone()).run(&[uncached, cached], &mut |_| Ok(()))?;
+    // The cached figure is meant to come from the page cache.
+    for w in &mut document.workloads {
+        if w.spec.name == "cached" {
+            w.warnings.clear();
+        }
+    }
+    if args.output.output_format == OutputFormat::Text && args.output.output.is_none() {
+        print!("{}", seqread_text(&args.target, &document));
+    } else {
+        emit(&document, &args.output)?;
+    }
+    Ok(signal_code(&stop))
+}
+
+/// hdparm -tT's two lines, with what each figure is.
+fn seqread_text(target: &str, document: &crate::result::Document) -> String {
+    let mut out = format!("{target}:\n");
+    for (name, what) in [
+        ("cached", "Timing cached reads (page cache, 2 MiB region)"),
+        ("uncached", "Timing O_DIRECT disk reads (2 MiB, QD1)"),
+    ] {
+        if let Some(w) = document.workloads.iter().find(|w| w.spec.name == name) {
+            let mib = w.total.read.bytes as f64 / (1 << 20) as f64;
+            out.push_str(&format!(
+                " {what}: {:.0} MiB in {:.2} s = {:.2} MiB/s\n",
+                mib,
+                w.runtime_s,
+                if w.runtime_s > 0.0 {
+                    mib / w.runtime_s
+                } else {
+                    0.0
+                }
+            ));
+        }
+    }
+    for warning in document.warnings() {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
+    out
+}
+
+fn emit(document: &crate::result::Document, output: &OutputArgs) -> anyhow::Result<()> {
+    let rendered = report::exporter(output.output_format).render(document)?;
+    match &output.output {
+        Some(path) => {
+            write_atomically(path, &rendered)?;
+            print!("{}", report::exporter(OutputFormat::Text).render(document)?);
+        }
+        None => print!("{rendered}"),
+    }
+    Ok(())
+}
+
+fn signal_code(stop: &StopFlag) -> i32 {
+    match stop.signal() {
+        Some(signal_hook::consts::SIGTERM) => exit::SIGTERM,
+        Some(_) => exit::SIGINT,
+        None => 0,
+    }
+}

@@ -1,0 +1,241 @@
+//! `fathom meta`: file-system metadata speed as bonnie++ -n measures it.
+//! N x 1024 files are created, stat'ed and deleted, first in name order and
+//! then in random order; every operation is timed into a histogram. All of
+//! it happens in a directory of fathom's own, removed at the end, also when
+//! interrupted.
+
+use crate::measure::histogram::LatencyHistogram;
+use crate::result::LatencySummary;
+use crate::stop::StopFlag;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetaSpec {
+    pub dir: String,
+    /// Files in units of 1024, as bonnie++ -n.
+    pub files_k: u32,
+    /// Files per subdirectory; 0 puts them all in one directory.
+    pub files_per_dir: u32,
+    /// Bytes written into each file when it is created.
+    pub file_size: u64,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetaOp {
+    /// `create_seq`, `stat_seq`, `delete_seq`, `create_random`,
+    /// `stat_random`, `delete_random`.
+    pub name: String,
+    pub ops: u64,
+    pub elapsed_s: f64,
+    pub ops_per_s: f64,
+    pub lat_ns: LatencySummary,
+    pub histogram: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetaResult {
+    pub spec: MetaSpec,
+    pub filesystem: Option<String>,
+    pub ops: Vec<MetaOp>,
+    pub interrupted: bool,
+}
+
+/// Limits that keep a typo from filling a file system with millions of files.
+pub const MAX_FILES_K: u32 = 4096;
+pub const MAX_FILE_SIZE: u64 = 1 << 20;
+
+pub fn validate(spec: &MetaSpec) -> Result<(), crate::error::UsageError> {
+    let fail = |m: String| Err(crate::error::UsageError(m));
+    if spec.files_k == 0 || spec.files_k > MAX_FILES_K {
+        return fail(format!(
+            "-n {} is outside 1 to {MAX_FILES_K} (x 1024 files)",
+            spec.files_k
+        ));
+    }
+    if spec.file_size > MAX_FILE_SIZE {
+        return fail(format!("--file-size {} is above 1m", spec.file_size));
+    }
+    let dir = Path::new(&spec.dir);
+    if !dir.is_dir() {
+        return fail(format!("{}: not a directory", spec.dir));
+    }
+    Ok(())
+}
+
+/// The working directory; removed with everything in it on drop.
+struct Workspace(PathBuf);
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
+    validate(spec)?;
+    let root = Path::new(&spec.dir).join(format!("fathom-meta-{}", std::process::id()));
+    fs::create_dir(&root)?;
+    let workspace = Workspace(root);
+    let count = spec.files_k as usize * 1024;
+    let per_dir = if spec.files_per_dir == 0 {
+        count
+    } else {
+        spec.files_per_dir as usize
+    };
+    let dirs = count.div_ceil(per_dir);
+    for d in 0..dirs {
+        fs::create_dir(workspace.0.join(format!("d{d:05}")))?;
+    }
+    // Names in order, as bonnie's sequential phase (a counter), laid out
+    // over the subdirectories.
+    let paths: Vec<PathBuf> = (0..count)
+        .map(|i| {
+            workspace
+                .0
+                .join(format!("d{:05}", i / per_dir))
+                .join(format!("{i:010}"))
+        })
+        .collect();
+    let mut shuffled = paths.clone();
+    shuffled.shuffle(&mut rand::rngs::SmallRng::seed_from_u64(spec.seed));
+    let payload = vec![0x5a_u8; spec.file_size as usize];
+
+    let mut ops = Vec::new();
+    let phases: [(&str, &[PathBuf], Op); 6] = [
+        ("create_seq", &paths, Op::Create),
+        ("stat_seq", &paths, Op::Stat),
+        ("delete_seq", &paths, Op::Delete),
+        ("create_random", &shuffled, Op::Create),
+        ("stat_random", &shuffled, Op::Stat),
+        ("delete_random", &shuffled, Op::Delete),
+    ];
+    let mut interrupted = false;
+    for (name, order, op) in phases {
+        if stop.is_set() {
+            interrupted = true;
+            break;
+        }
+        let (done, elapsed, h) = time_phase(order, op, &payload, stop)?;
+        interrupted |= done < order.len();
+        ops.push(MetaOp {
+            name: name.to_string(),
+            ops: done as u64,
+            elapsed_s: elapsed,
+            ops_per_s: if elapsed > 0.0 {
+                done as f64 / elapsed
+            } else {
+                0.0
+            },
+            lat_ns: h.summary(),
+            histogram: h.encode(),
+        });
+        if interrupted {
+            break;
+        }
+    }
+    let filesystem = crate::measure::facts::mount_of(&workspace.0).map(|(fs, _)| fs);
+    drop(workspace);
+    Ok(MetaResult {
+        spec: spec.clone(),
+        filesystem,
+        ops,
+        interrupted,
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Create,
+    Stat,
+    Delete,
+}
+
+fn time_phase(
+    order: &[PathBuf],
+    op: Op,
+    payload: &[u8],
+    stop: &StopFlag,
+) -> anyhow::Result<(usize, f64, LatencyHistogram)> {
+    let mut h = LatencyHistogram::new();
+    let start = Instant::now();
+    let mut done = 0;
+    for path in order {
+        if done % 256 == 0 && stop.is_set() {
+            break;
+        }
+        let t = Instant::now();
+        match op {
+            Op::Create => {
+                let mut f = fs::File::create(path)?;
+                if !payload.is_empty() {
+                    f.write_all(payload)?;
+                }
+            }
+            Op::Stat => {
+                fs::metadata(path)?;
+            }
+            Op::Delete => fs::remove_file(path)?,
+        }
+        h.record(t.elapsed().as_nanos() as u64);
+        done += 1;
+    }
+    Ok((done, start.elapsed().as_secs_f64(), h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn six_phases_and_nothing_left_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = MetaSpec {
+            dir: dir.path().to_str().unwrap().into(),
+            files_k: 1,
+            files_per_dir: 300,
+            file_size: 10,
+            seed: 1,
+        };
+        let r = run(&spec, &StopFlag::default()).unwrap();
+        let names: Vec<&str> = r.ops.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "create_seq",
+                "stat_seq",
+                "delete_seq",
+                "create_random",
+                "stat_random",
+                "delete_random"
+            ]
+        );
+        assert!(r.ops.iter().all(|o| o.ops == 1024 && o.ops_per_s > 0.0));
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert!(!r.interrupted);
+    }
+
+    #[test]
+    fn bad_specs_are_refused() {
+        let spec = MetaSpec {
+            dir: "/nonexistent".into(),
+            files_k: 1,
+            files_per_dir: 0,
+            file_size: 0,
+            seed: 1,
+        };
+        assert!(validate(&spec).unwrap_err().0.contains("not a directory"));
+        let spec = MetaSpec {
+            dir: "/tmp".into(),
+            files_k: 0,
+            ..spec
+        };
+        assert!(validate(&spec).unwrap_err().0.contains("-n"));
+    }
+}
