@@ -105,7 +105,7 @@ fn sas_sweep_gives_the_table_the_chart_and_drawn_charts() {
     ] {
         assert!(text.contains(col), "{col} missing:\n{text}");
     }
-    let rows: Vec<&str> = text.lines().filter(|l| l.contains(" disk ")).collect();
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("┆ disk ")).collect();
     assert_eq!(rows.len(), 24, "{text}");
 
     let md = String::from_utf8(run_ok(&["report", o, "--format", "markdown"]).stdout).unwrap();

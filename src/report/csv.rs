@@ -50,6 +50,7 @@ const HEADER: &[&str] = &[
     "errors",
     "ended_early",
     "interrupted",
+    "warnings",
 ];
 
 impl Exporter for CsvExporter {
