@@ -31,6 +31,8 @@ pub fn default_spec(targets: Vec<String>) -> WorkloadSpec {
         destroy_data: false,
         verify: crate::verify::VerifyMode::Off,
         continue_on_error: false,
+        rate_iops: None,
+        rate_bw: None,
     }
 }
 

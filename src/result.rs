@@ -85,6 +85,13 @@ pub struct DirectionResult {
     /// HdrHistogram V2 compressed encoding, base64; merge these, never
     /// average percentiles.
     pub histogram: String,
+    /// Rate-limited runs only: latency from when each I/O was due on the
+    /// schedule to its completion; it includes time spent waiting for a
+    /// free slot behind a device that fell behind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_lat_ns: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_histogram: Option<String>,
     pub intervals: Vec<Interval>,
 }
 

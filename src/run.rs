@@ -230,6 +230,7 @@ fn worker_configs(
                 fsync_every: spec.fsync,
                 verify: None,
                 continue_on_error: spec.continue_on_error,
+                rate: spec.target_rate().map(|r| r / jobs as f64),
             }
         })
         .collect()
@@ -404,9 +405,7 @@ pub fn run_workload(
         runtime_s = runtime_s.max(runtime);
         let [read_iv, write_iv] = acc.series.finish();
         for (sum, d) in total.iter_mut().zip(&acc.totals) {
-            sum.ios += d.ios;
-            sum.bytes += d.bytes;
-            sum.latency.add(&d.latency);
+            sum.add(d);
         }
         let [read, write] = acc.totals;
         target_results.push(TargetResult {
@@ -443,9 +442,7 @@ pub fn run_workload(
 
 fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     for (sum, d) in acc.totals.iter_mut().zip(&totals.directions) {
-        sum.ios += d.ios;
-        sum.bytes += d.bytes;
-        sum.latency.add(&d.latency);
+        sum.add(d);
     }
     acc.end = acc.end.max(totals.end);
     acc.errors.merge(&totals.errors);
@@ -545,6 +542,8 @@ fn direction_result(
         bw_bytes: per_s(sample.bytes),
         lat_ns: histogram.summary(),
         histogram: histogram.encode(),
+        sched_lat_ns: (sample.scheduled.count() > 0).then(|| sample.scheduled.summary()),
+        sched_histogram: (sample.scheduled.count() > 0).then(|| sample.scheduled.encode()),
         intervals,
     }
 }

@@ -211,6 +211,12 @@ pub struct WorkloadSpec {
     /// first one.
     #[serde(default)]
     pub continue_on_error: bool,
+    /// Fixed rate per target, in I/Os per second (`--rate-iops`).
+    #[serde(default)]
+    pub rate_iops: Option<f64>,
+    /// Fixed rate per target, in bytes per second (`--rate-bw`).
+    #[serde(default)]
+    pub rate_bw: Option<u64>,
 }
 
 impl WorkloadSpec {
@@ -220,6 +226,12 @@ impl WorkloadSpec {
             .get(i)
             .map(String::as_str)
             .unwrap_or(&self.targets[i])
+    }
+
+    /// I/Os per second per target the rate knobs ask for, if any.
+    pub fn target_rate(&self) -> Option<f64> {
+        self.rate_iops
+            .or(self.rate_bw.map(|bw| bw as f64 / self.bs as f64))
     }
 
     /// A short label such as "randread 4k QD32 x1".
@@ -335,6 +347,16 @@ impl WorkloadSpec {
         if self.verify != VerifyMode::Off && self.engine == EngineKind::Null {
             return fail("--verify needs real I/O: --engine null reads and writes nothing".into());
         }
+        if self.rate_iops.is_some() && self.rate_bw.is_some() {
+            return fail("--rate-iops and --rate-bw: give one rate, not both".into());
+        }
+        if let Some(r) = self.target_rate()
+            && !(r.is_finite() && r > 0.0 && r <= 1e8)
+        {
+            return fail(format!(
+                "--rate-iops {r} is outside 1 I/O per second to 100 million"
+            ));
+        }
         if self.size == Some(0) {
             return fail("--size is 0".into());
         }
@@ -379,6 +401,8 @@ mod validate_tests {
             destroy_data: false,
             verify: VerifyMode::Off,
             continue_on_error: false,
+            rate_iops: None,
+            rate_bw: None,
         }
     }
 

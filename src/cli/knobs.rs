@@ -28,6 +28,8 @@ pub const KNOBS: &[&str] = &[
     "i_know_this_destroys_data",
     "verify",
     "continue_on_error",
+    "rate_iops",
+    "rate_bw",
 ];
 
 /// Knobs that `--flag a,b,c` on the command line sweeps over.
@@ -109,6 +111,18 @@ impl SpecBuilder {
                 }
             }
             "continue_on_error" => s.continue_on_error = parse_bool(v)?,
+            "rate_iops" => {
+                s.rate_iops = Some(
+                    v.parse::<f64>()
+                        .ok()
+                        .filter(|r| r.is_finite() && *r > 0.0)
+                        .ok_or_else(|| format!("'{v}' is not a positive rate"))?,
+                )
+            }
+            "rate_bw" => {
+                let bytes = v.strip_suffix("/s").unwrap_or(v);
+                s.rate_bw = Some(parse_size(bytes)?);
+            }
             other => return Err(format!("unknown setting '{other}'")),
         }
         Ok(())

@@ -144,6 +144,15 @@ struct RunArgs {
     #[arg(long)]
     seed: Option<String>,
 
+    /// Issue I/Os at this fixed rate per target (I/Os per second), on
+    /// schedule; latency is also measured from when each I/O was due.
+    #[arg(long = "rate-iops", value_name = "N")]
+    rate_iops: Option<String>,
+
+    /// As --rate-iops, in bytes per second (e.g. 18m/s).
+    #[arg(long = "rate-bw", value_name = "SIZE/s")]
+    rate_bw: Option<String>,
+
     /// Keep the files fathom created.
     #[arg(long)]
     keep: bool,
@@ -238,6 +247,8 @@ impl RunArgs {
             ("fsync", &self.fsync),
             ("random_distribution", &self.random_distribution),
             ("seed", &self.seed),
+            ("rate_iops", &self.rate_iops),
+            ("rate_bw", &self.rate_bw),
             ("name", &self.name),
         ];
         for (knob, value) in text {

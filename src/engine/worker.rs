@@ -44,6 +44,9 @@ pub struct WorkerConfig {
     pub verify: Option<WorkerVerify>,
     /// Count failed I/Os and go on, instead of ending at the first.
     pub continue_on_error: bool,
+    /// I/Os per second this worker issues on a fixed schedule; None: as
+    /// fast as the depth allows.
+    pub rate: Option<f64>,
 }
 
 /// What a worker needs for `--verify`: the target's shared block map, and
@@ -87,7 +90,7 @@ impl StartGate {
 }
 
 pub enum WorkerEvent {
-    Interval(IntervalReport),
+    Interval(Box<IntervalReport>),
     Finished {
         target: usize,
         last_interval: Option<u64>,
@@ -200,6 +203,16 @@ impl<'a> Job<'a> {
         // someone else; wait for completions before trying again.
         let mut blocked = false;
         let mut submitted_at = vec![self.measure_start; depth];
+        // With a rate, I/O n is due at schedule_start + n / rate. Latency is
+        // also measured from that instant, so an I/O that waited for a free
+        // slot behind a stalled device shows the wait (no coordinated
+        // omission). Late I/Os go out as soon as a slot frees, never ahead
+        // of their time.
+        let rate = self.config.rate;
+        let schedule_start = Instant::now();
+        let mut scheduled = 0u64;
+        let mut due_at = vec![schedule_start; depth];
+        let mut next_due: Option<Instant> = None;
         let mut batch: Vec<u32> = Vec::with_capacity(depth);
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
         let mut inflight = 0usize;
@@ -222,6 +235,15 @@ impl<'a> Job<'a> {
                     if self.config.budget_bytes.is_some_and(|b| issued_bytes >= b) {
                         stopping = true;
                         break;
+                    }
+                    if let Some(rate) = rate {
+                        let due = schedule_start + Duration::from_secs_f64(scheduled as f64 / rate);
+                        if due > now {
+                            next_due = Some(due);
+                            break;
+                        }
+                        due_at[slot as usize] = due;
+                        next_due = None;
                     }
                     let dir = self.next_direction();
                     let mut offset = self.config.pattern.next_offset(&mut self.rng);
@@ -260,6 +282,7 @@ impl<'a> Job<'a> {
                     });
                     slot_dir[slot as usize] = dir;
                     slot_offset[slot as usize] = offset;
+                    scheduled += 1;
                     batch.push(slot);
                     inflight += 1;
                     if now >= self.measure_start {
@@ -268,6 +291,26 @@ impl<'a> Job<'a> {
                 }
             }
 
+            if inflight == 0
+                && !stopping
+                && !fsync_due
+                && let Some(due) = next_due
+            {
+                // Idle until the next I/O is due (in slices, so the stop
+                // flags and the deadline are still looked at).
+                let wait = due
+                    .saturating_duration_since(Instant::now())
+                    .min(WAIT_SLICE);
+                std::thread::sleep(wait);
+                now = Instant::now();
+                if stop.is_set()
+                    || halt.load(Ordering::Relaxed)
+                    || self.deadline.is_some_and(|d| now >= d)
+                {
+                    stopping = true;
+                }
+                continue;
+            }
             if inflight == 0 {
                 if blocked && !stopping {
                     // Other workers hold every block offered; they finish soon.
@@ -304,7 +347,13 @@ impl<'a> Job<'a> {
             for slot in batch.drain(..) {
                 submitted_at[slot as usize] = submit_time;
             }
-            if let Err(e) = self.engine.submit_and_wait(1, WAIT_SLICE) {
+            let wait = match next_due {
+                Some(due) => due
+                    .saturating_duration_since(Instant::now())
+                    .min(WAIT_SLICE),
+                None => WAIT_SLICE,
+            };
+            if let Err(e) = self.engine.submit_and_wait(1, wait) {
                 failure = Some(format!("cannot submit I/O: {e}"));
                 // In-flight I/Os were not accepted; nothing left to drain.
                 break;
@@ -360,6 +409,10 @@ impl<'a> Job<'a> {
                 sample.ios += 1;
                 sample.bytes += bs as u64;
                 sample.latency.record(latency);
+                if rate.is_some() {
+                    let late = now.duration_since(due_at[slot]).as_nanos() as u64;
+                    sample.scheduled.record(late);
+                }
                 self.totals.end = Some(now);
             }
 
@@ -408,16 +461,16 @@ impl<'a> Job<'a> {
     fn flush_interval(&mut self, duration: Duration) {
         let directions = std::mem::take(&mut self.interval);
         for (total, sample) in self.totals.directions.iter_mut().zip(&directions) {
-            total.ios += sample.ios;
-            total.bytes += sample.bytes;
-            total.latency.add(&sample.latency);
+            total.add(sample);
         }
-        let _ = self.events.send(WorkerEvent::Interval(IntervalReport {
-            target: self.config.target,
-            index: self.interval_index,
-            dur_s: duration.as_secs_f64(),
-            directions,
-        }));
+        let _ = self
+            .events
+            .send(WorkerEvent::Interval(Box::new(IntervalReport {
+                target: self.config.target,
+                index: self.interval_index,
+                dur_s: duration.as_secs_f64(),
+                directions,
+            })));
         self.last_interval = Some(self.interval_index);
         self.interval_index += 1;
         self.next_boundary += INTERVAL;

@@ -13,6 +13,17 @@ pub struct DirectionSample {
     pub ios: u64,
     pub bytes: u64,
     pub latency: LatencyHistogram,
+    /// Latency from when the I/O was due (rate-limited runs only).
+    pub scheduled: LatencyHistogram,
+}
+
+impl DirectionSample {
+    pub fn add(&mut self, other: &DirectionSample) {
+        self.ios += other.ios;
+        self.bytes += other.bytes;
+        self.latency.add(&other.latency);
+        self.scheduled.add(&other.scheduled);
+    }
 }
 
 /// One worker's interval `index` (second `index` of measurement).
@@ -57,9 +68,7 @@ impl IntervalSeries {
         pending.reports += 1;
         pending.dur_s = pending.dur_s.max(report.dur_s);
         for (sum, sample) in pending.directions.iter_mut().zip(&report.directions) {
-            sum.ios += sample.ios;
-            sum.bytes += sample.bytes;
-            sum.latency.add(&sample.latency);
+            sum.add(sample);
         }
         self.complete_ready();
     }
@@ -127,7 +136,7 @@ mod tests {
         let mut read = DirectionSample {
             ios,
             bytes: ios * 4096,
-            latency: LatencyHistogram::new(),
+            ..Default::default()
         };
         for _ in 0..ios {
             read.latency.record(lat);

@@ -64,7 +64,13 @@ impl Exporter for CsvExporter {
             let s = &wl.spec;
             for t in &wl.targets {
                 for (dir, d) in [("read", &t.io.read), ("write", &t.io.write)] {
-                    if d.ios == 0 {
+                    // Every direction the workload does gets a row, even one
+                    // that completed nothing.
+                    let does = match dir {
+                        "read" => s.rw.read_percent(s.rwmix_read) > 0,
+                        _ => s.rw.writes(s.rwmix_read),
+                    };
+                    if !does {
                         continue;
                     }
                     let device = t.facts.device.as_ref();

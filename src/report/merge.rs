@@ -78,6 +78,12 @@ fn merge_direction(
     };
     into.lat_ns = h.summary();
     into.histogram = h.encode();
+    if let (Some(a), Some(b)) = (&into.sched_histogram, &other.sched_histogram) {
+        let mut s = LatencyHistogram::decode(a)?;
+        s.add(&LatencyHistogram::decode(b)?);
+        into.sched_lat_ns = Some(s.summary());
+        into.sched_histogram = Some(s.encode());
+    }
     // The second run's seconds follow the first's.
     into.intervals.extend(other.intervals.iter().map(|i| {
         let mut i = i.clone();

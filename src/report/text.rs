@@ -112,6 +112,19 @@ fn notes(document: &Document) -> String {
         }
         for workload in &document.workloads {
             for target in &workload.targets {
+                for (dir, d) in [("read", &target.io.read), ("write", &target.io.write)] {
+                    if let Some(s) = d.sched_lat_ns.filter(|_| d.ios > 0) {
+                        out.push_str(&format!(
+                            "{}: {dir} latency from schedule: p50 {}, p99 {}, max {} (from submission: p50 {}, p99 {})\n",
+                            target.name,
+                            super::format::latency(s.p50 as f64),
+                            super::format::latency(s.p99 as f64),
+                            super::format::latency(s.max as f64),
+                            super::format::latency(d.lat_ns.p50 as f64),
+                            super::format::latency(d.lat_ns.p99 as f64),
+                        ));
+                    }
+                }
                 if let Some(v) = target.verify.as_ref().filter(|v| v.failed() == 0) {
                     out.push_str(&format!(
                         "{}: verify ({}): {}\n",

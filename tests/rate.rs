@@ -1,0 +1,98 @@
+//! Fixed-rate workloads: I/Os go out on schedule, and latency is measured
+//! from when each I/O was due as well as from its submission, so a target
+//! that falls behind is not flattered (coordinated omission).
+
+mod common;
+
+use common::*;
+
+#[test]
+fn a_thousand_iops_for_five_seconds_is_on_schedule() {
+    let dir = tempdir();
+    let file = dir.path().join("rate");
+    let doc = run_json(&[
+        file.to_str().unwrap(),
+        "--size",
+        "64m",
+        "--iodepth",
+        "8",
+        "--rate-iops",
+        "1000",
+        "--runtime",
+        "5s",
+    ]);
+    let read = &doc["workloads"][0]["targets"][0]["read"];
+    let iops = f(&read["iops"]);
+    assert!(
+        (iops - 1000.0).abs() <= 20.0,
+        "rate {iops} not within 2% of 1000"
+    );
+    let intervals = read["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 5);
+    for i in intervals {
+        let n = u(&i["ios"]) as f64;
+        assert!(
+            (n - 1000.0).abs() <= 50.0,
+            "second with {n} I/Os, not within 5%"
+        );
+    }
+    assert!(
+        read["sched_lat_ns"]["p50"].is_u64(),
+        "scheduled latency reported"
+    );
+    assert_eq!(
+        doc["workloads"][0]["spec"]["rate_iops"].as_f64(),
+        Some(1000.0)
+    );
+}
+
+#[test]
+fn a_target_that_falls_behind_shows_it_in_scheduled_latency() {
+    let dir = tempdir();
+    let file = dir.path().join("behind");
+    // Far more than one I/O at a time can deliver: the backlog grows, and
+    // each I/O waits longer past its due time.
+    let doc = run_json(&[
+        file.to_str().unwrap(),
+        "--size",
+        "16m",
+        "--rate-iops",
+        "10000000",
+        "--runtime",
+        "1s",
+    ]);
+    let read = &doc["workloads"][0]["targets"][0]["read"];
+    let submitted = u(&read["lat_ns"]["p50"]);
+    let scheduled = u(&read["sched_lat_ns"]["p50"]);
+    assert!(
+        scheduled > 10 * submitted,
+        "scheduled p50 {scheduled} ns should dwarf submission p50 {submitted} ns"
+    );
+    assert!(f(&read["iops"]) < 10_000_000.0);
+}
+
+#[test]
+fn a_bandwidth_rate_becomes_an_io_rate() {
+    let dir = tempdir();
+    let file = dir.path().join("bw");
+    let doc = run_json(&[
+        file.to_str().unwrap(),
+        "--size",
+        "16m",
+        "--iodepth",
+        "4",
+        "--bs",
+        "64k",
+        "--rw",
+        "write",
+        "--rate-bw",
+        "8m/s",
+        "--runtime",
+        "2s",
+    ]);
+    let write = &doc["workloads"][0]["targets"][0]["write"];
+    let bw = f(&write["bw_bytes"]);
+    assert!((bw / (8 << 20) as f64 - 1.0).abs() < 0.03, "bandwidth {bw}");
+    let out = run(&["run", ".", "--rate-iops", "100", "--rate-bw", "1m/s"]);
+    assert_eq!(out.status.code(), Some(2));
+}
