@@ -25,6 +25,9 @@ pub struct Document {
     /// `fathom meta`: metadata operations (absent for I/O runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<crate::meta::MetaResult>,
+    /// `fathom certify`: per-interval slow-I/O shares and the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certify: Option<crate::certify::CertifyResult>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

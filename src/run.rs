@@ -86,6 +86,7 @@ impl Session {
                 interrupted: false,
                 workloads: Vec::new(),
                 meta: None,
+                certify: None,
             },
         }
     }
@@ -150,6 +151,14 @@ impl Session {
         } = self;
         drop(prepared);
         Ok(document)
+    }
+
+    /// Checks `spec` and prepares its targets, for callers that drive the
+    /// workers themselves (certify). The session removes what it created
+    /// when dropped.
+    pub fn prepare(&mut self, spec: &WorkloadSpec) -> anyhow::Result<Vec<PreparedTarget>> {
+        check_plan(std::slice::from_ref(spec))?;
+        self.prepare_targets(spec)
     }
 
     /// Prepares this workload's targets. A target used by an earlier workload

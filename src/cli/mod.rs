@@ -43,6 +43,9 @@ enum Command {
     /// Sequential read speed, cached (page cache) and uncached (O_DIRECT),
     /// as hdparm -tT.
     Seqread(tools::SeqreadArgs),
+    /// ACT-style latency certification: streams at fixed rates, slow-I/O
+    /// shares per interval, pass or fail against a profile.
+    Certify(tools::CertifyArgs),
     /// The same workloads of two result files side by side, with ratios.
     Compare {
         /// The baseline result.
@@ -371,6 +374,7 @@ pub fn main() -> i32 {
             .and_then(|specs| execute(&specs, &OutputArgs::default(), false)),
         Some(Command::Meta(args)) => tools::meta_command(&args),
         Some(Command::Seqread(args)) => tools::seqread_command(&args),
+        Some(Command::Certify(args)) => tools::certify_command(&args),
         Some(Command::Presets) => {
             print!("{}", presets::listing());
             Ok(0)

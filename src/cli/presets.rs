@@ -30,6 +30,12 @@ pub const PRESETS: &[Preset] = &[
     },
 ];
 
+/// Certification profiles (`fathom certify --profile NAME`).
+pub const PROFILES: &[Preset] = &[Preset {
+    name: "act-3x",
+    text: include_str!("../../presets/act-3x.toml"),
+}];
+
 impl Preset {
     /// The first comment paragraph of the job file.
     pub fn description(&self) -> String {

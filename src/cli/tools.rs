@@ -1,7 +1,7 @@
 //! `fathom meta` and `fathom seqread`: the bonnie++ -n and hdparm -tT style
 //! measurements, as thin commands over the library.
 
-use super::units::{parse_duration, parse_size};
+use super::units::{format_duration, parse_duration, parse_size};
 use super::{OutputArgs, write_atomically};
 use crate::error::{UsageError, exit};
 use crate::meta::{self, MetaSpec};
@@ -179,4 +179,204 @@ fn signal_code(stop: &StopFlag) -> i32 {
         Some(_) => exit::SIGINT,
         None => 0,
     }
+}
+
+#[derive(Args, Debug)]
+pub struct CertifyArgs {
+    /// A file (created if missing) or a block device.
+    pub target: String,
+
+    /// Profile: a built-in name (act-3x) or a profile file (.toml).
+    #[arg(long, default_value = "act-3x")]
+    pub profile: String,
+
+    /// Total time (default: the profile's, 24h for act-3x).
+    #[arg(long)]
+    pub duration: Option<String>,
+
+    /// Length of each reported interval (default: the profile's, 1h).
+    #[arg(long)]
+    pub interval: Option<String>,
+
+    /// Time at the start that is reported but not judged (default: the
+    /// profile's; shortened to the first interval when the run is shorter
+    /// than twice it).
+    #[arg(long)]
+    pub stabilisation: Option<String>,
+
+    /// Multiply every stream's rate (2 = twice the profile's load).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+
+    /// Region of the target to use (default: the whole device or file; 1g
+    /// for a new file).
+    #[arg(long)]
+    pub size: Option<String>,
+
+    /// Allow writes to an existing file that fathom did not create.
+    #[arg(long)]
+    pub overwrite: bool,
+
+    /// Allow writes to a block device that shows signs of holding data.
+    #[arg(long = "i-know-this-destroys-data")]
+    pub destroy_data: bool,
+
+    /// Keep the file fathom created.
+    #[arg(long)]
+    pub keep: bool,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
+    use crate::certify::{self, CertifyResult, ProfileOverrides};
+    let (name, text) = match super::presets::PROFILES
+        .iter()
+        .find(|p| p.name == args.profile)
+    {
+        Some(p) => (p.name.to_string(), p.text.to_string()),
+        None if args.profile.ends_with(".toml") => (
+            args.profile.clone(),
+            std::fs::read_to_string(&args.profile)
+                .map_err(|e| UsageError(format!("--profile {}: {e}", args.profile)))?,
+        ),
+        None => {
+            return Err(UsageError(format!(
+                "--profile: unknown profile '{}' (built in: act-3x; or a .toml file)",
+                args.profile
+            ))
+            .into());
+        }
+    };
+    let mut knobs = Vec::new();
+    for (k, set) in [
+        ("overwrite", args.overwrite),
+        ("i_know_this_destroys_data", args.destroy_data),
+        ("keep", args.keep),
+    ] {
+        if set {
+            knobs.push((k.to_string(), "true".to_string()));
+        }
+    }
+    if let Some(size) = &args.size {
+        knobs.push(("size".into(), size.clone()));
+    }
+    let overrides = ProfileOverrides {
+        duration: args.duration.clone(),
+        interval: args.interval.clone(),
+        stabilisation: args.stabilisation.clone(),
+        scale: args.scale,
+        target: args.target.clone(),
+        knobs,
+    };
+    let mut profile = certify::parse_profile(&text, &name, &overrides)?;
+    let mut notes = Vec::new();
+    if profile.duration_s < 2.0 * profile.stabilisation_s {
+        notes.push(format!(
+            "stabilisation shortened from {} to the first interval: the run is shorter than twice it",
+            format_duration(profile.stabilisation_s)
+        ));
+        profile.stabilisation_s = profile.interval_s;
+    }
+    if let Some(path) = &args.output.output {
+        super::check_output_path(path)?;
+    }
+    let stop = StopFlag::on_signals()?;
+    let mut session = Session::new(stop.clone());
+    // The largest stream decides what the target must hold.
+    let sizing = profile
+        .streams
+        .iter()
+        .find(|s| s.rw.writes(s.rwmix_read))
+        .unwrap_or(&profile.streams[0])
+        .clone();
+    let targets = session.prepare(&sizing)?;
+    let mut document = session.document().clone();
+    let mut result = CertifyResult {
+        target: args.target.clone(),
+        thresholds_ms: certify::THRESHOLDS_MS.to_vec(),
+        intervals: Vec::new(),
+        pass: None,
+        reasons: Vec::new(),
+        notes: notes.clone(),
+        interrupted: false,
+        profile: profile.clone(),
+    };
+    let text_out = args.output.output_format == OutputFormat::Text || args.output.output.is_some();
+    if text_out {
+        println!(
+            "certify {} x{} on {} for {}, intervals of {} (first {} not judged)",
+            profile.name,
+            profile.scale,
+            args.target,
+            format_duration(profile.duration_s),
+            format_duration(profile.interval_s),
+            format_duration(profile.stabilisation_s)
+        );
+        for n in &notes {
+            println!("note: {n}");
+        }
+        println!("{}", certify::header_line(&profile));
+    }
+    let mut start = 0.0;
+    let mut index = 1;
+    while start + 0.5 < profile.duration_s && !stop.is_set() {
+        let dur = profile.interval_s.min(profile.duration_s - start);
+        let interval = certify::run_interval(&profile, &targets, index, start, dur, &stop)?;
+        if text_out {
+            println!("{}", certify::interval_line(&interval));
+        }
+        result.intervals.push(interval);
+        start += dur;
+        index += 1;
+        if let Some(path) = &args.output.output
+            && args.output.output_format == OutputFormat::Json
+        {
+            document.certify = Some(result.clone());
+            write_atomically(
+                path,
+                &report::exporter(OutputFormat::Json).render(&document)?,
+            )?;
+        }
+    }
+    result.interrupted = stop.is_set();
+    document.interrupted = result.interrupted;
+    if !result.interrupted {
+        let (pass, reasons) = certify::verdict(&profile, &result.intervals);
+        result.pass = pass;
+        result.reasons.extend(reasons);
+    }
+    let verdict_line = match result.pass {
+        Some(true) => "PASS".to_string(),
+        Some(false) => "FAIL".to_string(),
+        None if result.interrupted => "interrupted: not judged".to_string(),
+        None => "not judged".to_string(),
+    };
+    document.certify = Some(result.clone());
+    drop(targets);
+    drop(session);
+    if text_out {
+        println!("verdict: {verdict_line}");
+        for r in &result.reasons {
+            println!("  {r}");
+        }
+    }
+    match &args.output.output {
+        Some(path) => write_atomically(
+            path,
+            &report::exporter(args.output.output_format).render(&document)?,
+        )?,
+        None if !text_out => print!(
+            "{}",
+            report::exporter(args.output.output_format).render(&document)?
+        ),
+        None => {}
+    }
+    Ok(match stop.signal() {
+        Some(signal_hook::consts::SIGTERM) => exit::SIGTERM,
+        Some(_) => exit::SIGINT,
+        None if result.pass == Some(false) => exit::RUNTIME_ERROR,
+        None => 0,
+    })
 }

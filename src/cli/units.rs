@@ -102,6 +102,7 @@ pub fn format_duration(seconds: f64) -> String {
         (0, 0, s) => format!("{s}s"),
         (0, m, 0) => format!("{m}m"),
         (0, m, s) => format!("{m}m {s}s"),
+        (h, 0, _) => format!("{h}h"),
         (h, m, _) => format!("{h}h {m}m"),
     }
 }
