@@ -33,6 +33,7 @@ pub fn default_spec(targets: Vec<String>) -> WorkloadSpec {
         continue_on_error: false,
         rate_iops: None,
         rate_bw: None,
+        steady_state: None,
     }
 }
 

@@ -44,6 +44,9 @@ pub struct WorkloadResult {
     /// device can give); empty when nothing is suspect.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// With `--steady-state`: whether and when the criterion held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<crate::measure::steady::SteadyStateResult>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -333,6 +333,7 @@ pub fn run_workload(
     let mut total_series = IntervalSeries::new(workers);
     let mut failures: Vec<String> = Vec::new();
     let live_line = LiveLine::new(live, spec);
+    let mut steady_at: Option<f64> = None;
     let mut finished = 0;
 
     while finished < workers {
@@ -365,6 +366,15 @@ pub fn run_workload(
                 accumulators[report.target].series.add(&report);
                 total_series.add(&report);
                 live_line.update(start, &total_series);
+                if let Some(criterion) = spec.steady_state
+                    && steady_at.is_none()
+                    && criterion.reached(&total_series.values(criterion.metric))
+                {
+                    steady_at = Some(total_series.completed() as f64);
+                    for halt in &halts {
+                        halt.store(true, Ordering::Relaxed);
+                    }
+                }
             }
             Ok(WorkerEvent::Finished {
                 target,
@@ -446,6 +456,13 @@ pub fn run_workload(
         runtime_s,
         interrupted: stop.is_set(),
         warnings: Vec::new(),
+        steady_state: spec.steady_state.map(|criterion| {
+            crate::measure::steady::SteadyStateResult {
+                criterion,
+                reached: steady_at.is_some(),
+                at_s: steady_at,
+            }
+        }),
     })
 }
 

@@ -217,6 +217,9 @@ pub struct WorkloadSpec {
     /// Fixed rate per target, in bytes per second (`--rate-bw`).
     #[serde(default)]
     pub rate_bw: Option<u64>,
+    /// Stop once this criterion holds (`--steady-state iops:2%`).
+    #[serde(default)]
+    pub steady_state: Option<crate::measure::steady::SteadyState>,
 }
 
 impl WorkloadSpec {
@@ -357,6 +360,9 @@ impl WorkloadSpec {
                 "--rate-iops {r} is outside 1 I/O per second to 100 million"
             ));
         }
+        if self.steady_state.is_some() && self.runtime_s.is_none() {
+            return fail("--steady-state needs --runtime as the longest the run may take".into());
+        }
         if self.size == Some(0) {
             return fail("--size is 0".into());
         }
@@ -403,6 +409,7 @@ mod validate_tests {
             continue_on_error: false,
             rate_iops: None,
             rate_bw: None,
+            steady_state: None,
         }
     }
 

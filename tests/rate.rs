@@ -96,3 +96,65 @@ fn a_bandwidth_rate_becomes_an_io_rate() {
     let out = run(&["run", ".", "--rate-iops", "100", "--rate-bw", "1m/s"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn steady_state_ends_a_run_once_the_window_holds() {
+    let dir = tempdir();
+    let file = dir.path().join("steady");
+    // A fixed rate is as steady as a figure gets: the criterion holds after
+    // its 3 s window, long before the 30 s limit.
+    let doc = run_json(&[
+        file.to_str().unwrap(),
+        "--size",
+        "16m",
+        "--iodepth",
+        "8",
+        "--rate-iops",
+        "500",
+        "--steady-state",
+        "iops:5%:3s",
+        "--runtime",
+        "30s",
+    ]);
+    let w = &doc["workloads"][0];
+    assert_eq!(w["steady_state"]["reached"], true, "{}", w["steady_state"]);
+    let at = f(&w["steady_state"]["at_s"]);
+    assert!((3.0..30.0).contains(&at));
+    assert!(f(&w["runtime_s"]) < 29.0, "the run stopped at steady state");
+
+    let out = run(&["run", ".", "--steady-state", "iops:2%"]);
+    assert_eq!(out.status.code(), Some(2), "needs --runtime as a limit");
+    let out = run(&["run", ".", "--steady-state", "speed:2%", "--runtime", "5s"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn precondition_writes_the_region_before_measuring() {
+    let dir = tempdir();
+    let file = dir.path().join("pre");
+    let doc = run_json(&[
+        file.to_str().unwrap(),
+        "--size",
+        "8m",
+        "--precondition",
+        "--runtime",
+        "300ms",
+    ]);
+    let w = doc["workloads"].as_array().unwrap();
+    let names: Vec<&str> = w
+        .iter()
+        .map(|w| w["spec"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["precondition-seq", "precondition-random", "run"]);
+    assert_eq!(
+        u(&w[0]["total"]["write"]["bytes"]),
+        8 << 20,
+        "one sequential pass"
+    );
+    assert_eq!(
+        u(&w[1]["total"]["write"]["bytes"]),
+        8 << 20,
+        "one random pass"
+    );
+    assert!(u(&w[2]["total"]["read"]["ios"]) > 0);
+}

@@ -30,6 +30,7 @@ pub const KNOBS: &[&str] = &[
     "continue_on_error",
     "rate_iops",
     "rate_bw",
+    "steady_state",
 ];
 
 /// Knobs that `--flag a,b,c` on the command line sweeps over.
@@ -119,6 +120,7 @@ impl SpecBuilder {
                         .ok_or_else(|| format!("'{v}' is not a positive rate"))?,
                 )
             }
+            "steady_state" => s.steady_state = Some(v.parse()?),
             "rate_bw" => {
                 let bytes = v.strip_suffix("/s").unwrap_or(v);
                 s.rate_bw = Some(parse_size(bytes)?);

@@ -152,6 +152,18 @@ struct RunArgs {
     #[arg(long = "rate-iops", value_name = "N")]
     rate_iops: Option<String>,
 
+    /// Stop once a figure holds steady: iops:2% or lat:5% (every second of
+    /// the last 10 within the band of their mean; :30s for another window).
+    /// --runtime is the longest the run may take.
+    #[arg(long = "steady-state", value_name = "METRIC:BAND%")]
+    steady_state: Option<String>,
+
+    /// Before measuring, write the whole region sequentially (128k) and then
+    /// randomly (4k), as SNIA's performance test specification
+    /// preconditions SSDs. Reported as workloads of their own.
+    #[arg(long)]
+    precondition: bool,
+
     /// As --rate-iops, in bytes per second (e.g. 18m/s).
     #[arg(long = "rate-bw", value_name = "SIZE/s")]
     rate_bw: Option<String>,
@@ -252,6 +264,7 @@ impl RunArgs {
             ("seed", &self.seed),
             ("rate_iops", &self.rate_iops),
             ("rate_bw", &self.rate_bw),
+            ("steady_state", &self.steady_state),
             ("name", &self.name),
         ];
         for (knob, value) in text {
@@ -320,8 +333,42 @@ impl RunArgs {
                 from_flags(&overrides)?
             }
         };
-        Ok(specs)
+        Ok(if self.precondition {
+            precondition(specs)
+        } else {
+            specs
+        })
     }
+}
+
+/// Two passes over each target before the workloads: sequential 128k
+/// writes, then random 4k writes (SNIA PTS's workload-independent and
+/// -dependent preconditioning, shortened to one pass each).
+fn precondition(specs: Vec<WorkloadSpec>) -> Vec<WorkloadSpec> {
+    let Some(first) = specs.first() else {
+        return specs;
+    };
+    let pass = |name: &str, rw: crate::spec::RwMode, bs: u64| WorkloadSpec {
+        name: name.into(),
+        rw,
+        rwmix_read: 0,
+        bs,
+        iodepth: 32,
+        numjobs: 1,
+        runtime_s: None,
+        ramp_s: 0.0,
+        rate_iops: None,
+        rate_bw: None,
+        steady_state: None,
+        verify: crate::spec::VerifyMode::Off,
+        ..first.clone()
+    };
+    let mut out = vec![
+        pass("precondition-seq", crate::spec::RwMode::Write, 128 << 10),
+        pass("precondition-random", crate::spec::RwMode::RandWrite, 4096),
+    ];
+    out.extend(specs);
+    out
 }
 
 /// One workload from flags, expanded over the flags' sweeps.

@@ -83,6 +83,24 @@ impl IntervalSeries {
         [self.complete[0].last(), self.complete[1].last()]
     }
 
+    /// Whole seconds completed so far.
+    pub fn completed(&self) -> usize {
+        self.complete[0].len()
+    }
+
+    /// Per completed second: IOPS of both directions, or the higher p99.
+    pub fn values(&self, metric: super::steady::SteadyMetric) -> Vec<f64> {
+        self.complete[0]
+            .iter()
+            .zip(&self.complete[1])
+            .filter(|(r, _)| r.dur_s >= 0.99)
+            .map(|(r, w)| match metric {
+                super::steady::SteadyMetric::Iops => r.iops + w.iops,
+                super::steady::SteadyMetric::Lat => r.p99_ns.max(w.p99_ns) as f64,
+            })
+            .collect()
+    }
+
     /// Finishes every interval still waiting (workers that stopped early or
     /// were interrupted) and returns the read and write series.
     pub fn finish(mut self) -> [Vec<Interval>; 2] {

@@ -6,3 +6,4 @@ pub mod errors;
 pub mod facts;
 pub mod histogram;
 pub mod intervals;
+pub mod steady;
