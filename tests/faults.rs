@@ -55,8 +55,8 @@ fn enospc_is_counted_and_ends_the_target_unless_told_to_continue() {
         .set_len(4 << 20)
         .unwrap();
     let f = file.to_str().unwrap();
-    for engine in ["io_uring", "sync"] {
-        let out = run(&[
+    let write = |engine: &str, extra: &[&str]| {
+        let mut args = vec![
             "run",
             f,
             "--rw",
@@ -69,7 +69,12 @@ fn enospc_is_counted_and_ends_the_target_unless_told_to_continue() {
             engine,
             "--output-format",
             "json",
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    for engine in ["io_uring", "sync"] {
+        let out = write(engine, &[]);
         assert_eq!(
             out.status.code(),
             Some(1),
@@ -91,21 +96,7 @@ fn enospc_is_counted_and_ends_the_target_unless_told_to_continue() {
         );
         assert_eq!(u(&t["write"]["bytes"]), written * 65536);
 
-        let out = run(&[
-            "run",
-            f,
-            "--rw",
-            "write",
-            "--bs",
-            "64k",
-            "--buffered",
-            "--overwrite",
-            "--engine",
-            engine,
-            "--continue-on-error",
-            "--output-format",
-            "json",
-        ]);
+        let out = write(engine, &["--continue-on-error"]);
         assert_eq!(
             out.status.code(),
             Some(0),

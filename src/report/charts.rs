@@ -113,12 +113,7 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     root.fill(&WHITE)?;
-    let mut c = ChartBuilder::on(root)
-        .caption(&chart.title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(42)
-        .y_label_area_size(72)
-        .build_cartesian_2d(x, y)?;
+    let mut c = frame(root, &chart.title).build_cartesian_2d(x, y)?;
     let x_format = chart.x_format;
     c.configure_mesh()
         .x_desc(&chart.x_label)
@@ -147,6 +142,20 @@ where
             .draw()?;
     }
     Ok(())
+}
+
+/// The caption, margins and label areas every chart shares.
+fn frame<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(72);
+    builder
 }
 
 pub fn bar_chart(chart: &BarChart) -> anyhow::Result<Rendered> {
@@ -197,12 +206,7 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     root.fill(&WHITE)?;
-    let mut c = ChartBuilder::on(root)
-        .caption(&chart.title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(42)
-        .y_label_area_size(72)
-        .build_cartesian_2d(x, y)?;
+    let mut c = frame(root, &chart.title).build_cartesian_2d(x, y)?;
     let categories = chart.categories.clone();
     c.configure_mesh()
         .disable_x_mesh()
