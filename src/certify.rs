@@ -240,12 +240,15 @@ pub fn run_interval(
         let handles: Vec<_> = profile
             .streams
             .iter()
-            .map(|spec| {
+            .enumerate()
+            .map(|(i, spec)| {
                 let spec = WorkloadSpec {
                     runtime_s: Some(dur_s),
                     ..spec.clone()
                 };
-                scope.spawn(move || crate::run::run_workload(&spec, targets, stop, false))
+                // One live line on a terminal: the first stream's.
+                let live = i == 0 && std::io::IsTerminal::is_terminal(&std::io::stderr());
+                scope.spawn(move || crate::run::run_workload(&spec, targets, stop, live))
             })
             .collect();
         handles

@@ -11,7 +11,7 @@ use crate::measure::cpu::CpuTime;
 use crate::measure::errors::IoErrors;
 use crate::measure::facts;
 use crate::measure::histogram::LatencyHistogram;
-use crate::measure::intervals::{DirectionSample, IntervalSeries};
+use crate::measure::intervals::{DirectionSample, IntervalReport, IntervalSeries};
 use crate::result::{
     CpuUsage, DirectionPair, DirectionResult, Document, Interval, SCHEMA, TargetResult,
     WorkloadResult,
@@ -332,7 +332,7 @@ pub fn run_workload(
     let mut cpu_start: Option<CpuTime> = (spec.ramp_s == 0.0).then(CpuTime::now);
     let mut total_series = IntervalSeries::new(workers);
     let mut failures: Vec<String> = Vec::new();
-    let live_line = LiveLine::new(live, spec);
+    let mut live_line = LiveLine::new(live, spec);
     let mut steady_at: Option<f64> = None;
     let mut finished = 0;
 
@@ -365,7 +365,7 @@ pub fn run_workload(
             Ok(WorkerEvent::Interval(report)) => {
                 accumulators[report.target].series.add(&report);
                 total_series.add(&report);
-                live_line.update(start, &total_series);
+                live_line.update(start, &total_series, &report);
                 if let Some(criterion) = spec.steady_state
                     && steady_at.is_none()
                     && criterion.reached(&total_series.values(criterion.metric))
@@ -578,6 +578,7 @@ fn direction_result(
 /// terminal, so logs and pipes stay clean.
 struct LiveLine {
     bar: Option<ProgressBar>,
+    slow: LatencyHistogram,
     label: String,
     planned_s: Option<f64>,
 }
@@ -591,6 +592,7 @@ impl LiveLine {
         });
         let live_line = LiveLine {
             bar,
+            slow: LatencyHistogram::new(),
             label: spec.label(),
             planned_s: spec.runtime_s.map(|r| r + spec.ramp_s),
         };
@@ -600,8 +602,13 @@ impl LiveLine {
         live_line
     }
 
-    fn update(&self, start: Instant, series: &IntervalSeries) {
+    /// Rate-limited runs also show the share of slow I/Os so far (from when
+    /// each I/O was due), the figure certification judges.
+    fn update(&mut self, start: Instant, series: &IntervalSeries, report: &IntervalReport) {
         let Some(bar) = &self.bar else { return };
+        for d in &report.directions {
+            self.slow.add(&d.scheduled);
+        }
         let elapsed = start.elapsed().as_secs_f64();
         let mut msg = match self.planned_s {
             Some(p) => format!("{}: {:>4.0}s / {:.0}s", self.label, elapsed, p),
@@ -614,6 +621,13 @@ impl LiveLine {
                     crate::report::format::thousands(i.iops.round() as u64),
                     crate::cli::units::format_bytes(i.bw_bytes as u64)
                 ));
+            }
+        }
+        if self.slow.count() > 0 {
+            msg.push_str("  slow:");
+            for ms in [1u64, 8, 64] {
+                let share = self.slow.share_above(ms * 1_000_000) * 100.0;
+                msg.push_str(&format!(" >{ms}ms {share:.2}%"));
             }
         }
         bar.set_message(msg);
