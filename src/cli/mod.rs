@@ -516,17 +516,7 @@ fn execute(specs: &[WorkloadSpec], output: &OutputArgs, resume: bool) -> anyhow:
     let document = Session::new(stop.clone())
         .resume_from(previous)
         .run(specs, &mut stream)?;
-    let rendered = report::exporter(output.output_format).render(&document)?;
-    match &output.output {
-        Some(path) => {
-            write_atomically(path, &rendered)?;
-            print!(
-                "{}",
-                report::exporter(OutputFormat::Text).render(&document)?
-            );
-        }
-        None => print!("{rendered}"),
-    }
+    emit(&document, output)?;
     let problems = document.problems();
     for problem in &problems {
         eprintln!("fathom: {problem}");
@@ -567,6 +557,20 @@ fn load_documents(paths: &[PathBuf]) -> anyhow::Result<Document> {
     }
     Ok(report::merge::merge(docs)
         .map_err(|e| UsageError(format!("cannot merge the result files: {e}")))?)
+}
+
+/// Writes the document in the chosen format to `--output` (and the text
+/// table to stdout), or prints it.
+pub(crate) fn emit(document: &Document, output: &OutputArgs) -> anyhow::Result<()> {
+    let rendered = report::exporter(output.output_format).render(document)?;
+    match &output.output {
+        Some(path) => {
+            write_atomically(path, &rendered)?;
+            print!("{}", report::exporter(OutputFormat::Text).render(document)?);
+        }
+        None => print!("{rendered}"),
+    }
+    Ok(())
 }
 
 /// Reads a result file given on the command line; the size cap keeps a

@@ -2,7 +2,7 @@
 //! measurements, as thin commands over the library.
 
 use super::units::{format_duration, parse_duration, parse_size};
-use super::{OutputArgs, write_atomically};
+use super::{OutputArgs, emit, write_atomically};
 use crate::error::{UsageError, exit};
 use crate::meta::{self, MetaSpec};
 use crate::report::{self, OutputFormat};
@@ -159,18 +159,6 @@ fn seqread_text(target: &str, document: &crate::result::Document) -> String {
         out.push_str(&format!("warning: {warning}\n"));
     }
     out
-}
-
-fn emit(document: &crate::result::Document, output: &OutputArgs) -> anyhow::Result<()> {
-    let rendered = report::exporter(output.output_format).render(document)?;
-    match &output.output {
-        Some(path) => {
-            write_atomically(path, &rendered)?;
-            print!("{}", report::exporter(OutputFormat::Text).render(document)?);
-        }
-        None => print!("{rendered}"),
-    }
-    Ok(())
 }
 
 fn signal_code(stop: &StopFlag) -> i32 {
