@@ -55,12 +55,12 @@ fn certify_reports_each_interval_and_a_verdict() {
         assert_eq!(streams.len(), 2);
         let read = streams.iter().find(|s| s["direction"] == "read").unwrap();
         let write = streams.iter().find(|s| s["direction"] == "write").unwrap();
-        // 0.1 x 6,000 reads/s and 0.1 x 18 MB/s of writes.
-        assert!((f(&read["iops"]) / 600.0 - 1.0).abs() < 0.05, "{read}");
-        assert!(
-            (f(&write["bw_bytes"]) / 1.8e6 - 1.0).abs() < 0.05,
-            "{write}"
-        );
+        // 0.1 x 6,000 reads/s and 0.1 x 18 MB/s of writes: never ahead of
+        // the schedule; behind it only if the disk is (another test may be
+        // loading it), so the lower bound is loose.
+        let (r, w) = (f(&read["iops"]) / 600.0, f(&write["bw_bytes"]) / 1.8e6);
+        assert!((0.3..=1.02).contains(&r), "{read}");
+        assert!((0.3..=1.02).contains(&w), "{write}");
         let shares: Vec<f64> = read["over_pct"].as_array().unwrap().iter().map(f).collect();
         assert_eq!(shares.len(), 7);
         assert!(
