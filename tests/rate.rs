@@ -10,10 +10,13 @@ use common::*;
 fn a_thousand_iops_for_five_seconds_is_on_schedule() {
     let dir = tempdir();
     let file = dir.path().join("rate");
+    // A small region read through the page cache: the schedule, not the
+    // disk, is under test.
     let doc = run_json(&[
         file.to_str().unwrap(),
         "--size",
-        "64m",
+        "4m",
+        "--buffered",
         "--iodepth",
         "8",
         "--rate-iops",
@@ -106,7 +109,8 @@ fn steady_state_ends_a_run_once_the_window_holds() {
     let doc = run_json(&[
         file.to_str().unwrap(),
         "--size",
-        "16m",
+        "4m",
+        "--buffered",
         "--iodepth",
         "8",
         "--rate-iops",
