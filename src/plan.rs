@@ -84,6 +84,31 @@ pub fn substitute(text: &str, bindings: &Bindings) -> Result<String, String> {
     Ok(out)
 }
 
+/// Refuses a sweep that would expand to more than `MAX_RUNS` runs
+/// (`copies` workloads each).
+pub fn check_size(sweep: &Sweep, copies: usize) -> Result<(), String> {
+    let runs = sweep
+        .iter()
+        .map(|(_, v)| v.len())
+        .product::<usize>()
+        .saturating_mul(copies.max(1));
+    if runs > MAX_RUNS {
+        return Err(format!(
+            "the sweep expands to {runs} runs, more than {MAX_RUNS}"
+        ));
+    }
+    Ok(())
+}
+
+/// "NAME k=v k=v": a workload's name at one point of its sweep.
+pub fn point_name(name: &str, bindings: &Bindings) -> String {
+    if bindings.is_empty() {
+        return name.to_string();
+    }
+    let point: Vec<String> = bindings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{name} {}", point.join(" "))
+}
+
 /// Upper bound on the plan's sweep size: enough for any real matrix, small
 /// enough that a typo (a list of a million) is caught before it runs.
 pub const MAX_RUNS: usize = 100_000;

@@ -145,14 +145,7 @@ pub fn parse(
         sweep.push((var.clone(), values.clone()));
         sweep_spans.push(None);
     }
-    let points: usize =
-        sweep.iter().map(|(_, v)| v.len()).product::<usize>() * workloads.len().max(1);
-    if points > plan::MAX_RUNS {
-        return Err(UsageError(format!(
-            "{source}: the sweep expands to {points} runs, more than {}",
-            plan::MAX_RUNS
-        )));
-    }
+    plan::check_size(&sweep, workloads.len()).map_err(|m| UsageError(format!("{source}: {m}")))?;
 
     let empty = DeTable::default();
     let defaults = defaults.unwrap_or(&empty);
@@ -209,9 +202,8 @@ pub fn parse(
                 b.set(k, v)
                     .map_err(|m| UsageError(format!("--{}: {m}", k.replace('_', "-"))))?;
             }
-            if !name_given && !bindings.is_empty() {
-                let point: Vec<String> = bindings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                b.spec.name = format!("{} {}", b.spec.name, point.join(" "));
+            if !name_given {
+                b.spec.name = plan::point_name(&b.spec.name, &bindings);
             }
             let targets = if overrides.targets.is_empty() {
                 targets.unwrap_or_default()

@@ -375,23 +375,14 @@ fn precondition(specs: Vec<WorkloadSpec>) -> Vec<WorkloadSpec> {
 fn from_flags(o: &jobfile::Overrides) -> Result<Vec<WorkloadSpec>, UsageError> {
     let flag_error =
         |knob: &str, m: String| UsageError(format!("--{}: {m}", knob.replace('_', "-")));
-    let points: usize = o.sweep.iter().map(|(_, v)| v.len()).product();
-    if points > plan::MAX_RUNS {
-        return Err(UsageError(format!(
-            "the sweep expands to {points} runs, more than {}",
-            plan::MAX_RUNS
-        )));
-    }
+    plan::check_size(&o.sweep, 1).map_err(UsageError)?;
     let mut specs = Vec::new();
     for bindings in plan::expand(&o.sweep) {
         let mut b = knobs::SpecBuilder::new(plan::default_spec(Vec::new()));
         for (k, v) in o.knobs.iter().chain(&bindings) {
             b.set(k, v).map_err(|m| flag_error(k, m))?;
         }
-        if !bindings.is_empty() {
-            let point: Vec<String> = bindings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            b.spec.name = format!("{} {}", b.spec.name, point.join(" "));
-        }
+        b.spec.name = plan::point_name(&b.spec.name, &bindings);
         let mut spec = b.finish();
         jobfile::set_targets(&mut spec, &o.targets);
         specs.push(spec);
@@ -521,12 +512,7 @@ fn execute(specs: &[WorkloadSpec], output: &OutputArgs, resume: bool) -> anyhow:
     for problem in &problems {
         eprintln!("fathom: {problem}");
     }
-    Ok(match stop.signal() {
-        Some(signal_hook::consts::SIGTERM) => exit::SIGTERM,
-        Some(_) => exit::SIGINT,
-        None if document.failed() => exit::RUNTIME_ERROR,
-        None => 0,
-    })
+    Ok(exit_code(&stop, document.failed()))
 }
 
 fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {
@@ -557,6 +543,16 @@ fn load_documents(paths: &[PathBuf]) -> anyhow::Result<Document> {
     }
     Ok(report::merge::merge(docs)
         .map_err(|e| UsageError(format!("cannot merge the result files: {e}")))?)
+}
+
+/// 143 or 130 after SIGTERM or SIGINT, 1 when the run `failed`, else 0.
+pub(crate) fn exit_code(stop: &StopFlag, failed: bool) -> i32 {
+    match stop.signal() {
+        Some(signal_hook::consts::SIGTERM) => exit::SIGTERM,
+        Some(_) => exit::SIGINT,
+        None if failed => exit::RUNTIME_ERROR,
+        None => 0,
+    }
 }
 
 /// Writes the document in the chosen format to `--output` (and the text

@@ -2,8 +2,8 @@
 //! measurements, as thin commands over the library.
 
 use super::units::{format_duration, parse_duration, parse_size};
-use super::{OutputArgs, emit, write_atomically};
-use crate::error::{UsageError, exit};
+use super::{OutputArgs, emit, exit_code, write_atomically};
+use crate::error::UsageError;
 use crate::meta::{self, MetaSpec};
 use crate::report::{self, OutputFormat};
 use crate::run::Session;
@@ -56,7 +56,7 @@ pub fn meta_command(args: &MetaArgs) -> anyhow::Result<i32> {
     document.interrupted = result.interrupted;
     document.meta = Some(result);
     emit(&document, &args.output)?;
-    Ok(signal_code(&stop))
+    Ok(exit_code(&stop, false))
 }
 
 #[derive(Args, Debug)]
@@ -131,7 +131,7 @@ pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
     } else {
         emit(&document, &args.output)?;
     }
-    Ok(signal_code(&stop))
+    Ok(exit_code(&stop, false))
 }
 
 /// hdparm -tT's two lines, with what each figure is.
@@ -159,14 +159,6 @@ fn seqread_text(target: &str, document: &crate::result::Document) -> String {
         out.push_str(&format!("warning: {warning}\n"));
     }
     out
-}
-
-fn signal_code(stop: &StopFlag) -> i32 {
-    match stop.signal() {
-        Some(signal_hook::consts::SIGTERM) => exit::SIGTERM,
-        Some(_) => exit::SIGINT,
-        None => 0,
-    }
 }
 
 #[derive(Args, Debug)]
@@ -361,10 +353,5 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         ),
         None => {}
     }
-    Ok(match stop.signal() {
-        Some(signal_hook::consts::SIGTERM) => exit::SIGTERM,
-        Some(_) => exit::SIGINT,
-        None if result.pass == Some(false) => exit::RUNTIME_ERROR,
-        None => 0,
-    })
+    Ok(exit_code(&stop, result.pass == Some(false)))
 }

@@ -303,12 +303,7 @@ impl<'a> Job<'a> {
                     .min(WAIT_SLICE);
                 std::thread::sleep(wait);
                 now = Instant::now();
-                if stop.is_set()
-                    || halt.load(Ordering::Relaxed)
-                    || self.deadline.is_some_and(|d| now >= d)
-                {
-                    stopping = true;
-                }
+                stopping = self.must_stop(stop, halt, now);
                 continue;
             }
             if inflight == 0 {
@@ -317,9 +312,7 @@ impl<'a> Job<'a> {
                     blocked = false;
                     std::thread::sleep(Duration::from_micros(100));
                     now = Instant::now();
-                    stopping = stop.is_set()
-                        || halt.load(Ordering::Relaxed)
-                        || self.deadline.is_some_and(|d| now >= d);
+                    stopping = self.must_stop(stop, halt, now);
                     continue;
                 }
                 if fsync_due {
@@ -416,13 +409,7 @@ impl<'a> Job<'a> {
                 self.totals.end = Some(now);
             }
 
-            if !stopping
-                && (stop.is_set()
-                    || halt.load(Ordering::Relaxed)
-                    || self.deadline.is_some_and(|d| now >= d))
-            {
-                stopping = true;
-            }
+            stopping = stopping || self.must_stop(stop, halt, now);
         }
 
         let end = match self.deadline {
@@ -439,6 +426,11 @@ impl<'a> Job<'a> {
             Some(f) => Err(f),
             None => Ok(Box::new(std::mem::take(&mut self.totals))),
         }
+    }
+
+    /// A signal, a halt of this target, or the deadline.
+    fn must_stop(&self, stop: &StopFlag, halt: &AtomicBool, now: Instant) -> bool {
+        stop.is_set() || halt.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| now >= d)
     }
 
     #[inline]

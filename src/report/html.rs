@@ -3,7 +3,7 @@
 
 use super::Exporter;
 use super::charts::{self, BarChart, LineChart, Rendered, Series};
-use super::table::{self, Figures, Row, SweepTable};
+use super::table::{self, DIRECTIONS, Figures, Pick, Row, SweepTable};
 use crate::cli::units::format_block_size;
 use crate::result::Document;
 use std::collections::BTreeMap;
@@ -125,9 +125,6 @@ fn cells_table(header: &[String], rows: &[Vec<String>], first_figure: usize) -> 
     out.push_str("</tbody></table>\n");
     out
 }
-
-type Pick = fn(&Row) -> Option<Figures>;
-const DIRECTIONS: [(&str, Pick); 2] = [("read", |r| r.read), ("write", |r| r.write)];
 
 /// The keys of a row other than one knob: what names a series.
 fn series_name(table: &SweepTable, row: &Row, without: &[&str]) -> String {

@@ -158,25 +158,25 @@ fn add_rows(rows: &mut Vec<Row>, w: &WorkloadResult, knobs: &[(&'static str, Kno
     }
 }
 
+/// Picks a row's figures for one direction.
+pub type Pick = fn(&Row) -> Option<Figures>;
+pub const DIRECTIONS: [(&str, Pick); 2] = [("read", |r| r.read), ("write", |r| r.write)];
+
 /// Column headers and cells, shared by the text and Markdown tables.
 pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
     use super::format::{latency, mib_per_s, thousands};
     let mut header: Vec<String> = table.knobs.iter().map(|k| k.to_string()).collect();
     header.push("target".into());
-    type Pick = fn(&Row) -> Option<Figures>;
-    let dirs: Vec<(&str, Pick)> = [
-        ("read", (|r: &Row| r.read) as Pick),
-        ("write", |r: &Row| r.write),
-    ]
-    .into_iter()
-    .filter(|(d, _)| {
-        if *d == "read" {
-            table.has_reads()
-        } else {
-            table.has_writes()
-        }
-    })
-    .collect();
+    let dirs: Vec<(&str, Pick)> = DIRECTIONS
+        .into_iter()
+        .filter(|(d, _)| {
+            if *d == "read" {
+                table.has_reads()
+            } else {
+                table.has_writes()
+            }
+        })
+        .collect();
     for (d, _) in &dirs {
         header.extend([
             format!("{d} IOPS"),
