@@ -1,26 +1,36 @@
 //! `fathom certify`: ACT-style latency certification. Several streams (for
 //! ACT: small random reads and large sequential writes) run together at
-//! fixed rates on one target; each interval reports the share of reads and
-//! writes slower than 1, 2, 4 ... 64 ms, and the run passes when the judged
-//! intervals stay under the profile's limits.
+//! fixed rates on one target for the whole duration; each interval reports
+//! the share of reads and writes slower than 1, 2, 4 ... 64 ms (from when
+//! each I/O was due), and the run passes when every judged interval stays
+//! under the profile's limits and delivered the load it was given.
 //!
-//! Each interval is its own run of the streams: its histograms are read,
-//! summarised and dropped, so memory does not grow with the duration, and
-//! the result file is rewritten after every interval (a crash loses at most
-//! one). Queues drain for a few milliseconds at each boundary.
+//! The streams run once, on one continuous schedule: an I/O still in flight
+//! at an interval's end is counted in the interval where it completes, at
+//! its whole age, and the schedule does not start afresh, so a device that
+//! falls behind cannot catch up by an interval boundary. Intervals are cut
+//! from the per-second reports and their histograms dropped once summarised,
+//! so memory does not grow with the duration.
 
 use crate::cli::knobs::SpecBuilder;
 use crate::cli::units::{format_duration, parse_duration};
 use crate::engine::target::PreparedTarget;
 use crate::error::UsageError;
-use crate::measure::histogram::LatencyHistogram;
-use crate::result::DirectionResult;
+use crate::measure::intervals::{CompletedSecond, DirectionSample};
+use crate::run::{RunOptions, Stream};
 use crate::spec::WorkloadSpec;
 use crate::stop::StopFlag;
 use serde::{Deserialize, Serialize};
 
 /// Thresholds of the slow-I/O shares, in milliseconds (ACT's buckets).
 pub const THRESHOLDS_MS: [u64; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+/// A judged interval fails when a stream delivered fewer I/Os than its
+/// schedule asked for by more than this share ...
+pub const RATE_TOLERANCE: f64 = 0.01;
+/// ... plus this many I/Os, for the ones due just before the interval's end
+/// that complete just after it (counted in the next one).
+pub const RATE_SLACK_IOS: f64 = 2.0;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limit {
@@ -50,6 +60,13 @@ pub struct StreamInterval {
     pub ios: u64,
     pub iops: f64,
     pub bw_bytes: f64,
+    /// I/Os per second the schedule asked for.
+    #[serde(default)]
+    pub offered_iops: f64,
+    /// I/Os that were due but had no answer when the run ended (last
+    /// interval only); they count as slow at their age then.
+    #[serde(default)]
+    pub unanswered: u64,
     /// Percent of I/Os slower than each of `THRESHOLDS_MS`, measured from
     /// when each I/O was due on the schedule.
     pub over_pct: Vec<f64>,
@@ -142,9 +159,9 @@ pub fn parse_profile(text: &str, name: &str, o: &ProfileOverrides) -> Result<Pro
             .as_deref()
             .unwrap_or(&file.certify.stabilisation),
     )?;
-    if interval_s < 1.0 || interval_s > duration_s {
+    if interval_s < 1.0 || interval_s > duration_s || interval_s.fract() != 0.0 {
         return Err(UsageError(format!(
-            "--interval {} must be at least 1s and at most --duration {}",
+            "--interval {} must be whole seconds, at least 1s and at most --duration {}",
             format_duration(interval_s),
             format_duration(duration_s)
         )));
@@ -208,7 +225,8 @@ pub fn parse_profile(text: &str, name: &str, o: &ProfileOverrides) -> Result<Pro
         }
         spec.rate_iops = spec.rate_iops.map(|r| r * o.scale);
         spec.rate_bw = spec.rate_bw.map(|r| (r as f64 * o.scale) as u64);
-        spec.runtime_s = Some(interval_s);
+        spec.runtime_s = Some(duration_s);
+        spec.ramp_s = 0.0;
         spec.validate()?;
         streams.push(spec);
     }
@@ -227,73 +245,212 @@ pub fn parse_profile(text: &str, name: &str, o: &ProfileOverrides) -> Result<Pro
     })
 }
 
-/// Runs the streams together for one interval of `dur_s` seconds.
-pub fn run_interval(
+/// Runs the profile's streams together on `targets` for the whole duration
+/// and cuts the result into intervals. `on_interval` is called with the
+/// result so far after each interval (to print it, or rewrite a file).
+pub fn run(
     profile: &Profile,
+    target: &str,
     targets: &[PreparedTarget],
-    index: u32,
-    start_s: f64,
-    dur_s: f64,
+    notes: Vec<String>,
     stop: &StopFlag,
-) -> anyhow::Result<CertifyInterval> {
-    let results = std::thread::scope(|scope| {
-        let handles: Vec<_> = profile
-            .streams
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| {
-                let spec = WorkloadSpec {
-                    runtime_s: Some(dur_s),
-                    ..spec.clone()
-                };
-                // One live line on a terminal: the first stream's.
-                let live = i == 0 && std::io::IsTerminal::is_terminal(&std::io::stderr());
-                scope.spawn(move || crate::run::run_workload(&spec, targets, stop, live))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("stream thread"))
-            .collect::<anyhow::Result<Vec<_>>>()
+    on_interval: &mut dyn FnMut(&CertifyResult) -> anyhow::Result<()>,
+) -> anyhow::Result<CertifyResult> {
+    let mut result = CertifyResult {
+        target: target.to_string(),
+        thresholds_ms: THRESHOLDS_MS.to_vec(),
+        intervals: Vec::new(),
+        pass: None,
+        reasons: Vec::new(),
+        notes,
+        interrupted: false,
+        profile: profile.clone(),
+    };
+    let streams: Vec<Stream> = profile
+        .streams
+        .iter()
+        .map(|spec| Stream { spec, targets })
+        .collect();
+    let options = RunOptions {
+        live: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        keep_intervals: false,
+    };
+    let mut cutter = IntervalCutter::new(profile);
+    let mut callback_error = None;
+    crate::run::run_streams(&streams, stop, options, &mut |s, second| {
+        for interval in cutter.add(s, second) {
+            result.intervals.push(interval);
+            if callback_error.is_none() {
+                callback_error = on_interval(&result).err();
+            }
+        }
     })?;
-    let mut streams = Vec::new();
-    for w in &results {
-        let (direction, d) = if w.total.write.ios > w.total.read.ios {
-            ("write", &w.total.write)
-        } else {
-            ("read", &w.total.read)
-        };
-        streams.push(stream_interval(&w.spec.name, direction, d)?);
+    if let Some(e) = callback_error {
+        return Err(e);
     }
-    Ok(CertifyInterval {
-        index,
-        start_s,
-        dur_s,
-        judged: start_s >= profile.stabilisation_s,
-        streams,
-    })
+    for interval in cutter.finish() {
+        result.intervals.push(interval);
+        on_interval(&result)?;
+    }
+    result.interrupted = stop.is_set();
+    if !result.interrupted {
+        let (pass, reasons) = verdict(profile, &result.intervals);
+        result.pass = pass;
+        result.reasons.extend(reasons);
+    }
+    Ok(result)
 }
 
-fn stream_interval(
-    name: &str,
-    direction: &str,
-    d: &DirectionResult,
-) -> anyhow::Result<StreamInterval> {
-    let encoded = d.sched_histogram.as_deref().unwrap_or(&d.histogram);
-    let h = LatencyHistogram::decode(encoded).map_err(anyhow::Error::msg)?;
-    Ok(StreamInterval {
-        name: name.to_string(),
-        direction: direction.to_string(),
+/// Gathers each stream's seconds into the profile's intervals and hands out
+/// an interval once every stream has finished it.
+struct IntervalCutter<'a> {
+    profile: &'a Profile,
+    seconds_per_interval: u64,
+    /// Per stream: the interval being filled and what it holds so far.
+    open: Vec<(u64, DirectionSample, f64)>,
+    /// Intervals some streams have finished, by index.
+    done: std::collections::BTreeMap<u64, Vec<Option<StreamInterval>>>,
+}
+
+impl<'a> IntervalCutter<'a> {
+    fn new(profile: &'a Profile) -> Self {
+        IntervalCutter {
+            profile,
+            seconds_per_interval: profile.interval_s as u64,
+            open: vec![(0, DirectionSample::default(), 0.0); profile.streams.len()],
+            done: Default::default(),
+        }
+    }
+
+    fn add(&mut self, stream: usize, second: &CompletedSecond) -> Vec<CertifyInterval> {
+        let index = second.index / self.seconds_per_interval;
+        while self.open[stream].0 < index {
+            self.close(stream);
+        }
+        let spec = &self.profile.streams[stream];
+        let (_, sample, dur) = &mut self.open[stream];
+        sample.add(&second.directions[main_direction(spec)]);
+        *dur += second.dur_s;
+        self.ready()
+    }
+
+    fn finish(mut self) -> Vec<CertifyInterval> {
+        for stream in 0..self.open.len() {
+            if self.open[stream].2 > 0.0 || self.open[stream].1.scheduled.count() > 0 {
+                self.close(stream);
+            }
+        }
+        let mut out = self.ready();
+        // Streams that never reported an interval others did (interrupted).
+        let streams = self.profile.streams.len();
+        for (index, slots) in std::mem::take(&mut self.done) {
+            if slots.iter().any(Option::is_some) {
+                let slots = slots
+                    .into_iter()
+                    .enumerate()
+                    .map(|(s, slot)| {
+                        slot.unwrap_or_else(|| {
+                            summarise(&self.profile.streams[s], &DirectionSample::default(), 0.0)
+                        })
+                    })
+                    .collect::<Vec<_>>();
+                debug_assert_eq!(slots.len(), streams);
+                out.push(self.interval(index, slots));
+            }
+        }
+        out
+    }
+
+    fn close(&mut self, stream: usize) {
+        let (index, sample, dur) =
+            std::mem::replace(&mut self.open[stream], (0, DirectionSample::default(), 0.0));
+        self.open[stream].0 = index + 1;
+        let summary = summarise(&self.profile.streams[stream], &sample, dur);
+        self.done
+            .entry(index)
+            .or_insert_with(|| vec![None; self.profile.streams.len()])[stream] = Some(summary);
+    }
+
+    fn ready(&mut self) -> Vec<CertifyInterval> {
+        let mut out = Vec::new();
+        while let Some(entry) = self.done.first_entry() {
+            if entry.get().iter().any(Option::is_none) {
+                break;
+            }
+            let (index, slots) = entry.remove_entry();
+            out.push(self.interval(index, slots.into_iter().flatten().collect()));
+        }
+        out
+    }
+
+    fn interval(&self, index: u64, streams: Vec<StreamInterval>) -> CertifyInterval {
+        let start_s = (index * self.seconds_per_interval) as f64;
+        // The schedule's length, not what the streams managed: a stream
+        // that delivered nothing still had a whole interval to deliver in.
+        let dur_s = (self.profile.duration_s - start_s).min(self.profile.interval_s);
+        CertifyInterval {
+            index: index as u32 + 1,
+            start_s,
+            dur_s,
+            judged: start_s >= self.profile.stabilisation_s,
+            streams,
+        }
+    }
+}
+
+/// The direction a stream is judged on: reads for a stream that mostly
+/// reads, writes otherwise.
+fn main_direction(spec: &WorkloadSpec) -> usize {
+    if spec.rw.read_percent(spec.rwmix_read) >= 50 {
+        0
+    } else {
+        1
+    }
+}
+
+fn summarise(spec: &WorkloadSpec, d: &DirectionSample, dur_s: f64) -> StreamInterval {
+    let per_s = |x: u64| if dur_s > 0.0 { x as f64 / dur_s } else { 0.0 };
+    // Shares are of every I/O that was due: completed ones, and at the end
+    // of the run those without an answer, at their age.
+    let h = &d.scheduled;
+    StreamInterval {
+        name: spec.name.clone(),
+        direction: if main_direction(spec) == 0 {
+            "read"
+        } else {
+            "write"
+        }
+        .to_string(),
         ios: d.ios,
-        iops: d.iops,
-        bw_bytes: d.bw_bytes,
+        iops: per_s(d.ios),
+        bw_bytes: per_s(d.bytes),
+        offered_iops: spec.target_rate().unwrap_or(0.0),
+        unanswered: d.unanswered,
         over_pct: THRESHOLDS_MS
             .iter()
             .map(|ms| h.share_above(ms * 1_000_000) * 100.0)
             .collect(),
         p99_ns: h.value_at_percentile(99.0),
         max_ns: h.summary().max,
-    })
+    }
+}
+
+impl StreamInterval {
+    /// Why this stream did not deliver its load over `dur_s`, if it did not.
+    fn shortfall(&self, dur_s: f64) -> Option<String> {
+        let expected = self.offered_iops * dur_s;
+        let floor = expected * (1.0 - RATE_TOLERANCE) - RATE_SLACK_IOS;
+        (expected > 0.0 && (self.ios as f64) < floor).then(|| {
+            format!(
+                "delivered {} of {:.0} {}s due ({:.1}%), more than {}% short of the schedule",
+                self.ios,
+                expected,
+                self.direction,
+                self.ios as f64 * 100.0 / expected,
+                RATE_TOLERANCE * 100.0
+            )
+        })
+    }
 }
 
 /// Pass or fail against the profile's limits, with the reasons.
@@ -311,6 +468,14 @@ pub fn verdict(profile: &Profile, intervals: &[CertifyInterval]) -> (Option<bool
     let mut reasons = Vec::new();
     for interval in &judged {
         for s in &interval.streams {
+            if let Some(why) = s.shortfall(interval.dur_s) {
+                reasons.push(format!(
+                    "interval {} ({}): stream {}: {why}",
+                    interval.index,
+                    format_duration(interval.start_s),
+                    s.name
+                ));
+            }
             let limits = if s.direction == "read" {
                 &profile.read_limits
             } else {
@@ -434,6 +599,11 @@ mod tests {
     }
 
     fn interval(index: u32, judged: bool, read_over_1ms: f64) -> CertifyInterval {
+        delivering(index, judged, read_over_1ms, 20_000)
+    }
+
+    /// An interval of 20 s at an offered 1,000 reads/s that delivered `ios`.
+    fn delivering(index: u32, judged: bool, read_over_1ms: f64, ios: u64) -> CertifyInterval {
         CertifyInterval {
             index,
             start_s: index as f64 * 20.0,
@@ -442,9 +612,11 @@ mod tests {
             streams: vec![StreamInterval {
                 name: "read".into(),
                 direction: "read".into(),
-                ios: 1,
-                iops: 1.0,
+                ios,
+                iops: ios as f64 / 20.0,
                 bw_bytes: 1.0,
+                offered_iops: 1000.0,
+                unanswered: 0,
                 over_pct: vec![read_over_1ms, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
                 p99_ns: 0,
                 max_ns: 0,
@@ -465,5 +637,76 @@ mod tests {
             "{reasons:?}"
         );
         assert_eq!(verdict(&p, &[interval(0, false, 0.0)]).0, None);
+    }
+
+    #[test]
+    fn an_interval_short_of_its_load_fails_even_with_no_slow_io() {
+        let p = parse_profile(ACT, "act-3x", &overrides()).unwrap();
+        // 1% of 20,000 plus the slack of 2 is the most that may be missing.
+        let just = 20_000 - 200 - 2;
+        assert_eq!(verdict(&p, &[delivering(1, true, 0.0, just)]).0, Some(true));
+        let (pass, reasons) = verdict(&p, &[delivering(1, true, 0.0, just - 1)]);
+        assert_eq!(pass, Some(false));
+        assert!(
+            reasons[0].contains("delivered 19797 of 20000"),
+            "{reasons:?}"
+        );
+        // Nothing completed at all: an empty histogram is no pass.
+        let (pass, reasons) = verdict(&p, &[delivering(1, true, 0.0, 0)]);
+        assert_eq!(pass, Some(false), "{reasons:?}");
+        // Stabilisation intervals are not judged on their rate either.
+        assert_eq!(
+            verdict(&p, &[delivering(0, false, 0.0, 0), interval(1, true, 0.0)]).0,
+            Some(true)
+        );
+    }
+
+    /// A second of stream 0 (reads) or 1 (writes).
+    fn second(index: u64, ios: u64, late_ns: u64) -> CompletedSecond {
+        let mut sample = DirectionSample {
+            ios,
+            bytes: ios * 1536,
+            ..Default::default()
+        };
+        sample.scheduled.record_n(late_ns, ios);
+        let mut directions = [DirectionSample::default(), DirectionSample::default()];
+        // The tests give writes 10 I/Os a second, reads 100.
+        directions[usize::from(ios == 10)] = sample;
+        CompletedSecond {
+            index,
+            dur_s: 1.0,
+            directions,
+        }
+    }
+
+    #[test]
+    fn intervals_are_cut_from_seconds_once_every_stream_has_them() {
+        let o = ProfileOverrides {
+            duration: Some("4s".into()),
+            interval: Some("2s".into()),
+            ..overrides()
+        };
+        let p = parse_profile(ACT, "act-3x", &o).unwrap();
+        let mut cutter = IntervalCutter::new(&p);
+        assert!(cutter.add(0, &second(0, 100, 500_000)).is_empty());
+        assert!(cutter.add(0, &second(1, 100, 5_000_000)).is_empty());
+        // The read stream starts interval 2: interval 1 waits for writes.
+        assert!(cutter.add(0, &second(2, 100, 500_000)).is_empty());
+        assert!(cutter.add(1, &second(0, 10, 500_000)).is_empty());
+        assert!(cutter.add(1, &second(1, 10, 500_000)).is_empty());
+        let first = cutter.add(1, &second(2, 10, 500_000));
+        assert_eq!(first.len(), 1);
+        let read = &first[0].streams[0];
+        assert_eq!((read.ios, first[0].index, first[0].dur_s), (200, 1, 2.0));
+        // Half of the reads of the first two seconds were over 4 ms.
+        assert!(
+            (read.over_pct[2] - 50.0).abs() < 0.01,
+            "{:?}",
+            read.over_pct
+        );
+        let rest = cutter.finish();
+        assert_eq!(rest.len(), 1);
+        assert_eq!((rest[0].index, rest[0].start_s), (2, 2.0));
+        assert_eq!(rest[0].streams[1].ios, 10);
     }
 }

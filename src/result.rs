@@ -44,6 +44,9 @@ pub struct WorkloadResult {
     /// device can give); empty when nothing is suspect.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// With `--fsync`: the flushes of all targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncResult>,
     /// With `--steady-state`: whether and when the criterion held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<crate::measure::steady::SteadyStateResult>,
@@ -72,6 +75,9 @@ pub struct TargetResult {
     pub verify: Option<VerifyReport>,
     #[serde(flatten)]
     pub io: DirectionPair,
+    /// With `--fsync`: the flushes of this target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncResult>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -98,7 +104,27 @@ pub struct DirectionResult {
     pub sched_lat_ns: Option<LatencySummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_histogram: Option<String>,
+    /// Rate-limited runs only: I/Os that were due but had no answer when the
+    /// run ended (in flight, or waiting behind a device that fell behind).
+    /// They are in `sched_lat_ns` at their age then, not in `ios`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unanswered: u64,
     pub intervals: Vec<Interval>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Flushes (`--fsync N`): how many were made while measuring and how long
+/// each took.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SyncResult {
+    pub count: u64,
+    /// Flushes per second of the enclosing target's (or workload's) runtime.
+    pub rate: f64,
+    pub lat_ns: LatencySummary,
+    pub histogram: String,
 }
 
 /// Completion latency (submission to completion) in nanoseconds.

@@ -11,9 +11,9 @@ use crate::measure::cpu::CpuTime;
 use crate::measure::errors::IoErrors;
 use crate::measure::facts;
 use crate::measure::histogram::LatencyHistogram;
-use crate::measure::intervals::{DirectionSample, IntervalReport, IntervalSeries};
+use crate::measure::intervals::{CompletedSecond, DirectionSample, IntervalReport, IntervalSeries};
 use crate::result::{
-    CpuUsage, DirectionPair, DirectionResult, Document, Interval, SCHEMA, TargetResult,
+    CpuUsage, DirectionPair, DirectionResult, Document, Interval, SCHEMA, SyncResult, TargetResult,
     WorkloadResult,
 };
 use crate::spec::{VerifyMode, WorkloadSpec};
@@ -246,8 +246,13 @@ fn worker_configs(
 }
 
 struct TargetAccumulator {
+    /// Index of the stream this target belongs to.
+    stream: usize,
+    /// Index of the target within its stream.
+    target: usize,
     series: IntervalSeries,
     totals: [DirectionSample; 2],
+    sync: LatencyHistogram,
     end: Option<Instant>,
     errors: IoErrors,
     ended_early: Option<String>,
@@ -259,6 +264,24 @@ struct TargetAccumulator {
     map: Option<Arc<BlockMap>>,
 }
 
+/// One stream of a group that runs at the same time: a workload on its
+/// prepared targets.
+#[derive(Clone, Copy)]
+pub struct Stream<'a> {
+    pub spec: &'a WorkloadSpec,
+    pub targets: &'a [PreparedTarget],
+}
+
+/// How a group of streams is run.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// Show the live line on stderr.
+    pub live: bool,
+    /// Keep every second in the result's `intervals`. Off for day-long runs
+    /// that report through the observer instead, so memory stays flat.
+    pub keep_intervals: bool,
+}
+
 /// Runs one workload on prepared targets and returns its result.
 pub fn run_workload(
     spec: &WorkloadSpec,
@@ -266,51 +289,82 @@ pub fn run_workload(
     stop: &StopFlag,
     live: bool,
 ) -> anyhow::Result<WorkloadResult> {
-    let writes = spec.rw.writes(spec.rwmix_read);
-    let run_id: u64 = rand::random();
-    let per_target = spec.numjobs as usize;
+    let options = RunOptions {
+        live,
+        keep_intervals: true,
+    };
+    let mut results = run_streams(&[Stream { spec, targets }], stop, options, &mut |_, _| {})?;
+    Ok(results.pop().expect("one result per stream"))
+}
+
+/// Runs several streams at the same time: all their workers start on one
+/// gate, so their schedules share one origin. `observer` is handed each
+/// second of each stream (all its workers merged, histograms kept) as soon
+/// as it is complete, with the stream's index. Returns one result per
+/// stream.
+pub fn run_streams(
+    streams: &[Stream],
+    stop: &StopFlag,
+    options: RunOptions,
+    observer: &mut dyn FnMut(usize, &CompletedSecond),
+) -> anyhow::Result<Vec<WorkloadResult>> {
     let mut jobs = Vec::new();
-    let mut accumulators = Vec::with_capacity(targets.len());
-    for (t, target) in targets.iter().enumerate() {
-        let map = (writes && spec.verify != VerifyMode::Off).then(|| {
-            let blocks = target.plan.size / spec.bs;
-            Arc::new(BlockMap::new(
-                target.plan.offset,
-                spec.bs,
-                blocks,
-                run_id,
-                spec.seed,
-            ))
-        });
-        for mut config in worker_configs(spec, t, &target.plan, jobs.len()) {
-            let file = target.open(spec.direct, writes)?;
-            if let Some(map) = &map {
-                config.verify = Some(WorkerVerify {
-                    map: map.clone(),
-                    read_back: match spec.verify {
-                        VerifyMode::Interleaved => Some(target.open(spec.direct, false)?),
-                        _ => None,
-                    },
-                });
+    let mut accumulators: Vec<TargetAccumulator> = Vec::new();
+    let mut stream_workers = vec![0usize; streams.len()];
+    for (s, stream) in streams.iter().enumerate() {
+        let spec = stream.spec;
+        let writes = spec.rw.writes(spec.rwmix_read);
+        let run_id: u64 = rand::random();
+        for (t, target) in stream.targets.iter().enumerate() {
+            let slot = accumulators.len();
+            let map = (writes && spec.verify != VerifyMode::Off).then(|| {
+                let blocks = target.plan.size / spec.bs;
+                Arc::new(BlockMap::new(
+                    target.plan.offset,
+                    spec.bs,
+                    blocks,
+                    run_id,
+                    spec.seed,
+                ))
+            });
+            for mut config in worker_configs(spec, slot, &target.plan, stream_workers[s]) {
+                let file = target.open(spec.direct, writes)?;
+                if let Some(map) = &map {
+                    config.verify = Some(WorkerVerify {
+                        map: map.clone(),
+                        read_back: match spec.verify {
+                            VerifyMode::Interleaved => Some(target.open(spec.direct, false)?),
+                            _ => None,
+                        },
+                    });
+                }
+                jobs.push((config, file));
+                stream_workers[s] += 1;
             }
-            jobs.push((config, file));
+            let mut series = IntervalSeries::new(spec.numjobs as usize);
+            if !options.keep_intervals {
+                series = series.latest_only();
+            }
+            accumulators.push(TargetAccumulator {
+                stream: s,
+                target: t,
+                series,
+                totals: Default::default(),
+                sync: LatencyHistogram::new(),
+                end: None,
+                errors: IoErrors::default(),
+                ended_early: None,
+                verify: None,
+                running: spec.numjobs as usize,
+                watch: target.open(false, false)?,
+                map,
+            });
         }
-        accumulators.push(TargetAccumulator {
-            series: IntervalSeries::new(per_target),
-            totals: Default::default(),
-            end: None,
-            errors: IoErrors::default(),
-            ended_early: None,
-            verify: None,
-            running: per_target,
-            watch: target.open(false, false)?,
-            map,
-        });
     }
     let workers = jobs.len();
 
     let gate = Arc::new(StartGate::new(workers));
-    let halts: Vec<Arc<AtomicBool>> = (0..targets.len())
+    let halts: Vec<Arc<AtomicBool>> = (0..accumulators.len())
         .map(|_| Arc::new(AtomicBool::new(false)))
         .collect();
     let (tx, rx) = mpsc::channel::<WorkerEvent>();
@@ -328,23 +382,38 @@ pub fn run_workload(
     drop(tx);
 
     let start = gate.open();
-    let measure_start = start + Duration::from_secs_f64(spec.ramp_s);
-    let mut cpu_start: Option<CpuTime> = (spec.ramp_s == 0.0).then(CpuTime::now);
-    let mut total_series = IntervalSeries::new(workers);
+    let first_ramp = streams
+        .iter()
+        .map(|s| s.spec.ramp_s)
+        .fold(f64::INFINITY, f64::min);
+    let measure_start = |spec: &WorkloadSpec| start + Duration::from_secs_f64(spec.ramp_s);
+    let cpu_from = start + Duration::from_secs_f64(first_ramp);
+    let mut cpu_start: Option<CpuTime> = (first_ramp == 0.0).then(CpuTime::now);
+    let mut totals: Vec<IntervalSeries> = stream_workers
+        .iter()
+        .map(|&w| {
+            let series = IntervalSeries::new(w).with_completed();
+            if options.keep_intervals {
+                series
+            } else {
+                series.latest_only()
+            }
+        })
+        .collect();
     let mut failures: Vec<String> = Vec::new();
-    let mut live_line = LiveLine::new(live, spec);
-    let mut steady_at: Option<f64> = None;
+    let mut live_line = LiveLine::new(options.live, streams[0].spec);
+    let mut steady_at: Vec<Option<f64>> = vec![None; streams.len()];
     let mut finished = 0;
 
     while finished < workers {
         let wait = match cpu_start {
-            None => measure_start
+            None => cpu_from
                 .saturating_duration_since(Instant::now())
                 .min(Duration::from_millis(200)),
             Some(_) => Duration::from_millis(200),
         };
         let event = rx.recv_timeout(wait);
-        if cpu_start.is_none() && Instant::now() >= measure_start {
+        if cpu_start.is_none() && Instant::now() >= cpu_from {
             cpu_start = Some(CpuTime::now());
         }
         if stop.is_set() {
@@ -352,7 +421,8 @@ pub fn run_workload(
                 halt.store(true, Ordering::Relaxed);
             }
         }
-        for ((acc, target), halt) in accumulators.iter_mut().zip(targets).zip(&halts) {
+        for (acc, halt) in accumulators.iter_mut().zip(&halts) {
+            let target = &streams[acc.stream].targets[acc.target];
             if acc.running > 0 && acc.ended_early.is_none() && !target.still_names(&acc.watch) {
                 acc.ended_early = Some(format!(
                     "{} was removed or replaced during the run",
@@ -363,16 +433,24 @@ pub fn run_workload(
         }
         match event {
             Ok(WorkerEvent::Interval(report)) => {
+                let s = accumulators[report.target].stream;
                 accumulators[report.target].series.add(&report);
-                total_series.add(&report);
-                live_line.update(start, &total_series, &report);
-                if let Some(criterion) = spec.steady_state
-                    && steady_at.is_none()
-                    && criterion.reached(&total_series.values(criterion.metric))
+                totals[s].add(&report);
+                for second in totals[s].drain_completed() {
+                    observer(s, &second);
+                }
+                if s == 0 {
+                    live_line.update(start, &totals[0], &report);
+                }
+                if let Some(criterion) = streams[s].spec.steady_state
+                    && steady_at[s].is_none()
+                    && criterion.reached(&totals[s].values(criterion.metric))
                 {
-                    steady_at = Some(total_series.completed() as f64);
-                    for halt in &halts {
-                        halt.store(true, Ordering::Relaxed);
+                    steady_at[s] = Some(totals[s].completed() as f64);
+                    for (acc, halt) in accumulators.iter().zip(&halts) {
+                        if acc.stream == s {
+                            halt.store(true, Ordering::Relaxed);
+                        }
                     }
                 }
             }
@@ -385,11 +463,15 @@ pub fn run_workload(
                 let acc = &mut accumulators[target];
                 acc.running -= 1;
                 acc.series.worker_finished(last_interval);
-                total_series.worker_finished(last_interval);
+                totals[acc.stream].worker_finished(last_interval);
+                for second in totals[acc.stream].drain_completed() {
+                    observer(acc.stream, &second);
+                }
                 match outcome {
-                    Ok(totals) => merge_totals(acc, *totals),
+                    Ok(worker_totals) => merge_totals(acc, *worker_totals),
                     Err(e) => {
-                        failures.push(format!("target {}: {e}", targets[target].plan.name));
+                        let name = &streams[acc.stream].targets[acc.target].plan.name;
+                        failures.push(format!("target {name}: {e}"));
                         for halt in &halts {
                             halt.store(true, Ordering::Relaxed);
                         }
@@ -404,65 +486,106 @@ pub fn run_workload(
         let _ = handle.join();
     }
     live_line.finish();
+    for (s, series) in totals.iter_mut().enumerate() {
+        series.flush();
+        for second in series.drain_completed() {
+            observer(s, &second);
+        }
+    }
     let cpu = CpuTime::now().since(cpu_start.unwrap_or_else(CpuTime::now));
     if let Some(first) = failures.first() {
         bail!("{first}");
     }
-    if spec.verify != VerifyMode::Off && !stop.is_set() {
-        for (acc, target) in accumulators.iter_mut().zip(targets) {
-            read_back(spec, writes, acc, target, stop);
+    if !stop.is_set() {
+        for acc in accumulators.iter_mut() {
+            let stream = streams[acc.stream];
+            if stream.spec.verify != VerifyMode::Off {
+                read_back(stream.spec, acc, &stream.targets[acc.target], stop);
+            }
         }
     }
 
-    let mut total = [DirectionSample::default(), DirectionSample::default()];
-    let mut target_results = Vec::with_capacity(targets.len());
-    let mut runtime_s: f64 = 0.0;
-    for (target, acc) in targets.iter().zip(accumulators) {
-        let runtime = acc.end.map_or(0.0, |e| {
-            e.saturating_duration_since(measure_start).as_secs_f64()
-        });
-        runtime_s = runtime_s.max(runtime);
-        let [read_iv, write_iv] = acc.series.finish();
-        for (sum, d) in total.iter_mut().zip(&acc.totals) {
-            sum.add(d);
+    // CPU time is the process's: with several streams, each reports the
+    // group's, per I/O of the whole group.
+    let group_ios: u64 = accumulators
+        .iter()
+        .map(|a| a.totals[0].ios + a.totals[1].ios)
+        .sum();
+    let mut results = Vec::with_capacity(streams.len());
+    let mut accumulators = accumulators.into_iter().peekable();
+    for ((s, stream), series) in streams.iter().enumerate().zip(totals) {
+        let spec = stream.spec;
+        let measure_start = measure_start(spec);
+        let mut total = [DirectionSample::default(), DirectionSample::default()];
+        let mut sync = LatencyHistogram::new();
+        let mut target_results = Vec::with_capacity(stream.targets.len());
+        let mut runtime_s: f64 = 0.0;
+        while let Some(acc) = accumulators.next_if(|a| a.stream == s) {
+            let target = &stream.targets[acc.target];
+            let runtime = acc.end.map_or(0.0, |e| {
+                e.saturating_duration_since(measure_start).as_secs_f64()
+            });
+            runtime_s = runtime_s.max(runtime);
+            let [read_iv, write_iv] = acc.series.finish();
+            for (sum, d) in total.iter_mut().zip(&acc.totals) {
+                sum.add(d);
+            }
+            sync.add(&acc.sync);
+            let [read, write] = acc.totals;
+            target_results.push(TargetResult {
+                name: spec.target_label(acc.target).to_string(),
+                facts: target.facts.clone(),
+                offset: target.plan.offset,
+                size: target.plan.size,
+                runtime_s: runtime,
+                errors: acc.errors,
+                ended_early: acc.ended_early,
+                verify: acc.verify,
+                io: DirectionPair {
+                    read: direction_result(read, runtime, read_iv),
+                    write: direction_result(write, runtime, write_iv),
+                },
+                sync: sync_result(&acc.sync, spec.fsync, runtime),
+            });
         }
-        let [read, write] = acc.totals;
-        target_results.push(TargetResult {
-            name: spec.target_label(target_results.len()).to_string(),
-            facts: target.facts.clone(),
-            offset: target.plan.offset,
-            size: target.plan.size,
-            runtime_s: runtime,
-            errors: acc.errors,
-            ended_early: acc.ended_early,
-            verify: acc.verify,
-            io: DirectionPair {
-                read: direction_result(read, runtime, read_iv),
-                write: direction_result(write, runtime, write_iv),
-            },
+        let [read_iv, write_iv] = series.finish();
+        let [read, write] = total;
+        let total = DirectionPair {
+            read: direction_result(read, runtime_s, read_iv),
+            write: direction_result(write, runtime_s, write_iv),
+        };
+        results.push(WorkloadResult {
+            spec: spec.clone(),
+            cpu: CpuUsage::new(cpu, group_ios),
+            targets: target_results,
+            total,
+            runtime_s,
+            interrupted: stop.is_set(),
+            warnings: Vec::new(),
+            sync: sync_result(&sync, spec.fsync, runtime_s),
+            steady_state: spec.steady_state.map(|criterion| {
+                crate::measure::steady::SteadyStateResult {
+                    criterion,
+                    reached: steady_at[s].is_some(),
+                    at_s: steady_at[s],
+                }
+            }),
         });
     }
-    let [read_iv, write_iv] = total_series.finish();
-    let [read, write] = total;
-    let total = DirectionPair {
-        read: direction_result(read, runtime_s, read_iv),
-        write: direction_result(write, runtime_s, write_iv),
-    };
-    Ok(WorkloadResult {
-        spec: spec.clone(),
-        cpu: CpuUsage::new(cpu, total.ios()),
-        targets: target_results,
-        total,
-        runtime_s,
-        interrupted: stop.is_set(),
-        warnings: Vec::new(),
-        steady_state: spec.steady_state.map(|criterion| {
-            crate::measure::steady::SteadyStateResult {
-                criterion,
-                reached: steady_at.is_some(),
-                at_s: steady_at,
-            }
-        }),
+    Ok(results)
+}
+
+/// The flushes of a target or workload run with `--fsync`; None without.
+fn sync_result(h: &LatencyHistogram, fsync_every: u32, runtime_s: f64) -> Option<SyncResult> {
+    (fsync_every > 0).then(|| SyncResult {
+        count: h.count(),
+        rate: if runtime_s > 0.0 {
+            h.count() as f64 / runtime_s
+        } else {
+            0.0
+        },
+        lat_ns: h.summary(),
+        histogram: h.encode(),
     })
 }
 
@@ -470,6 +593,7 @@ fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     for (sum, d) in acc.totals.iter_mut().zip(&totals.directions) {
         sum.add(d);
     }
+    acc.sync.add(&totals.sync);
     acc.end = acc.end.max(totals.end);
     acc.errors.merge(&totals.errors);
     if acc.ended_early.is_none() {
@@ -505,11 +629,11 @@ fn test_handshake(stop: &StopFlag) {
 /// region is checked against its own header.
 fn read_back(
     spec: &WorkloadSpec,
-    writes: bool,
     acc: &mut TargetAccumulator,
     target: &PreparedTarget,
     stop: &StopFlag,
 ) {
+    let writes = spec.rw.writes(spec.rwmix_read);
     if writes && spec.verify == VerifyMode::Interleaved {
         // Interleaved checks already ran; blocks whose write failed are
         // reported as not checked.
@@ -570,6 +694,7 @@ fn direction_result(
         histogram: histogram.encode(),
         sched_lat_ns: (sample.scheduled.count() > 0).then(|| sample.scheduled.summary()),
         sched_histogram: (sample.scheduled.count() > 0).then(|| sample.scheduled.encode()),
+        unanswered: sample.unanswered,
         intervals,
     }
 }

@@ -6,38 +6,74 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-#[test]
-fn certify_reports_each_interval_and_a_verdict() {
-    let dir = tempdir();
-    let target = dir.path().join("act");
-    let out = dir.path().join("act.json");
-    let o = run(&[
+/// ACT's two streams at a tenth of the 3x load, read and written through the
+/// page cache, so the schedule and not the disk is under test: the load is
+/// delivered, and the limits are loose enough that only a broken pacer or a
+/// lost I/O fails them.
+const CACHED_ACT: &str = r#"
+[certify]
+duration = "4s"
+interval = "2s"
+stabilisation = "2s"
+[certify.read_limits]
+"64ms" = 5.0
+[certify.write_limits]
+"64ms" = 5.0
+[stream.read]
+rw = "randread"
+bs = "1536"
+iodepth = 8
+rate_iops = 600
+direct = false
+[stream.write]
+rw = "write"
+bs = "128k"
+iodepth = 8
+rate_bw = "1800000"
+direct = false
+"#;
+
+fn certify_json(
+    dir: &std::path::Path,
+    profile: &str,
+    extra: &[&str],
+) -> (std::process::Output, Value) {
+    let target = dir.join("act");
+    let out = dir.join("act.json");
+    let profile_path = dir.join("profile.toml");
+    std::fs::write(&profile_path, profile).unwrap();
+    let mut args = vec![
         "certify",
         target.to_str().unwrap(),
         "--profile",
-        "act-3x",
+        profile_path.to_str().unwrap(),
         "--size",
-        "64m",
-        "--scale",
-        "0.1",
-        "--duration",
-        "4s",
-        "--interval",
-        "2s",
+        "16m",
         "-o",
         out.to_str().unwrap(),
         "--output-format",
         "json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap_or_default())
+        .unwrap_or(Value::Null);
+    assert!(!target.exists(), "the file certify created is removed");
+    (o, doc)
+}
+
+#[test]
+fn certify_delivers_its_load_and_passes_on_a_fast_target() {
+    let dir = tempdir();
+    let (o, doc) = certify_json(dir.path(), CACHED_ACT, &[]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        matches!(o.status.code(), Some(0) | Some(1)),
-        "{}",
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{text}\n{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(text.contains("verdict: "), "{text}");
-    assert!(text.contains(">64"), "{text}");
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(text.contains("verdict: PASS"), "{text}");
     let c = &doc["certify"];
     assert_eq!(
         c["thresholds_ms"],
@@ -55,12 +91,12 @@ fn certify_reports_each_interval_and_a_verdict() {
         assert_eq!(streams.len(), 2);
         let read = streams.iter().find(|s| s["direction"] == "read").unwrap();
         let write = streams.iter().find(|s| s["direction"] == "write").unwrap();
-        // 0.1 x 6,000 reads/s and 0.1 x 18 MB/s of writes: never ahead of
-        // the schedule; behind it only if the disk is (another test may be
-        // loading it), so the lower bound is loose.
+        // One schedule across the whole run: every interval delivers its
+        // share, within 2% (the I/Os due at a boundary complete after it).
         let (r, w) = (f(&read["iops"]) / 600.0, f(&write["bw_bytes"]) / 1.8e6);
-        assert!((0.3..=1.02).contains(&r), "{read}");
-        assert!((0.3..=1.02).contains(&w), "{write}");
+        assert!((0.98..=1.02).contains(&r), "{read}");
+        assert!((0.97..=1.03).contains(&w), "{write}");
+        assert_eq!(f(&read["offered_iops"]), 600.0);
         let shares: Vec<f64> = read["over_pct"].as_array().unwrap().iter().map(f).collect();
         assert_eq!(shares.len(), 7);
         assert!(
@@ -68,10 +104,53 @@ fn certify_reports_each_interval_and_a_verdict() {
             "shares fall as thresholds rise"
         );
     }
-    let pass = c["pass"].as_bool().unwrap();
-    assert_eq!(pass, o.status.code() == Some(0));
-    assert_eq!(pass, c["reasons"].as_array().unwrap().is_empty());
-    assert!(!target.exists(), "the file certify created is removed");
+    assert_eq!(c["pass"], true);
+    assert!(c["reasons"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn certify_fails_a_target_that_cannot_deliver_the_load() {
+    // Two million O_DIRECT reads a second at depth 2: no disk here delivers
+    // that, so the schedule falls ever further behind. Its slow shares alone
+    // might pass a loose limit; the shortfall must not.
+    let dir = tempdir();
+    let profile = r#"
+[certify]
+duration = "3s"
+interval = "1s"
+stabilisation = "1s"
+[certify.read_limits]
+"64ms" = 100
+[stream.read]
+rw = "randread"
+bs = "4k"
+iodepth = 2
+rate_iops = 2000000
+"#;
+    let (o, doc) = certify_json(dir.path(), profile, &[]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("verdict: FAIL"), "{text}");
+    let c = &doc["certify"];
+    assert_eq!(c["pass"], false);
+    let reasons: Vec<&str> = c["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("stream read: delivered") && r.contains("short of the schedule")),
+        "{reasons:?}"
+    );
+    // The I/Os due but unanswered at the end are counted, at their age:
+    // nearly all of the last interval is far over 64 ms.
+    let last = c["intervals"].as_array().unwrap().last().unwrap();
+    let read = &last["streams"][0];
+    assert!(u(&read["unanswered"]) > 1_000_000, "{read}");
+    assert!(f(&read["over_pct"][6]) > 90.0, "{read}");
 }
 
 #[test]

@@ -7,7 +7,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 /// A tmpfs of `size` mounted on a fresh directory, unmounted on drop.
 struct SmallTmpfs {
@@ -146,7 +145,7 @@ fn a_vanishing_target_ends_alone_and_a_shrinking_one_gives_short_reads() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    wait_for_workers(child.id());
     std::fs::remove_file(&a).unwrap();
     std::fs::File::options()
         .write(true)

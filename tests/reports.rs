@@ -23,6 +23,19 @@ fn run_ok(args: &[&str]) -> std::process::Output {
     out
 }
 
+/// 12345 as the tables print it: "12,345".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn examples() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -69,10 +82,47 @@ fn every_example_runs_and_reports() {
         for w in workloads {
             assert!(u(&w["total"]["read"]["ios"]) + u(&w["total"]["write"]["ios"]) > 0);
         }
-        for format in ["text", "markdown", "csv", "html"] {
+        let report = |format: &str| {
             let o = run_ok(&["report", out.to_str().unwrap(), "--format", format]);
-            assert!(!o.stdout.is_empty(), "{name} {format}");
+            String::from_utf8(o.stdout).unwrap()
+        };
+        // Every measured figure reaches every format: each direction's IOPS
+        // as the tables print it, and its I/O count in the csv.
+        let (text, markdown, csv) = (report("text"), report("markdown"), report("csv"));
+        let csv_rows: Vec<Vec<String>> = csv::Reader::from_reader(csv.as_bytes())
+            .records()
+            .map(|r| r.unwrap().iter().map(String::from).collect())
+            .collect();
+        for (w, t) in workloads
+            .iter()
+            .flat_map(|w| w["targets"].as_array().unwrap().iter().map(move |t| (w, t)))
+        {
+            for dir in ["read", "write"] {
+                let d = &t[dir];
+                if u(&d["ios"]) == 0 {
+                    continue;
+                }
+                let iops = thousands(f(&d["iops"]).round() as u64);
+                assert!(text.contains(&iops), "{name}: text lacks {iops}\n{text}");
+                assert!(
+                    markdown.contains(&format!("| {iops} |")),
+                    "{name}: markdown lacks {iops}"
+                );
+                let ios = u(&d["ios"]).to_string();
+                assert!(
+                    csv_rows.iter().any(|r| r[0] == w["spec"]["name"]
+                        && r.contains(&dir.to_string())
+                        && r.contains(&ios)),
+                    "{name}: no csv row for {} {dir} with {ios} I/Os",
+                    w["spec"]["name"]
+                );
+            }
         }
+        let html = report("html");
+        assert!(
+            html.trim_end().ends_with("</html>") && html.contains("<svg"),
+            "{name}: html"
+        );
         assert_eq!(
             entries(dir.path())
                 .iter()

@@ -25,8 +25,9 @@ fn interrupt_with(signal: i32, expected_code: i32) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the run has measured at least one interval's worth.
-    std::thread::sleep(Duration::from_millis(2500));
+    // Measuring has begun once the workers run; I/Os are then in flight and
+    // are drained and counted after the signal.
+    wait_for_workers(child.id());
     // SAFETY: sending a signal to our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
     let started = Instant::now();
@@ -51,7 +52,7 @@ fn interrupt_with(signal: i32, expected_code: i32) {
         "reports what it measured"
     );
     let runtime = f(&w["runtime_s"]);
-    assert!(runtime > 0.5 && runtime < 60.0, "runtime {runtime}");
+    assert!(runtime > 0.0 && runtime < 60.0, "runtime {runtime}");
     assert!(
         entries(dir.path()).is_empty(),
         "created file removed: {:?}",

@@ -6,7 +6,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 fn meta_json(dir: &str, extra: &[&str]) -> Value {
     let mut args = vec!["meta", dir, "-n", "1", "--output-format", "json"];
@@ -121,7 +120,14 @@ fn interrupted_meta_cleans_up() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // Interrupted while it has files of its own in the directory.
+    wait_until("meta created files", || {
+        std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|d| std::fs::read_dir(d.path()).is_ok_and(|mut e| e.next().is_some()))
+    });
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
@@ -165,8 +171,20 @@ fn seqread_reports_cached_and_uncached() {
     assert_eq!(cached["spec"]["direct"], false);
     assert_eq!(uncached["spec"]["direct"], true);
     assert_eq!(u(&uncached["spec"]["bs"]), 2 << 20);
-    assert!(f(&cached["total"]["read"]["bw_bytes"]) > 0.0);
-    assert!(f(&uncached["total"]["read"]["bw_bytes"]) > 0.0);
+    for w in [&cached, &uncached] {
+        let read = &w["total"]["read"];
+        let (ios, bytes) = (u(&read["ios"]), u(&read["bytes"]));
+        assert!(ios > 0, "{read}");
+        // Whole 2 MiB reads, and bandwidth is bytes over the measured time,
+        // which is the --duration given.
+        assert_eq!(bytes, ios * (2 << 20), "{read}");
+        let runtime = f(&w["runtime_s"]);
+        assert!((0.45..=0.75).contains(&runtime), "runtime {runtime}");
+        let bw = f(&read["bw_bytes"]);
+        assert!((bw * runtime / bytes as f64 - 1.0).abs() < 0.01, "{read}");
+    }
+    // The cached figure re-reads one 2 MiB region; the uncached one walks.
+    assert_eq!(u(&cached["targets"][0]["size"]), 2 << 20);
     assert!(!file.exists(), "the file seqread created is removed");
 
     let text = String::from_utf8(

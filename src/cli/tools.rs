@@ -273,16 +273,6 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         .clone();
     let targets = session.prepare(&sizing)?;
     let mut document = session.document().clone();
-    let mut result = CertifyResult {
-        target: args.target.clone(),
-        thresholds_ms: certify::THRESHOLDS_MS.to_vec(),
-        intervals: Vec::new(),
-        pass: None,
-        reasons: Vec::new(),
-        notes: notes.clone(),
-        interrupted: false,
-        profile: profile.clone(),
-    };
     let text_out = args.output.output_format == OutputFormat::Text || args.output.output.is_some();
     if text_out {
         println!(
@@ -299,34 +289,33 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         }
         println!("{}", certify::header_line(&profile));
     }
-    let mut start = 0.0;
-    let mut index = 1;
-    while start + 0.5 < profile.duration_s && !stop.is_set() {
-        let dur = profile.interval_s.min(profile.duration_s - start);
-        let interval = certify::run_interval(&profile, &targets, index, start, dur, &stop)?;
-        if text_out {
-            println!("{}", certify::interval_line(&interval));
-        }
-        result.intervals.push(interval);
-        start += dur;
-        index += 1;
-        if let Some(path) = &args.output.output
-            && args.output.output_format == OutputFormat::Json
-        {
-            document.certify = Some(result.clone());
-            write_atomically(
-                path,
-                &report::exporter(OutputFormat::Json).render(&document)?,
-            )?;
-        }
-    }
-    result.interrupted = stop.is_set();
+    let json_file = args
+        .output
+        .output
+        .as_ref()
+        .filter(|_| args.output.output_format == OutputFormat::Json);
+    let mut snapshot = document.clone();
+    let result = certify::run(
+        &profile,
+        &args.target,
+        &targets,
+        notes,
+        &stop,
+        &mut |so_far: &CertifyResult| {
+            if text_out && let Some(last) = so_far.intervals.last() {
+                println!("{}", certify::interval_line(last));
+            }
+            if let Some(path) = json_file {
+                snapshot.certify = Some(so_far.clone());
+                write_atomically(
+                    path,
+                    &report::exporter(OutputFormat::Json).render(&snapshot)?,
+                )?;
+            }
+            Ok(())
+        },
+    )?;
     document.interrupted = result.interrupted;
-    if !result.interrupted {
-        let (pass, reasons) = certify::verdict(&profile, &result.intervals);
-        result.pass = pass;
-        result.reasons.extend(reasons);
-    }
     let verdict_line = match result.pass {
         Some(true) => "PASS".to_string(),
         Some(false) => "FAIL".to_string(),

@@ -10,6 +10,8 @@ use crate::safety;
 use crate::spec::WorkloadSpec;
 use crate::stop::StopFlag;
 use anyhow::{Context, bail};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, IsTerminal, Write};
 use std::os::fd::AsRawFd;
@@ -286,26 +288,41 @@ pub fn prepare(plan: TargetPlan, keep: bool, stop: &StopFlag) -> anyhow::Result<
             mount_point: None,
             device: None,
         },
-        remove_on_drop: plan.create && !keep,
+        remove_on_drop: false,
         plan,
     };
     if prepared.plan.file_len > prepared.plan.layout_from {
-        lay_out(&prepared.plan, stop)?;
+        let file = open_for_layout(&prepared.plan)?;
+        // Only now is the file fathom's to remove, even if laying it out
+        // fails below.
+        prepared.remove_on_drop = prepared.plan.create && !keep;
+        lay_out(file, &prepared.plan, stop)?;
     }
     prepared.facts = target_facts(&prepared.plan)?;
     Ok(prepared)
 }
 
+fn open_for_layout(plan: &TargetPlan) -> anyhow::Result<File> {
+    // A file fathom creates must not exist yet: one that appeared since the
+    // checks belongs to someone else, and is neither overwritten nor, later,
+    // removed.
+    OpenOptions::new()
+        .write(true)
+        .create_new(plan.create)
+        .open(&plan.path)
+        .with_context(|| {
+            if plan.create {
+                format!("cannot create {}", plan.path.display())
+            } else {
+                format!("cannot open {}", plan.path.display())
+            }
+        })
+}
+
 /// Fills `[layout_from, file_len)` with random data, so reads hit real blocks
 /// (not holes a file system answers without touching the disk), then drops
 /// the file from the page cache.
-fn lay_out(plan: &TargetPlan, stop: &StopFlag) -> anyhow::Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(plan.create)
-        .truncate(false)
-        .open(&plan.path)
-        .with_context(|| format!("cannot create {}", plan.path.display()))?;
+fn lay_out(mut file: File, plan: &TargetPlan, stop: &StopFlag) -> anyhow::Result<()> {
     let show = io::stderr().is_terminal();
     if show {
         eprint!(
@@ -315,19 +332,17 @@ fn lay_out(plan: &TargetPlan, stop: &StopFlag) -> anyhow::Result<()> {
         );
     }
     let mut chunk = vec![0u8; LAYOUT_CHUNK];
-    rand::fill(&mut chunk[..]);
+    // Fresh random bytes for every chunk: nothing repeats, so a device can
+    // neither compress nor deduplicate the layout at any granularity. A fast
+    // generator keeps this far cheaper than the writes (GB/s per core).
+    let mut rng = SmallRng::from_rng(&mut rand::rng());
     let mut pos = plan.layout_from;
     while pos < plan.file_len {
         if stop.is_set() {
             bail!(crate::stop::Interrupted);
         }
         let n = (plan.file_len - pos).min(LAYOUT_CHUNK as u64) as usize;
-        // A unique stamp per 4 KiB keeps blocks from deduplicating.
-        for (i, block) in chunk[..n].chunks_mut(4096).enumerate() {
-            let stamp = (pos + (i as u64) * 4096).to_le_bytes();
-            let len = block.len().min(8);
-            block[..len].copy_from_slice(&stamp[..len]);
-        }
+        rng.fill_bytes(&mut chunk[..n]);
         std::os::unix::fs::FileExt::write_all_at(&file, &chunk[..n], pos)
             .with_context(|| format!("cannot lay out {}", plan.path.display()))?;
         pos += n as u64;
@@ -401,5 +416,26 @@ fn free_bytes(dir: &Path) -> Option<u64> {
             return None;
         }
         Some(s.f_bavail * s.f_frsize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_appears_after_the_checks_is_neither_overwritten_nor_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        let name = path.to_str().unwrap().to_string();
+        let mut spec = crate::plan::default_spec(vec![name.clone()]);
+        spec.size = Some(1 << 20);
+        let plan = inspect(&spec, &name, 0).unwrap();
+        assert!(plan.create);
+        // Someone else creates it between the check and the layout.
+        std::fs::write(&path, b"not fathom's").unwrap();
+        let e = prepare(plan, false, &StopFlag::default()).unwrap_err();
+        assert!(format!("{e:#}").contains("cannot create"), "{e:#}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"not fathom's");
     }
 }

@@ -1,11 +1,18 @@
 //! The job loop of one worker thread. It keeps `depth` I/Os in flight through
-//! whichever engine it is given, timestamps each batch at submission and each
-//! I/O at completion, and sends one interval report per second.
+//! whichever engine it is given and sends one interval report per second.
+//!
+//! The loop is cut where fio cuts it: `fill` queues I/Os into free slots,
+//! `submit` timestamps the batch and hands it to the engine, `reap` takes
+//! every completion's timestamp first and only then does the per-I/O work
+//! (interleaved verification, errors, recording), and `flush_interval` closes
+//! a second. Work done between completions therefore never shows up as
+//! latency of the completions after it.
 
 use super::buffers::Buffers;
 use super::pattern::OffsetPattern;
 use super::{Completion, Direction, Engine, IoRequest};
 use crate::measure::errors::IoErrors;
+use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{DirectionSample, IntervalReport};
 use crate::stop::StopFlag;
 use crate::verify::header::BlockHeader;
@@ -24,6 +31,10 @@ const INTERVAL: Duration = Duration::from_secs(1);
 const WAIT_SLICE: Duration = Duration::from_millis(100);
 /// Offsets a verifying writer tries before waiting for a block to be free.
 const CLAIM_TRIES: usize = 16;
+/// At most this many histogram entries stand for the backlog of a rated
+/// worker at its deadline (each entry carries its share of the count), so a
+/// long stall cannot make the end of a run slow.
+const BACKLOG_STEPS: u64 = 10_000;
 
 pub struct WorkerConfig {
     pub target: usize,
@@ -104,7 +115,8 @@ pub struct WorkerTotals {
     /// When this worker stopped counting: its deadline, or its last
     /// completion for size-bound and interrupted runs.
     pub end: Option<Instant>,
-    pub fsyncs: u64,
+    /// Duration of each fsync made during measurement.
+    pub sync: LatencyHistogram,
     pub errors: IoErrors,
     /// Why this worker ended before its deadline or budget, if an I/O error
     /// ended it.
@@ -146,13 +158,73 @@ pub fn run(
     });
 }
 
+/// A fixed schedule: I/O `n` is due at `start + n / rate`.
+struct Schedule {
+    start: Instant,
+    rate: f64,
+    /// I/Os issued so far (the index of the next one).
+    issued: u64,
+}
+
+impl Schedule {
+    fn due(&self, n: u64) -> Instant {
+        self.start + Duration::from_secs_f64(n as f64 / self.rate)
+    }
+
+    /// How many I/Os were due at or before `at`.
+    fn due_by(&self, at: Instant) -> u64 {
+        (at.saturating_duration_since(self.start).as_secs_f64() * self.rate).floor() as u64 + 1
+    }
+}
+
+/// What each buffer slot's I/O is, while it is in flight.
+#[derive(Clone, Copy)]
+struct SlotState {
+    dir: Direction,
+    offset: u64,
+    generation: u64,
+    submitted_at: Instant,
+    due_at: Instant,
+    busy: bool,
+}
+
+/// What the loop does after `idle` looked at a worker with nothing in flight.
+enum Idle {
+    Continue,
+    Stop,
+}
+
 struct Job<'a> {
     config: WorkerConfig,
     engine: Box<dyn Engine>,
     rng: SmallRng,
     events: &'a Sender<WorkerEvent>,
+    verify: Option<WorkerVerify>,
+    /// Interleaved checks run on a thread of their own, so the time they
+    /// take is never counted as latency of the I/Os completing meanwhile.
+    checker: Option<Checker>,
     measure_start: Instant,
     deadline: Option<Instant>,
+    schedule: Option<Schedule>,
+    /// The next I/O's due time when the schedule held `fill` back.
+    next_due: Option<Instant>,
+    slots: Vec<SlotState>,
+    free: Vec<u32>,
+    batch: Vec<u32>,
+    completions: Vec<Completion>,
+    /// Completions of one reap with the instant each was seen.
+    reaped: Vec<(Completion, Instant)>,
+    inflight: usize,
+    issued_bytes: u64,
+    writes_since_sync: u32,
+    write_sequence: u64,
+    /// Every block the pattern offered was being written by another worker;
+    /// wait for completions before trying again.
+    blocked: bool,
+    stopping: bool,
+    /// Set once the I/Os still due at the deadline have been counted.
+    outstanding_counted: bool,
+    now: Instant,
     interval: [DirectionSample; 2],
     interval_index: u64,
     next_boundary: Instant,
@@ -162,19 +234,63 @@ struct Job<'a> {
 
 impl<'a> Job<'a> {
     fn new(
-        config: WorkerConfig,
+        mut config: WorkerConfig,
         engine: Box<dyn Engine>,
-        rng: SmallRng,
+        mut rng: SmallRng,
         start: Instant,
         events: &'a Sender<WorkerEvent>,
     ) -> Self {
         let measure_start = start + config.ramp;
+        let depth = config.depth as usize;
+        let mut verify = config.verify.take();
+        let checker = verify.as_mut().and_then(|v| {
+            let file = v.read_back.take()?;
+            let scratch = Buffers::new(1, config.bs as usize, &mut rng);
+            Some(Checker::start(
+                file,
+                v.map.clone(),
+                scratch,
+                config.bs as usize,
+            ))
+        });
+        let now = Instant::now();
         Job {
             deadline: config.runtime.map(|r| measure_start + r),
+            schedule: config.rate.map(|rate| Schedule {
+                start: now,
+                rate,
+                issued: 0,
+            }),
+            next_due: None,
+            slots: vec![
+                SlotState {
+                    dir: Direction::Read,
+                    offset: 0,
+                    generation: 0,
+                    submitted_at: now,
+                    due_at: now,
+                    busy: false,
+                };
+                depth
+            ],
+            free: (0..depth as u32).rev().collect(),
+            batch: Vec::with_capacity(depth),
+            completions: Vec::with_capacity(depth),
+            reaped: Vec::with_capacity(depth),
+            inflight: 0,
+            issued_bytes: 0,
+            writes_since_sync: 0,
+            write_sequence: 0,
+            blocked: false,
+            stopping: false,
+            outstanding_counted: false,
+            now,
             config,
             engine,
             rng,
             events,
+            verify,
+            checker,
             measure_start,
             interval: Default::default(),
             interval_index: 0,
@@ -185,252 +301,339 @@ impl<'a> Job<'a> {
     }
 
     fn run(&mut self, stop: &StopFlag, halt: &AtomicBool) -> Result<Box<WorkerTotals>, String> {
-        let depth = self.config.depth as usize;
-        let bs = self.config.bs;
-        let mut free: Vec<u32> = (0..depth as u32).rev().collect();
-        let mut slot_dir = vec![Direction::Read; depth];
-        let mut slot_offset = vec![0u64; depth];
-        let mut slot_generation = vec![0u64; depth];
-        let verify = self.config.verify.take();
-        let mut scratch = verify
-            .as_ref()
-            .filter(|v| v.read_back.is_some())
-            .map(|_| Buffers::new(1, bs as usize, &mut self.rng));
-        if verify.as_ref().is_some_and(|v| v.read_back.is_some()) {
-            self.totals.verify = Some(VerifyReport::new("interleaved"));
-        }
-        // Set when every block the pattern offered was being written by
-        // someone else; wait for completions before trying again.
-        let mut blocked = false;
-        let mut submitted_at = vec![self.measure_start; depth];
-        // With a rate, I/O n is due at schedule_start + n / rate. Latency is
-        // also measured from that instant, so an I/O that waited for a free
-        // slot behind a stalled device shows the wait (no coordinated
-        // omission). Late I/Os go out as soon as a slot frees, never ahead
-        // of their time.
-        let rate = self.config.rate;
-        let schedule_start = Instant::now();
-        let mut scheduled = 0u64;
-        let mut due_at = vec![schedule_start; depth];
-        let mut next_due: Option<Instant> = None;
-        let mut batch: Vec<u32> = Vec::with_capacity(depth);
-        let mut completions: Vec<Completion> = Vec::with_capacity(depth);
-        let mut inflight = 0usize;
-        let mut issued_bytes = 0u64;
-        let mut writes_since_sync = 0u32;
-        let mut write_sequence = 0u64;
-        let mut stopping = false;
-        let mut failure: Option<String> = None;
-        let continue_on_error = self.config.continue_on_error;
-        let mut now = Instant::now();
-
         loop {
-            let fsync_due =
-                self.config.fsync_every > 0 && writes_since_sync >= self.config.fsync_every;
-            if !stopping && !fsync_due {
-                while let Some(&slot) = free.last() {
-                    if self.config.fsync_every > 0 && writes_since_sync >= self.config.fsync_every {
-                        break;
-                    }
-                    if self.config.budget_bytes.is_some_and(|b| issued_bytes >= b) {
-                        stopping = true;
-                        break;
-                    }
-                    if let Some(rate) = rate {
-                        let due = schedule_start + Duration::from_secs_f64(scheduled as f64 / rate);
-                        if due > now {
-                            next_due = Some(due);
-                            break;
-                        }
-                        due_at[slot as usize] = due;
-                        next_due = None;
-                    }
-                    let dir = self.next_direction();
-                    let mut offset = self.config.pattern.next_offset(&mut self.rng);
-                    if dir == Direction::Write {
-                        if let Some(v) = &verify {
-                            let mut claimed = v.map.begin_write(offset);
-                            for _ in 0..CLAIM_TRIES {
-                                if claimed.is_some() {
-                                    break;
-                                }
-                                offset = self.config.pattern.next_offset(&mut self.rng);
-                                claimed = v.map.begin_write(offset);
-                            }
-                            let Some(generation) = claimed else {
-                                blocked = true;
-                                break;
-                            };
-                            slot_generation[slot as usize] = generation;
-                            let block =
-                                &mut self.engine.buffers().slot_mut(slot as usize)[..bs as usize];
-                            BlockHeader::stamp(block, offset, generation, v.map.run_id, v.map.seed);
-                        } else {
-                            self.engine
-                                .buffers()
-                                .stamp(slot as usize, offset, write_sequence);
-                        }
-                        write_sequence += 1;
-                        writes_since_sync += 1;
-                    }
-                    free.pop();
-                    self.engine.queue(IoRequest {
-                        slot,
-                        dir,
-                        offset,
-                        len: bs,
-                    });
-                    slot_dir[slot as usize] = dir;
-                    slot_offset[slot as usize] = offset;
-                    scheduled += 1;
-                    batch.push(slot);
-                    inflight += 1;
-                    if now >= self.measure_start {
-                        issued_bytes += bs as u64;
-                    }
+            if !self.stopping && !self.fsync_due() {
+                self.fill();
+            }
+            if self.inflight == 0 {
+                match self.idle(stop, halt) {
+                    Idle::Continue => continue,
+                    Idle::Stop => break,
                 }
             }
-
-            if inflight == 0
-                && !stopping
-                && !fsync_due
-                && let Some(due) = next_due
-            {
-                // Idle until the next I/O is due (in slices, so the stop
-                // flags and the deadline are still looked at).
-                let wait = due
-                    .saturating_duration_since(Instant::now())
-                    .min(WAIT_SLICE);
-                std::thread::sleep(wait);
-                now = Instant::now();
-                stopping = self.must_stop(stop, halt, now);
-                continue;
-            }
-            if inflight == 0 {
-                if blocked && !stopping {
-                    // Other workers hold every block offered; they finish soon.
-                    blocked = false;
-                    std::thread::sleep(Duration::from_micros(100));
-                    now = Instant::now();
-                    stopping = self.must_stop(stop, halt, now);
-                    continue;
-                }
-                if fsync_due {
-                    if let Err(e) = self.engine.sync() {
-                        let errno = -e.raw_os_error().unwrap_or(libc::EIO);
-                        self.totals
-                            .errors
-                            .record(errno, || format!("fsync failed: {e}"));
-                        if !continue_on_error {
-                            self.totals.ended_by_error = Some(format!("fsync failed: {e}"));
-                            halt.store(true, Ordering::Relaxed);
-                            break;
-                        }
-                    }
-                    self.totals.fsyncs += 1;
-                    writes_since_sync = 0;
-                    if !stopping {
-                        continue;
-                    }
-                }
-                break;
-            }
-
-            let submit_time = Instant::now();
-            for slot in batch.drain(..) {
-                submitted_at[slot as usize] = submit_time;
-            }
-            let wait = match next_due {
-                Some(due) => due
-                    .saturating_duration_since(Instant::now())
-                    .min(WAIT_SLICE),
-                None => WAIT_SLICE,
-            };
-            if let Err(e) = self.engine.submit_and_wait(1, wait) {
-                failure = Some(format!("cannot submit I/O: {e}"));
+            if let Err(e) = self.submit() {
+                self.finish();
                 // In-flight I/Os were not accepted; nothing left to drain.
+                return Err(format!("cannot submit I/O: {e}"));
+            }
+            self.reap(halt);
+            self.stopping = self.stopping || self.must_stop(stop, halt);
+        }
+        self.finish();
+        Ok(Box::new(std::mem::take(&mut self.totals)))
+    }
+
+    fn fsync_due(&self) -> bool {
+        self.config.fsync_every > 0 && self.writes_since_sync >= self.config.fsync_every
+    }
+
+    /// Queues I/Os into free slots until none is free, the schedule says
+    /// wait, an fsync is due or the size budget is spent.
+    fn fill(&mut self) {
+        let bs = self.config.bs;
+        while let Some(&slot) = self.free.last() {
+            if self.fsync_due() {
                 break;
             }
-            self.engine.reap(&mut completions);
-            blocked = false;
-            now = Instant::now();
-            for c in completions.drain(..) {
-                now = Instant::now();
-                let slot = c.slot as usize;
-                free.push(c.slot);
-                inflight -= 1;
-                let ok = c.result == bs as i32;
-                if let Some(v) = verify
-                    .as_ref()
-                    .filter(|_| slot_dir[slot] == Direction::Write)
-                {
-                    let (offset, generation) = (slot_offset[slot], slot_generation[slot]);
-                    if let (true, Some(file), Some(buf), Some(report)) = (
-                        ok,
-                        &v.read_back,
-                        scratch.as_mut(),
-                        self.totals.verify.as_mut(),
-                    ) {
-                        let block = &mut buf.slot_mut(0)[..bs as usize];
-                        crate::verify::check_one(file, block, offset, generation, &v.map, report);
-                    }
-                    v.map.end_write(offset, generation, ok);
-                }
-                if !ok {
-                    let (dir, offset) = (slot_dir[slot], slot_offset[slot]);
-                    self.totals
-                        .errors
-                        .record(c.result, || describe_failure(c.result, dir, offset, bs));
-                    if !continue_on_error && self.totals.ended_by_error.is_none() {
-                        self.totals.ended_by_error =
-                            Some(describe_failure(c.result, dir, offset, bs));
-                        stopping = true;
-                        // The target's other workers stop too.
-                        halt.store(true, Ordering::Relaxed);
-                    }
-                    continue;
-                }
-                if now < self.measure_start || self.deadline.is_some_and(|d| now >= d) {
-                    continue;
-                }
-                while now >= self.next_boundary {
-                    self.flush_interval(INTERVAL);
-                }
-                let d = slot_dir[slot] as usize;
-                let latency = now.duration_since(submitted_at[slot]).as_nanos() as u64;
-                let sample = &mut self.interval[d];
-                sample.ios += 1;
-                sample.bytes += bs as u64;
-                sample.latency.record(latency);
-                if rate.is_some() {
-                    let late = now.duration_since(due_at[slot]).as_nanos() as u64;
-                    sample.scheduled.record(late);
-                }
-                self.totals.end = Some(now);
+            if self
+                .config
+                .budget_bytes
+                .is_some_and(|b| self.issued_bytes >= b)
+            {
+                self.stopping = true;
+                break;
             }
-
-            stopping = stopping || self.must_stop(stop, halt, now);
-        }
-
-        let end = match self.deadline {
-            Some(d) if now >= d => d,
-            _ => self
-                .totals
-                .end
-                .unwrap_or(self.measure_start)
-                .max(self.measure_start),
-        };
-        self.finish_intervals(end);
-        self.totals.end = Some(end);
-        match failure {
-            Some(f) => Err(f),
-            None => Ok(Box::new(std::mem::take(&mut self.totals))),
+            let mut due_at = self.now;
+            if let Some(schedule) = &self.schedule {
+                let due = schedule.due(schedule.issued);
+                if due > self.now {
+                    self.next_due = Some(due);
+                    break;
+                }
+                due_at = due;
+                self.next_due = None;
+            }
+            let dir = self.next_direction();
+            let mut offset = self.config.pattern.next_offset(&mut self.rng);
+            let mut generation = 0;
+            if dir == Direction::Write {
+                match self.prepare_write(slot, offset) {
+                    Some((o, g)) => (offset, generation) = (o, g),
+                    None => {
+                        self.blocked = true;
+                        break;
+                    }
+                }
+            }
+            self.free.pop();
+            self.engine.queue(IoRequest {
+                slot,
+                dir,
+                offset,
+                len: bs,
+            });
+            let state = &mut self.slots[slot as usize];
+            (state.dir, state.offset, state.generation) = (dir, offset, generation);
+            state.due_at = due_at;
+            state.busy = true;
+            if let Some(schedule) = &mut self.schedule {
+                schedule.issued += 1;
+            }
+            self.batch.push(slot);
+            self.inflight += 1;
+            if self.now >= self.measure_start {
+                self.issued_bytes += bs as u64;
+            }
         }
     }
 
+    /// Fills slot `slot` with the block to write at `offset`. With
+    /// `--verify` the block is claimed in the map first (another offset is
+    /// tried while it is being written by someone else); returns the offset
+    /// and generation, or None when no block could be claimed.
+    fn prepare_write(&mut self, slot: u32, mut offset: u64) -> Option<(u64, u64)> {
+        let bs = self.config.bs as usize;
+        let sequence = self.write_sequence;
+        let mut generation = 0;
+        if let Some(v) = &self.verify {
+            let mut claimed = v.map.begin_write(offset);
+            for _ in 0..CLAIM_TRIES {
+                if claimed.is_some() {
+                    break;
+                }
+                offset = self.config.pattern.next_offset(&mut self.rng);
+                claimed = v.map.begin_write(offset);
+            }
+            generation = claimed?;
+            let buffers = self.engine.buffers();
+            buffers.stamp(slot as usize, bs, offset, sequence);
+            let block = &mut buffers.slot_mut(slot as usize)[..bs];
+            BlockHeader::stamp(block, offset, generation, v.map.run_id, v.map.seed);
+        } else {
+            self.engine
+                .buffers()
+                .stamp(slot as usize, bs, offset, sequence);
+        }
+        self.write_sequence += 1;
+        self.writes_since_sync += 1;
+        Some((offset, generation))
+    }
+
+    /// Nothing is in flight: wait for the next due I/O or for blocks other
+    /// workers hold, make a due fsync, or end.
+    fn idle(&mut self, stop: &StopFlag, halt: &AtomicBool) -> Idle {
+        let fsync_due = self.fsync_due();
+        if !self.stopping
+            && !fsync_due
+            && let Some(due) = self.next_due
+        {
+            // Sleep in slices, so the stop flags and the deadline are still
+            // looked at.
+            let wait = due
+                .saturating_duration_since(Instant::now())
+                .min(WAIT_SLICE);
+            std::thread::sleep(wait);
+            self.now = Instant::now();
+            self.stopping = self.must_stop(stop, halt);
+            return Idle::Continue;
+        }
+        if self.blocked && !self.stopping {
+            // Other workers hold every block offered; they finish soon.
+            self.blocked = false;
+            std::thread::sleep(Duration::from_micros(100));
+            self.now = Instant::now();
+            self.stopping = self.must_stop(stop, halt);
+            return Idle::Continue;
+        }
+        if fsync_due {
+            if !self.flush(halt) {
+                return Idle::Stop;
+            }
+            if !self.stopping {
+                return Idle::Continue;
+            }
+        }
+        Idle::Stop
+    }
+
+    /// Makes the writes so far durable and times it; false when a failed
+    /// fsync ends the worker.
+    fn flush(&mut self, halt: &AtomicBool) -> bool {
+        let started = Instant::now();
+        let outcome = self.engine.sync();
+        self.now = Instant::now();
+        self.writes_since_sync = 0;
+        match outcome {
+            Ok(()) => {
+                if self.counts(self.now) {
+                    let ns = self.now.duration_since(started).as_nanos() as u64;
+                    self.totals.sync.record(ns);
+                }
+                true
+            }
+            Err(e) => {
+                let errno = -e.raw_os_error().unwrap_or(libc::EIO);
+                self.totals
+                    .errors
+                    .record(errno, || format!("fsync failed: {e}"));
+                if self.config.continue_on_error {
+                    return true;
+                }
+                self.totals.ended_by_error = Some(format!("fsync failed: {e}"));
+                halt.store(true, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+
+    /// Timestamps the queued batch and sends it, waiting for at least one
+    /// completion (or the next due I/O, or a slice).
+    fn submit(&mut self) -> std::io::Result<()> {
+        let submit_time = Instant::now();
+        for slot in self.batch.drain(..) {
+            self.slots[slot as usize].submitted_at = submit_time;
+        }
+        let wait = match self.next_due {
+            Some(due) => due
+                .saturating_duration_since(Instant::now())
+                .min(WAIT_SLICE),
+            None => WAIT_SLICE,
+        };
+        self.engine.submit_and_wait(1, wait)
+    }
+
+    /// Takes every available completion's time first, then checks, counts
+    /// and records each.
+    fn reap(&mut self, halt: &AtomicBool) {
+        self.engine.reap(&mut self.completions);
+        self.blocked = false;
+        self.now = Instant::now();
+        for c in self.completions.drain(..) {
+            self.reaped.push((c, Instant::now()));
+        }
+        let mut reaped = std::mem::take(&mut self.reaped);
+        for &(c, at) in &reaped {
+            self.complete(c, at, halt);
+        }
+        if let Some(&(_, last)) = reaped.last() {
+            self.now = self.now.max(last);
+        }
+        reaped.clear();
+        self.reaped = reaped;
+    }
+
+    fn complete(&mut self, c: Completion, at: Instant, halt: &AtomicBool) {
+        let slot = c.slot as usize;
+        let bs = self.config.bs;
+        if self.deadline.is_some_and(|d| at >= d) {
+            // Before this slot is freed: it was one of those outstanding.
+            self.count_outstanding();
+        }
+        let state = self.slots[slot];
+        self.slots[slot].busy = false;
+        self.free.push(c.slot);
+        self.inflight -= 1;
+        let ok = c.result == bs as i32;
+        if state.dir == Direction::Write
+            && let Some(v) = &self.verify
+        {
+            match &self.checker {
+                // The checker releases the block once it has read it back.
+                Some(checker) if ok => checker.check(state.offset, state.generation),
+                _ => v.map.end_write(state.offset, state.generation, ok),
+            }
+        }
+        if !ok {
+            let describe = || describe_failure(c.result, state.dir, state.offset, bs);
+            self.totals.errors.record(c.result, describe);
+            if !self.config.continue_on_error && self.totals.ended_by_error.is_none() {
+                self.totals.ended_by_error = Some(describe());
+                self.stopping = true;
+                // The target's other workers stop too.
+                halt.store(true, Ordering::Relaxed);
+            }
+            return;
+        }
+        if !self.counts(at) {
+            return;
+        }
+        while at >= self.next_boundary {
+            self.flush_interval(INTERVAL);
+        }
+        let sample = &mut self.interval[state.dir as usize];
+        sample.ios += 1;
+        sample.bytes += bs as u64;
+        sample
+            .latency
+            .record(at.duration_since(state.submitted_at).as_nanos() as u64);
+        if self.schedule.is_some() {
+            let late = at.duration_since(state.due_at).as_nanos() as u64;
+            sample.scheduled.record(late);
+        }
+        self.totals.end = Some(at);
+    }
+
+    /// Whether something that happened at `at` is measured: not during the
+    /// ramp, not after the deadline.
+    fn counts(&self, at: Instant) -> bool {
+        at >= self.measure_start && self.deadline.is_none_or(|d| at < d)
+    }
+
+    /// At the deadline of a rated worker, every I/O that was due and has no
+    /// answer (in flight, or waiting for a slot behind a slow device) is
+    /// counted as late by its age then: a stall at the end of a run must not
+    /// disappear because the run ended before the I/Os did.
+    fn count_outstanding(&mut self) {
+        let (Some(schedule), Some(deadline)) = (&self.schedule, self.deadline) else {
+            return;
+        };
+        if self.outstanding_counted || deadline < self.measure_start {
+            return;
+        }
+        self.outstanding_counted = true;
+        let mut late = LatencyHistogram::new();
+        let mut per_direction = [0u64; 2];
+        for s in self.slots.iter().filter(|s| s.busy && s.due_at < deadline) {
+            late.record(deadline.duration_since(s.due_at).as_nanos() as u64);
+            per_direction[s.dir as usize] += 1;
+        }
+        let backlog = schedule.due_by(deadline).saturating_sub(schedule.issued);
+        if backlog > 0 {
+            let step = backlog.div_ceil(BACKLOG_STEPS);
+            let mut n = schedule.issued;
+            while n < schedule.issued + backlog {
+                let count = step.min(schedule.issued + backlog - n);
+                let age = deadline.saturating_duration_since(schedule.due(n));
+                late.record_n(age.as_nanos() as u64, count);
+                n += count;
+            }
+        }
+        // Not yet issued I/Os have no direction; they go with the one the
+        // worker mostly issues.
+        let main = if self.config.read_percent >= 50 { 0 } else { 1 };
+        per_direction[main] += backlog;
+        if late.count() == 0 {
+            return;
+        }
+        while deadline > self.next_boundary {
+            self.flush_interval(INTERVAL);
+        }
+        let d = if per_direction[0] >= per_direction[1] {
+            0
+        } else {
+            1
+        };
+        self.interval[d].scheduled.add(&late);
+        self.interval[d].unanswered += late.count();
+    }
+
     /// A signal, a halt of this target, or the deadline.
-    fn must_stop(&self, stop: &StopFlag, halt: &AtomicBool, now: Instant) -> bool {
-        stop.is_set() || halt.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| now >= d)
+    fn must_stop(&mut self, stop: &StopFlag, halt: &AtomicBool) -> bool {
+        let past_deadline = self.deadline.is_some_and(|d| self.now >= d);
+        if past_deadline {
+            self.count_outstanding();
+        }
+        stop.is_set() || halt.load(Ordering::Relaxed) || past_deadline
     }
 
     #[inline]
@@ -468,16 +671,72 @@ impl<'a> Job<'a> {
         self.next_boundary += INTERVAL;
     }
 
-    /// Flushes the whole intervals up to `end` and the partial one it falls in.
-    fn finish_intervals(&mut self, end: Instant) {
+    /// Ends measurement: the end is the deadline when the run reached it,
+    /// else the last completion; flushes the intervals up to it.
+    fn finish(&mut self) {
+        let end = match self.deadline {
+            Some(d) if self.now >= d => d,
+            _ => self
+                .totals
+                .end
+                .unwrap_or(self.measure_start)
+                .max(self.measure_start),
+        };
         while end >= self.next_boundary {
             self.flush_interval(INTERVAL);
         }
         let partial = end.saturating_duration_since(self.next_boundary - INTERVAL);
-        let has_data = self.interval.iter().any(|d| d.ios > 0);
+        let has_data = self
+            .interval
+            .iter()
+            .any(|d| d.ios > 0 || d.scheduled.count() > 0);
         if has_data || (self.last_interval.is_none() && !partial.is_zero()) {
             self.flush_interval(partial);
         }
+        self.totals.end = Some(end);
+        if let Some(checker) = self.checker.take() {
+            self.totals.verify = Some(checker.finish());
+        }
+    }
+}
+
+/// The thread that reads each written block back right after its write
+/// (`--verify-interleaved`) and then releases it in the block map.
+struct Checker {
+    blocks: Option<std::sync::mpsc::Sender<(u64, u64)>>,
+    thread: std::thread::JoinHandle<VerifyReport>,
+}
+
+impl Checker {
+    fn start(file: File, map: Arc<BlockMap>, mut scratch: Buffers, bs: usize) -> Self {
+        let (blocks, written) = std::sync::mpsc::channel::<(u64, u64)>();
+        let thread = std::thread::spawn(move || {
+            let mut report = VerifyReport::new("interleaved");
+            for (offset, generation) in written {
+                let block = &mut scratch.slot_mut(0)[..bs];
+                crate::verify::check_one(&file, block, offset, generation, &map, &mut report);
+                map.end_write(offset, generation, true);
+            }
+            report
+        });
+        Checker {
+            blocks: Some(blocks),
+            thread,
+        }
+    }
+
+    fn check(&self, offset: u64, generation: u64) {
+        if let Some(blocks) = &self.blocks {
+            let _ = blocks.send((offset, generation));
+        }
+    }
+
+    /// Waits for the checks still queued and returns the report.
+    fn finish(mut self) -> VerifyReport {
+        self.blocks = None;
+        self.thread
+            .join()
+            .unwrap_or_else(|_| VerifyReport::new("interleaved"))
     }
 }
 
@@ -493,5 +752,26 @@ fn describe_failure(result: i32, dir: Direction, offset: u64, bs: u32) -> String
         )
     } else {
         format!("short {what} at offset {offset}: {result} of {bs} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_counts_what_was_due() {
+        let start = Instant::now();
+        let s = Schedule {
+            start,
+            rate: 1000.0,
+            issued: 0,
+        };
+        assert_eq!(s.due(0), start);
+        assert_eq!(s.due(500), start + Duration::from_millis(500));
+        // I/O 0 is due at once; by 10 ms, I/Os 0 to 10 are.
+        assert_eq!(s.due_by(start), 1);
+        assert_eq!(s.due_by(start + Duration::from_millis(10)), 11);
+        assert_eq!(s.due_by(start + Duration::from_micros(10_999)), 11);
     }
 }

@@ -34,6 +34,11 @@ impl LatencyHistogram {
         self.0.saturating_record(ns.max(1));
     }
 
+    /// Records `count` values of `ns` at once.
+    pub fn record_n(&mut self, ns: u64, count: u64) {
+        self.0.saturating_record_n(ns.max(1), count);
+    }
+
     pub fn add(&mut self, other: &LatencyHistogram) {
         self.0
             .add(&other.0)

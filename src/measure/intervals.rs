@@ -15,6 +15,9 @@ pub struct DirectionSample {
     pub latency: LatencyHistogram,
     /// Latency from when the I/O was due (rate-limited runs only).
     pub scheduled: LatencyHistogram,
+    /// Rated runs: I/Os that were due but had no answer at the deadline;
+    /// `scheduled` holds them at their age then.
+    pub unanswered: u64,
 }
 
 impl DirectionSample {
@@ -23,6 +26,7 @@ impl DirectionSample {
         self.bytes += other.bytes;
         self.latency.add(&other.latency);
         self.scheduled.add(&other.scheduled);
+        self.unanswered += other.unanswered;
     }
 }
 
@@ -43,9 +47,22 @@ struct Pending {
     directions: [DirectionSample; 2],
 }
 
+/// One second of a set of workers, merged, histograms kept.
+#[derive(Clone, Debug)]
+pub struct CompletedSecond {
+    pub index: u64,
+    pub dur_s: f64,
+    pub directions: [DirectionSample; 2],
+}
+
 /// The merged series of a set of workers (one target, or all of them).
 pub struct IntervalSeries {
     workers: usize,
+    /// Keep every second's summary (false: only the latest, so a day-long
+    /// run that reports elsewhere does not grow).
+    keep_all: bool,
+    /// When set, completed seconds with their histograms, until drained.
+    samples: Option<Vec<CompletedSecond>>,
     /// Last interval index of each worker that has finished (None: finished
     /// before reporting any).
     finished: Vec<Option<u64>>,
@@ -57,9 +74,41 @@ impl IntervalSeries {
     pub fn new(workers: usize) -> Self {
         IntervalSeries {
             workers,
+            keep_all: true,
+            samples: None,
             finished: Vec::new(),
             pending: BTreeMap::new(),
             complete: [Vec::new(), Vec::new()],
+        }
+    }
+
+    /// Keeps only the latest summary instead of the whole series.
+    pub fn latest_only(mut self) -> Self {
+        self.keep_all = false;
+        self
+    }
+
+    /// Also keeps each completed second with its histograms until
+    /// `drain_completed` takes them.
+    pub fn with_completed(mut self) -> Self {
+        self.samples = Some(Vec::new());
+        self
+    }
+
+    /// Seconds completed (all workers merged) since the last call.
+    pub fn drain_completed(&mut self) -> Vec<CompletedSecond> {
+        self.samples
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Completes every second still waiting (workers that stopped early or
+    /// were interrupted).
+    pub fn flush(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        for (index, p) in pending {
+            self.push(index, p);
         }
     }
 
@@ -104,10 +153,7 @@ impl IntervalSeries {
     /// Finishes every interval still waiting (workers that stopped early or
     /// were interrupted) and returns the read and write series.
     pub fn finish(mut self) -> [Vec<Interval>; 2] {
-        let pending = std::mem::take(&mut self.pending);
-        for (index, p) in pending {
-            self.push(index, p);
-        }
+        self.flush();
         self.complete
     }
 
@@ -133,6 +179,9 @@ impl IntervalSeries {
     fn push(&mut self, index: u64, pending: Pending) {
         for (series, sample) in self.complete.iter_mut().zip(&pending.directions) {
             let dur = pending.dur_s.max(1e-9);
+            if !self.keep_all {
+                series.clear();
+            }
             series.push(Interval {
                 t_s: index as f64,
                 dur_s: pending.dur_s,
@@ -141,6 +190,13 @@ impl IntervalSeries {
                 iops: sample.ios as f64 / dur,
                 bw_bytes: sample.bytes as f64 / dur,
                 p99_ns: sample.latency.value_at_percentile(99.0),
+            });
+        }
+        if let Some(samples) = &mut self.samples {
+            samples.push(CompletedSecond {
+                index,
+                dur_s: pending.dur_s,
+                directions: pending.directions,
             });
         }
     }

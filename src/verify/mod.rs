@@ -294,6 +294,20 @@ pub fn read_back(
     Ok(report)
 }
 
+/// Lets the tests make each interleaved check slow
+/// (`FATHOM_TEST_CHECK_DELAY_MS=N`), to show that the time it takes is not
+/// counted as latency of the I/Os completing around it.
+fn test_check_delay() -> Option<std::time::Duration> {
+    static DELAY: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    *DELAY.get_or_init(|| {
+        std::env::var("FATHOM_TEST_CHECK_DELAY_MS")
+            .ok()?
+            .parse()
+            .ok()
+            .map(std::time::Duration::from_millis)
+    })
+}
+
 /// Checks one block right after its write completed (interleaved mode).
 pub fn check_one(
     file: &File,
@@ -307,6 +321,9 @@ pub fn check_one(
         run_id: map.run_id,
         generation,
     };
+    if let Some(delay) = test_check_delay() {
+        std::thread::sleep(delay);
+    }
     match file.read_exact_at(scratch, offset) {
         Ok(()) => {
             let (verdict, detail) = header::judge(scratch, offset, Some(expected));

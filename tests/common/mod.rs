@@ -28,6 +28,39 @@ pub fn run_json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
 
+/// Waits (at most 30 s) until process `pid` runs its first I/O worker
+/// thread: the run has laid out its targets and started measuring.
+pub fn wait_for_workers(pid: u32) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let started = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|c| c.trim().starts_with("fathom-w"))
+            });
+        if started {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "fathom never started its workers"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Waits (at most 30 s) until `what` holds.
+pub fn wait_until(what: &str, mut holds: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !holds() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 pub fn tempdir() -> tempfile::TempDir {
     // Under the crate's target dir: a real disk (not tmpfs), so O_DIRECT works.
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
