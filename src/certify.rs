@@ -440,7 +440,7 @@ impl StreamInterval {
     fn shortfall(&self, dur_s: f64) -> Option<String> {
         let expected = self.offered_iops * dur_s;
         let floor = expected * (1.0 - RATE_TOLERANCE) - RATE_SLACK_IOS;
-        (expected > 0.0 && (self.ios as f64) < floor).then(|| {
+        ((self.ios as f64) < floor).then(|| {
             format!(
                 "delivered {} of {:.0} {}s due ({:.1}%), more than {}% short of the schedule",
                 self.ios,

@@ -28,6 +28,14 @@ fn document() -> Value {
         "1m",
         "--random-distribution",
         "zipf:1.2",
+        // Flushes, and a rate far above what one I/O at a time delivers:
+        // the sync figures, scheduled latency and unanswered I/Os appear.
+        "--fsync",
+        "4",
+        "--rate-iops",
+        "2000000",
+        "--runtime",
+        "300ms",
     ])
 }
 
@@ -49,6 +57,12 @@ fn every_field_is_documented() {
 fn document_reads_back_strictly() {
     let doc = document();
     assert_eq!(doc["schema"], fathom::result::SCHEMA);
+    let target = &doc["workloads"][0]["targets"][0];
+    assert!(target["sync"]["count"].as_u64().unwrap() > 0, "{target}");
+    assert!(
+        target["read"]["unanswered"].as_u64().unwrap() > 0,
+        "{target}"
+    );
     let typed = fathom::result::Document::from_json(&doc.to_string()).unwrap();
     assert_eq!(typed.workloads.len(), 1);
     assert_eq!(

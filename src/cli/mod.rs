@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 #[command(
     name = "fathom",
     version,
-    about = "Storage I/O benchmark: IOPS, bandwidth and exact latency percentiles of files, file systems and block devices",
-    long_about = "Storage I/O benchmark: IOPS, bandwidth and exact latency percentiles of files, file systems and block devices.\n\nWith no arguments, runs a quick benchmark (4k random read at depth 32 and 1, 1M sequential read; about 20 s) on a temporary file in the current directory."
+    about = "Storage I/O benchmark: IOPS, bandwidth and latency percentiles (HDR histogram, 3 significant digits) of files, file systems and block devices",
+    long_about = "Storage I/O benchmark: IOPS, bandwidth and latency percentiles (HDR histogram, 3 significant digits) of files, file systems and block devices.\n\nWith no arguments, runs a quick benchmark (4k random read at depth 32 and 1, 1M sequential read; about 20 s) on a temporary file in the current directory."
 )]
 pub struct Cli {
     #[command(subcommand)]
