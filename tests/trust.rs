@@ -8,7 +8,6 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn target0(doc: &Value) -> &Value {
@@ -124,8 +123,8 @@ fn a_block_put_back_to_its_earlier_generation_in_the_same_run_is_stale() {
     let f = file.to_str().unwrap();
     let handshake = tempfile::tempdir_in(dir.path()).unwrap();
     // Four blocks written in turn, each about 50 times in 2 s.
-    let child = fathom()
-        .args([
+    let child = spawn_with_handshake(
+        &[
             "run",
             f,
             "--rw",
@@ -139,12 +138,9 @@ fn a_block_put_back_to_its_earlier_generation_in_the_same_run_is_stale() {
             "--verify",
             "--output-format",
             "json",
-        ])
-        .env("FATHOM_TEST_VERIFY_HANDSHAKE", handshake.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+        handshake.path(),
+    );
     // Keep the first copy of block 0 this run wrote (it has fathom's magic).
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut early: Option<Vec<u8>> = None;

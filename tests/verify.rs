@@ -7,8 +7,6 @@ use common::*;
 use serde_json::Value;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 const BS: u64 = 4096;
 
@@ -93,8 +91,8 @@ fn tampering_between_write_and_verify_is_classified() {
     let old_block_9 = read_block(&file, 9);
 
     let handshake = tempfile::tempdir_in(dir.path()).unwrap();
-    let child = fathom()
-        .args([
+    let child = spawn_with_handshake(
+        &[
             "run",
             f,
             "--rw",
@@ -106,17 +104,12 @@ fn tampering_between_write_and_verify_is_classified() {
             "--overwrite",
             "--output-format",
             "json",
-        ])
-        .env("FATHOM_TEST_VERIFY_HANDSHAKE", handshake.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !handshake.path().join("written").exists() {
-        assert!(Instant::now() < deadline, "fathom never finished writing");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+        ],
+        handshake.path(),
+    );
+    wait_until("fathom finished writing", || {
+        handshake.path().join("written").exists()
+    });
     // Bit flip in the payload of block 3.
     let mut b3 = read_block(&file, 3);
     b3[2000] ^= 0x04;

@@ -61,6 +61,19 @@ pub fn wait_until(what: &str, mut holds: impl FnMut() -> bool) {
     }
 }
 
+/// Starts `fathom ARGS` with the verify handshake in `handshake`: fathom
+/// creates `handshake/written` once it has written, and waits for
+/// `handshake/go` before reading back (see run.rs).
+pub fn spawn_with_handshake(args: &[&str], handshake: &Path) -> std::process::Child {
+    fathom()
+        .args(args)
+        .env("FATHOM_TEST_VERIFY_HANDSHAKE", handshake)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("fathom starts")
+}
+
 pub fn tempdir() -> tempfile::TempDir {
     // Under the crate's target dir: a real disk (not tmpfs), so O_DIRECT works.
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
