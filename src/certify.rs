@@ -585,6 +585,9 @@ mod tests {
     fn bad_profiles_are_refused() {
         let e = parse_profile("[certify]\nduration='1h'\n", "x", &overrides()).unwrap_err();
         assert!(e.0.starts_with("profile x: line"), "{}", e.0);
+        // The line named is the one at fault.
+        let e = parse_profile("[certify]\n\nduration = 1h\n", "x", &overrides()).unwrap_err();
+        assert!(e.0.starts_with("profile x: line 3:"), "{}", e.0);
         let o = ProfileOverrides {
             interval: Some("2h".into()),
             ..overrides()
