@@ -585,6 +585,24 @@ mod tests {
     fn bad_profiles_are_refused() {
         let e = parse_profile("[certify]\nduration='1h'\n", "x", &overrides()).unwrap_err();
         assert!(e.0.starts_with("profile x: line"), "{}", e.0);
+        // One interval as long as the whole run is allowed; a fraction of a
+        // second is not.
+        let whole = ProfileOverrides {
+            duration: Some("20s".into()),
+            interval: Some("20s".into()),
+            ..overrides()
+        };
+        assert!(parse_profile(ACT, "x", &whole).is_ok());
+        let fraction = ProfileOverrides {
+            interval: Some("1500ms".into()),
+            ..whole
+        };
+        assert!(
+            parse_profile(ACT, "x", &fraction)
+                .unwrap_err()
+                .0
+                .contains("whole seconds")
+        );
         // The line named is the one at fault.
         let e = parse_profile("[certify]\n\nduration = 1h\n", "x", &overrides()).unwrap_err();
         assert!(e.0.starts_with("profile x: line 3:"), "{}", e.0);
