@@ -14,9 +14,11 @@
 
 use crate::cli::knobs::SpecBuilder;
 use crate::cli::units::{format_duration, parse_duration};
+use crate::engine::Direction;
 use crate::engine::target::PreparedTarget;
 use crate::error::UsageError;
 use crate::measure::intervals::{CompletedSecond, DirectionSample};
+use crate::measure::per_second;
 use crate::run::{RunOptions, Stream};
 use crate::spec::WorkloadSpec;
 use crate::stop::StopFlag;
@@ -301,13 +303,21 @@ pub fn run(
     Ok(result)
 }
 
+/// The interval a stream is filling: its index and the seconds so far.
+#[derive(Clone, Default)]
+struct OpenInterval {
+    index: u64,
+    sample: DirectionSample,
+    dur_s: f64,
+}
+
 /// Gathers each stream's seconds into the profile's intervals and hands out
 /// an interval once every stream has finished it.
 struct IntervalCutter<'a> {
     profile: &'a Profile,
     seconds_per_interval: u64,
-    /// Per stream: the interval being filled and what it holds so far.
-    open: Vec<(u64, DirectionSample, f64)>,
+    /// Per stream: the interval being filled.
+    open: Vec<OpenInterval>,
     /// Intervals some streams have finished, by index.
     done: std::collections::BTreeMap<u64, Vec<Option<StreamInterval>>>,
 }
@@ -317,55 +327,54 @@ impl<'a> IntervalCutter<'a> {
         IntervalCutter {
             profile,
             seconds_per_interval: profile.interval_s as u64,
-            open: vec![(0, DirectionSample::default(), 0.0); profile.streams.len()],
+            open: vec![OpenInterval::default(); profile.streams.len()],
             done: Default::default(),
         }
     }
 
     fn add(&mut self, stream: usize, second: &CompletedSecond) -> Vec<CertifyInterval> {
         let index = second.index / self.seconds_per_interval;
-        while self.open[stream].0 < index {
+        while self.open[stream].index < index {
             self.close(stream);
         }
         let spec = &self.profile.streams[stream];
-        let (_, sample, dur) = &mut self.open[stream];
-        sample.add(&second.directions[main_direction(spec)]);
-        *dur += second.dur_s;
+        let open = &mut self.open[stream];
+        open.sample
+            .add(&second.directions[main_direction(spec) as usize]);
+        open.dur_s += second.dur_s;
         self.ready()
     }
 
     fn finish(mut self) -> Vec<CertifyInterval> {
         for stream in 0..self.open.len() {
-            if self.open[stream].2 > 0.0 || self.open[stream].1.scheduled.count() > 0 {
+            let open = &self.open[stream];
+            if open.dur_s > 0.0 || open.sample.scheduled.count() > 0 {
                 self.close(stream);
             }
         }
         let mut out = self.ready();
-        // Streams that never reported an interval others did (interrupted).
-        let streams = self.profile.streams.len();
+        // Intervals some stream never reported (an interrupted run): that
+        // stream shows nothing for them.
         for (index, slots) in std::mem::take(&mut self.done) {
-            if slots.iter().any(Option::is_some) {
-                let slots = slots
-                    .into_iter()
-                    .enumerate()
-                    .map(|(s, slot)| {
-                        slot.unwrap_or_else(|| {
-                            summarise(&self.profile.streams[s], &DirectionSample::default(), 0.0)
-                        })
+            let slots = slots
+                .into_iter()
+                .enumerate()
+                .map(|(s, slot)| {
+                    slot.unwrap_or_else(|| {
+                        summarise(&self.profile.streams[s], &DirectionSample::default(), 0.0)
                     })
-                    .collect::<Vec<_>>();
-                debug_assert_eq!(slots.len(), streams);
-                out.push(self.interval(index, slots));
-            }
+                })
+                .collect();
+            out.push(self.interval(index, slots));
         }
         out
     }
 
     fn close(&mut self, stream: usize) {
-        let (index, sample, dur) =
-            std::mem::replace(&mut self.open[stream], (0, DirectionSample::default(), 0.0));
-        self.open[stream].0 = index + 1;
-        let summary = summarise(&self.profile.streams[stream], &sample, dur);
+        let open = std::mem::take(&mut self.open[stream]);
+        self.open[stream].index = open.index + 1;
+        let summary = summarise(&self.profile.streams[stream], &open.sample, open.dur_s);
+        let index = open.index;
         self.done
             .entry(index)
             .or_insert_with(|| vec![None; self.profile.streams.len()])[stream] = Some(summary);
@@ -398,32 +407,21 @@ impl<'a> IntervalCutter<'a> {
     }
 }
 
-/// The direction a stream is judged on: reads for a stream that mostly
-/// reads, writes otherwise.
-fn main_direction(spec: &WorkloadSpec) -> usize {
-    if spec.rw.read_percent(spec.rwmix_read) >= 50 {
-        0
-    } else {
-        1
-    }
+/// The direction a stream is judged on: the one it mostly issues.
+fn main_direction(spec: &WorkloadSpec) -> Direction {
+    Direction::mostly(spec.rw.read_percent(spec.rwmix_read))
 }
 
 fn summarise(spec: &WorkloadSpec, d: &DirectionSample, dur_s: f64) -> StreamInterval {
-    let per_s = |x: u64| if dur_s > 0.0 { x as f64 / dur_s } else { 0.0 };
     // Shares are of every I/O that was due: completed ones, and at the end
     // of the run those without an answer, at their age.
     let h = &d.scheduled;
     StreamInterval {
         name: spec.name.clone(),
-        direction: if main_direction(spec) == 0 {
-            "read"
-        } else {
-            "write"
-        }
-        .to_string(),
+        direction: main_direction(spec).name().to_string(),
         ios: d.ios,
-        iops: per_s(d.ios),
-        bw_bytes: per_s(d.bytes),
+        iops: per_second(d.ios, dur_s),
+        bw_bytes: per_second(d.bytes, dur_s),
         offered_iops: spec.target_rate().unwrap_or(0.0),
         unanswered: d.unanswered,
         over_pct: THRESHOLDS_MS

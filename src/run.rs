@@ -12,6 +12,7 @@ use crate::measure::errors::IoErrors;
 use crate::measure::facts;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{CompletedSecond, DirectionSample, IntervalReport, IntervalSeries};
+use crate::measure::per_second;
 use crate::result::{
     CpuUsage, DirectionPair, DirectionResult, Document, Interval, SCHEMA, SyncResult, TargetResult,
     WorkloadResult,
@@ -579,11 +580,7 @@ pub fn run_streams(
 fn sync_result(h: &LatencyHistogram, fsync_every: u32, runtime_s: f64) -> Option<SyncResult> {
     (fsync_every > 0).then(|| SyncResult {
         count: h.count(),
-        rate: if runtime_s > 0.0 {
-            h.count() as f64 / runtime_s
-        } else {
-            0.0
-        },
+        rate: per_second(h.count(), runtime_s),
         lat_ns: h.summary(),
         histogram: h.encode(),
     })
@@ -677,19 +674,12 @@ fn direction_result(
     runtime_s: f64,
     intervals: Vec<Interval>,
 ) -> DirectionResult {
-    let per_s = |x: u64| {
-        if runtime_s > 0.0 {
-            x as f64 / runtime_s
-        } else {
-            0.0
-        }
-    };
     let histogram: &LatencyHistogram = &sample.latency;
     DirectionResult {
         ios: sample.ios,
         bytes: sample.bytes,
-        iops: per_s(sample.ios),
-        bw_bytes: per_s(sample.bytes),
+        iops: per_second(sample.ios, runtime_s),
+        bw_bytes: per_second(sample.bytes, runtime_s),
         lat_ns: histogram.summary(),
         histogram: histogram.encode(),
         sched_lat_ns: (sample.scheduled.count() > 0).then(|| sample.scheduled.summary()),

@@ -294,7 +294,6 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         .output
         .as_ref()
         .filter(|_| args.output.output_format == OutputFormat::Json);
-    let mut snapshot = document.clone();
     let result = certify::run(
         &profile,
         &args.target,
@@ -306,10 +305,10 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
                 println!("{}", certify::interval_line(last));
             }
             if let Some(path) = json_file {
-                snapshot.certify = Some(so_far.clone());
+                document.certify = Some(so_far.clone());
                 write_atomically(
                     path,
-                    &report::exporter(OutputFormat::Json).render(&snapshot)?,
+                    &report::exporter(OutputFormat::Json).render(&document)?,
                 )?;
             }
             Ok(())

@@ -22,6 +22,26 @@ pub enum Direction {
     Write = 1,
 }
 
+impl Direction {
+    /// The direction a load with `read_percent` reads mostly issues: the one
+    /// a rated stream is judged on, and the one its not yet issued I/Os are
+    /// counted in.
+    pub fn mostly(read_percent: u8) -> Direction {
+        if read_percent >= 50 {
+            Direction::Read
+        } else {
+            Direction::Write
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Read => "read",
+            Direction::Write => "write",
+        }
+    }
+}
+
 /// One I/O to issue: `len` bytes at `offset` through buffer slot `slot`.
 #[derive(Debug, Clone, Copy)]
 pub struct IoRequest {

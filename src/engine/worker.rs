@@ -214,7 +214,6 @@ struct Job<'a> {
     completions: Vec<Completion>,
     /// Completions of one reap with the instant each was seen.
     reaped: Vec<(Completion, Instant)>,
-    inflight: usize,
     issued_bytes: u64,
     writes_since_sync: u32,
     write_sequence: u64,
@@ -277,7 +276,6 @@ impl<'a> Job<'a> {
             batch: Vec::with_capacity(depth),
             completions: Vec::with_capacity(depth),
             reaped: Vec::with_capacity(depth),
-            inflight: 0,
             issued_bytes: 0,
             writes_since_sync: 0,
             write_sequence: 0,
@@ -305,7 +303,8 @@ impl<'a> Job<'a> {
             if !self.stopping && !self.fsync_due() {
                 self.fill();
             }
-            if self.inflight == 0 {
+            if self.free.len() == self.slots.len() {
+                // Nothing in flight.
                 match self.idle(stop, halt) {
                     Idle::Continue => continue,
                     Idle::Stop => break,
@@ -380,7 +379,6 @@ impl<'a> Job<'a> {
                 schedule.issued += 1;
             }
             self.batch.push(slot);
-            self.inflight += 1;
             if self.now >= self.measure_start {
                 self.issued_bytes += bs as u64;
             }
@@ -405,14 +403,12 @@ impl<'a> Job<'a> {
                 claimed = v.map.begin_write(offset);
             }
             generation = claimed?;
-            let buffers = self.engine.buffers();
-            buffers.stamp(slot as usize, bs, offset, sequence);
+        }
+        let buffers = self.engine.buffers();
+        buffers.stamp(slot as usize, bs, offset, sequence);
+        if let Some(v) = &self.verify {
             let block = &mut buffers.slot_mut(slot as usize)[..bs];
             BlockHeader::stamp(block, offset, generation, v.map.run_id, v.map.seed);
-        } else {
-            self.engine
-                .buffers()
-                .stamp(slot as usize, bs, offset, sequence);
         }
         self.write_sequence += 1;
         self.writes_since_sync += 1;
@@ -432,18 +428,12 @@ impl<'a> Job<'a> {
             let wait = due
                 .saturating_duration_since(Instant::now())
                 .min(WAIT_SLICE);
-            std::thread::sleep(wait);
-            self.now = Instant::now();
-            self.stopping = self.must_stop(stop, halt);
-            return Idle::Continue;
+            return self.pause(wait, stop, halt);
         }
         if self.blocked && !self.stopping {
             // Other workers hold every block offered; they finish soon.
             self.blocked = false;
-            std::thread::sleep(Duration::from_micros(100));
-            self.now = Instant::now();
-            self.stopping = self.must_stop(stop, halt);
-            return Idle::Continue;
+            return self.pause(Duration::from_micros(100), stop, halt);
         }
         if fsync_due {
             if !self.flush(halt) {
@@ -454,6 +444,14 @@ impl<'a> Job<'a> {
             }
         }
         Idle::Stop
+    }
+
+    /// Sleeps for `wait`, then looks at the clock and the stop flags.
+    fn pause(&mut self, wait: Duration, stop: &StopFlag, halt: &AtomicBool) -> Idle {
+        std::thread::sleep(wait);
+        self.now = Instant::now();
+        self.stopping = self.must_stop(stop, halt);
+        Idle::Continue
     }
 
     /// Makes the writes so far durable and times it; false when a failed
@@ -532,7 +530,6 @@ impl<'a> Job<'a> {
         let state = self.slots[slot];
         self.slots[slot].busy = false;
         self.free.push(c.slot);
-        self.inflight -= 1;
         let ok = c.result == bs as i32;
         if state.dir == Direction::Write
             && let Some(v) = &self.verify
@@ -610,8 +607,7 @@ impl<'a> Job<'a> {
         }
         // Not yet issued I/Os have no direction; they go with the one the
         // worker mostly issues.
-        let main = if self.config.read_percent >= 50 { 0 } else { 1 };
-        per_direction[main] += backlog;
+        per_direction[Direction::mostly(self.config.read_percent) as usize] += backlog;
         if late.count() == 0 {
             return;
         }
@@ -741,10 +737,7 @@ impl Checker {
 }
 
 fn describe_failure(result: i32, dir: Direction, offset: u64, bs: u32) -> String {
-    let what = match dir {
-        Direction::Read => "read",
-        Direction::Write => "write",
-    };
+    let what = dir.name();
     if result < 0 {
         format!(
             "{what} of {bs} bytes at offset {offset} failed: {}",

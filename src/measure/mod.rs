@@ -7,3 +7,12 @@ pub mod facts;
 pub mod histogram;
 pub mod intervals;
 pub mod steady;
+
+/// `count` per second over `seconds`; 0 when no time was measured.
+pub fn per_second(count: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count as f64 / seconds
+    } else {
+        0.0
+    }
+}
