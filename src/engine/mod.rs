@@ -86,3 +86,20 @@ pub fn open(
         EngineKind::Null => Box::new(null::NullEngine::new(buffers)),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_half_and_half_load_counts_as_reads() {
+        assert_eq!(Direction::mostly(100), Direction::Read);
+        assert_eq!(Direction::mostly(50), Direction::Read);
+        assert_eq!(Direction::mostly(49), Direction::Write);
+        assert_eq!(Direction::mostly(0), Direction::Write);
+        assert_eq!(
+            (Direction::Read.name(), Direction::Write.name()),
+            ("read", "write")
+        );
+    }
+}
