@@ -12,20 +12,20 @@
 //! from the per-second reports and their histograms dropped once summarised,
 //! so memory does not grow with the duration.
 
-use crate::cli::knobs::SpecBuilder;
-use crate::cli::units::{format_duration, parse_duration};
 use crate::engine::Direction;
 use crate::engine::target::PreparedTarget;
 use crate::error::UsageError;
 use crate::measure::intervals::{CompletedSecond, DirectionSample};
 use crate::measure::per_second;
+use crate::result::certify::{
+    CertifyInterval, CertifyResult, Limit, Profile, StreamInterval, THRESHOLDS_MS,
+};
 use crate::run::{RunOptions, Stream};
 use crate::spec::WorkloadSpec;
+use crate::spec::knobs::SpecBuilder;
 use crate::stop::StopFlag;
-use serde::{Deserialize, Serialize};
-
-/// Thresholds of the slow-I/O shares, in milliseconds (ACT's buckets).
-pub const THRESHOLDS_MS: [u64; 7] = [1, 2, 4, 8, 16, 32, 64];
+use crate::units::{format_duration, parse_duration};
+use serde::Deserialize;
 
 /// A judged interval fails when a stream delivered fewer I/Os than its
 /// schedule asked for by more than this share ...
@@ -33,75 +33,6 @@ pub const RATE_TOLERANCE: f64 = 0.01;
 /// ... plus this many I/Os, for the ones due just before the interval's end
 /// that complete just after it (counted in the next one).
 pub const RATE_SLACK_IOS: f64 = 2.0;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Limit {
-    pub over_ms: u64,
-    /// Largest share, in percent, of I/Os slower than `over_ms`.
-    pub max_pct: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Profile {
-    pub name: String,
-    pub duration_s: f64,
-    pub interval_s: f64,
-    pub stabilisation_s: f64,
-    pub read_limits: Vec<Limit>,
-    pub write_limits: Vec<Limit>,
-    /// Rates already multiplied by the scale.
-    pub streams: Vec<WorkloadSpec>,
-    pub scale: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StreamInterval {
-    pub name: String,
-    /// `read` or `write`: the direction this stream's figures are for.
-    pub direction: String,
-    pub ios: u64,
-    pub iops: f64,
-    pub bw_bytes: f64,
-    /// I/Os per second the schedule asked for.
-    #[serde(default)]
-    pub offered_iops: f64,
-    /// I/Os that were due but had no answer when the run ended (last
-    /// interval only); they count as slow at their age then.
-    #[serde(default)]
-    pub unanswered: u64,
-    /// Percent of I/Os slower than each of `THRESHOLDS_MS`, measured from
-    /// when each I/O was due on the schedule.
-    pub over_pct: Vec<f64>,
-    pub p99_ns: u64,
-    pub max_ns: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CertifyInterval {
-    pub index: u32,
-    pub start_s: f64,
-    pub dur_s: f64,
-    /// False for intervals inside the stabilisation period.
-    pub judged: bool,
-    pub streams: Vec<StreamInterval>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CertifyResult {
-    pub profile: Profile,
-    pub target: String,
-    pub thresholds_ms: Vec<u64>,
-    pub intervals: Vec<CertifyInterval>,
-    /// None until the run ends (or when it was interrupted).
-    pub pass: Option<bool>,
-    /// Why it failed, or why it could not be judged.
-    pub reasons: Vec<String>,
-    /// How the run differed from the profile (e.g. a shortened
-    /// stabilisation).
-    #[serde(default)]
-    pub notes: Vec<String>,
-    pub interrupted: bool,
-}
 
 /// What the command line changes in a profile.
 #[derive(Debug, Clone, Default)]
@@ -418,7 +349,7 @@ fn summarise(spec: &WorkloadSpec, d: &DirectionSample, dur_s: f64) -> StreamInte
     let h = &d.scheduled;
     StreamInterval {
         name: spec.name.clone(),
-        direction: main_direction(spec).name().to_string(),
+        direction: main_direction(spec),
         ios: d.ios,
         iops: per_second(d.ios, dur_s),
         bw_bytes: per_second(d.bytes, dur_s),
@@ -474,7 +405,7 @@ pub fn verdict(profile: &Profile, intervals: &[CertifyInterval]) -> (Option<bool
                     s.name
                 ));
             }
-            let limits = if s.direction == "read" {
+            let limits = if s.direction == Direction::Read {
                 &profile.read_limits
             } else {
                 &profile.write_limits
@@ -499,44 +430,6 @@ pub fn verdict(profile: &Profile, intervals: &[CertifyInterval]) -> (Option<bool
         }
     }
     (Some(reasons.is_empty()), reasons)
-}
-
-/// One line per interval: rates and slow shares of each stream.
-pub fn interval_line(i: &CertifyInterval) -> String {
-    let mut line = format!(
-        "{:>4}  {:>8}  {:>5}",
-        i.index,
-        format_duration(i.start_s),
-        if i.judged { "" } else { "(stab)" }
-    );
-    for s in &i.streams {
-        let rate = if s.direction == "read" {
-            format!("{:.0} r/s", s.iops)
-        } else {
-            format!("{:.1} MB/s", s.bw_bytes / 1e6)
-        };
-        let shares: Vec<String> = s.over_pct.iter().map(|p| format!("{p:5.2}")).collect();
-        line.push_str(&format!("  | {} {rate:>11}  {}", s.name, shares.join(" ")));
-    }
-    line
-}
-
-pub fn header_line(profile: &Profile) -> String {
-    let thresholds: Vec<String> = THRESHOLDS_MS
-        .iter()
-        .map(|t| format!("{:>5}", format!(">{t}")))
-        .collect();
-    let mut line = format!("{:>4}  {:>8}  {:>5}", "#", "start", "");
-    for s in &profile.streams {
-        line.push_str(&format!(
-            "  | {} {:>11}  {}",
-            s.name,
-            "rate",
-            thresholds.join(" ")
-        ));
-    }
-    line.push_str("\n(shares in % of I/Os slower than N ms, from when each I/O was due)");
-    line
 }
 
 #[cfg(test)]
@@ -630,7 +523,7 @@ mod tests {
             judged,
             streams: vec![StreamInterval {
                 name: "read".into(),
-                direction: "read".into(),
+                direction: Direction::Read,
                 ios,
                 iops: ios as f64 / 20.0,
                 bw_bytes: 1.0,
@@ -727,5 +620,90 @@ mod tests {
         assert_eq!(rest.len(), 1);
         assert_eq!((rest[0].index, rest[0].start_s), (2, 2.0));
         assert_eq!(rest[0].streams[1].ios, 10);
+    }
+
+    #[test]
+    fn the_last_interval_is_reported_even_when_nothing_completed_in_it() {
+        let o = ProfileOverrides {
+            duration: Some("4s".into()),
+            interval: Some("2s".into()),
+            ..overrides()
+        };
+        let p = parse_profile(ACT, "act-3x", &o).unwrap();
+        let stalled = |index| CompletedSecond {
+            index,
+            dur_s: 1.0,
+            directions: Default::default(),
+        };
+        let mut cutter = IntervalCutter::new(&p);
+        for (stream, ios) in [(0, 100), (1, 10)] {
+            cutter.add(stream, &second(0, ios, 500_000));
+            cutter.add(stream, &second(1, ios, 500_000));
+            // The device stalls: the third second completes nothing.
+            cutter.add(stream, &stalled(2));
+        }
+        let rest = cutter.finish();
+        assert_eq!(rest.len(), 1, "{rest:?}");
+        assert_eq!((rest[0].index, rest[0].streams[0].ios), (2, 0));
+
+        // I/Os that had no answer at the end arrive with no time of their
+        // own: they still close the interval they belong to.
+        let mut cutter = IntervalCutter::new(&p);
+        let mut unanswered = second(2, 100, 9_000_000);
+        unanswered.dur_s = 0.0;
+        cutter.add(0, &second(0, 100, 500_000));
+        cutter.add(0, &second(1, 100, 500_000));
+        cutter.add(0, &unanswered);
+        for i in 0..2 {
+            cutter.add(1, &second(i, 10, 500_000));
+        }
+        let rest = cutter.finish();
+        let last = rest.last().expect("the unanswered interval");
+        assert_eq!((last.index, last.streams[0].ios), (2, 100));
+
+        // A run that ends on an interval boundary has nothing left over.
+        let mut cutter = IntervalCutter::new(&p);
+        let mut cut = Vec::new();
+        for i in 0..4 {
+            cut.extend(cutter.add(0, &second(i, 100, 500_000)));
+            cut.extend(cutter.add(1, &second(i, 10, 500_000)));
+        }
+        cut.extend(cutter.finish());
+        assert_eq!(cut.len(), 2, "{cut:?}");
+        // Stopped before any second was reported: no interval at all.
+        assert!(IntervalCutter::new(&p).finish().is_empty());
+
+        // A run of 3 s in intervals of 2 s: the last interval is 1 s long,
+        // and its schedule is judged over that second only.
+        let o = ProfileOverrides {
+            duration: Some("3s".into()),
+            interval: Some("2s".into()),
+            stabilisation: Some("1s".into()),
+            ..overrides()
+        };
+        let p = parse_profile(ACT, "act-3x", &o).unwrap();
+        let mut cutter = IntervalCutter::new(&p);
+        for i in 0..3 {
+            cutter.add(0, &second(i, 100, 500_000));
+            cutter.add(1, &second(i, 10, 500_000));
+        }
+        let last = cutter.finish();
+        assert_eq!(
+            (last[0].index, last[0].start_s, last[0].dur_s),
+            (2, 2.0, 1.0)
+        );
+    }
+
+    #[test]
+    fn at_most_100000_intervals() {
+        let o = |duration: &str| ProfileOverrides {
+            duration: Some(duration.into()),
+            interval: Some("1s".into()),
+            stabilisation: Some("1s".into()),
+            ..overrides()
+        };
+        assert!(parse_profile(ACT, "act-3x", &o("100000s")).is_ok());
+        let e = parse_profile(ACT, "act-3x", &o("100001s")).unwrap_err();
+        assert!(e.0.contains("100,000 intervals"), "{}", e.0);
     }
 }

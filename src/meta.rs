@@ -5,47 +5,15 @@
 //! interrupted.
 
 use crate::measure::histogram::LatencyHistogram;
-use crate::result::LatencySummary;
+use crate::result::meta::{MetaOp, MetaResult};
+use crate::spec::meta::MetaSpec;
 use crate::stop::StopFlag;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
-use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MetaSpec {
-    pub dir: String,
-    /// Files in units of 1024, as bonnie++ -n.
-    pub files_k: u32,
-    /// Files per subdirectory; 0 puts them all in one directory.
-    pub files_per_dir: u32,
-    /// Bytes written into each file when it is created.
-    pub file_size: u64,
-    pub seed: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MetaOp {
-    /// `create_seq`, `stat_seq`, `delete_seq`, `create_random`,
-    /// `stat_random`, `delete_random`.
-    pub name: String,
-    pub ops: u64,
-    pub elapsed_s: f64,
-    pub ops_per_s: f64,
-    pub lat_ns: LatencySummary,
-    pub histogram: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MetaResult {
-    pub spec: MetaSpec,
-    pub filesystem: Option<String>,
-    pub ops: Vec<MetaOp>,
-    pub interrupted: bool,
-}
 
 /// Limits that keep a typo from filling a file system with millions of files.
 pub const MAX_FILES_K: u32 = 4096;

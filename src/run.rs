@@ -14,8 +14,8 @@ use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{CompletedSecond, DirectionSample, IntervalReport, IntervalSeries};
 use crate::measure::per_second;
 use crate::result::{
-    CpuUsage, DirectionPair, DirectionResult, Document, Interval, SCHEMA, SyncResult, TargetResult,
-    WorkloadResult,
+    CpuUsage, DirectionPair, DirectionResult, Document, Interval, RunResult, SyncResult,
+    TargetResult, WorkloadResult,
 };
 use crate::spec::{VerifyMode, WorkloadSpec};
 use crate::stop::{Interrupted, StopFlag};
@@ -29,7 +29,7 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 /// Checks every workload against every target before anything is created, so
 /// a mistake in the last workload does not leave files behind.
@@ -79,25 +79,22 @@ impl Session {
             previous: Vec::new(),
             live: std::io::stderr().is_terminal(),
             prepared: HashMap::new(),
-            document: Document {
-                fathom_version: env!("CARGO_PKG_VERSION").to_string(),
-                schema: SCHEMA,
-                started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-                host: facts::host_facts(),
-                interrupted: false,
-                workloads: Vec::new(),
-                meta: None,
-                certify: None,
-            },
+            document: Document::new(facts::host_facts(), None),
         }
     }
 
-    /// Workloads of `previous` whose spec is in the plan are taken as done.
+    /// Names the system under test in the document (`--label`).
+    pub fn labelled(mut self, label: Option<String>) -> Self {
+        self.document.label = label;
+        self
+    }
+
     /// The empty result document of this session (host facts, start time).
     pub fn document(&self) -> &Document {
         &self.document
     }
 
+    /// Workloads of `previous` whose spec is in the plan are taken as done.
     pub fn resume_from(mut self, previous: Vec<WorkloadResult>) -> Self {
         self.previous = previous;
         self
@@ -122,7 +119,7 @@ impl Session {
                 .position(|w| w.spec == *spec && !w.interrupted)
             {
                 let done = self.previous.swap_remove(done);
-                self.document.workloads.push(done);
+                self.document.results.push(RunResult::Workload(done));
                 continue;
             }
             let targets = match self.prepare_targets(spec) {
@@ -143,7 +140,7 @@ impl Session {
             let mut result = run_workload(spec, &targets, &self.stop, self.live)?;
             result.warnings = crate::warnings::check(&result, &context);
             self.document.interrupted |= result.interrupted;
-            self.document.workloads.push(result);
+            self.document.results.push(RunResult::Workload(result));
             progress(&self.document)?;
         }
         self.document.interrupted |= self.stop.is_set();
@@ -734,7 +731,7 @@ impl LiveLine {
                 msg.push_str(&format!(
                     "  {name} {} IOPS {}/s",
                     crate::report::format::thousands(i.iops.round() as u64),
-                    crate::cli::units::format_bytes(i.bw_bytes as u64)
+                    crate::units::format_bytes(i.bw_bytes as u64)
                 ));
             }
         }

@@ -38,8 +38,8 @@ pub fn is_sparse(meta: &std::fs::Metadata) -> bool {
 }
 
 pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<String> {
-    use crate::cli::units::format_bytes;
     use crate::report::format::{latency, thousands};
+    use crate::units::format_bytes;
     let spec = &result.spec;
     let mut out = Vec::new();
     if spec.engine == EngineKind::Null {

@@ -10,7 +10,7 @@ fn loop_device_is_sized_and_described() {
         return;
     };
     let doc = run_json(&[&dev.path, "--rw", "randread", "--iodepth", "8"]);
-    let t = &doc["workloads"][0]["targets"][0];
+    let t = &doc["results"][0]["targets"][0];
     assert_eq!(t["facts"]["kind"], "block_device");
     assert_eq!(u(&t["facts"]["device"]["logical_block_size"]), 512);
     // The whole 16 MiB device, one pass.
@@ -18,7 +18,7 @@ fn loop_device_is_sized_and_described() {
     let doc = run_json(&[
         &dev.path, "--rw", "write", "--bs", "64k", "--size", "1m", "--offset", "1m",
     ]);
-    assert_eq!(u(&doc["workloads"][0]["total"]["write"]["ios"]), 16);
+    assert_eq!(u(&doc["results"][0]["total"]["write"]["ios"]), 16);
 }
 
 #[test]
@@ -35,5 +35,5 @@ fn loop_device_checks_block_size_and_bounds() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("beyond the end"));
     // Buffered I/O has no alignment rule.
     let doc = run_json(&[&dev.path, "--bs", "512", "--buffered", "--size", "64k"]);
-    assert_eq!(u(&doc["workloads"][0]["total"]["read"]["ios"]), 128);
+    assert_eq!(u(&doc["results"][0]["total"]["read"]["ios"]), 128);
 }

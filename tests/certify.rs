@@ -74,7 +74,7 @@ fn certify_delivers_its_load_and_passes_on_a_fast_target() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(text.contains("verdict: PASS"), "{text}");
-    let c = &doc["certify"];
+    let c = &doc["results"][0];
     assert_eq!(
         c["thresholds_ms"],
         serde_json::json!([1, 2, 4, 8, 16, 32, 64])
@@ -131,7 +131,7 @@ rate_iops = 2000000
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(text.contains("verdict: FAIL"), "{text}");
-    let c = &doc["certify"];
+    let c = &doc["results"][0];
     assert_eq!(c["pass"], false);
     let reasons: Vec<&str> = c["reasons"]
         .as_array()

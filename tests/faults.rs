@@ -38,7 +38,7 @@ impl Drop for SmallTmpfs {
 }
 
 fn target(doc: &Value, i: usize) -> &Value {
-    &doc["workloads"][0]["targets"][i]
+    &doc["results"][0]["targets"][i]
 }
 
 #[test]

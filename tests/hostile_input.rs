@@ -5,10 +5,10 @@
 
 mod common;
 
-use fathom::cli::jobfile::{self, Overrides};
-use fathom::cli::units::{parse_duration, parse_size};
+use fathom::jobfile::{self, Overrides};
 use fathom::measure::histogram::LatencyHistogram;
 use fathom::result::Document;
+use fathom::units::{parse_duration, parse_size};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 
@@ -52,7 +52,7 @@ fn sample_document() -> &'static str {
 
 fn check_document(text: &str) {
     if let Ok(doc) = Document::from_json(text) {
-        for w in &doc.workloads {
+        for w in doc.workloads() {
             for d in w
                 .targets
                 .iter()
@@ -140,7 +140,8 @@ proptest! {
 #[test]
 fn an_untouched_document_reads_back() {
     let doc = Document::from_json(sample_document()).unwrap();
-    assert_eq!(doc.workloads.len(), 1);
-    let h = LatencyHistogram::decode(&doc.workloads[0].total.read.histogram).unwrap();
-    assert_eq!(h.count(), doc.workloads[0].total.read.ios);
+    assert_eq!(doc.workloads().count(), 1);
+    let h =
+        LatencyHistogram::decode(&doc.workloads().next().unwrap().total.read.histogram).unwrap();
+    assert_eq!(h.count(), doc.workloads().next().unwrap().total.read.ios);
 }

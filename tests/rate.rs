@@ -24,7 +24,7 @@ fn a_thousand_iops_for_five_seconds_is_on_schedule() {
         "--runtime",
         "5s",
     ]);
-    let read = &doc["workloads"][0]["targets"][0]["read"];
+    let read = &doc["results"][0]["targets"][0]["read"];
     let iops = f(&read["iops"]);
     assert!(
         (iops - 1000.0).abs() <= 20.0,
@@ -44,7 +44,7 @@ fn a_thousand_iops_for_five_seconds_is_on_schedule() {
         "scheduled latency reported"
     );
     assert_eq!(
-        doc["workloads"][0]["spec"]["rate_iops"].as_f64(),
+        doc["results"][0]["spec"]["rate_iops"].as_f64(),
         Some(1000.0)
     );
 }
@@ -64,7 +64,7 @@ fn a_target_that_falls_behind_shows_it_in_scheduled_latency() {
         "--runtime",
         "1s",
     ]);
-    let read = &doc["workloads"][0]["targets"][0]["read"];
+    let read = &doc["results"][0]["targets"][0]["read"];
     let submitted = u(&read["lat_ns"]["p50"]);
     let scheduled = u(&read["sched_lat_ns"]["p50"]);
     assert!(
@@ -93,7 +93,7 @@ fn a_bandwidth_rate_becomes_an_io_rate() {
         "--runtime",
         "2s",
     ]);
-    let write = &doc["workloads"][0]["targets"][0]["write"];
+    let write = &doc["results"][0]["targets"][0]["write"];
     let bw = f(&write["bw_bytes"]);
     assert!((bw / (8 << 20) as f64 - 1.0).abs() < 0.03, "bandwidth {bw}");
     let out = run(&["run", ".", "--rate-iops", "100", "--rate-bw", "1m/s"]);
@@ -120,7 +120,7 @@ fn steady_state_ends_a_run_once_the_window_holds() {
         "--runtime",
         "30s",
     ]);
-    let w = &doc["workloads"][0];
+    let w = &doc["results"][0];
     assert_eq!(w["steady_state"]["reached"], true, "{}", w["steady_state"]);
     let at = f(&w["steady_state"]["at_s"]);
     assert!((3.0..30.0).contains(&at));
@@ -144,7 +144,7 @@ fn precondition_writes_the_region_before_measuring() {
         "--runtime",
         "300ms",
     ]);
-    let w = doc["workloads"].as_array().unwrap();
+    let w = doc["results"].as_array().unwrap();
     let names: Vec<&str> = w
         .iter()
         .map(|w| w["spec"]["name"].as_str().unwrap())

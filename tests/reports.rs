@@ -13,16 +13,6 @@ use std::time::{Duration, Instant};
 
 const TINY: &[&str] = &["--size", "1m", "--runtime", "100ms", "--ramp", "0"];
 
-fn run_ok(args: &[&str]) -> std::process::Output {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "fathom {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
 /// 12345 as the tables print it: "12,345".
 fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -77,7 +67,7 @@ fn every_example_runs_and_reports() {
         let name = example.file_stem().unwrap().to_str().unwrap().to_string();
         let out = dir.path().join(format!("{name}.json"));
         let doc = run_example(&example, dir.path(), &out);
-        let workloads = doc["workloads"].as_array().unwrap();
+        let workloads = doc["results"].as_array().unwrap();
         assert!(!workloads.is_empty(), "{name}");
         for w in workloads {
             assert!(u(&w["total"]["read"]["ios"]) + u(&w["total"]["write"]["ios"]) > 0);
@@ -110,7 +100,7 @@ fn every_example_runs_and_reports() {
                 );
                 let ios = u(&d["ios"]).to_string();
                 assert!(
-                    csv_rows.iter().any(|r| r[0] == w["spec"]["name"]
+                    csv_rows.iter().any(|r| r[1] == w["spec"]["name"]
                         && r.contains(&dir.to_string())
                         && r.contains(&ios)),
                     "{name}: no csv row for {} {dir} with {ios} I/Os",
@@ -140,7 +130,7 @@ fn sas_sweep_gives_the_table_the_chart_and_drawn_charts() {
     let out = dir.path().join("sas.json");
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sas-sweep.toml");
     let doc = run_example(&example, dir.path(), &out);
-    assert_eq!(doc["workloads"].as_array().unwrap().len(), 48);
+    assert_eq!(doc["results"].as_array().unwrap().len(), 48);
     let o = out.to_str().unwrap();
 
     // Text: one row per block size x depth, read and write side by side.
@@ -331,6 +321,8 @@ fn reports_over_several_files_merge_histograms_and_compare() {
             "1m",
             "--runtime",
             "1s",
+            "--label",
+            "disk",
             "--output-format",
             "json",
             "-o",
@@ -346,7 +338,7 @@ fn reports_over_several_files_merge_histograms_and_compare() {
     let mut merged = LatencyHistogram::new();
     let mut ios = 0;
     for d in &docs {
-        let r = &d["workloads"][0]["targets"][0]["read"];
+        let r = &d["results"][0]["targets"][0]["read"];
         merged.add(&LatencyHistogram::decode(r["histogram"].as_str().unwrap()).unwrap());
         ios += u(&r["ios"]);
     }
@@ -364,7 +356,23 @@ fn reports_over_several_files_merge_histograms_and_compare() {
 
     let text = String::from_utf8(run_ok(&["compare", a, b]).stdout).unwrap();
     assert!(text.contains("B/A") && text.contains("noise"), "{text}");
-    assert!(text.contains("1 workload(s) in both"));
+    assert!(text.contains("1 result(s) in both"), "{text}");
+
+    // Without a label each file is its own system, named by its stem: the
+    // rows sit side by side instead of merging.
+    for f in &files {
+        let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        doc.as_object_mut().unwrap().remove("label");
+        std::fs::write(f, doc.to_string()).unwrap();
+    }
+    let csv = String::from_utf8(run_ok(&["report", a, b, "--format", "csv"]).stdout).unwrap();
+    let systems: Vec<String> = csv::Reader::from_reader(csv.as_bytes())
+        .records()
+        .map(|r| r.unwrap()[0].to_string())
+        .collect();
+    assert_eq!(systems, ["r0", "r1"]);
+    let text = String::from_utf8(run_ok(&["report", a, b]).stdout).unwrap();
+    assert!(text.contains("r0/") && text.contains("r1/"), "{text}");
 }
 
 #[test]
@@ -397,7 +405,7 @@ fn an_interrupted_sweep_resumes_where_it_stopped() {
         if let Ok(text) = std::fs::read_to_string(&out)
             && let Ok(doc) = serde_json::from_str::<Value>(&text)
         {
-            break doc["workloads"][0].clone();
+            break doc["results"][0].clone();
         }
         assert!(Instant::now() < deadline, "the first run was never written");
         std::thread::sleep(Duration::from_millis(20));
@@ -406,7 +414,7 @@ fn an_interrupted_sweep_resumes_where_it_stopped() {
     assert_eq!(child.wait().unwrap().code(), Some(143));
     let kept: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(
-        kept["workloads"][0], first,
+        kept["results"][0], first,
         "finished runs survive the interruption"
     );
 
@@ -414,7 +422,7 @@ fn an_interrupted_sweep_resumes_where_it_stopped() {
     resumed.push("--resume");
     run_ok(&resumed);
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let w = doc["workloads"].as_array().unwrap();
+    let w = doc["results"].as_array().unwrap();
     assert_eq!(w.len(), 3);
     assert_eq!(w[0], first, "the finished run was kept, not run again");
     let depths: Vec<u64> = w.iter().map(|w| u(&w["spec"]["iodepth"])).collect();

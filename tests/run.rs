@@ -68,7 +68,7 @@ fn every_rw_mode_moves_the_right_bytes() {
             "--keep",
             "--overwrite",
         ]);
-        let w = &doc["workloads"][0];
+        let w = &doc["results"][0];
         let runtime = f(&w["runtime_s"]);
         let t = &w["targets"][0];
         let reads = check_direction(&t["read"], 16384, runtime);
@@ -101,7 +101,7 @@ fn every_engine_runs() {
                 "--size",
                 "2m",
             ]);
-            let w = &doc["workloads"][0];
+            let w = &doc["results"][0];
             assert_eq!(w["spec"]["engine"], engine);
             let dir_key = if rw == "randread" { "read" } else { "write" };
             let ios = check_direction(&w["total"][dir_key], 4096, f(&w["runtime_s"]));
@@ -125,7 +125,7 @@ fn time_bound_run_has_per_second_intervals() {
         "--iodepth",
         "4",
     ]);
-    let w = &doc["workloads"][0];
+    let w = &doc["results"][0];
     assert_eq!(
         f(&w["runtime_s"]),
         2.0,
@@ -153,7 +153,7 @@ fn several_targets_are_reported_each_and_merged() {
     let b = dir.path().join("b");
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
     let doc = run_json(&[a, b, "--size", "2m", "--numjobs", "2", "--iodepth", "2"]);
-    let w = &doc["workloads"][0];
+    let w = &doc["results"][0];
     let targets = w["targets"].as_array().unwrap();
     assert_eq!(targets.len(), 2);
     assert_eq!(targets[0]["name"], a);
@@ -198,7 +198,7 @@ fn written_blocks_are_random_and_distinct() {
         "4k",
         "--overwrite",
     ]);
-    assert_eq!(u(&doc["workloads"][0]["total"]["write"]["ios"]), 256);
+    assert_eq!(u(&doc["results"][0]["total"]["write"]["ios"]), 256);
     let data = std::fs::read(&file).unwrap();
     let blocks: std::collections::HashSet<&[u8]> = data.chunks(4096).collect();
     assert_eq!(blocks.len(), 256, "every written block is different");
@@ -225,7 +225,7 @@ fn fsync_zipf_offset_and_buffered_work() {
         "--iodepth",
         "4",
     ]);
-    assert_eq!(doc["workloads"][0]["spec"]["fsync"], 8);
+    assert_eq!(doc["results"][0]["spec"]["fsync"], 8);
     let doc = run_json(&[
         file,
         "--random-distribution",
@@ -236,11 +236,11 @@ fn fsync_zipf_offset_and_buffered_work() {
         "64k",
         "--buffered",
     ]);
-    let spec = &doc["workloads"][0]["spec"];
+    let spec = &doc["results"][0]["spec"];
     assert_eq!(spec["random_distribution"]["kind"], "zipf");
     assert_eq!(spec["direct"], false);
     assert_eq!(u(&spec["offset"]), 65536);
-    assert_eq!(u(&doc["workloads"][0]["total"]["read"]["ios"]), 256);
+    assert_eq!(u(&doc["results"][0]["total"]["read"]["ios"]), 256);
 }
 
 #[test]
@@ -283,7 +283,7 @@ fn text_output_is_a_table_and_output_file_gets_json() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("IOPS") && text.contains("p99.99"), "{text}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
-    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["schema"], 2);
     assert_eq!(entries(dir.path()), vec!["result.json"]);
 }
 

@@ -39,13 +39,41 @@ fn document() -> Value {
     ])
 }
 
+/// A document of each other kind: a metadata run and a short
+/// certification, both labelled.
+fn other_kinds() -> Vec<Value> {
+    let dir = tempdir();
+    let d = dir.path().to_str().unwrap();
+    // The verdict (and so the exit code) of a certification on a busy
+    // machine does not matter here: only the document's shape.
+    let json = |args: &[&str]| -> Value {
+        let mut full = args.to_vec();
+        full.extend_from_slice(&["--label", "box", "--output-format", "json"]);
+        serde_json::from_slice(&run(&full).stdout).unwrap()
+    };
+    let target = dir.path().join("c");
+    let certify = json(&[
+        "certify",
+        target.to_str().unwrap(),
+        "--size",
+        "16m",
+        "--duration",
+        "2s",
+        "--interval",
+        "1s",
+    ]);
+    vec![json(&["meta", d, "-n", "1"]), certify]
+}
+
 #[test]
 fn every_field_is_documented() {
-    let doc = document();
     let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json-schema.md"))
         .unwrap();
     let mut keys = Default::default();
-    collect_keys(&doc, &mut keys);
+    for doc in std::iter::once(document()).chain(other_kinds()) {
+        assert_eq!(doc["results"].as_array().unwrap().len(), 1, "{doc}");
+        collect_keys(&doc, &mut keys);
+    }
     let missing: Vec<_> = keys
         .iter()
         .filter(|k| !docs.contains(&format!("`{k}`")))
@@ -57,14 +85,14 @@ fn every_field_is_documented() {
 fn document_reads_back_strictly() {
     let doc = document();
     assert_eq!(doc["schema"], fathom::result::SCHEMA);
-    let target = &doc["workloads"][0]["targets"][0];
+    let target = &doc["results"][0]["targets"][0];
     assert!(target["sync"]["count"].as_u64().unwrap() > 0, "{target}");
     assert!(
         target["read"]["unanswered"].as_u64().unwrap() > 0,
         "{target}"
     );
     let typed = fathom::result::Document::from_json(&doc.to_string()).unwrap();
-    assert_eq!(typed.workloads.len(), 1);
+    assert_eq!(typed.workloads().count(), 1);
     assert_eq!(
         serde_json::to_value(&typed).unwrap(),
         doc,
@@ -72,11 +100,11 @@ fn document_reads_back_strictly() {
     );
     // Fields added later within the same schema are ignored by older readers.
     let mut extra = doc.clone();
-    extra["workloads"][0]["total"]["read"]["added_later"] = Value::from(1);
+    extra["results"][0]["total"]["read"]["added_later"] = Value::from(1);
     assert!(fathom::result::Document::from_json(&extra.to_string()).is_ok());
     // A missing field is an error naming it.
     let mut missing = doc.clone();
-    missing["workloads"][0]["total"]["read"]
+    missing["results"][0]["total"]["read"]
         .as_object_mut()
         .unwrap()
         .remove("ios");
@@ -86,4 +114,43 @@ fn document_reads_back_strictly() {
     newer["schema"] = Value::from(99);
     let err = fathom::result::Document::from_json(&newer.to_string()).unwrap_err();
     assert!(err.contains("newer"), "{err}");
+}
+
+/// Files written by fathom before schema 2 (a run, a metadata run and a
+/// certification) still read, report and compare.
+#[test]
+fn schema_1_files_stay_readable() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/schema1");
+    for (file, kind, shows) in [
+        ("run.json", "workload", "IOPS"),
+        ("meta.json", "meta", "create seq"),
+        ("certify.json", "certify", "verdict"),
+    ] {
+        let path = format!("{fixtures}/{file}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"schema\": 1"), "{file} is a schema 1 file");
+        let doc = fathom::result::Document::from_json(&text).unwrap();
+        assert_eq!(doc.schema, fathom::result::SCHEMA);
+        let kinds: Vec<String> = doc
+            .results
+            .iter()
+            .map(|r| {
+                serde_json::to_value(r).unwrap()["kind"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(kinds, [kind], "{file}");
+        let report = run_ok(&["report", &path]);
+        let out = String::from_utf8(report.stdout).unwrap();
+        assert!(out.contains(shows), "{file}: {out}");
+        let compared = run_ok(&["compare", &path, &path]);
+        assert!(
+            String::from_utf8(compared.stdout)
+                .unwrap()
+                .contains("1 result(s) in both"),
+            "{file}"
+        );
+    }
 }

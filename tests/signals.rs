@@ -45,7 +45,7 @@ fn interrupt_with(signal: i32, expected_code: i32) {
     let doc: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("partial result is JSON");
     assert_eq!(doc["interrupted"], true);
-    let w = &doc["workloads"][0];
+    let w = &doc["results"][0];
     assert_eq!(w["interrupted"], true);
     assert!(
         u(&w["total"]["read"]["ios"]) > 0,

@@ -20,7 +20,7 @@ fn meta_json(dir: &str, extra: &[&str]) -> Value {
 }
 
 fn check_meta(doc: &Value, dir: &std::path::Path) {
-    let meta = &doc["meta"];
+    let meta = &doc["results"][0];
     let ops = meta["ops"].as_array().unwrap();
     let names: Vec<&str> = ops.iter().map(|o| o["name"].as_str().unwrap()).collect();
     assert_eq!(
@@ -64,7 +64,7 @@ fn meta_on_the_work_disk_and_on_tmpfs() {
         return;
     }
     let doc = meta_json(tmpfs.path().to_str().unwrap(), &[]);
-    assert_eq!(doc["meta"]["filesystem"], "tmpfs");
+    assert_eq!(doc["results"][0]["filesystem"], "tmpfs");
     check_meta(&doc, tmpfs.path());
     let _ = Command::new("umount").arg(tmpfs.path()).status();
 }
@@ -160,7 +160,7 @@ fn seqread_reports_cached_and_uncached() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let w = doc["workloads"].as_array().unwrap();
+    let w = doc["results"].as_array().unwrap();
     let by = |name: &str| {
         w.iter()
             .find(|w| w["spec"]["name"] == name)

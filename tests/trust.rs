@@ -11,7 +11,7 @@ use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
 fn target0(doc: &Value) -> &Value {
-    &doc["workloads"][0]["targets"][0]
+    &doc["results"][0]["targets"][0]
 }
 
 /// Reads of a small page-cached file at `--rate-iops IOPS` plus `extra`: the
@@ -223,7 +223,7 @@ fn fsync_is_made_every_n_writes_and_timed() {
         "--fsync",
         "4",
     ]);
-    let w = &doc["workloads"][0];
+    let w = &doc["results"][0];
     assert_eq!(u(&w["targets"][0]["write"]["ios"]), 256);
     let sync = &w["targets"][0]["sync"];
     assert_eq!(u(&sync["count"]), 64, "{sync}");

@@ -24,7 +24,7 @@ fn write_block(file: &Path, index: u64, data: &[u8]) {
 }
 
 fn verify_report(doc: &Value) -> &Value {
-    &doc["workloads"][0]["targets"][0]["verify"]
+    &doc["results"][0]["targets"][0]["verify"]
 }
 
 fn failures_of_kind(report: &Value, kind: &str) -> Vec<u64> {

@@ -7,7 +7,7 @@ use common::*;
 use serde_json::Value;
 
 fn warnings(doc: &Value) -> Vec<String> {
-    doc["workloads"][0]["warnings"]
+    doc["results"][0]["warnings"]
         .as_array()
         .unwrap()
         .iter()
@@ -77,7 +77,7 @@ fn a_rotational_device_that_answers_like_memory_is_flagged() {
     // The loop driver serves reads from the backing file's page cache:
     // far faster than any rotating disk.
     let doc = run_json(&[&dev.path, "--iodepth", "16", "--runtime", "500ms"]);
-    let read = &doc["workloads"][0]["targets"][0]["read"];
+    let read = &doc["results"][0]["targets"][0]["read"];
     let w = warnings(&doc);
     // The rule, both ways: warned exactly when a rotating disk could not
     // have given these figures.

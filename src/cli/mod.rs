@@ -1,15 +1,16 @@
 //! The command line: flags named as fio users expect, resolved into workload
 //! specs. Everything else lives in the library.
 
-pub mod jobfile;
-pub mod knobs;
 pub mod presets;
 pub mod tools;
-pub mod units;
+
+use crate::jobfile;
+use crate::spec::knobs;
+use crate::units;
 
 use crate::error::{UsageError, exit};
 use crate::plan;
-use crate::report::{self, OutputFormat};
+use crate::report::{self, OutputFormat, Report};
 use crate::result::Document;
 use crate::run::Session;
 use crate::spec::WorkloadSpec;
@@ -221,7 +222,7 @@ struct RunArgs {
 
 #[derive(Args, Debug)]
 pub struct OutputArgs {
-    /// text or json.
+    /// text, json, markdown, csv or html.
     #[arg(long = "output-format", default_value = "text", value_parser = parse_format)]
     pub output_format: OutputFormat,
 
@@ -229,6 +230,11 @@ pub struct OutputArgs {
     /// still printed).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Name of the system under test in reports and comparisons (default:
+    /// the result file's name without its extension).
+    #[arg(long, value_name = "NAME", value_parser = parse_label)]
+    pub label: Option<String>,
 }
 
 impl Default for OutputArgs {
@@ -236,8 +242,19 @@ impl Default for OutputArgs {
         OutputArgs {
             output_format: OutputFormat::Text,
             output: None,
+            label: None,
         }
     }
+}
+
+fn parse_label(s: &str) -> Result<String, String> {
+    let s = s.trim();
+    if s.is_empty() || s.len() > 64 || s.chars().any(|c| c.is_control()) {
+        return Err(format!(
+            "'{s}' is not a label (1 to 64 printable characters)"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 fn parse_format(s: &str) -> Result<OutputFormat, String> {
@@ -428,12 +445,7 @@ pub fn main() -> i32 {
                 }
             }),
         Some(Command::Report(args)) => report_command(&args),
-        Some(Command::Compare { a, b }) => load_documents(std::slice::from_ref(&a))
-            .and_then(|a| Ok((a, load_documents(std::slice::from_ref(&b))?)))
-            .map(|(a, b)| {
-                print!("{}", report::compare::compare(&a, &b));
-                0
-            }),
+        Some(Command::Compare { a, b }) => compare_command(&a, &b),
     };
     match result {
         Ok(code) => code,
@@ -484,7 +496,9 @@ fn execute(specs: &[WorkloadSpec], output: &OutputArgs, resume: bool) -> anyhow:
             let text = read_result_file(path)?;
             Document::from_json(&text)
                 .map_err(|e| UsageError(format!("--resume: {}: {e}", path.display())))?
-                .workloads
+                .workloads()
+                .cloned()
+                .collect()
         }
         _ => Vec::new(),
     };
@@ -500,11 +514,12 @@ fn execute(specs: &[WorkloadSpec], output: &OutputArgs, resume: bool) -> anyhow:
     // every run it finished.
     let mut stream = |doc: &Document| -> anyhow::Result<()> {
         if let Some(path) = stream_to {
-            write_atomically(path, &report::exporter(OutputFormat::Json).render(doc)?)?;
+            write_atomically(path, &json(doc)?)?;
         }
         Ok(())
     };
     let document = Session::new(stop.clone())
+        .labelled(output.label.clone())
         .resume_from(previous)
         .run(specs, &mut stream)?;
     emit(&document, output)?;
@@ -519,11 +534,11 @@ fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output {
         check_output_path(path)?;
     }
-    let document = load_documents(&args.files)?;
-    if document.workloads.is_empty() && document.meta.is_none() {
-        return Err(UsageError("the result files hold no finished workload".into()).into());
+    let report = load_report(&args.files)?;
+    if report.is_empty() {
+        return Err(UsageError("the result files hold no finished result".into()).into());
     }
-    let rendered = report::exporter(args.format).render(&document)?;
+    let rendered = report::exporter(args.format).render(&report)?;
     match &args.output {
         Some(path) => write_atomically(path, &rendered)?,
         None => print!("{rendered}"),
@@ -531,18 +546,41 @@ fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Reads result files and merges them into one document.
-fn load_documents(paths: &[PathBuf]) -> anyhow::Result<Document> {
+/// Reads result files; each is named by its label or else its stem, and
+/// files of one name are merged.
+fn load_report(paths: &[PathBuf]) -> anyhow::Result<Report> {
     let mut docs = Vec::with_capacity(paths.len());
     for path in paths {
         let text = read_result_file(path)?;
-        docs.push(
-            Document::from_json(&text)
-                .map_err(|e| UsageError(format!("{}: {e}", path.display())))?,
-        );
+        let document = Document::from_json(&text)
+            .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+        docs.push((stem(path), document));
     }
-    Ok(report::merge::merge(docs)
-        .map_err(|e| UsageError(format!("cannot merge the result files: {e}")))?)
+    Ok(Report::from_documents(docs).map_err(UsageError)?)
+}
+
+/// `fathom compare A B`: exit 2 when nothing in A has a counterpart in B.
+fn compare_command(a: &Path, b: &Path) -> anyhow::Result<i32> {
+    let a = load_report(&[a.to_path_buf()])?;
+    let b = load_report(&[b.to_path_buf()])?;
+    let comparison = report::compare::compare(&a.systems[0], &b.systems[0]);
+    if comparison.matched == 0 {
+        return Err(UsageError(format!(
+            "nothing to compare: no result of {} matches one of {} ({})",
+            a.systems[0].label,
+            b.systems[0].label,
+            comparison.unmatched.join(", ")
+        ))
+        .into());
+    }
+    print!("{}", comparison.text);
+    Ok(0)
+}
+
+/// A file's name without its extension: the default label of its system.
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map_or_else(|| "result".into(), |s| s.to_string_lossy().into_owned())
 }
 
 /// 143 or 130 after SIGTERM or SIGINT, 1 when the run `failed`, else 0.
@@ -558,15 +596,31 @@ pub(crate) fn exit_code(stop: &StopFlag, failed: bool) -> i32 {
 /// Writes the document in the chosen format to `--output` (and the text
 /// table to stdout), or prints it.
 pub(crate) fn emit(document: &Document, output: &OutputArgs) -> anyhow::Result<()> {
-    let rendered = report::exporter(output.output_format).render(document)?;
+    let report = Report::single(document.clone(), &output_label(output));
+    let rendered = report::exporter(output.output_format).render(&report)?;
     match &output.output {
         Some(path) => {
             write_atomically(path, &rendered)?;
-            print!("{}", report::exporter(OutputFormat::Text).render(document)?);
+            print!("{}", report::exporter(OutputFormat::Text).render(&report)?);
         }
         None => print!("{rendered}"),
     }
     Ok(())
+}
+
+/// The name a fresh run goes by in its own report: its label, else the
+/// output file's stem, else "this run".
+pub(crate) fn output_label(output: &OutputArgs) -> String {
+    output
+        .label
+        .clone()
+        .or_else(|| output.output.as_deref().map(stem))
+        .unwrap_or_else(|| "this run".into())
+}
+
+/// The document as JSON, for writing after each finished run.
+pub(crate) fn json(document: &Document) -> anyhow::Result<String> {
+    report::exporter(OutputFormat::Json).render(&Report::single(document.clone(), ""))
 }
 
 /// Reads a result file given on the command line; the size cap keeps a

@@ -1,8 +1,8 @@
 //! Presets: job files shipped inside the binary (`presets/*.toml`), run with
 //! `fathom run --preset NAME TARGET...` and listed by `fathom presets`.
 
-use super::jobfile::{self, Overrides};
 use crate::error::UsageError;
+use crate::jobfile::{self, Overrides};
 use crate::spec::WorkloadSpec;
 
 #[derive(Debug)]

@@ -1,14 +1,16 @@
-//! `fathom meta` and `fathom seqread`: the bonnie++ -n and hdparm -tT style
-//! measurements, as thin commands over the library.
+//! `fathom meta`, `fathom seqread` and `fathom certify`: the bonnie++ -n,
+//! hdparm -tT and ACT style measurements, as thin commands over the library.
 
-use super::units::{format_duration, parse_duration, parse_size};
 use super::{OutputArgs, emit, exit_code, write_atomically};
 use crate::error::UsageError;
-use crate::meta::{self, MetaSpec};
-use crate::report::{self, OutputFormat};
+use crate::meta;
+use crate::report::{self, OutputFormat, Report};
+use crate::result::RunResult;
 use crate::run::Session;
+use crate::spec::meta::MetaSpec;
 use crate::spec::{EngineKind, RwMode};
 use crate::stop::StopFlag;
+use crate::units::{format_duration, parse_duration, parse_size};
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -51,10 +53,13 @@ pub fn meta_command(args: &MetaArgs) -> anyhow::Result<i32> {
         super::check_output_path(path)?;
     }
     let stop = StopFlag::on_signals()?;
-    let mut document = Session::new(stop.clone()).document().clone();
+    let mut document = Session::new(stop.clone())
+        .labelled(args.output.label.clone())
+        .document()
+        .clone();
     let result = meta::run(&spec, &stop)?;
     document.interrupted = result.interrupted;
-    document.meta = Some(result);
+    document.results.push(RunResult::Meta(result));
     emit(&document, &args.output)?;
     Ok(exit_code(&stop, false))
 }
@@ -119,9 +124,11 @@ pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
         super::check_output_path(path)?;
     }
     let stop = StopFlag::on_signals()?;
-    let mut document = Session::new(stop.clone()).run(&[uncached, cached], &mut |_| Ok(()))?;
+    let mut document = Session::new(stop.clone())
+        .labelled(args.output.label.clone())
+        .run(&[uncached, cached], &mut |_| Ok(()))?;
     // The cached figure is meant to come from the page cache.
-    for w in &mut document.workloads {
+    for w in document.workloads_mut() {
         if w.spec.name == "cached" {
             w.warnings.clear();
         }
@@ -141,7 +148,7 @@ fn seqread_text(target: &str, document: &crate::result::Document) -> String {
         ("cached", "Timing cached reads (page cache, 2 MiB region)"),
         ("uncached", "Timing O_DIRECT disk reads (2 MiB, QD1)"),
     ] {
-        if let Some(w) = document.workloads.iter().find(|w| w.spec.name == name) {
+        if let Some(w) = document.workloads().find(|w| w.spec.name == name) {
             let mib = w.total.read.bytes as f64 / (1 << 20) as f64;
             out.push_str(&format!(
                 " {what}: {:.0} MiB in {:.2} s = {:.2} MiB/s\n",
@@ -210,7 +217,8 @@ pub struct CertifyArgs {
 }
 
 pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
-    use crate::certify::{self, CertifyResult, ProfileOverrides};
+    use crate::certify::{self, ProfileOverrides};
+    use crate::result::certify::CertifyResult;
     let (name, text) = match super::presets::PROFILES
         .iter()
         .find(|p| p.name == args.profile)
@@ -263,8 +271,9 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         super::check_output_path(path)?;
     }
     let stop = StopFlag::on_signals()?;
-    let mut session = Session::new(stop.clone());
-    // The largest stream decides what the target must hold.
+    let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
+    // The target is prepared for the first stream that writes (so that a
+    // new file is laid out at the size the writes need), else the first.
     let sizing = profile
         .streams
         .iter()
@@ -287,7 +296,7 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         for n in &notes {
             println!("note: {n}");
         }
-        println!("{}", certify::header_line(&profile));
+        println!("{}", report::certify::header_line(&profile));
     }
     let json_file = args
         .output
@@ -302,14 +311,11 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         &stop,
         &mut |so_far: &CertifyResult| {
             if text_out && let Some(last) = so_far.intervals.last() {
-                println!("{}", certify::interval_line(last));
+                println!("{}", report::certify::interval_line(last));
             }
             if let Some(path) = json_file {
-                document.certify = Some(so_far.clone());
-                write_atomically(
-                    path,
-                    &report::exporter(OutputFormat::Json).render(&document)?,
-                )?;
+                document.results = vec![RunResult::Certify(so_far.clone())];
+                write_atomically(path, &super::json(&document)?)?;
             }
             Ok(())
         },
@@ -321,7 +327,7 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         None if result.interrupted => "interrupted: not judged".to_string(),
         None => "not judged".to_string(),
     };
-    document.certify = Some(result.clone());
+    document.results = vec![RunResult::Certify(result.clone())];
     drop(targets);
     drop(session);
     if text_out {
@@ -330,14 +336,15 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
             println!("  {r}");
         }
     }
+    let report = Report::single(document, &super::output_label(&args.output));
     match &args.output.output {
         Some(path) => write_atomically(
             path,
-            &report::exporter(args.output.output_format).render(&document)?,
+            &report::exporter(args.output.output_format).render(&report)?,
         )?,
         None if !text_out => print!(
             "{}",
-            report::exporter(args.output.output_format).render(&document)?
+            report::exporter(args.output.output_format).render(&report)?
         ),
         None => {}
     }

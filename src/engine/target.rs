@@ -3,12 +3,12 @@
 //! out new files with real data, opening it for I/O, and removing what fathom
 //! created.
 
-use crate::cli::units::format_bytes;
 use crate::error::UsageError;
 use crate::measure::facts::{self, TargetFacts, TargetKind};
 use crate::safety;
 use crate::spec::WorkloadSpec;
 use crate::stop::StopFlag;
+use crate::units::format_bytes;
 use anyhow::{Context, bail};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

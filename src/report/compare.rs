@@ -1,9 +1,13 @@
-//! `fathom compare A B`: the same workloads of two result files side by
-//! side, with the ratio B/A, and whether a change stands out from the
+//! `fathom compare A B`: the same results of two files side by side, with
+//! the ratio B/A; for workloads, whether a change stands out from the
 //! run-to-run noise the per-second intervals show.
 
+use super::System;
 use super::format::{latency, thousands};
-use crate::result::{DirectionResult, Document, Interval};
+use crate::engine::Direction;
+use crate::result::certify::{CertifyResult, StreamInterval, THRESHOLDS_MS};
+use crate::result::meta::MetaResult;
+use crate::result::{DirectionResult, Interval, RunResult, WorkloadResult};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
@@ -46,9 +50,19 @@ pub fn verdict(a: &DirectionResult, b: &DirectionResult) -> String {
     }
 }
 
-pub fn compare(a: &Document, b: &Document) -> String {
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
+/// What `compare` found: the rendered tables and how many results of A
+/// had a counterpart in B.
+pub struct Comparison {
+    pub text: String,
+    pub matched: usize,
+    /// Results of A that B does not have.
+    pub unmatched: Vec<String>,
+}
+
+/// Every result of A beside its counterpart in B: workloads by name and
+/// shape, metadata runs by operation, certifications by profile.
+pub fn compare(a: &System, b: &System) -> Comparison {
+    let mut workloads = table(&[
         "workload",
         "target",
         "dir",
@@ -60,69 +74,213 @@ pub fn compare(a: &Document, b: &Document) -> String {
         "p99 B/A",
         "IOPS change",
     ]);
+    let mut meta = table(&[
+        "operation",
+        "ops/s A",
+        "ops/s B",
+        "B/A",
+        "p99 A",
+        "p99 B",
+        "p99 B/A",
+    ]);
+    let mut certify = table(&[
+        "profile",
+        "stream",
+        "share",
+        "worst A",
+        "worst B",
+        "limit",
+        "IOPS A",
+        "IOPS B",
+        "verdict A",
+        "verdict B",
+    ]);
     let mut matched = 0;
     let mut unmatched: Vec<String> = Vec::new();
-    for wa in &a.workloads {
-        let Some(wb) = b
-            .workloads
+    for result in &a.document.results {
+        let found = match result {
+            RunResult::Workload(wa) => b
+                .document
+                .workloads()
+                .find(|w| w.spec.name == wa.spec.name && w.spec.label() == wa.spec.label())
+                .map(|wb| workload_rows(&mut workloads, wa, wb))
+                .ok_or_else(|| format!("{} ({})", wa.spec.name, wa.spec.label())),
+            RunResult::Meta(ma) => b
+                .document
+                .results
+                .iter()
+                .find_map(|r| match r {
+                    RunResult::Meta(m) => Some(m),
+                    _ => None,
+                })
+                .map(|mb| meta_rows(&mut meta, ma, mb))
+                .ok_or_else(|| "metadata run".to_string()),
+            RunResult::Certify(ca) => b
+                .document
+                .results
+                .iter()
+                .find_map(|r| match r {
+                    RunResult::Certify(c) if c.profile.name == ca.profile.name => Some(c),
+                    _ => None,
+                })
+                .map(|cb| certify_rows(&mut certify, ca, cb))
+                .ok_or_else(|| format!("certification {}", ca.profile.name)),
+        };
+        match found {
+            Ok(()) => matched += 1,
+            Err(what) => unmatched.push(what),
+        }
+    }
+    let mut text = String::new();
+    for t in [&mut workloads, &mut meta, &mut certify] {
+        if t.row_count() > 0 {
+            let columns = t.column_count();
+            for c in 1..columns {
+                if let Some(col) = t.column_mut(c) {
+                    col.set_cell_alignment(CellAlignment::Right);
+                }
+            }
+            text.push_str(&format!("{t}\n"));
+        }
+    }
+    let (da, db) = (&a.document, &b.document);
+    text.push_str(&format!(
+        "{matched} result(s) in both; A: {} ({}, {}), B: {} ({}, {})\n",
+        a.label, da.started_at, da.host.hostname, b.label, db.started_at, db.host.hostname
+    ));
+    for u in &unmatched {
+        text.push_str(&format!("only in A: {u}\n"));
+    }
+    Comparison {
+        text,
+        matched,
+        unmatched,
+    }
+}
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_header(header.to_vec());
+    t
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if a > 0.0 {
+        format!("{:.3}", b / a)
+    } else {
+        "-".into()
+    }
+}
+
+fn workload_rows(table: &mut Table, wa: &WorkloadResult, wb: &WorkloadResult) {
+    for (i, ta) in wa.targets.iter().enumerate() {
+        let Some(tb) = wb
+            .targets
             .iter()
-            .find(|w| w.spec.name == wa.spec.name && w.spec.label() == wa.spec.label())
+            .find(|t| t.name == ta.name)
+            .or(wb.targets.get(i))
         else {
-            unmatched.push(format!("{} ({})", wa.spec.name, wa.spec.label()));
             continue;
         };
-        matched += 1;
-        for (i, ta) in wa.targets.iter().enumerate() {
-            let Some(tb) = wb
-                .targets
-                .iter()
-                .find(|t| t.name == ta.name)
-                .or(wb.targets.get(i))
-            else {
+        for (dir, da, db) in [
+            ("read", &ta.io.read, &tb.io.read),
+            ("write", &ta.io.write, &tb.io.write),
+        ] {
+            if da.ios == 0 || db.ios == 0 {
+                continue;
+            }
+            let target = if ta.name == tb.name {
+                ta.name.clone()
+            } else {
+                format!("{} / {}", ta.name, tb.name)
+            };
+            table.add_row(vec![
+                wa.spec.label(),
+                target,
+                dir.into(),
+                thousands(da.iops.round() as u64),
+                thousands(db.iops.round() as u64),
+                ratio(da.iops, db.iops),
+                latency(da.lat_ns.p99 as f64),
+                latency(db.lat_ns.p99 as f64),
+                ratio(da.lat_ns.p99 as f64, db.lat_ns.p99 as f64),
+                verdict(da, db),
+            ]);
+        }
+    }
+}
+
+fn meta_rows(table: &mut Table, a: &MetaResult, b: &MetaResult) {
+    for oa in &a.ops {
+        let Some(ob) = b.ops.iter().find(|o| o.name == oa.name) else {
+            continue;
+        };
+        table.add_row(vec![
+            oa.name.replace('_', " "),
+            thousands(oa.ops_per_s.round() as u64),
+            thousands(ob.ops_per_s.round() as u64),
+            ratio(oa.ops_per_s, ob.ops_per_s),
+            latency(oa.lat_ns.p99 as f64),
+            latency(ob.lat_ns.p99 as f64),
+            ratio(oa.lat_ns.p99 as f64, ob.lat_ns.p99 as f64),
+        ]);
+    }
+}
+
+/// Per stream and limited threshold: the worst judged interval of each.
+fn certify_rows(table: &mut Table, a: &CertifyResult, b: &CertifyResult) {
+    let judged = |c: &CertifyResult, stream: &str| -> Vec<StreamInterval> {
+        c.intervals
+            .iter()
+            .filter(|i| i.judged)
+            .flat_map(|i| i.streams.iter().filter(|s| s.name == stream).cloned())
+            .collect()
+    };
+    let worst = |streams: &[StreamInterval], k: usize| {
+        streams
+            .iter()
+            .map(|s| s.over_pct[k])
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    };
+    let mean_iops = |streams: &[StreamInterval]| {
+        streams.iter().map(|s| s.iops).sum::<f64>() / streams.len().max(1) as f64
+    };
+    let names: Vec<(String, Direction)> = a
+        .intervals
+        .iter()
+        .flat_map(|i| i.streams.iter().map(|s| (s.name.clone(), s.direction)))
+        .fold(Vec::new(), |mut seen, s| {
+            if !seen.contains(&s) {
+                seen.push(s);
+            }
+            seen
+        });
+    for (name, direction) in names {
+        let (sa, sb) = (judged(a, &name), judged(b, &name));
+        let limits = match direction {
+            Direction::Read => &a.profile.read_limits,
+            Direction::Write => &a.profile.write_limits,
+        };
+        for limit in limits {
+            let Some(k) = THRESHOLDS_MS.iter().position(|t| *t == limit.over_ms) else {
                 continue;
             };
-            for (dir, da, db) in [
-                ("read", &ta.io.read, &tb.io.read),
-                ("write", &ta.io.write, &tb.io.write),
-            ] {
-                if da.ios == 0 || db.ios == 0 {
-                    continue;
-                }
-                let target = if ta.name == tb.name {
-                    ta.name.clone()
-                } else {
-                    format!("{} / {}", ta.name, tb.name)
-                };
-                table.add_row(vec![
-                    wa.spec.label(),
-                    target,
-                    dir.into(),
-                    thousands(da.iops.round() as u64),
-                    thousands(db.iops.round() as u64),
-                    format!("{:.3}", db.iops / da.iops),
-                    latency(da.lat_ns.p99 as f64),
-                    latency(db.lat_ns.p99 as f64),
-                    format!("{:.3}", db.lat_ns.p99 as f64 / da.lat_ns.p99.max(1) as f64),
-                    verdict(da, db),
-                ]);
-            }
+            let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}%"));
+            table.add_row(vec![
+                a.profile.name.clone(),
+                name.clone(),
+                format!("> {} ms", limit.over_ms),
+                pct(worst(&sa, k)),
+                pct(worst(&sb, k)),
+                format!("{}%", limit.max_pct),
+                thousands(mean_iops(&sa).round() as u64),
+                thousands(mean_iops(&sb).round() as u64),
+                super::certify::verdict(a).into(),
+                super::certify::verdict(b).into(),
+            ]);
         }
     }
-    for c in 3..9 {
-        if let Some(col) = table.column_mut(c) {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    let mut out = table.to_string();
-    out.push('\n');
-    out.push_str(&format!(
-        "{matched} workload(s) in both; A: {} ({}), B: {} ({})\n",
-        a.started_at, a.host.hostname, b.started_at, b.host.hostname
-    ));
-    for u in unmatched {
-        out.push_str(&format!("only in A: {u}\n"));
-    }
-    out
 }
 
 #[cfg(test)]

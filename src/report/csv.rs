@@ -1,12 +1,15 @@
 //! CSV: one row per run x target x direction, with every resolved knob and
 //! every measured figure, for spreadsheets and scripts.
 
-use super::Exporter;
-use crate::result::Document;
+use super::{Exporter, Labelled, Report, Section, certify};
+use crate::result::WorkloadResult;
+use crate::result::certify::CertifyResult;
+use crate::result::meta::MetaResult;
 
 pub struct CsvExporter;
 
 const HEADER: &[&str] = &[
+    "system",
     "workload",
     "rw",
     "rwmix_read",
@@ -54,13 +57,29 @@ const HEADER: &[&str] = &[
 ];
 
 impl Exporter for CsvExporter {
-    fn render(&self, document: &Document) -> anyhow::Result<String> {
-        if let Some(meta) = &document.meta {
-            return meta_rows(meta);
+    /// One table per kind of result, separated by an empty line; each row
+    /// names its system.
+    fn render(&self, report: &Report) -> anyhow::Result<String> {
+        let mut out = String::new();
+        for section in report.sections() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&match section {
+                Section::Workloads(workloads) => workload_rows(&workloads)?,
+                Section::Meta(metas) => meta_rows(&metas)?,
+                Section::Certify(certifications) => certify_rows(&certifications)?,
+            });
         }
+        Ok(out)
+    }
+}
+
+fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<String> {
+    {
         let mut w = csv::Writer::from_writer(Vec::new());
         w.write_record(HEADER)?;
-        for wl in &document.workloads {
+        for wl in workloads {
             let s = &wl.spec;
             for t in &wl.targets {
                 for (dir, d) in [("read", &t.io.read), ("write", &t.io.write)] {
@@ -77,6 +96,7 @@ impl Exporter for CsvExporter {
                     let l = &d.lat_ns;
                     let opt = |v: Option<String>| v.unwrap_or_default();
                     w.write_record([
+                        wl.system.to_string(),
                         s.name.clone(),
                         s.rw.to_string(),
                         s.rwmix_read.to_string(),
@@ -129,10 +149,11 @@ impl Exporter for CsvExporter {
     }
 }
 
-/// `fathom meta`: one row per operation.
-fn meta_rows(meta: &crate::meta::MetaResult) -> anyhow::Result<String> {
+/// `fathom meta`: one row per system and operation.
+fn meta_rows(metas: &[Labelled<MetaResult>]) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
+        "system",
         "operation",
         "dir",
         "filesystem",
@@ -150,9 +171,10 @@ fn meta_rows(meta: &crate::meta::MetaResult) -> anyhow::Result<String> {
         "lat_p99_9_ns",
         "lat_p99_99_ns",
     ])?;
-    for o in &meta.ops {
+    for (meta, o) in metas.iter().flat_map(|m| m.ops.iter().map(move |o| (m, o))) {
         let l = &o.lat_ns;
         w.write_record([
+            meta.system.to_string(),
             o.name.clone(),
             meta.spec.dir.clone(),
             meta.filesystem.clone().unwrap_or_default(),
@@ -170,6 +192,34 @@ fn meta_rows(meta: &crate::meta::MetaResult) -> anyhow::Result<String> {
             l.p99_9.to_string(),
             l.p99_99.to_string(),
         ])?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// `fathom certify`: one row per system, interval and stream, then the
+/// verdict of each system.
+fn certify_rows(certifications: &[Labelled<CertifyResult>]) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header_written = false;
+    for c in certifications {
+        let (header, rows) = certify::cells(c);
+        if !header_written {
+            w.write_record(
+                ["system", "target"]
+                    .into_iter()
+                    .chain(header.iter().map(String::as_str))
+                    .chain(["verdict"]),
+            )?;
+            header_written = true;
+        }
+        for row in rows {
+            w.write_record(
+                [c.system, c.target.as_str()]
+                    .into_iter()
+                    .chain(row.iter().map(String::as_str))
+                    .chain([certify::verdict(c)]),
+            )?;
+        }
     }
     Ok(String::from_utf8(w.into_inner()?)?)
 }

@@ -1,11 +1,14 @@
 //! HTML: one self-contained page (inline CSS and SVG, no network, no fonts to
 //! fetch) with the sweep table, charts of the sweep and per-second series.
 
-use super::Exporter;
 use super::charts::{self, BarChart, LineChart, Rendered, Series};
 use super::table::{self, DIRECTIONS, Figures, Pick, Row, SweepTable};
-use crate::cli::units::format_block_size;
-use crate::result::Document;
+use super::{Exporter, Labelled, Report, Section};
+use crate::engine::Direction;
+use crate::result::WorkloadResult;
+use crate::result::certify::{CertifyResult, THRESHOLDS_MS};
+use crate::result::meta::MetaResult;
+use crate::units::format_block_size;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -46,14 +49,38 @@ const CHECK_SCRIPT: &str = r#"
 "#;
 
 impl Exporter for HtmlExporter {
-    fn render(&self, document: &Document) -> anyhow::Result<String> {
-        let table = table::build(document);
+    fn render(&self, report: &Report) -> anyhow::Result<String> {
+        let systems = report.compares_systems();
+        let mut results = String::new();
         let mut charts: Vec<Rendered> = Vec::new();
-        sweep_charts(&table, &mut charts)?;
-        target_bars(&table, &mut charts)?;
-        time_series(document, &mut charts)?;
-        if let Some(meta) = &document.meta {
-            meta_bars(meta, &mut charts)?;
+        for section in report.sections() {
+            match section {
+                Section::Workloads(workloads) => {
+                    let table = table::build(&workloads, systems);
+                    results.push_str(&html_table(&table));
+                    sweep_charts(&table, &mut charts)?;
+                    target_bars(&table, &mut charts)?;
+                    time_series(&workloads, systems, &mut charts)?;
+                }
+                Section::Meta(metas) => {
+                    for meta in &metas {
+                        let _ = writeln!(
+                            results,
+                            "<p>{}</p>",
+                            escape(&table::meta_caption(meta, systems))
+                        );
+                    }
+                    let (header, rows) = table::meta_cells(&metas);
+                    results.push_str(&cells_table(&header, &rows, 1));
+                    meta_bars(&metas, &mut charts)?;
+                }
+                Section::Certify(certifications) => {
+                    for c in certifications {
+                        certify_section(&c, systems, &mut results);
+                        certify_chart(&c, systems, &mut charts)?;
+                    }
+                }
+            }
         }
 
         let mut html = String::new();
@@ -62,9 +89,9 @@ impl Exporter for HtmlExporter {
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <title>fathom report</title><style>{STYLE}</style></head><body>\n\
              <h1>fathom report</h1>\n<p class=\"meta\">{}</p>\n",
-            escape(super::markdown::footnote(document).trim())
+            escape(super::markdown::footnote(report).trim()).replace('\n', "<br>")
         )?;
-        let warnings = document.warnings();
+        let warnings = report.warnings();
         if !warnings.is_empty() {
             html.push_str("<h2>Warnings</h2>\n<ul class=\"warn\">\n");
             for w in warnings {
@@ -73,14 +100,7 @@ impl Exporter for HtmlExporter {
             html.push_str("</ul>\n");
         }
         html.push_str("<h2>Results</h2>\n");
-        match &document.meta {
-            Some(meta) => {
-                let _ = writeln!(html, "<p>{}</p>", escape(&table::meta_caption(meta)));
-                let (header, rows) = table::meta_cells(meta);
-                html.push_str(&cells_table(&header, &rows, 1));
-            }
-            None => html.push_str(&html_table(&table)),
-        }
+        html.push_str(&results);
         html.push_str("<h2>Charts</h2>\n<div class=\"charts\">\n");
         for chart in &charts {
             writeln!(
@@ -96,6 +116,108 @@ impl Exporter for HtmlExporter {
         html.push_str("</script>\n</body></html>\n");
         Ok(html)
     }
+}
+
+/// A certification's caption, interval table, verdict and failed limits.
+fn certify_section(c: &Labelled<CertifyResult>, systems: bool, out: &mut String) {
+    let name = if systems {
+        format!("{}: ", c.system)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "<p>{}{}</p>",
+        escape(&name),
+        escape(&super::certify::caption(c))
+    );
+    let (header, rows) = super::certify::cells(c);
+    out.push_str(&cells_table(&header, &rows, 5));
+    let _ = writeln!(
+        out,
+        "<p><strong>verdict: {}</strong></p>",
+        super::certify::verdict(c)
+    );
+    if !c.reasons.is_empty() || !c.notes.is_empty() {
+        out.push_str("<ul>\n");
+        for r in c.reasons.iter().chain(&c.notes) {
+            let _ = writeln!(out, "<li>{}</li>", escape(r));
+        }
+        out.push_str("</ul>\n");
+    }
+}
+
+/// Per stream, the share of I/Os over each limited threshold, interval by
+/// interval, with the profile's limits drawn as flat lines.
+fn certify_chart(
+    c: &Labelled<CertifyResult>,
+    systems: bool,
+    out: &mut Vec<Rendered>,
+) -> anyhow::Result<()> {
+    let fmt_interval: fn(f64) -> String = |v| format!("{v:.0}");
+    let limits = |d: Direction| match d {
+        Direction::Read => &c.profile.read_limits,
+        Direction::Write => &c.profile.write_limits,
+    };
+    let streams: Vec<(String, Direction)> = c
+        .intervals
+        .iter()
+        .flat_map(|i| i.streams.iter().map(|s| (s.name.clone(), s.direction)))
+        .fold(Vec::new(), |mut seen, s| {
+            if !seen.contains(&s) {
+                seen.push(s);
+            }
+            seen
+        });
+    for (stream, direction) in streams {
+        let mut series = Vec::new();
+        for limit in limits(direction) {
+            let Some(k) = THRESHOLDS_MS.iter().position(|t| *t == limit.over_ms) else {
+                continue;
+            };
+            let shares: Vec<(f64, f64)> = c
+                .intervals
+                .iter()
+                .filter_map(|i| {
+                    let s = i.streams.iter().find(|s| s.name == stream)?;
+                    Some((i.index as f64, s.over_pct[k]))
+                })
+                .collect();
+            if shares.is_empty() {
+                continue;
+            }
+            let (first, last) = (shares[0].0, shares[shares.len() - 1].0);
+            series.push(Series {
+                name: format!("> {} ms", limit.over_ms),
+                points: shares,
+            });
+            series.push(Series {
+                name: format!("limit {}% > {} ms", limit.max_pct, limit.over_ms),
+                points: vec![
+                    (first, limit.max_pct),
+                    (last.max(first + 1.0), limit.max_pct),
+                ],
+            });
+        }
+        if series.is_empty() {
+            continue;
+        }
+        out.push(charts::line_chart(&LineChart {
+            title: format!(
+                "{}{stream} ({direction}): % of I/Os slower than the limits",
+                if systems {
+                    format!("{}: ", c.system)
+                } else {
+                    String::new()
+                }
+            ),
+            x_label: "interval".into(),
+            y_label: "% of I/Os".into(),
+            series,
+            x_format: fmt_interval,
+        })?);
+    }
+    Ok(())
 }
 
 fn html_table(table: &SweepTable) -> String {
@@ -316,10 +438,13 @@ fn target_bars(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<()
     Ok(())
 }
 
-fn time_series(document: &Document, out: &mut Vec<Rendered>) -> anyhow::Result<()> {
+fn time_series(
+    workloads: &[Labelled<WorkloadResult>],
+    systems: bool,
+    out: &mut Vec<Rendered>,
+) -> anyhow::Result<()> {
     let fmt_s: fn(f64) -> String = |v| format!("{v:.0}");
-    let mut runs: Vec<_> = document
-        .workloads
+    let mut runs: Vec<_> = workloads
         .iter()
         .filter(|w| {
             [&w.total.read, &w.total.write]
@@ -329,6 +454,11 @@ fn time_series(document: &Document, out: &mut Vec<Rendered>) -> anyhow::Result<(
         .collect();
     runs.truncate(MAX_TIME_SERIES);
     for w in runs {
+        let name = if systems {
+            format!("{}: {}", w.system, w.spec.name)
+        } else {
+            w.spec.name.clone()
+        };
         let dirs = [("read", &w.total.read), ("write", &w.total.write)];
         let present: Vec<_> = dirs.iter().filter(|(_, d)| d.ios > 0).collect();
         let iops = present
@@ -343,7 +473,7 @@ fn time_series(document: &Document, out: &mut Vec<Rendered>) -> anyhow::Result<(
             })
             .collect();
         out.push(charts::line_chart(&LineChart {
-            title: format!("{}: IOPS per second", w.spec.name),
+            title: format!("{name}: IOPS per second"),
             x_label: "time (s)".into(),
             y_label: "IOPS".into(),
             series: iops,
@@ -362,7 +492,7 @@ fn time_series(document: &Document, out: &mut Vec<Rendered>) -> anyhow::Result<(
             })
             .collect();
         out.push(charts::line_chart(&LineChart {
-            title: format!("{}: p99 latency per second", w.spec.name),
+            title: format!("{name}: p99 latency per second"),
             x_label: "time (s)".into(),
             y_label: "p99 latency (µs)".into(),
             series: p99,
@@ -372,25 +502,36 @@ fn time_series(document: &Document, out: &mut Vec<Rendered>) -> anyhow::Result<(
     Ok(())
 }
 
-/// Operations per second of the six metadata tests (log axis: they span
-/// decades on most file systems).
-fn meta_bars(meta: &crate::meta::MetaResult, out: &mut Vec<Rendered>) -> anyhow::Result<()> {
-    if meta.ops.is_empty() {
+/// Operations per second of the metadata tests, one bar per system (log
+/// axis: they span decades on most file systems).
+fn meta_bars(metas: &[Labelled<MetaResult>], out: &mut Vec<Rendered>) -> anyhow::Result<()> {
+    let categories = table::meta_operations(metas);
+    if categories.is_empty() {
         return Ok(());
     }
+    let groups = metas
+        .iter()
+        .map(|m| Series {
+            name: if metas.len() > 1 {
+                m.system.to_string()
+            } else {
+                m.filesystem.clone().unwrap_or_else(|| "ops/s".into())
+            },
+            points: categories
+                .iter()
+                .enumerate()
+                .filter_map(|(i, name)| {
+                    let op = m.ops.iter().find(|o| &o.name == name)?;
+                    Some((i as f64, op.ops_per_s))
+                })
+                .collect(),
+        })
+        .collect();
     out.push(charts::bar_chart(&BarChart {
         title: "metadata operations per second".into(),
         y_label: "operations/s".into(),
-        categories: meta.ops.iter().map(|o| o.name.replace('_', " ")).collect(),
-        groups: vec![Series {
-            name: meta.filesystem.clone().unwrap_or_else(|| "ops/s".into()),
-            points: meta
-                .ops
-                .iter()
-                .enumerate()
-                .map(|(i, o)| (i as f64, o.ops_per_s))
-                .collect(),
-        }],
+        categories: categories.iter().map(|c| c.replace('_', " ")).collect(),
+        groups,
     })?);
     Ok(())
 }

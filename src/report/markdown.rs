@@ -1,60 +1,111 @@
-//! Markdown: the sweep table, ready for a README, a wiki or an issue.
+//! Markdown: the tables of every result, ready for a README, a wiki or an
+//! issue.
 
-use super::Exporter;
-use super::table;
-use crate::result::Document;
+use super::{Exporter, Report, Section, certify, table};
 
 pub struct MarkdownExporter;
 
 impl Exporter for MarkdownExporter {
-    fn render(&self, document: &Document) -> anyhow::Result<String> {
-        let (header, rows) = match &document.meta {
-            Some(meta) => table::meta_cells(meta),
-            None => table::cells(&table::build(document)),
-        };
+    fn render(&self, report: &Report) -> anyhow::Result<String> {
+        let systems = report.compares_systems();
         let mut out = String::new();
-        if let Some(meta) = &document.meta {
-            out.push_str(&format!("{}\n\n", table::meta_caption(meta)));
+        for section in report.sections() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            match section {
+                Section::Workloads(workloads) => {
+                    let (header, rows) = table::cells(&table::build(&workloads, systems));
+                    out.push_str(&markdown_table(&header, &rows));
+                }
+                Section::Meta(metas) => {
+                    for meta in &metas {
+                        out.push_str(&format!("{}\n\n", table::meta_caption(meta, systems)));
+                    }
+                    let (header, rows) = table::meta_cells(&metas);
+                    out.push_str(&markdown_table(&header, &rows));
+                }
+                Section::Certify(certifications) => {
+                    for c in certifications {
+                        if systems {
+                            out.push_str(&format!("**{}**: ", c.system));
+                        }
+                        out.push_str(&format!("{}\n\n", certify::caption(&c)));
+                        let (header, rows) = certify::cells(&c);
+                        out.push_str(&markdown_table(&header, &rows));
+                        out.push_str(&format!("\n**verdict: {}**\n", certify::verdict(&c)));
+                        for r in c.reasons.iter().chain(&c.notes) {
+                            out.push_str(&format!("- {r}\n"));
+                        }
+                    }
+                }
+            }
         }
-        out.push_str(&format!("| {} |\n", header.join(" | ")));
-        let align: Vec<&str> = header
-            .iter()
-            .map(|h| if is_figure(h) { "---:" } else { "---" })
-            .collect();
-        out.push_str(&format!("|{}|\n", align.join("|")));
-        for row in rows {
-            let escaped: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
-            out.push_str(&format!("| {} |\n", escaped.join(" | ")));
-        }
-        out.push_str(&footnote(document));
-        for warning in document.warnings() {
+        out.push_str(&footnote(report));
+        for warning in report.warnings() {
             out.push_str(&format!("\n> **warning**: {warning}\n"));
         }
         Ok(out)
     }
 }
 
+fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut out = format!("| {} |\n", header.join(" | "));
+    let align: Vec<&str> = header
+        .iter()
+        .map(|h| if is_figure(h) { "---:" } else { "---" })
+        .collect();
+    out.push_str(&format!("|{}|\n", align.join("|")));
+    for row in rows {
+        let escaped: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+        out.push_str(&format!("| {} |\n", escaped.join(" | ")));
+    }
+    out
+}
+
 fn is_figure(header: &str) -> bool {
     header.starts_with("read ")
         || header.starts_with("write ")
-        || ["files", "ops/s", "mean", "p50", "p99", "p99.9", "max"].contains(&header)
+        || header.ends_with(" ops/s")
+        || header.ends_with(" p99")
+        || header.ends_with(" ms %")
+        || [
+            "files",
+            "ops/s",
+            "mean",
+            "p50",
+            "p99",
+            "p99.9",
+            "max",
+            "IOPS",
+            "offered IOPS",
+            "MB/s",
+        ]
+        .contains(&header)
 }
 
-/// Where the figures come from, under the table.
-pub fn footnote(document: &Document) -> String {
-    let h = &document.host;
-    format!(
-        "\nfathom {}, {} workload{}, {}; host {} ({} CPUs, Linux {}).\n",
-        document.fathom_version,
-        document.workloads.len(),
-        if document.workloads.len() == 1 {
-            ""
-        } else {
-            "s"
-        },
-        document.started_at,
-        h.hostname,
-        h.cpus,
-        h.kernel
-    )
+/// Where the figures come from, under the tables: one line per system.
+pub fn footnote(report: &Report) -> String {
+    let mut out = String::from("\n");
+    for system in &report.systems {
+        let d = &system.document;
+        let h = &d.host;
+        let results = d.results.len();
+        out.push_str(&format!(
+            "{}fathom {}, {} result{}, {}; host {} ({} CPUs, Linux {}).\n",
+            if report.compares_systems() {
+                format!("{}: ", system.label)
+            } else {
+                String::new()
+            },
+            d.fathom_version,
+            results,
+            if results == 1 { "" } else { "s" },
+            d.started_at,
+            h.hostname,
+            h.cpus,
+            h.kernel
+        ));
+    }
+    out
 }

@@ -1,6 +1,11 @@
 //! Output formats, one file each behind one trait (as hyperfine's exporters):
-//! adding a format is one new file and one line in `exporter`.
+//! adding a format is one new file and one line in `exporter`. Every format
+//! renders a [`Report`]: one or more systems' documents, each under its
+//! label, cut into [`Section`]s by kind of result; each exporter matches on
+//! the sections exhaustively, so a new kind of result nobody renders does not
+//! compile.
 
+pub mod certify;
 pub mod charts;
 pub mod compare;
 pub mod csv;
@@ -8,15 +13,15 @@ pub mod format;
 pub mod html;
 pub mod json;
 pub mod markdown;
-pub mod merge;
+pub mod sections;
 pub mod table;
 pub mod text;
 
-use crate::result::Document;
+pub use sections::{Labelled, Report, Section, System};
 use std::str::FromStr;
 
 pub trait Exporter {
-    fn render(&self, document: &Document) -> anyhow::Result<String>;
+    fn render(&self, report: &Report) -> anyhow::Result<String>;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

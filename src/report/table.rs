@@ -3,9 +3,11 @@
 //! sweep pairs reads with writes (randread/randwrite), they share a row: read
 //! figures from the reading run, write figures from the writing one.
 
-use crate::cli::units::format_block_size;
-use crate::result::{DirectionResult, Document, WorkloadResult};
+use super::Labelled;
+use crate::result::meta::MetaResult;
+use crate::result::{DirectionResult, WorkloadResult};
 use crate::spec::{RwMode, WorkloadSpec};
+use crate::units::format_block_size;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Figures {
@@ -78,15 +80,15 @@ const KNOBS: &[(&str, KnobFn)] = &[
     ("engine", |s| s.engine.to_string()),
     ("direct", |s| s.direct.to_string()),
     ("size", |s| {
-        s.size
-            .map_or("auto".into(), crate::cli::units::format_bytes)
+        s.size.map_or("auto".into(), crate::units::format_bytes)
     }),
     ("runtime", |s| format!("{:?}", s.runtime_s)),
     ("distribution", |s| format!("{:?}", s.random_distribution)),
 ];
 
-pub fn build(document: &Document) -> SweepTable {
-    let workloads = &document.workloads;
+/// The table of `workloads`; with `systems`, each target is named after its
+/// system too ("laptop/data").
+pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTable {
     let varies = |f: KnobFn| workloads.windows(2).any(|w| f(&w[0].spec) != f(&w[1].spec));
     let rws: Vec<RwMode> = workloads.iter().map(|w| w.spec.rw).collect();
     let paired_rw = rws.len() > 1
@@ -106,8 +108,15 @@ pub fn build(document: &Document) -> SweepTable {
         knobs.push(("rw", KNOBS[0].1));
     }
     let mut rows: Vec<Row> = Vec::new();
+    let target_name = |w: &Labelled<WorkloadResult>, target: &str| {
+        if systems {
+            format!("{}/{target}", w.system)
+        } else {
+            target.to_string()
+        }
+    };
     for w in workloads {
-        add_rows(&mut rows, w, &knobs);
+        add_rows(&mut rows, w, &knobs, |t| target_name(w, t));
     }
     rows.sort_by(|a, b| {
         (a.target.as_str(), a.bs, a.iodepth, a.numjobs)
@@ -117,7 +126,7 @@ pub fn build(document: &Document) -> SweepTable {
     // Keep the order targets were given in, not alphabetical.
     let order: Vec<String> = workloads
         .iter()
-        .flat_map(|w| w.targets.iter().map(|t| t.name.clone()))
+        .flat_map(|w| w.targets.iter().map(|t| target_name(w, &t.name)))
         .fold(Vec::new(), |mut seen, name| {
             if !seen.contains(&name) {
                 seen.push(name);
@@ -132,22 +141,25 @@ pub fn build(document: &Document) -> SweepTable {
     }
 }
 
-fn add_rows(rows: &mut Vec<Row>, w: &WorkloadResult, knobs: &[(&'static str, KnobFn)]) {
+fn add_rows(
+    rows: &mut Vec<Row>,
+    w: &WorkloadResult,
+    knobs: &[(&'static str, KnobFn)],
+    target_name: impl Fn(&str) -> String,
+) {
     let keys: Vec<String> = knobs.iter().map(|(_, f)| f(&w.spec)).collect();
     for t in &w.targets {
         let read = Figures::of(&t.io.read);
         let write = Figures::of(&t.io.write);
-        if let Some(row) = rows
-            .iter_mut()
-            .find(|r| r.keys == keys && r.target == t.name)
-        {
+        let name = target_name(&t.name);
+        if let Some(row) = rows.iter_mut().find(|r| r.keys == keys && r.target == name) {
             row.read = row.read.or(read);
             row.write = row.write.or(write);
             continue;
         }
         rows.push(Row {
             keys: keys.clone(),
-            target: t.name.clone(),
+            target: name,
             read,
             write,
             bs: w.spec.bs,
@@ -210,44 +222,99 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
-/// The `fathom meta` table: one row per operation.
-pub fn meta_cells(meta: &crate::meta::MetaResult) -> (Vec<String>, Vec<Vec<String>>) {
+/// The `fathom meta` table: one row per operation. One system gets its
+/// latency percentiles; several get their operations per second side by
+/// side, and two of them the ratio of the second to the first.
+pub fn meta_cells(metas: &[Labelled<MetaResult>]) -> (Vec<String>, Vec<Vec<String>>) {
     use super::format::{latency, thousands};
-    let header = [
-        "operation",
-        "files",
-        "ops/s",
-        "mean",
-        "p50",
-        "p99",
-        "p99.9",
-        "max",
-    ]
-    .map(String::from)
-    .to_vec();
-    let rows = meta
-        .ops
-        .iter()
-        .map(|o| {
-            vec![
-                o.name.replace('_', " "),
-                thousands(o.ops),
-                thousands(o.ops_per_s.round() as u64),
-                latency(o.lat_ns.mean),
-                latency(o.lat_ns.p50 as f64),
-                latency(o.lat_ns.p99 as f64),
-                latency(o.lat_ns.p99_9 as f64),
-                latency(o.lat_ns.max as f64),
-            ]
+    if let [meta] = metas {
+        let header = [
+            "operation",
+            "files",
+            "ops/s",
+            "mean",
+            "p50",
+            "p99",
+            "p99.9",
+            "max",
+        ]
+        .map(String::from)
+        .to_vec();
+        let rows = meta
+            .ops
+            .iter()
+            .map(|o| {
+                vec![
+                    o.name.replace('_', " "),
+                    thousands(o.ops),
+                    thousands(o.ops_per_s.round() as u64),
+                    latency(o.lat_ns.mean),
+                    latency(o.lat_ns.p50 as f64),
+                    latency(o.lat_ns.p99 as f64),
+                    latency(o.lat_ns.p99_9 as f64),
+                    latency(o.lat_ns.max as f64),
+                ]
+            })
+            .collect();
+        return (header, rows);
+    }
+    let mut header = vec!["operation".to_string()];
+    header.extend(metas.iter().map(|m| format!("{} ops/s", m.system)));
+    let ratio = metas.len() == 2;
+    if ratio {
+        header.push(format!("{}/{}", metas[1].system, metas[0].system));
+    }
+    header.extend(metas.iter().map(|m| format!("{} p99", m.system)));
+    let rows = meta_operations(metas)
+        .into_iter()
+        .map(|name| {
+            let ops: Vec<Option<&crate::result::meta::MetaOp>> = metas
+                .iter()
+                .map(|m| m.ops.iter().find(|o| o.name == name))
+                .collect();
+            let mut row = vec![name.replace('_', " ")];
+            row.extend(
+                ops.iter()
+                    .map(|o| o.map_or("-".into(), |o| thousands(o.ops_per_s.round() as u64))),
+            );
+            if ratio {
+                row.push(match (ops[0], ops[1]) {
+                    (Some(a), Some(b)) if a.ops_per_s > 0.0 => {
+                        format!("{:.2}", b.ops_per_s / a.ops_per_s)
+                    }
+                    _ => "-".into(),
+                });
+            }
+            row.extend(
+                ops.iter()
+                    .map(|o| o.map_or("-".into(), |o| latency(o.lat_ns.p99 as f64))),
+            );
+            row
         })
         .collect();
     (header, rows)
 }
 
-/// "fathom meta: 16 x 1024 files in /data (ext4), 0 bytes each".
-pub fn meta_caption(meta: &crate::meta::MetaResult) -> String {
+/// Operation names of every system, in the order they were measured.
+pub fn meta_operations(metas: &[Labelled<MetaResult>]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for o in metas.iter().flat_map(|m| &m.ops) {
+        if !names.contains(&o.name) {
+            names.push(o.name.clone());
+        }
+    }
+    names
+}
+
+/// "[system: ]fathom meta: 16 x 1024 files in /data (ext4), 0 bytes each".
+pub fn meta_caption(meta: &Labelled<MetaResult>, named: bool) -> String {
     format!(
-        "fathom meta: {} x 1024 files in {} ({}), {} bytes each{}",
+        "{}fathom meta: {} x 1024 files in {} ({}), {} bytes each{}",
+        if named {
+            format!("{}: ", meta.system)
+        } else {
+            String::new()
+        },
         meta.spec.files_k,
         meta.spec.dir,
         meta.filesystem.as_deref().unwrap_or("unknown file system"),

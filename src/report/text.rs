@@ -2,67 +2,104 @@
 
 use super::Exporter;
 use super::format::{bandwidth, latency, thousands};
-use crate::result::{DirectionResult, Document, WorkloadResult};
+use super::{Labelled, Report, Section};
+use crate::result::meta::MetaResult;
+use crate::result::{DirectionResult, WorkloadResult};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
 pub struct TextExporter;
 
 impl Exporter for TextExporter {
-    fn render(&self, document: &Document) -> anyhow::Result<String> {
-        if let Some(meta) = &document.meta {
-            let (header, rows) = super::table::meta_cells(meta);
-            let mut table = Table::new();
-            table.load_style(UTF8_FULL_CONDENSED).set_header(header);
-            for row in rows {
-                table.add_row(row);
+    fn render(&self, report: &Report) -> anyhow::Result<String> {
+        let systems = report.compares_systems();
+        let mut out = String::new();
+        for section in report.sections() {
+            if !out.is_empty() {
+                out.push('\n');
             }
-            for column in 1..8 {
-                if let Some(c) = table.column_mut(column) {
-                    c.set_cell_alignment(CellAlignment::Right);
+            match section {
+                Section::Workloads(workloads) => {
+                    out.push_str(&workload_tables(&workloads, systems))
+                }
+                Section::Meta(metas) => out.push_str(&meta_table(&metas, systems)),
+                Section::Certify(certifications) => {
+                    for c in certifications {
+                        if systems {
+                            out.push_str(&format!("{}: ", c.system));
+                        }
+                        out.push_str(&super::certify::text(&c));
+                    }
                 }
             }
-            let mut out = format!("{}\n{table}\n", super::table::meta_caption(meta));
-            if meta.interrupted {
-                out.push_str("interrupted: figures cover the operations done before the stop\n");
-            }
-            return Ok(out);
         }
-        if document.workloads.len() > 1 {
-            return Ok(sweep(document));
+        for warning in report.warnings() {
+            out.push_str(&format!("warning: {warning}\n"));
         }
-        let mut table = Table::new();
-        table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
-            "workload",
-            "target",
-            "dir",
-            "IOPS",
-            "bandwidth",
-            "mean",
-            "p50",
-            "p99",
-            "p99.9",
-            "p99.99",
-            "max",
-        ]);
-        for workload in &document.workloads {
-            add_rows(&mut table, workload);
+        if report.interrupted() {
+            out.push_str("interrupted: figures cover what was measured before the stop\n");
         }
-        for column in 3..11 {
-            if let Some(c) = table.column_mut(column) {
-                c.set_cell_alignment(CellAlignment::Right);
-            }
-        }
-        let mut out = table.to_string();
-        out.push('\n');
-        out.push_str(&notes(document));
         Ok(out)
     }
 }
 
+fn right_align(table: &mut Table, columns: impl Iterator<Item = usize>) {
+    for column in columns {
+        if let Some(c) = table.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+fn meta_table(metas: &[Labelled<MetaResult>], systems: bool) -> String {
+    let (header, rows) = super::table::meta_cells(metas);
+    let mut table = Table::new();
+    let columns = header.len();
+    table.load_style(UTF8_FULL_CONDENSED).set_header(header);
+    for row in rows {
+        table.add_row(row);
+    }
+    right_align(&mut table, 1..columns);
+    let mut out = String::new();
+    for meta in metas {
+        out.push_str(&super::table::meta_caption(meta, systems));
+        out.push('\n');
+    }
+    out.push_str(&format!("{table}\n"));
+    out
+}
+
+fn workload_tables(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
+    if workloads.len() > 1 {
+        return sweep(workloads, systems);
+    }
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
+        "workload",
+        "target",
+        "dir",
+        "IOPS",
+        "bandwidth",
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "p99.99",
+        "max",
+    ]);
+    for workload in workloads {
+        add_rows(&mut table, workload, systems);
+    }
+    right_align(&mut table, 3..11);
+    let mut out = table.to_string();
+    out.push('\n');
+    out.push_str(&notes(workloads));
+    out
+}
+
 /// The sweep table: one row per point and target, swept knobs as columns.
-fn sweep(document: &Document) -> String {
-    let (header, rows) = super::table::cells(&super::table::build(document));
+fn sweep(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
+    let (header, rows) = super::table::cells(&super::table::build(workloads, systems));
     let mut table = Table::new();
     table
         .load_style(UTF8_FULL_CONDENSED)
@@ -70,32 +107,33 @@ fn sweep(document: &Document) -> String {
     for row in rows {
         table.add_row(row);
     }
-    for (i, h) in header.iter().enumerate() {
-        if (h.starts_with("read ") || h.starts_with("write "))
-            && let Some(c) = table.column_mut(i)
-        {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    right_align(
+        &mut table,
+        header
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.starts_with("read ") || h.starts_with("write "))
+            .map(|(i, _)| i),
+    );
     let mut out = table.to_string();
     out.push('\n');
-    out.push_str(&notes(document));
+    out.push_str(&notes(workloads));
     out
 }
 
 const MAX_CPU_LINES: usize = 8;
 
-/// CPU cost, verification, errors and interruption, under the table.
-fn notes(document: &Document) -> String {
+/// CPU cost, verification and errors, under the table.
+fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
     let mut out = String::new();
     {
         // A long sweep's CPU lines would bury the table: they are in the CSV.
-        let cpu_lines = if document.workloads.len() <= MAX_CPU_LINES {
-            &document.workloads[..]
+        let cpu_lines = if workloads.len() <= MAX_CPU_LINES {
+            workloads
         } else {
             out.push_str(&format!(
                 "{} workloads; CPU time per workload: --format csv\n",
-                document.workloads.len()
+                workloads.len()
             ));
             &[]
         };
@@ -110,7 +148,7 @@ fn notes(document: &Document) -> String {
                 workload.cpu.per_io_us
             ));
         }
-        for workload in &document.workloads {
+        for workload in workloads {
             for target in &workload.targets {
                 for (dir, d) in [("read", &target.io.read), ("write", &target.io.write)] {
                     if let Some(s) = d.sched_lat_ns.filter(|_| d.ios > 0) {
@@ -138,18 +176,16 @@ fn notes(document: &Document) -> String {
                 }
             }
         }
-        for warning in document.warnings() {
-            out.push_str(&format!("warning: {warning}\n"));
-        }
-        if document.interrupted {
-            out.push_str("interrupted: figures cover the time measured before the stop\n");
-        }
     }
     out
 }
 
-fn add_rows(table: &mut Table, workload: &WorkloadResult) {
-    let label = workload.spec.label();
+fn add_rows(table: &mut Table, workload: &Labelled<WorkloadResult>, systems: bool) {
+    let label = if systems {
+        format!("{}: {}", workload.system, workload.spec.label())
+    } else {
+        workload.spec.label()
+    };
     let mut rows: Vec<(String, &DirectionResult, &str)> = Vec::new();
     for target in &workload.targets {
         rows.push((target.name.clone(), &target.io.read, "read"));

@@ -14,6 +14,17 @@ pub fn run(args: &[&str]) -> Output {
     fathom().args(args).output().expect("fathom runs")
 }
 
+/// Runs `fathom ARGS` and asserts it succeeded.
+pub fn run_ok(args: &[&str]) -> Output {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "fathom {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Runs `fathom run ARGS --output-format json`, asserts success, parses.
 pub fn run_json(args: &[&str]) -> Value {
     let mut full = vec!["run"];

@@ -2,8 +2,8 @@
 //! the command line and job files set a spec through this one table, so a
 //! knob means the same everywhere.
 
-use super::units::{parse_duration, parse_size};
 use crate::spec::{VerifyMode, WorkloadSpec};
+use crate::units::{parse_duration, parse_size};
 
 /// Every knob, with `-` in flags and `_` in job files both accepted.
 pub const KNOBS: &[&str] = &[

@@ -1,34 +1,12 @@
-//! The JSON result document: the contract that reports, comparisons and other
-//! tools build on. Documented field by field in docs/json-schema.md; bump
-//! `SCHEMA` on any change that breaks a reader.
+//! Results of an I/O workload: per target and in total, per direction, with
+//! latency histograms and per-second intervals.
 
 use crate::measure::cpu::CpuTime;
 use crate::measure::errors::IoErrors;
-use crate::measure::facts::{HostFacts, TargetFacts};
+use crate::measure::facts::TargetFacts;
 use crate::spec::WorkloadSpec;
 use crate::verify::VerifyReport;
 use serde::{Deserialize, Serialize};
-
-pub const SCHEMA: u32 = 1;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Document {
-    pub fathom_version: String,
-    pub schema: u32,
-    /// RFC 3339, UTC.
-    pub started_at: String,
-    pub host: HostFacts,
-    /// True when a signal stopped the run: figures cover what was measured
-    /// before it.
-    pub interrupted: bool,
-    pub workloads: Vec<WorkloadResult>,
-    /// `fathom meta`: metadata operations (absent for I/O runs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::meta::MetaResult>,
-    /// `fathom certify`: per-interval slow-I/O shares and the verdict.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub certify: Option<crate::certify::CertifyResult>,
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadResult {
@@ -194,58 +172,8 @@ impl TargetResult {
     }
 }
 
-impl Document {
-    /// True when a target ended early or verification failed: the run did not
-    /// do or prove what was asked (errors tolerated by `--continue-on-error`
-    /// alone do not count).
-    pub fn failed(&self) -> bool {
-        self.workloads
-            .iter()
-            .flat_map(|w| &w.targets)
-            .any(|t| t.ended_early.is_some() || t.verify.as_ref().is_some_and(|v| v.failed() > 0))
-    }
-
-    /// Every warning of every workload, once each (a sweep repeats them).
-    pub fn warnings(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for w in self.workloads.iter().flat_map(|w| &w.warnings) {
-            if !out.contains(w) {
-                out.push(w.clone());
-            }
-        }
-        out
-    }
-
-    /// Every problem of every target, prefixed with the target's name.
-    pub fn problems(&self) -> Vec<String> {
-        self.workloads
-            .iter()
-            .flat_map(|w| &w.targets)
-            .flat_map(|t| {
-                t.problems()
-                    .into_iter()
-                    .map(move |p| format!("target {}: {p}", t.name))
-            })
-            .collect()
-    }
-}
-
 impl DirectionPair {
     pub fn ios(&self) -> u64 {
         self.read.ios + self.write.ios
-    }
-}
-
-impl Document {
-    pub fn from_json(text: &str) -> Result<Document, String> {
-        let doc: Document =
-            serde_json::from_str(text).map_err(|e| format!("not a fathom result: {e}"))?;
-        if doc.schema > SCHEMA {
-            return Err(format!(
-                "result schema {} is newer than this fathom understands ({SCHEMA})",
-                doc.schema
-            ));
-        }
-        Ok(doc)
     }
 }

@@ -17,10 +17,10 @@
 //! name = "sas-${rw}-${bs}-qd${iodepth}"
 //! ```
 
-use super::knobs::{self, SpecBuilder};
 use crate::error::UsageError;
 use crate::plan::{self, Bindings, Sweep};
 use crate::spec::WorkloadSpec;
+use crate::spec::knobs::{self, SpecBuilder};
 use std::path::Path;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};

@@ -2,6 +2,9 @@
 //! The CLI (and later job files and presets) produce it; the runner consumes it;
 //! it is written verbatim into the JSON result so a run can be repeated.
 
+pub mod knobs;
+pub mod meta;
+
 pub use crate::verify::VerifyMode;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -242,7 +245,7 @@ impl WorkloadSpec {
         let mut label = format!(
             "{} {} QD{}",
             self.rw,
-            crate::cli::units::format_block_size(self.bs),
+            crate::units::format_block_size(self.bs),
             self.iodepth
         );
         if self.numjobs > 1 {
@@ -309,7 +312,7 @@ pub mod limits {
 impl WorkloadSpec {
     /// Checks the knobs that do not depend on the target.
     pub fn validate(&self) -> Result<(), crate::error::UsageError> {
-        use crate::cli::units::format_bytes;
+        use crate::units::format_bytes;
         use limits::*;
         let fail = |msg: String| Err(crate::error::UsageError(msg));
         if self.targets.is_empty() {

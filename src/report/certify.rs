@@ -1,0 +1,125 @@
+//! Certification results as people read them: one line per interval with
+//! each stream's rate and slow shares, the verdict and each failed limit;
+//! the same as cells for Markdown, CSV and HTML.
+
+use super::format::latency;
+use crate::engine::Direction;
+use crate::result::certify::{CertifyInterval, CertifyResult, Profile, THRESHOLDS_MS};
+use crate::units::format_duration;
+
+/// One line per interval: rates and slow shares of each stream.
+pub fn interval_line(i: &CertifyInterval) -> String {
+    let mut line = format!(
+        "{:>4}  {:>8}  {:>5}",
+        i.index,
+        format_duration(i.start_s),
+        if i.judged { "" } else { "(stab)" }
+    );
+    for s in &i.streams {
+        let rate = if s.direction == Direction::Read {
+            format!("{:.0} r/s", s.iops)
+        } else {
+            format!("{:.1} MB/s", s.bw_bytes / 1e6)
+        };
+        let shares: Vec<String> = s.over_pct.iter().map(|p| format!("{p:5.2}")).collect();
+        line.push_str(&format!("  | {} {rate:>11}  {}", s.name, shares.join(" ")));
+    }
+    line
+}
+
+pub fn header_line(profile: &Profile) -> String {
+    let thresholds: Vec<String> = THRESHOLDS_MS
+        .iter()
+        .map(|t| format!("{:>5}", format!(">{t}")))
+        .collect();
+    let mut line = format!("{:>4}  {:>8}  {:>5}", "#", "start", "");
+    for s in &profile.streams {
+        line.push_str(&format!(
+            "  | {} {:>11}  {}",
+            s.name,
+            "rate",
+            thresholds.join(" ")
+        ));
+    }
+    line.push_str("\n(shares in % of I/Os slower than N ms, from when each I/O was due)");
+    line
+}
+
+/// "certify act-3x x1 on /dev/nvme0n1 for 24h, intervals of 1h (first 1h
+/// not judged)".
+pub fn caption(c: &CertifyResult) -> String {
+    let p = &c.profile;
+    format!(
+        "certify {} x{} on {} for {}, intervals of {} (first {} not judged)",
+        p.name,
+        p.scale,
+        c.target,
+        format_duration(p.duration_s),
+        format_duration(p.interval_s),
+        format_duration(p.stabilisation_s)
+    )
+}
+
+/// PASS, FAIL, or why there is no verdict.
+pub fn verdict(c: &CertifyResult) -> &'static str {
+    match c.pass {
+        Some(true) => "PASS",
+        Some(false) => "FAIL",
+        None if c.interrupted => "interrupted: not judged",
+        None => "not judged",
+    }
+}
+
+/// The whole result as text: caption, notes, the interval table, the
+/// verdict and every failed limit.
+pub fn text(c: &CertifyResult) -> String {
+    let mut out = format!("{}\n", caption(c));
+    for n in &c.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out.push_str(&header_line(&c.profile));
+    out.push('\n');
+    for i in &c.intervals {
+        out.push_str(&interval_line(i));
+        out.push('\n');
+    }
+    out.push_str(&format!("verdict: {}\n", verdict(c)));
+    for r in &c.reasons {
+        out.push_str(&format!("  {r}\n"));
+    }
+    out
+}
+
+/// One row per interval and stream, for tables and spreadsheets.
+pub fn cells(c: &CertifyResult) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut header: Vec<String> = ["interval", "start", "judged", "stream", "dir", "IOPS"]
+        .map(String::from)
+        .to_vec();
+    header.push("offered IOPS".into());
+    header.push("MB/s".into());
+    header.extend(THRESHOLDS_MS.iter().map(|t| format!(">{t} ms %")));
+    header.extend(["p99", "max"].map(String::from));
+    let rows = c
+        .intervals
+        .iter()
+        .flat_map(|i| {
+            i.streams.iter().map(move |s| {
+                let mut row = vec![
+                    i.index.to_string(),
+                    format_duration(i.start_s),
+                    if i.judged { "yes" } else { "no" }.to_string(),
+                    s.name.clone(),
+                    s.direction.to_string(),
+                    format!("{:.0}", s.iops),
+                    format!("{:.0}", s.offered_iops),
+                    format!("{:.1}", s.bw_bytes / 1e6),
+                ];
+                row.extend(s.over_pct.iter().map(|p| format!("{p:.2}")));
+                row.push(latency(s.p99_ns as f64));
+                row.push(latency(s.max_ns as f64));
+                row
+            })
+        })
+        .collect();
+    (header, rows)
+}

@@ -1,0 +1,161 @@
+//! What a report shows: the documents of one or more systems (a laptop's
+//! disk and a SAN volume, say), each under its label, and their results
+//! gathered by kind so that the same kind of result of every system sits in
+//! one table.
+
+use crate::result::certify::CertifyResult;
+use crate::result::meta::MetaResult;
+use crate::result::{Document, RunResult, WorkloadResult, merge};
+use std::ops::Deref;
+
+/// One system's results: every document given under one label, merged.
+#[derive(Debug, Clone)]
+pub struct System {
+    pub label: String,
+    pub document: Document,
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub systems: Vec<System>,
+}
+
+/// A result and the system it belongs to; reads as the result itself.
+#[derive(Debug)]
+pub struct Labelled<'a, T> {
+    pub system: &'a str,
+    pub result: &'a T,
+}
+
+impl<T> Clone for Labelled<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Labelled<'_, T> {}
+
+impl<T> Deref for Labelled<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.result
+    }
+}
+
+/// The results of one kind, from every system, in the order they were
+/// produced.
+#[derive(Debug)]
+pub enum Section<'a> {
+    Workloads(Vec<Labelled<'a, WorkloadResult>>),
+    Meta(Vec<Labelled<'a, MetaResult>>),
+    Certify(Vec<Labelled<'a, CertifyResult>>),
+}
+
+impl Report {
+    /// One document, named `label` unless it carries its own.
+    pub fn single(document: Document, label: &str) -> Report {
+        Report {
+            systems: vec![System {
+                label: document.label.clone().unwrap_or_else(|| label.to_string()),
+                document,
+            }],
+        }
+    }
+
+    /// Documents with the name each falls back on (its file's stem).
+    /// Documents of one label are one system: their runs are merged, one
+    /// after the other.
+    pub fn from_documents(documents: Vec<(String, Document)>) -> Result<Report, String> {
+        let mut grouped: Vec<(String, Vec<Document>)> = Vec::new();
+        for (fallback, document) in documents {
+            let label = document.label.clone().unwrap_or(fallback);
+            match grouped.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, docs)) => docs.push(document),
+                None => grouped.push((label, vec![document])),
+            }
+        }
+        let systems = grouped
+            .into_iter()
+            .map(|(label, docs)| {
+                merge::sequential(docs)
+                    .map(|document| System { label, document })
+                    .map_err(|e| format!("cannot merge the result files: {e}"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Report { systems })
+    }
+
+    /// True when more than one system is shown: rows then name their system.
+    pub fn compares_systems(&self) -> bool {
+        self.systems.len() > 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.systems.iter().all(|s| s.document.results.is_empty())
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.systems.iter().any(|s| s.document.interrupted)
+    }
+
+    /// Every warning of every system, once each.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in &self.systems {
+            for w in s.document.warnings() {
+                let w = if self.compares_systems() {
+                    format!("{}: {w}", s.label)
+                } else {
+                    w
+                };
+                if !out.contains(&w) {
+                    out.push(w);
+                }
+            }
+        }
+        out
+    }
+
+    /// The results gathered by kind, kinds in the order they first appear.
+    pub fn sections(&self) -> Vec<Section<'_>> {
+        let mut out: Vec<Section<'_>> = Vec::new();
+        for system in &self.systems {
+            let label = system.label.as_str();
+            for result in &system.document.results {
+                match result {
+                    RunResult::Workload(w) => {
+                        gather(&mut out, label, w, Section::Workloads, |s| match s {
+                            Section::Workloads(v) => Some(v),
+                            _ => None,
+                        })
+                    }
+                    RunResult::Meta(m) => gather(&mut out, label, m, Section::Meta, |s| match s {
+                        Section::Meta(v) => Some(v),
+                        _ => None,
+                    }),
+                    RunResult::Certify(c) => {
+                        gather(&mut out, label, c, Section::Certify, |s| match s {
+                            Section::Certify(v) => Some(v),
+                            _ => None,
+                        })
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Adds `result` to the section of its kind, opening one if none is yet.
+fn gather<'a, T>(
+    sections: &mut Vec<Section<'a>>,
+    system: &'a str,
+    result: &'a T,
+    open: fn(Vec<Labelled<'a, T>>) -> Section<'a>,
+    of_kind: for<'s> fn(&'s mut Section<'a>) -> Option<&'s mut Vec<Labelled<'a, T>>>,
+) {
+    let item = Labelled { system, result };
+    match sections.iter_mut().find_map(of_kind) {
+        Some(items) => items.push(item),
+        None => sections.push(open(vec![item])),
+    }
+}

@@ -1,0 +1,265 @@
+//! The two ways results combine, percentiles always from merged histograms,
+//! never from averaging:
+//! - [`sequential`]: runs one after another (a resumed sweep, a workload
+//!   run again): counts and times add up, rates are over the summed time;
+//! - [`concurrent`]: sources that ran at the same time (workers, targets,
+//!   streams, hosts): counts and histograms add up, rates are over the common
+//!   wall-clock span.
+
+use super::WorkloadResult;
+use super::{DirectionPair, DirectionResult, Document, Interval, RunResult, SyncResult};
+use crate::measure::histogram::LatencyHistogram;
+use crate::measure::per_second;
+
+/// Documents run one after another, as one: runs of the same workload (the
+/// same resolved spec) are merged; other results follow in order. The frame
+/// (host, version, label) is the first document's.
+pub fn sequential(mut documents: Vec<Document>) -> Result<Document, String> {
+    if documents.is_empty() {
+        return Err("no documents".into());
+    }
+    let mut out = documents.remove(0);
+    for doc in documents {
+        out.interrupted |= doc.interrupted;
+        for result in doc.results {
+            match result {
+                RunResult::Workload(w) => {
+                    if let Some(existing) = out.workloads_mut().find(|o| o.spec == w.spec) {
+                        merge_workload(existing, &w)?;
+                    } else {
+                        out.results.push(RunResult::Workload(w));
+                    }
+                }
+                other @ (RunResult::Meta(_) | RunResult::Certify(_)) => out.results.push(other),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Directions measured at the same time, over `span_s` seconds of wall
+/// clock from a common start: counts and histograms add up, and each second
+/// of the intervals sums the parts' seconds. An interval's p99 is the largest
+/// of the parts' (their histograms per second are not kept): an upper bound.
+pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionResult, String> {
+    let mut out = DirectionResult::default();
+    let mut latency = LatencyHistogram::new();
+    let mut scheduled: Option<LatencyHistogram> = None;
+    for part in parts {
+        out.ios += part.ios;
+        out.bytes += part.bytes;
+        out.unanswered += part.unanswered;
+        latency.add(&LatencyHistogram::decode(&part.histogram)?);
+        if let Some(s) = &part.sched_histogram {
+            scheduled
+                .get_or_insert_with(LatencyHistogram::new)
+                .add(&LatencyHistogram::decode(s)?);
+        }
+        for (i, second) in part.intervals.iter().enumerate() {
+            if out.intervals.len() <= i {
+                out.intervals.push(Interval {
+                    t_s: second.t_s,
+                    dur_s: second.dur_s,
+                    ..Default::default()
+                });
+            }
+            let sum = &mut out.intervals[i];
+            sum.ios += second.ios;
+            sum.bytes += second.bytes;
+            sum.dur_s = sum.dur_s.max(second.dur_s);
+            sum.iops = per_second(sum.ios, sum.dur_s);
+            sum.bw_bytes = per_second(sum.bytes, sum.dur_s);
+            sum.p99_ns = sum.p99_ns.max(second.p99_ns);
+        }
+    }
+    out.iops = per_second(out.ios, span_s);
+    out.bw_bytes = per_second(out.bytes, span_s);
+    out.lat_ns = latency.summary();
+    out.histogram = latency.encode();
+    out.sched_lat_ns = scheduled.as_ref().map(|s| s.summary());
+    out.sched_histogram = scheduled.as_ref().map(|s| s.encode());
+    Ok(out)
+}
+
+fn merge_workload(into: &mut WorkloadResult, other: &WorkloadResult) -> Result<(), String> {
+    for t in &other.targets {
+        match into.targets.iter_mut().find(|o| o.name == t.name) {
+            Some(existing) => {
+                merge_pair(&mut existing.io, &t.io, existing.runtime_s, t.runtime_s)?;
+                existing.runtime_s += t.runtime_s;
+                merge_sync(&mut existing.sync, &t.sync, existing.runtime_s)?;
+                existing.errors.merge(&t.errors);
+            }
+            None => into.targets.push(t.clone()),
+        }
+    }
+    merge_pair(
+        &mut into.total,
+        &other.total,
+        into.runtime_s,
+        other.runtime_s,
+    )?;
+    into.runtime_s += other.runtime_s;
+    merge_sync(&mut into.sync, &other.sync, into.runtime_s)?;
+    into.cpu.user_s += other.cpu.user_s;
+    into.cpu.sys_s += other.cpu.sys_s;
+    let ios = into.total.ios();
+    into.cpu.per_io_us = if ios == 0 {
+        0.0
+    } else {
+        (into.cpu.user_s + into.cpu.sys_s) * 1e6 / ios as f64
+    };
+    into.interrupted |= other.interrupted;
+    Ok(())
+}
+
+fn merge_pair(
+    into: &mut DirectionPair,
+    other: &DirectionPair,
+    runtime_a: f64,
+    runtime_b: f64,
+) -> Result<(), String> {
+    merge_direction(&mut into.read, &other.read, runtime_a, runtime_b)?;
+    merge_direction(&mut into.write, &other.write, runtime_a, runtime_b)
+}
+
+fn merge_direction(
+    into: &mut DirectionResult,
+    other: &DirectionResult,
+    runtime_a: f64,
+    runtime_b: f64,
+) -> Result<(), String> {
+    let h = merged(&into.histogram, &other.histogram)?;
+    let runtime = runtime_a + runtime_b;
+    into.ios += other.ios;
+    into.bytes += other.bytes;
+    into.iops = per_second(into.ios, runtime);
+    into.bw_bytes = per_second(into.bytes, runtime);
+    into.lat_ns = h.summary();
+    into.histogram = h.encode();
+    if let (Some(a), Some(b)) = (&into.sched_histogram, &other.sched_histogram) {
+        let s = merged(a, b)?;
+        into.sched_lat_ns = Some(s.summary());
+        into.sched_histogram = Some(s.encode());
+    }
+    into.unanswered += other.unanswered;
+    // The second run's seconds follow the first's.
+    into.intervals.extend(other.intervals.iter().map(|i| {
+        let mut i = i.clone();
+        i.t_s += runtime_a;
+        i
+    }));
+    Ok(())
+}
+
+/// Flushes of two runs: counts add up, latency from the merged histograms,
+/// the rate over `runtime`, the runs' time together.
+fn merge_sync(
+    into: &mut Option<SyncResult>,
+    other: &Option<SyncResult>,
+    runtime: f64,
+) -> Result<(), String> {
+    if let (Some(into), Some(other)) = (into.as_mut(), other) {
+        let h = merged(&into.histogram, &other.histogram)?;
+        into.count += other.count;
+        into.rate = per_second(into.count, runtime);
+        into.lat_ns = h.summary();
+        into.histogram = h.encode();
+    }
+    Ok(())
+}
+
+/// The histogram of two encoded histograms added together.
+fn merged(a: &str, b: &str) -> Result<LatencyHistogram, String> {
+    let mut h = LatencyHistogram::decode(a)?;
+    h.add(&LatencyHistogram::decode(b)?);
+    Ok(h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn direction(values: &[u64], runtime_s: f64, seconds: &[u64]) -> DirectionResult {
+        let mut h = LatencyHistogram::new();
+        values.iter().for_each(|&v| h.record(v));
+        DirectionResult {
+            ios: values.len() as u64,
+            bytes: values.len() as u64 * 4096,
+            iops: per_second(values.len() as u64, runtime_s),
+            bw_bytes: per_second(values.len() as u64 * 4096, runtime_s),
+            lat_ns: h.summary(),
+            histogram: h.encode(),
+            intervals: seconds
+                .iter()
+                .enumerate()
+                .map(|(i, &ios)| Interval {
+                    t_s: i as f64,
+                    dur_s: 1.0,
+                    ios,
+                    iops: ios as f64,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn sequential_runs_add_their_times_and_concurrent_ones_share_theirs() {
+        // Two 2-second runs of 4 I/Os each, one fast and one slow.
+        let fast = direction(&[1_000; 4], 2.0, &[2, 2]);
+        let slow = direction(&[9_000_000; 4], 2.0, &[2, 2]);
+
+        let mut one_after_other = fast.clone();
+        merge_direction(&mut one_after_other, &slow, 2.0, 2.0).unwrap();
+        assert_eq!((one_after_other.ios, one_after_other.iops), (8, 2.0));
+        assert_eq!(one_after_other.intervals.len(), 4);
+        assert_eq!(one_after_other.intervals[2].t_s, 2.0);
+
+        let side_by_side = concurrent(&[&fast, &slow], 2.0).unwrap();
+        assert_eq!((side_by_side.ios, side_by_side.iops), (8, 4.0));
+        assert_eq!(side_by_side.intervals.len(), 2);
+        assert_eq!(side_by_side.intervals[1].ios, 4);
+        // Percentiles of the merged histogram: half the I/Os were slow.
+        assert!(side_by_side.lat_ns.p50 < 2_000, "{:?}", side_by_side.lat_ns);
+        assert!(
+            side_by_side.lat_ns.p99 >= 8_990_000,
+            "{:?}",
+            side_by_side.lat_ns
+        );
+        assert_eq!(one_after_other.lat_ns, side_by_side.lat_ns);
+    }
+
+    fn encoded(values: &[u64]) -> String {
+        let mut h = LatencyHistogram::new();
+        values.iter().for_each(|&v| h.record(v));
+        h.encode()
+    }
+
+    #[test]
+    fn flushes_and_unanswered_ios_of_two_runs_add_up() {
+        let sync = |count: u64, values: &[u64]| {
+            Some(SyncResult {
+                count,
+                rate: 0.0,
+                lat_ns: Default::default(),
+                histogram: encoded(values),
+            })
+        };
+        let mut a = sync(2, &[1_000, 2_000]);
+        merge_sync(&mut a, &sync(1, &[9_000_000]), 3.0).unwrap();
+        let a = a.unwrap();
+        assert_eq!((a.count, a.rate), (3, 1.0));
+        assert!(a.lat_ns.max >= 8_990_000, "{:?}", a.lat_ns);
+
+        let direction = |unanswered: u64| DirectionResult {
+            histogram: encoded(&[1_000]),
+            unanswered,
+            ..Default::default()
+        };
+        let mut d = direction(5);
+        merge_direction(&mut d, &direction(7), 1.0, 1.0).unwrap();
+        assert_eq!(d.unanswered, 12);
+    }
+}

@@ -1,0 +1,182 @@
+//! The result document: the contract that reports, comparisons and other
+//! tools build on. A header (who ran what, where, when, under which label)
+//! and the results in the order they were produced, each one of a few kinds.
+//! Documented field by field in docs/json-schema.md; bump `SCHEMA` on any
+//! change that breaks a reader.
+
+pub mod certify;
+pub mod merge;
+pub mod meta;
+pub mod workload;
+
+pub use workload::{
+    CpuUsage, DirectionPair, DirectionResult, Interval, LatencySummary, SyncResult, TargetResult,
+    WorkloadResult,
+};
+
+use crate::measure::facts::HostFacts;
+use certify::CertifyResult;
+use meta::MetaResult;
+use serde::{Deserialize, Serialize};
+
+/// Schema 2: `results`, a list of tagged results, replaced schema 1's
+/// `workloads`, `meta` and `certify` fields; `label` was added.
+pub const SCHEMA: u32 = 2;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    pub fathom_version: String,
+    pub schema: u32,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub host: HostFacts,
+    /// The system under test as reports and comparisons name it (`--label`);
+    /// readers fall back on the file's stem.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// True when a signal stopped the run: figures cover what was measured
+    /// before it.
+    pub interrupted: bool,
+    pub results: Vec<RunResult>,
+}
+
+/// One finished (or interrupted) piece of work. Every exporter and
+/// `compare` match on this exhaustively: a new kind that nobody renders does
+/// not compile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+// A document holds a handful of results, each far larger on the heap than
+// inline: boxing would only add noise to every match.
+#[allow(clippy::large_enum_variant)]
+pub enum RunResult {
+    /// `fathom run`, `seqread`: an I/O workload.
+    Workload(WorkloadResult),
+    /// `fathom meta`: create/stat/delete phases.
+    Meta(MetaResult),
+    /// `fathom certify`: a latency certification.
+    Certify(CertifyResult),
+}
+
+impl Document {
+    pub fn new(host: HostFacts, label: Option<String>) -> Self {
+        Document {
+            fathom_version: env!("CARGO_PKG_VERSION").to_string(),
+            schema: SCHEMA,
+            started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            host,
+            label,
+            interrupted: false,
+            results: Vec::new(),
+        }
+    }
+
+    pub fn workloads(&self) -> impl Iterator<Item = &WorkloadResult> {
+        self.results.iter().filter_map(|r| match r {
+            RunResult::Workload(w) => Some(w),
+            _ => None,
+        })
+    }
+
+    pub fn workloads_mut(&mut self) -> impl Iterator<Item = &mut WorkloadResult> {
+        self.results.iter_mut().filter_map(|r| match r {
+            RunResult::Workload(w) => Some(w),
+            _ => None,
+        })
+    }
+
+    /// The label, or `fallback` (a file's stem) when the run was not given one.
+    pub fn label_or<'a>(&'a self, fallback: &'a str) -> &'a str {
+        self.label.as_deref().unwrap_or(fallback)
+    }
+
+    /// True when a target ended early, verification failed or a
+    /// certification failed: the run did not do or prove what was asked
+    /// (errors tolerated by `--continue-on-error` alone do not count).
+    pub fn failed(&self) -> bool {
+        self.results.iter().any(|r| match r {
+            RunResult::Workload(w) => w.targets.iter().any(|t| {
+                t.ended_early.is_some() || t.verify.as_ref().is_some_and(|v| v.failed() > 0)
+            }),
+            RunResult::Meta(_) => false,
+            RunResult::Certify(c) => c.pass == Some(false),
+        })
+    }
+
+    /// Every warning of every workload, once each (a sweep repeats them).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for w in self.workloads().flat_map(|w| &w.warnings) {
+            if !out.contains(w) {
+                out.push(w.clone());
+            }
+        }
+        out
+    }
+
+    /// Every problem of every target, prefixed with the target's name.
+    pub fn problems(&self) -> Vec<String> {
+        self.workloads()
+            .flat_map(|w| &w.targets)
+            .flat_map(|t| {
+                t.problems()
+                    .into_iter()
+                    .map(move |p| format!("target {}: {p}", t.name))
+            })
+            .collect()
+    }
+
+    /// Reads a document of this schema or an older one.
+    pub fn from_json(text: &str) -> Result<Document, String> {
+        #[derive(Deserialize)]
+        struct Header {
+            schema: u32,
+        }
+        let not_ours = |e: serde_json::Error| format!("not a fathom result: {e}");
+        let header: Header = serde_json::from_str(text).map_err(not_ours)?;
+        match header.schema {
+            1 => Ok(serde_json::from_str::<DocumentV1>(text)
+                .map_err(not_ours)?
+                .upgrade()),
+            SCHEMA => serde_json::from_str(text).map_err(not_ours),
+            newer if newer > SCHEMA => Err(format!(
+                "result schema {newer} is newer than this fathom understands ({SCHEMA})"
+            )),
+            other => Err(format!("result schema {other} is unknown")),
+        }
+    }
+}
+
+/// Schema 1: one optional field per kind of result.
+#[derive(Deserialize)]
+struct DocumentV1 {
+    fathom_version: String,
+    started_at: String,
+    host: HostFacts,
+    interrupted: bool,
+    workloads: Vec<WorkloadResult>,
+    #[serde(default)]
+    meta: Option<MetaResult>,
+    #[serde(default)]
+    certify: Option<CertifyResult>,
+}
+
+impl DocumentV1 {
+    fn upgrade(self) -> Document {
+        let results = self
+            .workloads
+            .into_iter()
+            .map(RunResult::Workload)
+            .chain(self.meta.map(RunResult::Meta))
+            .chain(self.certify.map(RunResult::Certify))
+            .collect();
+        Document {
+            fathom_version: self.fathom_version,
+            schema: SCHEMA,
+            started_at: self.started_at,
+            host: self.host,
+            label: None,
+            interrupted: self.interrupted,
+            results,
+        }
+    }
+}
