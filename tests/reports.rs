@@ -226,37 +226,6 @@ fn time_series_and_target_bars_draw() {
     assert_charts_drawn(&html_path, 4);
 }
 
-/// Renders the page in headless Chromium and checks that its script found
-/// every series of every chart drawn; skips where there is no Chromium.
-fn assert_charts_drawn(html_path: &Path, charts: usize) {
-    let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-    else {
-        eprintln!("SKIP: no Chromium to render the HTML report (apt-get install chromium)");
-        return;
-    };
-    let dom = Command::new(browser)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
-        .arg(format!("file://{}", html_path.display()))
-        .stderr(Stdio::null())
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&dom.stdout);
-    assert!(
-        dom.contains(&format!("data-charts-drawn=\"{charts}/{charts}\"")),
-        "every chart drew its data in {browser}: {}",
-        dom.split("data-charts-drawn")
-            .nth(1)
-            .map_or("no result", |s| &s[..20.min(s.len())])
-    );
-}
-
 #[test]
 fn workload_one_table_in_one_command() {
     let dir = tempdir();

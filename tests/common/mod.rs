@@ -91,6 +91,17 @@ pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir_in(base).expect("temp dir")
 }
 
+/// A directory on /dev/shm (tmpfs) where there is one, else on the disk.
+pub fn tempdir_in_shm() -> tempfile::TempDir {
+    match tempfile::tempdir_in("/dev/shm") {
+        Ok(dir) => dir,
+        Err(_) => {
+            eprintln!("no /dev/shm: the second system is on the disk too");
+            tempdir()
+        }
+    }
+}
+
 pub fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -153,4 +164,35 @@ impl Drop for LoopDevice {
     fn drop(&mut self) {
         let _ = Command::new("losetup").args(["-d", &self.path]).status();
     }
+}
+
+/// Renders the page in headless Chromium and checks that its script found
+/// every series of every chart drawn; skips where there is no Chromium.
+pub fn assert_charts_drawn(html_path: &Path, charts: usize) {
+    let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            std::process::Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+    else {
+        eprintln!("SKIP: no Chromium to render the HTML report (apt-get install chromium)");
+        return;
+    };
+    let dom = std::process::Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("file://{}", html_path.display()))
+        .stderr(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom.contains(&format!("data-charts-drawn=\"{charts}/{charts}\"")),
+        "every chart drew its data in {browser}: {}",
+        dom.split("data-charts-drawn")
+            .nth(1)
+            .map_or("no result", |s| &s[..20.min(s.len())])
+    );
 }

@@ -1,0 +1,185 @@
+//! The results model as users meet it: systems named by `--label` (or the
+//! file's name) side by side in every format, certification reports, and
+//! `compare` on every kind of result.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/schema1");
+
+fn text(args: &[&str]) -> String {
+    String::from_utf8(run_ok(args).stdout).unwrap()
+}
+
+fn meta_file(dir: &Path, work: &Path, label: &str) -> (String, Value) {
+    let out = dir.join(format!("{label}.json"));
+    run_ok(&[
+        "meta",
+        work.to_str().unwrap(),
+        "-n",
+        "1",
+        "--label",
+        label,
+        "--output-format",
+        "json",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(doc["label"], label);
+    (out.to_str().unwrap().to_string(), doc)
+}
+
+fn ops_per_s(doc: &Value, op: &str) -> f64 {
+    doc["results"][0]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == op)
+        .unwrap()["ops_per_s"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn two_systems_metadata_side_by_side_in_every_format() {
+    let dir = tempdir();
+    let (disk_work, shm_work) = (tempdir(), tempdir_in_shm());
+    let (disk, disk_doc) = meta_file(dir.path(), disk_work.path(), "disk");
+    let (shm, shm_doc) = meta_file(dir.path(), shm_work.path(), "shm");
+
+    let table = text(&["report", &disk, &shm]);
+    for column in ["disk ops/s", "shm ops/s", "shm/disk", "disk p99", "shm p99"] {
+        assert!(table.contains(column), "no column {column}:\n{table}");
+    }
+    let ratio = ops_per_s(&shm_doc, "stat_random") / ops_per_s(&disk_doc, "stat_random");
+    let row = table
+        .lines()
+        .find(|l| l.contains("stat random"))
+        .expect("a stat random row");
+    assert!(row.contains(&format!("{ratio:.2}")), "{ratio:.2} in {row}");
+
+    let csv = text(&["report", &disk, &shm, "--format", "csv"]);
+    let systems: Vec<String> = csv::Reader::from_reader(csv.as_bytes())
+        .records()
+        .map(|r| r.unwrap()[0].to_string())
+        .collect();
+    assert_eq!(systems.len(), 12, "{csv}");
+    assert_eq!(systems.iter().filter(|s| *s == "shm").count(), 6);
+
+    let markdown = text(&["report", &disk, &shm, "--format", "markdown"]);
+    assert!(
+        markdown.contains("| operation | disk ops/s | shm ops/s | shm/disk |"),
+        "{markdown}"
+    );
+
+    let html = dir.path().join("meta.html");
+    run_ok(&[
+        "report",
+        &disk,
+        &shm,
+        "--format",
+        "html",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    // One grouped bar chart, one bar colour per system.
+    assert!(
+        page.contains("data-colours=\"#1F77B4,#FF7F0E\""),
+        "two systems in one chart"
+    );
+    assert_charts_drawn(&html, 1);
+
+    let compared = text(&["compare", &disk, &shm]);
+    assert!(
+        compared.contains("ops/s A") && compared.contains("stat random"),
+        "{compared}"
+    );
+    assert!(compared.contains(&format!("{ratio:.3}")), "{compared}");
+}
+
+#[test]
+fn certification_reports_in_every_format_and_compare() {
+    let dir = tempdir();
+    let mut files = Vec::new();
+    for name in ["ssd-a", "ssd-b"] {
+        let path = dir.path().join(format!("{name}.json"));
+        std::fs::copy(format!("{FIXTURES}/certify.json"), &path).unwrap();
+        files.push(path.to_str().unwrap().to_string());
+    }
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let c = &doc["certify"];
+    let intervals = c["intervals"].as_array().unwrap();
+    let streams = intervals[0]["streams"].as_array().unwrap().len();
+    let verdict = match c["pass"].as_bool() {
+        Some(true) => "PASS",
+        Some(false) => "FAIL",
+        None => "not judged",
+    };
+
+    let table = text(&["report", &files[0], &files[1]]);
+    assert!(table.contains("ssd-a: certify act-3x"), "{table}");
+    assert!(table.contains("ssd-b: certify act-3x"), "{table}");
+    assert_eq!(
+        table.matches(&format!("verdict: {verdict}")).count(),
+        2,
+        "{table}"
+    );
+    assert!(table.contains(">64"), "the slow-share columns: {table}");
+
+    let csv = text(&["report", &files[0], &files[1], "--format", "csv"]);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    assert!(header.iter().any(|h| h == ">1 ms %"), "{header:?}");
+    let rows: Vec<_> = reader.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 2 * intervals.len() * streams);
+    let first_share = intervals[0]["streams"][0]["over_pct"][0].as_f64().unwrap();
+    let column = header.iter().position(|h| h == ">1 ms %").unwrap();
+    assert_eq!(rows[0][column], format!("{first_share:.2}"));
+
+    let markdown = text(&["report", &files[0], "--format", "markdown"]);
+    assert!(
+        markdown.contains(&format!("**verdict: {verdict}**")),
+        "{markdown}"
+    );
+
+    // One chart per system and stream of its slow shares against its limits
+    // (act-3x limits reads at 1, 8 and 64 ms and writes at 64 ms).
+    let html = dir.path().join("c.html");
+    run_ok(&[
+        "report",
+        &files[0],
+        &files[1],
+        "--format",
+        "html",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("limit 5% &gt; 1 ms"), "limits drawn as lines");
+    assert!(page.contains("limit 1% &gt; 64 ms"), "the write limit too");
+    assert_charts_drawn(&html, 4);
+
+    let compared = text(&["compare", &files[0], &files[1]]);
+    assert!(compared.contains("1 result(s) in both"), "{compared}");
+    assert!(
+        compared.contains("> 1 ms") && compared.contains("> 64 ms"),
+        "{compared}"
+    );
+}
+
+#[test]
+fn compare_fails_when_nothing_matches() {
+    let run_file = format!("{FIXTURES}/run.json");
+    let meta_file = format!("{FIXTURES}/meta.json");
+    let out = run(&["compare", &run_file, &meta_file]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing to compare"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
