@@ -8,7 +8,7 @@ use common::*;
 use fathom::measure::histogram::LatencyHistogram;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const TINY: &[&str] = &["--size", "1m", "--runtime", "100ms", "--ramp", "0"];
