@@ -549,6 +549,8 @@ mod tests {
             "{reasons:?}"
         );
         assert_eq!(verdict(&p, &[interval(0, false, 0.0)]).0, None);
+        // A limit is a share allowed: exactly 5% over 1 ms still passes.
+        assert_eq!(verdict(&p, &[interval(1, true, 5.0)]).0, Some(true));
     }
 
     #[test]

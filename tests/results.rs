@@ -21,6 +21,8 @@ fn meta_file(dir: &Path, work: &Path, label: &str) -> (String, Value) {
         work.to_str().unwrap(),
         "-n",
         "1",
+        "--block",
+        "1m",
         "--label",
         label,
         "--output-format",
@@ -33,46 +35,71 @@ fn meta_file(dir: &Path, work: &Path, label: &str) -> (String, Value) {
     (out.to_str().unwrap().to_string(), doc)
 }
 
-fn ops_per_s(doc: &Value, op: &str) -> f64 {
-    doc["results"][0]["ops"]
+/// A phase's rate as bonnie++ gives it: KiB/s for block tests, else per
+/// second.
+fn rate(doc: &Value, op: &str) -> f64 {
+    let op = doc["results"][0]["ops"]
         .as_array()
         .unwrap()
         .iter()
         .find(|o| o["name"] == op)
-        .unwrap()["ops_per_s"]
-        .as_f64()
-        .unwrap()
+        .unwrap();
+    match op["bw_bytes"].as_f64() {
+        Some(bw) => bw / 1024.0,
+        None => op["ops_per_s"].as_f64().unwrap(),
+    }
 }
 
+const PHASES: [&str; 10] = [
+    "seq write",
+    "rewrite",
+    "seq read",
+    "random seeks",
+    "create seq",
+    "stat seq",
+    "delete seq",
+    "create random",
+    "stat random",
+    "delete random",
+];
+
+/// bonnie++'s whole set (block tests and file creation) on two file
+/// systems: one table with a column per system and their ratio, one chart.
 #[test]
-fn two_systems_metadata_side_by_side_in_every_format() {
+fn two_systems_bonnie_side_by_side_in_every_format() {
     let dir = tempdir();
     let (disk_work, shm_work) = (tempdir(), tempdir_in_shm());
     let (disk, disk_doc) = meta_file(dir.path(), disk_work.path(), "disk");
     let (shm, shm_doc) = meta_file(dir.path(), shm_work.path(), "shm");
 
     let table = text(&["report", &disk, &shm]);
-    for column in ["disk ops/s", "shm ops/s", "shm/disk", "disk p99", "shm p99"] {
+    for column in ["disk", "shm", "shm/disk", "disk p99", "shm p99"] {
         assert!(table.contains(column), "no column {column}:\n{table}");
     }
-    let ratio = ops_per_s(&shm_doc, "stat_random") / ops_per_s(&disk_doc, "stat_random");
-    let row = table
-        .lines()
-        .find(|l| l.contains("stat random"))
-        .expect("a stat random row");
-    assert!(row.contains(&format!("{ratio:.2}")), "{ratio:.2} in {row}");
+    for (phase, name) in PHASES.iter().zip(PHASES.map(|p| p.replace(' ', "_"))) {
+        let ratio = rate(&shm_doc, &name) / rate(&disk_doc, &name);
+        let row = table
+            .lines()
+            .find(|l| l.contains(&format!(" {phase} ")))
+            .unwrap_or_else(|| panic!("no {phase} row:\n{table}"));
+        assert!(row.contains(&format!("{ratio:.2}")), "{ratio:.2} in {row}");
+        if name.starts_with("seq") || name == "rewrite" {
+            assert!(row.contains("KiB/s"), "{row}");
+        }
+    }
+    assert!(table.contains("smaller than the free memory"), "{table}");
 
     let csv = text(&["report", &disk, &shm, "--format", "csv"]);
     let systems: Vec<String> = csv::Reader::from_reader(csv.as_bytes())
         .records()
         .map(|r| r.unwrap()[0].to_string())
         .collect();
-    assert_eq!(systems.len(), 12, "{csv}");
-    assert_eq!(systems.iter().filter(|s| *s == "shm").count(), 6);
+    assert_eq!(systems.len(), 20, "{csv}");
+    assert_eq!(systems.iter().filter(|s| *s == "shm").count(), 10);
 
     let markdown = text(&["report", &disk, &shm, "--format", "markdown"]);
     assert!(
-        markdown.contains("| operation | disk ops/s | shm ops/s | shm/disk |"),
+        markdown.contains("| operation | disk | shm | shm/disk | disk p99 | shm p99 |"),
         "{markdown}"
     );
 
@@ -96,9 +123,10 @@ fn two_systems_metadata_side_by_side_in_every_format() {
 
     let compared = text(&["compare", &disk, &shm]);
     assert!(
-        compared.contains("ops/s A") && compared.contains("stat random"),
+        compared.contains("rate A") && compared.contains("stat random"),
         "{compared}"
     );
+    let ratio = rate(&shm_doc, "seq_read") / rate(&disk_doc, "seq_read");
     assert!(compared.contains(&format!("{ratio:.3}")), "{compared}");
 }
 
@@ -130,6 +158,23 @@ fn certification_reports_in_every_format_and_compare() {
         "{table}"
     );
     assert!(table.contains(">64"), "the slow-share columns: {table}");
+    // Each interval's line: reads as I/Os per second, writes as MB/s.
+    let first = &intervals[0]["streams"];
+    let (read, write) = (&first[0], &first[1]);
+    assert_eq!(
+        (read["direction"].as_str(), write["direction"].as_str()),
+        (Some("read"), Some("write"))
+    );
+    let read_rate = format!("{:.0} r/s", read["iops"].as_f64().unwrap());
+    let write_rate = format!("{:.1} MB/s", write["bw_bytes"].as_f64().unwrap() / 1e6);
+    let line = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap_or_else(|| panic!("no line for interval 1:\n{table}"));
+    assert!(
+        line.contains(&read_rate) && line.contains(&write_rate),
+        "{line}"
+    );
 
     let csv = text(&["report", &files[0], &files[1], "--format", "csv"]);
     let mut reader = csv::Reader::from_reader(csv.as_bytes());

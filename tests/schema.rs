@@ -62,7 +62,7 @@ fn other_kinds() -> Vec<Value> {
         "--interval",
         "1s",
     ]);
-    vec![json(&["meta", d, "-n", "1"]), certify]
+    vec![json(&["meta", d, "-n", "1", "--block", "1m"]), certify]
 }
 
 #[test]

@@ -35,6 +35,12 @@ pub struct MetaArgs {
     #[arg(long, default_value_t = crate::plan::DEFAULT_SEED)]
     pub seed: u64,
 
+    /// Run bonnie++'s block tests first (bonnie++ -s) on a file of this
+    /// size: sequential write, rewrite, sequential read and random seeks in
+    /// 8 KiB chunks. Twice the memory keeps the page cache out of the figures.
+    #[arg(long, value_name = "SIZE")]
+    pub block: Option<String>,
+
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -47,6 +53,13 @@ pub fn meta_command(args: &MetaArgs) -> anyhow::Result<i32> {
         file_size: parse_size(&args.file_size)
             .map_err(|e| UsageError(format!("--file-size: {e}")))?,
         seed: args.seed,
+        block_size: args
+            .block
+            .as_deref()
+            .map(parse_size)
+            .transpose()
+            .map_err(|e| UsageError(format!("--block: {e}")))?
+            .unwrap_or(0),
     };
     meta::validate(&spec)?;
     if let Some(path) = &args.output.output {

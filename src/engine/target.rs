@@ -350,8 +350,7 @@ fn lay_out(mut file: File, plan: &TargetPlan, stop: &StopFlag) -> anyhow::Result
     file.flush()?;
     file.sync_data()
         .with_context(|| format!("cannot sync {}", plan.path.display()))?;
-    // SAFETY: plain advisory call on an open descriptor.
-    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    drop_cached(&file);
     if show {
         eprintln!(" done");
     }
@@ -407,7 +406,14 @@ fn logical_block_size_of(meta: &fs::Metadata) -> u64 {
         .map_or(512, |d| d.logical_block_size)
 }
 
-fn free_bytes(dir: &Path) -> Option<u64> {
+/// Asks the kernel to drop a (synced) file's pages from the page cache, so
+/// that the next reads come from the device.
+pub(crate) fn drop_cached(file: &File) {
+    // SAFETY: plain advisory call on an open descriptor.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+}
+
+pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
     // SAFETY: statvfs writes into the struct we pass.
     unsafe {

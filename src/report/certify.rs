@@ -90,6 +90,9 @@ pub fn text(c: &CertifyResult) -> String {
     out
 }
 
+/// The first column of `cells` that holds a figure (the rest are names).
+pub const FIRST_FIGURE: usize = 5;
+
 /// One row per interval and stream, for tables and spreadsheets.
 pub fn cells(c: &CertifyResult) -> (Vec<String>, Vec<Vec<String>>) {
     let mut header: Vec<String> = ["interval", "start", "judged", "stream", "dir", "IOPS"]

@@ -76,8 +76,8 @@ pub fn compare(a: &System, b: &System) -> Comparison {
     ]);
     let mut meta = table(&[
         "operation",
-        "ops/s A",
-        "ops/s B",
+        "rate A",
+        "rate B",
         "B/A",
         "p99 A",
         "p99 B",
@@ -218,9 +218,9 @@ fn meta_rows(table: &mut Table, a: &MetaResult, b: &MetaResult) {
         };
         table.add_row(vec![
             oa.name.replace('_', " "),
-            thousands(oa.ops_per_s.round() as u64),
-            thousands(ob.ops_per_s.round() as u64),
-            ratio(oa.ops_per_s, ob.ops_per_s),
+            super::table::meta_rate(oa),
+            super::table::meta_rate(ob),
+            ratio(oa.rate().0, ob.rate().0),
             latency(oa.lat_ns.p99 as f64),
             latency(ob.lat_ns.p99 as f64),
             ratio(oa.lat_ns.p99 as f64, ob.lat_ns.p99 as f64),

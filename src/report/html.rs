@@ -132,7 +132,7 @@ fn certify_section(c: &Labelled<CertifyResult>, systems: bool, out: &mut String)
         escape(&super::certify::caption(c))
     );
     let (header, rows) = super::certify::cells(c);
-    out.push_str(&cells_table(&header, &rows, 5));
+    out.push_str(&cells_table(&header, &rows, super::certify::FIRST_FIGURE));
     let _ = writeln!(
         out,
         "<p><strong>verdict: {}</strong></p>",
@@ -522,14 +522,22 @@ fn meta_bars(metas: &[Labelled<MetaResult>], out: &mut Vec<Rendered>) -> anyhow:
                 .enumerate()
                 .filter_map(|(i, name)| {
                     let op = m.ops.iter().find(|o| &o.name == name)?;
-                    Some((i as f64, op.ops_per_s))
+                    Some((i as f64, op.rate().0))
                 })
                 .collect(),
         })
         .collect();
+    let block = metas
+        .iter()
+        .flat_map(|m| &m.ops)
+        .any(|o| o.bw_bytes.is_some());
     out.push(charts::bar_chart(&BarChart {
         title: "metadata operations per second".into(),
-        y_label: "operations/s".into(),
+        y_label: if block {
+            "KiB/s (block tests), operations/s".into()
+        } else {
+            "operations/s".into()
+        },
         categories: categories.iter().map(|c| c.replace('_', " ")).collect(),
         groups,
     })?);

@@ -15,15 +15,16 @@ impl Exporter for MarkdownExporter {
             }
             match section {
                 Section::Workloads(workloads) => {
-                    let (header, rows) = table::cells(&table::build(&workloads, systems));
-                    out.push_str(&markdown_table(&header, &rows));
+                    let sweep = table::build(&workloads, systems);
+                    let (header, rows) = table::cells(&sweep);
+                    out.push_str(&markdown_table(&header, &rows, sweep.knobs.len() + 1));
                 }
                 Section::Meta(metas) => {
                     for meta in &metas {
                         out.push_str(&format!("{}\n\n", table::meta_caption(meta, systems)));
                     }
                     let (header, rows) = table::meta_cells(&metas);
-                    out.push_str(&markdown_table(&header, &rows));
+                    out.push_str(&markdown_table(&header, &rows, 1));
                 }
                 Section::Certify(certifications) => {
                     for c in certifications {
@@ -32,7 +33,7 @@ impl Exporter for MarkdownExporter {
                         }
                         out.push_str(&format!("{}\n\n", certify::caption(&c)));
                         let (header, rows) = certify::cells(&c);
-                        out.push_str(&markdown_table(&header, &rows));
+                        out.push_str(&markdown_table(&header, &rows, certify::FIRST_FIGURE));
                         out.push_str(&format!("\n**verdict: {}**\n", certify::verdict(&c)));
                         for r in c.reasons.iter().chain(&c.notes) {
                             out.push_str(&format!("- {r}\n"));
@@ -49,11 +50,11 @@ impl Exporter for MarkdownExporter {
     }
 }
 
-fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
+/// A table whose columns from `first_figure` on are right-aligned numbers.
+fn markdown_table(header: &[String], rows: &[Vec<String>], first_figure: usize) -> String {
     let mut out = format!("| {} |\n", header.join(" | "));
-    let align: Vec<&str> = header
-        .iter()
-        .map(|h| if is_figure(h) { "---:" } else { "---" })
+    let align: Vec<&str> = (0..header.len())
+        .map(|i| if i >= first_figure { "---:" } else { "---" })
         .collect();
     out.push_str(&format!("|{}|\n", align.join("|")));
     for row in rows {
@@ -61,27 +62,6 @@ fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
         out.push_str(&format!("| {} |\n", escaped.join(" | ")));
     }
     out
-}
-
-fn is_figure(header: &str) -> bool {
-    header.starts_with("read ")
-        || header.starts_with("write ")
-        || header.ends_with(" ops/s")
-        || header.ends_with(" p99")
-        || header.ends_with(" ms %")
-        || [
-            "files",
-            "ops/s",
-            "mean",
-            "p50",
-            "p99",
-            "p99.9",
-            "max",
-            "IOPS",
-            "offered IOPS",
-            "MB/s",
-        ]
-        .contains(&header)
 }
 
 /// Where the figures come from, under the tables: one line per system.

@@ -222,16 +222,23 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
-/// The `fathom meta` table: one row per operation. One system gets its
-/// latency percentiles; several get their operations per second side by
-/// side, and two of them the ratio of the second to the first.
+/// The rate of a metadata or block phase as bonnie++ gives it: "5,509/s"
+/// or "251,234 KiB/s".
+pub fn meta_rate(op: &crate::result::meta::MetaOp) -> String {
+    let (value, unit) = op.rate();
+    format!("{} {unit}", super::format::thousands(value.round() as u64)).replace(" /s", "/s")
+}
+
+/// The `fathom meta` table: one row per phase. One system gets its latency
+/// percentiles; several get their rates side by side, and two of them the
+/// ratio of the second to the first.
 pub fn meta_cells(metas: &[Labelled<MetaResult>]) -> (Vec<String>, Vec<Vec<String>>) {
     use super::format::{latency, thousands};
     if let [meta] = metas {
         let header = [
             "operation",
-            "files",
-            "ops/s",
+            "count",
+            "rate",
             "mean",
             "p50",
             "p99",
@@ -247,7 +254,7 @@ pub fn meta_cells(metas: &[Labelled<MetaResult>]) -> (Vec<String>, Vec<Vec<Strin
                 vec![
                     o.name.replace('_', " "),
                     thousands(o.ops),
-                    thousands(o.ops_per_s.round() as u64),
+                    meta_rate(o),
                     latency(o.lat_ns.mean),
                     latency(o.lat_ns.p50 as f64),
                     latency(o.lat_ns.p99 as f64),
@@ -259,7 +266,7 @@ pub fn meta_cells(metas: &[Labelled<MetaResult>]) -> (Vec<String>, Vec<Vec<Strin
         return (header, rows);
     }
     let mut header = vec!["operation".to_string()];
-    header.extend(metas.iter().map(|m| format!("{} ops/s", m.system)));
+    header.extend(metas.iter().map(|m| m.system.to_string()));
     let ratio = metas.len() == 2;
     if ratio {
         header.push(format!("{}/{}", metas[1].system, metas[0].system));
@@ -273,14 +280,11 @@ pub fn meta_cells(metas: &[Labelled<MetaResult>]) -> (Vec<String>, Vec<Vec<Strin
                 .map(|m| m.ops.iter().find(|o| o.name == name))
                 .collect();
             let mut row = vec![name.replace('_', " ")];
-            row.extend(
-                ops.iter()
-                    .map(|o| o.map_or("-".into(), |o| thousands(o.ops_per_s.round() as u64))),
-            );
+            row.extend(ops.iter().map(|o| o.map_or("-".into(), meta_rate)));
             if ratio {
                 row.push(match (ops[0], ops[1]) {
-                    (Some(a), Some(b)) if a.ops_per_s > 0.0 => {
-                        format!("{:.2}", b.ops_per_s / a.ops_per_s)
+                    (Some(a), Some(b)) if a.rate().0 > 0.0 => {
+                        format!("{:.2}", b.rate().0 / a.rate().0)
                     }
                     _ => "-".into(),
                 });
@@ -309,9 +313,17 @@ pub fn meta_operations(metas: &[Labelled<MetaResult>]) -> Vec<String> {
 /// "[system: ]fathom meta: 16 x 1024 files in /data (ext4), 0 bytes each".
 pub fn meta_caption(meta: &Labelled<MetaResult>, named: bool) -> String {
     format!(
-        "{}fathom meta: {} x 1024 files in {} ({}), {} bytes each{}",
+        "{}fathom meta: {}{} x 1024 files in {} ({}), {} bytes each{}",
         if named {
             format!("{}: ", meta.system)
+        } else {
+            String::new()
+        },
+        if meta.spec.block_size > 0 {
+            format!(
+                "block tests on {} in 8 KiB chunks, then ",
+                crate::units::format_bytes(meta.spec.block_size)
+            )
         } else {
             String::new()
         },

@@ -1,5 +1,6 @@
-//! Results of `fathom meta`: operations per second and latency of each
-//! create/stat/delete phase.
+//! Results of `fathom meta`: rate and latency of each phase: with
+//! `--block`, sequential block write, rewrite, sequential block read and
+//! random seeks; then create/stat/delete in order and at random.
 
 use super::workload::LatencySummary;
 use crate::spec::meta::MetaSpec;
@@ -7,14 +8,33 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetaOp {
-    /// `create_seq`, `stat_seq`, `delete_seq`, `create_random`,
+    /// `seq_write`, `rewrite`, `seq_read`, `random_seeks` (with
+    /// `--block`), `create_seq`, `stat_seq`, `delete_seq`, `create_random`,
     /// `stat_random`, `delete_random`.
     pub name: String,
+    /// Operations done: files, chunks (block tests) or seeks.
     pub ops: u64,
     pub elapsed_s: f64,
     pub ops_per_s: f64,
+    /// Block tests only: bytes moved (a rewrite counts each chunk once) and
+    /// bytes per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw_bytes: Option<f64>,
     pub lat_ns: LatencySummary,
     pub histogram: String,
+}
+
+impl MetaOp {
+    /// The figure bonnie++ reports for the phase: KiB/s for block I/O,
+    /// operations per second otherwise, with its unit.
+    pub fn rate(&self) -> (f64, &'static str) {
+        match self.bw_bytes {
+            Some(bw) => (bw / 1024.0, "KiB/s"),
+            None => (self.ops_per_s, "/s"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,4 +43,8 @@ pub struct MetaResult {
     pub filesystem: Option<String>,
     pub ops: Vec<MetaOp>,
     pub interrupted: bool,
+    /// Why a figure may not be true (block tests on a file smaller than the
+    /// free memory); empty when nothing is suspect.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }

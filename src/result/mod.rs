@@ -102,12 +102,19 @@ impl Document {
         })
     }
 
-    /// Every warning of every workload, once each (a sweep repeats them).
+    /// Every warning of every result, once each (a sweep repeats them).
     pub fn warnings(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for w in self.workloads().flat_map(|w| &w.warnings) {
-            if !out.contains(w) {
-                out.push(w.clone());
+        let of = |r: &'_ RunResult| -> Vec<String> {
+            match r {
+                RunResult::Workload(w) => w.warnings.clone(),
+                RunResult::Meta(m) => m.warnings.clone(),
+                RunResult::Certify(_) => Vec::new(),
+            }
+        };
+        for w in self.results.iter().flat_map(of) {
+            if !out.contains(&w) {
+                out.push(w);
             }
         }
         out

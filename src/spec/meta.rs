@@ -1,4 +1,5 @@
-//! What `fathom meta` does: bonnie++'s -n file-creation test, sized.
+//! What `fathom meta` does: bonnie++'s file-creation test (-n), sized, and
+//! with `--block`, its block I/O and seek tests (-s) first.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,4 +13,12 @@ pub struct MetaSpec {
     /// Bytes written into each file when it is created.
     pub file_size: u64,
     pub seed: u64,
+    /// Bytes of the file the block tests write, rewrite, read and seek in;
+    /// 0 runs the file-creation tests only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub block_size: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

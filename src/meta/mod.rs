@@ -1,13 +1,17 @@
-//! `fathom meta`: file-system metadata speed as bonnie++ -n measures it.
-//! N x 1024 files are created, stat'ed and deleted, first in name order and
-//! then in random order; every operation is timed into a histogram. All of
-//! it happens in a directory of fathom's own, removed at the end, also when
-//! interrupted.
+//! `fathom meta`: file-system speed as bonnie++ measures it. With
+//! `--block SIZE`, first the block tests (`block.rs`: sequential write,
+//! rewrite, sequential read, random seeks); then N x 1024 files are
+//! created, stat'ed and deleted, first in name order and then in random
+//! order. Every operation is timed into a histogram. All of it happens in a
+//! directory of fathom's own, removed at the end, also when interrupted.
+
+pub mod block;
 
 use crate::measure::histogram::LatencyHistogram;
 use crate::result::meta::{MetaOp, MetaResult};
 use crate::spec::meta::MetaSpec;
 use crate::stop::StopFlag;
+use crate::units::format_bytes;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use std::fs;
@@ -33,6 +37,28 @@ pub fn validate(spec: &MetaSpec) -> Result<(), crate::error::UsageError> {
     let dir = Path::new(&spec.dir);
     if !dir.is_dir() {
         return fail(format!("{}: not a directory", spec.dir));
+    }
+    if spec.block_size > 0 {
+        let least = 16 * block::CHUNK;
+        if spec.block_size < least {
+            return fail(format!(
+                "--block {} is below {}",
+                format_bytes(spec.block_size),
+                format_bytes(least)
+            ));
+        }
+        // The file and the files of the creation tests, with room to spare.
+        let needed = spec.block_size + (64 << 20);
+        if let Some(free) = crate::engine::target::free_bytes(dir)
+            && free < needed
+        {
+            return fail(format!(
+                "--block {}: {} has {} free",
+                format_bytes(spec.block_size),
+                spec.dir,
+                format_bytes(free)
+            ));
+        }
     }
     Ok(())
 }
@@ -76,6 +102,32 @@ pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
     let payload = vec![0x5a_u8; spec.file_size as usize];
 
     let mut ops = Vec::new();
+    let mut warnings = Vec::new();
+    let mut interrupted = false;
+    if spec.block_size > 0 {
+        let file = workspace.0.join("block");
+        for p in block::run(&file, spec.block_size, spec.seed, stop)? {
+            interrupted |= stop.is_set();
+            ops.push(MetaOp {
+                name: p.name.to_string(),
+                ops: p.ops,
+                elapsed_s: p.elapsed_s,
+                ops_per_s: crate::measure::per_second(p.ops, p.elapsed_s),
+                bytes: Some(p.bytes),
+                bw_bytes: Some(crate::measure::per_second(p.bytes, p.elapsed_s)),
+                lat_ns: p.latency.summary(),
+                histogram: p.latency.encode(),
+            });
+        }
+        fs::remove_file(&file)?;
+        if let Some(free) = crate::warnings::available_memory().filter(|m| *m > spec.block_size) {
+            warnings.push(format!(
+                "block tests: the {} file is smaller than the free memory ({}); the page cache is dropped before each phase that reads, but random seeks that hit a chunk twice may be served from it (bonnie++ uses twice the memory)",
+                format_bytes(spec.block_size),
+                format_bytes(free)
+            ));
+        }
+    }
     let phases: [(&str, &[PathBuf], Op); 6] = [
         ("create_seq", &paths, Op::Create),
         ("stat_seq", &paths, Op::Stat),
@@ -84,7 +136,6 @@ pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
         ("stat_random", &shuffled, Op::Stat),
         ("delete_random", &shuffled, Op::Delete),
     ];
-    let mut interrupted = false;
     for (name, order, op) in phases {
         if stop.is_set() {
             interrupted = true;
@@ -96,11 +147,9 @@ pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
             name: name.to_string(),
             ops: done as u64,
             elapsed_s: elapsed,
-            ops_per_s: if elapsed > 0.0 {
-                done as f64 / elapsed
-            } else {
-                0.0
-            },
+            ops_per_s: crate::measure::per_second(done as u64, elapsed),
+            bytes: None,
+            bw_bytes: None,
             lat_ns: h.summary(),
             histogram: h.encode(),
         });
@@ -115,6 +164,7 @@ pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
         filesystem,
         ops,
         interrupted,
+        warnings,
     })
 }
 
@@ -170,6 +220,7 @@ mod tests {
             files_per_dir: 300,
             file_size: 10,
             seed: 1,
+            block_size: 0,
         };
         let r = run(&spec, &StopFlag::default()).unwrap();
         let names: Vec<&str> = r.ops.iter().map(|o| o.name.as_str()).collect();
@@ -197,6 +248,7 @@ mod tests {
             files_per_dir: 0,
             file_size: 0,
             seed: 1,
+            block_size: 0,
         };
         assert!(validate(&spec).unwrap_err().0.contains("not a directory"));
         let spec = MetaSpec {
