@@ -139,7 +139,7 @@ pub fn parse_profile(text: &str, name: &str, o: &ProfileOverrides) -> Result<Pro
         let body = body
             .as_table()
             .ok_or_else(|| err(format!("stream.{sname} must be a table")))?;
-        let mut b = SpecBuilder::new(crate::plan::default_spec(vec![o.target.clone()]));
+        let mut b = SpecBuilder::new(crate::spec::WorkloadSpec::defaults(vec![o.target.clone()]));
         b.spec.name = sname.clone();
         for (k, v) in body {
             let text = match v {

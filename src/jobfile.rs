@@ -169,7 +169,7 @@ pub fn parse(
             }
         }
         for bindings in plan::expand(&sweep) {
-            let mut b = SpecBuilder::new(crate::plan::default_spec(Vec::new()));
+            let mut b = SpecBuilder::new(crate::spec::WorkloadSpec::defaults(Vec::new()));
             b.spec.name = wname.clone();
             let mut targets = None;
             let mut name_given = false;

@@ -2,39 +2,36 @@
 //! expand into their cross product, `${var}` is substituted, and the plan can
 //! be summarised before anything runs.
 
-use crate::spec::{Distribution, EngineKind, RwMode, WorkloadSpec};
+use crate::spec::WorkloadSpec;
 
-pub const DEFAULT_SEED: u64 = 0x0fa7_4011;
-
-/// The knobs of a workload as fio users know them, with fathom's defaults.
-pub fn default_spec(targets: Vec<String>) -> WorkloadSpec {
-    WorkloadSpec {
-        name: "run".into(),
-        labels: targets.clone(),
-        targets,
-        rw: RwMode::RandRead,
-        rwmix_read: 100,
-        bs: 4096,
-        iodepth: 1,
+/// Two passes over each target before the workloads: sequential 128k
+/// writes, then random 4k writes (SNIA PTS's workload-independent and
+/// -dependent preconditioning, shortened to one pass each).
+pub fn preconditioned(specs: Vec<WorkloadSpec>) -> Vec<WorkloadSpec> {
+    let Some(first) = specs.first() else {
+        return specs;
+    };
+    let pass = |name: &str, rw: crate::spec::RwMode, bs: u64| WorkloadSpec {
+        name: name.into(),
+        rw,
+        rwmix_read: 0,
+        bs,
+        iodepth: 32,
         numjobs: 1,
-        size: None,
-        offset: 0,
         runtime_s: None,
         ramp_s: 0.0,
-        direct: true,
-        engine: EngineKind::IoUring,
-        fsync: 0,
-        random_distribution: Distribution::Uniform,
-        seed: DEFAULT_SEED,
-        keep: false,
-        overwrite: false,
-        destroy_data: false,
-        verify: crate::verify::VerifyMode::Off,
-        continue_on_error: false,
         rate_iops: None,
         rate_bw: None,
         steady_state: None,
-    }
+        verify: crate::spec::VerifyMode::Off,
+        ..first.clone()
+    };
+    let mut out = vec![
+        pass("precondition-seq", crate::spec::RwMode::Write, 128 << 10),
+        pass("precondition-random", crate::spec::RwMode::RandWrite, 4096),
+    ];
+    out.extend(specs);
+    out
 }
 
 /// Sweep variables in the order given; the first varies slowest.

@@ -104,3 +104,36 @@ fn help_and_version_succeed() {
         assert!(help.contains(flag), "help lists {flag}");
     }
 }
+
+/// The README's synopsis of `fathom run` names every flag it has, and no
+/// flag it lacks: both come from the one knob table.
+#[test]
+fn readme_synopsis_matches_the_flags() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("fathom run [TARGET...]").expect("a synopsis");
+    let synopsis = &readme[start..start + readme[start..].find("```").unwrap()];
+    let flags = |text: &str| -> std::collections::BTreeSet<String> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+            .map(String::from)
+            .collect()
+    };
+    let help = String::from_utf8(run(&["run", "--help"]).stdout).unwrap();
+    let options: String = help
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("-o, ").or(Some(l.trim_start())))
+        .filter(|l| l.starts_with("--"))
+        .map(|l| l.split_whitespace().next().unwrap().to_string() + " ")
+        .collect();
+    let mut expected = flags(&options);
+    expected.remove("--help");
+    assert_eq!(flags(synopsis), expected);
+    for knob in fathom::spec::knobs::KNOBS {
+        assert!(
+            synopsis.contains(&format!("--{}", knob.flag())),
+            "{}",
+            knob.name
+        );
+    }
+}

@@ -25,18 +25,27 @@ fn a_thousand_iops_for_five_seconds_is_on_schedule() {
         "5s",
     ]);
     let read = &doc["results"][0]["targets"][0]["read"];
-    let iops = f(&read["iops"]);
+    // The schedule never runs ahead; on a busy machine it may fall behind,
+    // and then what it did not answer is reported, not dropped.
+    let ios = u(&read["ios"]) as f64;
+    let unanswered = read["unanswered"].as_u64().unwrap_or(0) as f64;
+    assert!(ios <= 5050.0, "{ios} I/Os in 5 s at 1000/s");
     assert!(
-        (iops - 1000.0).abs() <= 20.0,
-        "rate {iops} not within 2% of 1000"
+        ios + unanswered >= 4950.0,
+        "{ios} I/Os and {unanswered} unanswered, want 5000 due"
     );
     let intervals = read["intervals"].as_array().unwrap();
     assert_eq!(intervals.len(), 5);
-    for i in intervals {
-        let n = u(&i["ios"]) as f64;
+    // A second after a stall may catch up, but by the end of second k no
+    // more than 1000 k I/Os were ever due.
+    let mut done = 0.0;
+    for (k, i) in intervals.iter().enumerate() {
+        done += u(&i["ios"]) as f64;
+        let due = 1000.0 * (k + 1) as f64;
         assert!(
-            (n - 1000.0).abs() <= 50.0,
-            "second with {n} I/Os, not within 5%"
+            done <= due + 10.0,
+            "{done} I/Os by second {}, ahead of the schedule",
+            k + 1
         );
     }
     assert!(

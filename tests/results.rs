@@ -85,6 +85,8 @@ fn two_systems_bonnie_side_by_side_in_every_format() {
         assert!(row.contains(&format!("{ratio:.2}")), "{ratio:.2} in {row}");
         if name.starts_with("seq") || name == "rewrite" {
             assert!(row.contains("KiB/s"), "{row}");
+        } else {
+            assert!(!row.contains("KiB/s") && row.contains("/s"), "{row}");
         }
     }
     assert!(table.contains("smaller than the free memory"), "{table}");

@@ -31,20 +31,33 @@ fn cached_rated_read(iops: &str, extra: &[&str]) -> Value {
     target0(&run_json(&args))["read"].clone()
 }
 
+/// I/Os a rated run counted, and those it counted plus those that were due
+/// but had no answer at the end. On a busy machine the worker may fall
+/// behind, so the first can be short of the schedule; the two together
+/// never are: every I/O due in the measured time is either counted or
+/// reported unanswered.
+fn counted_and_due(read: &Value) -> (f64, f64) {
+    let ios = u(&read["ios"]) as f64;
+    let unanswered = read["unanswered"].as_u64().unwrap_or(0) as f64;
+    (ios, ios + unanswered)
+}
+
 #[test]
 fn io_during_the_ramp_is_not_counted() {
     // At a fixed rate the count follows from the time: 400 I/Os a second
     // for 1 s measured after a 1 s ramp is 400, not the 800 issued.
     let read = cached_rated_read("400", &["--ramp", "1s", "--runtime", "1s"]);
-    let ios = u(&read["ios"]) as f64;
-    assert!((ios - 400.0).abs() <= 12.0, "{ios} I/Os counted, want 400");
+    let (ios, due) = counted_and_due(&read);
+    assert!(ios <= 412.0, "{ios} I/Os counted, want at most 400");
+    assert!(due >= 388.0, "{due} I/Os counted or unanswered, want 400");
 }
 
 #[test]
 fn a_rate_is_shared_by_the_workers_not_given_to_each() {
     let read = cached_rated_read("1000", &["--numjobs", "4", "--runtime", "2s"]);
-    let iops = f(&read["iops"]);
-    assert!((iops - 1000.0).abs() <= 20.0, "{iops} IOPS, want 1000");
+    let (ios, due) = counted_and_due(&read);
+    assert!(ios <= 2040.0, "{ios} I/Os in 2 s, want at most 2000");
+    assert!(due >= 1960.0, "{due} I/Os counted or unanswered, want 2000");
 }
 
 /// Distinct chunks of `chunk` bytes in `path`, and how many there are.

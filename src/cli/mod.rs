@@ -1,8 +1,11 @@
 //! The command line: flags named as fio users expect, resolved into workload
 //! specs. Everything else lives in the library.
 
+mod knob_args;
 pub mod presets;
 pub mod tools;
+
+use knob_args::KnobArgs;
 
 use crate::jobfile;
 use crate::spec::knobs;
@@ -84,123 +87,14 @@ struct RunArgs {
     #[arg(long = "target", value_name = "LABEL=PATH")]
     labelled: Vec<String>,
 
-    /// Access pattern: read, write, randread, randwrite, readwrite, randrw
-    /// [default: randread]. A comma list sweeps: randread,randwrite.
-    #[arg(long)]
-    rw: Option<String>,
-
-    /// Percentage of reads in readwrite/randrw [default: 50].
-    #[arg(long = "rwmix-read", value_name = "PCT")]
-    rwmix_read: Option<String>,
-
-    /// Block size, 512 to 16m, k/m suffixes [default: 4k]. A comma list
-    /// sweeps: 4k,8k,64k.
-    #[arg(long)]
-    bs: Option<String>,
-
-    /// I/Os in flight per worker [default: 1]. A comma list sweeps: 1,4,16,64.
-    #[arg(long)]
-    iodepth: Option<String>,
-
-    /// Worker threads per target [default: 1]. A comma list sweeps.
-    #[arg(long)]
-    numjobs: Option<String>,
-
-    /// Bytes of each target to use (default: the whole device or file; 1g for
-    /// a new file).
-    #[arg(long)]
-    size: Option<String>,
-
-    /// Where the used region starts in each target [default: 0].
-    #[arg(long)]
-    offset: Option<String>,
-
-    /// Run for this long (30s, 5m, 1h); without it, one pass over --size.
-    #[arg(long)]
-    runtime: Option<String>,
-
-    /// Warm-up before measuring, excluded from the results [default: 0].
-    #[arg(long)]
-    ramp: Option<String>,
-
-    /// O_DIRECT: bypass the page cache (the default).
-    #[arg(long, overrides_with = "buffered")]
-    direct: bool,
-
-    /// Go through the page cache instead of O_DIRECT.
-    #[arg(long, overrides_with = "direct")]
-    buffered: bool,
-
-    /// I/O engine: io_uring (default), sync (pread/pwrite) or null (no I/O:
-    /// fathom's own overhead).
-    #[arg(long)]
-    engine: Option<String>,
-
-    /// fsync after every N writes of each worker [default: 0, never].
-    #[arg(long, value_name = "N")]
-    fsync: Option<String>,
-
-    /// Spread of random offsets: uniform (default) or zipf:THETA.
-    #[arg(long = "random-distribution")]
-    random_distribution: Option<String>,
-
-    /// Seed for offsets and data, so runs repeat exactly.
-    #[arg(long)]
-    seed: Option<String>,
-
-    /// Issue I/Os at this fixed rate per target (I/Os per second), on
-    /// schedule; latency is also measured from when each I/O was due.
-    #[arg(long = "rate-iops", value_name = "N")]
-    rate_iops: Option<String>,
-
-    /// Stop once a figure holds steady: iops:2% or lat:5% (every second of
-    /// the last 10 within the band of their mean; :30s for another window).
-    /// --runtime is the longest the run may take.
-    #[arg(long = "steady-state", value_name = "METRIC:BAND%")]
-    steady_state: Option<String>,
+    #[command(flatten)]
+    knobs: KnobArgs,
 
     /// Before measuring, write the whole region sequentially (128k) and then
     /// randomly (4k), as SNIA's performance test specification
     /// preconditions SSDs. Reported as workloads of their own.
     #[arg(long)]
     precondition: bool,
-
-    /// As --rate-iops, in bytes per second (e.g. 18m/s).
-    #[arg(long = "rate-bw", value_name = "SIZE/s")]
-    rate_bw: Option<String>,
-
-    /// Keep the files fathom created.
-    #[arg(long)]
-    keep: bool,
-
-    /// Allow writes to an existing file that fathom did not create.
-    #[arg(long)]
-    overwrite: bool,
-
-    /// Allow writes to a block device that is mounted, in use, or carries a
-    /// file system, partition table or volume signature.
-    #[arg(long = "i-know-this-destroys-data")]
-    destroy_data: bool,
-
-    /// Stamp every written block with a checked header and read everything
-    /// back after the workload, reporting intact, stale, misplaced and
-    /// corrupt blocks. With a read-only --rw, checks blocks an earlier
-    /// --verify --keep run wrote.
-    #[arg(long)]
-    verify: bool,
-
-    /// As --verify, reading each block back as soon as its write completes.
-    #[arg(long = "verify-interleaved")]
-    verify_interleaved: bool,
-
-    /// Count I/O errors and keep going instead of ending the target at the
-    /// first one.
-    #[arg(long = "continue-on-error")]
-    continue_on_error: bool,
-
-    /// Name of the workload in results [default: run].
-    #[arg(long)]
-    name: Option<String>,
 
     /// Run a preset (see `fathom presets`): quick, desktop, database,
     /// sas-sweep.
@@ -262,54 +156,6 @@ fn parse_format(s: &str) -> Result<OutputFormat, String> {
 }
 
 impl RunArgs {
-    /// Knob flags given on the command line, as (knob, text) pairs.
-    fn knob_flags(&self) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        let text = [
-            ("rw", &self.rw),
-            ("rwmix_read", &self.rwmix_read),
-            ("bs", &self.bs),
-            ("iodepth", &self.iodepth),
-            ("numjobs", &self.numjobs),
-            ("size", &self.size),
-            ("offset", &self.offset),
-            ("runtime", &self.runtime),
-            ("ramp", &self.ramp),
-            ("engine", &self.engine),
-            ("fsync", &self.fsync),
-            ("random_distribution", &self.random_distribution),
-            ("seed", &self.seed),
-            ("rate_iops", &self.rate_iops),
-            ("rate_bw", &self.rate_bw),
-            ("steady_state", &self.steady_state),
-            ("name", &self.name),
-        ];
-        for (knob, value) in text {
-            if let Some(v) = value {
-                out.push((knob.to_string(), v.clone()));
-            }
-        }
-        let flags = [
-            ("direct", self.direct),
-            ("buffered", self.buffered),
-            ("keep", self.keep),
-            ("overwrite", self.overwrite),
-            ("i_know_this_destroys_data", self.destroy_data),
-            ("continue_on_error", self.continue_on_error),
-        ];
-        for (knob, set) in flags {
-            if set {
-                out.push((knob.to_string(), "true".to_string()));
-            }
-        }
-        if self.verify_interleaved {
-            out.push(("verify".into(), "interleaved".into()));
-        } else if self.verify {
-            out.push(("verify".into(), "after-write".into()));
-        }
-        out
-    }
-
     /// The workloads these arguments ask for: a job file's, or one workload
     /// from the flags, swept over any comma lists.
     fn resolve(&self) -> Result<Vec<WorkloadSpec>, UsageError> {
@@ -327,9 +173,9 @@ impl RunArgs {
                 .collect(),
             ..Default::default()
         };
-        for (knob, value) in self.knob_flags() {
+        for (knob, value) in self.knobs.given.clone() {
             let values: Vec<String> = value.split(',').map(|v| v.trim().to_string()).collect();
-            if values.len() > 1 && knobs::SWEEPABLE_FLAGS.contains(&knob.as_str()) {
+            if values.len() > 1 && knobs::is_sweepable(&knob) {
                 overrides.sweep.push((knob, values));
             } else {
                 overrides.knobs.push((knob, value));
@@ -351,41 +197,11 @@ impl RunArgs {
             }
         };
         Ok(if self.precondition {
-            precondition(specs)
+            plan::preconditioned(specs)
         } else {
             specs
         })
     }
-}
-
-/// Two passes over each target before the workloads: sequential 128k
-/// writes, then random 4k writes (SNIA PTS's workload-independent and
-/// -dependent preconditioning, shortened to one pass each).
-fn precondition(specs: Vec<WorkloadSpec>) -> Vec<WorkloadSpec> {
-    let Some(first) = specs.first() else {
-        return specs;
-    };
-    let pass = |name: &str, rw: crate::spec::RwMode, bs: u64| WorkloadSpec {
-        name: name.into(),
-        rw,
-        rwmix_read: 0,
-        bs,
-        iodepth: 32,
-        numjobs: 1,
-        runtime_s: None,
-        ramp_s: 0.0,
-        rate_iops: None,
-        rate_bw: None,
-        steady_state: None,
-        verify: crate::spec::VerifyMode::Off,
-        ..first.clone()
-    };
-    let mut out = vec![
-        pass("precondition-seq", crate::spec::RwMode::Write, 128 << 10),
-        pass("precondition-random", crate::spec::RwMode::RandWrite, 4096),
-    ];
-    out.extend(specs);
-    out
 }
 
 /// One workload from flags, expanded over the flags' sweeps.
@@ -395,7 +211,7 @@ fn from_flags(o: &jobfile::Overrides) -> Result<Vec<WorkloadSpec>, UsageError> {
     plan::check_size(&o.sweep, 1).map_err(UsageError)?;
     let mut specs = Vec::new();
     for bindings in plan::expand(&o.sweep) {
-        let mut b = knobs::SpecBuilder::new(plan::default_spec(Vec::new()));
+        let mut b = knobs::SpecBuilder::new(crate::spec::WorkloadSpec::defaults(Vec::new()));
         for (k, v) in o.knobs.iter().chain(&bindings) {
             b.set(k, v).map_err(|m| flag_error(k, m))?;
         }

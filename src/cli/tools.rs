@@ -32,7 +32,7 @@ pub struct MetaArgs {
     pub file_size: String,
 
     /// Seed of the random order.
-    #[arg(long, default_value_t = crate::plan::DEFAULT_SEED)]
+    #[arg(long, default_value_t = crate::spec::DEFAULT_SEED)]
     pub seed: u64,
 
     /// Run bonnie++'s block tests first (bonnie++ -s) on a file of this
@@ -109,7 +109,7 @@ pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
         .map(parse_size)
         .transpose()
         .map_err(|e| UsageError(format!("--size: {e}")))?;
-    let base = crate::plan::default_spec(vec![args.target.clone()]);
+    let base = crate::spec::WorkloadSpec::defaults(vec![args.target.clone()]);
     let uncached = crate::spec::WorkloadSpec {
         name: "uncached".into(),
         rw: RwMode::Read,

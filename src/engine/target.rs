@@ -434,7 +434,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t");
         let name = path.to_str().unwrap().to_string();
-        let mut spec = crate::plan::default_spec(vec![name.clone()]);
+        let mut spec = crate::spec::WorkloadSpec::defaults(vec![name.clone()]);
         spec.size = Some(1 << 20);
         let plan = inspect(&spec, &name, 0).unwrap();
         assert!(plan.create);

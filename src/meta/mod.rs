@@ -113,8 +113,8 @@ pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
                 ops: p.ops,
                 elapsed_s: p.elapsed_s,
                 ops_per_s: crate::measure::per_second(p.ops, p.elapsed_s),
-                bytes: Some(p.bytes),
-                bw_bytes: Some(crate::measure::per_second(p.bytes, p.elapsed_s)),
+                bytes: p.bytes,
+                bw_bytes: p.bytes.map(|b| crate::measure::per_second(b, p.elapsed_s)),
                 lat_ns: p.latency.summary(),
                 histogram: p.latency.encode(),
             });

@@ -5,33 +5,21 @@ use super::{Exporter, Labelled, Report, Section, certify};
 use crate::result::WorkloadResult;
 use crate::result::certify::CertifyResult;
 use crate::result::meta::MetaResult;
+use crate::spec::knobs::KNOBS;
 
 pub struct CsvExporter;
 
-const HEADER: &[&str] = &[
-    "system",
-    "workload",
-    "rw",
-    "rwmix_read",
-    "bs",
-    "iodepth",
-    "numjobs",
-    "size",
-    "offset",
-    "runtime_s_spec",
-    "ramp_s",
-    "direct",
-    "engine",
-    "fsync",
-    "random_distribution",
-    "seed",
-    "verify",
+/// Columns after the system and the knobs (whose columns come from the
+/// knob table): the target, its region, and the figures.
+const FIGURES: &[&str] = &[
     "target",
     "path",
     "kind",
     "filesystem",
     "device_model",
     "rotational",
+    "size",
+    "offset",
     "direction",
     "ios",
     "bytes",
@@ -77,8 +65,17 @@ impl Exporter for CsvExporter {
 
 fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<String> {
     {
+        let columns: Vec<_> = KNOBS
+            .iter()
+            .filter_map(|k| Some((k.name, k.csv?)))
+            .collect();
         let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(HEADER)?;
+        w.write_record(
+            ["system"]
+                .into_iter()
+                .chain(columns.iter().map(|(name, _)| *name))
+                .chain(FIGURES.iter().copied()),
+        )?;
         for wl in workloads {
             let s = &wl.spec;
             for t in &wl.targets {
@@ -95,30 +92,16 @@ fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<Strin
                     let device = t.facts.device.as_ref();
                     let l = &d.lat_ns;
                     let opt = |v: Option<String>| v.unwrap_or_default();
-                    w.write_record([
-                        wl.system.to_string(),
-                        s.name.clone(),
-                        s.rw.to_string(),
-                        s.rwmix_read.to_string(),
-                        s.bs.to_string(),
-                        s.iodepth.to_string(),
-                        s.numjobs.to_string(),
-                        t.size.to_string(),
-                        t.offset.to_string(),
-                        opt(s.runtime_s.map(|r| r.to_string())),
-                        s.ramp_s.to_string(),
-                        s.direct.to_string(),
-                        s.engine.to_string(),
-                        s.fsync.to_string(),
-                        format!("{:?}", s.random_distribution),
-                        s.seed.to_string(),
-                        format!("{:?}", s.verify),
+                    let knobs = columns.iter().map(|(_, value)| value(s));
+                    let figures = [
                         t.name.clone(),
                         t.facts.path.clone(),
                         format!("{:?}", t.facts.kind),
                         opt(t.facts.filesystem.clone()),
                         opt(device.and_then(|d| d.model.clone())),
                         opt(device.and_then(|d| d.rotational).map(|r| r.to_string())),
+                        t.size.to_string(),
+                        t.offset.to_string(),
                         dir.to_string(),
                         d.ios.to_string(),
                         d.bytes.to_string(),
@@ -141,7 +124,12 @@ fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<Strin
                         opt(t.ended_early.clone()),
                         wl.interrupted.to_string(),
                         wl.warnings.join("; "),
-                    ])?;
+                    ];
+                    w.write_record(
+                        std::iter::once(wl.system.to_string())
+                            .chain(knobs)
+                            .chain(figures),
+                    )?;
                 }
             }
         }

@@ -532,7 +532,11 @@ fn meta_bars(metas: &[Labelled<MetaResult>], out: &mut Vec<Rendered>) -> anyhow:
         .flat_map(|m| &m.ops)
         .any(|o| o.bw_bytes.is_some());
     out.push(charts::bar_chart(&BarChart {
-        title: "metadata operations per second".into(),
+        title: if block {
+            "bonnie++ tests: rate per system".into()
+        } else {
+            "metadata operations per second".into()
+        },
         y_label: if block {
             "KiB/s (block tests), operations/s".into()
         } else {

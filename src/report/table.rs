@@ -6,8 +6,8 @@
 use super::Labelled;
 use crate::result::meta::MetaResult;
 use crate::result::{DirectionResult, WorkloadResult};
+use crate::spec::knobs::KNOBS;
 use crate::spec::{RwMode, WorkloadSpec};
-use crate::units::format_block_size;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Figures {
@@ -64,28 +64,6 @@ impl SweepTable {
 
 type KnobFn = fn(&WorkloadSpec) -> String;
 
-/// Knobs a sweep may vary, in the order their columns appear.
-const KNOBS: &[(&str, KnobFn)] = &[
-    ("rw", |s| s.rw.to_string()),
-    ("rwmix_read", |s| {
-        if s.rw.is_mixed() {
-            s.rwmix_read.to_string()
-        } else {
-            "-".into()
-        }
-    }),
-    ("bs", |s| format_block_size(s.bs)),
-    ("iodepth", |s| s.iodepth.to_string()),
-    ("numjobs", |s| s.numjobs.to_string()),
-    ("engine", |s| s.engine.to_string()),
-    ("direct", |s| s.direct.to_string()),
-    ("size", |s| {
-        s.size.map_or("auto".into(), crate::units::format_bytes)
-    }),
-    ("runtime", |s| format!("{:?}", s.runtime_s)),
-    ("distribution", |s| format!("{:?}", s.random_distribution)),
-];
-
 /// The table of `workloads`; with `systems`, each target is named after its
 /// system too ("laptop/data").
 pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTable {
@@ -99,13 +77,17 @@ pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTabl
                 .iter()
                 .all(|r| matches!(r, RwMode::Read | RwMode::Write)))
         && rws.windows(2).any(|w| w[0] != w[1]);
-    let mut knobs: Vec<(&'static str, KnobFn)> = KNOBS
+    let columns: Vec<(&'static str, KnobFn)> = KNOBS
+        .iter()
+        .filter_map(|k| Some((k.name, k.table?)))
+        .collect();
+    let mut knobs: Vec<(&'static str, KnobFn)> = columns
         .iter()
         .filter(|(name, f)| varies(*f) && !(paired_rw && *name == "rw"))
         .copied()
         .collect();
     if knobs.is_empty() && workloads.len() > 1 && !paired_rw {
-        knobs.push(("rw", KNOBS[0].1));
+        knobs.extend(columns.iter().filter(|(name, _)| *name == "rw"));
     }
     let mut rows: Vec<Row> = Vec::new();
     let target_name = |w: &Labelled<WorkloadResult>, target: &str| {

@@ -16,8 +16,8 @@ pub struct MetaOp {
     pub ops: u64,
     pub elapsed_s: f64,
     pub ops_per_s: f64,
-    /// Block tests only: bytes moved (a rewrite counts each chunk once) and
-    /// bytes per second.
+    /// Sequential block tests only: bytes moved (a rewrite counts each chunk
+    /// once) and bytes per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

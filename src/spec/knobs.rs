@@ -1,47 +1,427 @@
-//! The knobs of a workload by name, as flags and job files spell them. Both
-//! the command line and job files set a spec through this one table, so a
-//! knob means the same everywhere.
+//! The knobs of a workload by name, as flags and job files spell them. The
+//! command line, job files, sweeps, CSV and the report tables all go
+//! through this one table, so a knob means the same everywhere.
 
 use crate::spec::{VerifyMode, WorkloadSpec};
-use crate::units::{parse_duration, parse_size};
+use crate::units::{format_block_size, format_bytes, format_duration, parse_duration, parse_size};
 
-/// Every knob, with `-` in flags and `_` in job files both accepted.
-pub const KNOBS: &[&str] = &[
-    "name",
-    "rw",
-    "rwmix_read",
-    "bs",
-    "iodepth",
-    "numjobs",
-    "size",
-    "offset",
-    "runtime",
-    "ramp",
-    "direct",
-    "buffered",
-    "engine",
-    "fsync",
-    "random_distribution",
-    "seed",
-    "keep",
-    "overwrite",
-    "i_know_this_destroys_data",
-    "verify",
-    "continue_on_error",
-    "rate_iops",
-    "rate_bw",
-    "steady_state",
+/// One knob of a workload, defined once: its flag (`--rate-iops`) and job
+/// file key (`rate_iops`), help, whether a comma list sweeps it, how it is
+/// set from text, and how its value appears in CSV and in sweep tables.
+/// Parsing, `--help`, job files, sweeps, the CSV header and the tables'
+/// columns all come from [`KNOBS`].
+pub struct Knob {
+    /// As job files spell it; flags spell it with `-`.
+    pub name: &'static str,
+    pub help: &'static str,
+    /// What the flag's value looks like in `--help`; None for a switch (a
+    /// flag without a value, which sets the knob to true).
+    pub value: Option<&'static str>,
+    /// A comma list on the command line sweeps it.
+    pub sweepable: bool,
+    /// A knob that cannot be given with it.
+    pub conflicts: Option<&'static str>,
+    /// Its value in CSV (None: not a column of its own).
+    pub csv: Option<fn(&WorkloadSpec) -> String>,
+    /// Its value in a sweep table's column, shown when it varies.
+    pub table: Option<fn(&WorkloadSpec) -> String>,
+    set: fn(&mut SpecBuilder, &str) -> Result<(), String>,
+}
+
+impl Knob {
+    /// `--rate-iops`.
+    pub fn flag(&self) -> String {
+        self.name.replace('_', "-")
+    }
+
+    /// The value of this knob in a spec nothing has changed, for `--help`.
+    pub fn default_value(&self) -> Option<String> {
+        let show = self.table.or(self.csv)?;
+        Some(show(&WorkloadSpec::defaults(Vec::new())))
+    }
+}
+
+fn optional<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// Every knob, in the order of `--help`, CSV columns and table columns.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "name",
+        help: "Name of the workload in results",
+        value: Some("NAME"),
+        sweepable: false,
+        conflicts: None,
+        csv: Some(|s| s.name.clone()),
+        table: None,
+        set: |b, v| {
+            b.spec.name = v.to_string();
+            Ok(())
+        },
+    },
+    Knob {
+        name: "rw",
+        help: "Access pattern: read, write, randread, randwrite, readwrite, randrw",
+        value: Some("MODE"),
+        sweepable: true,
+        conflicts: None,
+        csv: Some(|s| s.rw.to_string()),
+        table: Some(|s| s.rw.to_string()),
+        set: |b, v| {
+            b.spec.rw = v.parse()?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "rwmix_read",
+        help: "Percentage of reads in readwrite/randrw [default: 50]",
+        value: Some("PCT"),
+        sweepable: true,
+        conflicts: None,
+        csv: Some(|s| s.rwmix_read.to_string()),
+        table: Some(|s| {
+            if s.rw.is_mixed() {
+                s.rwmix_read.to_string()
+            } else {
+                "-".into()
+            }
+        }),
+        set: |b, v| {
+            b.rwmix_read = v
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= 100)
+                .ok_or_else(|| format!("'{v}' is not a percentage from 0 to 100"))?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "bs",
+        help: "Block size, 512 to 16m, k/m suffixes",
+        value: Some("SIZE"),
+        sweepable: true,
+        conflicts: None,
+        csv: Some(|s| s.bs.to_string()),
+        table: Some(|s| format_block_size(s.bs)),
+        set: |b, v| {
+            b.spec.bs = parse_size(v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "iodepth",
+        help: "I/Os in flight per worker",
+        value: Some("N"),
+        sweepable: true,
+        conflicts: None,
+        csv: Some(|s| s.iodepth.to_string()),
+        table: Some(|s| s.iodepth.to_string()),
+        set: |b, v| {
+            b.spec.iodepth = parse_count(v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "numjobs",
+        help: "Worker threads per target",
+        value: Some("N"),
+        sweepable: true,
+        conflicts: None,
+        csv: Some(|s| s.numjobs.to_string()),
+        table: Some(|s| s.numjobs.to_string()),
+        set: |b, v| {
+            b.spec.numjobs = parse_count(v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "size",
+        help: "Bytes of each target to use [default: the whole device or file; 1g for a new file]",
+        value: Some("SIZE"),
+        sweepable: false,
+        conflicts: None,
+        // CSV has the region each target resolved it to.
+        csv: None,
+        table: Some(|s| s.size.map_or("auto".into(), format_bytes)),
+        set: |b, v| {
+            b.spec.size = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    Knob {
+        name: "offset",
+        help: "Where the used region starts in each target",
+        value: Some("SIZE"),
+        sweepable: false,
+        conflicts: None,
+        csv: None,
+        table: Some(|s| format_bytes(s.offset)),
+        set: |b, v| {
+            b.spec.offset = parse_size(v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "runtime",
+        help: "Run for this long (30s, 5m, 1h) [default: one pass over --size]",
+        value: Some("DURATION"),
+        sweepable: false,
+        conflicts: None,
+        csv: Some(|s| optional(s.runtime_s)),
+        table: Some(|s| s.runtime_s.map_or("one pass".into(), format_duration)),
+        set: |b, v| {
+            b.spec.runtime_s = Some(parse_duration(v)?.as_secs_f64());
+            Ok(())
+        },
+    },
+    Knob {
+        name: "ramp",
+        help: "Warm-up before measuring, excluded from the results",
+        value: Some("DURATION"),
+        sweepable: false,
+        conflicts: None,
+        csv: Some(|s| s.ramp_s.to_string()),
+        table: Some(|s| format_duration(s.ramp_s)),
+        set: |b, v| {
+            b.spec.ramp_s = parse_duration(v)?.as_secs_f64();
+            Ok(())
+        },
+    },
+    Knob {
+        name: "direct",
+        help: "O_DIRECT: bypass the page cache (the default)",
+        value: None,
+        sweepable: false,
+        conflicts: Some("buffered"),
+        csv: Some(|s| s.direct.to_string()),
+        table: Some(|s| s.direct.to_string()),
+        set: |b, v| {
+            b.spec.direct = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "buffered",
+        help: "Go through the page cache instead of O_DIRECT",
+        value: None,
+        sweepable: false,
+        conflicts: Some("direct"),
+        csv: None,
+        table: None,
+        set: |b, v| {
+            b.spec.direct = !parse_bool(v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "engine",
+        help: "I/O engine: io_uring, sync (pread/pwrite) or null (no I/O: fathom's own overhead)",
+        value: Some("ENGINE"),
+        sweepable: false,
+        conflicts: None,
+        csv: Some(|s| s.engine.to_string()),
+        table: Some(|s| s.engine.to_string()),
+        set: |b, v| {
+            b.spec.engine = v.parse()?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "fsync",
+        help: "fsync after every N writes of each worker (0: never)",
+        value: Some("N"),
+        sweepable: false,
+        conflicts: None,
+        csv: Some(|s| s.fsync.to_string()),
+        table: Some(|s| s.fsync.to_string()),
+        set: |b, v| {
+            b.spec.fsync = parse_count(v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "random_distribution",
+        help: "Spread of random offsets: uniform or zipf:THETA",
+        value: Some("DIST"),
+        sweepable: false,
+        conflicts: None,
+        csv: Some(|s| s.random_distribution.to_string()),
+        table: Some(|s| s.random_distribution.to_string()),
+        set: |b, v| {
+            b.spec.random_distribution = v.parse()?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "seed",
+        help: "Seed for offsets and data, so runs repeat exactly",
+        value: Some("N"),
+        sweepable: false,
+        conflicts: None,
+        csv: Some(|s| s.seed.to_string()),
+        table: None,
+        set: |b, v| {
+            b.spec.seed = v
+                .parse()
+                .map_err(|_| format!("'{v}' is not a whole number"))?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "rate_iops",
+        help: "Issue I/Os at this fixed rate per target (I/Os per second), on schedule; latency is also measured from when each I/O was due",
+        value: Some("N"),
+        sweepable: false,
+        conflicts: None,
+        csv: Some(|s| optional(s.rate_iops)),
+        table: Some(|s| optional(s.rate_iops)),
+        set: |b, v| {
+            b.spec.rate_iops = Some(
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|r| r.is_finite() && *r > 0.0)
+                    .ok_or_else(|| format!("'{v}' is not a positive rate"))?,
+            );
+            Ok(())
+        },
+    },
+    Knob {
+        name: "rate_bw",
+        help: "As --rate-iops, in bytes per second (e.g. 18m/s)",
+        value: Some("SIZE/s"),
+        sweepable: false,
+        conflicts: None,
+        csv: Some(|s| optional(s.rate_bw)),
+        table: Some(|s| {
+            s.rate_bw
+                .map_or(String::new(), |b| format!("{}/s", format_bytes(b)))
+        }),
+        set: |b, v| {
+            let bytes = v.strip_suffix("/s").unwrap_or(v);
+            b.spec.rate_bw = Some(parse_size(bytes)?);
+            Ok(())
+        },
+    },
+    Knob {
+        name: "steady_state",
+        help: "Stop once a figure holds steady: iops:2% or lat:5% (every second of the last 10 within the band of their mean; :30s for another window); --runtime is the longest the run may take",
+        value: Some("METRIC:BAND%"),
+        sweepable: false,
+        conflicts: None,
+        csv: Some(|s| s.steady_state.map(|c| format!("{c:?}")).unwrap_or_default()),
+        table: None,
+        set: |b, v| {
+            b.spec.steady_state = Some(v.parse()?);
+            Ok(())
+        },
+    },
+    Knob {
+        name: "verify",
+        help: "Stamp every written block with a checked header and read everything back after the workload (intact, stale, misplaced, corrupt); with a read-only --rw, check what an earlier --verify --keep run wrote",
+        value: None,
+        sweepable: false,
+        conflicts: Some("verify_interleaved"),
+        csv: Some(|s| format!("{:?}", s.verify)),
+        table: None,
+        set: |b, v| {
+            b.spec.verify = match v {
+                "true" | "after-write" => VerifyMode::AfterWrite,
+                "interleaved" => VerifyMode::Interleaved,
+                "false" | "off" => VerifyMode::Off,
+                _ => {
+                    return Err(format!(
+                        "'{v}' is not one of true, false, after-write, interleaved"
+                    ));
+                }
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "verify_interleaved",
+        help: "As --verify, reading each block back as soon as its write completes",
+        value: None,
+        sweepable: false,
+        conflicts: Some("verify"),
+        csv: None,
+        table: None,
+        set: |b, v| {
+            if parse_bool(v)? {
+                b.spec.verify = VerifyMode::Interleaved;
+            }
+            Ok(())
+        },
+    },
+    Knob {
+        name: "continue_on_error",
+        help: "Count I/O errors and keep going instead of ending the target at the first one",
+        value: None,
+        sweepable: false,
+        conflicts: None,
+        csv: Some(|s| s.continue_on_error.to_string()),
+        table: None,
+        set: |b, v| {
+            b.spec.continue_on_error = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "keep",
+        help: "Keep the files fathom created",
+        value: None,
+        sweepable: false,
+        conflicts: None,
+        csv: None,
+        table: None,
+        set: |b, v| {
+            b.spec.keep = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "overwrite",
+        help: "Allow writes to an existing file that fathom did not create",
+        value: None,
+        sweepable: false,
+        conflicts: None,
+        csv: None,
+        table: None,
+        set: |b, v| {
+            b.spec.overwrite = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "i_know_this_destroys_data",
+        help: "Allow writes to a block device that is mounted, in use, or carries a file system, partition table or volume signature",
+        value: None,
+        sweepable: false,
+        conflicts: None,
+        csv: None,
+        table: None,
+        set: |b, v| {
+            b.spec.destroy_data = parse_bool(v)?;
+            Ok(())
+        },
+    },
 ];
-
-/// Knobs that `--flag a,b,c` on the command line sweeps over.
-pub const SWEEPABLE_FLAGS: &[&str] = &["rw", "bs", "iodepth", "numjobs", "rwmix_read"];
 
 pub fn normalize(key: &str) -> String {
     key.trim().replace('-', "_")
 }
 
+pub fn find(key: &str) -> Option<&'static Knob> {
+    let key = normalize(key);
+    KNOBS.iter().find(|k| k.name == key)
+}
+
 pub fn is_knob(key: &str) -> bool {
-    KNOBS.contains(&normalize(key).as_str())
+    find(key).is_some()
+}
+
+pub fn is_sweepable(key: &str) -> bool {
+    find(key).is_some_and(|k| k.sweepable)
 }
 
 /// A spec being assembled knob by knob; `finish` resolves knobs that depend
@@ -67,67 +447,8 @@ impl SpecBuilder {
     /// Sets `key` from its text form; the error names neither key nor
     /// source, which the caller adds.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let s = &mut self.spec;
-        let v = value.trim();
-        match normalize(key).as_str() {
-            "name" => s.name = v.to_string(),
-            "rw" => s.rw = v.parse()?,
-            "rwmix_read" => {
-                self.rwmix_read = v
-                    .parse::<u8>()
-                    .ok()
-                    .filter(|p| *p <= 100)
-                    .ok_or_else(|| format!("'{v}' is not a percentage from 0 to 100"))?
-            }
-            "bs" => s.bs = parse_size(v)?,
-            "iodepth" => s.iodepth = parse_count(v)?,
-            "numjobs" => s.numjobs = parse_count(v)?,
-            "size" => s.size = Some(parse_size(v)?),
-            "offset" => s.offset = parse_size(v)?,
-            "runtime" => s.runtime_s = Some(parse_duration(v)?.as_secs_f64()),
-            "ramp" => s.ramp_s = parse_duration(v)?.as_secs_f64(),
-            "direct" => s.direct = parse_bool(v)?,
-            "buffered" => s.direct = !parse_bool(v)?,
-            "engine" => s.engine = v.parse()?,
-            "fsync" => s.fsync = parse_count(v)?,
-            "random_distribution" => s.random_distribution = v.parse()?,
-            "seed" => {
-                s.seed = v
-                    .parse()
-                    .map_err(|_| format!("'{v}' is not a whole number"))?
-            }
-            "keep" => s.keep = parse_bool(v)?,
-            "overwrite" => s.overwrite = parse_bool(v)?,
-            "i_know_this_destroys_data" => s.destroy_data = parse_bool(v)?,
-            "verify" => {
-                s.verify = match v {
-                    "true" | "after-write" => VerifyMode::AfterWrite,
-                    "interleaved" => VerifyMode::Interleaved,
-                    "false" | "off" => VerifyMode::Off,
-                    _ => {
-                        return Err(format!(
-                            "'{v}' is not one of true, false, after-write, interleaved"
-                        ));
-                    }
-                }
-            }
-            "continue_on_error" => s.continue_on_error = parse_bool(v)?,
-            "rate_iops" => {
-                s.rate_iops = Some(
-                    v.parse::<f64>()
-                        .ok()
-                        .filter(|r| r.is_finite() && *r > 0.0)
-                        .ok_or_else(|| format!("'{v}' is not a positive rate"))?,
-                )
-            }
-            "steady_state" => s.steady_state = Some(v.parse()?),
-            "rate_bw" => {
-                let bytes = v.strip_suffix("/s").unwrap_or(v);
-                s.rate_bw = Some(parse_size(bytes)?);
-            }
-            other => return Err(format!("unknown setting '{other}'")),
-        }
-        Ok(())
+        let knob = find(key).ok_or_else(|| format!("unknown setting '{}'", normalize(key)))?;
+        (knob.set)(self, value.trim())
     }
 
     pub fn finish(mut self) -> WorkloadSpec {
@@ -170,7 +491,7 @@ mod tests {
 
     #[test]
     fn knobs_set_and_resolve() {
-        let mut b = SpecBuilder::new(crate::plan::default_spec(vec!["x".into()]));
+        let mut b = SpecBuilder::new(WorkloadSpec::defaults(vec!["x".into()]));
         b.set("rw", "randrw").unwrap();
         b.set("rwmix-read", "70").unwrap();
         b.set("bs", "8k").unwrap();
@@ -183,7 +504,7 @@ mod tests {
 
     #[test]
     fn bad_values_and_keys_are_named() {
-        let mut b = SpecBuilder::new(crate::plan::default_spec(vec!["x".into()]));
+        let mut b = SpecBuilder::new(WorkloadSpec::defaults(vec!["x".into()]));
         assert!(b.set("iodepth", "deep").unwrap_err().contains("deep"));
         assert!(b.set("colour", "blue").unwrap_err().contains("colour"));
         assert!(b.set("rwmix_read", "150").is_err());

@@ -225,7 +225,42 @@ pub struct WorkloadSpec {
     pub steady_state: Option<crate::measure::steady::SteadyState>,
 }
 
+/// The seed of a run that was not given one: the same run issues the same
+/// offsets and data.
+pub const DEFAULT_SEED: u64 = 0x0fa7_4011;
+
 impl WorkloadSpec {
+    /// The spec of a run nothing has changed, on `targets`.
+    pub fn defaults(targets: Vec<String>) -> WorkloadSpec {
+        WorkloadSpec {
+            name: "run".into(),
+            labels: targets.clone(),
+            targets,
+            rw: RwMode::RandRead,
+            rwmix_read: 100,
+            bs: 4096,
+            iodepth: 1,
+            numjobs: 1,
+            size: None,
+            offset: 0,
+            runtime_s: None,
+            ramp_s: 0.0,
+            direct: true,
+            engine: EngineKind::IoUring,
+            fsync: 0,
+            random_distribution: Distribution::Uniform,
+            seed: DEFAULT_SEED,
+            keep: false,
+            overwrite: false,
+            destroy_data: false,
+            verify: crate::verify::VerifyMode::Off,
+            continue_on_error: false,
+            rate_iops: None,
+            rate_bw: None,
+            steady_state: None,
+        }
+    }
+
     /// The name target `i` goes by in reports.
     pub fn target_label(&self, i: usize) -> &str {
         self.labels
