@@ -4,6 +4,7 @@
 
 use crate::measure::facts::TargetKind;
 use crate::result::WorkloadResult;
+use crate::result::warning::{Warning, WarningKind};
 use crate::spec::EngineKind;
 
 /// Random read IOPS one rotating disk cannot exceed: a 15k rpm disk manages
@@ -37,7 +38,7 @@ pub fn is_sparse(meta: &std::fs::Metadata) -> bool {
     meta.is_file() && meta.blocks() * 512 < meta.len().saturating_sub(64 << 10)
 }
 
-pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<String> {
+pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
     use crate::report::format::{latency, thousands};
     use crate::units::format_bytes;
     let spec = &result.spec;
@@ -47,6 +48,12 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<String> {
     }
     for (i, t) in result.targets.iter().enumerate() {
         let name = &t.name;
+        let warn = |kind, figure: Option<f64>, message: String| Warning {
+            kind,
+            target: name.clone(),
+            figure,
+            message,
+        };
         let reads = t.io.read.ios > 0;
         let file = t.facts.kind == TargetKind::File;
         if !spec.direct
@@ -54,23 +61,35 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<String> {
             && let Some(mem) = ctx.available_memory.filter(|&m| t.size < m)
         {
             if reads {
-                out.push(format!(
+                out.push(warn(
+                    WarningKind::PageCacheReads,
+                    Some(t.size as f64),
+                    format!(
                     "{name}: buffered reads of a {} region with {} of memory free: likely served from the page cache, not the disk; use --direct or a region larger than memory",
                     format_bytes(t.size),
                     format_bytes(mem)
+                ),
                 ));
             }
             if t.io.write.ios > 0 && spec.fsync == 0 {
-                out.push(format!(
+                out.push(warn(
+                    WarningKind::PageCacheWrites,
+                    Some(mem as f64),
+                    format!(
                     "{name}: buffered writes without --fsync fit in the {} of free memory: the page cache absorbed them; use --direct or --fsync N",
                     format_bytes(mem)
+                ),
                 ));
             }
         }
         if reads && ctx.sparse.get(i).copied().unwrap_or(false) {
-            out.push(format!(
+            out.push(warn(
+                    WarningKind::SparseFile,
+                    None,
+                    format!(
                 "{name}: the file is sparse: reads of never-written regions are answered by the file system without touching the disk; let fathom lay out a new file, or write this one first"
-            ));
+            ),
+                ));
         }
         let read = &t.io.read;
         if !reads || !spec.direct {
@@ -84,22 +103,34 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<String> {
             .unwrap_or(false);
         if rotational && spec.rw.is_random() {
             if read.iops > ROTATIONAL_MAX_RANDOM_IOPS {
-                out.push(format!(
+                out.push(warn(
+                    WarningKind::RotationalIops,
+                    Some(read.iops),
+                    format!(
                     "{name}: {} random read IOPS from a device that reports itself rotational; one rotating disk does a few hundred: a cache is serving reads (RAID controller, the host under a VM), or the device is not what it says; use a region larger than any cache",
                     thousands(read.iops.round() as u64)
+                ),
                 ));
             } else if read.lat_ns.p50 < ROTATIONAL_MIN_P50_NS {
-                out.push(format!(
+                out.push(warn(
+                    WarningKind::RotationalLatency,
+                    Some(read.lat_ns.p50 as f64),
+                    format!(
                     "{name}: median random read of {} on a rotational device, below what seek and rotation allow: a cache answered; use a larger region",
                     latency(read.lat_ns.p50 as f64)
+                ),
                 ));
             }
         }
         if read.lat_ns.p50 < DEVICE_MIN_P50_NS {
-            out.push(format!(
+            out.push(warn(
+                    WarningKind::BelowDeviceFloor,
+                    Some(read.lat_ns.p50 as f64),
+                    format!(
                 "{name}: median read latency {} is below any storage device's floor: memory answered these reads (a cache, or a sparse or thin target)",
                 latency(read.lat_ns.p50 as f64)
-            ));
+            ),
+                ));
         }
     }
     out

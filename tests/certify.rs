@@ -9,16 +9,17 @@ use serde_json::Value;
 /// ACT's two streams at a tenth of the 3x load, read and written through the
 /// page cache, so the schedule and not the disk is under test: the load is
 /// delivered, and the limits are loose enough that only a broken pacer or a
-/// lost I/O fails them.
+/// lost I/O fails them (a 2-core machine busy with other tests can hold a
+/// worker off the CPU for tens of milliseconds: seen 6.7% over 64 ms).
 const CACHED_ACT: &str = r#"
 [certify]
 duration = "4s"
 interval = "2s"
 stabilisation = "2s"
 [certify.read_limits]
-"64ms" = 5.0
+"64ms" = 25.0
 [certify.write_limits]
-"64ms" = 5.0
+"64ms" = 25.0
 [stream.read]
 rw = "randread"
 bs = "1536"

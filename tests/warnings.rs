@@ -6,12 +6,19 @@ mod common;
 use common::*;
 use serde_json::Value;
 
+/// Each warning as "KIND: MESSAGE".
 fn warnings(doc: &Value) -> Vec<String> {
     doc["results"][0]["warnings"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|w| w.as_str().unwrap().to_string())
+        .map(|w| {
+            format!(
+                "{}: {}",
+                w["kind"].as_str().unwrap(),
+                w["message"].as_str().unwrap()
+            )
+        })
         .collect()
 }
 
@@ -30,7 +37,7 @@ fn buffered_reads_of_a_small_file_are_flagged_as_page_cache() {
     let w = warnings(&doc);
     assert!(
         w.iter()
-            .any(|w| w.contains("page cache") && w.contains("--direct")),
+            .any(|w| w.starts_with("page_cache_reads:") && w.contains("--direct")),
         "{w:?}"
     );
     let out = run(&[
@@ -56,7 +63,7 @@ fn reads_of_a_sparse_file_are_flagged() {
     std::fs::File::create(&f).unwrap().set_len(8 << 20).unwrap();
     let doc = run_json(&[f.to_str().unwrap(), "--size", "8m", "--runtime", "300ms"]);
     let w = warnings(&doc);
-    assert!(w.iter().any(|w| w.contains("sparse")), "{w:?}");
+    assert!(w.iter().any(|w| w.starts_with("sparse_file:")), "{w:?}");
     // A file fathom lays out holds real data: no such warning.
     let laid = dir.path().join("laid");
     let doc = run_json(&[laid.to_str().unwrap(), "--size", "8m", "--runtime", "300ms"]);
@@ -82,10 +89,34 @@ fn a_rotational_device_that_answers_like_memory_is_flagged() {
     // The rule, both ways: warned exactly when a rotating disk could not
     // have given these figures.
     let impossible = f(&read["iops"]) > 3000.0 || u(&read["lat_ns"]["p50"]) < 500_000;
-    let warned = w.iter().any(|w| w.contains("rotational"));
+    let warned = w.iter().any(|w| w.starts_with("rotational_"));
     assert_eq!(warned, impossible, "{read} {w:?}");
     assert!(
         impossible,
         "a page-cached loop device answers like memory: {read}"
     );
+}
+
+/// A sweep that trips one check in every run says so once, with the runs
+/// and the range of figures, not once per run.
+#[test]
+fn a_sweep_warns_once_per_kind() {
+    let dir = tempdir();
+    let f = dir.path().join("small");
+    let out = run(&[
+        "run",
+        f.to_str().unwrap(),
+        "--buffered",
+        "--size",
+        "4m",
+        "--runtime",
+        "100ms",
+        "--iodepth",
+        "1,2,4",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("warning:")).collect();
+    let page_cache: Vec<&&str> = lines.iter().filter(|l| l.contains("page cache")).collect();
+    assert_eq!(page_cache.len(), 1, "{text}");
+    assert!(page_cache[0].contains("3 runs"), "{}", page_cache[0]);
 }

@@ -175,8 +175,8 @@ fn seqread_text(target: &str, document: &crate::result::Document) -> String {
             ));
         }
     }
-    for warning in document.warnings() {
-        out.push_str(&format!("warning: {warning}\n"));
+    for (_, warning) in document.warnings() {
+        out.push_str(&format!("warning: {}\n", warning.message));
     }
     out
 }

@@ -9,6 +9,7 @@ pub mod block;
 
 use crate::measure::histogram::LatencyHistogram;
 use crate::result::meta::{MetaOp, MetaResult};
+use crate::result::warning::{Warning, WarningKind};
 use crate::spec::meta::MetaSpec;
 use crate::stop::StopFlag;
 use crate::units::format_bytes;
@@ -121,11 +122,16 @@ pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
         }
         fs::remove_file(&file)?;
         if let Some(free) = crate::warnings::available_memory().filter(|m| *m > spec.block_size) {
-            warnings.push(format!(
+            warnings.push(Warning {
+                kind: WarningKind::BlockFileInMemory,
+                target: spec.dir.clone(),
+                figure: Some(spec.block_size as f64),
+                message: format!(
                 "block tests: the {} file is smaller than the free memory ({}); the page cache is dropped before each phase that reads, but random seeks that hit a chunk twice may be served from it (bonnie++ uses twice the memory)",
                 format_bytes(spec.block_size),
                 format_bytes(free)
-            ));
+            ),
+            });
         }
     }
     let phases: [(&str, &[PathBuf], Op); 6] = [

@@ -13,7 +13,7 @@ pub const PALETTE: &[&str] = &[
     "#BCBD22", "#17BECF",
 ];
 
-const SIZE: (u32, u32) = (680, 400);
+const SIZE: (u32, u32) = (640, 400);
 
 pub struct Series {
     pub name: String,
@@ -27,6 +27,9 @@ pub struct LineChart {
     pub series: Vec<Series>,
     /// Formats x tick labels (block sizes as "4k", depths as "32").
     pub x_format: fn(f64) -> String,
+    /// Powers of two along x (block sizes, depths): a log2 axis with a tick
+    /// at each power, as storage people read these curves.
+    pub x_log2: bool,
 }
 
 pub struct BarChart {
@@ -64,16 +67,61 @@ fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
 }
 
 pub fn line_chart(chart: &LineChart) -> anyhow::Result<Rendered> {
-    let points = || chart.series.iter().flat_map(|s| s.points.iter());
+    // A log2 axis is drawn as a linear one over log2 of x, with a tick at
+    // each whole power labelled with the value itself (4k, 8k, ...).
+    let log2 = chart.x_log2;
+    let series: Vec<Series> = chart
+        .series
+        .iter()
+        .map(|s| Series {
+            name: s.name.clone(),
+            points: s
+                .points
+                .iter()
+                .filter(|p| !log2 || p.0 > 0.0)
+                .map(|&(x, y)| (if log2 { x.log2() } else { x }, y))
+                .collect(),
+        })
+        .collect();
+    let points = || series.iter().flat_map(|s| s.points.iter());
     let (x_lo, x_hi) = bounds(points().map(|p| p.0));
     let (y_lo, y_hi) = bounds(points().map(|p| p.1));
     anyhow::ensure!(x_lo.is_finite(), "chart {} has no data", chart.title);
-    let x_log = wants_log(x_lo, x_hi);
+    let x_log = !log2 && wants_log(x_lo, x_hi);
     let y_log = wants_log(y_lo, y_hi);
-    let x = if x_hi > x_lo {
+    let x = if log2 {
+        x_lo.floor() - 0.25..x_hi.ceil() + 0.25
+    } else if x_hi > x_lo {
         x_lo..x_hi
     } else {
         x_lo * 0.5..x_hi * 1.5 + 1.0
+    };
+    let format = chart.x_format;
+    let x_label = move |v: f64| {
+        if !log2 {
+            format(v)
+        } else if (v - v.round()).abs() < 1e-6 {
+            format(v.round().exp2())
+        } else {
+            String::new()
+        }
+    };
+    let x_ticks = if log2 {
+        (x_hi.ceil() - x_lo.floor()) as usize + 1
+    } else {
+        10
+    };
+    let chart = LineChart {
+        title: chart.title.clone(),
+        x_label: chart.x_label.clone(),
+        y_label: chart.y_label.clone(),
+        series,
+        x_format: chart.x_format,
+        x_log2: log2,
+    };
+    let axis = XAxis {
+        label: &x_label,
+        ticks: x_ticks,
     };
     let y = if y_log {
         y_lo * 0.8..y_hi * 1.25
@@ -84,10 +132,10 @@ pub fn line_chart(chart: &LineChart) -> anyhow::Result<Rendered> {
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         match (x_log, y_log) {
-            (false, false) => draw_lines(&root, chart, x, y)?,
-            (true, false) => draw_lines(&root, chart, x.log_scale(), y)?,
-            (false, true) => draw_lines(&root, chart, x, y.log_scale())?,
-            (true, true) => draw_lines(&root, chart, x.log_scale(), y.log_scale())?,
+            (false, false) => draw_lines(&root, &chart, &axis, x, y)?,
+            (true, false) => draw_lines(&root, &chart, &axis, x.log_scale(), y)?,
+            (false, true) => draw_lines(&root, &chart, &axis, x, y.log_scale())?,
+            (true, true) => draw_lines(&root, &chart, &axis, x.log_scale(), y.log_scale())?,
         }
         root.present()?;
     }
@@ -100,9 +148,16 @@ pub fn line_chart(chart: &LineChart) -> anyhow::Result<Rendered> {
     })
 }
 
+/// How the x axis is labelled: the text at a tick, and how many ticks.
+struct XAxis<'a> {
+    label: &'a dyn Fn(f64) -> String,
+    ticks: usize,
+}
+
 fn draw_lines<X, Y>(
     root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
     chart: &LineChart,
+    axis: &XAxis,
     x: X,
     y: Y,
 ) -> anyhow::Result<()>
@@ -114,11 +169,11 @@ where
 {
     root.fill(&WHITE)?;
     let mut c = frame(root, &chart.title).build_cartesian_2d(x, y)?;
-    let x_format = chart.x_format;
     c.configure_mesh()
         .x_desc(&chart.x_label)
         .y_desc(&chart.y_label)
-        .x_label_formatter(&|v| x_format(*v))
+        .x_labels(axis.ticks)
+        .x_label_formatter(&|v| (axis.label)(*v))
         .y_label_formatter(&|v| short_number(*v))
         .draw()?;
     for (i, s) in chart.series.iter().enumerate() {
@@ -279,6 +334,7 @@ mod tests {
                 points,
             }],
             x_format: |v| format!("{v}"),
+            x_log2: false,
         }
     }
 
@@ -296,6 +352,19 @@ mod tests {
         assert!(wants_log(1.0, 128.0));
         assert!(!wants_log(10.0, 900.0));
         assert!(!wants_log(0.0, 1e6));
+    }
+
+    #[test]
+    fn a_log2_axis_ticks_each_power_of_two_with_its_value() {
+        let mut c = chart(vec![(4096.0, 10.0), (65536.0, 20.0), (1_048_576.0, 30.0)]);
+        c.x_format = |v| crate::units::format_block_size(v as u64);
+        c.x_log2 = true;
+        let svg = line_chart(&c).unwrap().svg;
+        for label in ["4k", "8k", "64k", "256k", "1m"] {
+            assert!(svg.contains(&format!(">\n{label}\n<")), "no tick {label}");
+        }
+        // No tick between the powers, and no raw byte counts.
+        assert!(!svg.contains(">\n4096\n<") && !svg.contains(">\n10000\n<"));
     }
 
     #[test]

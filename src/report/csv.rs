@@ -123,7 +123,11 @@ fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<Strin
                         t.errors.count.to_string(),
                         opt(t.ended_early.clone()),
                         wl.interrupted.to_string(),
-                        wl.warnings.join("; "),
+                        wl.warnings
+                            .iter()
+                            .map(|w| w.message.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; "),
                     ];
                     w.write_record(
                         std::iter::once(wl.system.to_string())

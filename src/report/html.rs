@@ -215,6 +215,7 @@ fn certify_chart(
             y_label: "% of I/Os".into(),
             series,
             x_format: fmt_interval,
+            x_log2: false,
         })?);
     }
     Ok(())
@@ -312,7 +313,10 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
     let fmt_depth: fn(f64) -> String = |v| format!("{}", v.round());
     let fmt_bs: fn(f64) -> String = |v| format_block_size(v.round() as u64);
     for target in targets(table) {
-        for (dir, pick) in DIRECTIONS {
+        // Each direction's charts in the same order; then paired, so that
+        // the read and the write chart of one kind sit side by side.
+        let mut by_direction: [Vec<Rendered>; 2] = [Vec::new(), Vec::new()];
+        for ((dir, pick), out) in DIRECTIONS.into_iter().zip(&mut by_direction) {
             if depths {
                 let groups = grouped(table, &target, pick, &["iodepth", "rw"]);
                 let series =
@@ -339,6 +343,7 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
                         y_label: "IOPS".into(),
                         series: series(|f| f.iops, &groups),
                         x_format: fmt_depth,
+                        x_log2: true,
                     })?);
                     for (name, rows) in &groups {
                         let mut rows = rows.clone();
@@ -360,6 +365,7 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
                                 pct("p99.9", |f| f.p99_9_ns),
                             ],
                             x_format: fmt_depth,
+                            x_log2: true,
                         })?);
                     }
                 }
@@ -387,8 +393,17 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
                         y_label: "bandwidth (MiB/s)".into(),
                         series,
                         x_format: fmt_bs,
+                        x_log2: true,
                     })?);
                 }
+            }
+        }
+        let [read, write] = by_direction;
+        let (mut read, mut write) = (read.into_iter(), write.into_iter());
+        loop {
+            match (read.next(), write.next()) {
+                (None, None) => break,
+                (r, w) => out.extend(r.into_iter().chain(w)),
             }
         }
     }
@@ -478,6 +493,7 @@ fn time_series(
             y_label: "IOPS".into(),
             series: iops,
             x_format: fmt_s,
+            x_log2: false,
         })?);
         let p99 = present
             .iter()
@@ -497,6 +513,7 @@ fn time_series(
             y_label: "p99 latency (µs)".into(),
             series: p99,
             x_format: fmt_s,
+            x_log2: false,
         })?);
     }
     Ok(())

@@ -5,6 +5,7 @@
 
 use crate::result::certify::CertifyResult;
 use crate::result::meta::MetaResult;
+use crate::result::warning::{Warning, WarningKind};
 use crate::result::{Document, RunResult, WorkloadResult, merge};
 use std::ops::Deref;
 
@@ -97,22 +98,68 @@ impl Report {
         self.systems.iter().any(|s| s.document.interrupted)
     }
 
-    /// Every warning of every system, once each.
+    /// Every warning of every system, one line per kind: a warning one run
+    /// raised is given whole; one that several runs raised (a sweep) is
+    /// summarised once, with the runs and targets it concerns, the range of
+    /// the figures that raised it and what to change.
     pub fn warnings(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
+        type Raised<'a> = (&'a str, String, &'a Warning);
+        let mut groups: Vec<(WarningKind, &str, Vec<Raised>)> = Vec::new();
         for s in &self.systems {
-            for w in s.document.warnings() {
-                let w = if self.compares_systems() {
-                    format!("{}: {w}", s.label)
+            for (run, w) in s.document.warnings() {
+                // Warnings without a kind group only with their own text.
+                let key = if w.kind == WarningKind::Other {
+                    w.message.as_str()
                 } else {
-                    w
+                    ""
                 };
-                if !out.contains(&w) {
-                    out.push(w);
+                let item = (s.label.as_str(), run, w);
+                match groups
+                    .iter_mut()
+                    .find(|(k, m, _)| *k == w.kind && *m == key)
+                {
+                    Some((_, _, items)) => items.push(item),
+                    None => groups.push((w.kind, key, vec![item])),
                 }
             }
         }
-        out
+        let named = |system: &str, what: &str| {
+            if self.compares_systems() {
+                format!("{system}: {what}")
+            } else {
+                what.to_string()
+            }
+        };
+        groups
+            .into_iter()
+            .map(|(kind, _, items)| match &items[..] {
+                [(system, _, w)] => named(system, &w.message),
+                _ if kind == WarningKind::Other => named(items[0].0, &items[0].2.message),
+                _ => {
+                    let runs = distinct(items.iter().map(|(system, run, _)| named(system, run)));
+                    let targets = distinct(items.iter().map(|(_, _, w)| w.target.clone()));
+                    let figures: Vec<f64> = items.iter().filter_map(|(_, _, w)| w.figure).collect();
+                    let range = match (
+                        figures.iter().copied().reduce(f64::min),
+                        figures.iter().copied().reduce(f64::max),
+                    ) {
+                        (Some(lo), Some(hi)) if lo < hi => {
+                            format!("; {} to {}", kind.format(lo), kind.format(hi))
+                        }
+                        (Some(v), _) => format!("; {}", kind.format(v)),
+                        _ => String::new(),
+                    };
+                    format!(
+                        "{} ({} runs: {}; {}{range}): {}",
+                        kind.summary(),
+                        items.len(),
+                        abridged(&runs),
+                        abridged(&targets),
+                        kind.advice()
+                    )
+                }
+            })
+            .collect()
     }
 
     /// The results gathered by kind, kinds in the order they first appear.
@@ -157,5 +204,29 @@ fn gather<'a, T>(
     match sections.iter_mut().find_map(of_kind) {
         Some(items) => items.push(item),
         None => sections.push(open(vec![item])),
+    }
+}
+
+fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// "a, b, c and 9 more".
+fn abridged(items: &[String]) -> String {
+    const SHOWN: usize = 3;
+    if items.len() <= SHOWN + 1 {
+        items.join(", ")
+    } else {
+        format!(
+            "{} and {} more",
+            items[..SHOWN].join(", "),
+            items.len() - SHOWN
+        )
     }
 }

@@ -46,5 +46,5 @@ pub struct MetaResult {
     /// Why a figure may not be true (block tests on a file smaller than the
     /// free memory); empty when nothing is suspect.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub warnings: Vec<super::warning::Warning>,
 }

@@ -7,6 +7,7 @@
 pub mod certify;
 pub mod merge;
 pub mod meta;
+pub mod warning;
 pub mod workload;
 
 pub use workload::{
@@ -18,6 +19,7 @@ use crate::measure::facts::HostFacts;
 use certify::CertifyResult;
 use meta::MetaResult;
 use serde::{Deserialize, Serialize};
+use warning::Warning;
 
 /// Schema 2: `results`, a list of tagged results, replaced schema 1's
 /// `workloads`, `meta` and `certify` fields; `label` was added.
@@ -102,22 +104,23 @@ impl Document {
         })
     }
 
-    /// Every warning of every result, once each (a sweep repeats them).
-    pub fn warnings(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        let of = |r: &'_ RunResult| -> Vec<String> {
-            match r {
-                RunResult::Workload(w) => w.warnings.clone(),
-                RunResult::Meta(m) => m.warnings.clone(),
-                RunResult::Certify(_) => Vec::new(),
-            }
-        };
-        for w in self.results.iter().flat_map(of) {
-            if !out.contains(&w) {
-                out.push(w);
-            }
-        }
-        out
+    /// Every warning of every result, with the run it concerns (a workload's
+    /// label, or "meta").
+    pub fn warnings(&self) -> Vec<(String, &Warning)> {
+        self.results
+            .iter()
+            .flat_map(|r| -> Vec<(String, &Warning)> {
+                match r {
+                    RunResult::Workload(w) => w
+                        .warnings
+                        .iter()
+                        .map(|x| (w.spec.name.clone(), x))
+                        .collect(),
+                    RunResult::Meta(m) => m.warnings.iter().map(|x| ("meta".into(), x)).collect(),
+                    RunResult::Certify(_) => Vec::new(),
+                }
+            })
+            .collect()
     }
 
     /// Every problem of every target, prefixed with the target's name.

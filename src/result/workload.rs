@@ -21,7 +21,7 @@ pub struct WorkloadResult {
     /// Why a figure may not be true (page cache, sparse file, a latency no
     /// device can give); empty when nothing is suspect.
     #[serde(default)]
-    pub warnings: Vec<String>,
+    pub warnings: Vec<super::warning::Warning>,
     /// With `--fsync`: the flushes of all targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<SyncResult>,

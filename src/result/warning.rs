@@ -1,0 +1,127 @@
+//! Why a figure may not be true. Each warning has a kind, so that a sweep
+//! that trips the same check in every run is reported once, with the range
+//! of the figures and the runs it concerns.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// Buffered reads of a region that fits in free memory.
+    PageCacheReads,
+    /// Buffered writes without flushes that fit in free memory.
+    PageCacheWrites,
+    /// Reads of a file with holes.
+    SparseFile,
+    /// More random read IOPS than a rotating disk can give.
+    RotationalIops,
+    /// A median random read faster than a rotating disk can seek.
+    RotationalLatency,
+    /// A median read faster than any storage device.
+    BelowDeviceFloor,
+    /// bonnie++'s block tests on a file that fits in free memory.
+    BlockFileInMemory,
+    /// A warning from before warnings had kinds (schema 1).
+    Other,
+}
+
+impl WarningKind {
+    /// The doubt, in a few words.
+    pub fn summary(self) -> &'static str {
+        match self {
+            WarningKind::PageCacheReads => {
+                "buffered reads of a region that fits in free memory: likely served from the page cache, not the disk"
+            }
+            WarningKind::PageCacheWrites => {
+                "buffered writes without --fsync that fit in free memory: the page cache absorbed them"
+            }
+            WarningKind::SparseFile => {
+                "reads of a sparse file: never-written regions are answered without touching the disk"
+            }
+            WarningKind::RotationalIops => {
+                "more random read IOPS than a rotating disk can give: a cache is serving reads, or the device is not what it says"
+            }
+            WarningKind::RotationalLatency => {
+                "median random read faster than a rotating disk can seek: a cache answered"
+            }
+            WarningKind::BelowDeviceFloor => {
+                "median read latency below any storage device's floor: memory answered these reads"
+            }
+            WarningKind::BlockFileInMemory => {
+                "block tests on a file smaller than the free memory: random seeks may be served from the page cache"
+            }
+            WarningKind::Other => "",
+        }
+    }
+
+    /// What to change.
+    pub fn advice(self) -> &'static str {
+        match self {
+            WarningKind::PageCacheReads => "use --direct or a region larger than memory",
+            WarningKind::PageCacheWrites => "use --direct or --fsync N",
+            WarningKind::SparseFile => "let fathom lay out a new file, or write this one first",
+            WarningKind::RotationalIops | WarningKind::RotationalLatency => {
+                "use a region larger than any cache"
+            }
+            WarningKind::BelowDeviceFloor => "use --direct and a region larger than any cache",
+            WarningKind::BlockFileInMemory => "use a --block of twice the memory, as bonnie++ does",
+            WarningKind::Other => "",
+        }
+    }
+
+    /// A figure of this kind as people read it.
+    pub fn format(self, figure: f64) -> String {
+        use crate::report::format::{latency, thousands};
+        match self {
+            WarningKind::RotationalIops => format!("{} IOPS", thousands(figure.round() as u64)),
+            WarningKind::RotationalLatency | WarningKind::BelowDeviceFloor => latency(figure),
+            _ => crate::units::format_bytes(figure as u64),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Warning {
+    pub kind: WarningKind,
+    /// The target (or directory) it concerns.
+    pub target: String,
+    /// The figure that raised it: IOPS, nanoseconds or bytes, by kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub figure: Option<f64>,
+    /// The whole warning: what, why and what to change.
+    pub message: String,
+}
+
+/// Schema 1 had the message only.
+impl<'de> Deserialize<'de> for Warning {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Fields {
+            kind: WarningKind,
+            target: String,
+            #[serde(default)]
+            figure: Option<f64>,
+            message: String,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Fields(Fields),
+            Message(String),
+        }
+        Ok(match Either::deserialize(d)? {
+            Either::Fields(f) => Warning {
+                kind: f.kind,
+                target: f.target,
+                figure: f.figure,
+                message: f.message,
+            },
+            Either::Message(message) => Warning {
+                kind: WarningKind::Other,
+                target: String::new(),
+                figure: None,
+                message,
+            },
+        })
+    }
+}
