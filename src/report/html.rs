@@ -204,11 +204,16 @@ fn certify_chart(
         }
         out.push(charts::line_chart(&LineChart {
             title: format!(
-                "{}{stream} ({direction}): % of I/Os slower than the limits",
+                "{}{}: % of I/Os slower than the limits",
                 if systems {
                     format!("{}: ", c.system)
                 } else {
                     String::new()
+                },
+                if stream == direction.name() {
+                    stream.clone()
+                } else {
+                    format!("{stream} ({direction})")
                 }
             ),
             x_label: "interval".into(),

@@ -134,7 +134,10 @@ impl Report {
             .into_iter()
             .map(|(kind, _, items)| match &items[..] {
                 [(system, _, w)] => named(system, &w.message),
-                _ if kind == WarningKind::Other => named(items[0].0, &items[0].2.message),
+                _ if kind == WarningKind::Other => {
+                    let systems = distinct(items.iter().map(|(system, _, _)| system.to_string()));
+                    named(&systems.join(", "), &items[0].2.message)
+                }
                 _ => {
                     let runs = distinct(items.iter().map(|(system, run, _)| named(system, run)));
                     let targets = distinct(items.iter().map(|(_, _, w)| w.target.clone()));
