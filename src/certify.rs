@@ -405,12 +405,7 @@ pub fn verdict(profile: &Profile, intervals: &[CertifyInterval]) -> (Option<bool
                     s.name
                 ));
             }
-            let limits = if s.direction == Direction::Read {
-                &profile.read_limits
-            } else {
-                &profile.write_limits
-            };
-            for l in limits {
+            for l in profile.limits(s.direction) {
                 let i = THRESHOLDS_MS
                     .iter()
                     .position(|t| *t == l.over_ms)

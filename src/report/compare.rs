@@ -4,7 +4,6 @@
 
 use super::System;
 use super::format::{latency, thousands};
-use crate::engine::Direction;
 use crate::result::certify::{CertifyResult, StreamInterval, THRESHOLDS_MS};
 use crate::result::meta::MetaResult;
 use crate::result::{DirectionResult, Interval, RunResult, WorkloadResult};
@@ -246,23 +245,9 @@ fn certify_rows(table: &mut Table, a: &CertifyResult, b: &CertifyResult) {
     let mean_iops = |streams: &[StreamInterval]| {
         streams.iter().map(|s| s.iops).sum::<f64>() / streams.len().max(1) as f64
     };
-    let names: Vec<(String, Direction)> = a
-        .intervals
-        .iter()
-        .flat_map(|i| i.streams.iter().map(|s| (s.name.clone(), s.direction)))
-        .fold(Vec::new(), |mut seen, s| {
-            if !seen.contains(&s) {
-                seen.push(s);
-            }
-            seen
-        });
-    for (name, direction) in names {
+    for (name, direction) in a.streams() {
         let (sa, sb) = (judged(a, &name), judged(b, &name));
-        let limits = match direction {
-            Direction::Read => &a.profile.read_limits,
-            Direction::Write => &a.profile.write_limits,
-        };
-        for limit in limits {
+        for limit in a.profile.limits(direction) {
             let Some(k) = THRESHOLDS_MS.iter().position(|t| *t == limit.over_ms) else {
                 continue;
             };

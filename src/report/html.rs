@@ -4,7 +4,6 @@
 use super::charts::{self, BarChart, LineChart, Rendered, Series};
 use super::table::{self, DIRECTIONS, Figures, Pick, Row, SweepTable};
 use super::{Exporter, Labelled, Report, Section};
-use crate::engine::Direction;
 use crate::result::WorkloadResult;
 use crate::result::certify::{CertifyResult, THRESHOLDS_MS};
 use crate::result::meta::MetaResult;
@@ -155,23 +154,9 @@ fn certify_chart(
     out: &mut Vec<Rendered>,
 ) -> anyhow::Result<()> {
     let fmt_interval: fn(f64) -> String = |v| format!("{v:.0}");
-    let limits = |d: Direction| match d {
-        Direction::Read => &c.profile.read_limits,
-        Direction::Write => &c.profile.write_limits,
-    };
-    let streams: Vec<(String, Direction)> = c
-        .intervals
-        .iter()
-        .flat_map(|i| i.streams.iter().map(|s| (s.name.clone(), s.direction)))
-        .fold(Vec::new(), |mut seen, s| {
-            if !seen.contains(&s) {
-                seen.push(s);
-            }
-            seen
-        });
-    for (stream, direction) in streams {
+    for (stream, direction) in c.streams() {
         let mut series = Vec::new();
-        for limit in limits(direction) {
+        for limit in c.profile.limits(direction) {
             let Some(k) = THRESHOLDS_MS.iter().position(|t| *t == limit.over_ms) else {
                 continue;
             };

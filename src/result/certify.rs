@@ -76,3 +76,27 @@ pub struct CertifyResult {
     pub notes: Vec<String>,
     pub interrupted: bool,
 }
+
+impl Profile {
+    /// The limits the I/Os of a stream mostly doing `direction` are judged by.
+    pub fn limits(&self, direction: Direction) -> &[Limit] {
+        match direction {
+            Direction::Read => &self.read_limits,
+            Direction::Write => &self.write_limits,
+        }
+    }
+}
+
+impl CertifyResult {
+    /// Each stream that reported, with the direction it is judged on, in
+    /// the order they first appear.
+    pub fn streams(&self) -> Vec<(String, Direction)> {
+        let mut seen: Vec<(String, Direction)> = Vec::new();
+        for s in self.intervals.iter().flat_map(|i| &i.streams) {
+            if !seen.iter().any(|(name, _)| *name == s.name) {
+                seen.push((s.name.clone(), s.direction));
+            }
+        }
+        seen
+    }
+}

@@ -45,49 +45,91 @@ fn optional<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
+impl Knob {
+    /// A knob that takes a value.
+    const fn value(
+        name: &'static str,
+        value: &'static str,
+        help: &'static str,
+        set: fn(&mut SpecBuilder, &str) -> Result<(), String>,
+    ) -> Knob {
+        Knob {
+            name,
+            help,
+            value: Some(value),
+            sweepable: false,
+            conflicts: None,
+            csv: None,
+            table: None,
+            set,
+        }
+    }
+
+    /// A switch: a flag without a value, which sets the knob to true.
+    const fn switch(
+        name: &'static str,
+        help: &'static str,
+        set: fn(&mut SpecBuilder, &str) -> Result<(), String>,
+    ) -> Knob {
+        Knob {
+            value: None,
+            ..Knob::value(name, "", help, set)
+        }
+    }
+
+    const fn sweeps(self) -> Knob {
+        Knob {
+            sweepable: true,
+            ..self
+        }
+    }
+
+    const fn conflicts_with(self, other: &'static str) -> Knob {
+        Knob {
+            conflicts: Some(other),
+            ..self
+        }
+    }
+
+    const fn csv(self, show: fn(&WorkloadSpec) -> String) -> Knob {
+        Knob {
+            csv: Some(show),
+            ..self
+        }
+    }
+
+    const fn table(self, show: fn(&WorkloadSpec) -> String) -> Knob {
+        Knob {
+            table: Some(show),
+            ..self
+        }
+    }
+}
+
 /// Every knob, in the order of `--help`, CSV columns and table columns.
 pub const KNOBS: &[Knob] = &[
-    Knob {
-        name: "name",
-        help: "Name of the workload in results",
-        value: Some("NAME"),
-        sweepable: false,
-        conflicts: None,
-        csv: Some(|s| s.name.clone()),
-        table: None,
-        set: |b, v| {
-            b.spec.name = v.to_string();
-            Ok(())
-        },
-    },
-    Knob {
-        name: "rw",
-        help: "Access pattern: read, write, randread, randwrite, readwrite, randrw",
-        value: Some("MODE"),
-        sweepable: true,
-        conflicts: None,
-        csv: Some(|s| s.rw.to_string()),
-        table: Some(|s| s.rw.to_string()),
-        set: |b, v| {
+    Knob::value("name", "NAME", "Name of the workload in results", |b, v| {
+        b.spec.name = v.to_string();
+        Ok(())
+    })
+    .csv(|s| s.name.clone()),
+    Knob::value(
+        "rw",
+        "MODE",
+        "Access pattern: read, write, randread, randwrite, readwrite, randrw",
+        |b, v| {
             b.spec.rw = v.parse()?;
             Ok(())
         },
-    },
-    Knob {
-        name: "rwmix_read",
-        help: "Percentage of reads in readwrite/randrw [default: 50]",
-        value: Some("PCT"),
-        sweepable: true,
-        conflicts: None,
-        csv: Some(|s| s.rwmix_read.to_string()),
-        table: Some(|s| {
-            if s.rw.is_mixed() {
-                s.rwmix_read.to_string()
-            } else {
-                "-".into()
-            }
-        }),
-        set: |b, v| {
+    )
+    .sweeps()
+    .csv(|s| s.rw.to_string())
+    .table(|s| s.rw.to_string()),
+    Knob::value(
+        "rwmix_read",
+        "PCT",
+        "Percentage of reads in readwrite/randrw [default: 50]",
+        |b, v| {
             b.rwmix_read = v
                 .parse::<u8>()
                 .ok()
@@ -95,188 +137,150 @@ pub const KNOBS: &[Knob] = &[
                 .ok_or_else(|| format!("'{v}' is not a percentage from 0 to 100"))?;
             Ok(())
         },
-    },
-    Knob {
-        name: "bs",
-        help: "Block size, 512 to 16m, k/m suffixes",
-        value: Some("SIZE"),
-        sweepable: true,
-        conflicts: None,
-        csv: Some(|s| s.bs.to_string()),
-        table: Some(|s| format_block_size(s.bs)),
-        set: |b, v| {
-            b.spec.bs = parse_size(v)?;
-            Ok(())
-        },
-    },
-    Knob {
-        name: "iodepth",
-        help: "I/Os in flight per worker",
-        value: Some("N"),
-        sweepable: true,
-        conflicts: None,
-        csv: Some(|s| s.iodepth.to_string()),
-        table: Some(|s| s.iodepth.to_string()),
-        set: |b, v| {
-            b.spec.iodepth = parse_count(v)?;
-            Ok(())
-        },
-    },
-    Knob {
-        name: "numjobs",
-        help: "Worker threads per target",
-        value: Some("N"),
-        sweepable: true,
-        conflicts: None,
-        csv: Some(|s| s.numjobs.to_string()),
-        table: Some(|s| s.numjobs.to_string()),
-        set: |b, v| {
-            b.spec.numjobs = parse_count(v)?;
-            Ok(())
-        },
-    },
-    Knob {
-        name: "size",
-        help: "Bytes of each target to use [default: the whole device or file; 1g for a new file]",
-        value: Some("SIZE"),
-        sweepable: false,
-        conflicts: None,
-        // CSV has the region each target resolved it to.
-        csv: None,
-        table: Some(|s| s.size.map_or("auto".into(), format_bytes)),
-        set: |b, v| {
+    )
+    .sweeps()
+    .csv(|s| s.rwmix_read.to_string())
+    .table(|s| {
+        if s.rw.is_mixed() {
+            s.rwmix_read.to_string()
+        } else {
+            "-".into()
+        }
+    }),
+    Knob::value("bs", "SIZE", "Block size, 512 to 16m, k/m suffixes", |b, v| {
+        b.spec.bs = parse_size(v)?;
+        Ok(())
+    })
+    .sweeps()
+    .csv(|s| s.bs.to_string())
+    .table(|s| format_block_size(s.bs)),
+    Knob::value("iodepth", "N", "I/Os in flight per worker", |b, v| {
+        b.spec.iodepth = parse_count(v)?;
+        Ok(())
+    })
+    .sweeps()
+    .csv(|s| s.iodepth.to_string())
+    .table(|s| s.iodepth.to_string()),
+    Knob::value("numjobs", "N", "Worker threads per target", |b, v| {
+        b.spec.numjobs = parse_count(v)?;
+        Ok(())
+    })
+    .sweeps()
+    .csv(|s| s.numjobs.to_string())
+    .table(|s| s.numjobs.to_string()),
+    // CSV has the region each target resolved size and offset to.
+    Knob::value(
+        "size",
+        "SIZE",
+        "Bytes of each target to use [default: the whole device or file; 1g for a new file]",
+        |b, v| {
             b.spec.size = Some(parse_size(v)?);
             Ok(())
         },
-    },
-    Knob {
-        name: "offset",
-        help: "Where the used region starts in each target",
-        value: Some("SIZE"),
-        sweepable: false,
-        conflicts: None,
-        csv: None,
-        table: Some(|s| format_bytes(s.offset)),
-        set: |b, v| {
+    )
+    .table(|s| s.size.map_or("auto".into(), format_bytes)),
+    Knob::value(
+        "offset",
+        "SIZE",
+        "Where the used region starts in each target",
+        |b, v| {
             b.spec.offset = parse_size(v)?;
             Ok(())
         },
-    },
-    Knob {
-        name: "runtime",
-        help: "Run for this long (30s, 5m, 1h) [default: one pass over --size]",
-        value: Some("DURATION"),
-        sweepable: false,
-        conflicts: None,
-        csv: Some(|s| optional(s.runtime_s)),
-        table: Some(|s| s.runtime_s.map_or("one pass".into(), format_duration)),
-        set: |b, v| {
+    )
+    .table(|s| format_bytes(s.offset)),
+    Knob::value(
+        "runtime",
+        "DURATION",
+        "Run for this long (30s, 5m, 1h) [default: one pass over --size]",
+        |b, v| {
             b.spec.runtime_s = Some(parse_duration(v)?.as_secs_f64());
             Ok(())
         },
-    },
-    Knob {
-        name: "ramp",
-        help: "Warm-up before measuring, excluded from the results",
-        value: Some("DURATION"),
-        sweepable: false,
-        conflicts: None,
-        csv: Some(|s| s.ramp_s.to_string()),
-        table: Some(|s| format_duration(s.ramp_s)),
-        set: |b, v| {
+    )
+    .csv(|s| optional(s.runtime_s))
+    .table(|s| s.runtime_s.map_or("one pass".into(), format_duration)),
+    Knob::value(
+        "ramp",
+        "DURATION",
+        "Warm-up before measuring, excluded from the results",
+        |b, v| {
             b.spec.ramp_s = parse_duration(v)?.as_secs_f64();
             Ok(())
         },
-    },
-    Knob {
-        name: "direct",
-        help: "O_DIRECT: bypass the page cache (the default)",
-        value: None,
-        sweepable: false,
-        conflicts: Some("buffered"),
-        csv: Some(|s| s.direct.to_string()),
-        table: Some(|s| s.direct.to_string()),
-        set: |b, v| {
+    )
+    .csv(|s| s.ramp_s.to_string())
+    .table(|s| format_duration(s.ramp_s)),
+    Knob::switch(
+        "direct",
+        "O_DIRECT: bypass the page cache (the default)",
+        |b, v| {
             b.spec.direct = parse_bool(v)?;
             Ok(())
         },
-    },
-    Knob {
-        name: "buffered",
-        help: "Go through the page cache instead of O_DIRECT",
-        value: None,
-        sweepable: false,
-        conflicts: Some("direct"),
-        csv: None,
-        table: None,
-        set: |b, v| {
+    )
+    .conflicts_with("buffered")
+    .csv(|s| s.direct.to_string())
+    .table(|s| s.direct.to_string()),
+    Knob::switch(
+        "buffered",
+        "Go through the page cache instead of O_DIRECT",
+        |b, v| {
             b.spec.direct = !parse_bool(v)?;
             Ok(())
         },
-    },
-    Knob {
-        name: "engine",
-        help: "I/O engine: io_uring, sync (pread/pwrite) or null (no I/O: fathom's own overhead)",
-        value: Some("ENGINE"),
-        sweepable: false,
-        conflicts: None,
-        csv: Some(|s| s.engine.to_string()),
-        table: Some(|s| s.engine.to_string()),
-        set: |b, v| {
+    )
+    .conflicts_with("direct"),
+    Knob::value(
+        "engine",
+        "ENGINE",
+        "I/O engine: io_uring, sync (pread/pwrite) or null (no I/O: fathom's own overhead)",
+        |b, v| {
             b.spec.engine = v.parse()?;
             Ok(())
         },
-    },
-    Knob {
-        name: "fsync",
-        help: "fsync after every N writes of each worker (0: never)",
-        value: Some("N"),
-        sweepable: false,
-        conflicts: None,
-        csv: Some(|s| s.fsync.to_string()),
-        table: Some(|s| s.fsync.to_string()),
-        set: |b, v| {
+    )
+    .csv(|s| s.engine.to_string())
+    .table(|s| s.engine.to_string()),
+    Knob::value(
+        "fsync",
+        "N",
+        "fsync after every N writes of each worker (0: never)",
+        |b, v| {
             b.spec.fsync = parse_count(v)?;
             Ok(())
         },
-    },
-    Knob {
-        name: "random_distribution",
-        help: "Spread of random offsets: uniform or zipf:THETA",
-        value: Some("DIST"),
-        sweepable: false,
-        conflicts: None,
-        csv: Some(|s| s.random_distribution.to_string()),
-        table: Some(|s| s.random_distribution.to_string()),
-        set: |b, v| {
+    )
+    .csv(|s| s.fsync.to_string())
+    .table(|s| s.fsync.to_string()),
+    Knob::value(
+        "random_distribution",
+        "DIST",
+        "Spread of random offsets: uniform or zipf:THETA",
+        |b, v| {
             b.spec.random_distribution = v.parse()?;
             Ok(())
         },
-    },
-    Knob {
-        name: "seed",
-        help: "Seed for offsets and data, so runs repeat exactly",
-        value: Some("N"),
-        sweepable: false,
-        conflicts: None,
-        csv: Some(|s| s.seed.to_string()),
-        table: None,
-        set: |b, v| {
+    )
+    .csv(|s| s.random_distribution.to_string())
+    .table(|s| s.random_distribution.to_string()),
+    Knob::value(
+        "seed",
+        "N",
+        "Seed for offsets and data, so runs repeat exactly",
+        |b, v| {
             b.spec.seed = v
                 .parse()
                 .map_err(|_| format!("'{v}' is not a whole number"))?;
             Ok(())
         },
-    },
-    Knob {
-        name: "rate_iops",
-        help: "Issue I/Os at this fixed rate per target (I/Os per second), on schedule; latency is also measured from when each I/O was due",
-        value: Some("N"),
-        sweepable: false,
-        conflicts: None,
-        csv: Some(|s| optional(s.rate_iops)),
-        table: Some(|s| optional(s.rate_iops)),
-        set: |b, v| {
+    )
+    .csv(|s| s.seed.to_string()),
+    Knob::value(
+        "rate_iops",
+        "N",
+        "Issue I/Os at this fixed rate per target (I/Os per second), on schedule; latency is also measured from when each I/O was due",
+        |b, v| {
             b.spec.rate_iops = Some(
                 v.parse::<f64>()
                     .ok()
@@ -285,46 +289,42 @@ pub const KNOBS: &[Knob] = &[
             );
             Ok(())
         },
-    },
-    Knob {
-        name: "rate_bw",
-        help: "As --rate-iops, in bytes per second (e.g. 18m/s)",
-        value: Some("SIZE/s"),
-        sweepable: false,
-        conflicts: None,
-        csv: Some(|s| optional(s.rate_bw)),
-        table: Some(|s| {
-            s.rate_bw
-                .map_or(String::new(), |b| format!("{}/s", format_bytes(b)))
-        }),
-        set: |b, v| {
+    )
+    .csv(|s| optional(s.rate_iops))
+    .table(|s| optional(s.rate_iops)),
+    Knob::value(
+        "rate_bw",
+        "SIZE/s",
+        "As --rate-iops, in bytes per second (e.g. 18m/s)",
+        |b, v| {
             let bytes = v.strip_suffix("/s").unwrap_or(v);
             b.spec.rate_bw = Some(parse_size(bytes)?);
             Ok(())
         },
-    },
-    Knob {
-        name: "steady_state",
-        help: "Stop once a figure holds steady: iops:2% or lat:5% (every second of the last 10 within the band of their mean; :30s for another window); --runtime is the longest the run may take",
-        value: Some("METRIC:BAND%"),
-        sweepable: false,
-        conflicts: None,
-        csv: Some(|s| s.steady_state.map(|c| format!("{c:?}")).unwrap_or_default()),
-        table: None,
-        set: |b, v| {
+    )
+    .csv(|s| optional(s.rate_bw))
+    .table(|s| {
+        s.rate_bw
+            .map_or(String::new(), |b| format!("{}/s", format_bytes(b)))
+    }),
+    Knob::value(
+        "steady_state",
+        "METRIC:BAND%",
+        "Stop once a figure holds steady: iops:2% or lat:5% (every second of the last 10 within the band of their mean; :30s for another window); --runtime is the longest the run may take",
+        |b, v| {
             b.spec.steady_state = Some(v.parse()?);
             Ok(())
         },
-    },
-    Knob {
-        name: "verify",
-        help: "Stamp every written block with a checked header and read everything back after the workload (intact, stale, misplaced, corrupt); with a read-only --rw, check what an earlier --verify --keep run wrote",
-        value: None,
-        sweepable: false,
-        conflicts: Some("verify_interleaved"),
-        csv: Some(|s| format!("{:?}", s.verify)),
-        table: None,
-        set: |b, v| {
+    )
+    .csv(|s| {
+        s.steady_state
+            .map(|c| format!("{c:?}"))
+            .unwrap_or_default()
+    }),
+    Knob::switch(
+        "verify",
+        "Stamp every written block with a checked header and read everything back after the workload (intact, stale, misplaced, corrupt); with a read-only --rw, check what an earlier --verify --keep run wrote",
+        |b, v| {
             b.spec.verify = match v {
                 "true" | "after-write" => VerifyMode::AfterWrite,
                 "interleaved" => VerifyMode::Interleaved,
@@ -337,74 +337,49 @@ pub const KNOBS: &[Knob] = &[
             };
             Ok(())
         },
-    },
-    Knob {
-        name: "verify_interleaved",
-        help: "As --verify, reading each block back as soon as its write completes",
-        value: None,
-        sweepable: false,
-        conflicts: Some("verify"),
-        csv: None,
-        table: None,
-        set: |b, v| {
+    )
+    .conflicts_with("verify_interleaved")
+    .csv(|s| format!("{:?}", s.verify)),
+    Knob::switch(
+        "verify_interleaved",
+        "As --verify, reading each block back as soon as its write completes",
+        |b, v| {
             if parse_bool(v)? {
                 b.spec.verify = VerifyMode::Interleaved;
             }
             Ok(())
         },
-    },
-    Knob {
-        name: "continue_on_error",
-        help: "Count I/O errors and keep going instead of ending the target at the first one",
-        value: None,
-        sweepable: false,
-        conflicts: None,
-        csv: Some(|s| s.continue_on_error.to_string()),
-        table: None,
-        set: |b, v| {
+    )
+    .conflicts_with("verify"),
+    Knob::switch(
+        "continue_on_error",
+        "Count I/O errors and keep going instead of ending the target at the first one",
+        |b, v| {
             b.spec.continue_on_error = parse_bool(v)?;
             Ok(())
         },
-    },
-    Knob {
-        name: "keep",
-        help: "Keep the files fathom created",
-        value: None,
-        sweepable: false,
-        conflicts: None,
-        csv: None,
-        table: None,
-        set: |b, v| {
-            b.spec.keep = parse_bool(v)?;
-            Ok(())
-        },
-    },
-    Knob {
-        name: "overwrite",
-        help: "Allow writes to an existing file that fathom did not create",
-        value: None,
-        sweepable: false,
-        conflicts: None,
-        csv: None,
-        table: None,
-        set: |b, v| {
+    )
+    .csv(|s| s.continue_on_error.to_string()),
+    Knob::switch("keep", "Keep the files fathom created", |b, v| {
+        b.spec.keep = parse_bool(v)?;
+        Ok(())
+    }),
+    Knob::switch(
+        "overwrite",
+        "Allow writes to an existing file that fathom did not create",
+        |b, v| {
             b.spec.overwrite = parse_bool(v)?;
             Ok(())
         },
-    },
-    Knob {
-        name: "i_know_this_destroys_data",
-        help: "Allow writes to a block device that is mounted, in use, or carries a file system, partition table or volume signature",
-        value: None,
-        sweepable: false,
-        conflicts: None,
-        csv: None,
-        table: None,
-        set: |b, v| {
+    ),
+    Knob::switch(
+        "i_know_this_destroys_data",
+        "Allow writes to a block device that is mounted, in use, or carries a file system, partition table or volume signature",
+        |b, v| {
             b.spec.destroy_data = parse_bool(v)?;
             Ok(())
         },
-    },
+    ),
 ];
 
 pub fn normalize(key: &str) -> String {

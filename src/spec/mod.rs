@@ -424,30 +424,8 @@ mod validate_tests {
     pub fn spec() -> WorkloadSpec {
         WorkloadSpec {
             name: "t".into(),
-            targets: vec!["/tmp/x".into()],
-            labels: Vec::new(),
-            rw: RwMode::RandRead,
-            rwmix_read: 100,
-            bs: 4096,
-            iodepth: 1,
-            numjobs: 1,
-            size: None,
-            offset: 0,
-            runtime_s: None,
-            ramp_s: 0.0,
-            direct: true,
-            engine: EngineKind::IoUring,
-            fsync: 0,
-            random_distribution: Distribution::Uniform,
             seed: 1,
-            keep: false,
-            overwrite: false,
-            destroy_data: false,
-            verify: VerifyMode::Off,
-            continue_on_error: false,
-            rate_iops: None,
-            rate_bw: None,
-            steady_state: None,
+            ..WorkloadSpec::defaults(vec!["/tmp/x".into()])
         }
     }
 
