@@ -730,7 +730,7 @@ impl LiveLine {
             if let Some(i) = interval.filter(|i| i.ios > 0) {
                 msg.push_str(&format!(
                     "  {name} {} IOPS {}/s",
-                    crate::report::format::thousands(i.iops.round() as u64),
+                    crate::units::thousands(i.iops.round() as u64),
                     crate::units::format_bytes(i.bw_bytes as u64)
                 ));
             }

@@ -39,8 +39,8 @@ pub fn is_sparse(meta: &std::fs::Metadata) -> bool {
 }
 
 pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
-    use crate::report::format::{latency, thousands};
     use crate::units::format_bytes;
+    use crate::units::{latency, thousands};
     let spec = &result.spec;
     let mut out = Vec::new();
     if spec.engine == EngineKind::Null {

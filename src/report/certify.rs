@@ -2,10 +2,10 @@
 //! each stream's rate and slow shares, the verdict and each failed limit;
 //! the same as cells for Markdown, CSV and HTML.
 
-use super::format::latency;
 use crate::engine::Direction;
 use crate::result::certify::{CertifyInterval, CertifyResult, Profile, THRESHOLDS_MS};
 use crate::units::format_duration;
+use crate::units::latency;
 
 /// One line per interval: rates and slow shares of each stream.
 pub fn interval_line(i: &CertifyInterval) -> String {

@@ -3,10 +3,10 @@
 //! run-to-run noise the per-second intervals show.
 
 use super::System;
-use super::format::{latency, thousands};
 use crate::result::certify::{CertifyResult, StreamInterval, THRESHOLDS_MS};
 use crate::result::meta::MetaResult;
 use crate::result::{DirectionResult, Interval, RunResult, WorkloadResult};
+use crate::units::{latency, thousands};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 

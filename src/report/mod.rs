@@ -9,7 +9,6 @@ pub mod certify;
 pub mod charts;
 pub mod compare;
 pub mod csv;
-pub mod format;
 pub mod html;
 pub mod json;
 pub mod markdown;

@@ -158,7 +158,7 @@ pub const DIRECTIONS: [(&str, Pick); 2] = [("read", |r| r.read), ("write", |r| r
 
 /// Column headers and cells, shared by the text and Markdown tables.
 pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
-    use super::format::{latency, mib_per_s, thousands};
+    use crate::units::{latency, mib_per_s, thousands};
     let mut header: Vec<String> = table.knobs.iter().map(|k| k.to_string()).collect();
     header.push("target".into());
     let dirs: Vec<(&str, Pick)> = DIRECTIONS
@@ -208,14 +208,14 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
 /// or "251,234 KiB/s".
 pub fn meta_rate(op: &crate::result::meta::MetaOp) -> String {
     let (value, unit) = op.rate();
-    format!("{} {unit}", super::format::thousands(value.round() as u64)).replace(" /s", "/s")
+    format!("{} {unit}", crate::units::thousands(value.round() as u64)).replace(" /s", "/s")
 }
 
 /// The `fathom meta` table: one row per phase. One system gets its latency
 /// percentiles; several get their rates side by side, and two of them the
 /// ratio of the second to the first.
 pub fn meta_cells(metas: &[Labelled<MetaResult>]) -> (Vec<String>, Vec<Vec<String>>) {
-    use super::format::{latency, thousands};
+    use crate::units::{latency, thousands};
     if let [meta] = metas {
         let header = [
             "operation",

@@ -1,10 +1,10 @@
 //! The terminal table: one row per workload x target x direction.
 
 use super::Exporter;
-use super::format::{bandwidth, latency, thousands};
 use super::{Labelled, Report, Section};
 use crate::result::meta::MetaResult;
 use crate::result::{DirectionResult, WorkloadResult};
+use crate::units::{bandwidth, latency, thousands};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
@@ -155,11 +155,11 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
                         out.push_str(&format!(
                             "{}: {dir} latency from schedule: p50 {}, p99 {}, max {} (from submission: p50 {}, p99 {})\n",
                             target.name,
-                            super::format::latency(s.p50 as f64),
-                            super::format::latency(s.p99 as f64),
-                            super::format::latency(s.max as f64),
-                            super::format::latency(d.lat_ns.p50 as f64),
-                            super::format::latency(d.lat_ns.p99 as f64),
+                            crate::units::latency(s.p50 as f64),
+                            crate::units::latency(s.p99 as f64),
+                            crate::units::latency(s.max as f64),
+                            crate::units::latency(d.lat_ns.p50 as f64),
+                            crate::units::latency(d.lat_ns.p99 as f64),
                         ));
                     }
                 }

@@ -71,7 +71,7 @@ impl WarningKind {
 
     /// A figure of this kind as people read it.
     pub fn format(self, figure: f64) -> String {
-        use crate::report::format::{latency, thousands};
+        use crate::units::{latency, thousands};
         match self {
             WarningKind::RotationalIops => format!("{} IOPS", thousands(figure.round() as u64)),
             WarningKind::RotationalLatency | WarningKind::BelowDeviceFloor => latency(figure),

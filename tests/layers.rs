@@ -1,0 +1,153 @@
+//! The source tree's layers point one way: library code never imports the
+//! command line, and no file imports, through others, a file that imports
+//! it (an import circle). Read from the source text: `crate::` and `super::`
+//! paths outside the test modules, each resolved to the file that defines
+//! its longest module prefix.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+type Module = Vec<String>;
+
+fn modules(dir: &Path, prefix: &[String], out: &mut BTreeMap<Module, String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let mut module = prefix.to_vec();
+        if path.is_dir() {
+            module.push(name);
+            modules(&path, &module, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            if !["mod", "lib", "main"].contains(&name.as_str()) {
+                module.push(name);
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            // Test modules may reach anywhere.
+            let code = text.split("#[cfg(test)]").next().unwrap().to_string();
+            out.insert(module, code);
+        }
+    }
+}
+
+/// The modules `code` (of `module`, `is_mod` when it is a mod.rs) refers to.
+fn imports(module: &Module, code: &str, known: &BTreeMap<Module, String>) -> BTreeSet<Module> {
+    let mut out = BTreeSet::new();
+    for (anchor, base) in [
+        ("crate::", Vec::new()),
+        ("super::", module[..module.len().saturating_sub(1)].to_vec()),
+    ] {
+        for (i, _) in code.match_indices(anchor) {
+            let before = code[..i].chars().last();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let rest = &code[i + anchor.len()..];
+            let mut path = base.clone();
+            if let Some(group) = rest.strip_prefix('{') {
+                // use crate::{a::b, c}: each item of the group.
+                for item in group.split('}').next().unwrap().split(',') {
+                    let mut p = path.clone();
+                    p.extend(item.trim().split("::").map(|s| s.trim().to_string()));
+                    out.extend(resolve(&p, known));
+                }
+                continue;
+            }
+            for part in rest.split("::") {
+                let ident: String = part
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if ident.is_empty() {
+                    break;
+                }
+                path.push(ident.clone());
+                if ident.len() != part.len() {
+                    break;
+                }
+            }
+            out.extend(resolve(&path, known));
+        }
+    }
+    out.remove(module);
+    out
+}
+
+fn resolve(path: &[String], known: &BTreeMap<Module, String>) -> Option<Module> {
+    (1..=path.len())
+        .rev()
+        .map(|n| path[..n].to_vec())
+        .find(|p| known.contains_key(p))
+}
+
+fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
+    let mut known = BTreeMap::new();
+    modules(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &[],
+        &mut known,
+    );
+    known
+        .iter()
+        .map(|(m, code)| (m.clone(), imports(m, code, &known)))
+        .collect()
+}
+
+fn name(m: &Module) -> String {
+    if m.is_empty() {
+        "lib".into()
+    } else {
+        m.join("/")
+    }
+}
+
+#[test]
+fn the_library_never_imports_the_command_line() {
+    let g = graph();
+    assert!(g.len() > 40, "found the source files");
+    let wrong: Vec<String> = g
+        .iter()
+        .filter(|(m, _)| m.first().is_some_and(|f| f != "cli"))
+        .filter(|(_, to)| to.iter().any(|t| t.first().is_some_and(|f| f == "cli")))
+        .map(|(m, _)| name(m))
+        .collect();
+    assert!(wrong.is_empty(), "library modules importing cli: {wrong:?}");
+}
+
+#[test]
+fn no_file_imports_itself_through_others() {
+    let g = graph();
+    assert!(
+        g.values().map(BTreeSet::len).sum::<usize>() > 100,
+        "found the imports"
+    );
+    // A file is in a circle when it can reach itself.
+    let mut circles = Vec::new();
+    for start in g.keys() {
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&Module> = g[start].iter().collect();
+        while let Some(m) = todo.pop() {
+            if m == start {
+                circles.push(name(start));
+                break;
+            }
+            if seen.insert(m.clone()) {
+                todo.extend(g.get(m).into_iter().flatten());
+            }
+        }
+    }
+    assert!(circles.is_empty(), "files in import circles: {circles:?}");
+}
+
+/// The checker finds a circle where there is one.
+#[test]
+fn a_circle_is_found() {
+    let mut known = BTreeMap::new();
+    known.insert(vec!["a".to_string()], "use crate::b::X;".to_string());
+    known.insert(
+        vec!["b".to_string()],
+        "fn f() { crate::a::g() }".to_string(),
+    );
+    let a = imports(&vec!["a".into()], &known[&vec!["a".to_string()]], &known);
+    let b = imports(&vec!["b".into()], &known[&vec!["b".to_string()]], &known);
+    assert!(a.contains(&vec!["b".to_string()]) && b.contains(&vec!["a".to_string()]));
+}
