@@ -1,6 +1,7 @@
 //! The resolved description of one workload: every knob with its final value.
-//! The CLI (and later job files and presets) produce it; the runner consumes it;
-//! it is written verbatim into the JSON result so a run can be repeated.
+//! Flags, job files and presets produce it through the knob table
+//! (`knobs.rs`); the runner consumes it; it is written verbatim into the
+//! result document so a run can be repeated.
 
 pub mod knobs;
 pub mod meta;
