@@ -35,6 +35,8 @@ pub struct Overrides {
     pub targets: Vec<String>,
     pub knobs: Vec<(String, String)>,
     pub sweep: Sweep,
+    /// `--stream` flags: a name and its settings each.
+    pub streams: Vec<(String, Vec<(String, String)>)>,
 }
 
 pub fn load(path: &Path, overrides: &Overrides) -> Result<Vec<WorkloadSpec>, UsageError> {
@@ -67,6 +69,11 @@ pub fn parse(
     let at = |span: std::ops::Range<usize>, msg: String| {
         UsageError(format!("{source}:{}: {msg}", line_of(text, span.start)))
     };
+    if let Some((name, _)) = overrides.streams.first() {
+        return Err(UsageError(format!(
+            "--stream {name}: a job file gives its streams in [workload.NAME.stream.SNAME] tables"
+        )));
+    }
     let doc = DeTable::parse(text).map_err(|e| {
         let line = e.span().map_or(1, |s| line_of(text, s.start));
         let msg = e
@@ -173,9 +180,14 @@ pub fn parse(
             b.spec.name = wname.clone();
             let mut targets = None;
             let mut name_given = false;
+            let mut streams: Vec<(String, &DeTable)> = Vec::new();
             for (section, table) in [("defaults", defaults), ("workload", *body)] {
                 for (key, value) in table.iter() {
                     let k = key.get_ref().as_ref();
+                    if section == "workload" && k == "stream" {
+                        streams = stream_tables(value, wname, &at)?;
+                        continue;
+                    }
                     let label = if section == "defaults" {
                         format!("defaults.{k}")
                     } else {
@@ -218,12 +230,123 @@ pub fn parse(
                     ),
                 ));
             }
+            let base = b.clone();
             let mut spec = b.finish();
             set_targets(&mut spec, &targets);
+            for (sname, table) in &streams {
+                let stream = stream_spec(
+                    &base, wname, sname, table, &targets, &bindings, overrides, &at,
+                )?;
+                spec.streams.push(stream);
+            }
             specs.push(spec);
         }
     }
     Ok(specs)
+}
+
+/// The `[workload.NAME.stream.SNAME]` tables, in file order.
+fn stream_tables<'a>(
+    value: &'a Spanned<DeValue<'a>>,
+    wname: &str,
+    at: &impl Fn(std::ops::Range<usize>, String) -> UsageError,
+) -> Result<Vec<(String, &'a DeTable<'a>)>, UsageError> {
+    let tables = value.get_ref().as_table().ok_or_else(|| {
+        at(
+            value.span(),
+            format!("workload.{wname}.stream must be a table"),
+        )
+    })?;
+    tables
+        .iter()
+        .map(|(sname, body)| {
+            body.get_ref()
+                .as_table()
+                .map(|t| (sname.get_ref().to_string(), t))
+                .ok_or_else(|| {
+                    at(
+                        sname.span(),
+                        format!(
+                            "workload.{wname}.stream.{} must be a table",
+                            sname.get_ref()
+                        ),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// One stream: the workload's knobs (defaults, sweep point and all), then
+/// the stream's own, then the command line's, which override everything.
+/// `targets` in a stream picks workload targets by label.
+#[allow(clippy::too_many_arguments)]
+fn stream_spec(
+    base: &SpecBuilder,
+    wname: &str,
+    sname: &str,
+    table: &DeTable,
+    targets: &[String],
+    bindings: &Bindings,
+    overrides: &Overrides,
+    at: &impl Fn(std::ops::Range<usize>, String) -> UsageError,
+) -> Result<WorkloadSpec, UsageError> {
+    let mut b = base.clone();
+    b.spec.name = sname.to_string();
+    let mut chosen: Option<Vec<String>> = None;
+    for (key, value) in table.iter() {
+        let k = key.get_ref().as_ref();
+        let label = format!("workload.{wname}.stream.{sname}.{k}");
+        let fail = |m: String| at(value.span(), format!("{label}: {m}"));
+        if matches!(k, "targets" | "target") {
+            let wanted = string_list(value, bindings).map_err(fail)?;
+            chosen = Some(
+                pick_targets(targets, &wanted)
+                    .map_err(|m| at(value.span(), format!("{label}: {m}")))?,
+            );
+            continue;
+        }
+        if !knobs::is_knob(k) {
+            return Err(at(key.span(), format!("{label}: unknown setting")));
+        }
+        let v = scalar(value).map_err(&fail)?;
+        let v = plan::substitute(&v, bindings).map_err(&fail)?;
+        b.set(k, &v).map_err(fail)?;
+    }
+    for (k, v) in &overrides.knobs {
+        if k != "name" {
+            b.set(k, v)
+                .map_err(|m| UsageError(format!("--{}: {m}", k.replace('_', "-"))))?;
+        }
+    }
+    let mut spec = b.finish();
+    set_targets(&mut spec, &chosen.unwrap_or_else(|| targets.to_vec()));
+    Ok(spec)
+}
+
+/// The targets (`LABEL=PATH` or `PATH`) whose label or path is in `wanted`.
+pub fn pick_targets(targets: &[String], wanted: &[String]) -> Result<Vec<String>, String> {
+    wanted
+        .iter()
+        .map(|w| {
+            targets
+                .iter()
+                .find(|t| {
+                    let (label, path) = knobs::split_label(t);
+                    label.unwrap_or(path) == w || path == w
+                })
+                .cloned()
+                .ok_or_else(|| {
+                    let known: Vec<&str> = targets
+                        .iter()
+                        .map(|t| {
+                            let (label, path) = knobs::split_label(t);
+                            label.unwrap_or(path)
+                        })
+                        .collect();
+                    format!("no target labelled '{w}' (targets: {})", known.join(", "))
+                })
+        })
+        .collect()
 }
 
 /// Sweep variables named after a knob set it; others only feed `${var}`.
@@ -294,6 +417,36 @@ fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
+/// The streams of `--stream` flags over a workload built from flags: each
+/// starts from the flags' knobs, then its own settings.
+pub fn flag_streams(
+    base: &SpecBuilder,
+    targets: &[String],
+    streams: &[(String, Vec<(String, String)>)],
+) -> Result<Vec<WorkloadSpec>, UsageError> {
+    streams
+        .iter()
+        .map(|(name, settings)| {
+            let fail = |m: String| UsageError(format!("--stream {name}: {m}"));
+            let mut b = base.clone();
+            b.spec.name = name.clone();
+            let mut chosen = targets.to_vec();
+            for (k, v) in settings {
+                if k == "targets" {
+                    let wanted: Vec<String> = v.split('|').map(|t| t.trim().to_string()).collect();
+                    chosen = pick_targets(targets, &wanted).map_err(fail)?;
+                } else {
+                    b.set(k, v)
+                        .map_err(|m| fail(format!("{}: {m}", k.replace('_', "-"))))?;
+                }
+            }
+            let mut spec = b.finish();
+            set_targets(&mut spec, &chosen);
+            Ok(spec)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,6 +497,7 @@ name = "sas-${rw}-${bs}-qd${iodepth}"
             targets: vec!["/tmp/x".into()],
             knobs: vec![("runtime".into(), "1s".into())],
             sweep: vec![("iodepth".into(), vec!["4".into()])],
+            streams: Vec::new(),
         };
         let specs = parse(SAS, "t.toml", "t", &o).unwrap();
         assert_eq!(specs.len(), 6);

@@ -13,6 +13,7 @@ use crate::measure::facts;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{CompletedSecond, DirectionSample, IntervalReport, IntervalSeries};
 use crate::measure::per_second;
+use crate::result::streams::StreamsResult;
 use crate::result::{
     CpuUsage, DirectionPair, DirectionResult, Document, Interval, RunResult, SyncResult,
     TargetResult, WorkloadResult,
@@ -36,9 +37,19 @@ use std::time::{Duration, Instant};
 pub fn check_plan(specs: &[WorkloadSpec]) -> Result<(), UsageError> {
     for spec in specs {
         spec.validate()?;
-        for (i, name) in spec.targets.iter().enumerate() {
-            let plan = target::inspect(spec, name, i)?;
-            check_region(spec, &plan)?;
+        let runs = if spec.streams.is_empty() {
+            std::slice::from_ref(spec)
+        } else {
+            &spec.streams[..]
+        };
+        for run in runs {
+            for (i, name) in run.targets.iter().enumerate() {
+                let plan = target::inspect(run, name, i)?;
+                check_region(run, &plan).map_err(|e| match spec.streams.is_empty() {
+                    true => e,
+                    false => UsageError(format!("stream {}: {}", run.name, e.0)),
+                })?;
+            }
         }
     }
     Ok(())
@@ -122,21 +133,24 @@ impl Session {
                 self.document.results.push(RunResult::Workload(done));
                 continue;
             }
+            if !spec.streams.is_empty() {
+                match self.run_streams_workload(spec) {
+                    Ok(result) => {
+                        self.document.interrupted |= result.interrupted;
+                        self.document.results.push(RunResult::Streams(result));
+                        progress(&self.document)?;
+                        continue;
+                    }
+                    Err(e) if e.is::<Interrupted>() => break,
+                    Err(e) => return Err(e),
+                }
+            }
             let targets = match self.prepare_targets(spec) {
                 Ok(t) => t,
                 Err(e) if e.is::<Interrupted>() => break,
                 Err(e) => return Err(e),
             };
-            let context = crate::warnings::Context {
-                available_memory: crate::warnings::available_memory(),
-                sparse: targets
-                    .iter()
-                    .map(|t| {
-                        std::fs::metadata(&t.plan.path)
-                            .is_ok_and(|m| crate::warnings::is_sparse(&m))
-                    })
-                    .collect(),
-            };
+            let context = warning_context(&targets);
             let mut result = run_workload(spec, &targets, &self.stop, self.live)?;
             result.warnings = crate::warnings::check(&result, &context);
             self.document.interrupted |= result.interrupted;
@@ -149,6 +163,31 @@ impl Session {
         } = self;
         drop(prepared);
         Ok(document)
+    }
+
+    /// Runs the streams of `spec` at the same time, each on its own targets
+    /// (a target two streams share is laid out once).
+    fn run_streams_workload(&mut self, spec: &WorkloadSpec) -> anyhow::Result<StreamsResult> {
+        let mut prepared = Vec::with_capacity(spec.streams.len());
+        for stream in &spec.streams {
+            prepared.push(self.prepare_targets(stream)?);
+        }
+        let streams: Vec<Stream> = spec
+            .streams
+            .iter()
+            .zip(&prepared)
+            .map(|(spec, targets)| Stream { spec, targets })
+            .collect();
+        let options = RunOptions {
+            live: false,
+            keep_intervals: true,
+        };
+        let mut results = run_streams(&streams, &self.stop, options, &mut |_, _| {})?;
+        for (result, targets) in results.iter_mut().zip(&prepared) {
+            let context = warning_context(targets);
+            result.warnings = crate::warnings::check(result, &context);
+        }
+        StreamsResult::new(spec.clone(), results).map_err(|e| anyhow::anyhow!(e))
     }
 
     /// Checks `spec` and prepares its targets, for callers that drive the
@@ -179,6 +218,17 @@ impl Session {
             out.push(target::prepare(plan, true, &self.stop)?);
         }
         Ok(out)
+    }
+}
+
+/// What the plausibility checks need to know of prepared targets.
+fn warning_context(targets: &[PreparedTarget]) -> crate::warnings::Context {
+    crate::warnings::Context {
+        available_memory: crate::warnings::available_memory(),
+        sparse: targets
+            .iter()
+            .map(|t| std::fs::metadata(&t.plan.path).is_ok_and(|m| crate::warnings::is_sparse(&m)))
+            .collect(),
     }
 }
 

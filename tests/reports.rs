@@ -87,7 +87,28 @@ fn every_example_runs_and_reports() {
             .records()
             .map(|r| r.unwrap().iter().map(String::from).collect())
             .collect();
-        for (w, t) in workloads
+        // A streams workload's streams are workloads named WORKLOAD/STREAM.
+        let runs: Vec<Value> = workloads
+            .iter()
+            .flat_map(|w| match w["kind"].as_str() {
+                Some("streams") => w["streams"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| {
+                        let mut s = s.clone();
+                        s["spec"]["name"] = Value::from(format!(
+                            "{}/{}",
+                            w["spec"]["name"].as_str().unwrap(),
+                            s["spec"]["name"].as_str().unwrap()
+                        ));
+                        s
+                    })
+                    .collect(),
+                _ => vec![w.clone()],
+            })
+            .collect();
+        for (w, t) in runs
             .iter()
             .flat_map(|w| w["targets"].as_array().unwrap().iter().map(move |t| (w, t)))
         {

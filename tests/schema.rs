@@ -62,7 +62,24 @@ fn other_kinds() -> Vec<Value> {
         "--interval",
         "1s",
     ]);
-    vec![json(&["meta", d, "-n", "1", "--block", "1m"]), certify]
+    let data = dir.path().join("s");
+    let streams = json(&[
+        "run",
+        data.to_str().unwrap(),
+        "--size",
+        "1m",
+        "--runtime",
+        "300ms",
+        "--stream",
+        "r:rw=randread,rate-iops=100",
+        "--stream",
+        "w:rw=write,fsync=2",
+    ]);
+    vec![
+        json(&["meta", d, "-n", "1", "--block", "1m"]),
+        certify,
+        streams,
+    ]
 }
 
 #[test]

@@ -90,6 +90,13 @@ struct RunArgs {
     #[command(flatten)]
     knobs: KnobArgs,
 
+    /// A stream of the workload, run at the same time as the others:
+    /// NAME:KNOB=VALUE,... with knobs named as the flags (rw=write,bs=16k,
+    /// fsync=1,rate-iops=500); targets=a|b picks targets by label. Each
+    /// starts from the other flags. Repeatable.
+    #[arg(long = "stream", value_name = "NAME:KNOB=VALUE,...", value_parser = parse_stream)]
+    streams: Vec<(String, Vec<(String, String)>)>,
+
     /// Before measuring, write the whole region sequentially (128k) and then
     /// randomly (4k), as SNIA's performance test specification
     /// preconditions SSDs. Reported as workloads of their own.
@@ -141,6 +148,10 @@ impl Default for OutputArgs {
     }
 }
 
+fn parse_stream(s: &str) -> Result<(String, Vec<(String, String)>), String> {
+    knobs::parse_stream(s)
+}
+
 fn parse_label(s: &str) -> Result<String, String> {
     let s = s.trim();
     if s.is_empty() || s.len() > 64 || s.chars().any(|c| c.is_control()) {
@@ -171,6 +182,7 @@ impl RunArgs {
                 .into_iter()
                 .chain(self.labelled.clone())
                 .collect(),
+            streams: self.streams.clone(),
             ..Default::default()
         };
         for (knob, value) in self.knobs.given.clone() {
@@ -216,8 +228,10 @@ fn from_flags(o: &jobfile::Overrides) -> Result<Vec<WorkloadSpec>, UsageError> {
             b.set(k, v).map_err(|m| flag_error(k, m))?;
         }
         b.spec.name = plan::point_name(&b.spec.name, &bindings);
+        let streams = jobfile::flag_streams(&b, &o.targets, &o.streams)?;
         let mut spec = b.finish();
         jobfile::set_targets(&mut spec, &o.targets);
+        spec.streams = streams;
         specs.push(spec);
     }
     Ok(specs)

@@ -102,7 +102,7 @@ pub fn compare(a: &System, b: &System) -> Comparison {
                 .document
                 .workloads()
                 .find(|w| w.spec.name == wa.spec.name && w.spec.label() == wa.spec.label())
-                .map(|wb| workload_rows(&mut workloads, wa, wb))
+                .map(|wb| workload_rows(&mut workloads, &wa.spec.label(), wa, wb))
                 .ok_or_else(|| format!("{} ({})", wa.spec.name, wa.spec.label())),
             RunResult::Meta(ma) => b
                 .document
@@ -124,6 +124,24 @@ pub fn compare(a: &System, b: &System) -> Comparison {
                 })
                 .map(|cb| certify_rows(&mut certify, ca, cb))
                 .ok_or_else(|| format!("certification {}", ca.profile.name)),
+            RunResult::Streams(sa) => b
+                .document
+                .results
+                .iter()
+                .find_map(|r| match r {
+                    RunResult::Streams(s) if s.spec.name == sa.spec.name => Some(s),
+                    _ => None,
+                })
+                .map(|sb| {
+                    for wa in &sa.streams {
+                        // Streams are matched by name.
+                        if let Some(wb) = sb.streams.iter().find(|w| w.spec.name == wa.spec.name) {
+                            let name = format!("{}/{}", sa.spec.name, wa.spec.name);
+                            workload_rows(&mut workloads, &name, wa, wb);
+                        }
+                    }
+                })
+                .ok_or_else(|| format!("streams workload {}", sa.spec.name)),
         };
         match found {
             Ok(()) => matched += 1,
@@ -172,7 +190,8 @@ fn ratio(a: f64, b: f64) -> String {
     }
 }
 
-fn workload_rows(table: &mut Table, wa: &WorkloadResult, wb: &WorkloadResult) {
+/// Rows of two runs of one workload, the first column `name`.
+fn workload_rows(table: &mut Table, name: &str, wa: &WorkloadResult, wb: &WorkloadResult) {
     for (i, ta) in wa.targets.iter().enumerate() {
         let Some(tb) = wb
             .targets
@@ -195,7 +214,7 @@ fn workload_rows(table: &mut Table, wa: &WorkloadResult, wb: &WorkloadResult) {
                 format!("{} / {}", ta.name, tb.name)
             };
             table.add_row(vec![
-                wa.spec.label(),
+                name.to_string(),
                 target,
                 dir.into(),
                 thousands(da.iops.round() as u64),

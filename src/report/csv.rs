@@ -57,6 +57,27 @@ impl Exporter for CsvExporter {
                 Section::Workloads(workloads) => workload_rows(&workloads)?,
                 Section::Meta(metas) => meta_rows(&metas)?,
                 Section::Certify(certifications) => certify_rows(&certifications)?,
+                Section::Streams(groups) => {
+                    // Each stream as a workload named WORKLOAD/STREAM.
+                    let streams: Vec<WorkloadResult> = groups
+                        .iter()
+                        .flat_map(|g| {
+                            g.streams.iter().map(|w| {
+                                let mut w = w.clone();
+                                w.spec.name = format!("{}/{}", g.spec.name, w.spec.name);
+                                w
+                            })
+                        })
+                        .collect();
+                    let systems = groups
+                        .iter()
+                        .flat_map(|g| g.streams.iter().map(|_| g.system));
+                    let labelled: Vec<Labelled<WorkloadResult>> = systems
+                        .zip(&streams)
+                        .map(|(system, result)| Labelled { system, result })
+                        .collect();
+                    workload_rows(&labelled)?
+                }
             });
         }
         Ok(out)

@@ -7,6 +7,7 @@ use super::{Exporter, Labelled, Report, Section};
 use crate::result::WorkloadResult;
 use crate::result::certify::{CertifyResult, THRESHOLDS_MS};
 use crate::result::meta::MetaResult;
+use crate::result::streams::StreamsResult;
 use crate::units::format_block_size;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -73,6 +74,13 @@ impl Exporter for HtmlExporter {
                     results.push_str(&cells_table(&header, &rows, 1));
                     meta_bars(&metas, &mut charts)?;
                 }
+                Section::Streams(groups) => {
+                    for s in groups {
+                        let (header, rows) = table::streams_cells(&s, systems);
+                        results.push_str(&cells_table(&header, &rows, 3));
+                        stream_charts(&s, systems, &mut charts)?;
+                    }
+                }
                 Section::Certify(certifications) => {
                     for c in certifications {
                         certify_section(&c, systems, &mut results);
@@ -115,6 +123,96 @@ impl Exporter for HtmlExporter {
         html.push_str("</script>\n</body></html>\n");
         Ok(html)
     }
+}
+
+/// Per-second IOPS of every stream on one chart, and each stream's p99.
+fn stream_charts(
+    s: &Labelled<StreamsResult>,
+    systems: bool,
+    out: &mut Vec<Rendered>,
+) -> anyhow::Result<()> {
+    let fmt_s: fn(f64) -> String = |v| format!("{v:.0}");
+    let name = if systems {
+        format!("{}: {}", s.system, s.spec.name)
+    } else {
+        s.spec.name.clone()
+    };
+    // A stream's second: its reads and writes together.
+    let seconds = |w: &WorkloadResult, value: fn(&crate::result::Interval) -> f64| {
+        let (r, wr) = (&w.total.read.intervals, &w.total.write.intervals);
+        (0..r.len().max(wr.len()))
+            .map(|i| {
+                let at = r.get(i).or(wr.get(i)).map_or(i as f64, |x| x.t_s + x.dur_s);
+                let v = [r.get(i), wr.get(i)]
+                    .into_iter()
+                    .flatten()
+                    .map(value)
+                    .fold(0.0, f64::max);
+                (at, v)
+            })
+            .collect::<Vec<_>>()
+    };
+    let series = |value: fn(&crate::result::Interval) -> f64| {
+        s.streams
+            .iter()
+            .map(|w| Series {
+                name: w.spec.name.clone(),
+                points: seconds(w, value),
+            })
+            .filter(|x| x.points.len() >= 2)
+            .collect::<Vec<_>>()
+    };
+    // Latency per stream: of the direction it mostly does, and of its
+    // flushes when it makes them.
+    let main = |w: &WorkloadResult| {
+        if w.total.read.ios >= w.total.write.ios {
+            w.total.read.lat_ns
+        } else {
+            w.total.write.lat_ns
+        }
+    };
+    type Pick = fn(&crate::result::LatencySummary) -> u64;
+    let percentiles: [(&str, Pick); 3] = [
+        ("p50", |l| l.p50),
+        ("p99", |l| l.p99),
+        ("p99.9", |l| l.p99_9),
+    ];
+    let mut categories: Vec<String> = s.streams.iter().map(|w| w.spec.name.clone()).collect();
+    let mut summaries: Vec<crate::result::LatencySummary> = s.streams.iter().map(main).collect();
+    for w in &s.streams {
+        if let Some(sync) = w.sync.as_ref().filter(|x| x.count > 0) {
+            categories.push(format!("{} flush", w.spec.name));
+            summaries.push(sync.lat_ns);
+        }
+    }
+    out.push(charts::bar_chart(&BarChart {
+        title: format!("{name}: latency per stream"),
+        y_label: "latency (µs)".into(),
+        categories,
+        groups: percentiles
+            .iter()
+            .map(|(label, pick)| Series {
+                name: label.to_string(),
+                points: summaries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| (i as f64, pick(l) as f64 / 1e3))
+                    .collect(),
+            })
+            .collect(),
+    })?);
+    let iops = series(|i| i.iops);
+    if !iops.is_empty() {
+        out.push(charts::line_chart(&LineChart {
+            title: format!("{name}: IOPS per second, per stream"),
+            x_label: "time (s)".into(),
+            y_label: "IOPS".into(),
+            series: iops,
+            x_format: fmt_s,
+            x_log2: false,
+        })?);
+    }
+    Ok(())
 }
 
 /// A certification's caption, interval table, verdict and failed limits.

@@ -26,6 +26,12 @@ impl Exporter for MarkdownExporter {
                     let (header, rows) = table::meta_cells(&metas);
                     out.push_str(&markdown_table(&header, &rows, 1));
                 }
+                Section::Streams(groups) => {
+                    for s in groups {
+                        let (header, rows) = table::streams_cells(&s, systems);
+                        out.push_str(&markdown_table(&header, &rows, 3));
+                    }
+                }
                 Section::Certify(certifications) => {
                     for c in certifications {
                         if systems {

@@ -5,6 +5,7 @@
 
 use crate::result::certify::CertifyResult;
 use crate::result::meta::MetaResult;
+use crate::result::streams::StreamsResult;
 use crate::result::warning::{Warning, WarningKind};
 use crate::result::{Document, RunResult, WorkloadResult, merge};
 use std::ops::Deref;
@@ -49,6 +50,7 @@ pub enum Section<'a> {
     Workloads(Vec<Labelled<'a, WorkloadResult>>),
     Meta(Vec<Labelled<'a, MetaResult>>),
     Certify(Vec<Labelled<'a, CertifyResult>>),
+    Streams(Vec<Labelled<'a, StreamsResult>>),
 }
 
 impl Report {
@@ -185,6 +187,12 @@ impl Report {
                     RunResult::Certify(c) => {
                         gather(&mut out, label, c, Section::Certify, |s| match s {
                             Section::Certify(v) => Some(v),
+                            _ => None,
+                        })
+                    }
+                    RunResult::Streams(st) => {
+                        gather(&mut out, label, st, Section::Streams, |s| match s {
+                            Section::Streams(v) => Some(v),
                             _ => None,
                         })
                     }

@@ -4,7 +4,9 @@
 //! figures from the reading run, write figures from the writing one.
 
 use super::Labelled;
+use crate::result::LatencySummary;
 use crate::result::meta::MetaResult;
+use crate::result::streams::StreamsResult;
 use crate::result::{DirectionResult, WorkloadResult};
 use crate::spec::knobs::KNOBS;
 use crate::spec::{RwMode, WorkloadSpec};
@@ -319,4 +321,80 @@ pub fn meta_caption(meta: &Labelled<MetaResult>, named: bool) -> String {
             String::new()
         }
     )
+}
+
+/// A streams workload as one table: per stream, each target's read, write
+/// and flush figures; then all streams together. Shared by the text,
+/// Markdown and HTML reports.
+pub fn streams_cells(
+    s: &Labelled<StreamsResult>,
+    systems: bool,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    use crate::units::{bandwidth, latency, thousands};
+    let header = [
+        "stream",
+        "target",
+        "dir",
+        "IOPS",
+        "bandwidth",
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "p99.99",
+        "max",
+    ]
+    .map(String::from)
+    .to_vec();
+    let group = if systems {
+        format!("{}: {}", s.system, s.spec.name)
+    } else {
+        s.spec.name.clone()
+    };
+    let mut rows = Vec::new();
+    let mut add =
+        |stream: &str, target: &str, dir: &str, rate: f64, bw: Option<f64>, l: &LatencySummary| {
+            rows.push(vec![
+                stream.to_string(),
+                target.to_string(),
+                dir.to_string(),
+                thousands(rate.round() as u64),
+                bw.map_or("-".into(), bandwidth),
+                latency(l.mean),
+                latency(l.p50 as f64),
+                latency(l.p99 as f64),
+                latency(l.p99_9 as f64),
+                latency(l.p99_99 as f64),
+                latency(l.max as f64),
+            ])
+        };
+    for w in &s.streams {
+        let stream = format!("{group}/{}", w.spec.name);
+        for t in &w.targets {
+            for (dir, d) in [("read", &t.io.read), ("write", &t.io.write)] {
+                if d.ios > 0 {
+                    add(&stream, &t.name, dir, d.iops, Some(d.bw_bytes), &d.lat_ns);
+                }
+            }
+            if let Some(sync) = t.sync.as_ref().filter(|s| s.count > 0) {
+                add(&stream, &t.name, "sync", sync.rate, None, &sync.lat_ns);
+            }
+        }
+    }
+    for (dir, d) in [("read", &s.total.read), ("write", &s.total.write)] {
+        if d.ios > 0 {
+            add(
+                &group,
+                "all streams",
+                dir,
+                d.iops,
+                Some(d.bw_bytes),
+                &d.lat_ns,
+            );
+        }
+    }
+    if let Some(sync) = s.sync.as_ref().filter(|s| s.count > 0) {
+        add(&group, "all streams", "sync", sync.rate, None, &sync.lat_ns);
+    }
+    (header, rows)
 }

@@ -3,6 +3,7 @@
 use super::Exporter;
 use super::{Labelled, Report, Section};
 use crate::result::meta::MetaResult;
+use crate::result::streams::StreamsResult;
 use crate::result::{DirectionResult, WorkloadResult};
 use crate::units::{bandwidth, latency, thousands};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
@@ -31,6 +32,11 @@ impl Exporter for TextExporter {
                         out.push_str(&super::certify::text(&c));
                     }
                 }
+                Section::Streams(groups) => {
+                    for s in groups {
+                        out.push_str(&streams_table(&s, systems));
+                    }
+                }
             }
         }
         for warning in report.warnings() {
@@ -49,6 +55,49 @@ fn right_align(table: &mut Table, columns: impl Iterator<Item = usize>) {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
+}
+
+/// A streams workload: its table, then each stream's notes (CPU, scheduled
+/// latency, verification, errors) as for a workload.
+fn streams_table(s: &Labelled<StreamsResult>, systems: bool) -> String {
+    let (header, rows) = super::table::streams_cells(s, systems);
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header(header);
+    for row in rows {
+        table.add_row(row);
+    }
+    right_align(&mut table, 3..11);
+    // The notes name each target after its stream: two streams may share it.
+    let named: Vec<WorkloadResult> = s
+        .streams
+        .iter()
+        .map(|w| {
+            let mut w = w.clone();
+            for t in &mut w.targets {
+                t.name = format!("{}/{}", w.spec.name, t.name);
+            }
+            w
+        })
+        .collect();
+    let streams: Vec<Labelled<WorkloadResult>> = named
+        .iter()
+        .map(|w| Labelled {
+            system: s.system,
+            result: w,
+        })
+        .collect();
+    format!(
+        "{table}\n{}: {} streams at once, {:.1} s measured, CPU {:.2} µs per I/O\n{}",
+        s.spec.name,
+        s.streams.len(),
+        s.runtime_s,
+        s.cpu.per_io_us,
+        notes(&streams)
+            .lines()
+            .filter(|l| !l.contains(" measured, CPU "))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    )
 }
 
 fn meta_table(metas: &[Labelled<MetaResult>], systems: bool) -> String {

@@ -30,7 +30,9 @@ pub fn sequential(mut documents: Vec<Document>) -> Result<Document, String> {
                         out.results.push(RunResult::Workload(w));
                     }
                 }
-                other @ (RunResult::Meta(_) | RunResult::Certify(_)) => out.results.push(other),
+                other @ (RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Streams(_)) => {
+                    out.results.push(other)
+                }
             }
         }
     }
@@ -150,6 +152,22 @@ fn merge_direction(
         i
     }));
     Ok(())
+}
+
+/// Flushes made at the same time, over `span_s` seconds.
+pub fn concurrent_sync(parts: &[&SyncResult], span_s: f64) -> Result<SyncResult, String> {
+    let mut h = LatencyHistogram::new();
+    let mut count = 0;
+    for part in parts {
+        h.add(&LatencyHistogram::decode(&part.histogram)?);
+        count += part.count;
+    }
+    Ok(SyncResult {
+        count,
+        rate: per_second(count, span_s),
+        lat_ns: h.summary(),
+        histogram: h.encode(),
+    })
 }
 
 /// Flushes of two runs: counts add up, latency from the merged histograms,

@@ -7,6 +7,7 @@
 pub mod certify;
 pub mod merge;
 pub mod meta;
+pub mod streams;
 pub mod warning;
 pub mod workload;
 
@@ -19,6 +20,7 @@ use crate::measure::facts::HostFacts;
 use certify::CertifyResult;
 use meta::MetaResult;
 use serde::{Deserialize, Serialize};
+use streams::StreamsResult;
 use warning::Warning;
 
 /// Schema 2: `results`, a list of tagged results, replaced schema 1's
@@ -57,6 +59,8 @@ pub enum RunResult {
     Meta(MetaResult),
     /// `fathom certify`: a latency certification.
     Certify(CertifyResult),
+    /// `fathom run` with streams: several workloads at the same time.
+    Streams(StreamsResult),
 }
 
 impl Document {
@@ -101,6 +105,11 @@ impl Document {
             }),
             RunResult::Meta(_) => false,
             RunResult::Certify(c) => c.pass == Some(false),
+            RunResult::Streams(s) => s.streams.iter().any(|w| {
+                w.targets.iter().any(|t| {
+                    t.ended_early.is_some() || t.verify.as_ref().is_some_and(|v| v.failed() > 0)
+                })
+            }),
         })
     }
 
@@ -118,6 +127,15 @@ impl Document {
                         .collect(),
                     RunResult::Meta(m) => m.warnings.iter().map(|x| ("meta".into(), x)).collect(),
                     RunResult::Certify(_) => Vec::new(),
+                    RunResult::Streams(s) => s
+                        .streams
+                        .iter()
+                        .flat_map(|w| {
+                            w.warnings
+                                .iter()
+                                .map(|x| (format!("{}/{}", s.spec.name, w.spec.name), x))
+                        })
+                        .collect(),
                 }
             })
             .collect()
@@ -125,7 +143,12 @@ impl Document {
 
     /// Every problem of every target, prefixed with the target's name.
     pub fn problems(&self) -> Vec<String> {
+        let streams = self.results.iter().flat_map(|r| match r {
+            RunResult::Streams(s) => s.streams.iter().collect(),
+            _ => Vec::new(),
+        });
         self.workloads()
+            .chain(streams)
             .flat_map(|w| &w.targets)
             .flat_map(|t| {
                 t.problems()

@@ -445,6 +445,37 @@ fn parse_bool(v: &str) -> Result<bool, String> {
     }
 }
 
+/// A stream as `--stream` gives it: `NAME:KNOB=VALUE,KNOB=VALUE...`, knobs
+/// named as the flags are (`rate-iops=5000`); `targets=a|b` picks targets
+/// by label. Returns the name and the settings in order.
+pub fn parse_stream(text: &str) -> Result<(String, Vec<(String, String)>), String> {
+    let (name, rest) = text
+        .split_once(':')
+        .ok_or_else(|| format!("'{text}' is not NAME:KNOB=VALUE,..."))?;
+    let name = name.trim();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        return Err(format!(
+            "'{name}' is not a stream name (letters, digits, - _ .)"
+        ));
+    }
+    let mut settings = Vec::new();
+    for item in rest.split(',').filter(|i| !i.trim().is_empty()) {
+        let (k, v) = item
+            .split_once('=')
+            .ok_or_else(|| format!("stream {name}: '{item}' is not KNOB=VALUE"))?;
+        let k = normalize(k);
+        if k != "targets" && !is_knob(&k) {
+            return Err(format!("stream {name}: unknown setting '{k}'"));
+        }
+        settings.push((k, v.trim().to_string()));
+    }
+    Ok((name.to_string(), settings))
+}
+
 /// A target as given: `PATH`, or `LABEL=PATH` to name it in reports.
 pub fn split_label(target: &str) -> (Option<&str>, &str) {
     if let Some((label, path)) = target.split_once('=') {
@@ -484,6 +515,22 @@ mod tests {
         assert!(b.set("colour", "blue").unwrap_err().contains("colour"));
         assert!(b.set("rwmix_read", "150").is_err());
         assert!(b.set("direct", "maybe").is_err());
+    }
+
+    #[test]
+    fn streams_parse_from_flags() {
+        let (name, settings) = parse_stream("wal: rw=write, bs=16k,fsync=1,targets=logs").unwrap();
+        assert_eq!(name, "wal");
+        assert_eq!(settings[1], ("bs".into(), "16k".into()));
+        assert_eq!(settings[3], ("targets".into(), "logs".into()));
+        assert!(parse_stream("rw=write").is_err());
+        assert!(parse_stream("a b:rw=write").is_err());
+        assert!(
+            parse_stream("x:colour=blue")
+                .unwrap_err()
+                .contains("colour")
+        );
+        assert!(parse_stream("x:rw").unwrap_err().contains("KNOB=VALUE"));
     }
 
     #[test]

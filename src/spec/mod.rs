@@ -224,6 +224,11 @@ pub struct WorkloadSpec {
     /// Stop once this criterion holds (`--steady-state iops:2%`).
     #[serde(default)]
     pub steady_state: Option<crate::measure::steady::SteadyState>,
+    /// Streams that run at the same time, started and stopped together,
+    /// each a workload of its own on some of the targets; empty for a plain
+    /// workload. This spec's own knobs are what the streams inherited.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<WorkloadSpec>,
 }
 
 /// The seed of a run that was not given one: the same run issues the same
@@ -259,6 +264,7 @@ impl WorkloadSpec {
             rate_iops: None,
             rate_bw: None,
             steady_state: None,
+            streams: Vec::new(),
         }
     }
 
@@ -351,6 +357,9 @@ impl WorkloadSpec {
         use crate::units::format_bytes;
         use limits::*;
         let fail = |msg: String| Err(crate::error::UsageError(msg));
+        if !self.streams.is_empty() {
+            return self.validate_streams();
+        }
         if self.targets.is_empty() {
             return fail("no target given".into());
         }
@@ -413,6 +422,40 @@ impl WorkloadSpec {
                 format_bytes(buffers),
                 format_bytes(MAX_BUFFER_BYTES)
             ));
+        }
+        Ok(())
+    }
+}
+
+impl WorkloadSpec {
+    /// The streams of a streams workload: each valid on its own, names
+    /// unique, and no region written by two streams while `--verify` checks
+    /// it (neither could tell the other's blocks from corruption).
+    fn validate_streams(&self) -> Result<(), crate::error::UsageError> {
+        let fail = |msg: String| Err(crate::error::UsageError(msg));
+        for (i, s) in self.streams.iter().enumerate() {
+            s.validate()
+                .map_err(|e| crate::error::UsageError(format!("stream {}: {}", s.name, e.0)))?;
+            if self.streams[..i].iter().any(|o| o.name == s.name) {
+                return fail(format!("stream {}: two streams of one name", s.name));
+            }
+            if s.verify == VerifyMode::Off || !s.rw.writes(s.rwmix_read) {
+                continue;
+            }
+            for o in self.streams.iter().filter(|o| o.name != s.name) {
+                let shared = s.targets.iter().any(|t| o.targets.contains(t));
+                let (a, b) = (s.offset, o.offset);
+                let overlap = match (s.size, o.size) {
+                    (Some(sa), Some(sb)) => a < b + sb && b < a + sa,
+                    _ => true,
+                };
+                if shared && overlap && o.rw.writes(o.rwmix_read) {
+                    return fail(format!(
+                        "stream {}: --verify with stream {} writing the same region; give them disjoint --offset/--size",
+                        s.name, o.name
+                    ));
+                }
+            }
         }
         Ok(())
     }

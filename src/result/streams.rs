@@ -1,0 +1,62 @@
+//! Results of a workload of several streams run at the same time: each
+//! stream as a workload of its own, and all of them together.
+
+use super::{CpuUsage, DirectionPair, SyncResult, WorkloadResult};
+use crate::spec::WorkloadSpec;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamsResult {
+    /// The workload: its name, the knobs its streams started from, and in
+    /// `streams` each stream's resolved spec.
+    pub spec: WorkloadSpec,
+    /// One result per stream, in order, each with its own targets, totals,
+    /// intervals and flushes (`spec.name` is the stream's name).
+    pub streams: Vec<WorkloadResult>,
+    /// All streams together: counts and histograms added, rates over the
+    /// common span (the concurrent merge).
+    pub total: DirectionPair,
+    /// The flushes of every stream that makes them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncResult>,
+    /// Seconds from the common start to the last completion of any stream.
+    pub runtime_s: f64,
+    /// CPU time of the whole process while the streams ran.
+    pub cpu: CpuUsage,
+    pub interrupted: bool,
+}
+
+impl StreamsResult {
+    /// The streams measured together, as one result.
+    pub fn new(spec: WorkloadSpec, streams: Vec<WorkloadResult>) -> Result<Self, String> {
+        use super::merge::{concurrent, concurrent_sync};
+        let runtime_s = streams.iter().map(|s| s.runtime_s).fold(0.0, f64::max);
+        let total = DirectionPair {
+            read: concurrent(
+                &streams.iter().map(|s| &s.total.read).collect::<Vec<_>>(),
+                runtime_s,
+            )?,
+            write: concurrent(
+                &streams.iter().map(|s| &s.total.write).collect::<Vec<_>>(),
+                runtime_s,
+            )?,
+        };
+        let syncs: Vec<&SyncResult> = streams.iter().filter_map(|s| s.sync.as_ref()).collect();
+        let sync = if syncs.is_empty() {
+            None
+        } else {
+            Some(concurrent_sync(&syncs, runtime_s)?)
+        };
+        // Every stream reports the process's CPU time of the group.
+        let cpu = streams.first().map(|s| s.cpu).unwrap_or_default();
+        Ok(StreamsResult {
+            interrupted: streams.iter().any(|s| s.interrupted),
+            spec,
+            streams,
+            total,
+            sync,
+            runtime_s,
+            cpu,
+        })
+    }
+}
