@@ -284,7 +284,8 @@ fn worker_configs(
                 budget_bytes: size_bound.then_some(budget),
                 ramp: Duration::from_secs_f64(spec.ramp_s),
                 runtime: spec.runtime_s.map(Duration::from_secs_f64),
-                fsync_every: spec.fsync,
+                fsync_every: spec.flush_every(),
+                sync_data_only: spec.fdatasync > 0,
                 verify: None,
                 continue_on_error: spec.continue_on_error,
                 rate: spec.target_rate().map(|r| r / jobs as f64),
@@ -593,7 +594,7 @@ pub fn run_streams(
                     read: direction_result(read, runtime, read_iv),
                     write: direction_result(write, runtime, write_iv),
                 },
-                sync: sync_result(&acc.sync, spec.fsync, runtime),
+                sync: sync_result(&acc.sync, spec.flush_every(), runtime),
             });
         }
         let [read_iv, write_iv] = series.finish();
@@ -610,7 +611,7 @@ pub fn run_streams(
             runtime_s,
             interrupted: stop.is_set(),
             warnings: Vec::new(),
-            sync: sync_result(&sync, spec.fsync, runtime_s),
+            sync: sync_result(&sync, spec.flush_every(), runtime_s),
             steady_state: spec.steady_state.map(|criterion| {
                 crate::measure::steady::SteadyStateResult {
                     criterion,
@@ -623,7 +624,8 @@ pub fn run_streams(
     Ok(results)
 }
 
-/// The flushes of a target or workload run with `--fsync`; None without.
+/// The flushes of a target or workload run with `--fsync` or `--fdatasync`;
+/// None without.
 fn sync_result(h: &LatencyHistogram, fsync_every: u32, runtime_s: f64) -> Option<SyncResult> {
     (fsync_every > 0).then(|| SyncResult {
         count: h.count(),

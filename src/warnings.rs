@@ -71,7 +71,7 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
                 ),
                 ));
             }
-            if t.io.write.ios > 0 && spec.fsync == 0 {
+            if t.io.write.ios > 0 && spec.flush_every() == 0 {
                 out.push(warn(
                     WarningKind::PageCacheWrites,
                     Some(mem as f64),

@@ -127,9 +127,14 @@ impl Engine for IoUringEngine {
         }
     }
 
-    fn sync(&mut self) -> io::Result<()> {
+    fn sync(&mut self, data_only: bool) -> io::Result<()> {
+        let flags = if data_only {
+            types::FsyncFlags::DATASYNC
+        } else {
+            types::FsyncFlags::empty()
+        };
         let entry = opcode::Fsync::new(types::Fixed(0))
-            .flags(types::FsyncFlags::DATASYNC)
+            .flags(flags)
             .build()
             .user_data(FSYNC_USER_DATA);
         self.push(entry);

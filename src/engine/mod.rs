@@ -77,7 +77,9 @@ pub trait Engine {
     /// Moves every completion available now into `out`.
     fn reap(&mut self, out: &mut Vec<Completion>);
     /// Makes written data durable. Called only with nothing in flight.
-    fn sync(&mut self) -> io::Result<()>;
+    /// Makes the writes so far durable: fsync, or fdatasync (data, and only
+    /// the metadata needed to read it back) when `data_only`.
+    fn sync(&mut self, data_only: bool) -> io::Result<()>;
 }
 
 /// Builds the engine of `kind` over an opened target file.

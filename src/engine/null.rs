@@ -44,7 +44,7 @@ impl Engine for NullEngine {
         out.append(&mut self.completed);
     }
 
-    fn sync(&mut self) -> io::Result<()> {
+    fn sync(&mut self, _data_only: bool) -> io::Result<()> {
         Ok(())
     }
 }

@@ -71,7 +71,11 @@ impl Engine for SyncEngine {
         out.append(&mut self.completed);
     }
 
-    fn sync(&mut self) -> io::Result<()> {
-        self.file.sync_data()
+    fn sync(&mut self, data_only: bool) -> io::Result<()> {
+        if data_only {
+            self.file.sync_data()
+        } else {
+            self.file.sync_all()
+        }
     }
 }

@@ -50,8 +50,10 @@ pub struct WorkerConfig {
     pub ramp: Duration,
     /// Time bound, measured from the end of the ramp.
     pub runtime: Option<Duration>,
-    /// fsync after every N writes; 0 = never.
+    /// Flush after every N writes; 0 = never.
     pub fsync_every: u32,
+    /// Flush with fdatasync rather than fsync.
+    pub sync_data_only: bool,
     pub verify: Option<WorkerVerify>,
     /// Count failed I/Os and go on, instead of ending at the first.
     pub continue_on_error: bool,
@@ -458,7 +460,7 @@ impl<'a> Job<'a> {
     /// fsync ends the worker.
     fn flush(&mut self, halt: &AtomicBool) -> bool {
         let started = Instant::now();
-        let outcome = self.engine.sync();
+        let outcome = self.engine.sync(self.config.sync_data_only);
         self.now = Instant::now();
         self.writes_since_sync = 0;
         match outcome {

@@ -226,6 +226,24 @@ fn workload_rows(table: &mut Table, name: &str, wa: &WorkloadResult, wb: &Worklo
                 verdict(da, db),
             ]);
         }
+        // Flushes: their rate and latency (the commit latency of a log).
+        if let (Some(sa), Some(sb)) = (&ta.sync, &tb.sync)
+            && sa.count > 0
+            && sb.count > 0
+        {
+            table.add_row(vec![
+                name.to_string(),
+                ta.name.clone(),
+                "sync".into(),
+                thousands(sa.rate.round() as u64),
+                thousands(sb.rate.round() as u64),
+                ratio(sa.rate, sb.rate),
+                latency(sa.lat_ns.p99 as f64),
+                latency(sb.lat_ns.p99 as f64),
+                ratio(sa.lat_ns.p99 as f64, sb.lat_ns.p99 as f64),
+                "-".into(),
+            ]);
+        }
     }
 }
 

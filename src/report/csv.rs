@@ -2,9 +2,9 @@
 //! every measured figure, for spreadsheets and scripts.
 
 use super::{Exporter, Labelled, Report, Section, certify};
-use crate::result::WorkloadResult;
 use crate::result::certify::CertifyResult;
 use crate::result::meta::MetaResult;
+use crate::result::{LatencySummary, WorkloadResult};
 use crate::spec::knobs::KNOBS;
 
 pub struct CsvExporter;
@@ -100,18 +100,23 @@ fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<Strin
         for wl in workloads {
             let s = &wl.spec;
             for t in &wl.targets {
-                for (dir, d) in [("read", &t.io.read), ("write", &t.io.write)] {
-                    // Every direction the workload does gets a row, even one
-                    // that completed nothing.
-                    let does = match dir {
-                        "read" => s.rw.read_percent(s.rwmix_read) > 0,
-                        _ => s.rw.writes(s.rwmix_read),
-                    };
-                    if !does {
-                        continue;
-                    }
+                // Every direction the workload does gets a row, even one that
+                // completed nothing; flushes get a `sync` row: count, rate
+                // and latency, no bytes.
+                let mut rows: Vec<(&str, u64, u64, f64, f64, &LatencySummary)> = Vec::new();
+                if s.rw.read_percent(s.rwmix_read) > 0 {
+                    let d = &t.io.read;
+                    rows.push(("read", d.ios, d.bytes, d.iops, d.bw_bytes, &d.lat_ns));
+                }
+                if s.rw.writes(s.rwmix_read) {
+                    let d = &t.io.write;
+                    rows.push(("write", d.ios, d.bytes, d.iops, d.bw_bytes, &d.lat_ns));
+                }
+                if let Some(sync) = &t.sync {
+                    rows.push(("sync", sync.count, 0, sync.rate, 0.0, &sync.lat_ns));
+                }
+                for (dir, ios, bytes, iops, bw_bytes, l) in rows {
                     let device = t.facts.device.as_ref();
-                    let l = &d.lat_ns;
                     let opt = |v: Option<String>| v.unwrap_or_default();
                     let knobs = columns.iter().map(|(_, value)| value(s));
                     let figures = [
@@ -124,11 +129,11 @@ fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<Strin
                         t.size.to_string(),
                         t.offset.to_string(),
                         dir.to_string(),
-                        d.ios.to_string(),
-                        d.bytes.to_string(),
+                        ios.to_string(),
+                        bytes.to_string(),
                         t.runtime_s.to_string(),
-                        d.iops.to_string(),
-                        d.bw_bytes.to_string(),
+                        iops.to_string(),
+                        bw_bytes.to_string(),
                         l.min.to_string(),
                         l.mean.to_string(),
                         l.max.to_string(),

@@ -39,6 +39,8 @@ pub struct Row {
     pub target: String,
     pub read: Option<Figures>,
     pub write: Option<Figures>,
+    /// Flushes (`--fsync`, `--fdatasync`): their rate as `iops`.
+    pub sync: Option<Figures>,
     /// Sort key and chart coordinates: the same values as numbers.
     pub bs: u64,
     pub iodepth: u32,
@@ -135,10 +137,18 @@ fn add_rows(
     for t in &w.targets {
         let read = Figures::of(&t.io.read);
         let write = Figures::of(&t.io.write);
+        let sync = t.sync.as_ref().filter(|s| s.count > 0).map(|s| Figures {
+            iops: s.rate,
+            bw_bytes: 0.0,
+            p50_ns: s.lat_ns.p50,
+            p99_ns: s.lat_ns.p99,
+            p99_9_ns: s.lat_ns.p99_9,
+        });
         let name = target_name(&t.name);
         if let Some(row) = rows.iter_mut().find(|r| r.keys == keys && r.target == name) {
             row.read = row.read.or(read);
             row.write = row.write.or(write);
+            row.sync = row.sync.or(sync);
             continue;
         }
         rows.push(Row {
@@ -146,6 +156,7 @@ fn add_rows(
             target: name,
             read,
             write,
+            sync,
             bs: w.spec.bs,
             iodepth: w.spec.iodepth,
             numjobs: w.spec.numjobs,
@@ -182,6 +193,10 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
             format!("{d} p99.9"),
         ]);
     }
+    let syncs = table.rows.iter().any(|r| r.sync.is_some());
+    if syncs {
+        header.extend(["sync/s", "sync p50", "sync p99", "sync p99.9"].map(String::from));
+    }
     let rows = table
         .rows
         .iter()
@@ -198,6 +213,17 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
                         latency(f.p99_9_ns as f64),
                     ]),
                     None => cells.extend(std::iter::repeat_n("-".to_string(), 5)),
+                }
+            }
+            if syncs {
+                match r.sync {
+                    Some(f) => cells.extend([
+                        thousands(f.iops.round() as u64),
+                        latency(f.p50_ns as f64),
+                        latency(f.p99_ns as f64),
+                        latency(f.p99_9_ns as f64),
+                    ]),
+                    None => cells.extend(std::iter::repeat_n("-".to_string(), 4)),
                 }
             }
             cells

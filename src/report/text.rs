@@ -4,7 +4,7 @@ use super::Exporter;
 use super::{Labelled, Report, Section};
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
-use crate::result::{DirectionResult, WorkloadResult};
+use crate::result::{DirectionPair, LatencySummary, SyncResult, WorkloadResult};
 use crate::units::{bandwidth, latency, thousands};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
@@ -161,7 +161,9 @@ fn sweep(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
         header
             .iter()
             .enumerate()
-            .filter(|(_, h)| h.starts_with("read ") || h.starts_with("write "))
+            .filter(|(_, h)| {
+                h.starts_with("read ") || h.starts_with("write ") || h.starts_with("sync")
+            })
             .map(|(i, _)| i),
     );
     let mut out = table.to_string();
@@ -229,32 +231,39 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
     out
 }
 
-fn add_rows(table: &mut Table, workload: &Labelled<WorkloadResult>, systems: bool) {
+fn add_rows<'a>(table: &mut Table, workload: &'a Labelled<WorkloadResult>, systems: bool) {
     let label = if systems {
         format!("{}: {}", workload.system, workload.spec.label())
     } else {
         workload.spec.label()
     };
-    let mut rows: Vec<(String, &DirectionResult, &str)> = Vec::new();
+    // (target, direction, rate, bandwidth, latency); flushes as a `sync`
+    // direction of their own, their rate per second and no bandwidth.
+    type Row<'a> = (String, &'a str, f64, Option<f64>, &'a LatencySummary);
+    let mut rows: Vec<Row> = Vec::new();
+    let mut add = |name: &str, io: &'a DirectionPair, sync: &'a Option<SyncResult>| {
+        for (dir, d) in [("read", &io.read), ("write", &io.write)] {
+            if d.ios > 0 {
+                rows.push((name.to_string(), dir, d.iops, Some(d.bw_bytes), &d.lat_ns));
+            }
+        }
+        if let Some(s) = sync.as_ref().filter(|s| s.count > 0) {
+            rows.push((name.to_string(), "sync", s.rate, None, &s.lat_ns));
+        }
+    };
     for target in &workload.targets {
-        rows.push((target.name.clone(), &target.io.read, "read"));
-        rows.push((target.name.clone(), &target.io.write, "write"));
+        add(&target.name, &target.io, &target.sync);
     }
     if workload.targets.len() > 1 {
-        rows.push(("total".into(), &workload.total.read, "read"));
-        rows.push(("total".into(), &workload.total.write, "write"));
+        add("total", &workload.total, &workload.sync);
     }
-    for (target, d, dir) in rows {
-        if d.ios == 0 {
-            continue;
-        }
-        let l = &d.lat_ns;
+    for (target, dir, rate, bw, l) in rows {
         table.add_row(vec![
             label.clone(),
             target,
             dir.to_string(),
-            thousands(d.iops.round() as u64),
-            bandwidth(d.bw_bytes),
+            thousands(rate.round() as u64),
+            bw.map_or("-".into(), bandwidth),
             latency(l.mean),
             latency(l.p50 as f64),
             latency(l.p99 as f64),

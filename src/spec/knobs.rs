@@ -251,8 +251,21 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
+    .conflicts_with("fdatasync")
     .csv(|s| s.fsync.to_string())
     .table(|s| s.fsync.to_string()),
+    Knob::value(
+        "fdatasync",
+        "N",
+        "fdatasync after every N writes of each worker (0: never): data and the metadata needed to read it, as databases flush their logs",
+        |b, v| {
+            b.spec.fdatasync = parse_count(v)?;
+            Ok(())
+        },
+    )
+    .conflicts_with("fsync")
+    .csv(|s| s.fdatasync.to_string())
+    .table(|s| s.fdatasync.to_string()),
     Knob::value(
         "random_distribution",
         "DIST",

@@ -200,6 +200,9 @@ pub struct WorkloadSpec {
     pub engine: EngineKind,
     /// fsync after every N writes per worker; 0 = never.
     pub fsync: u32,
+    /// fdatasync after every N writes per worker; 0 = never.
+    #[serde(default)]
+    pub fdatasync: u32,
     pub random_distribution: Distribution,
     pub seed: u64,
     /// Keep files that fathom created instead of removing them at the end.
@@ -254,6 +257,7 @@ impl WorkloadSpec {
             direct: true,
             engine: EngineKind::IoUring,
             fsync: 0,
+            fdatasync: 0,
             random_distribution: Distribution::Uniform,
             seed: DEFAULT_SEED,
             keep: false,
@@ -266,6 +270,11 @@ impl WorkloadSpec {
             steady_state: None,
             streams: Vec::new(),
         }
+    }
+
+    /// Writes between flushes (`--fsync` or `--fdatasync`); 0 = never.
+    pub fn flush_every(&self) -> u32 {
+        self.fsync.max(self.fdatasync)
     }
 
     /// The name target `i` goes by in reports.
@@ -359,6 +368,9 @@ impl WorkloadSpec {
         let fail = |msg: String| Err(crate::error::UsageError(msg));
         if !self.streams.is_empty() {
             return self.validate_streams();
+        }
+        if self.fsync > 0 && self.fdatasync > 0 {
+            return fail("--fsync and --fdatasync: give one of them".into());
         }
         if self.targets.is_empty() {
             return fail("no target given".into());
