@@ -137,3 +137,35 @@ fn readme_synopsis_matches_the_flags() {
         );
     }
 }
+
+/// What users read (the README, presets, examples, `--help`) names no file
+/// they do not have.
+#[test]
+fn user_facing_text_names_only_files_users_have() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut texts = vec![(
+        "README.md".to_string(),
+        std::fs::read_to_string(format!("{root}/README.md")).unwrap(),
+    )];
+    for dir in ["presets", "examples", "docs"] {
+        for entry in std::fs::read_dir(format!("{root}/{dir}")).unwrap() {
+            let path = entry.unwrap().path();
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                texts.push((path.display().to_string(), text));
+            }
+        }
+    }
+    for command in ["run", "meta", "seqread", "certify", "report", "compare"] {
+        let help = String::from_utf8(run(&[command, "--help"]).stdout).unwrap();
+        texts.push((format!("fathom {command} --help"), help));
+    }
+    texts.push((
+        "fathom presets".into(),
+        String::from_utf8(run(&["presets"]).stdout).unwrap(),
+    ));
+    for (name, text) in &texts {
+        for missing in ["REFERENCE", "seeds/", "../shared"] {
+            assert!(!text.contains(missing), "{name} mentions {missing}");
+        }
+    }
+}

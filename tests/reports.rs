@@ -209,6 +209,20 @@ fn sas_sweep_gives_the_table_the_chart_and_drawn_charts() {
     assert!(
         html.contains("data-colours=\"#1F77B4,#FF7F0E,#2CA02C\" data-mark=\"polyline,circle\"")
     );
+    // Read and write charts of one kind sit side by side: each read chart
+    // is followed by its write chart.
+    let titles: Vec<&str> = html
+        .split("<figure class=\"chart\"")
+        .skip(1)
+        .map(|f| {
+            let t = f.split("disk: ").nth(1).unwrap_or("");
+            &t[..t.find(" vs ").unwrap_or(0)]
+        })
+        .collect();
+    for pair in titles.chunks(2) {
+        assert_eq!(pair.len(), 2, "{titles:?}");
+        assert_eq!(pair[0].replace("read", "write"), pair[1], "{titles:?}");
+    }
     assert_charts_drawn(&html_path, charts);
 }
 
