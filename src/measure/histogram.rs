@@ -49,10 +49,6 @@ impl LatencyHistogram {
         self.0.len()
     }
 
-    pub fn reset(&mut self) {
-        self.0.reset();
-    }
-
     pub fn value_at_percentile(&self, percentile: f64) -> u64 {
         if self.0.is_empty() {
             0
