@@ -101,6 +101,50 @@ fn written_blocks_do_not_repeat_at_any_block_size() {
     }
 }
 
+/// SplitMix64's finaliser, as fathom stamps written sectors with it (see
+/// `engine::buffers::stamp`).
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[test]
+fn rewriting_a_block_writes_new_data_each_time() {
+    // One block written over and over: each write carries the next sequence
+    // number, so a device cannot tell a rewrite from the data it holds (a
+    // file system that skips identical rewrites would flatter the figures).
+    let dir = tempdir();
+    let file = dir.path().join("one-block");
+    let doc = run_json(&[
+        file.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "--size",
+        "4k",
+        "--engine",
+        "sync",
+        // Through the page cache: a busy disk could hold one direct write
+        // past the whole run.
+        "--buffered",
+        "--runtime",
+        "300ms",
+        "--keep",
+    ]);
+    let writes = u(&target0(&doc)["write"]["ios"]);
+    assert!(writes >= 2, "{writes} writes");
+    let data = std::fs::read(&file).unwrap();
+    let stamped = u64::from_le_bytes(data[8..16].try_into().unwrap());
+    let sequence = (1..=writes + 1).find(|k| splitmix64(*k) == stamped);
+    assert!(
+        sequence.is_some(),
+        "the last of {writes} writes carries a later sequence number than the first"
+    );
+}
+
 #[test]
 fn a_new_file_is_laid_out_without_repeats() {
     let dir = tempdir();
