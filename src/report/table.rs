@@ -356,22 +356,7 @@ pub fn streams_cells(
     s: &Labelled<StreamsResult>,
     systems: bool,
 ) -> (Vec<String>, Vec<Vec<String>>) {
-    use crate::units::{bandwidth, latency, thousands};
-    let header = [
-        "stream",
-        "target",
-        "dir",
-        "IOPS",
-        "bandwidth",
-        "mean",
-        "p50",
-        "p99",
-        "p99.9",
-        "p99.99",
-        "max",
-    ]
-    .map(String::from)
-    .to_vec();
+    let header = detail_header("stream");
     let group = if systems {
         format!("{}: {}", s.system, s.spec.name)
     } else {
@@ -380,19 +365,7 @@ pub fn streams_cells(
     let mut rows = Vec::new();
     let mut add =
         |stream: &str, target: &str, dir: &str, rate: f64, bw: Option<f64>, l: &LatencySummary| {
-            rows.push(vec![
-                stream.to_string(),
-                target.to_string(),
-                dir.to_string(),
-                thousands(rate.round() as u64),
-                bw.map_or("-".into(), bandwidth),
-                latency(l.mean),
-                latency(l.p50 as f64),
-                latency(l.p99 as f64),
-                latency(l.p99_9 as f64),
-                latency(l.p99_99 as f64),
-                latency(l.max as f64),
-            ])
+            rows.push(detail_row(stream, target, dir, rate, bw, l))
         };
     for w in &s.streams {
         let stream = format!("{group}/{}", w.spec.name);
@@ -423,4 +396,50 @@ pub fn streams_cells(
         add(&group, "all streams", "sync", sync.rate, None, &sync.lat_ns);
     }
     (header, rows)
+}
+
+/// The columns of the detailed tables (one workload, or a streams workload):
+/// what the row is (`first`), the target and direction, the rate, the
+/// bandwidth and the latency percentiles.
+pub fn detail_header(first: &str) -> Vec<String> {
+    [
+        first,
+        "target",
+        "dir",
+        "IOPS",
+        "bandwidth",
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "p99.99",
+        "max",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// One row of a detailed table; flushes have a rate but no bandwidth.
+pub fn detail_row(
+    name: &str,
+    target: &str,
+    dir: &str,
+    rate: f64,
+    bw: Option<f64>,
+    l: &LatencySummary,
+) -> Vec<String> {
+    use crate::units::{bandwidth, latency, thousands};
+    vec![
+        name.to_string(),
+        target.to_string(),
+        dir.to_string(),
+        thousands(rate.round() as u64),
+        bw.map_or("-".into(), bandwidth),
+        latency(l.mean),
+        latency(l.p50 as f64),
+        latency(l.p99 as f64),
+        latency(l.p99_9 as f64),
+        latency(l.p99_99 as f64),
+        latency(l.max as f64),
+    ]
 }

@@ -5,7 +5,6 @@ use super::{Labelled, Report, Section};
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
 use crate::result::{DirectionPair, LatencySummary, SyncResult, WorkloadResult};
-use crate::units::{bandwidth, latency, thousands};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
@@ -123,19 +122,9 @@ fn workload_tables(workloads: &[Labelled<WorkloadResult>], systems: bool) -> Str
         return sweep(workloads, systems);
     }
     let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
-        "workload",
-        "target",
-        "dir",
-        "IOPS",
-        "bandwidth",
-        "mean",
-        "p50",
-        "p99",
-        "p99.9",
-        "p99.99",
-        "max",
-    ]);
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_header(super::table::detail_header("workload"));
     for workload in workloads {
         add_rows(&mut table, workload, systems);
     }
@@ -258,18 +247,6 @@ fn add_rows<'a>(table: &mut Table, workload: &'a Labelled<WorkloadResult>, syste
         add("total", &workload.total, &workload.sync);
     }
     for (target, dir, rate, bw, l) in rows {
-        table.add_row(vec![
-            label.clone(),
-            target,
-            dir.to_string(),
-            thousands(rate.round() as u64),
-            bw.map_or("-".into(), bandwidth),
-            latency(l.mean),
-            latency(l.p50 as f64),
-            latency(l.p99 as f64),
-            latency(l.p99_9 as f64),
-            latency(l.p99_99 as f64),
-            latency(l.max as f64),
-        ]);
+        table.add_row(super::table::detail_row(&label, &target, dir, rate, bw, l));
     }
 }
