@@ -125,13 +125,24 @@ impl Exporter for HtmlExporter {
     }
 }
 
+/// A chart of per-second values over the run.
+fn over_time(title: String, y_label: &str, series: Vec<Series>) -> anyhow::Result<Rendered> {
+    charts::line_chart(&LineChart {
+        title,
+        x_label: "time (s)".into(),
+        y_label: y_label.into(),
+        series,
+        x_format: |v| format!("{v:.0}"),
+        x_log2: false,
+    })
+}
+
 /// Per-second IOPS of every stream on one chart, and each stream's p99.
 fn stream_charts(
     s: &Labelled<StreamsResult>,
     systems: bool,
     out: &mut Vec<Rendered>,
 ) -> anyhow::Result<()> {
-    let fmt_s: fn(f64) -> String = |v| format!("{v:.0}");
     let name = if systems {
         format!("{}: {}", s.system, s.spec.name)
     } else {
@@ -203,14 +214,11 @@ fn stream_charts(
     })?);
     let iops = series(|i| i.iops);
     if !iops.is_empty() {
-        out.push(charts::line_chart(&LineChart {
-            title: format!("{name}: IOPS per second, per stream"),
-            x_label: "time (s)".into(),
-            y_label: "IOPS".into(),
-            series: iops,
-            x_format: fmt_s,
-            x_log2: false,
-        })?);
+        out.push(over_time(
+            format!("{name}: IOPS per second, per stream"),
+            "IOPS",
+            iops,
+        )?);
     }
     Ok(())
 }
@@ -546,7 +554,6 @@ fn time_series(
     systems: bool,
     out: &mut Vec<Rendered>,
 ) -> anyhow::Result<()> {
-    let fmt_s: fn(f64) -> String = |v| format!("{v:.0}");
     let mut runs: Vec<_> = workloads
         .iter()
         .filter(|w| {
@@ -575,14 +582,7 @@ fn time_series(
                     .collect(),
             })
             .collect();
-        out.push(charts::line_chart(&LineChart {
-            title: format!("{name}: IOPS per second"),
-            x_label: "time (s)".into(),
-            y_label: "IOPS".into(),
-            series: iops,
-            x_format: fmt_s,
-            x_log2: false,
-        })?);
+        out.push(over_time(format!("{name}: IOPS per second"), "IOPS", iops)?);
         let p99 = present
             .iter()
             .map(|(n, d)| Series {
@@ -595,14 +595,11 @@ fn time_series(
                     .collect(),
             })
             .collect();
-        out.push(charts::line_chart(&LineChart {
-            title: format!("{name}: p99 latency per second"),
-            x_label: "time (s)".into(),
-            y_label: "p99 latency (µs)".into(),
-            series: p99,
-            x_format: fmt_s,
-            x_log2: false,
-        })?);
+        out.push(over_time(
+            format!("{name}: p99 latency per second"),
+            "p99 latency (µs)",
+            p99,
+        )?);
     }
     Ok(())
 }
