@@ -198,12 +198,7 @@ pub fn parse(
                         targets = Some(string_list(value, &bindings).map_err(fail)?);
                         continue;
                     }
-                    if !knobs::is_knob(k) {
-                        return Err(at(key.span(), format!("{label}: unknown setting")));
-                    }
-                    let v = scalar(value).map_err(&fail)?;
-                    let v = plan::substitute(&v, &bindings).map_err(&fail)?;
-                    b.set(k, &v).map_err(fail)?;
+                    set_knob(&mut b, k, key.span(), value, &label, &bindings, &at)?;
                     name_given |= k == "name";
                 }
                 if section == "defaults" {
@@ -211,8 +206,7 @@ pub fn parse(
                 }
             }
             for (k, v) in &overrides.knobs {
-                b.set(k, v)
-                    .map_err(|m| UsageError(format!("--{}: {m}", k.replace('_', "-"))))?;
+                b.set(k, v).map_err(|m| flag_error(k, m))?;
             }
             if !name_given {
                 b.spec.name = plan::point_name(&b.spec.name, &bindings);
@@ -298,25 +292,14 @@ fn stream_spec(
         let label = format!("workload.{wname}.stream.{sname}.{k}");
         let fail = |m: String| at(value.span(), format!("{label}: {m}"));
         if matches!(k, "targets" | "target") {
-            let wanted = string_list(value, bindings).map_err(fail)?;
-            chosen = Some(
-                pick_targets(targets, &wanted)
-                    .map_err(|m| at(value.span(), format!("{label}: {m}")))?,
-            );
+            let wanted = string_list(value, bindings).map_err(&fail)?;
+            chosen = Some(pick_targets(targets, &wanted).map_err(fail)?);
             continue;
         }
-        if !knobs::is_knob(k) {
-            return Err(at(key.span(), format!("{label}: unknown setting")));
-        }
-        let v = scalar(value).map_err(&fail)?;
-        let v = plan::substitute(&v, bindings).map_err(&fail)?;
-        b.set(k, &v).map_err(fail)?;
+        set_knob(&mut b, k, key.span(), value, &label, bindings, at)?;
     }
-    for (k, v) in &overrides.knobs {
-        if k != "name" {
-            b.set(k, v)
-                .map_err(|m| UsageError(format!("--{}: {m}", k.replace('_', "-"))))?;
-        }
+    for (k, v) in overrides.knobs.iter().filter(|(k, _)| k != "name") {
+        b.set(k, v).map_err(|m| flag_error(k, m))?;
     }
     let mut spec = b.finish();
     set_targets(&mut spec, &chosen.unwrap_or_else(|| targets.to_vec()));
@@ -361,11 +344,37 @@ fn apply_sweep(
             b.set(k, v)
                 .map_err(|m| match spans.get(i).cloned().flatten() {
                     Some(span) => at(span, format!("sweep.{k}: {m}")),
-                    None => UsageError(format!("--{}: {m}", k.replace('_', "-"))),
+                    None => flag_error(k, m),
                 })?;
         }
     }
     Ok(())
+}
+
+/// Sets knob `k` of a job-file table (its key at `key_span`) from `value`,
+/// `${var}` substituted; errors name `label` and the line.
+fn set_knob(
+    b: &mut SpecBuilder,
+    k: &str,
+    key_span: std::ops::Range<usize>,
+    value: &Spanned<DeValue>,
+    label: &str,
+    bindings: &Bindings,
+    at: &impl Fn(std::ops::Range<usize>, String) -> UsageError,
+) -> Result<(), UsageError> {
+    if !knobs::is_knob(k) {
+        return Err(at(key_span, format!("{label}: unknown setting")));
+    }
+    let fail = |m: String| at(value.span(), format!("{label}: {m}"));
+    let v = scalar(value).map_err(fail)?;
+    let v = plan::substitute(&v, bindings).map_err(fail)?;
+    b.set(k, &v).map_err(fail)
+}
+
+/// A knob given on the command line that could not be set: the error names
+/// its flag.
+pub fn flag_error(knob: &str, message: String) -> UsageError {
+    UsageError(format!("--{}: {message}", knob.replace('_', "-")))
 }
 
 /// Splits `LABEL=PATH` targets into the spec's targets and labels.

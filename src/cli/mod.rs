@@ -94,7 +94,7 @@ struct RunArgs {
     /// NAME:KNOB=VALUE,... with knobs named as the flags (rw=write,bs=16k,
     /// fsync=1,rate-iops=500); targets=a|b picks targets by label. Each
     /// starts from the other flags. Repeatable.
-    #[arg(long = "stream", value_name = "NAME:KNOB=VALUE,...", value_parser = parse_stream)]
+    #[arg(long = "stream", value_name = "NAME:KNOB=VALUE,...", value_parser = knobs::parse_stream)]
     streams: Vec<(String, Vec<(String, String)>)>,
 
     /// Before measuring, write the whole region sequentially (128k) and then
@@ -146,10 +146,6 @@ impl Default for OutputArgs {
             label: None,
         }
     }
-}
-
-fn parse_stream(s: &str) -> Result<(String, Vec<(String, String)>), String> {
-    knobs::parse_stream(s)
 }
 
 fn parse_label(s: &str) -> Result<String, String> {
@@ -218,14 +214,12 @@ impl RunArgs {
 
 /// One workload from flags, expanded over the flags' sweeps.
 fn from_flags(o: &jobfile::Overrides) -> Result<Vec<WorkloadSpec>, UsageError> {
-    let flag_error =
-        |knob: &str, m: String| UsageError(format!("--{}: {m}", knob.replace('_', "-")));
     plan::check_size(&o.sweep, 1).map_err(UsageError)?;
     let mut specs = Vec::new();
     for bindings in plan::expand(&o.sweep) {
         let mut b = knobs::SpecBuilder::new(crate::spec::WorkloadSpec::defaults(Vec::new()));
         for (k, v) in o.knobs.iter().chain(&bindings) {
-            b.set(k, v).map_err(|m| flag_error(k, m))?;
+            b.set(k, v).map_err(|m| jobfile::flag_error(k, m))?;
         }
         b.spec.name = plan::point_name(&b.spec.name, &bindings);
         let streams = jobfile::flag_streams(&b, &o.targets, &o.streams)?;

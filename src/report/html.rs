@@ -394,13 +394,7 @@ fn grouped<'a>(
 }
 
 fn targets(table: &SweepTable) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for r in &table.rows {
-        if !names.contains(&r.target) {
-            names.push(r.target.clone());
-        }
-    }
-    names
+    super::sections::distinct(table.rows.iter().map(|r| r.target.clone()))
 }
 
 fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<()> {

@@ -218,7 +218,8 @@ fn gather<'a, T>(
     }
 }
 
-fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
+/// The items, each once, in the order they first appear.
+pub fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for item in items {
         if !out.contains(&item) {

@@ -4,6 +4,7 @@
 //! figures from the reading run, write figures from the writing one.
 
 use super::Labelled;
+use super::sections::distinct;
 use crate::result::LatencySummary;
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
@@ -110,15 +111,11 @@ pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTabl
             .expect("comparable")
     });
     // Keep the order targets were given in, not alphabetical.
-    let order: Vec<String> = workloads
-        .iter()
-        .flat_map(|w| w.targets.iter().map(|t| target_name(w, &t.name)))
-        .fold(Vec::new(), |mut seen, name| {
-            if !seen.contains(&name) {
-                seen.push(name);
-            }
-            seen
-        });
+    let order = distinct(
+        workloads
+            .iter()
+            .flat_map(|w| w.targets.iter().map(|t| target_name(w, &t.name))),
+    );
     rows.sort_by_key(|r| order.iter().position(|n| *n == r.target));
     SweepTable {
         knobs: knobs.iter().map(|(n, _)| *n).collect(),
@@ -311,13 +308,7 @@ pub fn meta_cells(metas: &[Labelled<MetaResult>]) -> (Vec<String>, Vec<Vec<Strin
 
 /// Operation names of every system, in the order they were measured.
 pub fn meta_operations(metas: &[Labelled<MetaResult>]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for o in metas.iter().flat_map(|m| &m.ops) {
-        if !names.contains(&o.name) {
-            names.push(o.name.clone());
-        }
-    }
-    names
+    distinct(metas.iter().flat_map(|m| &m.ops).map(|o| o.name.clone()))
 }
 
 /// "[system: ]fathom meta: 16 x 1024 files in /data (ext4), 0 bytes each".

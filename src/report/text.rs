@@ -4,7 +4,7 @@ use super::Exporter;
 use super::{Labelled, Report, Section};
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
-use crate::result::{DirectionPair, LatencySummary, SyncResult, WorkloadResult};
+use crate::result::{DirectionPair, LatencySummary, SyncResult, TargetResult, WorkloadResult};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
@@ -67,35 +67,18 @@ fn streams_table(s: &Labelled<StreamsResult>, systems: bool) -> String {
     }
     right_align(&mut table, 3..11);
     // The notes name each target after its stream: two streams may share it.
-    let named: Vec<WorkloadResult> = s
-        .streams
-        .iter()
-        .map(|w| {
-            let mut w = w.clone();
-            for t in &mut w.targets {
-                t.name = format!("{}/{}", w.spec.name, t.name);
-            }
-            w
-        })
-        .collect();
-    let streams: Vec<Labelled<WorkloadResult>> = named
-        .iter()
-        .map(|w| Labelled {
-            system: s.system,
-            result: w,
-        })
-        .collect();
+    let targets = s.streams.iter().flat_map(|w| {
+        w.targets
+            .iter()
+            .map(move |t| (format!("{}/{}", w.spec.name, t.name), t))
+    });
     format!(
         "{table}\n{}: {} streams at once, {:.1} s measured, CPU {:.2} µs per I/O\n{}",
         s.spec.name,
         s.streams.len(),
         s.runtime_s,
         s.cpu.per_io_us,
-        notes(&streams)
-            .lines()
-            .filter(|l| !l.contains(" measured, CPU "))
-            .map(|l| format!("{l}\n"))
-            .collect::<String>()
+        target_notes(targets)
     )
 }
 
@@ -166,55 +149,57 @@ const MAX_CPU_LINES: usize = 8;
 /// CPU cost, verification and errors, under the table.
 fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
     let mut out = String::new();
-    {
-        // A long sweep's CPU lines would bury the table: they are in the CSV.
-        let cpu_lines = if workloads.len() <= MAX_CPU_LINES {
-            workloads
-        } else {
-            out.push_str(&format!(
-                "{} workloads; CPU time per workload: --format csv\n",
-                workloads.len()
-            ));
-            &[]
-        };
-        for workload in cpu_lines {
-            out.push_str(&format!(
-                "{} ({}): {:.1} s measured, CPU {:.2} s user + {:.2} s sys = {:.2} µs per I/O\n",
-                workload.spec.name,
-                workload.spec.label(),
-                workload.runtime_s,
-                workload.cpu.user_s,
-                workload.cpu.sys_s,
-                workload.cpu.per_io_us
-            ));
-        }
-        for workload in workloads {
-            for target in &workload.targets {
-                for (dir, d) in [("read", &target.io.read), ("write", &target.io.write)] {
-                    if let Some(s) = d.sched_lat_ns.filter(|_| d.ios > 0) {
-                        out.push_str(&format!(
-                            "{}: {dir} latency from schedule: p50 {}, p99 {}, max {} (from submission: p50 {}, p99 {})\n",
-                            target.name,
-                            crate::units::latency(s.p50 as f64),
-                            crate::units::latency(s.p99 as f64),
-                            crate::units::latency(s.max as f64),
-                            crate::units::latency(d.lat_ns.p50 as f64),
-                            crate::units::latency(d.lat_ns.p99 as f64),
-                        ));
-                    }
-                }
-                if let Some(v) = target.verify.as_ref().filter(|v| v.failed() == 0) {
-                    out.push_str(&format!(
-                        "{}: verify ({}): {}\n",
-                        target.name,
-                        v.mode,
-                        v.summary()
-                    ));
-                }
-                for problem in target.problems() {
-                    out.push_str(&format!("{}: {problem}\n", target.name));
-                }
+    // A long sweep's CPU lines would bury the table: they are in the CSV.
+    let cpu_lines = if workloads.len() <= MAX_CPU_LINES {
+        workloads
+    } else {
+        out.push_str(&format!(
+            "{} workloads; CPU time per workload: --format csv\n",
+            workloads.len()
+        ));
+        &[]
+    };
+    for workload in cpu_lines {
+        out.push_str(&format!(
+            "{} ({}): {:.1} s measured, CPU {:.2} s user + {:.2} s sys = {:.2} µs per I/O\n",
+            workload.spec.name,
+            workload.spec.label(),
+            workload.runtime_s,
+            workload.cpu.user_s,
+            workload.cpu.sys_s,
+            workload.cpu.per_io_us
+        ));
+    }
+    out.push_str(&target_notes(
+        workloads
+            .iter()
+            .flat_map(|w| w.targets.iter().map(|t| (t.name.clone(), t))),
+    ));
+    out
+}
+
+/// Each target's scheduled latency, verification and problems, the target
+/// named as given.
+fn target_notes<'a>(targets: impl Iterator<Item = (String, &'a TargetResult)>) -> String {
+    let mut out = String::new();
+    for (name, target) in targets {
+        for (dir, d) in [("read", &target.io.read), ("write", &target.io.write)] {
+            if let Some(s) = d.sched_lat_ns.filter(|_| d.ios > 0) {
+                out.push_str(&format!(
+                    "{name}: {dir} latency from schedule: p50 {}, p99 {}, max {} (from submission: p50 {}, p99 {})\n",
+                    crate::units::latency(s.p50 as f64),
+                    crate::units::latency(s.p99 as f64),
+                    crate::units::latency(s.max as f64),
+                    crate::units::latency(d.lat_ns.p50 as f64),
+                    crate::units::latency(d.lat_ns.p99 as f64),
+                ));
             }
+        }
+        if let Some(v) = target.verify.as_ref().filter(|v| v.failed() == 0) {
+            out.push_str(&format!("{name}: verify ({}): {}\n", v.mode, v.summary()));
+        }
+        for problem in target.problems() {
+            out.push_str(&format!("{name}: {problem}\n"));
         }
     }
     out

@@ -90,26 +90,17 @@ impl Document {
         })
     }
 
-    /// The label, or `fallback` (a file's stem) when the run was not given one.
-    pub fn label_or<'a>(&'a self, fallback: &'a str) -> &'a str {
-        self.label.as_deref().unwrap_or(fallback)
-    }
-
-    /// True when a target ended early, verification failed or a
-    /// certification failed: the run did not do or prove what was asked
-    /// (errors tolerated by `--continue-on-error` alone do not count).
+    /// True when a target failed (`TargetResult::failed`) or a certification
+    /// did: the run did not do or prove what was asked.
     pub fn failed(&self) -> bool {
         self.results.iter().any(|r| match r {
-            RunResult::Workload(w) => w.targets.iter().any(|t| {
-                t.ended_early.is_some() || t.verify.as_ref().is_some_and(|v| v.failed() > 0)
-            }),
+            RunResult::Workload(w) => w.targets.iter().any(TargetResult::failed),
             RunResult::Meta(_) => false,
             RunResult::Certify(c) => c.pass == Some(false),
-            RunResult::Streams(s) => s.streams.iter().any(|w| {
-                w.targets.iter().any(|t| {
-                    t.ended_early.is_some() || t.verify.as_ref().is_some_and(|v| v.failed() > 0)
-                })
-            }),
+            RunResult::Streams(s) => s
+                .streams
+                .iter()
+                .any(|w| w.targets.iter().any(TargetResult::failed)),
         })
     }
 

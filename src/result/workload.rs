@@ -155,6 +155,13 @@ impl CpuUsage {
 }
 
 impl TargetResult {
+    /// True when the target ended early or verification failed: it did not
+    /// do or prove what was asked (errors tolerated by `--continue-on-error`
+    /// alone do not count).
+    pub fn failed(&self) -> bool {
+        self.ended_early.is_some() || self.verify.as_ref().is_some_and(|v| v.failed() > 0)
+    }
+
     /// What went wrong on this target, one line each: I/O errors, an early
     /// end, blocks that failed verification.
     pub fn problems(&self) -> Vec<String> {
