@@ -444,7 +444,7 @@ pub(crate) fn output_label(output: &OutputArgs) -> String {
 
 /// The document as JSON, for writing after each finished run.
 pub(crate) fn json(document: &Document) -> anyhow::Result<String> {
-    report::exporter(OutputFormat::Json).render(&Report::single(document.clone(), ""))
+    report::json::document_text(document)
 }
 
 /// Reads a result file given on the command line; the size cap keeps a

@@ -297,19 +297,10 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
     let mut document = session.document().clone();
     let text_out = args.output.output_format == OutputFormat::Text || args.output.output.is_some();
     if text_out {
-        println!(
-            "certify {} x{} on {} for {}, intervals of {} (first {} not judged)",
-            profile.name,
-            profile.scale,
-            args.target,
-            format_duration(profile.duration_s),
-            format_duration(profile.interval_s),
-            format_duration(profile.stabilisation_s)
+        print!(
+            "{}",
+            report::certify::opening(&profile, &args.target, &notes)
         );
-        for n in &notes {
-            println!("note: {n}");
-        }
-        println!("{}", report::certify::header_line(&profile));
     }
     let json_file = args
         .output
@@ -334,20 +325,11 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         },
     )?;
     document.interrupted = result.interrupted;
-    let verdict_line = match result.pass {
-        Some(true) => "PASS".to_string(),
-        Some(false) => "FAIL".to_string(),
-        None if result.interrupted => "interrupted: not judged".to_string(),
-        None => "not judged".to_string(),
-    };
     document.results = vec![RunResult::Certify(result.clone())];
     drop(targets);
     drop(session);
     if text_out {
-        println!("verdict: {verdict_line}");
-        for r in &result.reasons {
-            println!("  {r}");
-        }
+        print!("{}", report::certify::closing(&result));
     }
     let report = Report::single(document, &super::output_label(&args.output));
     match &args.output.output {

@@ -47,13 +47,12 @@ pub fn header_line(profile: &Profile) -> String {
 
 /// "certify act-3x x1 on /dev/nvme0n1 for 24h, intervals of 1h (first 1h
 /// not judged)".
-pub fn caption(c: &CertifyResult) -> String {
-    let p = &c.profile;
+pub fn caption(p: &Profile, target: &str) -> String {
     format!(
         "certify {} x{} on {} for {}, intervals of {} (first {} not judged)",
         p.name,
         p.scale,
-        c.target,
+        target,
         format_duration(p.duration_s),
         format_duration(p.interval_s),
         format_duration(p.stabilisation_s)
@@ -70,23 +69,36 @@ pub fn verdict(c: &CertifyResult) -> &'static str {
     }
 }
 
-/// The whole result as text: caption, notes, the interval table, the
-/// verdict and every failed limit.
-pub fn text(c: &CertifyResult) -> String {
-    let mut out = format!("{}\n", caption(c));
-    for n in &c.notes {
+/// What the text shows before the intervals: caption, notes and the
+/// column headings (`fathom certify` prints it before the run starts).
+pub fn opening(p: &Profile, target: &str, notes: &[String]) -> String {
+    let mut out = format!("{}\n", caption(p, target));
+    for n in notes {
         out.push_str(&format!("note: {n}\n"));
     }
-    out.push_str(&header_line(&c.profile));
+    out.push_str(&header_line(p));
     out.push('\n');
+    out
+}
+
+/// What the text shows after the intervals: the verdict and every failed
+/// limit.
+pub fn closing(c: &CertifyResult) -> String {
+    let mut out = format!("verdict: {}\n", verdict(c));
+    for r in &c.reasons {
+        out.push_str(&format!("  {r}\n"));
+    }
+    out
+}
+
+/// The whole result as text: opening, one line per interval, closing.
+pub fn text(c: &CertifyResult) -> String {
+    let mut out = opening(&c.profile, &c.target, &c.notes);
     for i in &c.intervals {
         out.push_str(&interval_line(i));
         out.push('\n');
     }
-    out.push_str(&format!("verdict: {}\n", verdict(c)));
-    for r in &c.reasons {
-        out.push_str(&format!("  {r}\n"));
-    }
+    out.push_str(&closing(c));
     out
 }
 

@@ -234,7 +234,7 @@ fn certify_section(c: &Labelled<CertifyResult>, systems: bool, out: &mut String)
         out,
         "<p>{}{}</p>",
         escape(&name),
-        escape(&super::certify::caption(c))
+        escape(&super::certify::caption(&c.profile, &c.target))
     );
     let (header, rows) = super::certify::cells(c);
     out.push_str(&cells_table(&header, &rows, super::certify::FIRST_FIGURE));

@@ -37,7 +37,7 @@ impl Exporter for MarkdownExporter {
                         if systems {
                             out.push_str(&format!("**{}**: ", c.system));
                         }
-                        out.push_str(&format!("{}\n\n", certify::caption(&c)));
+                        out.push_str(&format!("{}\n\n", certify::caption(&c.profile, &c.target)));
                         let (header, rows) = certify::cells(&c);
                         out.push_str(&markdown_table(&header, &rows, certify::FIRST_FIGURE));
                         out.push_str(&format!("\n**verdict: {}**\n", certify::verdict(&c)));
