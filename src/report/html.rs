@@ -148,30 +148,19 @@ fn stream_charts(
     } else {
         s.spec.name.clone()
     };
-    // A stream's second: its reads and writes together.
-    let seconds = |w: &WorkloadResult, value: fn(&crate::result::Interval) -> f64| {
+    // A stream's IOPS each second: its reads and writes together.
+    let iops_per_second = |w: &WorkloadResult| -> Vec<(f64, f64)> {
         let (r, wr) = (&w.total.read.intervals, &w.total.write.intervals);
         (0..r.len().max(wr.len()))
             .map(|i| {
-                let at = r.get(i).or(wr.get(i)).map_or(i as f64, |x| x.t_s + x.dur_s);
-                let v = [r.get(i), wr.get(i)]
-                    .into_iter()
-                    .flatten()
-                    .map(value)
-                    .fold(0.0, f64::max);
-                (at, v)
+                let (read, write) = (r.get(i), wr.get(i));
+                let at = read.or(write).map_or(i as f64, |x| x.t_s + x.dur_s);
+                (
+                    at,
+                    read.map_or(0.0, |x| x.iops) + write.map_or(0.0, |x| x.iops),
+                )
             })
-            .collect::<Vec<_>>()
-    };
-    let series = |value: fn(&crate::result::Interval) -> f64| {
-        s.streams
-            .iter()
-            .map(|w| Series {
-                name: w.spec.name.clone(),
-                points: seconds(w, value),
-            })
-            .filter(|x| x.points.len() >= 2)
-            .collect::<Vec<_>>()
+            .collect()
     };
     // Latency per stream: of the direction it mostly does, and of its
     // flushes when it makes them.
@@ -212,7 +201,15 @@ fn stream_charts(
             })
             .collect(),
     })?);
-    let iops = series(|i| i.iops);
+    let iops: Vec<Series> = s
+        .streams
+        .iter()
+        .map(|w| Series {
+            name: w.spec.name.clone(),
+            points: iops_per_second(w),
+        })
+        .filter(|x| x.points.len() >= 2)
+        .collect();
     if !iops.is_empty() {
         out.push(over_time(
             format!("{name}: IOPS per second, per stream"),
