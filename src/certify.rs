@@ -41,7 +41,9 @@ pub struct ProfileOverrides {
     pub interval: Option<String>,
     pub stabilisation: Option<String>,
     pub scale: f64,
-    pub target: String,
+    /// The devices (or files) certified together; every stream runs at its
+    /// rate on each.
+    pub targets: Vec<String>,
     /// Knobs applied to every stream (safety flags).
     pub knobs: Vec<(String, String)>,
 }
@@ -135,13 +137,22 @@ pub fn parse_profile(text: &str, name: &str, o: &ProfileOverrides) -> Result<Pro
     let write_limits = limits(&file.certify.write_limits, "certify.write_limits")?;
 
     let mut streams = Vec::new();
+    let mut unjudged = Vec::new();
     for (sname, body) in &file.stream {
         let body = body
             .as_table()
             .ok_or_else(|| err(format!("stream.{sname} must be a table")))?;
-        let mut b = SpecBuilder::new(crate::spec::WorkloadSpec::defaults(vec![o.target.clone()]));
+        let mut b = SpecBuilder::new(crate::spec::WorkloadSpec::defaults(o.targets.clone()));
         b.spec.name = sname.clone();
         for (k, v) in body {
+            if k == "judged" {
+                match v.as_bool() {
+                    Some(true) => {}
+                    Some(false) => unjudged.push(sname.clone()),
+                    None => return Err(err(format!("stream.{sname}.judged: true or false"))),
+                }
+                continue;
+            }
             let text = match v {
                 toml::Value::String(s) => s.clone(),
                 other => other.to_string(),
@@ -175,40 +186,105 @@ pub fn parse_profile(text: &str, name: &str, o: &ProfileOverrides) -> Result<Pro
         write_limits,
         streams,
         scale: o.scale,
+        unjudged,
     })
 }
 
-/// Runs the profile's streams together on `targets` for the whole duration
-/// and cuts the result into intervals. `on_interval` is called with the
-/// result so far after each interval (to print it, or rewrite a file).
+/// A certification ready to run: the profile as the command line changed
+/// it, and how it differs from the profile as written.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub profile: Profile,
+    pub notes: Vec<String>,
+}
+
+/// Reads a profile and adapts it to the run: a run shorter than twice the
+/// stabilisation period judges all but its first interval.
+pub fn plan(text: &str, name: &str, o: &ProfileOverrides) -> Result<Plan, UsageError> {
+    let mut profile = parse_profile(text, name, o)?;
+    let mut notes = Vec::new();
+    if profile.duration_s < 2.0 * profile.stabilisation_s {
+        notes.push(format!(
+            "stabilisation shortened from {} to the first interval: the run is shorter than twice it",
+            format_duration(profile.stabilisation_s)
+        ));
+        profile.stabilisation_s = profile.interval_s;
+    }
+    Ok(Plan { profile, notes })
+}
+
+impl Plan {
+    /// The devices, as named on the command line.
+    pub fn targets(&self) -> &[String] {
+        &self.profile.streams[0].targets
+    }
+
+    /// "/dev/sdb" or "/dev/sdb, /dev/sdc".
+    pub fn target_list(&self) -> String {
+        self.targets().join(", ")
+    }
+
+    /// The stream the targets are prepared for: the first that writes, so
+    /// that a new file is laid out at the size writes need; else the first.
+    pub fn sizing_stream(&self) -> &WorkloadSpec {
+        let streams = &self.profile.streams;
+        streams
+            .iter()
+            .find(|s| s.rw.writes(s.rwmix_read))
+            .unwrap_or(&streams[0])
+    }
+}
+
+/// Runs the profile's streams together on every device for the whole
+/// duration and cuts the result into intervals, per device and over all of
+/// them. `targets` are the plan's, prepared. `on_interval` is called with
+/// the result so far after each interval (to print it, or rewrite a file).
 pub fn run(
-    profile: &Profile,
-    target: &str,
+    plan: &Plan,
     targets: &[PreparedTarget],
-    notes: Vec<String>,
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&CertifyResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<CertifyResult> {
+    let profile = &plan.profile;
     let mut result = CertifyResult {
-        target: target.to_string(),
+        target: plan.target_list(),
         thresholds_ms: THRESHOLDS_MS.to_vec(),
         intervals: Vec::new(),
         pass: None,
         reasons: Vec::new(),
-        notes,
+        notes: plan.notes.clone(),
         interrupted: false,
         profile: profile.clone(),
     };
-    let streams: Vec<Stream> = profile
+    // One stream per profile stream and device, so that each device's
+    // seconds arrive on their own; each device draws its own offsets.
+    let per_device: Vec<WorkloadSpec> = profile
         .streams
         .iter()
-        .map(|spec| Stream { spec, targets })
+        .flat_map(|spec| {
+            (0..targets.len()).map(move |d| WorkloadSpec {
+                targets: vec![spec.targets[d].clone()],
+                seed: spec.seed.wrapping_add(d as u64),
+                ..spec.clone()
+            })
+        })
+        .collect();
+    let streams: Vec<Stream> = per_device
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let d = i % targets.len();
+            Stream {
+                spec,
+                targets: &targets[d..=d],
+            }
+        })
         .collect();
     let options = RunOptions {
         live: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         keep_intervals: false,
     };
-    let mut cutter = IntervalCutter::new(profile);
+    let mut cutter = IntervalCutter::new(profile, plan.targets().to_vec());
     let mut callback_error = None;
     crate::run::run_streams(&streams, stop, options, &mut |s, second| {
         for interval in cutter.add(s, second) {
@@ -234,7 +310,8 @@ pub fn run(
     Ok(result)
 }
 
-/// The interval a stream is filling: its index and the seconds so far.
+/// The interval a stream is filling on one device: its index and the
+/// seconds so far.
 #[derive(Clone, Default)]
 struct OpenInterval {
     index: u64,
@@ -242,73 +319,71 @@ struct OpenInterval {
     dur_s: f64,
 }
 
-/// Gathers each stream's seconds into the profile's intervals and hands out
-/// an interval once every stream has finished it.
+/// Gathers the seconds of each stream on each device into the profile's
+/// intervals and hands out an interval once every one has finished it.
+/// Streams are numbered stream-major: stream `p` on device `d` is
+/// `p * devices + d`.
 struct IntervalCutter<'a> {
     profile: &'a Profile,
+    devices: Vec<String>,
     seconds_per_interval: u64,
-    /// Per stream: the interval being filled.
+    /// Per stream and device: the interval being filled.
     open: Vec<OpenInterval>,
     /// Intervals some streams have finished, by index.
-    done: std::collections::BTreeMap<u64, Vec<Option<StreamInterval>>>,
+    done: std::collections::BTreeMap<u64, Vec<Option<OpenInterval>>>,
 }
 
 impl<'a> IntervalCutter<'a> {
-    fn new(profile: &'a Profile) -> Self {
+    fn new(profile: &'a Profile, devices: Vec<String>) -> Self {
+        let slots = profile.streams.len() * devices.len();
         IntervalCutter {
             profile,
+            devices,
             seconds_per_interval: profile.interval_s as u64,
-            open: vec![OpenInterval::default(); profile.streams.len()],
+            open: vec![OpenInterval::default(); slots],
             done: Default::default(),
         }
     }
 
-    fn add(&mut self, stream: usize, second: &CompletedSecond) -> Vec<CertifyInterval> {
+    fn spec(&self, slot: usize) -> &'a WorkloadSpec {
+        &self.profile.streams[slot / self.devices.len()]
+    }
+
+    fn add(&mut self, slot: usize, second: &CompletedSecond) -> Vec<CertifyInterval> {
         let index = second.index / self.seconds_per_interval;
-        while self.open[stream].index < index {
-            self.close(stream);
+        while self.open[slot].index < index {
+            self.close(slot);
         }
-        let spec = &self.profile.streams[stream];
-        let open = &mut self.open[stream];
-        open.sample
-            .add(&second.directions[main_direction(spec) as usize]);
+        let direction = main_direction(self.spec(slot));
+        let open = &mut self.open[slot];
+        open.sample.add(&second.directions[direction as usize]);
         open.dur_s += second.dur_s;
         self.ready()
     }
 
     fn finish(mut self) -> Vec<CertifyInterval> {
-        for stream in 0..self.open.len() {
-            let open = &self.open[stream];
+        for slot in 0..self.open.len() {
+            let open = &self.open[slot];
             if open.dur_s > 0.0 || open.sample.scheduled.count() > 0 {
-                self.close(stream);
+                self.close(slot);
             }
         }
         let mut out = self.ready();
         // Intervals some stream never reported (an interrupted run): that
         // stream shows nothing for them.
         for (index, slots) in std::mem::take(&mut self.done) {
-            let slots = slots
-                .into_iter()
-                .enumerate()
-                .map(|(s, slot)| {
-                    slot.unwrap_or_else(|| {
-                        summarise(&self.profile.streams[s], &DirectionSample::default(), 0.0)
-                    })
-                })
-                .collect();
+            let slots = slots.into_iter().map(Option::unwrap_or_default).collect();
             out.push(self.interval(index, slots));
         }
         out
     }
 
-    fn close(&mut self, stream: usize) {
-        let open = std::mem::take(&mut self.open[stream]);
-        self.open[stream].index = open.index + 1;
-        let summary = summarise(&self.profile.streams[stream], &open.sample, open.dur_s);
+    fn close(&mut self, slot: usize) {
+        let open = std::mem::take(&mut self.open[slot]);
         let index = open.index;
-        self.done
-            .entry(index)
-            .or_insert_with(|| vec![None; self.profile.streams.len()])[stream] = Some(summary);
+        self.open[slot].index = index + 1;
+        let slots = self.open.len();
+        self.done.entry(index).or_insert_with(|| vec![None; slots])[slot] = Some(open);
     }
 
     fn ready(&mut self) -> Vec<CertifyInterval> {
@@ -323,7 +398,23 @@ impl<'a> IntervalCutter<'a> {
         out
     }
 
-    fn interval(&self, index: u64, streams: Vec<StreamInterval>) -> CertifyInterval {
+    /// Interval `index` from every stream's and device's seconds: with
+    /// several devices, a row per device and one over all of them.
+    fn interval(&self, index: u64, slots: Vec<OpenInterval>) -> CertifyInterval {
+        let mut streams = Vec::new();
+        for (p, spec) in self.profile.streams.iter().enumerate() {
+            let of_stream = &slots[p * self.devices.len()..(p + 1) * self.devices.len()];
+            let mut all = DirectionSample::default();
+            let mut dur_s: f64 = 0.0;
+            for (device, slot) in self.devices.iter().zip(of_stream) {
+                all.add(&slot.sample);
+                dur_s = dur_s.max(slot.dur_s);
+                if self.devices.len() > 1 {
+                    streams.push(summarise(spec, Some(device), 1, &slot.sample, slot.dur_s));
+                }
+            }
+            streams.push(summarise(spec, None, self.devices.len(), &all, dur_s));
+        }
         let start_s = (index * self.seconds_per_interval) as f64;
         // The schedule's length, not what the streams managed: a stream
         // that delivered nothing still had a whole interval to deliver in.
@@ -343,17 +434,26 @@ fn main_direction(spec: &WorkloadSpec) -> Direction {
     Direction::mostly(spec.rw.read_percent(spec.rwmix_read))
 }
 
-fn summarise(spec: &WorkloadSpec, d: &DirectionSample, dur_s: f64) -> StreamInterval {
+/// A stream's figures for one interval on `target` (None: over all
+/// `devices` of them, each offered the stream's rate).
+fn summarise(
+    spec: &WorkloadSpec,
+    target: Option<&String>,
+    devices: usize,
+    d: &DirectionSample,
+    dur_s: f64,
+) -> StreamInterval {
     // Shares are of every I/O that was due: completed ones, and at the end
     // of the run those without an answer, at their age.
     let h = &d.scheduled;
     StreamInterval {
         name: spec.name.clone(),
+        target: target.cloned(),
         direction: main_direction(spec),
         ios: d.ios,
         iops: per_second(d.ios, dur_s),
         bw_bytes: per_second(d.bytes, dur_s),
-        offered_iops: spec.target_rate().unwrap_or(0.0),
+        offered_iops: spec.target_rate().unwrap_or(0.0) * devices as f64,
         unanswered: d.unanswered,
         over_pct: THRESHOLDS_MS
             .iter()
@@ -402,19 +502,20 @@ pub fn verdict(profile: &Profile, intervals: &[CertifyInterval]) -> (Option<bool
                     "interval {} ({}): stream {}: {why}",
                     interval.index,
                     format_duration(interval.start_s),
-                    s.name
+                    s.label()
                 ));
             }
-            for l in profile.limits(s.direction) {
+            for l in profile.stream_limits(&s.name, s.direction) {
                 let i = THRESHOLDS_MS
                     .iter()
                     .position(|t| *t == l.over_ms)
                     .expect("validated");
                 if s.over_pct[i] > l.max_pct {
                     reasons.push(format!(
-                        "interval {} ({}): {:.2}% of {}s slower than {} ms, limit {}%",
+                        "interval {} ({}): stream {}: {:.2}% of {}s slower than {} ms, limit {}%",
                         interval.index,
                         format_duration(interval.start_s),
+                        s.label(),
                         s.over_pct[i],
                         s.direction,
                         l.over_ms,
@@ -434,7 +535,7 @@ mod tests {
     fn overrides() -> ProfileOverrides {
         ProfileOverrides {
             scale: 1.0,
-            target: "/tmp/x".into(),
+            targets: vec!["/tmp/x".into()],
             ..Default::default()
         }
     }
@@ -518,6 +619,7 @@ mod tests {
             judged,
             streams: vec![StreamInterval {
                 name: "read".into(),
+                target: None,
                 direction: Direction::Read,
                 ios,
                 iops: ios as f64 / 20.0,
@@ -596,7 +698,7 @@ mod tests {
             ..overrides()
         };
         let p = parse_profile(ACT, "act-3x", &o).unwrap();
-        let mut cutter = IntervalCutter::new(&p);
+        let mut cutter = IntervalCutter::new(&p, vec!["/tmp/x".into()]);
         assert!(cutter.add(0, &second(0, 100, 500_000)).is_empty());
         assert!(cutter.add(0, &second(1, 100, 5_000_000)).is_empty());
         // The read stream starts interval 2: interval 1 waits for writes.
@@ -632,7 +734,7 @@ mod tests {
             dur_s: 1.0,
             directions: Default::default(),
         };
-        let mut cutter = IntervalCutter::new(&p);
+        let mut cutter = IntervalCutter::new(&p, vec!["/tmp/x".into()]);
         for (stream, ios) in [(0, 100), (1, 10)] {
             cutter.add(stream, &second(0, ios, 500_000));
             cutter.add(stream, &second(1, ios, 500_000));
@@ -645,7 +747,7 @@ mod tests {
 
         // I/Os that had no answer at the end arrive with no time of their
         // own: they still close the interval they belong to.
-        let mut cutter = IntervalCutter::new(&p);
+        let mut cutter = IntervalCutter::new(&p, vec!["/tmp/x".into()]);
         let mut unanswered = second(2, 100, 9_000_000);
         unanswered.dur_s = 0.0;
         cutter.add(0, &second(0, 100, 500_000));
@@ -659,7 +761,7 @@ mod tests {
         assert_eq!((last.index, last.streams[0].ios), (2, 100));
 
         // A run that ends on an interval boundary has nothing left over.
-        let mut cutter = IntervalCutter::new(&p);
+        let mut cutter = IntervalCutter::new(&p, vec!["/tmp/x".into()]);
         let mut cut = Vec::new();
         for i in 0..4 {
             cut.extend(cutter.add(0, &second(i, 100, 500_000)));
@@ -668,7 +770,11 @@ mod tests {
         cut.extend(cutter.finish());
         assert_eq!(cut.len(), 2, "{cut:?}");
         // Stopped before any second was reported: no interval at all.
-        assert!(IntervalCutter::new(&p).finish().is_empty());
+        assert!(
+            IntervalCutter::new(&p, vec!["/tmp/x".into()])
+                .finish()
+                .is_empty()
+        );
 
         // A run of 3 s in intervals of 2 s: the last interval is 1 s long,
         // and its schedule is judged over that second only.
@@ -679,7 +785,7 @@ mod tests {
             ..overrides()
         };
         let p = parse_profile(ACT, "act-3x", &o).unwrap();
-        let mut cutter = IntervalCutter::new(&p);
+        let mut cutter = IntervalCutter::new(&p, vec!["/tmp/x".into()]);
         for i in 0..3 {
             cutter.add(0, &second(i, 100, 500_000));
             cutter.add(1, &second(i, 10, 500_000));
@@ -688,6 +794,110 @@ mod tests {
         assert_eq!(
             (last[0].index, last[0].start_s, last[0].dur_s),
             (2, 2.0, 1.0)
+        );
+    }
+
+    #[test]
+    fn act6_derives_its_large_block_load_and_judges_only_record_reads() {
+        let text = include_str!("../presets/act6-3x.toml");
+        let p = parse_profile(text, "act6-3x", &overrides()).unwrap();
+        let rate = |name: &str| {
+            p.streams
+                .iter()
+                .find(|s| s.name == name)
+                .and_then(|s| s.rate_iops)
+                .unwrap()
+        };
+        assert_eq!(rate("read"), 6000.0);
+        // 3,000 record writes/s, 85 records of 1536 B per 128 KiB block,
+        // defrag amplification 2.
+        let large = 3000.0 / (131072 / 1536) as f64 * 2.0;
+        assert!((rate("large_block_write") - large).abs() < 0.001);
+        assert!((rate("large_block_read") - large).abs() < 0.001);
+        assert_eq!(p.unjudged, ["large_block_read", "large_block_write"]);
+        assert!(
+            p.stream_limits("large_block_read", Direction::Read)
+                .is_empty()
+        );
+        assert_eq!(p.stream_limits("read", Direction::Read).len(), 3);
+        let bad = text.replace("judged = false", "judged = \"no\"");
+        let e = parse_profile(&bad, "x", &overrides()).unwrap_err();
+        assert!(e.0.contains("judged: true or false"), "{}", e.0);
+    }
+
+    #[test]
+    fn unjudged_streams_must_still_deliver_their_load() {
+        let text = include_str!("../presets/act6-3x.toml");
+        let p = parse_profile(text, "act6-3x", &overrides()).unwrap();
+        let large = |ios: u64| {
+            let mut i = delivering(1, true, 90.0, ios);
+            i.streams[0].name = "large_block_read".into();
+            i
+        };
+        // 90% over 1 ms is not judged on a large-block stream ...
+        assert_eq!(verdict(&p, &[large(20_000)]).0, Some(true));
+        // ... but falling behind its schedule is.
+        let (pass, reasons) = verdict(&p, &[large(10_000)]);
+        assert_eq!(pass, Some(false));
+        assert!(
+            reasons[0].contains("stream large_block_read: delivered"),
+            "{reasons:?}"
+        );
+    }
+
+    #[test]
+    fn several_devices_give_a_row_each_and_one_over_all() {
+        let o = ProfileOverrides {
+            duration: Some("2s".into()),
+            interval: Some("2s".into()),
+            stabilisation: Some("0s".into()),
+            targets: vec!["a".into(), "b".into()],
+            ..overrides()
+        };
+        let p = parse_profile(ACT, "act-3x", &o).unwrap();
+        let mut cutter = IntervalCutter::new(&p, vec!["a".into(), "b".into()]);
+        // Slots: read on a, read on b, write on a, write on b.
+        let mut cut = Vec::new();
+        for i in 0..2 {
+            cut.extend(cutter.add(0, &second(i, 100, 500_000)));
+            cut.extend(cutter.add(1, &second(i, 100, 5_000_000)));
+            cut.extend(cutter.add(2, &second(i, 10, 500_000)));
+            cut.extend(cutter.add(3, &second(i, 10, 500_000)));
+        }
+        cut.extend(cutter.finish());
+        assert_eq!(cut.len(), 1);
+        let rows = &cut[0].streams;
+        let labels: Vec<String> = rows.iter().map(StreamInterval::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "read on a",
+                "read on b",
+                "read",
+                "write on a",
+                "write on b",
+                "write"
+            ]
+        );
+        // Reads on b were all over 4 ms; over both devices, half were.
+        assert_eq!(rows[1].over_pct[2], 100.0);
+        assert!((rows[2].over_pct[2] - 50.0).abs() < 0.01);
+        assert_eq!((rows[2].ios, rows[2].offered_iops), (400, 12_000.0));
+        assert_eq!((rows[0].ios, rows[0].offered_iops), (200, 6_000.0));
+        // Each device is judged on its own as well as the total (these
+        // seconds are far short of ACT's rate too: only the slow shares are
+        // looked at here).
+        let (pass, reasons) = verdict(&p, &cut);
+        assert_eq!(pass, Some(false));
+        let slow: Vec<&String> = reasons.iter().filter(|r| r.contains("slower")).collect();
+        assert!(
+            slow.iter().any(|r| r.contains("stream read on b:")),
+            "{slow:?}"
+        );
+        assert!(slow.iter().any(|r| r.contains("stream read:")), "{slow:?}");
+        assert!(
+            !slow.iter().any(|r| r.contains("stream read on a:")),
+            "{slow:?}"
         );
     }
 

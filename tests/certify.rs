@@ -200,3 +200,74 @@ fn certify_refuses_bad_input_before_writing() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("line"));
 }
+
+#[test]
+fn certify_runs_each_stream_on_every_device_and_reports_each_and_the_total() {
+    let dir = tempdir();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let profile = dir.path().join("p.toml");
+    std::fs::write(&profile, CACHED_ACT).unwrap();
+    let out = dir.path().join("c.json");
+    let o = run(&[
+        "certify",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--size",
+        "16m",
+        "-o",
+        out.to_str().unwrap(),
+        "--output-format",
+        "json",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        !a.exists() && !b.exists(),
+        "both files certify made are removed"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let c = &doc["results"][0];
+    let intervals = c["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 2);
+    for i in intervals {
+        let rows = i["streams"].as_array().unwrap();
+        // Two streams, each on a, on b, and over both.
+        assert_eq!(rows.len(), 6, "{rows:?}");
+        for name in ["read", "write"] {
+            let of = |target: Option<&str>| {
+                rows.iter()
+                    .find(|r| r["name"] == name && r["target"].as_str() == target)
+                    .unwrap_or_else(|| panic!("{name} on {target:?}: {rows:?}"))
+            };
+            let (ra, rb, all) = (
+                of(Some(a.to_str().unwrap())),
+                of(Some(b.to_str().unwrap())),
+                of(None),
+            );
+            // Each device carries the profile's rate; the total is both.
+            assert_eq!(f(&all["offered_iops"]), 2.0 * f(&ra["offered_iops"]));
+            assert_eq!(f(&ra["offered_iops"]), f(&rb["offered_iops"]));
+            assert_eq!(u(&all["ios"]), u(&ra["ios"]) + u(&rb["ios"]));
+            assert!(u(&ra["ios"]) > 0 && u(&rb["ios"]) > 0, "{ra} {rb}");
+        }
+    }
+    let reads: u64 = intervals
+        .iter()
+        .flat_map(|i| i["streams"].as_array().unwrap())
+        .filter(|r| r["name"] == "read" && r["target"].is_null())
+        .map(|r| u(&r["ios"]) + r["unanswered"].as_u64().unwrap_or(0))
+        .sum();
+    // 600 reads/s on each of two devices for 4 s, every due read answered
+    // or counted unanswered, none ahead of the schedule.
+    assert!((4800 - 16..=4800 + 16).contains(&reads), "{reads}");
+    assert!(
+        text.contains(
+            &format!("{:>21}  | read", a.to_str().unwrap())
+                .trim_start()
+                .to_string()
+        )
+    );
+    assert_eq!(c["target"], format!("{}, {}", a.display(), b.display()));
+}

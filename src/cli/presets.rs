@@ -31,10 +31,16 @@ pub const PRESETS: &[Preset] = &[
 ];
 
 /// Certification profiles (`fathom certify --profile NAME`).
-pub const PROFILES: &[Preset] = &[Preset {
-    name: "act-3x",
-    text: include_str!("../../presets/act-3x.toml"),
-}];
+pub const PROFILES: &[Preset] = &[
+    Preset {
+        name: "act-3x",
+        text: include_str!("../../presets/act-3x.toml"),
+    },
+    Preset {
+        name: "act6-3x",
+        text: include_str!("../../presets/act6-3x.toml"),
+    },
+];
 
 impl Preset {
     /// The first comment paragraph of the job file.
@@ -82,6 +88,10 @@ pub fn listing() -> String {
             p.description(),
             ""
         ));
+    }
+    out.push_str("\ncertification profiles (fathom certify --profile NAME):\n");
+    for p in PROFILES {
+        out.push_str(&format!("{:<10} {}\n", p.name, p.description()));
     }
     out
 }

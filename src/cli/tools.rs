@@ -10,7 +10,7 @@ use crate::run::Session;
 use crate::spec::meta::MetaSpec;
 use crate::spec::{EngineKind, RwMode};
 use crate::stop::StopFlag;
-use crate::units::{format_duration, parse_duration, parse_size};
+use crate::units::{parse_duration, parse_size};
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -183,10 +183,14 @@ fn seqread_text(target: &str, document: &crate::result::Document) -> String {
 
 #[derive(Args, Debug)]
 pub struct CertifyArgs {
-    /// A file (created if missing) or a block device.
-    pub target: String,
+    /// Files (created if missing) or block devices, certified together:
+    /// every stream runs at the profile's rate on each, as ACT's load is
+    /// per device, and each is reported and judged on its own and in
+    /// total.
+    #[arg(required = true, num_args = 1..)]
+    pub targets: Vec<String>,
 
-    /// Profile: a built-in name (act-3x) or a profile file (.toml).
+    /// Profile: a built-in name (act-3x, act6-3x) or a profile file (.toml).
     #[arg(long, default_value = "act-3x")]
     pub profile: String,
 
@@ -244,8 +248,13 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         ),
         None => {
             return Err(UsageError(format!(
-                "--profile: unknown profile '{}' (built in: act-3x; or a .toml file)",
-                args.profile
+                "--profile: unknown profile '{}' (built in: {}; or a .toml file)",
+                args.profile,
+                super::presets::PROFILES
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
             .into());
         }
@@ -268,38 +277,22 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         interval: args.interval.clone(),
         stabilisation: args.stabilisation.clone(),
         scale: args.scale,
-        target: args.target.clone(),
+        targets: args.targets.clone(),
         knobs,
     };
-    let mut profile = certify::parse_profile(&text, &name, &overrides)?;
-    let mut notes = Vec::new();
-    if profile.duration_s < 2.0 * profile.stabilisation_s {
-        notes.push(format!(
-            "stabilisation shortened from {} to the first interval: the run is shorter than twice it",
-            format_duration(profile.stabilisation_s)
-        ));
-        profile.stabilisation_s = profile.interval_s;
-    }
+    let plan = certify::plan(&text, &name, &overrides)?;
     if let Some(path) = &args.output.output {
         super::check_output_path(path)?;
     }
     let stop = StopFlag::on_signals()?;
     let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
-    // The target is prepared for the first stream that writes (so that a
-    // new file is laid out at the size the writes need), else the first.
-    let sizing = profile
-        .streams
-        .iter()
-        .find(|s| s.rw.writes(s.rwmix_read))
-        .unwrap_or(&profile.streams[0])
-        .clone();
-    let targets = session.prepare(&sizing)?;
+    let targets = session.prepare(plan.sizing_stream())?;
     let mut document = session.document().clone();
     let text_out = args.output.output_format == OutputFormat::Text || args.output.output.is_some();
     if text_out {
         print!(
             "{}",
-            report::certify::opening(&profile, &args.target, &notes)
+            report::certify::opening(&plan.profile, &plan.target_list(), &plan.notes)
         );
     }
     let json_file = args
@@ -307,23 +300,16 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         .output
         .as_ref()
         .filter(|_| args.output.output_format == OutputFormat::Json);
-    let result = certify::run(
-        &profile,
-        &args.target,
-        &targets,
-        notes,
-        &stop,
-        &mut |so_far: &CertifyResult| {
-            if text_out && let Some(last) = so_far.intervals.last() {
-                println!("{}", report::certify::interval_line(last));
-            }
-            if let Some(path) = json_file {
-                document.results = vec![RunResult::Certify(so_far.clone())];
-                write_atomically(path, &super::json(&document)?)?;
-            }
-            Ok(())
-        },
-    )?;
+    let result = certify::run(&plan, &targets, &stop, &mut |so_far: &CertifyResult| {
+        if text_out && let Some(last) = so_far.intervals.last() {
+            println!("{}", report::certify::interval_line(last));
+        }
+        if let Some(path) = json_file {
+            document.results = vec![RunResult::Certify(so_far.clone())];
+            write_atomically(path, &super::json(&document)?)?;
+        }
+        Ok(())
+    })?;
     document.interrupted = result.interrupted;
     document.results = vec![RunResult::Certify(result.clone())];
     drop(targets);

@@ -7,7 +7,8 @@ use crate::result::certify::{CertifyInterval, CertifyResult, Profile, THRESHOLDS
 use crate::units::format_duration;
 use crate::units::latency;
 
-/// One line per interval: rates and slow shares of each stream.
+/// One line per interval: rates and slow shares of each stream; with
+/// several devices, a line per device follows.
 pub fn interval_line(i: &CertifyInterval) -> String {
     let mut line = format!(
         "{:>4}  {:>8}  {:>5}",
@@ -15,14 +16,28 @@ pub fn interval_line(i: &CertifyInterval) -> String {
         format_duration(i.start_s),
         if i.judged { "" } else { "(stab)" }
     );
+    let mut devices: Vec<(&str, String)> = Vec::new();
     for s in &i.streams {
-        let rate = if s.direction == Direction::Read {
-            format!("{:.0} r/s", s.iops)
-        } else {
-            format!("{:.1} MB/s", s.bw_bytes / 1e6)
+        // Writes read best as bandwidth; a few large reads a second keep
+        // a decimal.
+        let rate = match s.direction {
+            Direction::Write => format!("{:.1} MB/s", s.bw_bytes / 1e6),
+            Direction::Read if s.iops < 100.0 => format!("{:.1} r/s", s.iops),
+            Direction::Read => format!("{:.0} r/s", s.iops),
         };
         let shares: Vec<String> = s.over_pct.iter().map(|p| format!("{p:5.2}")).collect();
-        line.push_str(&format!("  | {} {rate:>11}  {}", s.name, shares.join(" ")));
+        let cell = format!("  | {} {rate:>11}  {}", s.name, shares.join(" "));
+        match &s.target {
+            None => line.push_str(&cell),
+            Some(t) => match devices.iter_mut().find(|(d, _)| d == t) {
+                Some((_, l)) => l.push_str(&cell),
+                None => devices.push((t, format!("{t:>21}{cell}"))),
+            },
+        }
+    }
+    for (_, l) in devices {
+        line.push('\n');
+        line.push_str(&l);
     }
     line
 }
@@ -42,6 +57,12 @@ pub fn header_line(profile: &Profile) -> String {
         ));
     }
     line.push_str("\n(shares in % of I/Os slower than N ms, from when each I/O was due)");
+    if !profile.unjudged.is_empty() {
+        line.push_str(&format!(
+            "\n({}: reported, not judged on these shares)",
+            profile.unjudged.join(", ")
+        ));
+    }
     line
 }
 
@@ -103,13 +124,15 @@ pub fn text(c: &CertifyResult) -> String {
 }
 
 /// The first column of `cells` that holds a figure (the rest are names).
-pub const FIRST_FIGURE: usize = 5;
+pub const FIRST_FIGURE: usize = 6;
 
 /// One row per interval and stream, for tables and spreadsheets.
 pub fn cells(c: &CertifyResult) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut header: Vec<String> = ["interval", "start", "judged", "stream", "dir", "IOPS"]
-        .map(String::from)
-        .to_vec();
+    let mut header: Vec<String> = [
+        "interval", "start", "judged", "stream", "device", "dir", "IOPS",
+    ]
+    .map(String::from)
+    .to_vec();
     header.push("offered IOPS".into());
     header.push("MB/s".into());
     header.extend(THRESHOLDS_MS.iter().map(|t| format!(">{t} ms %")));
@@ -124,6 +147,7 @@ pub fn cells(c: &CertifyResult) -> (Vec<String>, Vec<Vec<String>>) {
                     format_duration(i.start_s),
                     if i.judged { "yes" } else { "no" }.to_string(),
                     s.name.clone(),
+                    s.target.clone().unwrap_or_else(|| "all".into()),
                     s.direction.to_string(),
                     format!("{:.0}", s.iops),
                     format!("{:.0}", s.offered_iops),

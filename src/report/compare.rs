@@ -270,7 +270,12 @@ fn certify_rows(table: &mut Table, a: &CertifyResult, b: &CertifyResult) {
         c.intervals
             .iter()
             .filter(|i| i.judged)
-            .flat_map(|i| i.streams.iter().filter(|s| s.name == stream).cloned())
+            .flat_map(|i| {
+                i.streams
+                    .iter()
+                    .filter(|s| s.name == stream && s.target.is_none())
+                    .cloned()
+            })
             .collect()
     };
     let worst = |streams: &[StreamInterval], k: usize| {
@@ -284,7 +289,7 @@ fn certify_rows(table: &mut Table, a: &CertifyResult, b: &CertifyResult) {
     };
     for (name, direction) in a.streams() {
         let (sa, sb) = (judged(a, &name), judged(b, &name));
-        for limit in a.profile.limits(direction) {
+        for limit in a.profile.stream_limits(&name, direction) {
             let Some(k) = THRESHOLDS_MS.iter().position(|t| *t == limit.over_ms) else {
                 continue;
             };

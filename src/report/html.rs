@@ -259,7 +259,7 @@ fn certify_chart(
     let fmt_interval: fn(f64) -> String = |v| format!("{v:.0}");
     for (stream, direction) in c.streams() {
         let mut series = Vec::new();
-        for limit in c.profile.limits(direction) {
+        for limit in c.profile.stream_limits(&stream, direction) {
             let Some(k) = THRESHOLDS_MS.iter().position(|t| *t == limit.over_ms) else {
                 continue;
             };
@@ -267,7 +267,10 @@ fn certify_chart(
                 .intervals
                 .iter()
                 .filter_map(|i| {
-                    let s = i.streams.iter().find(|s| s.name == stream)?;
+                    let s = i
+                        .streams
+                        .iter()
+                        .find(|s| s.name == stream && s.target.is_none())?;
                     Some((i.index as f64, s.over_pct[k]))
                 })
                 .collect();

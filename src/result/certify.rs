@@ -23,14 +23,24 @@ pub struct Profile {
     pub stabilisation_s: f64,
     pub read_limits: Vec<Limit>,
     pub write_limits: Vec<Limit>,
-    /// Rates already multiplied by the scale.
+    /// Rates already multiplied by the scale. Each stream runs at its rate
+    /// on every device (`targets`), as ACT's 1x load is per device.
     pub streams: Vec<WorkloadSpec>,
     pub scale: f64,
+    /// Streams that are reported but not judged on the slow-I/O limits
+    /// (ACT's large-block reads and writes); they must still deliver
+    /// their load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unjudged: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamInterval {
     pub name: String,
+    /// The device these figures are for, when several were certified
+    /// together; None for the stream over all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     /// The direction this stream's figures are for.
     pub direction: Direction,
     pub ios: u64,
@@ -85,14 +95,41 @@ impl Profile {
             Direction::Write => &self.write_limits,
         }
     }
+
+    /// The limits stream `name`, mostly doing `direction`, is judged by:
+    /// none for a stream that is only reported.
+    pub fn stream_limits(&self, name: &str, direction: Direction) -> &[Limit] {
+        if self.unjudged.iter().any(|u| u == name) {
+            &[]
+        } else {
+            self.limits(direction)
+        }
+    }
+}
+
+impl StreamInterval {
+    /// "read", or "read on /dev/sdb" for one device of several.
+    pub fn label(&self) -> String {
+        match &self.target {
+            Some(t) => format!("{} on {t}", self.name),
+            None => self.name.clone(),
+        }
+    }
 }
 
 impl CertifyResult {
+    /// Every interval's rows for whole streams (over all devices).
+    pub fn totals(&self) -> impl Iterator<Item = &StreamInterval> {
+        self.intervals
+            .iter()
+            .flat_map(|i| i.streams.iter().filter(|s| s.target.is_none()))
+    }
+
     /// Each stream that reported, with the direction it is judged on, in
-    /// the order they first appear.
+    /// the order they first appear (over all devices, not each device).
     pub fn streams(&self) -> Vec<(String, Direction)> {
         let mut seen: Vec<(String, Direction)> = Vec::new();
-        for s in self.intervals.iter().flat_map(|i| &i.streams) {
+        for s in self.totals() {
             if !seen.iter().any(|(name, _)| *name == s.name) {
                 seen.push((s.name.clone(), s.direction));
             }
