@@ -202,5 +202,14 @@ fn bad_streams_are_refused_before_anything_is_created() {
         "stream a: --verify with stream b writing the same region",
     );
     refuse(&["a:iodepth=deep"], "--stream a: iodepth");
+    // A rate its queue cannot carry: 4 slots at 2 million a second each.
+    refuse(
+        &["a:rw=randread,iodepth=4,rate-iops=8000001"],
+        "stream a: --rate-iops: 8,000,001 I/Os per second is more than --iodepth 4 x --numjobs 1",
+    );
+    refuse(
+        &["a:rw=randread,iodepth=2,numjobs=2,rate-bw=40g"],
+        "stream a: --rate-bw",
+    );
     refuse(&["a:colour=blue"], "colour");
 }

@@ -420,6 +420,29 @@ impl WorkloadSpec {
                 "--rate-iops {r} is outside 1 I/O per second to 100 million"
             ));
         }
+        if let Some(r) = self.target_rate() {
+            // Little's law: a target's iodepth x numjobs slots each carry at
+            // most one I/O per latency. Past this bound every I/O would have
+            // to finish in under 0.5 µs, faster than a page-cache hit (1-2
+            // µs on a typical machine), so the schedule could only fall
+            // behind; the null engine does no I/O and is not bound.
+            let slots = self.iodepth as f64 * self.numjobs as f64;
+            if self.engine != EngineKind::Null && r > slots * MAX_IOPS_PER_SLOT {
+                let knob = if self.rate_bw.is_some() {
+                    "--rate-bw"
+                } else {
+                    "--rate-iops"
+                };
+                return fail(format!(
+                    "{knob}: {} I/Os per second is more than --iodepth {} x --numjobs {} can carry \
+                     ({} a second per slot: each I/O would have to finish in under 0.5 µs)",
+                    crate::units::thousands(r.round() as u64),
+                    self.iodepth,
+                    self.numjobs,
+                    crate::units::thousands(MAX_IOPS_PER_SLOT as u64)
+                ));
+            }
+        }
         if self.steady_state.is_some() && self.runtime_s.is_none() {
             return fail("--steady-state needs --runtime as the longest the run may take".into());
         }
@@ -438,6 +461,10 @@ impl WorkloadSpec {
         Ok(())
     }
 }
+
+/// The most I/Os a second one queue slot (one of `iodepth` x `numjobs`)
+/// is allowed to be asked for: one every 0.5 µs.
+pub const MAX_IOPS_PER_SLOT: f64 = 2_000_000.0;
 
 impl WorkloadSpec {
     /// The streams of a streams workload: each valid on its own, names
@@ -483,6 +510,24 @@ mod validate_tests {
             seed: 1,
             ..WorkloadSpec::defaults(vec!["/tmp/x".into()])
         }
+    }
+
+    #[test]
+    fn a_rate_is_bound_by_the_slots_that_carry_it() {
+        let rated = |iops: f64, engine: EngineKind| WorkloadSpec {
+            iodepth: 4,
+            numjobs: 2,
+            rate_iops: Some(iops),
+            engine,
+            ..spec()
+        };
+        let most = 8.0 * MAX_IOPS_PER_SLOT;
+        assert!(rated(most, EngineKind::IoUring).validate().is_ok());
+        let e = rated(most + 1.0, EngineKind::IoUring)
+            .validate()
+            .unwrap_err();
+        assert!(e.0.contains("--iodepth 4 x --numjobs 2"), "{}", e.0);
+        assert!(rated(most + 1.0, EngineKind::Null).validate().is_ok());
     }
 
     #[test]
