@@ -167,6 +167,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn text_longer_than_fathom_writes_is_refused_before_decoding() {
+        let too_long = "A".repeat(MAX_ENCODED_LEN + 1);
+        let e = LatencyHistogram::decode(&too_long).unwrap_err();
+        assert!(e.contains("more than fathom ever writes"), "{e}");
+        // At the limit the text is decoded (and found wanting for what it
+        // holds, not for its length).
+        let at_limit = "A".repeat(MAX_ENCODED_LEN);
+        let e = LatencyHistogram::decode(&at_limit).unwrap_err();
+        assert!(!e.contains("more than fathom ever writes"), "{e}");
+    }
+
+    #[test]
     fn percentiles_are_within_a_tenth_of_a_percent() {
         let mut h = LatencyHistogram::new();
         for v in 1..=100_000u64 {
