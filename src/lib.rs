@@ -10,6 +10,7 @@ pub mod certify;
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod fiojob;
 pub mod jobfile;
 pub mod measure;
 pub mod meta;

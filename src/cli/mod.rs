@@ -7,9 +7,9 @@ pub mod tools;
 
 use knob_args::KnobArgs;
 
-use crate::jobfile;
 use crate::spec::knobs;
 use crate::units;
+use crate::{fiojob, jobfile};
 
 use crate::error::{UsageError, exit};
 use crate::plan;
@@ -77,7 +77,8 @@ struct ReportArgs {
 
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// A job file (NAME.toml) and/or targets: files, directories (fathom
+    /// A job file (NAME.toml, or an fio job file: NAME.fio or INI content)
+    /// and/or targets: files, directories (fathom
     /// creates its own file there) or block devices; LABEL=PATH names a
     /// target in reports. Default: a temporary file in the current directory.
     targets: Vec<String>,
@@ -107,6 +108,11 @@ struct RunArgs {
     /// sas-sweep.
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
+
+    /// Print the fathom job file an fio job file translates to (with how
+    /// the two differ) and stop.
+    #[arg(long)]
+    explain: bool,
 
     /// Print the plan (runs and estimated time) and stop.
     #[arg(long = "dry-run")]
@@ -168,11 +174,19 @@ impl RunArgs {
     fn resolve(&self) -> Result<Vec<WorkloadSpec>, UsageError> {
         let mut positional = self.targets.clone();
         let job = match positional.first() {
-            Some(first) if first.ends_with(".toml") && !Path::new(first).is_dir() => {
+            Some(first)
+                if (first.ends_with(".toml") && !Path::new(first).is_dir())
+                    || fiojob::is_fio_job(Path::new(first)) =>
+            {
                 Some(PathBuf::from(positional.remove(0)))
             }
             _ => None,
         };
+        if self.explain && !job.as_deref().is_some_and(fiojob::is_fio_job) {
+            return Err(UsageError(
+                "--explain: give an fio job file (NAME.fio) to translate".into(),
+            ));
+        }
         let mut overrides = jobfile::Overrides {
             targets: positional
                 .into_iter()
@@ -196,6 +210,22 @@ impl RunArgs {
                 ));
             }
             (None, Some(name)) => presets::load(name, &overrides)?,
+            (Some(path), None) if fiojob::is_fio_job(&path) => {
+                let t = fiojob::translate(&path, !overrides.targets.is_empty())?;
+                let source = format!("{} (as translated: see --explain)", path.display());
+                let specs = jobfile::parse(&t.toml, &source, "fio", &overrides)?;
+                if self.explain {
+                    for n in &t.notes {
+                        println!("# note: {n}");
+                    }
+                    print!("{}", t.toml);
+                    return Ok(Vec::new());
+                }
+                for n in &t.notes {
+                    eprintln!("note: {n}");
+                }
+                specs
+            }
             (Some(path), None) => jobfile::load(&path, &overrides)?,
             (None, None) => {
                 if overrides.targets.is_empty() {
@@ -262,7 +292,9 @@ pub fn main() -> i32 {
             .resolve()
             .map_err(anyhow::Error::from)
             .and_then(|specs| {
-                if args.dry_run {
+                if args.explain {
+                    Ok(0)
+                } else if args.dry_run {
                     print_plan(&specs)
                 } else {
                     execute(&specs, &args.output, args.resume)
