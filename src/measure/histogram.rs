@@ -166,6 +166,35 @@ fn inflate_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
 mod tests {
     use super::*;
 
+    /// `plain` as HdrHistogram's compressed V2 text, whatever it holds.
+    fn compressed(plain: &[u8]) -> String {
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(plain).unwrap();
+        let body = z.finish().unwrap();
+        let mut bytes = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        bytes.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        bytes.extend_from_slice(&body);
+        BASE64.encode(bytes)
+    }
+
+    #[test]
+    fn what_inflates_too_far_or_too_short_is_refused_without_panicking() {
+        let header = |len: usize| {
+            let mut plain = V2_COOKIE.to_be_bytes().to_vec();
+            plain.resize(len, 0);
+            plain
+        };
+        let e = LatencyHistogram::decode(&compressed(&header(MAX_ENCODED_LEN + 1))).unwrap_err();
+        assert!(e.contains("inflates beyond"), "{e}");
+        // Exactly the limit inflates; the empty header then fails later.
+        let e = LatencyHistogram::decode(&compressed(&header(MAX_ENCODED_LEN))).unwrap_err();
+        assert!(!e.contains("inflates beyond"), "{e}");
+        // The right cookie with less than a header after it.
+        let e = LatencyHistogram::decode(&compressed(&header(8))).unwrap_err();
+        assert!(e.contains("no V2 header"), "{e}");
+    }
+
     #[test]
     fn text_longer_than_fathom_writes_is_refused_before_decoding() {
         let too_long = "A".repeat(MAX_ENCODED_LEN + 1);
