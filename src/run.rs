@@ -8,6 +8,7 @@ use crate::engine::worker::{
 };
 use crate::error::UsageError;
 use crate::measure::cpu::CpuTime;
+use crate::measure::disk::DiskSnapshot;
 use crate::measure::errors::IoErrors;
 use crate::measure::facts;
 use crate::measure::histogram::LatencyHistogram;
@@ -411,6 +412,14 @@ pub fn run_streams(
         }
     }
     let workers = jobs.len();
+    let mut disk_names: Vec<String> = Vec::new();
+    for target in streams.iter().flat_map(|s| s.targets) {
+        if let Some(device) = &target.facts.device
+            && !disk_names.contains(&device.name)
+        {
+            disk_names.push(device.name.clone());
+        }
+    }
 
     let gate = Arc::new(StartGate::new(workers));
     let halts: Vec<Arc<AtomicBool>> = (0..accumulators.len())
@@ -438,6 +447,8 @@ pub fn run_streams(
     let measure_start = |spec: &WorkloadSpec| start + Duration::from_secs_f64(spec.ramp_s);
     let cpu_from = start + Duration::from_secs_f64(first_ramp);
     let mut cpu_start: Option<CpuTime> = (first_ramp == 0.0).then(CpuTime::now);
+    let mut disks_start: Option<DiskSnapshot> =
+        (first_ramp == 0.0).then(|| DiskSnapshot::take(&disk_names));
     let mut totals: Vec<IntervalSeries> = stream_workers
         .iter()
         .map(|&w| {
@@ -464,6 +475,7 @@ pub fn run_streams(
         let event = rx.recv_timeout(wait);
         if cpu_start.is_none() && Instant::now() >= cpu_from {
             cpu_start = Some(CpuTime::now());
+            disks_start = Some(DiskSnapshot::take(&disk_names));
         }
         if stop.is_set() {
             for halt in &halts {
@@ -542,6 +554,9 @@ pub fn run_streams(
         }
     }
     let cpu = CpuTime::now().since(cpu_start.unwrap_or_else(CpuTime::now));
+    let disks = disks_start
+        .map(|start| DiskSnapshot::take(&disk_names).since(&start))
+        .unwrap_or_default();
     if let Some(first) = failures.first() {
         bail!("{first}");
     }
@@ -611,6 +626,7 @@ pub fn run_streams(
             runtime_s,
             interrupted: stop.is_set(),
             warnings: Vec::new(),
+            disks: disks.clone(),
             sync: sync_result(&sync, spec.flush_every(), runtime_s),
             steady_state: spec.steady_state.map(|criterion| {
                 crate::measure::steady::SteadyStateResult {

@@ -73,11 +73,12 @@ fn streams_table(s: &Labelled<StreamsResult>, systems: bool) -> String {
             .map(move |t| (format!("{}/{}", w.spec.name, t.name), t))
     });
     format!(
-        "{table}\n{}: {} streams at once, {:.1} s measured, CPU {:.2} µs per I/O\n{}",
+        "{table}\n{}: {} streams at once, {:.1} s measured, CPU {:.2} µs per I/O\n{}{}",
         s.spec.name,
         s.streams.len(),
         s.runtime_s,
         s.cpu.per_io_us,
+        disk_lines(&s.disks),
         target_notes(targets)
     )
 }
@@ -169,6 +170,7 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
             workload.cpu.sys_s,
             workload.cpu.per_io_us
         ));
+        out.push_str(&disk_lines(&workload.disks));
     }
     out.push_str(&target_notes(
         workloads
@@ -176,6 +178,24 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
             .flat_map(|w| w.targets.iter().map(|t| (t.name.clone(), t))),
     ));
     out
+}
+
+/// What each disk under the targets was asked to do while measuring.
+fn disk_lines(disks: &[crate::result::DiskUsage]) -> String {
+    disks
+        .iter()
+        .map(|d| {
+            format!(
+                "  disk {}: {} reads ({}), {} writes ({}), busy {:.0}% of the time\n",
+                d.name,
+                crate::units::thousands(d.read_ios),
+                crate::units::format_bytes(d.read_bytes),
+                crate::units::thousands(d.write_ios),
+                crate::units::format_bytes(d.write_bytes),
+                d.util_pct
+            )
+        })
+        .collect()
 }
 
 /// Each target's scheduled latency, verification and problems, the target

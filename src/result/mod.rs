@@ -12,8 +12,8 @@ pub mod warning;
 pub mod workload;
 
 pub use workload::{
-    CpuUsage, DirectionPair, DirectionResult, Interval, LatencySummary, SyncResult, TargetResult,
-    WorkloadResult,
+    CpuUsage, DirectionPair, DirectionResult, DiskUsage, Interval, LatencySummary, SyncResult,
+    TargetResult, WorkloadResult,
 };
 
 use crate::measure::facts::HostFacts;

@@ -24,6 +24,9 @@ pub struct StreamsResult {
     /// CPU time of the whole process while the streams ran.
     pub cpu: CpuUsage,
     pub interrupted: bool,
+    /// What the disks under the streams' targets did while they ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disks: Vec<super::DiskUsage>,
 }
 
 impl StreamsResult {
@@ -49,7 +52,9 @@ impl StreamsResult {
         };
         // Every stream reports the process's CPU time of the group.
         let cpu = streams.first().map(|s| s.cpu).unwrap_or_default();
+        let disks = streams.first().map(|s| s.disks.clone()).unwrap_or_default();
         Ok(StreamsResult {
+            disks,
             interrupted: streams.iter().any(|s| s.interrupted),
             spec,
             streams,

@@ -28,6 +28,33 @@ pub struct WorkloadResult {
     /// With `--steady-state`: whether and when the criterion held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<crate::measure::steady::SteadyStateResult>,
+    /// What the disks under the targets did while measuring (of the whole
+    /// group, when streams ran together); empty where the kernel has no
+    /// counters for them (tmpfs, network file systems).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disks: Vec<DiskUsage>,
+}
+
+/// One disk's work while measuring, from the kernel's counters: every I/O
+/// it was asked for, fathom's or not.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DiskUsage {
+    /// Kernel name of the disk, e.g. "nvme0n1".
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    /// Requests merged into others before reaching the device.
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Milliseconds requests spent, summed over requests.
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    /// Weighted milliseconds of requests in flight.
+    pub in_queue_ms: u64,
+    /// Share of the time the disk had at least one request in flight.
+    pub util_pct: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
