@@ -37,7 +37,7 @@ pub struct Cli {
 enum Command {
     /// Run a workload, a sweep (comma lists) or a job file on targets.
     Run(Box<RunArgs>),
-    /// Tables and charts from result files: text, markdown, csv or html.
+    /// Tables and charts from result files: text, markdown, csv, html or fio-json.
     Report(ReportArgs),
     /// List the presets `fathom run --preset NAME` runs.
     Presets,
@@ -66,7 +66,7 @@ struct ReportArgs {
     #[arg(required = true)]
     files: Vec<PathBuf>,
 
-    /// text, markdown, csv or html.
+    /// text, markdown, csv, html or fio-json.
     #[arg(long, default_value = "text", value_parser = parse_format)]
     format: OutputFormat,
 
@@ -129,7 +129,7 @@ struct RunArgs {
 
 #[derive(Args, Debug)]
 pub struct OutputArgs {
-    /// text, json, markdown, csv or html.
+    /// text, json, markdown, csv, html or fio-json (fio's JSON layout, for tools built on fio).
     #[arg(long = "output-format", default_value = "text", value_parser = parse_format)]
     pub output_format: OutputFormat,
 

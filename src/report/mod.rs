@@ -9,6 +9,7 @@ pub mod certify;
 pub mod charts;
 pub mod compare;
 pub mod csv;
+pub mod fio_json;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -30,6 +31,7 @@ pub enum OutputFormat {
     Markdown,
     Csv,
     Html,
+    FioJson,
 }
 
 impl FromStr for OutputFormat {
@@ -41,8 +43,9 @@ impl FromStr for OutputFormat {
             "markdown" | "md" => Ok(OutputFormat::Markdown),
             "csv" => Ok(OutputFormat::Csv),
             "html" => Ok(OutputFormat::Html),
+            "fio-json" => Ok(OutputFormat::FioJson),
             _ => Err(format!(
-                "unknown format '{s}' (expected text, json, markdown, csv or html)"
+                "unknown format '{s}' (expected text, json, markdown, csv, html or fio-json)"
             )),
         }
     }
@@ -55,5 +58,6 @@ pub fn exporter(format: OutputFormat) -> Box<dyn Exporter> {
         OutputFormat::Markdown => Box::new(markdown::MarkdownExporter),
         OutputFormat::Csv => Box::new(csv::CsvExporter),
         OutputFormat::Html => Box::new(html::HtmlExporter),
+        OutputFormat::FioJson => Box::new(fio_json::FioJsonExporter),
     }
 }

@@ -1,0 +1,326 @@
+//! fio's JSON output (`--output-format=json` of fio 3), written from
+//! fathom's measurements so that tools built on fio (fio-plot, bench-fio
+//! wrappers, dashboards reading `jobs[].read.clat_ns.percentile`) read it
+//! unchanged.
+//!
+//! Each workload is one job; the streams of a workload are jobs of one
+//! group, as fio's concurrent jobs are. Totals over a workload's targets
+//! and workers are given, as fio's `group_reporting` gives them.
+//! fathom times an I/O from submission to completion, which is fio's `lat`;
+//! it does not time submission apart, so `clat_ns` repeats `lat_ns` (tools
+//! read percentiles from `clat_ns`) and `slat_ns` is empty (N = 0), as fio
+//! writes it for synchronous engines. Metadata and certification results
+//! have no fio counterpart and are left out.
+
+use super::{Exporter, Report};
+use crate::measure::histogram::LatencyHistogram;
+use crate::result::{
+    CpuUsage, DirectionResult, DiskUsage, LatencySummary, RunResult, SyncResult, WorkloadResult,
+};
+use serde_json::{Map, Value, json};
+
+pub struct FioJsonExporter;
+
+/// The percentiles fio lists by default, keyed as fio keys them.
+const PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// fio's latency buckets: the upper bound of each, in the unit of the
+/// table; the last ms bucket is everything from 2,000 ms.
+const BUCKETS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+
+impl Exporter for FioJsonExporter {
+    fn render(&self, report: &Report) -> anyhow::Result<String> {
+        let mut jobs = Vec::new();
+        let mut disks: Vec<DiskUsage> = Vec::new();
+        let mut started = None;
+        let several = report.compares_systems();
+        for system in &report.systems {
+            let doc = &system.document;
+            started.get_or_insert(doc.started_at.clone());
+            let prefix = if several {
+                format!("{}/", system.label)
+            } else {
+                String::new()
+            };
+            for (group, result) in doc.results.iter().enumerate() {
+                match result {
+                    RunResult::Workload(w) => {
+                        jobs.push(job(&format!("{prefix}{}", w.spec.name), group, w)?);
+                        add_disks(&mut disks, &w.disks);
+                    }
+                    RunResult::Streams(s) => {
+                        for w in &s.streams {
+                            let name = format!("{prefix}{}/{}", s.spec.name, w.spec.name);
+                            jobs.push(job(&name, group, w)?);
+                        }
+                        add_disks(&mut disks, &s.disks);
+                    }
+                    RunResult::Meta(_) | RunResult::Certify(_) => {}
+                }
+            }
+        }
+        let at = started
+            .as_deref()
+            .and_then(|s| humantime::parse_rfc3339(s).ok())
+            .unwrap_or_else(std::time::SystemTime::now);
+        let ms = at
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let out = json!({
+            "fio version": format!("fathom-{}", env!("CARGO_PKG_VERSION")),
+            "timestamp": ms / 1000,
+            "timestamp_ms": ms,
+            "time": started.unwrap_or_default(),
+            "jobs": jobs,
+            "disk_util": disks.iter().map(disk_util).collect::<Vec<_>>(),
+        });
+        let mut text = serde_json::to_string_pretty(&out)?;
+        text.push('\n');
+        Ok(text)
+    }
+}
+
+/// Disks of every workload, counters added per disk.
+fn add_disks(all: &mut Vec<DiskUsage>, more: &[DiskUsage]) {
+    for d in more {
+        match all.iter_mut().find(|a| a.name == d.name) {
+            Some(a) => {
+                a.read_ios += d.read_ios;
+                a.write_ios += d.write_ios;
+                a.read_merges += d.read_merges;
+                a.write_merges += d.write_merges;
+                a.read_bytes += d.read_bytes;
+                a.write_bytes += d.write_bytes;
+                a.read_ticks_ms += d.read_ticks_ms;
+                a.write_ticks_ms += d.write_ticks_ms;
+                a.in_queue_ms += d.in_queue_ms;
+                a.util_pct = a.util_pct.max(d.util_pct);
+            }
+            None => all.push(d.clone()),
+        }
+    }
+}
+
+fn disk_util(d: &DiskUsage) -> Value {
+    json!({
+        "name": d.name,
+        "read_ios": d.read_ios,
+        "write_ios": d.write_ios,
+        "read_merges": d.read_merges,
+        "write_merges": d.write_merges,
+        "read_ticks": d.read_ticks_ms,
+        "write_ticks": d.write_ticks_ms,
+        "in_queue": d.in_queue_ms,
+        "util": d.util_pct,
+    })
+}
+
+fn job(name: &str, group: usize, w: &WorkloadResult) -> anyhow::Result<Value> {
+    let spec = &w.spec;
+    let runtime_ms = (w.runtime_s * 1000.0).round() as u64;
+    let mut options = Map::new();
+    let mut opt = |k: &str, v: String| {
+        options.insert(k.into(), Value::String(v));
+    };
+    opt("name", spec.name.clone());
+    opt("filename", spec.targets.join(":"));
+    opt("rw", spec.rw.to_string());
+    opt("bs", spec.bs.to_string());
+    opt("iodepth", spec.iodepth.to_string());
+    opt("numjobs", spec.numjobs.to_string());
+    opt(
+        "ioengine",
+        match spec.engine.to_string().as_str() {
+            "sync" => "psync".to_string(),
+            other => other.to_string(),
+        },
+    );
+    opt("direct", u8::from(spec.direct).to_string());
+    if spec.rw.is_mixed() {
+        opt("rwmixread", spec.rwmix_read.to_string());
+    }
+    if let Some(r) = spec.runtime_s {
+        opt("runtime", format!("{}", r.ceil() as u64));
+        opt("time_based", "1".into());
+    }
+    if let Some(r) = spec.rate_iops {
+        opt("rate_iops", format!("{}", r.round() as u64));
+    }
+    if let Some(r) = spec.rate_bw {
+        opt("rate", r.to_string());
+    }
+    if spec.fsync > 0 {
+        opt("fsync", spec.fsync.to_string());
+    }
+    if spec.fdatasync > 0 {
+        opt("fdatasync", spec.fdatasync.to_string());
+    }
+    let all = combined(&[&w.total.read, &w.total.write])?;
+    let errors: u64 = w.targets.iter().map(|t| t.errors.count).sum();
+    let short: u64 = w.targets.iter().map(|t| t.errors.short).sum();
+    Ok(json!({
+        "jobname": name,
+        "groupid": group,
+        "error": u8::from(errors > 0),
+        "eta": 0,
+        "elapsed": w.runtime_s.ceil() as u64,
+        "job options": options,
+        "read": direction(&w.total.read, runtime_ms, short)?,
+        "write": direction(&w.total.write, runtime_ms, 0)?,
+        "trim": direction(&DirectionResult::default(), runtime_ms, 0)?,
+        "sync": sync(w.sync.as_ref())?,
+        "job_runtime": runtime_ms,
+        "usr_cpu": cpu_pct(&w.cpu, true, w.runtime_s),
+        "sys_cpu": cpu_pct(&w.cpu, false, w.runtime_s),
+        "latency_ns": buckets(&all, 1),
+        "latency_us": buckets(&all, 1_000),
+        "latency_ms": ms_buckets(&all),
+    }))
+}
+
+/// fio gives CPU time as a percentage of the job's runtime.
+fn cpu_pct(cpu: &CpuUsage, user: bool, runtime_s: f64) -> f64 {
+    let s = if user { cpu.user_s } else { cpu.sys_s };
+    if runtime_s > 0.0 {
+        s * 100.0 / runtime_s
+    } else {
+        0.0
+    }
+}
+
+fn combined(directions: &[&DirectionResult]) -> anyhow::Result<LatencyHistogram> {
+    let mut all = LatencyHistogram::new();
+    for d in directions.iter().filter(|d| d.ios > 0) {
+        all.add(&LatencyHistogram::decode(&d.histogram).map_err(anyhow::Error::msg)?);
+    }
+    Ok(all)
+}
+
+fn direction(d: &DirectionResult, runtime_ms: u64, short_ios: u64) -> anyhow::Result<Value> {
+    let h = combined(&[d])?;
+    let lat = latency(&d.lat_ns, d.ios, None);
+    let clat = latency(&d.lat_ns, d.ios, Some(&h));
+    // Per-second samples give fio's bandwidth and IOPS spread.
+    let iops: Vec<f64> = d.intervals.iter().map(|i| i.iops).collect();
+    let bw: Vec<f64> = d.intervals.iter().map(|i| i.bw_bytes / 1024.0).collect();
+    let (bw_min, bw_max, bw_mean, bw_dev) = spread(&bw);
+    let (iops_min, iops_max, iops_mean, iops_dev) = spread(&iops);
+    Ok(json!({
+        "io_bytes": d.bytes,
+        "io_kbytes": d.bytes / 1024,
+        "bw_bytes": d.bw_bytes.round() as u64,
+        "bw": (d.bw_bytes / 1024.0).round() as u64,
+        "iops": d.iops,
+        "runtime": if d.ios > 0 { runtime_ms } else { 0 },
+        "total_ios": d.ios,
+        "short_ios": short_ios,
+        "drop_ios": 0,
+        "slat_ns": latency(&LatencySummary::default(), 0, None),
+        "clat_ns": clat,
+        "lat_ns": lat,
+        "bw_min": bw_min.round() as u64,
+        "bw_max": bw_max.round() as u64,
+        "bw_agg": if d.ios > 0 { 100.0 } else { 0.0 },
+        "bw_mean": bw_mean,
+        "bw_dev": bw_dev,
+        "bw_samples": bw.len(),
+        "iops_min": iops_min.round() as u64,
+        "iops_max": iops_max.round() as u64,
+        "iops_mean": iops_mean,
+        "iops_stddev": iops_dev,
+        "iops_samples": iops.len(),
+    }))
+}
+
+/// Smallest, largest, mean and standard deviation (n - 1, as fio) of
+/// per-second samples; zeros without samples.
+fn spread(samples: &[f64]) -> (f64, f64, f64, f64) {
+    if samples.is_empty() {
+        return (0.0, 0.0, 0.0, 0.0);
+    }
+    let n = samples.len() as f64;
+    let mean = samples.iter().sum::<f64>() / n;
+    let var = if samples.len() > 1 {
+        samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (min, max, mean, var.sqrt())
+}
+
+/// fio's latency object: min, max, mean, stddev, N, and with a histogram
+/// the percentiles, keyed "99.000000".
+fn latency(s: &LatencySummary, n: u64, h: Option<&LatencyHistogram>) -> Value {
+    let mut out = json!({
+        "min": s.min,
+        "max": s.max,
+        "mean": s.mean,
+        "stddev": s.stddev,
+        "N": n,
+    });
+    if let Some(h) = h.filter(|h| h.count() > 0) {
+        let p: Map<String, Value> = PERCENTILES
+            .iter()
+            .map(|p| (format!("{p:.6}"), json!(h.value_at_percentile(*p))))
+            .collect();
+        out["percentile"] = Value::Object(p);
+    }
+    out
+}
+
+fn sync(s: Option<&SyncResult>) -> anyhow::Result<Value> {
+    let Some(s) = s else {
+        return Ok(json!({
+            "total_ios": 0,
+            "lat_ns": latency(&LatencySummary::default(), 0, None),
+        }));
+    };
+    let h = LatencyHistogram::decode(&s.histogram).map_err(anyhow::Error::msg)?;
+    Ok(json!({
+        "total_ios": s.count,
+        "lat_ns": latency(&s.lat_ns, s.count, Some(&h)),
+    }))
+}
+
+/// Percent of I/Os in each of fio's buckets: above the previous bound, up
+/// to this one, with bounds in units of `unit_ns`. The µs and ms tables
+/// start where the one before ends (1,000 of its unit); the ns table at 0.
+fn buckets(h: &LatencyHistogram, unit_ns: u64) -> Value {
+    let mut out = Map::new();
+    let mut below = u64::from(unit_ns > 1);
+    for bound in BUCKETS {
+        let share = share_between(h, below * unit_ns, bound * unit_ns);
+        out.insert(bound.to_string(), json!(share));
+        below = bound;
+    }
+    Value::Object(out)
+}
+
+fn ms_buckets(h: &LatencyHistogram) -> Value {
+    let Value::Object(mut out) = buckets(h, 1_000_000) else {
+        unreachable!("buckets are an object")
+    };
+    out.insert(
+        "2000".into(),
+        json!(share_between(h, 1_000_000_000, 2_000_000_000)),
+    );
+    out.insert(">=2000".into(), json!(h.share_above(2_000_000_000) * 100.0));
+    Value::Object(out)
+}
+
+fn share_between(h: &LatencyHistogram, above_ns: u64, up_to_ns: u64) -> f64 {
+    if h.count() == 0 {
+        return 0.0;
+    }
+    let lower = if above_ns == 0 {
+        1.0
+    } else {
+        h.share_above(above_ns)
+    };
+    ((lower - h.share_above(up_to_ns)) * 100.0).max(0.0)
+}

@@ -1,0 +1,322 @@
+//! `--output-format fio-json`: fio's JSON layout from fathom's measurements,
+//! checked key by key and type by type against what fio itself writes for
+//! the same job file on this machine, read with a parser written against
+//! fio's documented format, and drawn by fio-plot.
+
+mod common;
+
+use common::*;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A job both fio and fathom run: 4k random reads at depth 4, direct.
+fn job_file(dir: &Path) -> std::path::PathBuf {
+    let p = dir.join("rr.fio");
+    std::fs::write(
+        &p,
+        format!(
+            "[global]\nioengine=libaio\ndirect=1\nsize=8m\nruntime=1\ntime_based\nfilename={}\n\n\
+             [rr]\nrw=randread\nbs=4k\niodepth=4\nnumjobs=1\n",
+            dir.join("data").display()
+        ),
+    )
+    .unwrap();
+    p
+}
+
+fn fathom_fio_json(job: &Path) -> Value {
+    let out = run(&["run", job.to_str().unwrap(), "--output-format", "fio-json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("fio-json is JSON")
+}
+
+fn fio_installed() -> bool {
+    std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// "number", "string", "object", ...; integers and fractions are both
+/// numbers, as JSON readers take them.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Every key fathom writes is one fio writes at the same place, with a
+/// value of the same type; `required` keys must be there.
+fn same_shape(path: &str, ours: &Value, fio: &Value, problems: &mut Vec<String>) {
+    if kind(ours) != kind(fio) {
+        problems.push(format!(
+            "{path}: {} in fathom, {} in fio",
+            kind(ours),
+            kind(fio)
+        ));
+        return;
+    }
+    match (ours, fio) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                match b.get(k) {
+                    // Job options are whatever each side was given.
+                    Some(w) if k != "job options" => {
+                        same_shape(&format!("{path}.{k}"), v, w, problems)
+                    }
+                    Some(_) => {}
+                    None => problems.push(format!("{path}.{k}: not in fio's output")),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            if let (Some(x), Some(y)) = (a.first(), b.first()) {
+                same_shape(&format!("{path}[0]"), x, y, problems);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn fio_json_has_fios_keys_and_types() {
+    if !fio_installed() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempdir();
+    let job = job_file(dir.path());
+    let fio = std::process::Command::new("fio")
+        .args([job.to_str().unwrap(), "--output-format=json"])
+        .output()
+        .unwrap();
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let fio: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    let _ = std::fs::remove_file(dir.path().join("data"));
+    let ours = fathom_fio_json(&job);
+
+    let mut problems = Vec::new();
+    same_shape("", &ours, &fio, &mut problems);
+    assert!(problems.is_empty(), "{problems:#?}");
+    // What the tools built on fio read is all there.
+    let job = &ours["jobs"][0];
+    for key in [
+        "jobname",
+        "groupid",
+        "job_runtime",
+        "usr_cpu",
+        "sys_cpu",
+        "read",
+        "write",
+        "trim",
+        "latency_ns",
+        "latency_us",
+        "latency_ms",
+    ] {
+        assert!(job.get(key).is_some(), "jobs[0].{key} missing");
+    }
+    for key in [
+        "io_bytes",
+        "io_kbytes",
+        "bw",
+        "bw_bytes",
+        "iops",
+        "runtime",
+        "total_ios",
+        "short_ios",
+        "drop_ios",
+        "lat_ns",
+        "clat_ns",
+        "slat_ns",
+    ] {
+        assert!(job["read"].get(key).is_some(), "jobs[0].read.{key} missing");
+    }
+    // The percentiles fio lists, keyed as fio keys them.
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(
+        keys(&job["read"]["clat_ns"]["percentile"]),
+        keys(&fio["jobs"][0]["read"]["clat_ns"]["percentile"])
+    );
+    for table in ["latency_ns", "latency_us", "latency_ms"] {
+        assert_eq!(keys(&job[table]), keys(&fio["jobs"][0][table]), "{table}");
+    }
+    assert!(ours["fio version"].as_str().unwrap().starts_with("fathom-"));
+    assert_eq!(job["job options"]["rw"], "randread");
+    assert_eq!(job["job options"]["iodepth"], "4");
+}
+
+/// fio's JSON as its documentation describes it (HOWTO, "Terse / JSON
+/// output"), written without looking at fathom's exporter.
+#[derive(Deserialize)]
+struct FioOutput {
+    #[serde(rename = "fio version")]
+    version: String,
+    timestamp: u64,
+    jobs: Vec<FioJob>,
+    disk_util: Vec<DiskUtil>,
+}
+
+#[derive(Deserialize)]
+struct FioJob {
+    jobname: String,
+    groupid: u32,
+    job_runtime: u64,
+    usr_cpu: f64,
+    sys_cpu: f64,
+    read: FioDirection,
+    write: FioDirection,
+    latency_us: BTreeMap<String, f64>,
+    latency_ms: BTreeMap<String, f64>,
+}
+
+#[derive(Deserialize)]
+struct FioDirection {
+    io_bytes: u64,
+    io_kbytes: u64,
+    bw: u64,
+    bw_bytes: u64,
+    iops: f64,
+    runtime: u64,
+    total_ios: u64,
+    lat_ns: FioLatency,
+    clat_ns: FioLatency,
+}
+
+#[derive(Deserialize)]
+struct FioLatency {
+    min: u64,
+    max: u64,
+    mean: f64,
+    #[serde(rename = "N")]
+    n: u64,
+    #[serde(default)]
+    percentile: BTreeMap<String, u64>,
+}
+
+#[derive(Deserialize)]
+struct DiskUtil {
+    name: String,
+    read_ios: u64,
+    util: f64,
+}
+
+#[test]
+fn a_parser_written_to_fios_documentation_reads_fathoms_figures() {
+    let dir = tempdir();
+    let job = job_file(dir.path());
+    let doc = fathom_fio_json(&job);
+    let out: FioOutput = serde_json::from_value(doc.clone()).expect("fio's documented layout");
+    assert!(out.version.starts_with("fathom-") && out.timestamp > 1_600_000_000);
+    assert_eq!(out.jobs.len(), 1);
+    let j = &out.jobs[0];
+    assert_eq!((j.jobname.as_str(), j.groupid), ("rr", 0));
+    let r = &j.read;
+    assert!(r.total_ios > 0 && j.write.total_ios == 0);
+    assert_eq!(r.io_bytes, r.total_ios * 4096);
+    assert_eq!(r.io_kbytes, r.io_bytes / 1024);
+    assert_eq!(r.bw, (r.bw_bytes as f64 / 1024.0).round() as u64);
+    // IOPS and bandwidth agree with each other and with the runtime.
+    let runtime_s = r.runtime as f64 / 1000.0;
+    assert!((r.iops * runtime_s - r.total_ios as f64).abs() <= r.total_ios as f64 * 0.01 + 1.0);
+    assert!(j.job_runtime >= 1000 && j.usr_cpu + j.sys_cpu > 0.0);
+    // Percentiles rise, and lie between min and max.
+    let p: Vec<u64> = r.clat_ns.percentile.values().copied().collect();
+    assert_eq!(p.len(), 17);
+    let p99 = r.clat_ns.percentile["99.000000"];
+    let p50 = r.clat_ns.percentile["50.000000"];
+    assert!(r.clat_ns.min <= p50 && p50 <= p99 && p99 <= r.clat_ns.max);
+    assert_eq!((r.lat_ns.n, r.clat_ns.n), (r.total_ios, r.total_ios));
+    assert!(r.lat_ns.mean > 0.0);
+    // The latency tables cover every I/O once.
+    let total: f64 = j.latency_us.values().sum::<f64>()
+        + j.latency_ms.values().sum::<f64>()
+        + doc["jobs"][0]["latency_ns"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_f64().unwrap())
+            .sum::<f64>();
+    assert!((total - 100.0).abs() < 0.01, "{total}");
+    // The disk under the file, when there is one.
+    if let Some(d) = out.disk_util.first() {
+        assert!(!d.name.is_empty() && d.read_ios > 0 && d.util > 0.0);
+    }
+}
+
+#[test]
+fn fio_plot_draws_from_fathoms_output() {
+    let installed = std::process::Command::new("fio-plot")
+        .arg("--help")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        eprintln!("skipped: fio-plot is not installed (pip install fio-plot)");
+        return;
+    }
+    // Laid out as bench-fio lays out its results: one file per depth.
+    let dir = tempdir();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    for depth in ["1", "4"] {
+        let out = results.join(format!("randread-{depth}-1.json"));
+        let o = run(&[
+            "run",
+            dir.path().to_str().unwrap(),
+            "--size",
+            "8m",
+            "--runtime",
+            "300ms",
+            "--rw",
+            "randread",
+            "--iodepth",
+            depth,
+            "--output-format",
+            "fio-json",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let png = dir.path().join("out.png");
+    let o = std::process::Command::new("fio-plot")
+        .args([
+            "-i",
+            results.to_str().unwrap(),
+            "-T",
+            "fathom",
+            "-l",
+            "-r",
+            "randread",
+        ])
+        .args(["-d", "1", "4", "-n", "1", "-o", png.to_str().unwrap()])
+        .env("MPLBACKEND", "Agg")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let bytes = std::fs::read(&png).expect("fio-plot wrote its chart");
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+        "{} bytes",
+        bytes.len()
+    );
+}
