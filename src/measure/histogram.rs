@@ -196,6 +196,27 @@ mod tests {
     }
 
     #[test]
+    fn a_header_claiming_more_than_it_holds_or_too_many_digits_is_refused() {
+        // A V2 header: cookie, payload length, ..., significant digits at 12.
+        let header = |payload: u32, digits: u32, extra: usize| {
+            let mut plain = V2_COOKIE.to_be_bytes().to_vec();
+            plain.extend_from_slice(&payload.to_be_bytes());
+            plain.resize(12, 0);
+            plain.extend_from_slice(&digits.to_be_bytes());
+            plain.resize(V2_HEADER_LEN + extra, 0);
+            compressed(&plain)
+        };
+        let e = LatencyHistogram::decode(&header(9, 3, 8)).unwrap_err();
+        assert!(e.contains("claims more data than it holds"), "{e}");
+        let e = LatencyHistogram::decode(&header(8, 3, 8)).unwrap_err();
+        assert!(!e.contains("claims more data"), "{e}");
+        let e = LatencyHistogram::decode(&header(0, 6, 0)).unwrap_err();
+        assert!(e.contains("precision of 6 digits"), "{e}");
+        let e = LatencyHistogram::decode(&header(0, 5, 0)).unwrap_err();
+        assert!(!e.contains("precision"), "{e}");
+    }
+
+    #[test]
     fn text_longer_than_fathom_writes_is_refused_before_decoding() {
         let too_long = "A".repeat(MAX_ENCODED_LEN + 1);
         let e = LatencyHistogram::decode(&too_long).unwrap_err();
