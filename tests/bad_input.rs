@@ -111,7 +111,7 @@ fn help_and_version_succeed() {
 fn readme_synopsis_matches_the_flags() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let start = readme.find("fathom run [TARGET...]").expect("a synopsis");
+    let start = readme.find("fathom run [JOB.toml").expect("a synopsis");
     let synopsis = &readme[start..start + readme[start..].find("```").unwrap()];
     let flags = |text: &str| -> std::collections::BTreeSet<String> {
         text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))

@@ -69,7 +69,7 @@ fn a_target_that_falls_behind_shows_it_in_scheduled_latency() {
         "--size",
         "16m",
         "--rate-iops",
-        "10000000",
+        "1500000",
         "--runtime",
         "1s",
     ]);
@@ -80,7 +80,7 @@ fn a_target_that_falls_behind_shows_it_in_scheduled_latency() {
         scheduled > 10 * submitted,
         "scheduled p50 {scheduled} ns should dwarf submission p50 {submitted} ns"
     );
-    assert!(f(&read["iops"]) < 10_000_000.0);
+    assert!(f(&read["iops"]) < 1_500_000.0);
 }
 
 #[test]
