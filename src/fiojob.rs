@@ -88,7 +88,7 @@ fn read_sections(path: &Path, depth: usize, out: &mut Vec<Section>) -> Result<()
         if line.is_empty() || line.starts_with(['#', ';']) {
             continue;
         }
-        let line = expand_env(line).map_err(|m| UsageError(format!("{at}: {m}")))?;
+        let line = expand_env(strip_comment(line)).map_err(|m| UsageError(format!("{at}: {m}")))?;
         if let Some(file) = line.strip_prefix("include ") {
             let file = Path::new(file.trim());
             let file = if file.is_relative() {
@@ -123,6 +123,17 @@ fn read_sections(path: &Path, depth: usize, out: &mut Vec<Section>) -> Result<()
         });
     }
     Ok(())
+}
+
+/// The line without a trailing `; comment` or `# comment` (one that
+/// follows blank space, so that a `#` inside a file name stays).
+fn strip_comment(line: &str) -> &str {
+    let cut = line
+        .char_indices()
+        .zip(line.chars().skip(1))
+        .find(|((_, c), next)| c.is_whitespace() && matches!(next, ';' | '#'))
+        .map(|((i, _), _)| i);
+    cut.map_or(line, |i| line[..i].trim_end())
 }
 
 /// `${VAR}` replaced by the variable's value, as fio does.
@@ -666,6 +677,14 @@ mod tests {
             assert!(t.toml.contains(line), "{line}: {}", t.toml);
         }
         assert!(t.notes.is_empty(), "{:?}", t.notes);
+    }
+
+    #[test]
+    fn comments_after_a_value_are_dropped() {
+        assert_eq!(strip_comment("numjobs=4\t; four threads"), "numjobs=4");
+        assert_eq!(strip_comment("iodepth=8 # deep"), "iodepth=8");
+        assert_eq!(strip_comment("filename=/tmp/a#b"), "filename=/tmp/a#b");
+        assert_eq!(strip_comment("rw=read"), "rw=read");
     }
 
     #[test]
