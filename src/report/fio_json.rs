@@ -87,18 +87,7 @@ impl Exporter for FioJsonExporter {
 fn add_disks(all: &mut Vec<DiskUsage>, more: &[DiskUsage]) {
     for d in more {
         match all.iter_mut().find(|a| a.name == d.name) {
-            Some(a) => {
-                a.read_ios += d.read_ios;
-                a.write_ios += d.write_ios;
-                a.read_merges += d.read_merges;
-                a.write_merges += d.write_merges;
-                a.read_bytes += d.read_bytes;
-                a.write_bytes += d.write_bytes;
-                a.read_ticks_ms += d.read_ticks_ms;
-                a.write_ticks_ms += d.write_ticks_ms;
-                a.in_queue_ms += d.in_queue_ms;
-                a.util_pct = a.util_pct.max(d.util_pct);
-            }
+            Some(a) => a.add(d),
             None => all.push(d.clone()),
         }
     }
