@@ -57,6 +57,23 @@ pub struct DiskUsage {
     pub util_pct: f64,
 }
 
+impl DiskUsage {
+    /// The same disk's work in another run added: counts add; the busy
+    /// share is the larger of the two (the runs' lengths are not kept).
+    pub fn add(&mut self, other: &DiskUsage) {
+        self.read_ios += other.read_ios;
+        self.write_ios += other.write_ios;
+        self.read_merges += other.read_merges;
+        self.write_merges += other.write_merges;
+        self.read_bytes += other.read_bytes;
+        self.write_bytes += other.write_bytes;
+        self.read_ticks_ms += other.read_ticks_ms;
+        self.write_ticks_ms += other.write_ticks_ms;
+        self.in_queue_ms += other.in_queue_ms;
+        self.util_pct = self.util_pct.max(other.util_pct);
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetResult {
     /// The target as given on the command line or in the job file.
