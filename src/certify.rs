@@ -283,6 +283,7 @@ pub fn run(
     let options = RunOptions {
         live: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         keep_intervals: false,
+        start_at: None,
     };
     let mut cutter = IntervalCutter::new(profile, plan.targets().to_vec());
     let mut callback_error = None;

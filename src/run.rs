@@ -82,6 +82,8 @@ pub struct Session {
     live: bool,
     prepared: HashMap<String, PreparedTarget>,
     document: Document,
+    /// When the first workload starts (`--start-at`); later ones follow it.
+    start_at: Option<std::time::SystemTime>,
 }
 
 impl Session {
@@ -92,6 +94,23 @@ impl Session {
             live: std::io::stderr().is_terminal(),
             prepared: HashMap::new(),
             document: Document::new(facts::host_facts(), None),
+            start_at: None,
+        }
+    }
+
+    /// Starts the first workload at `at` on the wall clock (its targets are
+    /// laid out before), so that runs on several hosts start together.
+    pub fn starting_at(mut self, at: Option<std::time::SystemTime>) -> Self {
+        self.start_at = at;
+        self
+    }
+
+    /// How the next workload runs: the start time applies once.
+    fn options(&mut self, live: bool) -> RunOptions {
+        RunOptions {
+            live,
+            keep_intervals: true,
+            start_at: self.start_at.take(),
         }
     }
 
@@ -152,7 +171,8 @@ impl Session {
                 Err(e) => return Err(e),
             };
             let context = warning_context(&targets);
-            let mut result = run_workload(spec, &targets, &self.stop, self.live)?;
+            let options = self.options(self.live);
+            let mut result = run_workload(spec, &targets, &self.stop, options)?;
             result.warnings = crate::warnings::check(&result, &context);
             self.document.interrupted |= result.interrupted;
             self.document.results.push(RunResult::Workload(result));
@@ -179,10 +199,7 @@ impl Session {
             .zip(&prepared)
             .map(|(spec, targets)| Stream { spec, targets })
             .collect();
-        let options = RunOptions {
-            live: false,
-            keep_intervals: true,
-        };
+        let options = self.options(false);
         let mut results = run_streams(&streams, &self.stop, options, &mut |_, _| {})?;
         for (result, targets) in results.iter_mut().zip(&prepared) {
             let context = warning_context(targets);
@@ -330,6 +347,9 @@ pub struct RunOptions {
     /// Keep every second in the result's `intervals`. Off for day-long runs
     /// that report through the observer instead, so memory stays flat.
     pub keep_intervals: bool,
+    /// Start the workers at this wall-clock time (`--start-at`), so that
+    /// runs on several hosts start together; targets are ready by then.
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 /// Runs one workload on prepared targets and returns its result.
@@ -337,12 +357,8 @@ pub fn run_workload(
     spec: &WorkloadSpec,
     targets: &[PreparedTarget],
     stop: &StopFlag,
-    live: bool,
+    options: RunOptions,
 ) -> anyhow::Result<WorkloadResult> {
-    let options = RunOptions {
-        live,
-        keep_intervals: true,
-    };
     let mut results = run_streams(&[Stream { spec, targets }], stop, options, &mut |_, _| {})?;
     Ok(results.pop().expect("one result per stream"))
 }
@@ -439,7 +455,11 @@ pub fn run_streams(
     }
     drop(tx);
 
+    if let Some(at) = options.start_at {
+        wait_until(at, stop);
+    }
     let start = gate.open();
+    let start_wall = std::time::SystemTime::now();
     let first_ramp = streams
         .iter()
         .map(|s| s.spec.ramp_s)
@@ -627,6 +647,10 @@ pub fn run_streams(
             interrupted: stop.is_set(),
             warnings: Vec::new(),
             disks: disks.clone(),
+            started_unix_s: (start_wall + Duration::from_secs_f64(spec.ramp_s))
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_secs_f64()),
             sync: sync_result(&sync, spec.flush_every(), runtime_s),
             steady_state: spec.steady_state.map(|criterion| {
                 crate::measure::steady::SteadyStateResult {
@@ -638,6 +662,16 @@ pub fn run_streams(
         });
     }
     Ok(results)
+}
+
+/// Sleeps until the wall clock reaches `at`, or a signal stops the run.
+fn wait_until(at: std::time::SystemTime, stop: &StopFlag) {
+    while !stop.is_set() {
+        let Ok(left) = at.duration_since(std::time::SystemTime::now()) else {
+            return;
+        };
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
 }
 
 /// The flushes of a target or workload run with `--fsync` or `--fdatasync`;

@@ -3,7 +3,7 @@
 //! "30s", "5m"), and the numbers of the human-readable reports ("1,234",
 //! "85.3 µs", "12.5 MiB/s").
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Parses a byte size: a plain number of bytes or a number followed by k, m, g
 /// or t (binary multiples, as fio reads them), with an optional "b"/"ib"
@@ -168,9 +168,46 @@ pub fn mib_per_s(bytes_per_s: f64) -> String {
     }
 }
 
+/// A wall-clock time: RFC 3339 (`2026-11-23T14:00:00Z`), or `+DURATION`
+/// from `now` (`+30s`). A time already past is refused.
+pub fn parse_start_at(text: &str, now: SystemTime) -> Result<SystemTime, String> {
+    let at = match text.strip_prefix('+') {
+        Some(d) => now + parse_duration(d)?,
+        None => humantime::parse_rfc3339_weak(text).map_err(|e| {
+            format!(
+                "'{text}' is neither an RFC 3339 time (2026-11-23T14:00:00Z) nor +DURATION: {e}"
+            )
+        })?,
+    };
+    if at < now {
+        return Err(format!("'{text}' is already past"));
+    }
+    Ok(at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_times_are_absolute_or_from_now_and_never_past() {
+        let now = humantime::parse_rfc3339("2026-11-23T14:00:00Z").unwrap();
+        let in_30s = parse_start_at("+30s", now).unwrap();
+        assert_eq!(in_30s.duration_since(now).unwrap(), Duration::from_secs(30));
+        let at = parse_start_at("2026-11-23T14:05:00Z", now).unwrap();
+        assert_eq!(at.duration_since(now).unwrap(), Duration::from_secs(300));
+        assert!(
+            parse_start_at("2026-11-23T13:59:59Z", now)
+                .unwrap_err()
+                .contains("already past")
+        );
+        assert!(
+            parse_start_at("tomorrow", now)
+                .unwrap_err()
+                .contains("RFC 3339")
+        );
+        assert!(parse_start_at("+soon", now).is_err());
+    }
 
     #[test]
     fn sizes_use_binary_multiples() {

@@ -57,6 +57,29 @@ enum Command {
         /// The result compared with it.
         b: PathBuf,
     },
+    /// Results of runs that ran at the same time on several hosts (started
+    /// with --start-at) as one cluster document: totals from merged
+    /// histograms, each host's own figures kept.
+    Merge(MergeArgs),
+}
+
+#[derive(Args, Debug)]
+struct MergeArgs {
+    /// One result file (JSON) per host or rank, in rank order.
+    #[arg(required = true, num_args = 2..)]
+    files: Vec<PathBuf>,
+
+    /// Write the cluster document there instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Warn when the hosts started measuring further apart than this.
+    #[arg(long, default_value = "1s", value_parser = parse_tolerance)]
+    tolerance: f64,
+}
+
+fn parse_tolerance(text: &str) -> Result<f64, String> {
+    units::parse_duration(text).map(|d| d.as_secs_f64())
 }
 
 #[derive(Args, Debug)]
@@ -108,6 +131,12 @@ struct RunArgs {
     /// sas-sweep.
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
+
+    /// Start measuring at this wall-clock time (RFC 3339, or +30s from now),
+    /// after the targets are laid out: runs started on several hosts by any
+    /// launcher then run together (merge them with `fathom merge`).
+    #[arg(long = "start-at", value_name = "TIME")]
+    start_at: Option<String>,
 
     /// Print the fathom job file an fio job file translates to (with how
     /// the two differ) and stop.
@@ -280,7 +309,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         None => presets::load("quick", &jobfile::Overrides::default())
             .map_err(anyhow::Error::from)
-            .and_then(|specs| execute(&specs, &OutputArgs::default(), false)),
+            .and_then(|specs| execute(&specs, &OutputArgs::default(), false, None)),
         Some(Command::Meta(args)) => tools::meta_command(&args),
         Some(Command::Seqread(args)) => tools::seqread_command(&args),
         Some(Command::Certify(args)) => tools::certify_command(&args),
@@ -297,11 +326,18 @@ pub fn main() -> i32 {
                 } else if args.dry_run {
                     print_plan(&specs)
                 } else {
-                    execute(&specs, &args.output, args.resume)
+                    let start_at = args
+                        .start_at
+                        .as_deref()
+                        .map(|t| units::parse_start_at(t, std::time::SystemTime::now()))
+                        .transpose()
+                        .map_err(|m| UsageError(format!("--start-at: {m}")))?;
+                    execute(&specs, &args.output, args.resume, start_at)
                 }
             }),
         Some(Command::Report(args)) => report_command(&args),
         Some(Command::Compare { a, b }) => compare_command(&a, &b),
+        Some(Command::Merge(args)) => merge_command(&args),
     };
     match result {
         Ok(code) => code,
@@ -343,7 +379,12 @@ fn print_plan(specs: &[WorkloadSpec]) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn execute(specs: &[WorkloadSpec], output: &OutputArgs, resume: bool) -> anyhow::Result<i32> {
+fn execute(
+    specs: &[WorkloadSpec],
+    output: &OutputArgs,
+    resume: bool,
+    start_at: Option<std::time::SystemTime>,
+) -> anyhow::Result<i32> {
     if let Some(path) = &output.output {
         check_output_path(path)?;
     }
@@ -377,6 +418,7 @@ fn execute(specs: &[WorkloadSpec], output: &OutputArgs, resume: bool) -> anyhow:
     let document = Session::new(stop.clone())
         .labelled(output.label.clone())
         .resume_from(previous)
+        .starting_at(start_at)
         .run(specs, &mut stream)?;
     emit(&document, output)?;
     let problems = document.problems();
@@ -430,6 +472,41 @@ fn compare_command(a: &Path, b: &Path) -> anyhow::Result<i32> {
         .into());
     }
     print!("{}", comparison.text);
+    Ok(0)
+}
+
+/// `fathom merge A B ...`: one cluster document from runs of several hosts.
+fn merge_command(args: &MergeArgs) -> anyhow::Result<i32> {
+    if let Some(path) = &args.output {
+        check_output_path(path)?;
+    }
+    let mut documents = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let text = read_result_file(path)?;
+        documents.push(
+            Document::from_json(&text)
+                .map_err(|e| UsageError(format!("{}: {e}", path.display())))?,
+        );
+    }
+    let merged = crate::result::merge::concurrent_documents(
+        documents,
+        crate::result::cluster::Launcher::Merge,
+    )
+    .map_err(UsageError)?;
+    if let Some(c) = &merged.cluster
+        && c.start_spread_s > args.tolerance
+    {
+        eprintln!(
+            "fathom: warning: the hosts started measuring {:.3} s apart, more than --tolerance {}: their seconds do not line up, and totals per second mix different moments",
+            c.start_spread_s,
+            units::format_duration(args.tolerance)
+        );
+    }
+    let text = json(&merged)?;
+    match &args.output {
+        Some(path) => write_atomically(path, &text)?,
+        None => print!("{text}"),
+    }
     Ok(0)
 }
 

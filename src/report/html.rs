@@ -89,6 +89,21 @@ impl Exporter for HtmlExporter {
                 }
             }
         }
+        for (label, c) in super::cluster::clusters(report) {
+            let name = if systems {
+                format!("{label}: ")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                results,
+                "<p>{}</p>",
+                escape(&format!("{name}{}", super::cluster::caption(c)))
+            );
+            let (header, rows) = super::cluster::cells(c);
+            results.push_str(&cells_table(&header, &rows, super::cluster::FIRST_FIGURE));
+            rank_bars(&name, c, &mut charts)?;
+        }
 
         let mut html = String::new();
         write!(
@@ -216,6 +231,50 @@ fn stream_charts(
             "IOPS",
             iops,
         )?);
+    }
+    Ok(())
+}
+
+/// Each rank's IOPS and p99 of every workload, side by side: a slow host
+/// stands out.
+fn rank_bars(
+    name: &str,
+    c: &crate::result::cluster::Cluster,
+    out: &mut Vec<Rendered>,
+) -> anyhow::Result<()> {
+    let categories: Vec<String> = c.per_rank.iter().map(|r| r.label()).collect();
+    type Pick = fn(&crate::result::DirectionResult) -> f64;
+    let figures: [(&str, &str, Pick); 2] = [
+        ("IOPS", "IOPS", |d| d.iops),
+        ("p99", "p99 latency (µs)", |d| d.lat_ns.p99 as f64 / 1e3),
+    ];
+    for (what, y_label, pick) in figures {
+        let mut groups: Vec<Series> = Vec::new();
+        for (r, rank) in c.per_rank.iter().enumerate() {
+            for (workload, dir, d) in super::cluster::directions(&rank.results) {
+                let series = format!("{workload} {dir}");
+                let i = match groups.iter().position(|g| g.name == series) {
+                    Some(i) => i,
+                    None => {
+                        groups.push(Series {
+                            name: series,
+                            points: Vec::new(),
+                        });
+                        groups.len() - 1
+                    }
+                };
+                groups[i].points.push((r as f64, pick(d)));
+            }
+        }
+        if groups.is_empty() {
+            continue;
+        }
+        out.push(charts::bar_chart(&BarChart {
+            title: format!("{name}{what} per rank"),
+            y_label: y_label.into(),
+            categories: categories.clone(),
+            groups,
+        })?);
     }
     Ok(())
 }

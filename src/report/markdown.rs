@@ -48,6 +48,20 @@ impl Exporter for MarkdownExporter {
                 }
             }
         }
+        for (label, c) in super::cluster::clusters(report) {
+            let name = if systems {
+                format!("**{label}**: ")
+            } else {
+                String::new()
+            };
+            out.push_str(&format!("\n{name}{}\n\n", super::cluster::caption(c)));
+            let (header, rows) = super::cluster::cells(c);
+            out.push_str(&markdown_table(
+                &header,
+                &rows,
+                super::cluster::FIRST_FIGURE,
+            ));
+        }
         out.push_str(&footnote(report));
         for warning in report.warnings() {
             out.push_str(&format!("\n> **warning**: {warning}\n"));

@@ -7,6 +7,7 @@
 
 pub mod certify;
 pub mod charts;
+pub mod cluster;
 pub mod compare;
 pub mod csv;
 pub mod fio_json;

@@ -38,6 +38,24 @@ impl Exporter for TextExporter {
                 }
             }
         }
+        for (label, c) in super::cluster::clusters(report) {
+            let (header, rows) = super::cluster::cells(c);
+            let mut table = Table::new();
+            table.load_style(UTF8_FULL_CONDENSED).set_header(header);
+            for row in rows {
+                table.add_row(row);
+            }
+            right_align(&mut table, super::cluster::FIRST_FIGURE..7);
+            let name = if systems {
+                format!("{label}: ")
+            } else {
+                String::new()
+            };
+            out.push_str(&format!(
+                "\n{name}{}\n{table}\n",
+                super::cluster::caption(c)
+            ));
+        }
         for warning in report.warnings() {
             out.push_str(&format!("warning: {warning}\n"));
         }

@@ -5,6 +5,7 @@
 //! change that breaks a reader.
 
 pub mod certify;
+pub mod cluster;
 pub mod merge;
 pub mod meta;
 pub mod streams;
@@ -42,6 +43,10 @@ pub struct Document {
     /// before it.
     pub interrupted: bool,
     pub results: Vec<RunResult>,
+    /// Present when `results` are the merge of several hosts' runs: each
+    /// host's own figures and how closely they ran together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<cluster::Cluster>,
 }
 
 /// One finished (or interrupted) piece of work. Every exporter and
@@ -73,6 +78,7 @@ impl Document {
             label,
             interrupted: false,
             results: Vec::new(),
+            cluster: None,
         }
     }
 
@@ -201,6 +207,7 @@ impl DocumentV1 {
             label: None,
             interrupted: self.interrupted,
             results,
+            cluster: None,
         }
     }
 }

@@ -33,6 +33,10 @@ pub struct WorkloadResult {
     /// counters for them (tmpfs, network file systems).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disks: Vec<DiskUsage>,
+    /// When measuring started (after the ramp), in seconds since the Unix
+    /// epoch: how runs on several hosts are lined up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_s: Option<f64>,
 }
 
 /// One disk's work while measuring, from the kernel's counters: every I/O

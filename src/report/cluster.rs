@@ -1,0 +1,93 @@
+//! A cluster document as people read it: how many ranks on which hosts, how
+//! closely they ran together, and each rank's own figures beside the others
+//! (so that a slow host stands out); the same as cells for every format.
+
+use super::Report;
+use crate::result::cluster::{Cluster, Launcher};
+use crate::result::{DirectionResult, RunResult};
+use crate::units::{latency, thousands};
+
+/// "4 ranks on 2 hosts (mpi, Open MPI v4.1.4): measuring started within
+/// 3 ms of each other and ended within 12 ms".
+pub fn caption(c: &Cluster) -> String {
+    let launcher = match (c.launcher, &c.mpi_library) {
+        (Launcher::Mpi, Some(lib)) => format!("mpi, {lib}"),
+        (Launcher::Mpi, None) => "mpi".into(),
+        (Launcher::Merge, _) => "started at one time, merged".into(),
+    };
+    format!(
+        "{} ranks on {} host{} ({launcher}): measuring started within {} of each other and ended within {}",
+        c.ranks,
+        c.hosts.len(),
+        if c.hosts.len() == 1 { "" } else { "s" },
+        latency(c.start_spread_s * 1e9),
+        latency(c.end_spread_s * 1e9)
+    )
+}
+
+/// One row per rank, workload (or stream) and direction that did I/O.
+pub fn cells(c: &Cluster) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = [
+        "rank",
+        "host",
+        "workload",
+        "dir",
+        "IOPS",
+        "bandwidth",
+        "p99",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rows = Vec::new();
+    for r in &c.per_rank {
+        for (name, dir, d) in directions(&r.results) {
+            rows.push(vec![
+                r.rank.to_string(),
+                r.host.clone(),
+                name,
+                dir.into(),
+                thousands(d.iops.round() as u64),
+                crate::units::bandwidth(d.bw_bytes),
+                latency(d.lat_ns.p99 as f64),
+            ]);
+        }
+    }
+    (header, rows)
+}
+
+/// The first column of `cells` that holds a figure.
+pub const FIRST_FIGURE: usize = 4;
+
+/// Each workload's (and stream's) directions that did I/O, named.
+pub fn directions(results: &[RunResult]) -> Vec<(String, &'static str, &DirectionResult)> {
+    let mut pairs = Vec::new();
+    for r in results {
+        match r {
+            RunResult::Workload(w) => pairs.push((w.spec.name.clone(), &w.total)),
+            RunResult::Streams(s) => {
+                for w in &s.streams {
+                    pairs.push((format!("{}/{}", s.spec.name, w.spec.name), &w.total));
+                }
+            }
+            RunResult::Meta(_) | RunResult::Certify(_) => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (name, pair) in pairs {
+        for (dir, d) in [("read", &pair.read), ("write", &pair.write)] {
+            if d.ios > 0 {
+                out.push((name.clone(), dir, d));
+            }
+        }
+    }
+    out
+}
+
+/// The cluster of each system that has one, with its label.
+pub fn clusters(report: &Report) -> Vec<(&str, &Cluster)> {
+    report
+        .systems
+        .iter()
+        .filter_map(|s| Some((s.label.as_str(), s.document.cluster.as_ref()?)))
+        .collect()
+}
