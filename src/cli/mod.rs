@@ -488,7 +488,7 @@ fn merge_command(args: &MergeArgs) -> anyhow::Result<i32> {
                 .map_err(|e| UsageError(format!("{}: {e}", path.display())))?,
         );
     }
-    let merged = crate::result::merge::concurrent_documents(
+    let merged = crate::result::cluster::concurrent_documents(
         documents,
         crate::result::cluster::Launcher::Merge,
     )

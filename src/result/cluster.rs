@@ -1,9 +1,12 @@
 //! Results of several hosts (ranks) that ran the same plan at the same time:
 //! each rank's own figures, with its rank and host, and how far apart the
 //! ranks started and ended. The document's `results` hold the concurrent
-//! merge of all ranks (see [`super::merge::concurrent_documents`]).
+//! merge of all ranks ([`concurrent_documents`]).
 
-use super::RunResult;
+use super::merge::{concurrent, concurrent_sync};
+use super::streams::StreamsResult;
+use super::{CpuUsage, DirectionPair, DirectionResult, DiskUsage, Document, RunResult};
+use super::{SyncResult, WorkloadResult};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,5 +54,356 @@ impl Rank {
     /// "rank 3 (node7)".
     pub fn label(&self) -> String {
         format!("rank {} ({})", self.rank, self.host)
+    }
+}
+
+/// Documents of ranks (hosts) that ran the same plan at the same time, as
+/// one cluster document: each result is the concurrent merge of the ranks'
+/// (counts and histograms added, rates over the longest rank's time, each
+/// target named after its rank and host), and `cluster` keeps each rank's
+/// own results. Ranks are numbered in the order given.
+pub fn concurrent_documents(ranks: Vec<Document>, launcher: Launcher) -> Result<Document, String> {
+    let Some(first) = ranks.first() else {
+        return Err("no documents".into());
+    };
+    if let Some(i) = ranks.iter().position(|d| d.cluster.is_some()) {
+        return Err(format!("document {} is already a cluster's merge", i + 1));
+    }
+    let results = first.results.len();
+    if let Some(i) = ranks.iter().position(|d| d.results.len() != results) {
+        return Err(format!(
+            "document {} has {} results, document 1 has {results}: the ranks did not run the same plan",
+            i + 1,
+            ranks[i].results.len()
+        ));
+    }
+    let names: Vec<String> = ranks
+        .iter()
+        .enumerate()
+        .map(|(r, d)| format!("rank{r}@{}", d.host.hostname))
+        .collect();
+    let mut merged = Vec::with_capacity(results);
+    for k in 0..results {
+        let parts: Vec<&RunResult> = ranks.iter().map(|d| &d.results[k]).collect();
+        merged.push(concurrent_result(k, &parts, &names)?);
+    }
+    let starts = |k: usize| -> Vec<f64> {
+        ranks
+            .iter()
+            .filter_map(|d| d.results.get(k).and_then(started_and_runtime))
+            .map(|(start, _)| start)
+            .collect()
+    };
+    let ends: Vec<f64> = ranks
+        .iter()
+        .filter_map(|d| d.results.last().and_then(started_and_runtime))
+        .map(|(start, runtime)| start + runtime)
+        .collect();
+    let spread = |v: &[f64]| {
+        v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+            - v.iter().copied().fold(f64::INFINITY, f64::min)
+    };
+    let first_starts = starts(0);
+    let mut hosts: Vec<String> = Vec::new();
+    for d in &ranks {
+        if !hosts.contains(&d.host.hostname) {
+            hosts.push(d.host.hostname.clone());
+        }
+    }
+    let mut out = Document {
+        fathom_version: first.fathom_version.clone(),
+        schema: first.schema,
+        started_at: first.started_at.clone(),
+        host: first.host.clone(),
+        label: first.label.clone(),
+        interrupted: ranks.iter().any(|d| d.interrupted),
+        results: merged,
+        cluster: None,
+    };
+    out.cluster = Some(Cluster {
+        ranks: ranks.len() as u32,
+        hosts,
+        launcher,
+        mpi_library: None,
+        start_spread_s: if first_starts.len() > 1 {
+            spread(&first_starts)
+        } else {
+            0.0
+        },
+        end_spread_s: if ends.len() > 1 { spread(&ends) } else { 0.0 },
+        per_rank: ranks
+            .into_iter()
+            .enumerate()
+            .map(|(r, d)| Rank {
+                rank: r as u32,
+                host: d.host.hostname,
+                started_at: d.started_at,
+                interrupted: d.interrupted,
+                results: d.results,
+            })
+            .collect(),
+    });
+    Ok(out)
+}
+
+/// When a result started measuring (seconds since the epoch) and for how
+/// long it ran; None for results that do not say.
+fn started_and_runtime(r: &RunResult) -> Option<(f64, f64)> {
+    match r {
+        RunResult::Workload(w) => Some((w.started_unix_s?, w.runtime_s)),
+        RunResult::Streams(s) => Some((s.streams.first()?.started_unix_s?, s.runtime_s)),
+        RunResult::Meta(_) | RunResult::Certify(_) => None,
+    }
+}
+
+/// Result `k` of every rank, merged.
+fn concurrent_result(
+    k: usize,
+    parts: &[&RunResult],
+    ranks: &[String],
+) -> Result<RunResult, String> {
+    let differ = || format!("result {}: the ranks ran different workloads", k + 1);
+    match parts[0] {
+        RunResult::Workload(_) => {
+            let ws = parts
+                .iter()
+                .map(|p| match p {
+                    RunResult::Workload(w) => Ok(w),
+                    _ => Err(differ()),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(RunResult::Workload(
+                concurrent_workloads(&ws, ranks).map_err(|e| format!("result {}: {e}", k + 1))?,
+            ))
+        }
+        RunResult::Streams(first) => {
+            let ss = parts
+                .iter()
+                .map(|p| match p {
+                    RunResult::Streams(s) if s.streams.len() == first.streams.len() => Ok(s),
+                    _ => Err(differ()),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut streams = Vec::with_capacity(first.streams.len());
+            for i in 0..first.streams.len() {
+                let ws: Vec<&WorkloadResult> = ss.iter().map(|s| &s.streams[i]).collect();
+                streams.push(concurrent_workloads(&ws, ranks)?);
+            }
+            let mut merged = StreamsResult::new(first.spec.clone(), streams)?;
+            merged.disks = ranks_disks(ss.iter().map(|s| s.disks.as_slice()), ranks);
+            Ok(RunResult::Streams(merged))
+        }
+        RunResult::Meta(_) | RunResult::Certify(_) => Err(format!(
+            "result {}: metadata and certification results of several hosts are not merged (run them per host)",
+            k + 1
+        )),
+    }
+}
+
+/// One workload as every rank ran it, at the same time.
+fn concurrent_workloads(
+    parts: &[&WorkloadResult],
+    ranks: &[String],
+) -> Result<WorkloadResult, String> {
+    let first = parts[0];
+    for p in parts {
+        if p.spec.name != first.spec.name
+            || p.spec.rw != first.spec.rw
+            || p.spec.bs != first.spec.bs
+        {
+            return Err(format!(
+                "workload {} on one rank, {} on another",
+                first.spec.label(),
+                p.spec.label()
+            ));
+        }
+    }
+    let span_s = parts.iter().map(|p| p.runtime_s).fold(0.0, f64::max);
+    let side = |pick: fn(&DirectionPair) -> &DirectionResult| -> Result<DirectionResult, String> {
+        concurrent(
+            &parts.iter().map(|p| pick(&p.total)).collect::<Vec<_>>(),
+            span_s,
+        )
+    };
+    let total = DirectionPair {
+        read: side(|d| &d.read)?,
+        write: side(|d| &d.write)?,
+    };
+    let syncs: Vec<&SyncResult> = parts.iter().filter_map(|p| p.sync.as_ref()).collect();
+    let mut cpu = CpuUsage::default();
+    for p in parts {
+        cpu.user_s += p.cpu.user_s;
+        cpu.sys_s += p.cpu.sys_s;
+    }
+    let ios = total.ios();
+    cpu.per_io_us = if ios == 0 {
+        0.0
+    } else {
+        (cpu.user_s + cpu.sys_s) * 1e6 / ios as f64
+    };
+    let targets = parts
+        .iter()
+        .zip(ranks)
+        .flat_map(|(p, rank)| {
+            p.targets.iter().map(move |t| {
+                let mut t = t.clone();
+                t.name = format!("{rank}:{}", t.name);
+                t
+            })
+        })
+        .collect();
+    let warnings = parts
+        .iter()
+        .zip(ranks)
+        .flat_map(|(p, rank)| {
+            p.warnings.iter().map(move |w| {
+                let mut w = w.clone();
+                w.target = format!("{rank}:{}", w.target);
+                w
+            })
+        })
+        .collect();
+    Ok(WorkloadResult {
+        spec: first.spec.clone(),
+        targets,
+        total,
+        cpu,
+        runtime_s: span_s,
+        interrupted: parts.iter().any(|p| p.interrupted),
+        warnings,
+        sync: if syncs.is_empty() {
+            None
+        } else {
+            Some(concurrent_sync(&syncs, span_s)?)
+        },
+        steady_state: None,
+        disks: ranks_disks(parts.iter().map(|p| p.disks.as_slice()), ranks),
+        started_unix_s: parts
+            .iter()
+            .filter_map(|p| p.started_unix_s)
+            .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.min(s)))),
+    })
+}
+
+/// Each rank's disks, named after the rank; ranks on one host see the same
+/// counters, so a host's disks are taken from its first rank only.
+fn ranks_disks<'a>(
+    parts: impl Iterator<Item = &'a [DiskUsage]>,
+    ranks: &[String],
+) -> Vec<DiskUsage> {
+    let mut seen_hosts: Vec<&str> = Vec::new();
+    let mut out = Vec::new();
+    for (disks, rank) in parts.zip(ranks) {
+        let host = rank.split_once('@').map_or(rank.as_str(), |(_, h)| h);
+        if seen_hosts.contains(&host) {
+            continue;
+        }
+        seen_hosts.push(host);
+        out.extend(disks.iter().map(|d| DiskUsage {
+            name: format!("{host}:{}", d.name),
+            ..d.clone()
+        }));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::histogram::LatencyHistogram;
+    use crate::measure::per_second;
+    use crate::result::Interval;
+
+    fn direction(values: &[u64], runtime_s: f64, seconds: &[u64]) -> DirectionResult {
+        let mut h = LatencyHistogram::new();
+        values.iter().for_each(|&v| h.record(v));
+        DirectionResult {
+            ios: values.len() as u64,
+            bytes: values.len() as u64 * 4096,
+            iops: per_second(values.len() as u64, runtime_s),
+            bw_bytes: per_second(values.len() as u64 * 4096, runtime_s),
+            lat_ns: h.summary(),
+            histogram: h.encode(),
+            intervals: seconds
+                .iter()
+                .enumerate()
+                .map(|(i, &ios)| Interval {
+                    t_s: i as f64,
+                    dur_s: 1.0,
+                    ios,
+                    iops: ios as f64,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn workload(read: DirectionResult, runtime_s: f64) -> WorkloadResult {
+        WorkloadResult {
+            spec: crate::spec::WorkloadSpec::defaults(vec!["/tmp/x".into()]),
+            targets: Vec::new(),
+            total: DirectionPair {
+                read,
+                write: DirectionResult {
+                    histogram: LatencyHistogram::new().encode(),
+                    ..Default::default()
+                },
+            },
+            cpu: CpuUsage::default(),
+            runtime_s,
+            interrupted: false,
+            warnings: Vec::new(),
+            sync: None,
+            steady_state: None,
+            disks: Vec::new(),
+            started_unix_s: Some(1000.0 + runtime_s),
+        }
+    }
+
+    fn document(w: WorkloadResult, host: &str) -> Document {
+        let mut d = Document::new(crate::measure::facts::host_facts(), None);
+        d.host.hostname = host.into();
+        d.results.push(RunResult::Workload(w));
+        d
+    }
+
+    #[test]
+    fn hosts_side_by_side_merge_histograms_not_percentiles() {
+        // Three hosts: two fast, one slow; the slow one's p99 is not diluted
+        // into a mean of p99s, and counts add up.
+        let fast = || direction(&[1_000; 98], 2.0, &[49, 49]);
+        let slow = direction(&[9_000_000; 98], 2.5, &[49, 49]);
+        let docs = vec![
+            document(workload(fast(), 2.0), "a"),
+            document(workload(fast(), 2.0), "b"),
+            document(workload(slow, 2.5), "c"),
+        ];
+        let merged = concurrent_documents(docs, Launcher::Merge).unwrap();
+        let RunResult::Workload(w) = &merged.results[0] else {
+            panic!("a workload")
+        };
+        assert_eq!(w.total.read.ios, 294);
+        assert_eq!(w.runtime_s, 2.5);
+        assert!((w.total.read.iops - 294.0 / 2.5).abs() < 1e-9);
+        // A third of the I/Os were slow: p50 is fast, p99 slow.
+        assert!(w.total.read.lat_ns.p50 < 2_000);
+        assert!(w.total.read.lat_ns.p99 >= 8_990_000);
+        assert_eq!(w.total.read.intervals[1].ios, 147);
+        let c = merged.cluster.as_ref().unwrap();
+        assert_eq!((c.ranks, c.hosts.len()), (3, 3));
+        assert!((c.start_spread_s - 0.5).abs() < 1e-9);
+        assert!((c.end_spread_s - 1.0).abs() < 1e-9);
+        assert_eq!(c.per_rank[2].host, "c");
+
+        // Ranks that ran different plans are not merged.
+        let one = document(workload(direction(&[1_000], 1.0, &[1]), 1.0), "a");
+        let mut two = one.clone();
+        two.results.push(two.results[0].clone());
+        let e = concurrent_documents(vec![one.clone(), two], Launcher::Merge).unwrap_err();
+        assert!(e.contains("did not run the same plan"), "{e}");
+        let merged = concurrent_documents(vec![one.clone(), one], Launcher::Merge).unwrap();
+        let e = concurrent_documents(vec![merged], Launcher::Merge).unwrap_err();
+        assert!(e.contains("already a cluster"), "{e}");
     }
 }
