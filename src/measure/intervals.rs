@@ -224,6 +224,35 @@ mod tests {
     }
 
     #[test]
+    fn a_part_second_reports_its_rates_per_second() {
+        let mut s = IntervalSeries::new(1);
+        let mut half = report(0, 100, 1000);
+        half.dur_s = 0.5;
+        s.add(&half);
+        s.flush();
+        let read = s.latest()[0].unwrap();
+        assert_eq!((read.ios, read.dur_s), (100, 0.5));
+        assert_eq!(read.iops, 200.0);
+        assert_eq!(read.bw_bytes, 200.0 * 4096.0);
+    }
+
+    #[test]
+    fn the_steady_state_iops_of_a_mix_adds_reads_and_writes() {
+        let mut s = IntervalSeries::new(1);
+        let mut mixed = report(0, 100, 1000);
+        mixed.directions[1] = DirectionSample {
+            ios: 30,
+            bytes: 30 * 4096,
+            ..Default::default()
+        };
+        mixed.directions[1].latency.record(5_000_000);
+        s.add(&mixed);
+        assert_eq!(s.values(super::super::steady::SteadyMetric::Iops), [130.0]);
+        let p99 = s.values(super::super::steady::SteadyMetric::Lat)[0];
+        assert!(p99 >= 4_990_000.0, "the higher p99 of the two: {p99}");
+    }
+
+    #[test]
     fn waits_for_every_worker_then_merges() {
         let mut s = IntervalSeries::new(2);
         s.add(&report(0, 100, 1000));

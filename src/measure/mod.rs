@@ -17,3 +17,12 @@ pub fn per_second(count: u64, seconds: f64) -> f64 {
         0.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn no_time_measured_is_no_rate() {
+        assert_eq!(super::per_second(5, 0.0), 0.0);
+        assert_eq!(super::per_second(5, 2.0), 2.5);
+    }
+}
