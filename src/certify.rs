@@ -284,6 +284,7 @@ pub fn run(
         live: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         keep_intervals: false,
         start_at: None,
+        barrier: None,
     };
     let mut cutter = IntervalCutter::new(profile, plan.targets().to_vec());
     let mut callback_error = None;

@@ -15,6 +15,8 @@ pub mod jobfile;
 pub mod measure;
 pub mod meta;
 pub mod plan;
+#[cfg(feature = "mpi")]
+pub mod ranks;
 pub mod report;
 pub mod result;
 pub mod run;

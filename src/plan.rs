@@ -129,9 +129,121 @@ pub fn summary(specs: &[WorkloadSpec]) -> String {
     }
 }
 
+/// `{rank}` and `{host}` in a target path, for a file per rank.
+pub fn rank_path(path: &str, rank: u32, host: &str) -> String {
+    path.replace("{rank}", &rank.to_string())
+        .replace("{host}", host)
+}
+
+/// The plan as rank `rank` of `size` runs it (`--mpi`): paths expanded and, with a shared
+/// layout, each workload's region cut into `size` disjoint slices.
+pub fn plan_for_rank(
+    specs: &[WorkloadSpec],
+    rank: u32,
+    size: u32,
+    host: &str,
+    shared: bool,
+) -> Result<Vec<WorkloadSpec>, String> {
+    let mut out = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let mut s = spec.clone();
+        s.targets = s.targets.iter().map(|t| rank_path(t, rank, host)).collect();
+        s.labels = s.labels.iter().map(|t| rank_path(t, rank, host)).collect();
+        for stream in &mut s.streams {
+            stream.targets = stream
+                .targets
+                .iter()
+                .map(|t| rank_path(t, rank, host))
+                .collect();
+            stream.labels = stream
+                .labels
+                .iter()
+                .map(|t| rank_path(t, rank, host))
+                .collect();
+        }
+        if s.runtime_s.is_none() {
+            return Err(format!(
+                "workload {}: --mpi runs every workload for a fixed time after a barrier: give --runtime",
+                s.name
+            ));
+        }
+        if shared {
+            slice(&mut s, rank, size)?;
+            for stream in &mut s.streams {
+                slice(stream, rank, size)?;
+            }
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+/// This rank's slice of the region: `size / ranks` bytes (whole blocks)
+/// from `offset + rank x that`.
+fn slice(spec: &mut WorkloadSpec, rank: u32, ranks: u32) -> Result<(), String> {
+    let total = spec.size.ok_or_else(|| {
+        format!(
+            "workload {}: --layout shared needs --size, the region the ranks divide",
+            spec.name
+        )
+    })?;
+    let per = total / ranks as u64 / spec.bs * spec.bs;
+    if per == 0 {
+        return Err(format!(
+            "workload {}: --size {total} split {ranks} ways leaves less than one block each",
+            spec.name
+        ));
+    }
+    spec.offset += per * rank as u64;
+    spec.size = Some(per);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_rank_gets_its_own_paths_and_slice() {
+        let spec = WorkloadSpec {
+            targets: vec!["/mnt/{host}/r{rank}.dat".into()],
+            labels: vec!["/mnt/{host}/r{rank}.dat".into()],
+            size: Some(10 << 20),
+            offset: 4096,
+            runtime_s: Some(1.0),
+            ..WorkloadSpec::defaults(Vec::new())
+        };
+        let r2 = plan_for_rank(std::slice::from_ref(&spec), 2, 4, "n7", true).unwrap();
+        assert_eq!(r2[0].targets, ["/mnt/n7/r2.dat"]);
+        assert_eq!(r2[0].target_label(0), "/mnt/n7/r2.dat");
+        // 10 MiB in 4 slices of whole 4 KiB blocks: 2,621,440 bytes each.
+        let per = (10u64 << 20) / 4 / 4096 * 4096;
+        assert_eq!((r2[0].offset, r2[0].size), (4096 + 2 * per, Some(per)));
+        let r3 = plan_for_rank(std::slice::from_ref(&spec), 3, 4, "n7", true).unwrap();
+        assert_eq!(
+            r3[0].offset,
+            r2[0].offset + per,
+            "slices touch, never overlap"
+        );
+        // Without a shared layout every rank has the whole region.
+        let own = plan_for_rank(std::slice::from_ref(&spec), 3, 4, "n7", false).unwrap();
+        assert_eq!((own[0].offset, own[0].size), (4096, Some(10 << 20)));
+        let timeless = WorkloadSpec {
+            runtime_s: None,
+            ..spec.clone()
+        };
+        assert!(
+            plan_for_rank(&[timeless], 0, 4, "n", false)
+                .unwrap_err()
+                .contains("--runtime")
+        );
+        let sizeless = WorkloadSpec { size: None, ..spec };
+        assert!(
+            plan_for_rank(&[sizeless], 0, 4, "n", true)
+                .unwrap_err()
+                .contains("--size")
+        );
+    }
 
     #[test]
     fn sweeps_expand_to_the_cross_product_in_order() {

@@ -84,6 +84,8 @@ pub struct Session {
     document: Document,
     /// When the first workload starts (`--start-at`); later ones follow it.
     start_at: Option<std::time::SystemTime>,
+    /// Waits for the other hosts before each workload (`--mpi`).
+    barrier: Option<Box<Barrier>>,
 }
 
 impl Session {
@@ -95,7 +97,15 @@ impl Session {
             prepared: HashMap::new(),
             document: Document::new(facts::host_facts(), None),
             start_at: None,
+            barrier: None,
         }
+    }
+
+    /// Waits on `barrier` before each workload starts (the targets laid
+    /// out); when it says another host failed, the session stops.
+    pub fn with_barrier(mut self, barrier: Box<Barrier>) -> Self {
+        self.barrier = Some(barrier);
+        self
     }
 
     /// Starts the first workload at `at` on the wall clock (its targets are
@@ -106,11 +116,12 @@ impl Session {
     }
 
     /// How the next workload runs: the start time applies once.
-    fn options(&mut self, live: bool) -> RunOptions {
+    fn options(&mut self, live: bool) -> RunOptions<'_> {
         RunOptions {
             live,
             keep_intervals: true,
             start_at: self.start_at.take(),
+            barrier: self.barrier.as_deref(),
         }
     }
 
@@ -171,8 +182,13 @@ impl Session {
                 Err(e) => return Err(e),
             };
             let context = warning_context(&targets);
-            let options = self.options(self.live);
-            let mut result = run_workload(spec, &targets, &self.stop, options)?;
+            let live = self.live;
+            let stop = self.stop.clone();
+            let mut result = match run_workload(spec, &targets, &stop, self.options(live)) {
+                Ok(r) => r,
+                Err(e) if e.is::<Interrupted>() => break,
+                Err(e) => return Err(e),
+            };
             result.warnings = crate::warnings::check(&result, &context);
             self.document.interrupted |= result.interrupted;
             self.document.results.push(RunResult::Workload(result));
@@ -199,8 +215,8 @@ impl Session {
             .zip(&prepared)
             .map(|(spec, targets)| Stream { spec, targets })
             .collect();
-        let options = self.options(false);
-        let mut results = run_streams(&streams, &self.stop, options, &mut |_, _| {})?;
+        let stop = self.stop.clone();
+        let mut results = run_streams(&streams, &stop, self.options(false), &mut |_, _| {})?;
         for (result, targets) in results.iter_mut().zip(&prepared) {
             let context = warning_context(targets);
             result.warnings = crate::warnings::check(result, &context);
@@ -339,9 +355,13 @@ pub struct Stream<'a> {
     pub targets: &'a [PreparedTarget],
 }
 
+/// Waits for the other hosts of a cluster before a workload starts; false
+/// when one of them failed and the run must stop.
+pub type Barrier = dyn Fn() -> bool;
+
 /// How a group of streams is run.
-#[derive(Clone, Copy, Debug)]
-pub struct RunOptions {
+#[derive(Clone, Copy)]
+pub struct RunOptions<'a> {
     /// Show the live line on stderr.
     pub live: bool,
     /// Keep every second in the result's `intervals`. Off for day-long runs
@@ -350,6 +370,8 @@ pub struct RunOptions {
     /// Start the workers at this wall-clock time (`--start-at`), so that
     /// runs on several hosts start together; targets are ready by then.
     pub start_at: Option<std::time::SystemTime>,
+    /// Called once the targets are ready, just before the workers start.
+    pub barrier: Option<&'a Barrier>,
 }
 
 /// Runs one workload on prepared targets and returns its result.
@@ -457,6 +479,19 @@ pub fn run_streams(
 
     if let Some(at) = options.start_at {
         wait_until(at, stop);
+    }
+    if let Some(barrier) = options.barrier
+        && !barrier()
+    {
+        // Another host failed: the workers leave at once.
+        for halt in &halts {
+            halt.store(true, Ordering::Relaxed);
+        }
+        gate.open();
+        for handle in handles {
+            let _ = handle.join();
+        }
+        return Err(Interrupted.into());
     }
     let start = gate.open();
     let start_wall = std::time::SystemTime::now();

@@ -63,6 +63,12 @@ enum Command {
     Merge(MergeArgs),
 }
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    PerRank,
+    Shared,
+}
+
 #[derive(Args, Debug)]
 struct MergeArgs {
     /// One result file (JSON) per host or rank, in rank order.
@@ -131,6 +137,19 @@ struct RunArgs {
     /// sas-sweep.
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
+
+    /// Run as one rank of an MPI job (mpirun -n N fathom run --mpi ...):
+    /// rank 0's plan runs on every rank, each workload starts on a barrier
+    /// and runs --runtime, and rank 0 writes one cluster document. Needs a
+    /// fathom built with --features mpi.
+    #[arg(long)]
+    mpi: bool,
+
+    /// With --mpi: per-rank (each rank its own paths; {rank} and {host} in
+    /// a target expand per rank) or shared (every rank its own disjoint
+    /// slice of --size on the same targets).
+    #[arg(long, value_enum, default_value = "per-rank", requires = "mpi")]
+    layout: Layout,
 
     /// Start measuring at this wall-clock time (RFC 3339, or +30s from now),
     /// after the targets are laid out: runs started on several hosts by any
@@ -317,6 +336,7 @@ pub fn main() -> i32 {
             print!("{}", presets::listing());
             Ok(0)
         }
+        Some(Command::Run(args)) if args.mpi => mpi_run(&args),
         Some(Command::Run(args)) => args
             .resolve()
             .map_err(anyhow::Error::from)
@@ -473,6 +493,50 @@ fn compare_command(a: &Path, b: &Path) -> anyhow::Result<i32> {
     }
     print!("{}", comparison.text);
     Ok(0)
+}
+
+/// `fathom run --mpi`: this process is one rank; rank 0 writes the result.
+#[cfg(feature = "mpi")]
+fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
+    use crate::ranks;
+    if args.start_at.is_some() || args.explain || args.dry_run || args.resume {
+        return Err(UsageError(
+            "--mpi: --start-at, --explain, --dry-run and --resume are for runs without MPI".into(),
+        )
+        .into());
+    }
+    let ranks = std::rc::Rc::new(ranks::Ranks::join().map_err(UsageError)?);
+    let root = ranks.rank() == 0;
+    let plan = if root {
+        args.resolve().map_err(|e| e.0)
+    } else {
+        Ok(Vec::new())
+    };
+    if let Some(path) = &args.output.output
+        && root
+    {
+        check_output_path(path)?;
+    }
+    let stop = StopFlag::on_signals()?;
+    let shared = args.layout == Layout::Shared;
+    match ranks::run(ranks, plan, shared, stop.clone(), args.output.label.clone()) {
+        Ok(Some(document)) => {
+            emit(&document, &args.output)?;
+            Ok(exit_code(&stop, document.failed()))
+        }
+        Ok(None) => Ok(exit_code(&stop, false)),
+        // Every rank has the same usage error: rank 0 says it.
+        Err(e) if !root && e.is::<UsageError>() => Ok(exit::USAGE),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_run(_: &RunArgs) -> anyhow::Result<i32> {
+    Err(UsageError(
+        "--mpi: this fathom was built without MPI (cargo build --release --features mpi)".into(),
+    )
+    .into())
 }
 
 /// `fathom merge A B ...`: one cluster document from runs of several hosts.

@@ -1,0 +1,197 @@
+//! `mpirun -n 4 fathom run --mpi`: four ranks, one cluster document, exact
+//! totals, disjoint slices of a shared file. Built and run only with
+//! `--features mpi` (CI: `cargo test --features mpi --test mpi`), and skipped
+//! with the reason printed where mpirun is missing.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use common::*;
+use fathom::measure::histogram::LatencyHistogram;
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn mpirun(args: &[&str]) -> Option<Output> {
+    let found = Command::new("mpirun").arg("--version").output().is_ok();
+    if !found {
+        eprintln!("skipped: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)");
+        return None;
+    }
+    Some(
+        Command::new("mpirun")
+            .args(["--allow-run-as-root", "--oversubscribe", "-n", "4"])
+            .arg(env!("CARGO_BIN_EXE_fathom"))
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+fn document(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn four_ranks_make_one_document_with_exact_totals() {
+    let dir = tempdir();
+    let out = dir.path().join("cluster.json");
+    let pattern = format!("{}/r{{rank}}.dat", dir.path().display());
+    let Some(o) = mpirun(&[
+        "run",
+        "--mpi",
+        &pattern,
+        "--size",
+        "4m",
+        "--runtime",
+        "500ms",
+        "--iodepth",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+        "--output-format",
+        "json",
+    ]) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = document(&out);
+    let c = &doc["cluster"];
+    assert_eq!(c["ranks"], 4);
+    assert_eq!(c["launcher"], "mpi");
+    assert!(c["mpi_library"].as_str().is_some_and(|l| !l.is_empty()));
+    let ranks = c["per_rank"].as_array().unwrap();
+    let total = &doc["results"][0]["total"]["read"];
+    let mut merged = LatencyHistogram::new();
+    let mut ios = 0;
+    for (r, rank) in ranks.iter().enumerate() {
+        assert_eq!(rank["rank"], r);
+        let read = &rank["results"][0]["total"]["read"];
+        ios += u(&read["ios"]);
+        merged.add(&LatencyHistogram::decode(read["histogram"].as_str().unwrap()).unwrap());
+        // Each rank ran on its own file.
+        let target = rank["results"][0]["targets"][0]["name"].as_str().unwrap();
+        assert!(target.ends_with(&format!("r{r}.dat")), "{target}");
+    }
+    assert_eq!(u(&total["ios"]), ios);
+    assert_eq!(u(&total["lat_ns"]["p99"]), merged.value_at_percentile(99.0));
+    assert_eq!(
+        entries(dir.path()),
+        ["cluster.json"],
+        "every rank removed its file"
+    );
+}
+
+#[test]
+fn a_shared_file_is_cut_into_disjoint_slices_that_writes_stay_in() {
+    const SENTINEL: u8 = 0x5A;
+    let dir = tempdir();
+    let file = dir.path().join("shared");
+    std::fs::write(&file, vec![SENTINEL; 6 << 20]).unwrap();
+    let out = dir.path().join("cluster.json");
+    // Random writes, each rank read back with --verify: a block another
+    // rank wrote in a rank's slice would fail that rank's verification.
+    let Some(o) = mpirun(&[
+        "run",
+        "--mpi",
+        "--layout",
+        "shared",
+        file.to_str().unwrap(),
+        "--offset",
+        "1m",
+        "--size",
+        "4m",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "16k",
+        "--iodepth",
+        "4",
+        "--verify",
+        "--overwrite",
+        "--runtime",
+        "500ms",
+        "-o",
+        out.to_str().unwrap(),
+        "--output-format",
+        "json",
+    ]) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = document(&out);
+    let mut slices: Vec<(u64, u64)> = doc["cluster"]["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let t = &r["results"][0]["targets"][0];
+            assert_eq!(t["verify"]["corrupt"], 0, "{t}");
+            (u(&t["offset"]), u(&t["size"]))
+        })
+        .collect();
+    slices.sort();
+    assert_eq!(slices.len(), 4);
+    assert_eq!(slices[0].0, 1 << 20);
+    for w in slices.windows(2) {
+        assert_eq!(
+            w[0].0 + w[0].1,
+            w[1].0,
+            "slices touch and never overlap: {slices:?}"
+        );
+    }
+    let end = slices[3].0 + slices[3].1;
+    assert!(end <= 5 << 20);
+    let data = std::fs::read(&file).unwrap();
+    assert!(
+        data[..1 << 20].iter().all(|&b| b == SENTINEL),
+        "before the region"
+    );
+    assert!(
+        data[end as usize..].iter().all(|&b| b == SENTINEL),
+        "after the region"
+    );
+}
+
+#[test]
+fn one_ranks_bad_input_stops_every_rank_before_anything_is_created() {
+    let dir = tempdir();
+    let file = dir.path().join("shared");
+    let Some(o) = mpirun(&[
+        "run",
+        "--mpi",
+        "--layout",
+        "shared",
+        file.to_str().unwrap(),
+        "--runtime",
+        "1s",
+    ]) else {
+        return;
+    };
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("rank 0: workload run: --layout shared needs --size"),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("needs --size").count(),
+        1,
+        "one rank says it: {err}"
+    );
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn a_binary_of_another_mpi_than_the_launcher_is_refused() {
+    // Launched "by" a 4-rank MPICH/PMI launcher, but alone in its own MPI.
+    let o = fathom()
+        .args(["run", "--mpi", "/nonexistent/x", "--runtime", "1s"])
+        .env("PMI_SIZE", "4")
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("started 4 ranks (PMI_SIZE)"), "{err}");
+}
