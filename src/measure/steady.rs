@@ -88,6 +88,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_band_is_above_0_and_below_100_percent() {
+        for bad in ["iops:0%", "iops:100%", "iops:-1%", "iops:150%"] {
+            assert!(bad.parse::<SteadyState>().is_err(), "{bad}");
+        }
+        for good in ["iops:0.1%", "iops:99.9%"] {
+            assert!(good.parse::<SteadyState>().is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn a_full_window_is_enough_and_nothing_done_is_not_steady() {
+        let s: SteadyState = "iops:2%".parse().unwrap();
+        assert!(s.reached(&[1000.0; 10]), "exactly one window");
+        assert!(!s.reached(&[1000.0; 9]));
+        assert!(!s.reached(&[0.0; 10]), "a stalled run is not steady");
+    }
+
+    #[test]
     fn parses_and_judges() {
         let s: SteadyState = "iops:2%".parse().unwrap();
         assert_eq!(
