@@ -2,6 +2,7 @@
 //! from caches nobody noticed; fathom says when a figure is suspect, why, and
 //! what to change. Warnings never alter a figure.
 
+use crate::measure::drift::{self, DriftCheck};
 use crate::measure::facts::TargetKind;
 use crate::result::WorkloadResult;
 use crate::result::warning::{Warning, WarningKind};
@@ -38,11 +39,70 @@ pub fn is_sparse(meta: &std::fs::Metadata) -> bool {
     meta.is_file() && meta.blocks() * 512 < meta.len().saturating_sub(64 << 10)
 }
 
+/// Lasting changes of the workload's per-second IOPS (reads and writes
+/// together) and p99 (the higher of the two, judged on twice the band:
+/// latency per second is noisier).
+pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
+    use crate::units::{latency, thousands};
+    let [r, w] = [&result.total.read.intervals, &result.total.write.intervals];
+    let seconds: Vec<(f64, u64)> = (0..r.len().max(w.len()))
+        .filter(|&i| {
+            let dur = r.get(i).or(w.get(i)).map_or(0.0, |s| s.dur_s);
+            dur >= 0.99
+        })
+        .map(|i| {
+            let iops = r.get(i).map_or(0.0, |s| s.iops) + w.get(i).map_or(0.0, |s| s.iops);
+            let p99 = r
+                .get(i)
+                .map_or(0, |s| s.p99_ns)
+                .max(w.get(i).map_or(0, |s| s.p99_ns));
+            (iops, p99)
+        })
+        .collect();
+    let window = check.window_s as usize;
+    let name = &result.spec.name;
+    let iops: Vec<f64> = seconds.iter().map(|s| s.0).collect();
+    let p99: Vec<f64> = seconds.iter().map(|s| s.1 as f64).collect();
+    let mut out = Vec::new();
+    for f in drift::find(&iops, check.band_pct, window) {
+        out.push(Warning {
+            kind: WarningKind::Drift,
+            target: name.clone(),
+            figure: Some(f.change_pct()),
+            message: format!(
+                "{name}: IOPS {} {:.0}% at {} s of measuring (from {} to {} a second) and stayed there {} s: the device changed during the run (a write cache filling up, thermal throttling, another load)",
+                if f.after < f.before { "fell" } else { "rose" },
+                f.change_pct().abs(),
+                f.at_s,
+                thousands(f.before.round() as u64),
+                thousands(f.after.round() as u64),
+                f.for_s
+            ),
+        });
+    }
+    for f in drift::find(&p99, 2.0 * check.band_pct, window) {
+        out.push(Warning {
+            kind: WarningKind::Drift,
+            target: name.clone(),
+            figure: Some(f.change_pct()),
+            message: format!(
+                "{name}: p99 latency {} from {} to {} at {} s of measuring and stayed there {} s: the device changed during the run",
+                if f.after > f.before { "rose" } else { "fell" },
+                latency(f.before),
+                latency(f.after),
+                f.at_s,
+                f.for_s
+            ),
+        });
+    }
+    out
+}
+
 pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
     use crate::units::format_bytes;
     use crate::units::{latency, thousands};
     let spec = &result.spec;
-    let mut out = Vec::new();
+    let mut out = drift(result, spec.drift);
     if spec.engine == EngineKind::Null {
         return out;
     }

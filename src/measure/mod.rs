@@ -3,6 +3,7 @@
 
 pub mod cpu;
 pub mod disk;
+pub mod drift;
 pub mod errors;
 pub mod facts;
 pub mod histogram;

@@ -21,6 +21,8 @@ pub enum WarningKind {
     BelowDeviceFloor,
     /// bonnie++'s block tests on a file that fits in free memory.
     BlockFileInMemory,
+    /// A lasting change of per-second IOPS or p99 during the run.
+    Drift,
     /// A warning from before warnings had kinds (schema 1).
     Other,
 }
@@ -50,6 +52,9 @@ impl WarningKind {
             WarningKind::BlockFileInMemory => {
                 "block tests on a file smaller than the free memory: random seeks may be served from the page cache"
             }
+            WarningKind::Drift => {
+                "the device changed during the run: per-second IOPS or p99 moved to a new level and stayed there"
+            }
             WarningKind::Other => "",
         }
     }
@@ -65,6 +70,9 @@ impl WarningKind {
             }
             WarningKind::BelowDeviceFloor => "use --direct and a region larger than any cache",
             WarningKind::BlockFileInMemory => "use a --block of twice the memory, as bonnie++ does",
+            WarningKind::Drift => {
+                "look at the per-second figures: a write cache filling up, thermal throttling or another load on the device; precondition, or run longer"
+            }
             WarningKind::Other => "",
         }
     }
@@ -75,6 +83,7 @@ impl WarningKind {
         match self {
             WarningKind::RotationalIops => format!("{} IOPS", thousands(figure.round() as u64)),
             WarningKind::RotationalLatency | WarningKind::BelowDeviceFloor => latency(figure),
+            WarningKind::Drift => format!("{figure:+.0}%"),
             _ => crate::units::format_bytes(figure as u64),
         }
     }

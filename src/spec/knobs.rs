@@ -334,6 +334,15 @@ pub const KNOBS: &[Knob] = &[
             .map(|c| format!("{c:?}"))
             .unwrap_or_default()
     }),
+    Knob::value(
+        "drift",
+        "BAND%:WINDOW",
+        "Report the device changing during the run: per-second IOPS moving to a level more than BAND% away (p99: twice BAND%) and staying there at least WINDOW [default: 25%:5s]",
+        |b, v| {
+            b.spec.drift = v.parse()?;
+            Ok(())
+        },
+    ),
     Knob::switch(
         "verify",
         "Stamp every written block with a checked header and read everything back after the workload (intact, stale, misplaced, corrupt); with a read-only --rw, check what an earlier --verify --keep run wrote",

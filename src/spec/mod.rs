@@ -227,6 +227,10 @@ pub struct WorkloadSpec {
     /// Stop once this criterion holds (`--steady-state iops:2%`).
     #[serde(default)]
     pub steady_state: Option<crate::measure::steady::SteadyState>,
+    /// What lasting change of per-second IOPS or p99 is reported as the
+    /// device changing during the run (`--drift 25%:5s`).
+    #[serde(default)]
+    pub drift: crate::measure::drift::DriftCheck,
     /// Streams that run at the same time, started and stopped together,
     /// each a workload of its own on some of the targets; empty for a plain
     /// workload. This spec's own knobs are what the streams inherited.
@@ -268,6 +272,7 @@ impl WorkloadSpec {
             rate_iops: None,
             rate_bw: None,
             steady_state: None,
+            drift: Default::default(),
             streams: Vec::new(),
         }
     }

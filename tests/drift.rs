@@ -1,0 +1,83 @@
+//! "Did the device change during the run?": a lasting step in the
+//! per-second figures is reported, with its time and size; a steady run
+//! reports nothing.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn drift_warnings(doc: &Value) -> Vec<String> {
+    doc["results"][0]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "drift")
+        .map(|w| w["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_steady_null_engine_run_has_no_drift() {
+    let dir = tempdir();
+    let doc = run_json(&[
+        dir.path().to_str().unwrap(),
+        "--engine",
+        "null",
+        "--rate-iops",
+        "20000",
+        "--runtime",
+        "3s",
+        "--drift",
+        "25%:1s",
+    ]);
+    assert!(
+        drift_warnings(&doc).is_empty(),
+        "{:?}",
+        drift_warnings(&doc)
+    );
+}
+
+#[test]
+fn a_drop_that_lasts_is_reported_with_its_time_and_size() {
+    // Two targets read at 1,000 I/Os a second each, one pass over each:
+    // the short one is done after 2 s, so from then on the workload does
+    // half as many I/Os a second.
+    let dir = tempdir();
+    let short = dir.path().join("short");
+    let long = dir.path().join("long");
+    std::fs::write(&short, vec![1u8; 2000 * 4096]).unwrap();
+    std::fs::write(&long, vec![1u8; 5000 * 4096]).unwrap();
+    let out = dir.path().join("result.json");
+    let o = run(&[
+        "run",
+        short.to_str().unwrap(),
+        long.to_str().unwrap(),
+        "--rw",
+        "read",
+        "--buffered",
+        "--rate-iops",
+        "1000",
+        "--drift",
+        "25%:1s",
+        "-o",
+        out.to_str().unwrap(),
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success());
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let found = drift_warnings(&doc);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("IOPS fell 50% at 2 s"), "{}", found[0]);
+    let w = doc["results"][0]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "drift")
+        .unwrap();
+    assert!((f(&w["figure"]) + 50.0).abs() < 5.0, "{w}");
+    // The text report says it too.
+    let text = String::from_utf8(run(&["report", out.to_str().unwrap()]).stdout).unwrap();
+    assert!(text.contains("the device changed during the run"), "{text}");
+}
