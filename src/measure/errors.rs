@@ -84,6 +84,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn merged_counts_add_up_and_the_list_stays_short() {
+        let mut a = IoErrors::default();
+        a.record(-libc::EIO, || "a1".into());
+        a.record(-libc::EBADF, || "a2".into());
+        let mut b = IoErrors::default();
+        for (i, errno) in [libc::EIO, libc::EIO, libc::EBADF, libc::ENOSPC]
+            .into_iter()
+            .enumerate()
+        {
+            b.record(-errno, || format!("b{i}"));
+        }
+        b.record(10, || "b4".into());
+        a.merge(&b);
+        assert_eq!(
+            (a.count, a.enospc, a.eio, a.short, a.other),
+            (7, 1, 3, 1, 2)
+        );
+        assert_eq!(a.first, ["a1", "a2", "b0", "b1", "b2"]);
+    }
+
+    #[test]
     fn kinds_are_told_apart() {
         let mut e = IoErrors::default();
         e.record(-libc::ENOSPC, || "a".into());
