@@ -256,19 +256,7 @@ pub fn run(
         interrupted: false,
         profile: profile.clone(),
     };
-    // One stream per profile stream and device, so that each device's
-    // seconds arrive on their own; each device draws its own offsets.
-    let per_device: Vec<WorkloadSpec> = profile
-        .streams
-        .iter()
-        .flat_map(|spec| {
-            (0..targets.len()).map(move |d| WorkloadSpec {
-                targets: vec![spec.targets[d].clone()],
-                seed: spec.seed.wrapping_add(d as u64),
-                ..spec.clone()
-            })
-        })
-        .collect();
+    let per_device = per_device(profile, targets.len());
     let streams: Vec<Stream> = per_device
         .iter()
         .enumerate()
@@ -310,6 +298,21 @@ pub fn run(
         result.reasons.extend(reasons);
     }
     Ok(result)
+}
+
+/// One stream per profile stream and device (stream-major), so that each
+/// device's seconds arrive on their own; each device draws its own offsets.
+fn per_device(profile: &Profile, devices: usize) -> Vec<WorkloadSpec> {
+    profile
+        .streams
+        .iter()
+        .flat_map(|spec| {
+            (0..devices).map(move |d| WorkloadSpec {
+                seed: spec.seed.wrapping_add(d as u64),
+                ..spec.clone()
+            })
+        })
+        .collect()
 }
 
 /// The interval a stream is filling on one device: its index and the
@@ -845,6 +848,16 @@ mod tests {
             reasons[0].contains("stream large_block_read: delivered"),
             "{reasons:?}"
         );
+    }
+
+    #[test]
+    fn each_device_draws_its_own_offsets() {
+        let p = parse_profile(ACT, "act-3x", &overrides()).unwrap();
+        let specs = per_device(&p, 3);
+        assert_eq!(specs.len(), 6);
+        let seeds: Vec<u64> = specs[..3].iter().map(|s| s.seed).collect();
+        assert!(seeds[0] != seeds[1] && seeds[1] != seeds[2], "{seeds:?}");
+        assert_eq!(specs[3].name, p.streams[1].name, "stream-major");
     }
 
     #[test]
