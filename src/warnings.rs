@@ -66,9 +66,10 @@ pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
     let mut out = Vec::new();
     for f in drift::find(&iops, check.band_pct, window) {
         out.push(Warning {
-            kind: WarningKind::Drift,
+            kind: WarningKind::IopsDrift,
             target: name.clone(),
             figure: Some(f.change_pct()),
+            at_s: Some(f.at_s),
             message: format!(
                 "{name}: IOPS {} {:.0}% at {} s of measuring (from {} to {} a second) and stayed there {} s: the device changed during the run (a write cache filling up, thermal throttling, another load)",
                 if f.after < f.before { "fell" } else { "rose" },
@@ -82,9 +83,10 @@ pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
     }
     for f in drift::find(&p99, 2.0 * check.band_pct, window) {
         out.push(Warning {
-            kind: WarningKind::Drift,
+            kind: WarningKind::LatencyDrift,
             target: name.clone(),
             figure: Some(f.change_pct()),
+            at_s: Some(f.at_s),
             message: format!(
                 "{name}: p99 latency {} from {} to {} at {} s of measuring and stayed there {} s: the device changed during the run",
                 if f.after > f.before { "rose" } else { "fell" },
@@ -113,6 +115,7 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
             target: name.clone(),
             figure,
             message,
+            at_s: None,
         };
         let reads = t.io.read.ios > 0;
         let file = t.facts.kind == TargetKind::File;

@@ -12,7 +12,7 @@ fn drift_warnings(doc: &Value) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|w| w["kind"] == "drift")
+        .filter(|w| w["kind"] == "iops_drift" || w["kind"] == "latency_drift")
         .map(|w| w["message"].as_str().unwrap().to_string())
         .collect()
 }
@@ -74,10 +74,19 @@ fn a_drop_that_lasts_is_reported_with_its_time_and_size() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|w| w["kind"] == "drift")
+        .find(|w| w["kind"] == "iops_drift")
         .unwrap();
     assert!((f(&w["figure"]) + 50.0).abs() < 5.0, "{w}");
+    assert_eq!(f(&w["at_s"]), 2.0);
     // The text report says it too.
     let text = String::from_utf8(run(&["report", out.to_str().unwrap()]).stdout).unwrap();
     assert!(text.contains("the device changed during the run"), "{text}");
+    // html marks the change on the per-second chart.
+    let html =
+        String::from_utf8(run(&["report", out.to_str().unwrap(), "--format", "html"]).stdout)
+            .unwrap();
+    assert!(
+        html.contains("changed -50% at 2 s"),
+        "no drift mark in the chart"
+    );
 }

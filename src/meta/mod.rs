@@ -126,6 +126,7 @@ pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
                 kind: WarningKind::BlockFileInMemory,
                 target: spec.dir.clone(),
                 figure: Some(spec.block_size as f64),
+                at_s: None,
                 message: format!(
                 "block tests: the {} file is smaller than the free memory ({}); the page cache is dropped before each phase that reads, but random seeks that hit a chunk twice may be served from it (bonnie++ uses twice the memory)",
                 format_bytes(spec.block_size),

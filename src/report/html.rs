@@ -8,6 +8,7 @@ use crate::result::WorkloadResult;
 use crate::result::certify::{CertifyResult, THRESHOLDS_MS};
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
+use crate::result::warning::WarningKind;
 use crate::units::format_block_size;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -138,6 +139,26 @@ impl Exporter for HtmlExporter {
         html.push_str("</script>\n</body></html>\n");
         Ok(html)
     }
+}
+
+/// A vertical line at each drift finding of `kind`, as tall as `series`,
+/// named with the change.
+fn drift_marks(w: &WorkloadResult, kind: WarningKind, series: &[Series]) -> Vec<Series> {
+    let top = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    w.warnings
+        .iter()
+        .filter(|x| x.kind == kind)
+        .filter_map(|x| {
+            let at = x.at_s?;
+            Some(Series {
+                name: format!("changed {:+.0}% at {at:.0} s", x.figure.unwrap_or(0.0)),
+                points: vec![(at, 0.0), (at, top)],
+            })
+        })
+        .collect()
 }
 
 /// A chart of per-second values over the run.
@@ -624,7 +645,7 @@ fn time_series(
         };
         let dirs = [("read", &w.total.read), ("write", &w.total.write)];
         let present: Vec<_> = dirs.iter().filter(|(_, d)| d.ios > 0).collect();
-        let iops = present
+        let mut iops: Vec<Series> = present
             .iter()
             .map(|(n, d)| Series {
                 name: n.to_string(),
@@ -635,8 +656,9 @@ fn time_series(
                     .collect(),
             })
             .collect();
+        iops.extend(drift_marks(w, WarningKind::IopsDrift, &iops));
         out.push(over_time(format!("{name}: IOPS per second"), "IOPS", iops)?);
-        let p99 = present
+        let mut p99: Vec<Series> = present
             .iter()
             .map(|(n, d)| Series {
                 name: format!("{n} p99"),
@@ -648,6 +670,7 @@ fn time_series(
                     .collect(),
             })
             .collect();
+        p99.extend(drift_marks(w, WarningKind::LatencyDrift, &p99));
         out.push(over_time(
             format!("{name}: p99 latency per second"),
             "p99 latency (µs)",

@@ -21,8 +21,10 @@ pub enum WarningKind {
     BelowDeviceFloor,
     /// bonnie++'s block tests on a file that fits in free memory.
     BlockFileInMemory,
-    /// A lasting change of per-second IOPS or p99 during the run.
-    Drift,
+    /// A lasting change of per-second IOPS during the run.
+    IopsDrift,
+    /// A lasting change of per-second p99 latency during the run.
+    LatencyDrift,
     /// A warning from before warnings had kinds (schema 1).
     Other,
 }
@@ -52,8 +54,11 @@ impl WarningKind {
             WarningKind::BlockFileInMemory => {
                 "block tests on a file smaller than the free memory: random seeks may be served from the page cache"
             }
-            WarningKind::Drift => {
-                "the device changed during the run: per-second IOPS or p99 moved to a new level and stayed there"
+            WarningKind::IopsDrift => {
+                "the device changed during the run: per-second IOPS moved to a new level and stayed there"
+            }
+            WarningKind::LatencyDrift => {
+                "the device changed during the run: per-second p99 latency moved to a new level and stayed there"
             }
             WarningKind::Other => "",
         }
@@ -70,7 +75,7 @@ impl WarningKind {
             }
             WarningKind::BelowDeviceFloor => "use --direct and a region larger than any cache",
             WarningKind::BlockFileInMemory => "use a --block of twice the memory, as bonnie++ does",
-            WarningKind::Drift => {
+            WarningKind::IopsDrift | WarningKind::LatencyDrift => {
                 "look at the per-second figures: a write cache filling up, thermal throttling or another load on the device; precondition, or run longer"
             }
             WarningKind::Other => "",
@@ -83,7 +88,7 @@ impl WarningKind {
         match self {
             WarningKind::RotationalIops => format!("{} IOPS", thousands(figure.round() as u64)),
             WarningKind::RotationalLatency | WarningKind::BelowDeviceFloor => latency(figure),
-            WarningKind::Drift => format!("{figure:+.0}%"),
+            WarningKind::IopsDrift | WarningKind::LatencyDrift => format!("{figure:+.0}%"),
             _ => crate::units::format_bytes(figure as u64),
         }
     }
@@ -99,6 +104,10 @@ pub struct Warning {
     pub figure: Option<f64>,
     /// The whole warning: what, why and what to change.
     pub message: String,
+    /// Seconds of measuring at which it happened, for a change during the
+    /// run (drift); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_s: Option<f64>,
 }
 
 /// Schema 1 had the message only.
@@ -111,6 +120,8 @@ impl<'de> Deserialize<'de> for Warning {
             #[serde(default)]
             figure: Option<f64>,
             message: String,
+            #[serde(default)]
+            at_s: Option<f64>,
         }
         #[derive(Deserialize)]
         #[serde(untagged)]
@@ -124,12 +135,14 @@ impl<'de> Deserialize<'de> for Warning {
                 target: f.target,
                 figure: f.figure,
                 message: f.message,
+                at_s: f.at_s,
             },
             Either::Message(message) => Warning {
                 kind: WarningKind::Other,
                 target: String::new(),
                 figure: None,
                 message,
+                at_s: None,
             },
         })
     }
