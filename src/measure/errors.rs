@@ -102,6 +102,11 @@ mod tests {
             (7, 1, 3, 1, 2)
         );
         assert_eq!(a.first, ["a1", "a2", "b0", "b1", "b2"]);
+        assert!(!a.is_empty() && IoErrors::default().is_empty());
+        // Only the kinds that happened are named.
+        let mut only_eio = IoErrors::default();
+        only_eio.record(-libc::EIO, || "x".into());
+        assert_eq!(only_eio.summary(), "1 I/O error (1 EIO); first: x");
     }
 
     #[test]
