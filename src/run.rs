@@ -14,6 +14,7 @@ use crate::measure::facts;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{CompletedSecond, DirectionSample, IntervalReport, IntervalSeries};
 use crate::measure::per_second;
+use crate::result::TemperatureSample;
 use crate::result::streams::StreamsResult;
 use crate::result::{
     CpuUsage, DirectionPair, DirectionResult, Document, Interval, RunResult, SyncResult,
@@ -451,13 +452,29 @@ pub fn run_streams(
     }
     let workers = jobs.len();
     let mut disk_names: Vec<String> = Vec::new();
+    let mut sensors: Vec<(String, std::path::PathBuf)> = Vec::new();
     for target in streams.iter().flat_map(|s| s.targets) {
         if let Some(device) = &target.facts.device
             && !disk_names.contains(&device.name)
         {
             disk_names.push(device.name.clone());
+            if let Some(sensor) = &device.temperature_sensor {
+                sensors.push((device.name.clone(), sensor.into()));
+            }
         }
     }
+    let mut temperature: Vec<TemperatureSample> = Vec::new();
+    let mut sample_temperature = |second: &CompletedSecond| {
+        for (disk, sensor) in &sensors {
+            if let Some(celsius) = facts::read_temperature(sensor) {
+                temperature.push(TemperatureSample {
+                    disk: disk.clone(),
+                    t_s: second.index as f64 + second.dur_s,
+                    celsius,
+                });
+            }
+        }
+    };
 
     let gate = Arc::new(StartGate::new(workers));
     let halts: Vec<Arc<AtomicBool>> = (0..accumulators.len())
@@ -553,6 +570,9 @@ pub fn run_streams(
                 accumulators[report.target].series.add(&report);
                 totals[s].add(&report);
                 for second in totals[s].drain_completed() {
+                    if s == 0 {
+                        sample_temperature(&second);
+                    }
                     observer(s, &second);
                 }
                 if s == 0 {
@@ -581,6 +601,9 @@ pub fn run_streams(
                 acc.series.worker_finished(last_interval);
                 totals[acc.stream].worker_finished(last_interval);
                 for second in totals[acc.stream].drain_completed() {
+                    if acc.stream == 0 {
+                        sample_temperature(&second);
+                    }
                     observer(acc.stream, &second);
                 }
                 match outcome {
@@ -682,6 +705,7 @@ pub fn run_streams(
             interrupted: stop.is_set(),
             warnings: Vec::new(),
             disks: disks.clone(),
+            temperature: temperature.clone(),
             started_unix_s: (start_wall + Duration::from_secs_f64(spec.ramp_s))
                 .duration_since(std::time::UNIX_EPOCH)
                 .ok()

@@ -65,13 +65,18 @@ pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
     let p99: Vec<f64> = seconds.iter().map(|s| s.1 as f64).collect();
     let mut out = Vec::new();
     for f in drift::find(&iops, check.band_pct, window) {
+        let heat = warming(result, f.at_s, window as f64)
+            .map(|(disk, from, to)| {
+                format!(", while {disk} warmed from {from:.0} to {to:.0} °C (thermal throttling?)")
+            })
+            .unwrap_or_default();
         out.push(Warning {
             kind: WarningKind::IopsDrift,
             target: name.clone(),
             figure: Some(f.change_pct()),
             at_s: Some(f.at_s),
             message: format!(
-                "{name}: IOPS {} {:.0}% at {} s of measuring (from {} to {} a second) and stayed there {} s: the device changed during the run (a write cache filling up, thermal throttling, another load)",
+                "{name}: IOPS {} {:.0}% at {} s of measuring (from {} to {} a second) and stayed there {} s{heat}: the device changed during the run (a write cache filling up, thermal throttling, another load)",
                 if f.after < f.before { "fell" } else { "rose" },
                 f.change_pct().abs(),
                 f.at_s,
@@ -99,6 +104,30 @@ pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
     }
     out
 }
+
+/// A disk that was at least `WARMING_C` warmer over the `window` seconds
+/// after `at_s` than before it: (disk, before, after), in °C.
+fn warming(result: &WorkloadResult, at_s: f64, window: f64) -> Option<(String, f64, f64)> {
+    let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let mut disks: Vec<&str> = result.temperature.iter().map(|t| t.disk.as_str()).collect();
+    disks.dedup();
+    disks.into_iter().find_map(|disk| {
+        let of = |lo: f64, hi: f64| {
+            result
+                .temperature
+                .iter()
+                .filter(|t| t.disk == disk && t.t_s > lo && t.t_s <= hi)
+                .map(|t| t.celsius)
+                .collect::<Vec<_>>()
+        };
+        let before = mean(of(f64::NEG_INFINITY, at_s))?;
+        let after = mean(of(at_s, at_s + window))?;
+        (after - before >= WARMING_C).then(|| (disk.to_string(), before, after))
+    })
+}
+
+/// A rise of temperature this large beside a drop of IOPS is named.
+pub const WARMING_C: f64 = 5.0;
 
 pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
     use crate::units::format_bytes;
@@ -197,4 +226,83 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{DirectionPair, DirectionResult, Interval, TemperatureSample};
+
+    /// A workload whose reads ran at `iops[i]` in second i, with the disk
+    /// at `celsius[i]` at its end.
+    fn run(iops: &[f64], celsius: &[f64]) -> WorkloadResult {
+        let read = DirectionResult {
+            intervals: iops
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| Interval {
+                    t_s: i as f64,
+                    dur_s: 1.0,
+                    iops: x,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        WorkloadResult {
+            spec: crate::spec::WorkloadSpec {
+                drift: DriftCheck {
+                    band_pct: 25.0,
+                    window_s: 3,
+                },
+                ..crate::spec::WorkloadSpec::defaults(vec!["x".into()])
+            },
+            targets: Vec::new(),
+            total: DirectionPair {
+                read,
+                write: DirectionResult::default(),
+            },
+            cpu: Default::default(),
+            runtime_s: iops.len() as f64,
+            interrupted: false,
+            warnings: Vec::new(),
+            sync: None,
+            steady_state: None,
+            disks: Vec::new(),
+            started_unix_s: None,
+            temperature: celsius
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| TemperatureSample {
+                    disk: "nvme0n1".into(),
+                    t_s: i as f64 + 1.0,
+                    celsius: c,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_drop_as_the_disk_warms_says_so() {
+        let mut iops = vec![10_000.0; 10];
+        iops.extend([4_000.0; 10]);
+        let mut celsius = vec![40.0; 10];
+        celsius.extend([62.0; 10]);
+        let w = drift(&run(&iops, &celsius), run(&iops, &celsius).spec.drift);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!((w[0].kind, w[0].at_s), (WarningKind::IopsDrift, Some(10.0)));
+        assert!(
+            w[0].message.contains("IOPS fell 60% at 10 s")
+                && w[0].message.contains("nvme0n1 warmed from 40 to 62 °C"),
+            "{}",
+            w[0].message
+        );
+        // The same drop at a steady temperature names no heat.
+        let cool = run(&iops, &[40.0; 20]);
+        let w = drift(&cool, cool.spec.drift);
+        assert!(!w[0].message.contains("warmed"), "{}", w[0].message);
+        // A steady run has nothing to say.
+        let steady = run(&[10_000.0; 20], &[]);
+        assert!(drift(&steady, steady.spec.drift).is_empty());
+    }
 }

@@ -24,6 +24,11 @@ pub struct DeviceFacts {
     pub logical_block_size: u64,
     pub physical_block_size: Option<u64>,
     pub size_bytes: Option<u64>,
+    /// The device's temperature input in sysfs (NVMe's hwmon, or a SATA
+    /// disk's with the drivetemp module), sampled every second of a run;
+    /// null when the device has none.
+    #[serde(default)]
+    pub temperature_sensor: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,7 +135,39 @@ pub fn device_facts(major: u32, minor: u32) -> Option<DeviceFacts> {
         size_bytes: read_trimmed(sys.join("size"))
             .and_then(|s| s.parse::<u64>().ok())
             .map(|sectors| sectors * 512),
+        temperature_sensor: temperature_sensor(&sys.join("device"))
+            .map(|p| p.display().to_string()),
     })
+}
+
+/// The first `hwmon*/temp1_input` of a device in sysfs (NVMe controllers
+/// have `hwmonN` directly, SCSI disks under `hwmon/`).
+pub fn temperature_sensor(device: &Path) -> Option<PathBuf> {
+    let mut dirs = vec![device.to_path_buf(), device.join("hwmon")];
+    // An NVMe namespace's device is the controller; its hwmon is there.
+    dirs.retain(|d| d.is_dir());
+    for dir in dirs {
+        let mut found: Vec<PathBuf> = fs::read_dir(&dir)
+            .ok()?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("hwmon"))
+            .map(|e| e.path().join("temp1_input"))
+            .filter(|p| p.is_file())
+            .collect();
+        found.sort();
+        if let Some(first) = found.into_iter().next() {
+            return Some(first);
+        }
+    }
+    None
+}
+
+/// Degrees Celsius from a sysfs temperature input (millidegrees).
+pub fn read_temperature(sensor: &Path) -> Option<f64> {
+    read_trimmed(sensor)?
+        .parse::<f64>()
+        .ok()
+        .map(|m| m / 1000.0)
 }
 
 /// File system type and mount point of the mount holding `path`, from
@@ -198,6 +235,28 @@ mod tests {
     fn mountinfo_escapes() {
         assert_eq!(unescape_mountinfo(r"/mnt/with\040space"), "/mnt/with space");
         assert_eq!(unescape_mountinfo("/plain"), "/plain");
+    }
+
+    #[test]
+    fn temperature_sensors_are_found_where_nvme_and_drivetemp_put_them() {
+        let root = std::env::temp_dir().join(format!("fathom-hwmon-{}", std::process::id()));
+        let nvme = root.join("nvme0");
+        std::fs::create_dir_all(nvme.join("hwmon3")).unwrap();
+        std::fs::write(nvme.join("hwmon3/temp1_input"), "41850\n").unwrap();
+        let sensor = temperature_sensor(&nvme).unwrap();
+        assert_eq!(read_temperature(&sensor), Some(41.85));
+        let sata = root.join("sda");
+        std::fs::create_dir_all(sata.join("hwmon/hwmon1")).unwrap();
+        std::fs::write(sata.join("hwmon/hwmon1/temp1_input"), "30000").unwrap();
+        assert!(
+            temperature_sensor(&sata)
+                .unwrap()
+                .ends_with("hwmon/hwmon1/temp1_input")
+        );
+        let none = root.join("vda");
+        std::fs::create_dir_all(&none).unwrap();
+        assert_eq!(temperature_sensor(&none), None);
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

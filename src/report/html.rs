@@ -671,6 +671,29 @@ fn time_series(
             })
             .collect();
         p99.extend(drift_marks(w, WarningKind::LatencyDrift, &p99));
+        let mut disks: Vec<&str> = w.temperature.iter().map(|t| t.disk.as_str()).collect();
+        disks.sort_unstable();
+        disks.dedup();
+        let heat: Vec<Series> = disks
+            .into_iter()
+            .map(|disk| Series {
+                name: disk.to_string(),
+                points: w
+                    .temperature
+                    .iter()
+                    .filter(|t| t.disk == disk)
+                    .map(|t| (t.t_s, t.celsius))
+                    .collect(),
+            })
+            .filter(|s| s.points.len() >= 2)
+            .collect();
+        if !heat.is_empty() {
+            out.push(over_time(
+                format!("{name}: device temperature"),
+                "°C",
+                heat,
+            )?);
+        }
         out.push(over_time(
             format!("{name}: p99 latency per second"),
             "p99 latency (µs)",

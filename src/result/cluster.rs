@@ -277,6 +277,8 @@ fn concurrent_workloads(
             Some(concurrent_sync(&syncs, span_s)?)
         },
         steady_state: None,
+        // Each rank's temperatures stay in its own results.
+        temperature: Vec::new(),
         disks: ranks_disks(parts.iter().map(|p| p.disks.as_slice()), ranks),
         started_unix_s: parts
             .iter()
@@ -358,6 +360,7 @@ mod tests {
             steady_state: None,
             disks: Vec::new(),
             started_unix_s: Some(1000.0 + runtime_s),
+            temperature: Vec::new(),
         }
     }
 

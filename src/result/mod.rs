@@ -14,7 +14,7 @@ pub mod workload;
 
 pub use workload::{
     CpuUsage, DirectionPair, DirectionResult, DiskUsage, Interval, LatencySummary, SyncResult,
-    TargetResult, WorkloadResult,
+    TargetResult, TemperatureSample, WorkloadResult,
 };
 
 use crate::measure::facts::HostFacts;

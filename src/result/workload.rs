@@ -37,6 +37,19 @@ pub struct WorkloadResult {
     /// epoch: how runs on several hosts are lined up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_unix_s: Option<f64>,
+    /// The temperature of each disk under the targets that has a sensor,
+    /// at the end of every second of measuring.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub temperature: Vec<TemperatureSample>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TemperatureSample {
+    /// Kernel name of the disk.
+    pub disk: String,
+    /// End of the second, in seconds of measuring.
+    pub t_s: f64,
+    pub celsius: f64,
 }
 
 /// One disk's work while measuring, from the kernel's counters: every I/O
