@@ -172,6 +172,17 @@ pub fn judge(block: &[u8], offset: u64, expected: Option<Expected>) -> (Verdict,
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_block_as_long_as_a_header_is_judged_on_its_content() {
+        let (verdict, why) = judge(&[0u8; HEADER_LEN], 0, None);
+        assert_eq!(
+            (verdict, why.as_str()),
+            (Verdict::Unwritten, "no fathom header")
+        );
+        let (verdict, _) = judge(&[0u8; HEADER_LEN - 1], 0, None);
+        assert_eq!(verdict, Verdict::Corrupt);
+    }
+
     fn block(offset: u64, generation: u64) -> Vec<u8> {
         let mut b: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 3) as u8).collect();
         BlockHeader::stamp(&mut b, offset, generation, 42, 1);
