@@ -755,3 +755,45 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::warning::Warning;
+
+    #[test]
+    fn a_drift_is_a_line_across_its_chart_at_its_second() {
+        let mut w = WorkloadResult {
+            spec: crate::spec::WorkloadSpec::defaults(vec!["x".into()]),
+            targets: Vec::new(),
+            total: Default::default(),
+            cpu: Default::default(),
+            runtime_s: 10.0,
+            interrupted: false,
+            warnings: Vec::new(),
+            sync: None,
+            steady_state: None,
+            disks: Vec::new(),
+            started_unix_s: None,
+            temperature: Vec::new(),
+        };
+        let drift = |kind, at: f64, figure: f64| Warning {
+            kind,
+            target: "x".into(),
+            figure: Some(figure),
+            message: String::new(),
+            at_s: Some(at),
+        };
+        w.warnings.push(drift(WarningKind::IopsDrift, 4.0, -49.6));
+        w.warnings
+            .push(drift(WarningKind::LatencyDrift, 6.0, 120.0));
+        let series = [Series {
+            name: "read".into(),
+            points: vec![(1.0, 900.0), (2.0, 1000.0)],
+        }];
+        let marks = drift_marks(&w, WarningKind::IopsDrift, &series);
+        assert_eq!(marks.len(), 1);
+        assert_eq!(marks[0].name, "changed -50% at 4 s");
+        assert_eq!(marks[0].points, [(4.0, 0.0), (4.0, 1000.0)]);
+    }
+}
