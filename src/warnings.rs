@@ -237,7 +237,7 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{DirectionPair, DirectionResult, Interval, TemperatureSample};
+    use crate::result::{DirectionResult, Interval, TemperatureSample};
 
     /// A workload whose reads ran at `iops[i]` in second i, with the disk
     /// at `celsius[i]` at its end.
@@ -255,37 +255,23 @@ mod tests {
                 .collect(),
             ..Default::default()
         };
-        WorkloadResult {
-            spec: crate::spec::WorkloadSpec {
-                drift: DriftCheck {
-                    band_pct: 25.0,
-                    window_s: 3,
-                },
-                ..crate::spec::WorkloadSpec::defaults(vec!["x".into()])
-            },
-            targets: Vec::new(),
-            total: DirectionPair {
-                read,
-                write: DirectionResult::default(),
-            },
-            cpu: Default::default(),
-            runtime_s: iops.len() as f64,
-            interrupted: false,
-            warnings: Vec::new(),
-            sync: None,
-            steady_state: None,
-            disks: Vec::new(),
-            started_unix_s: None,
-            temperature: celsius
-                .iter()
-                .enumerate()
-                .map(|(i, &c)| TemperatureSample {
-                    disk: "nvme0n1".into(),
-                    t_s: i as f64 + 1.0,
-                    celsius: c,
-                })
-                .collect(),
-        }
+        let mut w = crate::result::test_support::empty_workload();
+        w.spec.drift = DriftCheck {
+            band_pct: 25.0,
+            window_s: 3,
+        };
+        w.total.read = read;
+        w.runtime_s = iops.len() as f64;
+        w.temperature = celsius
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| TemperatureSample {
+                disk: "nvme0n1".into(),
+                t_s: i as f64 + 1.0,
+                celsius: c,
+            })
+            .collect();
+        w
     }
 
     #[test]

@@ -763,20 +763,7 @@ mod tests {
 
     #[test]
     fn a_drift_is_a_line_across_its_chart_at_its_second() {
-        let mut w = WorkloadResult {
-            spec: crate::spec::WorkloadSpec::defaults(vec!["x".into()]),
-            targets: Vec::new(),
-            total: Default::default(),
-            cpu: Default::default(),
-            runtime_s: 10.0,
-            interrupted: false,
-            warnings: Vec::new(),
-            sync: None,
-            steady_state: None,
-            disks: Vec::new(),
-            started_unix_s: None,
-            temperature: Vec::new(),
-        };
+        let mut w = crate::result::test_support::empty_workload();
         let drift = |kind, at: f64, figure: f64| Warning {
             kind,
             target: "x".into(),

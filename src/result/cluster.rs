@@ -312,56 +312,15 @@ fn ranks_disks<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::histogram::LatencyHistogram;
-    use crate::measure::per_second;
-    use crate::result::Interval;
 
-    fn direction(values: &[u64], runtime_s: f64, seconds: &[u64]) -> DirectionResult {
-        let mut h = LatencyHistogram::new();
-        values.iter().for_each(|&v| h.record(v));
-        DirectionResult {
-            ios: values.len() as u64,
-            bytes: values.len() as u64 * 4096,
-            iops: per_second(values.len() as u64, runtime_s),
-            bw_bytes: per_second(values.len() as u64 * 4096, runtime_s),
-            lat_ns: h.summary(),
-            histogram: h.encode(),
-            intervals: seconds
-                .iter()
-                .enumerate()
-                .map(|(i, &ios)| Interval {
-                    t_s: i as f64,
-                    dur_s: 1.0,
-                    ios,
-                    iops: ios as f64,
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }
-    }
+    use crate::result::test_support::{direction, empty_workload};
 
     fn workload(read: DirectionResult, runtime_s: f64) -> WorkloadResult {
-        WorkloadResult {
-            spec: crate::spec::WorkloadSpec::defaults(vec!["/tmp/x".into()]),
-            targets: Vec::new(),
-            total: DirectionPair {
-                read,
-                write: DirectionResult {
-                    histogram: LatencyHistogram::new().encode(),
-                    ..Default::default()
-                },
-            },
-            cpu: CpuUsage::default(),
-            runtime_s,
-            interrupted: false,
-            warnings: Vec::new(),
-            sync: None,
-            steady_state: None,
-            disks: Vec::new(),
-            started_unix_s: Some(1000.0 + runtime_s),
-            temperature: Vec::new(),
-        }
+        let mut w = empty_workload();
+        w.total.read = read;
+        w.runtime_s = runtime_s;
+        w.started_unix_s = Some(1000.0 + runtime_s);
+        w
     }
 
     fn document(w: WorkloadResult, host: &str) -> Document {

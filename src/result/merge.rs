@@ -195,30 +195,7 @@ fn merged(a: &str, b: &str) -> Result<LatencyHistogram, String> {
 mod tests {
     use super::*;
 
-    fn direction(values: &[u64], runtime_s: f64, seconds: &[u64]) -> DirectionResult {
-        let mut h = LatencyHistogram::new();
-        values.iter().for_each(|&v| h.record(v));
-        DirectionResult {
-            ios: values.len() as u64,
-            bytes: values.len() as u64 * 4096,
-            iops: per_second(values.len() as u64, runtime_s),
-            bw_bytes: per_second(values.len() as u64 * 4096, runtime_s),
-            lat_ns: h.summary(),
-            histogram: h.encode(),
-            intervals: seconds
-                .iter()
-                .enumerate()
-                .map(|(i, &ios)| Interval {
-                    t_s: i as f64,
-                    dur_s: 1.0,
-                    ios,
-                    iops: ios as f64,
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }
-    }
+    use crate::result::test_support::direction;
 
     #[test]
     fn sequential_runs_add_their_times_and_concurrent_ones_share_theirs() {

@@ -211,3 +211,63 @@ impl DocumentV1 {
         }
     }
 }
+
+/// Results built by hand, for unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+    use crate::measure::histogram::LatencyHistogram;
+    use crate::measure::per_second;
+
+    /// A direction of `values` (latencies in ns) over `runtime_s`, with
+    /// `seconds[i]` I/Os in second i.
+    pub fn direction(values: &[u64], runtime_s: f64, seconds: &[u64]) -> DirectionResult {
+        let mut h = LatencyHistogram::new();
+        values.iter().for_each(|&v| h.record(v));
+        DirectionResult {
+            ios: values.len() as u64,
+            bytes: values.len() as u64 * 4096,
+            iops: per_second(values.len() as u64, runtime_s),
+            bw_bytes: per_second(values.len() as u64 * 4096, runtime_s),
+            lat_ns: h.summary(),
+            histogram: h.encode(),
+            intervals: seconds
+                .iter()
+                .enumerate()
+                .map(|(i, &ios)| Interval {
+                    t_s: i as f64,
+                    dur_s: 1.0,
+                    ios,
+                    iops: ios as f64,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    /// A workload that did nothing, on one target "/tmp/x".
+    pub fn empty_workload() -> WorkloadResult {
+        let nothing = || DirectionResult {
+            histogram: LatencyHistogram::new().encode(),
+            ..Default::default()
+        };
+        WorkloadResult {
+            spec: crate::spec::WorkloadSpec::defaults(vec!["/tmp/x".into()]),
+            targets: Vec::new(),
+            total: DirectionPair {
+                read: nothing(),
+                write: nothing(),
+            },
+            cpu: CpuUsage::default(),
+            runtime_s: 0.0,
+            interrupted: false,
+            warnings: Vec::new(),
+            sync: None,
+            steady_state: None,
+            disks: Vec::new(),
+            started_unix_s: None,
+            temperature: Vec::new(),
+        }
+    }
+}
