@@ -525,8 +525,11 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
             Ok(exit_code(&stop, document.failed()))
         }
         Ok(None) => Ok(exit_code(&stop, false)),
-        // Every rank has the same usage error: rank 0 says it.
-        Err(e) if !root && e.is::<UsageError>() => Ok(exit::USAGE),
+        // Rank 0 has this rank's error (a usage error every rank shares, or
+        // this rank's failure, gathered) and says it with its exit code. A
+        // rank that exited non-zero first would have the launcher kill rank 0
+        // before it could.
+        Err(_) if !root => Ok(exit_code(&stop, false)),
         Err(e) => Err(e),
     }
 }
