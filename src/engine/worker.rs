@@ -257,8 +257,11 @@ impl<'a> Job<'a> {
         let now = Instant::now();
         Job {
             deadline: config.runtime.map(|r| measure_start + r),
+            // The schedule starts when the gate opened, as measuring does:
+            // a worker that wakes late owes the I/Os due meanwhile (they
+            // count late), instead of offering fewer over the run.
             schedule: config.rate.map(|rate| Schedule {
-                start: now,
+                start,
                 rate,
                 issued: 0,
             }),
