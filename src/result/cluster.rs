@@ -77,23 +77,24 @@ pub fn concurrent_documents(ranks: Vec<Document>, launcher: Launcher) -> Result<
             ranks[i].results.len()
         ));
     }
-    let names: Vec<String> = ranks
+    let names: Vec<RankName> = ranks
         .iter()
         .enumerate()
-        .map(|(r, d)| format!("rank{r}@{}", d.host.hostname))
+        .map(|(r, d)| RankName {
+            label: format!("rank{r}@{}", d.host.hostname),
+            host: d.host.hostname.clone(),
+        })
         .collect();
     let mut merged = Vec::with_capacity(results);
     for k in 0..results {
         let parts: Vec<&RunResult> = ranks.iter().map(|d| &d.results[k]).collect();
         merged.push(concurrent_result(k, &parts, &names)?);
     }
-    let starts = |k: usize| -> Vec<f64> {
-        ranks
-            .iter()
-            .filter_map(|d| d.results.get(k).and_then(started_and_runtime))
-            .map(|(start, _)| start)
-            .collect()
-    };
+    let first_starts: Vec<f64> = ranks
+        .iter()
+        .filter_map(|d| d.results.first().and_then(started_and_runtime))
+        .map(|(start, _)| start)
+        .collect();
     let ends: Vec<f64> = ranks
         .iter()
         .filter_map(|d| d.results.last().and_then(started_and_runtime))
@@ -103,7 +104,6 @@ pub fn concurrent_documents(ranks: Vec<Document>, launcher: Launcher) -> Result<
         v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
             - v.iter().copied().fold(f64::INFINITY, f64::min)
     };
-    let first_starts = starts(0);
     let mut hosts: Vec<String> = Vec::new();
     for d in &ranks {
         if !hosts.contains(&d.host.hostname) {
@@ -160,7 +160,7 @@ fn started_and_runtime(r: &RunResult) -> Option<(f64, f64)> {
 fn concurrent_result(
     k: usize,
     parts: &[&RunResult],
-    ranks: &[String],
+    ranks: &[RankName],
 ) -> Result<RunResult, String> {
     let differ = || format!("result {}: the ranks ran different workloads", k + 1);
     match parts[0] {
@@ -203,7 +203,7 @@ fn concurrent_result(
 /// One workload as every rank ran it, at the same time.
 fn concurrent_workloads(
     parts: &[&WorkloadResult],
-    ranks: &[String],
+    ranks: &[RankName],
 ) -> Result<WorkloadResult, String> {
     let first = parts[0];
     for p in parts {
@@ -230,24 +230,14 @@ fn concurrent_workloads(
         write: side(|d| &d.write)?,
     };
     let syncs: Vec<&SyncResult> = parts.iter().filter_map(|p| p.sync.as_ref()).collect();
-    let mut cpu = CpuUsage::default();
-    for p in parts {
-        cpu.user_s += p.cpu.user_s;
-        cpu.sys_s += p.cpu.sys_s;
-    }
-    let ios = total.ios();
-    cpu.per_io_us = if ios == 0 {
-        0.0
-    } else {
-        (cpu.user_s + cpu.sys_s) * 1e6 / ios as f64
-    };
+    let cpu = CpuUsage::added(parts.iter().map(|p| &p.cpu), total.ios());
     let targets = parts
         .iter()
         .zip(ranks)
         .flat_map(|(p, rank)| {
             p.targets.iter().map(move |t| {
                 let mut t = t.clone();
-                t.name = format!("{rank}:{}", t.name);
+                t.name = format!("{}:{}", rank.label, t.name);
                 t
             })
         })
@@ -258,7 +248,7 @@ fn concurrent_workloads(
         .flat_map(|(p, rank)| {
             p.warnings.iter().map(move |w| {
                 let mut w = w.clone();
-                w.target = format!("{rank}:{}", w.target);
+                w.target = format!("{}:{}", rank.label, w.target);
                 w
             })
         })
@@ -287,16 +277,22 @@ fn concurrent_workloads(
     })
 }
 
-/// Each rank's disks, named after the rank; ranks on one host see the same
+/// A rank as merged results name it: `rank3@node7`, and its host.
+struct RankName {
+    label: String,
+    host: String,
+}
+
+/// Each rank's disks, named after the rank's host; ranks on one host see the same
 /// counters, so a host's disks are taken from its first rank only.
 fn ranks_disks<'a>(
     parts: impl Iterator<Item = &'a [DiskUsage]>,
-    ranks: &[String],
+    ranks: &[RankName],
 ) -> Vec<DiskUsage> {
     let mut seen_hosts: Vec<&str> = Vec::new();
     let mut out = Vec::new();
     for (disks, rank) in parts.zip(ranks) {
-        let host = rank.split_once('@').map_or(rank.as_str(), |(_, h)| h);
+        let host = rank.host.as_str();
         if seen_hosts.contains(&host) {
             continue;
         }

@@ -6,7 +6,7 @@
 //!   streams, hosts): counts and histograms add up, rates are over the common
 //!   wall-clock span.
 
-use super::WorkloadResult;
+use super::{CpuUsage, WorkloadResult};
 use super::{DirectionPair, DirectionResult, Document, Interval, RunResult, SyncResult};
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::per_second;
@@ -103,14 +103,7 @@ fn merge_workload(into: &mut WorkloadResult, other: &WorkloadResult) -> Result<(
     )?;
     into.runtime_s += other.runtime_s;
     merge_sync(&mut into.sync, &other.sync, into.runtime_s)?;
-    into.cpu.user_s += other.cpu.user_s;
-    into.cpu.sys_s += other.cpu.sys_s;
-    let ios = into.total.ios();
-    into.cpu.per_io_us = if ios == 0 {
-        0.0
-    } else {
-        (into.cpu.user_s + into.cpu.sys_s) * 1e6 / ios as f64
-    };
+    into.cpu = CpuUsage::added([&into.cpu, &other.cpu], into.total.ios());
     into.interrupted |= other.interrupted;
     Ok(())
 }

@@ -213,6 +213,20 @@ impl CpuUsage {
             },
         }
     }
+
+    /// The CPU time of `parts` (runs on other hosts, or one after another)
+    /// added, per I/O of all `ios` they did.
+    pub fn added<'a>(parts: impl IntoIterator<Item = &'a CpuUsage>, ios: u64) -> Self {
+        let mut sum = CpuTime {
+            user_s: 0.0,
+            sys_s: 0.0,
+        };
+        for p in parts {
+            sum.user_s += p.user_s;
+            sum.sys_s += p.sys_s;
+        }
+        CpuUsage::new(sum, ios)
+    }
 }
 
 impl TargetResult {
