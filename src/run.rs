@@ -464,16 +464,21 @@ pub fn run_streams(
         }
     }
     let mut temperature: Vec<TemperatureSample> = Vec::new();
-    let mut sample_temperature = |second: &CompletedSecond| {
-        for (disk, sensor) in &sensors {
-            if let Some(celsius) = facts::read_temperature(sensor) {
-                temperature.push(TemperatureSample {
-                    disk: disk.clone(),
-                    t_s: second.index as f64 + second.dur_s,
-                    celsius,
-                });
+    // Each completed second of a stream goes to the observer; the disks'
+    // temperatures are read at the end of each of the first stream's.
+    let mut second_done = |s: usize, second: &CompletedSecond| {
+        if s == 0 {
+            for (disk, sensor) in &sensors {
+                if let Some(celsius) = facts::read_temperature(sensor) {
+                    temperature.push(TemperatureSample {
+                        disk: disk.clone(),
+                        t_s: second.index as f64 + second.dur_s,
+                        celsius,
+                    });
+                }
             }
         }
+        observer(s, second);
     };
 
     let gate = Arc::new(StartGate::new(workers));
@@ -570,10 +575,7 @@ pub fn run_streams(
                 accumulators[report.target].series.add(&report);
                 totals[s].add(&report);
                 for second in totals[s].drain_completed() {
-                    if s == 0 {
-                        sample_temperature(&second);
-                    }
-                    observer(s, &second);
+                    second_done(s, &second);
                 }
                 if s == 0 {
                     live_line.update(start, &totals[0], &report);
@@ -601,10 +603,7 @@ pub fn run_streams(
                 acc.series.worker_finished(last_interval);
                 totals[acc.stream].worker_finished(last_interval);
                 for second in totals[acc.stream].drain_completed() {
-                    if acc.stream == 0 {
-                        sample_temperature(&second);
-                    }
-                    observer(acc.stream, &second);
+                    second_done(acc.stream, &second);
                 }
                 match outcome {
                     Ok(worker_totals) => merge_totals(acc, *worker_totals),
@@ -628,7 +627,7 @@ pub fn run_streams(
     for (s, series) in totals.iter_mut().enumerate() {
         series.flush();
         for second in series.drain_completed() {
-            observer(s, &second);
+            second_done(s, &second);
         }
     }
     let cpu = CpuTime::now().since(cpu_start.unwrap_or_else(CpuTime::now));
