@@ -147,7 +147,12 @@ fn job(name: &str, group: usize, w: &WorkloadResult) -> anyhow::Result<Value> {
     if spec.fdatasync > 0 {
         opt("fdatasync", spec.fdatasync.to_string());
     }
-    let all = combined(&[&w.total.read, &w.total.write])?;
+    // Each direction's histogram is decoded once: for its percentiles, and
+    // added into the job's latency tables.
+    let read_h = decoded(&w.total.read)?;
+    let write_h = decoded(&w.total.write)?;
+    let mut all = read_h.clone();
+    all.add(&write_h);
     let errors: u64 = w.targets.iter().map(|t| t.errors.count).sum();
     let short: u64 = w.targets.iter().map(|t| t.errors.short).sum();
     Ok(json!({
@@ -157,9 +162,9 @@ fn job(name: &str, group: usize, w: &WorkloadResult) -> anyhow::Result<Value> {
         "eta": 0,
         "elapsed": w.runtime_s.ceil() as u64,
         "job options": options,
-        "read": direction(&w.total.read, runtime_ms, short)?,
-        "write": direction(&w.total.write, runtime_ms, 0)?,
-        "trim": direction(&DirectionResult::default(), runtime_ms, 0)?,
+        "read": direction(&w.total.read, &read_h, runtime_ms, short),
+        "write": direction(&w.total.write, &write_h, runtime_ms, 0),
+        "trim": direction(&DirectionResult::default(), &LatencyHistogram::new(), runtime_ms, 0),
         "sync": sync(w.sync.as_ref())?,
         "job_runtime": runtime_ms,
         "usr_cpu": cpu_pct(&w.cpu, true, w.runtime_s),
@@ -180,24 +185,24 @@ fn cpu_pct(cpu: &CpuUsage, user: bool, runtime_s: f64) -> f64 {
     }
 }
 
-fn combined(directions: &[&DirectionResult]) -> anyhow::Result<LatencyHistogram> {
-    let mut all = LatencyHistogram::new();
-    for d in directions.iter().filter(|d| d.ios > 0) {
-        all.add(&LatencyHistogram::decode(&d.histogram).map_err(anyhow::Error::msg)?);
+/// A direction's histogram; empty for a direction that did nothing.
+fn decoded(d: &DirectionResult) -> anyhow::Result<LatencyHistogram> {
+    if d.ios == 0 {
+        return Ok(LatencyHistogram::new());
     }
-    Ok(all)
+    LatencyHistogram::decode(&d.histogram).map_err(anyhow::Error::msg)
 }
 
-fn direction(d: &DirectionResult, runtime_ms: u64, short_ios: u64) -> anyhow::Result<Value> {
-    let h = combined(&[d])?;
+/// `d` in fio's form; `h` is its decoded histogram.
+fn direction(d: &DirectionResult, h: &LatencyHistogram, runtime_ms: u64, short_ios: u64) -> Value {
     let lat = latency(&d.lat_ns, d.ios, None);
-    let clat = latency(&d.lat_ns, d.ios, Some(&h));
+    let clat = latency(&d.lat_ns, d.ios, Some(h));
     // Per-second samples give fio's bandwidth and IOPS spread.
     let iops: Vec<f64> = d.intervals.iter().map(|i| i.iops).collect();
     let bw: Vec<f64> = d.intervals.iter().map(|i| i.bw_bytes / 1024.0).collect();
     let (bw_min, bw_max, bw_mean, bw_dev) = spread(&bw);
     let (iops_min, iops_max, iops_mean, iops_dev) = spread(&iops);
-    Ok(json!({
+    json!({
         "io_bytes": d.bytes,
         "io_kbytes": d.bytes / 1024,
         "bw_bytes": d.bw_bytes.round() as u64,
@@ -221,7 +226,7 @@ fn direction(d: &DirectionResult, runtime_ms: u64, short_ios: u64) -> anyhow::Re
         "iops_mean": iops_mean,
         "iops_stddev": iops_dev,
         "iops_samples": iops.len(),
-    }))
+    })
 }
 
 /// Smallest, largest, mean and standard deviation (n - 1, as fio) of
