@@ -237,22 +237,13 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{DirectionResult, Interval, TemperatureSample};
+    use crate::result::{DirectionResult, TemperatureSample};
 
     /// A workload whose reads ran at `iops[i]` in second i, with the disk
     /// at `celsius[i]` at its end.
     fn run(iops: &[f64], celsius: &[f64]) -> WorkloadResult {
         let read = DirectionResult {
-            intervals: iops
-                .iter()
-                .enumerate()
-                .map(|(i, &x)| Interval {
-                    t_s: i as f64,
-                    dur_s: 1.0,
-                    iops: x,
-                    ..Default::default()
-                })
-                .collect(),
+            intervals: crate::result::test_support::seconds_at(iops),
             ..Default::default()
         };
         let mut w = crate::result::test_support::empty_workload();

@@ -318,16 +318,7 @@ mod tests {
         DirectionResult {
             ios: 1,
             iops: iops.iter().sum::<f64>() / iops.len() as f64,
-            intervals: iops
-                .iter()
-                .enumerate()
-                .map(|(i, &x)| Interval {
-                    t_s: i as f64,
-                    dur_s: 1.0,
-                    iops: x,
-                    ..Default::default()
-                })
-                .collect(),
+            intervals: crate::result::test_support::seconds_at(iops),
             ..Default::default()
         }
     }

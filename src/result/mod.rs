@@ -246,6 +246,19 @@ pub(crate) mod test_support {
         }
     }
 
+    /// Whole seconds from second 0, at `iops[i]` I/Os a second in second i.
+    pub fn seconds_at(iops: &[f64]) -> Vec<Interval> {
+        iops.iter()
+            .enumerate()
+            .map(|(i, &x)| Interval {
+                t_s: i as f64,
+                dur_s: 1.0,
+                iops: x,
+                ..Default::default()
+            })
+            .collect()
+    }
+
     /// A workload that did nothing, on one target "/tmp/x".
     pub fn empty_workload() -> WorkloadResult {
         let nothing = || DirectionResult {
