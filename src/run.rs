@@ -165,34 +165,12 @@ impl Session {
                 self.document.results.push(RunResult::Workload(done));
                 continue;
             }
-            if !spec.streams.is_empty() {
-                match self.run_streams_workload(spec) {
-                    Ok(result) => {
-                        self.document.interrupted |= result.interrupted;
-                        self.document.results.push(RunResult::Streams(result));
-                        progress(&self.document)?;
-                        continue;
-                    }
-                    Err(e) if e.is::<Interrupted>() => break,
-                    Err(e) => return Err(e),
-                }
-            }
-            let targets = match self.prepare_targets(spec) {
-                Ok(t) => t,
-                Err(e) if e.is::<Interrupted>() => break,
-                Err(e) => return Err(e),
-            };
-            let context = warning_context(&targets);
-            let live = self.live;
-            let stop = self.stop.clone();
-            let mut result = match run_workload(spec, &targets, &stop, self.options(live)) {
+            let result = match self.run_checked(spec) {
                 Ok(r) => r,
                 Err(e) if e.is::<Interrupted>() => break,
                 Err(e) => return Err(e),
             };
-            result.warnings = crate::warnings::check(&result, &context);
-            self.document.interrupted |= result.interrupted;
-            self.document.results.push(RunResult::Workload(result));
+            self.document.results.push(result);
             progress(&self.document)?;
         }
         self.document.interrupted |= self.stop.is_set();
@@ -201,6 +179,37 @@ impl Session {
         } = self;
         drop(prepared);
         Ok(document)
+    }
+
+    /// Runs one workload (or streams workload) on this session's targets,
+    /// laying out those not yet laid out, and returns its result without
+    /// adding it to the document: for callers that decide the next run from
+    /// the last (capacity search). A signal during the layout is an
+    /// [`Interrupted`] error; one during the run, an interrupted result.
+    /// Only the spec's own knobs are checked: the caller checks the plan
+    /// ([`check_plan`]) before the first run, while no target fathom lays
+    /// out exists yet (after, one would look like a file it did not create).
+    pub fn run_one(&mut self, spec: &WorkloadSpec) -> anyhow::Result<RunResult> {
+        spec.validate()?;
+        self.run_checked(spec)
+    }
+
+    fn run_checked(&mut self, spec: &WorkloadSpec) -> anyhow::Result<RunResult> {
+        let result = if spec.streams.is_empty() {
+            let targets = self.prepare_targets(spec)?;
+            let context = warning_context(&targets);
+            let live = self.live;
+            let stop = self.stop.clone();
+            let mut result = run_workload(spec, &targets, &stop, self.options(live))?;
+            result.warnings = crate::warnings::check(&result, &context);
+            self.document.interrupted |= result.interrupted;
+            RunResult::Workload(result)
+        } else {
+            let result = self.run_streams_workload(spec)?;
+            self.document.interrupted |= result.interrupted;
+            RunResult::Streams(result)
+        };
+        Ok(result)
     }
 
     /// Runs the streams of `spec` at the same time, each on its own targets
@@ -312,6 +321,7 @@ fn worker_configs(
                 target: target_index,
                 seed: worker_seed(spec.seed, first_worker + j as usize),
                 engine: spec.engine,
+                null_latency: Duration::from_nanos(spec.null_latency_ns),
                 pattern,
                 bs: spec.bs as u32,
                 depth: spec.iodepth,

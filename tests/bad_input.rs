@@ -112,23 +112,42 @@ fn readme_synopsis_matches_the_flags() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let start = readme.find("fathom run [JOB.toml").expect("a synopsis");
-    let synopsis = &readme[start..start + readme[start..].find("```").unwrap()];
+    let end = ["\nfathom ", "```"]
+        .iter()
+        .filter_map(|m| readme[start..].find(m))
+        .min()
+        .unwrap();
+    let synopsis = &readme[start..start + end];
     let flags = |text: &str| -> std::collections::BTreeSet<String> {
         text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
             .filter(|w| w.starts_with("--") && w.len() > 2)
             .map(String::from)
             .collect()
     };
-    let help = String::from_utf8(run(&["run", "--help"]).stdout).unwrap();
-    let options: String = help
-        .lines()
-        .filter_map(|l| l.trim_start().strip_prefix("-o, ").or(Some(l.trim_start())))
-        .filter(|l| l.starts_with("--"))
-        .map(|l| l.split_whitespace().next().unwrap().to_string() + " ")
+    let options_of = |command: &str| {
+        let help = String::from_utf8(run(&[command, "--help"]).stdout).unwrap();
+        let options: String = help
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("-o, ").or(Some(l.trim_start())))
+            .filter(|l| l.starts_with("--"))
+            .map(|l| l.split_whitespace().next().unwrap().to_string() + " ")
+            .collect();
+        let mut expected = flags(&options);
+        expected.remove("--help");
+        expected
+    };
+    let run_flags = options_of("run");
+    assert_eq!(flags(synopsis), run_flags);
+    // `capacity` takes the workload flags of `run` and its own, which its
+    // synopsis names.
+    let start = readme.find("fathom capacity TARGET").expect("a capacity synopsis");
+    let capacity = &readme[start..start + readme[start..].find("```").unwrap()];
+    let own: std::collections::BTreeSet<String> = options_of("capacity")
+        .difference(&run_flags)
+        .cloned()
         .collect();
-    let mut expected = flags(&options);
-    expected.remove("--help");
-    assert_eq!(flags(synopsis), expected);
+    assert!(!own.is_empty());
+    assert_eq!(flags(capacity), own);
     for knob in fathom::spec::knobs::KNOBS {
         assert!(
             synopsis.contains(&format!("--{}", knob.flag())),

@@ -75,10 +75,37 @@ fn other_kinds() -> Vec<Value> {
         "--stream",
         "w:rw=write,fsync=2",
     ]);
+    // A short search of a target of known speed (4 slots of 1 ms), with
+    // the null engine's service time in its spec.
+    let capacity = json(&[
+        "capacity",
+        dir.path().join("k").to_str().unwrap(),
+        "--engine",
+        "null",
+        "--null-latency",
+        "1ms",
+        "--iodepth",
+        "4",
+        "--size",
+        "1m",
+        "--ramp",
+        "0s",
+        "--runtime",
+        "200ms",
+        "--slo",
+        "p90:50ms",
+        "--start",
+        "1000",
+        "--growth",
+        "4",
+        "--precision",
+        "50%",
+    ]);
     vec![
         json(&["meta", d, "-n", "1", "--block", "1m"]),
         certify,
         streams,
+        capacity,
     ]
 }
 

@@ -1,6 +1,7 @@
 //! The command line: flags named as fio users expect, resolved into workload
 //! specs. Everything else lives in the library.
 
+mod capacity;
 mod knob_args;
 pub mod presets;
 pub mod tools;
@@ -50,6 +51,11 @@ enum Command {
     /// ACT-style latency certification: streams at fixed rates, slow-I/O
     /// shares per interval, pass or fail against a profile.
     Certify(tools::CertifyArgs),
+    /// The most load a workload can be offered while its latency (from when
+    /// each I/O was due) meets an objective: steps at fixed rates climb
+    /// until one misses, then bisection; reports the answer, the knee and
+    /// every step.
+    Capacity(Box<capacity::CapacityArgs>),
     /// The same workloads of two result files side by side, with ratios.
     Compare {
         /// The baseline result.
@@ -104,8 +110,9 @@ struct ReportArgs {
     output: Option<PathBuf>,
 }
 
+/// What to run and where: a job file or knob flags, targets, streams.
 #[derive(Args, Debug)]
-struct RunArgs {
+struct WorkloadArgs {
     /// A job file (NAME.toml, or an fio job file: NAME.fio or INI content)
     /// and/or targets: files, directories (fathom
     /// creates its own file there) or block devices; LABEL=PATH names a
@@ -126,6 +133,12 @@ struct RunArgs {
     /// starts from the other flags. Repeatable.
     #[arg(long = "stream", value_name = "NAME:KNOB=VALUE,...", value_parser = knobs::parse_stream)]
     streams: Vec<(String, Vec<(String, String)>)>,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
 
     /// Before measuring, write the whole region sequentially (128k) and then
     /// randomly (4k), as SNIA's performance test specification
@@ -217,9 +230,29 @@ fn parse_format(s: &str) -> Result<OutputFormat, String> {
 }
 
 impl RunArgs {
-    /// The workloads these arguments ask for: a job file's, or one workload
-    /// from the flags, swept over any comma lists.
+    /// The workloads these arguments ask for: a preset's, a job file's, or
+    /// one workload from the flags, swept over any comma lists.
     fn resolve(&self) -> Result<Vec<WorkloadSpec>, UsageError> {
+        let specs = self
+            .workload
+            .resolve(self.preset.as_deref(), self.explain, &[])?;
+        Ok(if self.precondition {
+            plan::preconditioned(specs)
+        } else {
+            specs
+        })
+    }
+}
+
+impl WorkloadArgs {
+    /// The workloads of a preset, a job file or the flags; `defaults` are
+    /// knobs set when neither the flags nor a job file set them.
+    fn resolve(
+        &self,
+        preset: Option<&str>,
+        explain: bool,
+        defaults: &[(&str, &str)],
+    ) -> Result<Vec<WorkloadSpec>, UsageError> {
         let mut positional = self.targets.clone();
         let job = match positional.first() {
             Some(first)
@@ -230,7 +263,7 @@ impl RunArgs {
             }
             _ => None,
         };
-        if self.explain && !job.as_deref().is_some_and(fiojob::is_fio_job) {
+        if explain && !job.as_deref().is_some_and(fiojob::is_fio_job) {
             return Err(UsageError(
                 "--explain: give an fio job file (NAME.fio) to translate".into(),
             ));
@@ -251,7 +284,14 @@ impl RunArgs {
                 overrides.knobs.push((knob, value));
             }
         }
-        let specs = match (job, &self.preset) {
+        if job.is_none() && preset.is_none() {
+            for (knob, value) in defaults {
+                if !overrides.knobs.iter().any(|(k, _)| k == knob) {
+                    overrides.knobs.push((knob.to_string(), value.to_string()));
+                }
+            }
+        }
+        let specs = match (job, preset) {
             (Some(_), Some(_)) => {
                 return Err(UsageError(
                     "--preset: give either a job file or a preset, not both".into(),
@@ -262,7 +302,7 @@ impl RunArgs {
                 let t = fiojob::translate(&path, !overrides.targets.is_empty())?;
                 let source = format!("{} (as translated: see --explain)", path.display());
                 let specs = jobfile::parse(&t.toml, &source, "fio", &overrides)?;
-                if self.explain {
+                if explain {
                     for n in &t.notes {
                         println!("# note: {n}");
                     }
@@ -282,11 +322,7 @@ impl RunArgs {
                 from_flags(&overrides)?
             }
         };
-        Ok(if self.precondition {
-            plan::preconditioned(specs)
-        } else {
-            specs
-        })
+        Ok(specs)
     }
 }
 
@@ -332,6 +368,7 @@ pub fn main() -> i32 {
         Some(Command::Meta(args)) => tools::meta_command(&args),
         Some(Command::Seqread(args)) => tools::seqread_command(&args),
         Some(Command::Certify(args)) => tools::certify_command(&args),
+        Some(Command::Capacity(args)) => capacity::capacity_command(&args),
         Some(Command::Presets) => {
             print!("{}", presets::listing());
             Ok(0)

@@ -82,17 +82,19 @@ pub trait Engine {
     fn sync(&mut self, data_only: bool) -> io::Result<()>;
 }
 
-/// Builds the engine of `kind` over an opened target file.
+/// Builds the engine of `kind` over an opened target file; `null_latency`
+/// is the null engine's service time per I/O.
 pub fn open(
     kind: EngineKind,
     file: File,
     depth: u32,
     buffers: Buffers,
+    null_latency: Duration,
 ) -> io::Result<Box<dyn Engine>> {
     Ok(match kind {
         EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(file, depth, buffers)?),
         EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers)),
-        EngineKind::Null => Box::new(null::NullEngine::new(buffers)),
+        EngineKind::Null => Box::new(null::NullEngine::new(buffers, null_latency)),
     })
 }
 

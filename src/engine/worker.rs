@@ -40,6 +40,8 @@ pub struct WorkerConfig {
     pub target: usize,
     pub seed: u64,
     pub engine: crate::spec::EngineKind,
+    /// The null engine's service time per I/O (`--null-latency`).
+    pub null_latency: Duration,
     pub pattern: OffsetPattern,
     pub bs: u32,
     pub depth: u32,
@@ -140,7 +142,13 @@ pub fn run(
     let target = config.target;
     let mut rng = SmallRng::seed_from_u64(config.seed);
     let buffers = Buffers::new(config.depth as usize, config.bs as usize, &mut rng);
-    let engine = super::open(config.engine, file, config.depth, buffers);
+    let engine = super::open(
+        config.engine,
+        file,
+        config.depth,
+        buffers,
+        config.null_latency,
+    );
     let start = gate.wait();
     let (outcome, last_interval) = match engine {
         Ok(engine) => {

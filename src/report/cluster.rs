@@ -69,7 +69,7 @@ pub fn directions(results: &[RunResult]) -> Vec<(String, &'static str, &Directio
                     pairs.push((format!("{}/{}", s.spec.name, w.spec.name), &w.total));
                 }
             }
-            RunResult::Meta(_) | RunResult::Certify(_) => {}
+            RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) => {}
         }
     }
     let mut out = Vec::new();

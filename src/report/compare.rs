@@ -3,6 +3,7 @@
 //! run-to-run noise the per-second intervals show.
 
 use super::System;
+use crate::result::capacity::CapacityResult;
 use crate::result::certify::{CertifyResult, StreamInterval, THRESHOLDS_MS};
 use crate::result::meta::MetaResult;
 use crate::result::{DirectionResult, Interval, RunResult, WorkloadResult};
@@ -94,6 +95,16 @@ pub fn compare(a: &System, b: &System) -> Comparison {
         "verdict A",
         "verdict B",
     ]);
+    let mut capacity = table(&[
+        "workload",
+        "objective",
+        "answer A",
+        "answer B",
+        "B/A",
+        "knee A",
+        "knee B",
+        "change",
+    ]);
     let mut matched = 0;
     let mut unmatched: Vec<String> = Vec::new();
     for result in &a.document.results {
@@ -142,6 +153,22 @@ pub fn compare(a: &System, b: &System) -> Comparison {
                     }
                 })
                 .ok_or_else(|| format!("streams workload {}", sa.spec.name)),
+            RunResult::Capacity(ca) => b
+                .document
+                .results
+                .iter()
+                .find_map(|r| match r {
+                    RunResult::Capacity(c)
+                        if c.spec.name == ca.spec.name && c.search.slo == ca.search.slo =>
+                    {
+                        Some(c)
+                    }
+                    _ => None,
+                })
+                .map(|cb| capacity_row(&mut capacity, ca, cb))
+                .ok_or_else(|| {
+                    format!("capacity search of {} for {}", ca.spec.name, ca.search.slo)
+                }),
         };
         match found {
             Ok(()) => matched += 1,
@@ -149,7 +176,7 @@ pub fn compare(a: &System, b: &System) -> Comparison {
         }
     }
     let mut text = String::new();
-    for t in [&mut workloads, &mut meta, &mut certify] {
+    for t in [&mut workloads, &mut meta, &mut certify, &mut capacity] {
         if t.row_count() > 0 {
             let columns = t.column_count();
             for c in 1..columns {
@@ -265,6 +292,39 @@ fn meta_rows(table: &mut Table, a: &MetaResult, b: &MetaResult) {
 }
 
 /// Per stream and limited threshold: the worst judged interval of each.
+/// Two searches of one workload for one objective: their answers, knees,
+/// and whether the answers differ by more than the searches' precision.
+fn capacity_row(table: &mut Table, a: &CapacityResult, b: &CapacityResult) {
+    let rate =
+        |v: Option<f64>| v.map_or("-".into(), |v| format!("{}/s", thousands(v.round() as u64)));
+    let change = match (a.answer_iops, b.answer_iops) {
+        (Some(x), Some(y)) => {
+            let change = (y / x - 1.0) * 100.0;
+            // Each answer lies within its precision below the true one.
+            let precision = a.search.precision.max(b.search.precision) * 100.0;
+            if change.abs() > precision {
+                format!("{change:+.1}% beyond the search precision (±{precision:.0}%)")
+            } else {
+                format!("within the search precision (±{precision:.0}%)")
+            }
+        }
+        _ => "-".into(),
+    };
+    table.add_row(vec![
+        a.spec.name.clone(),
+        a.search.slo.to_string(),
+        rate(a.answer_iops),
+        rate(b.answer_iops),
+        match (a.answer_iops, b.answer_iops) {
+            (Some(x), Some(y)) => ratio(x, y),
+            _ => "-".into(),
+        },
+        rate(a.knee_iops),
+        rate(b.knee_iops),
+        change,
+    ]);
+}
+
 fn certify_rows(table: &mut Table, a: &CertifyResult, b: &CertifyResult) {
     let judged = |c: &CertifyResult, stream: &str| -> Vec<StreamInterval> {
         c.intervals

@@ -2,6 +2,7 @@
 //! every measured figure, for spreadsheets and scripts.
 
 use super::{Exporter, Labelled, Report, Section, certify};
+use crate::result::capacity::CapacityResult;
 use crate::result::certify::CertifyResult;
 use crate::result::meta::MetaResult;
 use crate::result::{LatencySummary, WorkloadResult};
@@ -57,6 +58,7 @@ impl Exporter for CsvExporter {
                 Section::Workloads(workloads) => workload_rows(&workloads)?,
                 Section::Meta(metas) => meta_rows(&metas)?,
                 Section::Certify(certifications) => certify_rows(&certifications)?,
+                Section::Capacity(searches) => capacity_rows(&searches)?,
                 Section::Streams(groups) => {
                     // Each stream as a workload named WORKLOAD/STREAM.
                     let streams: Vec<WorkloadResult> = groups
@@ -220,6 +222,55 @@ fn meta_rows(metas: &[Labelled<MetaResult>]) -> anyhow::Result<String> {
 
 /// `fathom certify`: one row per system, interval and stream, then the
 /// verdict of each system.
+/// One row per step of every search, figures unformatted (ns, bytes, I/Os
+/// per second); the answer and knee on every row of their search, so that a
+/// filter on one step keeps them.
+fn capacity_rows(searches: &[Labelled<CapacityResult>]) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "system",
+        "workload",
+        "objective",
+        "step",
+        "phase",
+        "offered_iops",
+        "achieved_iops",
+        "bw_bytes",
+        "p50_ns",
+        "objective_ns",
+        "max_ns",
+        "unanswered",
+        "outcome",
+        "answer_iops",
+        "knee_iops",
+    ])?;
+    let optional = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_default();
+    for c in searches {
+        let objective = c.search.slo.to_string();
+        for (i, step) in c.steps.iter().enumerate() {
+            let terms: Vec<String> = step.slo_ns.iter().map(u64::to_string).collect();
+            w.write_record([
+                c.system.to_string(),
+                c.spec.name.clone(),
+                objective.clone(),
+                (i + 1).to_string(),
+                step.phase.name().to_string(),
+                format!("{:.1}", step.offered_iops),
+                format!("{:.1}", step.achieved_iops),
+                format!("{:.0}", step.bw_bytes),
+                step.lat_ns.p50.to_string(),
+                terms.join(" "),
+                step.lat_ns.max.to_string(),
+                step.unanswered.to_string(),
+                super::capacity::outcome(step).to_string(),
+                optional(c.answer_iops),
+                optional(c.knee_iops),
+            ])?;
+        }
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
 fn certify_rows(certifications: &[Labelled<CertifyResult>]) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header_written = false;

@@ -58,7 +58,8 @@ impl Exporter for FioJsonExporter {
                         }
                         add_disks(&mut disks, &s.disks);
                     }
-                    RunResult::Meta(_) | RunResult::Certify(_) => {}
+                    // fio has no such results: its readers would not know them.
+                    RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) => {}
                 }
             }
         }

@@ -5,6 +5,7 @@ use super::charts::{self, BarChart, LineChart, Rendered, Series};
 use super::table::{self, DIRECTIONS, Figures, Pick, Row, SweepTable};
 use super::{Exporter, Labelled, Report, Section};
 use crate::result::WorkloadResult;
+use crate::result::capacity::CapacityResult;
 use crate::result::certify::{CertifyResult, THRESHOLDS_MS};
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
@@ -80,6 +81,12 @@ impl Exporter for HtmlExporter {
                         let (header, rows) = table::streams_cells(&s, systems);
                         results.push_str(&cells_table(&header, &rows, 3));
                         stream_charts(&s, systems, &mut charts)?;
+                    }
+                }
+                Section::Capacity(searches) => {
+                    for c in searches {
+                        capacity_section(&c, systems, &mut results);
+                        capacity_charts(&c, systems, &mut charts)?;
                     }
                 }
                 Section::Certify(certifications) => {
@@ -301,6 +308,106 @@ fn rank_bars(
 }
 
 /// A certification's caption, interval table, verdict and failed limits.
+fn capacity_section(c: &Labelled<CapacityResult>, systems: bool, out: &mut String) {
+    let name = if systems {
+        format!("{}: ", c.system)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "<p>{}{}</p>",
+        escape(&name),
+        escape(&super::capacity::caption(c))
+    );
+    let (header, rows) = super::capacity::cells(c);
+    out.push_str(&cells_table(&header, &rows, super::capacity::FIRST_FIGURE));
+    out.push_str("<ul>\n");
+    for line in super::capacity::conclusion(c) {
+        let _ = writeln!(out, "<li>{}</li>", escape(&line));
+    }
+    out.push_str("</ul>\n");
+}
+
+/// The hockey stick (latency from the due time against offered load, with
+/// the objective's limits) and achieved against offered load.
+fn capacity_charts(
+    c: &Labelled<CapacityResult>,
+    systems: bool,
+    out: &mut Vec<Rendered>,
+) -> anyhow::Result<()> {
+    let steps = c.by_rate();
+    if steps.is_empty() {
+        return Ok(());
+    }
+    let prefix = if systems {
+        format!("{}: ", c.system)
+    } else {
+        String::new()
+    };
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let (lo, hi) = (steps[0].offered_iops, steps[steps.len() - 1].offered_iops);
+    let mut series = vec![Series {
+        name: "p50".into(),
+        points: steps
+            .iter()
+            .map(|s| (s.offered_iops, ms(s.lat_ns.p50)))
+            .collect(),
+    }];
+    for (k, term) in c.search.slo.0.iter().enumerate() {
+        let name = crate::spec::capacity::percentile_name(term.percentile);
+        series.push(Series {
+            name: name.clone(),
+            points: steps
+                .iter()
+                .filter_map(|s| Some((s.offered_iops, ms(*s.slo_ns.get(k)?))))
+                .collect(),
+        });
+        series.push(Series {
+            name: format!(
+                "limit {name} {}",
+                crate::units::latency(term.limit_ns as f64)
+            ),
+            points: vec![
+                (lo, ms(term.limit_ns)),
+                (hi.max(lo * 1.01), ms(term.limit_ns)),
+            ],
+        });
+    }
+    out.push(charts::line_chart(&LineChart {
+        title: format!(
+            "{prefix}{}: latency from the due time against load",
+            c.spec.name
+        ),
+        x_label: "offered I/Os per second".into(),
+        y_label: "latency (ms)".into(),
+        series,
+        x_format: charts::short_number,
+        x_log2: false,
+    })?);
+    out.push(charts::line_chart(&LineChart {
+        title: format!("{prefix}{}: achieved against offered load", c.spec.name),
+        x_label: "offered I/Os per second".into(),
+        y_label: "I/Os per second".into(),
+        series: vec![
+            Series {
+                name: "achieved".into(),
+                points: steps
+                    .iter()
+                    .map(|s| (s.offered_iops, s.achieved_iops))
+                    .collect(),
+            },
+            Series {
+                name: "offered".into(),
+                points: vec![(lo, lo), (hi.max(lo * 1.01), hi.max(lo * 1.01))],
+            },
+        ],
+        x_format: charts::short_number,
+        x_log2: false,
+    })?);
+    Ok(())
+}
+
 fn certify_section(c: &Labelled<CertifyResult>, systems: bool, out: &mut String) {
     let name = if systems {
         format!("{}: ", c.system)

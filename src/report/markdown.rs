@@ -32,6 +32,24 @@ impl Exporter for MarkdownExporter {
                         out.push_str(&markdown_table(&header, &rows, 3));
                     }
                 }
+                Section::Capacity(searches) => {
+                    for c in searches {
+                        if systems {
+                            out.push_str(&format!("**{}**: ", c.system));
+                        }
+                        out.push_str(&format!("{}\n\n", super::capacity::caption(&c)));
+                        let (header, rows) = super::capacity::cells(&c);
+                        out.push_str(&markdown_table(
+                            &header,
+                            &rows,
+                            super::capacity::FIRST_FIGURE,
+                        ));
+                        out.push('\n');
+                        for line in super::capacity::conclusion(&c) {
+                            out.push_str(&format!("- {line}\n"));
+                        }
+                    }
+                }
                 Section::Certify(certifications) => {
                     for c in certifications {
                         if systems {

@@ -5,6 +5,7 @@
 //! the sections exhaustively, so a new kind of result nobody renders does not
 //! compile.
 
+pub mod capacity;
 pub mod certify;
 pub mod charts;
 pub mod cluster;

@@ -3,6 +3,7 @@
 //! gathered by kind so that the same kind of result of every system sits in
 //! one table.
 
+use crate::result::capacity::CapacityResult;
 use crate::result::certify::CertifyResult;
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
@@ -51,6 +52,7 @@ pub enum Section<'a> {
     Meta(Vec<Labelled<'a, MetaResult>>),
     Certify(Vec<Labelled<'a, CertifyResult>>),
     Streams(Vec<Labelled<'a, StreamsResult>>),
+    Capacity(Vec<Labelled<'a, CapacityResult>>),
 }
 
 impl Report {
@@ -193,6 +195,12 @@ impl Report {
                     RunResult::Streams(st) => {
                         gather(&mut out, label, st, Section::Streams, |s| match s {
                             Section::Streams(v) => Some(v),
+                            _ => None,
+                        })
+                    }
+                    RunResult::Capacity(c) => {
+                        gather(&mut out, label, c, Section::Capacity, |s| match s {
+                            Section::Capacity(v) => Some(v),
                             _ => None,
                         })
                     }

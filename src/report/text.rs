@@ -2,6 +2,7 @@
 
 use super::Exporter;
 use super::{Labelled, Report, Section};
+use crate::result::capacity::CapacityResult;
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
 use crate::result::{DirectionPair, LatencySummary, SyncResult, TargetResult, WorkloadResult};
@@ -34,6 +35,11 @@ impl Exporter for TextExporter {
                 Section::Streams(groups) => {
                     for s in groups {
                         out.push_str(&streams_table(&s, systems));
+                    }
+                }
+                Section::Capacity(searches) => {
+                    for c in searches {
+                        out.push_str(&capacity_table(&c, systems));
                     }
                 }
             }
@@ -72,6 +78,28 @@ fn right_align(table: &mut Table, columns: impl Iterator<Item = usize>) {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
+}
+
+/// A capacity search: its caption, one row per step, the answer and knee.
+fn capacity_table(c: &Labelled<CapacityResult>, systems: bool) -> String {
+    let (header, rows) = super::capacity::cells(c);
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header(header);
+    for row in rows {
+        table.add_row(row);
+    }
+    let columns = table.column_count();
+    right_align(&mut table, super::capacity::FIRST_FIGURE..columns);
+    let name = if systems {
+        format!("{}: ", c.system)
+    } else {
+        String::new()
+    };
+    let mut out = format!("{name}{}\n{table}\n", super::capacity::caption(c));
+    for line in super::capacity::conclusion(c) {
+        out.push_str(&format!("{line}\n"));
+    }
+    out
 }
 
 /// A streams workload: its table, then each stream's notes (CPU, scheduled

@@ -152,7 +152,7 @@ fn started_and_runtime(r: &RunResult) -> Option<(f64, f64)> {
     match r {
         RunResult::Workload(w) => Some((w.started_unix_s?, w.runtime_s)),
         RunResult::Streams(s) => Some((s.streams.first()?.started_unix_s?, s.runtime_s)),
-        RunResult::Meta(_) | RunResult::Certify(_) => None,
+        RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) => None,
     }
 }
 
@@ -193,8 +193,8 @@ fn concurrent_result(
             merged.disks = ranks_disks(ss.iter().map(|s| s.disks.as_slice()), ranks);
             Ok(RunResult::Streams(merged))
         }
-        RunResult::Meta(_) | RunResult::Certify(_) => Err(format!(
-            "result {}: metadata and certification results of several hosts are not merged (run them per host)",
+        RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) => Err(format!(
+            "result {}: metadata, certification and capacity results of several hosts are not merged (run them per host)",
             k + 1
         )),
     }

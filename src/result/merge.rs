@@ -30,9 +30,10 @@ pub fn sequential(mut documents: Vec<Document>) -> Result<Document, String> {
                         out.results.push(RunResult::Workload(w));
                     }
                 }
-                other @ (RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Streams(_)) => {
-                    out.results.push(other)
-                }
+                other @ (RunResult::Meta(_)
+                | RunResult::Certify(_)
+                | RunResult::Streams(_)
+                | RunResult::Capacity(_)) => out.results.push(other),
             }
         }
     }

@@ -4,6 +4,7 @@
 //! Documented field by field in docs/json-schema.md; bump `SCHEMA` on any
 //! change that breaks a reader.
 
+pub mod capacity;
 pub mod certify;
 pub mod cluster;
 pub mod merge;
@@ -18,6 +19,7 @@ pub use workload::{
 };
 
 use crate::measure::facts::HostFacts;
+use capacity::CapacityResult;
 use certify::CertifyResult;
 use meta::MetaResult;
 use serde::{Deserialize, Serialize};
@@ -66,6 +68,8 @@ pub enum RunResult {
     Certify(CertifyResult),
     /// `fathom run` with streams: several workloads at the same time.
     Streams(StreamsResult),
+    /// `fathom capacity`: the most load that meets a latency objective.
+    Capacity(CapacityResult),
 }
 
 impl Document {
@@ -107,6 +111,7 @@ impl Document {
                 .streams
                 .iter()
                 .any(|w| w.targets.iter().any(TargetResult::failed)),
+            RunResult::Capacity(_) => false,
         })
     }
 
@@ -131,6 +136,22 @@ impl Document {
                             w.warnings
                                 .iter()
                                 .map(|x| (format!("{}/{}", s.spec.name, w.spec.name), x))
+                        })
+                        .collect(),
+                    RunResult::Capacity(c) => c
+                        .steps
+                        .iter()
+                        .flat_map(|step| {
+                            step.warnings.iter().map(|x| {
+                                (
+                                    format!(
+                                        "{} at {}/s",
+                                        c.spec.name,
+                                        crate::units::thousands(step.offered_iops.round() as u64)
+                                    ),
+                                    x,
+                                )
+                            })
                         })
                         .collect(),
                 }

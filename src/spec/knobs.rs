@@ -243,6 +243,15 @@ pub const KNOBS: &[Knob] = &[
     .csv(|s| s.engine.to_string())
     .table(|s| s.engine.to_string()),
     Knob::value(
+        "null_latency",
+        "TIME",
+        "With --engine null: complete each I/O this long after it is submitted, as a device with that fixed service time and --iodepth slots would (for testing and modelling; its capacity is iodepth / TIME) [default: 0]",
+        |b, v| {
+            b.spec.null_latency_ns = parse_duration(v)?.as_nanos() as u64;
+            Ok(())
+        },
+    ),
+    Knob::value(
         "fsync",
         "N",
         "fsync after every N writes of each worker (0: never)",

@@ -3,6 +3,7 @@
 //! (`knobs.rs`); the runner consumes it; it is written verbatim into the
 //! result document so a run can be repeated.
 
+pub mod capacity;
 pub mod knobs;
 pub mod meta;
 
@@ -198,6 +199,10 @@ pub struct WorkloadSpec {
     pub ramp_s: f64,
     pub direct: bool,
     pub engine: EngineKind,
+    /// The null engine's service time per I/O, in ns (`--null-latency`);
+    /// 0 completes at once.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub null_latency_ns: u64,
     /// fsync after every N writes per worker; 0 = never.
     pub fsync: u32,
     /// fdatasync after every N writes per worker; 0 = never.
@@ -242,6 +247,10 @@ pub struct WorkloadSpec {
 /// offsets and data.
 pub const DEFAULT_SEED: u64 = 0x0fa7_4011;
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl WorkloadSpec {
     /// The spec of a run nothing has changed, on `targets`.
     pub fn defaults(targets: Vec<String>) -> WorkloadSpec {
@@ -260,6 +269,7 @@ impl WorkloadSpec {
             ramp_s: 0.0,
             direct: true,
             engine: EngineKind::IoUring,
+            null_latency_ns: 0,
             fsync: 0,
             fdatasync: 0,
             random_distribution: Distribution::Uniform,
@@ -414,6 +424,15 @@ impl WorkloadSpec {
         }
         if self.verify != VerifyMode::Off && self.engine == EngineKind::Null {
             return fail("--verify needs real I/O: --engine null reads and writes nothing".into());
+        }
+        if self.null_latency_ns > 0 && self.engine != EngineKind::Null {
+            return fail(format!(
+                "--null-latency: only --engine null waits (this workload uses {})",
+                self.engine
+            ));
+        }
+        if self.null_latency_ns > MAX_RUNTIME_S as u64 * 1_000_000_000 {
+            return fail("--null-latency is longer than 30 days".into());
         }
         if self.rate_iops.is_some() && self.rate_bw.is_some() {
             return fail("--rate-iops and --rate-bw: give one rate, not both".into());

@@ -1,0 +1,511 @@
+//! The capacity search (`fathom capacity`): how much load a workload can be
+//! offered while its latency meets an objective.
+//!
+//! The search is open-loop: each step offers a fixed rate on the rate
+//! engine's schedule, and latency counts from when each I/O was due, so an
+//! I/O that waits for a slot behind a slow device is charged for the wait
+//! (no coordinated omission). Steps climb geometrically from `--start` until
+//! one misses the objective or the target cannot deliver the rate; then
+//! bisection between the highest rate that met and the lowest that missed
+//! narrows the answer to the precision asked.
+
+use crate::error::UsageError;
+use crate::measure::histogram::LatencyHistogram;
+use crate::result::capacity::{CapacityResult, CapacityStep, Phase, SearchEnd};
+use crate::result::{RunResult, WorkloadResult};
+use crate::run::Session;
+use crate::spec::capacity::CapacitySpec;
+use crate::spec::{EngineKind, MAX_IOPS_PER_SLOT, WorkloadSpec};
+use crate::stop::{Interrupted, StopFlag};
+use crate::units::thousands;
+use std::time::Instant;
+
+/// A step whose achieved rate falls more than this share below its offered
+/// rate did not get its load delivered: the target is saturated.
+pub const SATURATION_SHORTFALL: f64 = 0.10;
+
+/// Checks a workload and search before anything runs: one workload (a plain
+/// one or a streams one), whose rates are the search's to set.
+pub fn check(base: &WorkloadSpec, search: &CapacitySpec) -> Result<(), UsageError> {
+    search.validate().map_err(UsageError)?;
+    if base.streams.is_empty() {
+        if base.target_rate().is_some() {
+            return Err(UsageError(
+                "--rate-iops/--rate-bw: capacity sets each step's rate (give the first with --start)"
+                    .into(),
+            ));
+        }
+    } else if base.streams.iter().all(|s| s.target_rate().is_none()) {
+        return Err(UsageError(
+            "capacity scales the rated streams of a streams workload, and none has a rate (give rate-iops to those it should scale)"
+                .into(),
+        ));
+    }
+    if base.runtime_s.is_none() {
+        return Err(UsageError(
+            "--runtime: each step of a capacity search is time-bound; give its length".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The workload at `total_iops` offered over every target: a plain
+/// workload's rate is split evenly over its targets; a streams workload's
+/// rated streams keep their proportions (unrated streams run as they are,
+/// as background load).
+pub fn at_rate(base: &WorkloadSpec, total_iops: f64) -> WorkloadSpec {
+    let mut spec = base.clone();
+    if spec.streams.is_empty() {
+        spec.rate_iops = Some(total_iops / spec.targets.len() as f64);
+        spec.rate_bw = None;
+    } else {
+        let factor = total_iops / rated_total(base);
+        for s in &mut spec.streams {
+            if let Some(r) = s.target_rate() {
+                s.rate_iops = Some(r * factor);
+                s.rate_bw = None;
+            }
+        }
+    }
+    spec
+}
+
+/// I/Os per second the rated streams ask for over all their targets.
+fn rated_total(base: &WorkloadSpec) -> f64 {
+    base.streams
+        .iter()
+        .filter_map(|s| Some(s.target_rate()? * s.targets.len() as f64))
+        .sum()
+}
+
+/// Bytes per second of `total_iops` offered (block sizes may differ
+/// between streams).
+fn bandwidth_at(base: &WorkloadSpec, total_iops: f64) -> f64 {
+    let spec = at_rate(base, total_iops);
+    if spec.streams.is_empty() {
+        total_iops * spec.bs as f64
+    } else {
+        spec.streams
+            .iter()
+            .filter_map(|s| Some(s.target_rate()? * s.targets.len() as f64 * s.bs as f64))
+            .sum()
+    }
+}
+
+/// Whether the queue can be asked for `total_iops` (the rate engine's
+/// bound; the null engine has none).
+fn queue_carries(base: &WorkloadSpec, total_iops: f64) -> bool {
+    let spec = at_rate(base, total_iops);
+    let runs = if spec.streams.is_empty() {
+        vec![&spec]
+    } else {
+        spec.streams.iter().collect()
+    };
+    runs.iter().all(|s| match s.target_rate() {
+        Some(r) if s.engine != EngineKind::Null => {
+            r <= s.iodepth as f64 * s.numjobs as f64 * MAX_IOPS_PER_SLOT
+        }
+        _ => true,
+    })
+}
+
+/// Seconds one step measures and warms up.
+pub fn step_seconds(base: &WorkloadSpec) -> f64 {
+    let runs = if base.streams.is_empty() {
+        vec![base]
+    } else {
+        base.streams.iter().collect()
+    };
+    runs.iter()
+        .map(|s| s.runtime_s.unwrap_or(0.0) + s.ramp_s)
+        .fold(0.0, f64::max)
+}
+
+/// Runs the search on the session's targets. `on_step` is handed the result
+/// so far after every step. A first step that already misses the objective
+/// is a usage error: nothing below it was searched.
+pub fn search(
+    session: &mut Session,
+    base: &WorkloadSpec,
+    search: &CapacitySpec,
+    stop: &StopFlag,
+    on_step: &mut dyn FnMut(&CapacityResult) -> anyhow::Result<()>,
+) -> anyhow::Result<CapacityResult> {
+    check(base, search)?;
+    let started = Instant::now();
+    let mut result = CapacityResult {
+        spec: base.clone(),
+        search: search.clone(),
+        steps: Vec::new(),
+        answer_iops: None,
+        answer_bw_bytes: None,
+        missed_iops: None,
+        knee_iops: None,
+        end: SearchEnd::Converged,
+        runtime_s: 0.0,
+        interrupted: false,
+    };
+    // The longest step so far (layout included) stands for the next one.
+    let mut step_cost = step_seconds(base);
+    let mut next = Some((search.start_iops, Phase::Climb));
+    while let Some((rate, phase)) = next {
+        if stop.is_set() {
+            result.end = SearchEnd::Interrupted;
+            break;
+        }
+        if started.elapsed().as_secs_f64() + step_cost > search.max_time_s {
+            result.end = SearchEnd::MaxTime;
+            break;
+        }
+        if !queue_carries(base, rate) {
+            result.end = SearchEnd::QueueLimit;
+            break;
+        }
+        let step_started = Instant::now();
+        let run = match session.run_one(&at_rate(base, rate)) {
+            Ok(r) => r,
+            Err(e) if e.is::<Interrupted>() => {
+                result.end = SearchEnd::Interrupted;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        step_cost = step_cost.max(step_started.elapsed().as_secs_f64());
+        let step = judge(base, search, phase, rate, &run)?;
+        let (met, interrupted) = (step.met, step.interrupted);
+        result.steps.push(step);
+        if interrupted {
+            result.end = SearchEnd::Interrupted;
+            break;
+        }
+        if result.steps.len() == 1 && !met {
+            return Err(first_step_missed(search, &result.steps[0]).into());
+        }
+        if met {
+            result.answer_iops = Some(rate);
+        } else {
+            result.missed_iops = Some(rate);
+        }
+        next = next_rate(search, result.answer_iops, result.missed_iops);
+        on_step(&result)?;
+    }
+    result.interrupted = result.end == SearchEnd::Interrupted;
+    result.answer_bw_bytes = result.answer_iops.map(|r| bandwidth_at(base, r));
+    result.knee_iops = knee(&curve(&result));
+    result.runtime_s = started.elapsed().as_secs_f64();
+    Ok(result)
+}
+
+/// The next rate to offer: climbing while nothing has missed, then the
+/// middle of the bracket until it is as narrow as the precision.
+fn next_rate(search: &CapacitySpec, met: Option<f64>, missed: Option<f64>) -> Option<(f64, Phase)> {
+    match (met, missed) {
+        (Some(lo), None) => Some((lo * search.growth, Phase::Climb)),
+        // The epsilon keeps a bracket exactly at the precision (2100/2000)
+        // from counting as wider through rounding.
+        (Some(lo), Some(hi)) if hi / lo - 1.0 > search.precision + 1e-9 => {
+            Some(((lo + hi) / 2.0, Phase::Bisect))
+        }
+        _ => None,
+    }
+}
+
+fn first_step_missed(search: &CapacitySpec, step: &CapacityStep) -> UsageError {
+    let offered = thousands(step.offered_iops.round() as u64);
+    let why = if step.saturated {
+        format!(
+            "the target delivered {} of {offered} I/Os per second",
+            thousands(step.achieved_iops.round() as u64)
+        )
+    } else {
+        let (term, value) = search
+            .slo
+            .0
+            .iter()
+            .zip(&step.slo_ns)
+            .find(|(t, v)| **v > t.limit_ns)
+            .expect("a step that met every term and was delivered is met");
+        format!(
+            "{} was {}, over {}",
+            crate::spec::capacity::percentile_name(term.percentile),
+            crate::units::latency(*value as f64),
+            term.describe()
+        )
+    };
+    UsageError(format!(
+        "--start: the first step, {offered} I/Os per second, already misses the objective ({why}): give a lower --start"
+    ))
+}
+
+/// The runs of a step whose latency is judged: the workload, or a streams
+/// workload's rated streams.
+fn judged(base: &WorkloadSpec, run: &RunResult) -> Vec<WorkloadResult> {
+    match run {
+        RunResult::Workload(w) => vec![w.clone()],
+        RunResult::Streams(s) => s
+            .streams
+            .iter()
+            .zip(&base.streams)
+            .filter(|(_, spec)| spec.target_rate().is_some())
+            .map(|(w, _)| w.clone())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// One step's figures and whether it met the objective.
+fn judge(
+    base: &WorkloadSpec,
+    search: &CapacitySpec,
+    phase: Phase,
+    offered_iops: f64,
+    run: &RunResult,
+) -> anyhow::Result<CapacityStep> {
+    let runs = judged(base, run);
+    let mut due = LatencyHistogram::new();
+    let mut completion = LatencyHistogram::new();
+    let (mut achieved_iops, mut bw_bytes, mut unanswered) = (0.0, 0.0, 0);
+    let mut warnings = Vec::new();
+    let mut interrupted = false;
+    for w in &runs {
+        for d in [&w.total.read, &w.total.write] {
+            completion.add(&LatencyHistogram::decode(&d.histogram).map_err(anyhow::Error::msg)?);
+            if let Some(h) = &d.sched_histogram {
+                due.add(&LatencyHistogram::decode(h).map_err(anyhow::Error::msg)?);
+            }
+            achieved_iops += d.iops;
+            bw_bytes += d.bw_bytes;
+            unanswered += d.unanswered;
+        }
+        warnings.extend(w.warnings.iter().cloned());
+        interrupted |= w.interrupted;
+    }
+    let slo_ns: Vec<u64> = search
+        .slo
+        .0
+        .iter()
+        .map(|t| due.value_at_percentile(t.percentile))
+        .collect();
+    let saturated = achieved_iops < offered_iops * (1.0 - SATURATION_SHORTFALL);
+    let within = search
+        .slo
+        .0
+        .iter()
+        .zip(&slo_ns)
+        .all(|(t, v)| *v <= t.limit_ns);
+    Ok(CapacityStep {
+        phase,
+        offered_iops,
+        achieved_iops,
+        bw_bytes,
+        lat_ns: due.summary(),
+        histogram: due.encode(),
+        completion_lat_ns: completion.summary(),
+        unanswered,
+        met: within && !saturated && due.count() > 0 && !interrupted,
+        slo_ns,
+        saturated,
+        interrupted,
+        warnings,
+    })
+}
+
+/// (offered rate, the first term's percentile) of every finished step, by
+/// rate: the latency-against-load curve.
+fn curve(result: &CapacityResult) -> Vec<(f64, f64)> {
+    result
+        .by_rate()
+        .iter()
+        .filter_map(|s| Some((s.offered_iops, *s.slo_ns.first()? as f64)))
+        .collect()
+}
+
+/// The knee of a latency-against-load curve (sorted by load): the point
+/// farthest below the chord from the first point to the last, both axes
+/// scaled to 0..1 (the Kneedle method, Satopää et al. 2011, for a rising
+/// convex curve). None with fewer than three points, or when latency at
+/// the end is not at least twice that at the knee: no steep climb.
+pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
+    if points.len() < 3 {
+        return None;
+    }
+    let (x0, xn) = (points[0].0, points[points.len() - 1].0);
+    let (y_lo, y_hi) = points
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(p.1), hi.max(p.1))
+        });
+    if xn <= x0 || y_hi <= y_lo {
+        return None;
+    }
+    let (i, gap) = points
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y))| (i, (x - x0) / (xn - x0) - (y - y_lo) / (y_hi - y_lo)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let knee = points[i];
+    (gap > 0.0 && i + 1 < points.len() && y_hi >= 2.0 * knee.1).then_some(knee.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::capacity::Slo;
+
+    fn search_spec() -> CapacitySpec {
+        CapacitySpec {
+            slo: "p99:1ms".parse::<Slo>().unwrap(),
+            start_iops: 1000.0,
+            growth: 2.0,
+            precision: 0.05,
+            max_time_s: 600.0,
+        }
+    }
+
+    #[test]
+    fn the_search_climbs_until_a_miss_then_halves_the_bracket() {
+        let s = search_spec();
+        assert_eq!(
+            next_rate(&s, Some(1000.0), None),
+            Some((2000.0, Phase::Climb))
+        );
+        assert_eq!(
+            next_rate(&s, Some(2000.0), Some(4000.0)),
+            Some((3000.0, Phase::Bisect))
+        );
+        // 5% apart: done.
+        assert_eq!(next_rate(&s, Some(2000.0), Some(2100.0)), None);
+        assert_eq!(
+            next_rate(&s, Some(2000.0), Some(2101.0)),
+            Some((2050.5, Phase::Bisect))
+        );
+    }
+
+    /// A device of known capacity, as a step would find it: met below it.
+    fn simulate(capacity: f64, s: &CapacitySpec) -> (f64, usize) {
+        let (mut met, mut missed) = (None, None);
+        let mut next = Some((s.start_iops, Phase::Climb));
+        let mut steps = 0;
+        while let Some((rate, _)) = next {
+            steps += 1;
+            if rate <= capacity {
+                met = Some(rate);
+            } else {
+                missed = Some(rate);
+            }
+            next = next_rate(s, met, missed);
+        }
+        (met.unwrap(), steps)
+    }
+
+    #[test]
+    fn the_answer_is_within_the_precision_below_the_capacity() {
+        let s = search_spec();
+        for capacity in [1000.0, 1500.0, 3999.0, 4000.0, 4001.0, 77_777.0, 1e6] {
+            let (answer, steps) = simulate(capacity, &s);
+            assert!(answer <= capacity, "{capacity}: {answer}");
+            assert!(
+                answer >= capacity / (1.0 + s.precision),
+                "{capacity}: {answer}"
+            );
+            let climb = (capacity / s.start_iops).log2().floor() as usize + 1;
+            assert!(
+                steps <= climb + 1 + s.bisection_steps() as usize,
+                "{capacity}: {steps} steps"
+            );
+        }
+    }
+
+    #[test]
+    fn a_plain_workload_splits_the_rate_over_its_targets() {
+        let mut base = WorkloadSpec::defaults(vec!["/a".into(), "/b".into()]);
+        base.runtime_s = Some(1.0);
+        let spec = at_rate(&base, 3000.0);
+        assert_eq!(spec.rate_iops, Some(1500.0));
+        assert_eq!(bandwidth_at(&base, 3000.0), 3000.0 * 4096.0);
+    }
+
+    #[test]
+    fn a_streams_workload_scales_its_rated_streams_in_proportion() {
+        let mut base = WorkloadSpec::defaults(vec!["/a".into()]);
+        base.runtime_s = Some(1.0);
+        let stream = |name: &str, rate: Option<f64>, bs: u64| WorkloadSpec {
+            name: name.into(),
+            rate_iops: rate,
+            bs,
+            ..base.clone()
+        };
+        base.streams = vec![
+            stream("reads", Some(300.0), 4096),
+            stream("logs", Some(100.0), 8192),
+            stream("background", None, 4096),
+        ];
+        let spec = at_rate(&base, 800.0);
+        let rates: Vec<Option<f64>> = spec.streams.iter().map(|s| s.rate_iops).collect();
+        assert_eq!(rates, vec![Some(600.0), Some(200.0), None]);
+        assert_eq!(bandwidth_at(&base, 800.0), 600.0 * 4096.0 + 200.0 * 8192.0);
+        assert!(check(&base, &search_spec()).is_ok());
+        for s in &mut base.streams {
+            s.rate_iops = None;
+        }
+        assert!(check(&base, &search_spec()).is_err());
+    }
+
+    #[test]
+    fn rates_the_queue_cannot_carry_end_the_climb() {
+        let mut base = WorkloadSpec::defaults(vec!["/a".into()]);
+        base.runtime_s = Some(1.0);
+        base.iodepth = 2;
+        assert!(queue_carries(&base, 4e6));
+        assert!(!queue_carries(&base, 4.1e6));
+        base.engine = EngineKind::Null;
+        assert!(queue_carries(&base, 1e9));
+    }
+
+    #[test]
+    fn a_given_rate_or_no_runtime_is_refused() {
+        let mut base = WorkloadSpec::defaults(vec!["/a".into()]);
+        assert!(
+            check(&base, &search_spec())
+                .unwrap_err()
+                .0
+                .contains("--runtime")
+        );
+        base.runtime_s = Some(1.0);
+        base.rate_iops = Some(5.0);
+        assert!(
+            check(&base, &search_spec())
+                .unwrap_err()
+                .0
+                .contains("--start")
+        );
+    }
+
+    #[test]
+    fn the_knee_is_the_last_point_before_latency_climbs_steeply() {
+        // Flat, then a hockey stick.
+        let points = [
+            (1000.0, 100.0),
+            (2000.0, 105.0),
+            (4000.0, 110.0),
+            (8000.0, 130.0),
+            (16_000.0, 5000.0),
+        ];
+        assert_eq!(knee(&points), Some(8000.0));
+        // A gradual climb bends where it turns.
+        let gradual = [
+            (1.0, 1.0),
+            (2.0, 1.1),
+            (3.0, 1.3),
+            (4.0, 2.0),
+            (5.0, 4.0),
+            (6.0, 8.0),
+        ];
+        assert_eq!(knee(&gradual), Some(4.0));
+        // Flat within noise: no knee.
+        let flat = [(1.0, 100.0), (2.0, 120.0), (3.0, 110.0), (4.0, 150.0)];
+        assert_eq!(knee(&flat), None);
+        // Too few points.
+        assert_eq!(knee(&points[3..]), None);
+    }
+}

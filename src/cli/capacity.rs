@@ -1,0 +1,156 @@
+//! `fathom capacity`: flags into a workload and a search, the library's
+//! search, and the document out.
+
+use super::{OutputArgs, WorkloadArgs};
+use crate::capacity;
+use crate::error::UsageError;
+use crate::report::{self, OutputFormat};
+use crate::result::RunResult;
+use crate::result::capacity::CapacityResult;
+use crate::run::Session;
+use crate::spec::capacity::{CapacitySpec, Slo};
+use crate::stop::StopFlag;
+use crate::units;
+use clap::Args;
+
+#[derive(Args, Debug)]
+pub struct CapacityArgs {
+    /// The latency objective, from when each I/O was due: PERCENTILE:LATENCY,
+    /// several joined by commas, all of which must hold (p99:1ms,p99.9:5ms;
+    /// max:20ms for the largest).
+    #[arg(long, value_name = "OBJECTIVE", value_parser = parse_slo)]
+    slo: Slo,
+
+    /// Total I/Os per second offered at the first step (over every target).
+    #[arg(long, value_name = "IOPS", default_value_t = CapacitySpec::DEFAULT_START_IOPS)]
+    start: f64,
+
+    /// Each climbing step offers this many times the last.
+    #[arg(long, value_name = "FACTOR", default_value_t = CapacitySpec::DEFAULT_GROWTH)]
+    growth: f64,
+
+    /// Stop when the highest rate that met the objective and the lowest
+    /// that missed are this close (5% or 0.05).
+    #[arg(long, value_name = "SHARE", default_value = "5%", value_parser = parse_share)]
+    precision: f64,
+
+    /// The longest the whole search may take: no step starts that would end
+    /// after it.
+    #[arg(long = "max-time", value_name = "TIME", default_value = "20m", value_parser = parse_seconds)]
+    max_time: f64,
+
+    #[command(flatten)]
+    workload: WorkloadArgs,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+fn parse_slo(text: &str) -> Result<Slo, String> {
+    text.parse()
+}
+
+fn parse_share(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let value = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    };
+    value
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("'{text}' is not a share (expected e.g. 5% or 0.05)"))
+}
+
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    units::parse_duration(text).map(|d| d.as_secs_f64())
+}
+
+/// Each step's length when neither the flags nor a job file give one.
+const STEP_DEFAULTS: &[(&str, &str)] = &[("runtime", "10s"), ("ramp", "2s")];
+
+pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
+    let mut specs = args.workload.resolve(None, false, STEP_DEFAULTS)?;
+    if specs.len() != 1 {
+        return Err(UsageError(format!(
+            "capacity searches one workload, and these arguments give {} (a sweep, or a job file of several): give one",
+            specs.len()
+        ))
+        .into());
+    }
+    let base = specs.remove(0);
+    let search = CapacitySpec {
+        slo: args.slo.clone(),
+        start_iops: args.start,
+        growth: args.growth,
+        precision: args.precision,
+        max_time_s: args.max_time,
+    };
+    capacity::check(&base, &search)?;
+    crate::run::check_plan(std::slice::from_ref(&capacity::at_rate(
+        &base,
+        search.start_iops,
+    )))?;
+    if let Some(path) = &args.output.output {
+        super::check_output_path(path)?;
+    }
+    eprintln!(
+        "fathom: {}",
+        report::capacity::plan(&base, &search, capacity::step_seconds(&base))
+    );
+    let stop = StopFlag::on_signals()?;
+    let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
+    let mut document = session.document().clone();
+    let json_file = args
+        .output
+        .output
+        .as_ref()
+        .filter(|_| args.output.output_format == OutputFormat::Json);
+    let result = capacity::search(
+        &mut session,
+        &base,
+        &search,
+        &stop,
+        &mut |so_far: &CapacityResult| {
+            if let Some(step) = so_far.steps.last() {
+                eprintln!("fathom: {}", step_line(so_far.steps.len(), step, &search));
+            }
+            if let Some(path) = json_file {
+                document.results = vec![RunResult::Capacity(so_far.clone())];
+                super::write_atomically(path, &super::json(&document)?)?;
+            }
+            Ok(())
+        },
+    )?;
+    // The session removes the files it laid out before the report is out.
+    drop(session);
+    document.interrupted = result.interrupted;
+    document.results = vec![RunResult::Capacity(result)];
+    super::emit(&document, &args.output)?;
+    Ok(super::exit_code(&stop, false))
+}
+
+/// "step 3 (climb): 4,000/s offered, 3,998/s achieved, p99 1.20 ms: met".
+fn step_line(n: usize, s: &crate::result::capacity::CapacityStep, search: &CapacitySpec) -> String {
+    let terms: Vec<String> = search
+        .slo
+        .0
+        .iter()
+        .zip(&s.slo_ns)
+        .map(|(t, v)| {
+            format!(
+                "{} {}",
+                crate::spec::capacity::percentile_name(t.percentile),
+                units::latency(*v as f64)
+            )
+        })
+        .collect();
+    format!(
+        "step {n} ({}): {}/s offered, {}/s achieved, {}: {}",
+        s.phase.name(),
+        units::thousands(s.offered_iops.round() as u64),
+        units::thousands(s.achieved_iops.round() as u64),
+        terms.join(", "),
+        report::capacity::outcome(s)
+    )
+}

@@ -1,0 +1,123 @@
+//! Results of a capacity search (`fathom capacity`): every step's offered
+//! and achieved rate and latency from the due time, the highest rate that
+//! met the objective, and where latency started to climb.
+
+use super::LatencySummary;
+use super::warning::Warning;
+use crate::spec::WorkloadSpec;
+use crate::spec::capacity::CapacitySpec;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityResult {
+    /// The workload searched, as given: each step ran it at its own rate.
+    pub spec: WorkloadSpec,
+    pub search: CapacitySpec,
+    /// In the order they ran.
+    pub steps: Vec<CapacityStep>,
+    /// The highest offered rate (I/Os per second over every target) whose
+    /// step met the objective; None when none did.
+    pub answer_iops: Option<f64>,
+    /// `answer_iops` in bytes per second.
+    pub answer_bw_bytes: Option<f64>,
+    /// The lowest offered rate whose step missed the objective or could not
+    /// be delivered; None when the search never found one.
+    pub missed_iops: Option<f64>,
+    /// The offered rate after which latency climbs steeply (the knee of the
+    /// latency-against-load curve); None with fewer than three steps or when
+    /// latency never climbed to twice its level there.
+    pub knee_iops: Option<f64>,
+    pub end: SearchEnd,
+    /// Seconds the whole search took, laying out targets included.
+    pub runtime_s: f64,
+    pub interrupted: bool,
+}
+
+/// Why the search stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchEnd {
+    /// The answer is known to the precision asked.
+    Converged,
+    /// The next step would have ended after `--max-time`.
+    MaxTime,
+    /// The next step would ask the queue (iodepth x numjobs) for more than
+    /// it can carry.
+    QueueLimit,
+    /// A signal stopped it.
+    Interrupted,
+}
+
+impl SearchEnd {
+    pub fn describe(self) -> &'static str {
+        match self {
+            SearchEnd::Converged => "the answer is within the precision asked",
+            SearchEnd::MaxTime => {
+                "stopped by --max-time before reaching the precision asked: the answer is a lower bound"
+            }
+            SearchEnd::QueueLimit => {
+                "stopped: a higher rate would ask --iodepth x --numjobs for more than they can carry; the answer is a lower bound (raise --iodepth)"
+            }
+            SearchEnd::Interrupted => "interrupted: the answer covers the steps that finished",
+        }
+    }
+}
+
+/// Climbing geometrically to find a rate that misses, or bisecting between
+/// the highest that met and the lowest that missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Climb,
+    Bisect,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Climb => "climb",
+            Phase::Bisect => "bisect",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityStep {
+    pub phase: Phase,
+    /// I/Os per second the schedule asked for, over every target.
+    pub offered_iops: f64,
+    /// I/Os per second that completed while measuring.
+    pub achieved_iops: f64,
+    pub bw_bytes: f64,
+    /// Latency from when each I/O was due to its completion, I/Os without
+    /// an answer at the end counted at their age: what a client that sends
+    /// at this rate sees.
+    pub lat_ns: LatencySummary,
+    /// That latency's histogram (HdrHistogram V2, base64).
+    pub histogram: String,
+    /// Submission to completion: the device's own share of `lat_ns`.
+    pub completion_lat_ns: LatencySummary,
+    /// I/Os due but not answered when the step ended.
+    pub unanswered: u64,
+    /// The objective's percentiles, one per term in order, from `histogram`.
+    pub slo_ns: Vec<u64>,
+    /// Every term held and the rate was delivered.
+    pub met: bool,
+    /// Achieved fell clearly (more than 10%) short of offered: the target
+    /// could not keep up at any latency.
+    pub saturated: bool,
+    /// The step was cut short by a signal; it decides nothing.
+    pub interrupted: bool,
+    /// Why the figures may not be true (page cache, ...); empty when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
+}
+
+impl CapacityResult {
+    /// The steps that finished, by offered rate.
+    pub fn by_rate(&self) -> Vec<&CapacityStep> {
+        let mut steps: Vec<&CapacityStep> = self.steps.iter().filter(|s| !s.interrupted).collect();
+        steps.sort_by(|a, b| a.offered_iops.total_cmp(&b.offered_iops));
+        steps
+    }
+}

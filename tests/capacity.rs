@@ -1,0 +1,304 @@
+//! `fathom capacity` on a target whose speed fathom controls: the null
+//! engine with a fixed service time (`--null-latency`) and `--iodepth`
+//! slots serves exactly iodepth / service time I/Os per second, and no
+//! more. The search must find that rate, within its precision below it
+//! (and a little above, where a rate just past the capacity has not yet
+//! built a backlog longer than the objective within one step).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// One step: a warm-up and a second measured. Objective: p90 within 25 ms
+/// of the due time. Just above capacity the backlog grows by (rate -
+/// capacity) x 1.3 s, so anything 2% over it misses; p90 rather than p99
+/// keeps a busy machine's scheduling stalls (which delay a few I/Os by tens
+/// of ms) from deciding a step below capacity.
+const STEP: &[&str] = &["--ramp", "300ms", "--runtime", "1s", "--slo", "p90:25ms"];
+
+fn capacity(args: &[&str]) -> std::process::Output {
+    let mut full = vec!["capacity", "--engine", "null", "--size", "1m"];
+    full.extend_from_slice(STEP);
+    full.extend_from_slice(args);
+    run(&full)
+}
+
+fn search(dir: &Path, args: &[&str]) -> Value {
+    let target = dir.join("t.dat");
+    let out_file = dir.join("c.json");
+    let mut full = vec![
+        target.to_str().unwrap(),
+        "-o",
+        out_file.to_str().unwrap(),
+        "--output-format",
+        "json",
+    ];
+    full.extend_from_slice(args);
+    let out = capacity(&full);
+    assert!(
+        out.status.success(),
+        "capacity {full:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!target.exists(), "the target fathom laid out is removed");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+    assert_eq!(doc["results"][0]["kind"], "capacity");
+    doc["results"][0].clone()
+}
+
+/// Every step's outcome follows from its figures, and the answer is the
+/// highest met rate, below the lowest missed one.
+fn check_consistent(c: &Value) {
+    let limit = u(&c["search"]["slo"][0]["limit_ns"]);
+    let steps = c["steps"].as_array().unwrap();
+    let mut highest_met: f64 = 0.0;
+    let mut lowest_missed = f64::INFINITY;
+    for s in steps {
+        let (offered, achieved) = (f(&s["offered_iops"]), f(&s["achieved_iops"]));
+        let saturated = achieved < offered * 0.9;
+        assert_eq!(s["saturated"].as_bool().unwrap(), saturated, "{s}");
+        let within = u(&s["slo_ns"][0]) <= limit;
+        assert_eq!(s["met"].as_bool().unwrap(), within && !saturated, "{s}");
+        if s["met"].as_bool().unwrap() {
+            highest_met = highest_met.max(offered);
+        } else {
+            lowest_missed = lowest_missed.min(offered);
+        }
+    }
+    assert_eq!(f(&c["answer_iops"]), highest_met);
+    assert_eq!(f(&c["missed_iops"]), lowest_missed);
+    assert!(highest_met < lowest_missed);
+    assert_eq!(c["end"], "converged");
+    // Converged: within the precision.
+    assert!(lowest_missed / highest_met - 1.0 <= 0.05 + 1e-9);
+    assert_eq!(steps[0]["phase"], "climb");
+    assert_eq!(steps.last().unwrap()["phase"], "bisect");
+}
+
+#[test]
+fn the_search_finds_the_capacity_of_a_target_of_known_speed() {
+    let dir = tempdir();
+    // 8 slots of 2 ms: 4,000 I/Os per second; 16 slots: 8,000.
+    for (depth, capacity) in [("8", 4000.0), ("16", 8000.0)] {
+        let c = search(
+            dir.path(),
+            &[
+                "--null-latency",
+                "2ms",
+                "--iodepth",
+                depth,
+                "--start",
+                "500",
+            ],
+        );
+        check_consistent(&c);
+        let answer = f(&c["answer_iops"]);
+        // Timer wake-ups on a busy machine cost a little of the service
+        // rate; the answer can never be far above it.
+        assert!(
+            answer >= capacity * 0.8 && answer <= capacity * 1.03,
+            "depth {depth}: answer {answer}, capacity {capacity}"
+        );
+        assert_eq!(f(&c["answer_bw_bytes"]), answer * 4096.0);
+        // Latency climbs only past the capacity: the knee is at or below it.
+        if let Some(knee) = c["knee_iops"].as_f64() {
+            assert!(knee <= capacity * 1.03, "knee {knee}");
+        }
+    }
+}
+
+#[test]
+fn a_streams_workload_scales_its_rated_streams_together() {
+    let dir = tempdir();
+    // reads take 3/4 of the total and have 4 slots of 2 ms (2,000/s): the
+    // total fits up to 2,667/s; logs (1/4) would fit 2,000/s on their own.
+    let c = search(
+        dir.path(),
+        &[
+            "--null-latency",
+            "2ms",
+            "--iodepth",
+            "4",
+            "--start",
+            "400",
+            "--stream",
+            "reads:rw=randread,rate-iops=300",
+            "--stream",
+            "logs:rw=randwrite,rate-iops=100",
+        ],
+    );
+    check_consistent(&c);
+    let answer = f(&c["answer_iops"]);
+    let capacity = 2000.0 / 0.75;
+    assert!(
+        answer >= capacity * 0.8 && answer <= capacity * 1.03,
+        "answer {answer}, capacity {capacity}"
+    );
+}
+
+#[test]
+fn a_target_that_cannot_carry_the_first_step_is_refused_with_nothing_written() {
+    let dir = tempdir();
+    let target = dir.path().join("slow.dat");
+    let out_file = dir.path().join("c.json");
+    // One slot of 10 ms: 100 I/Os per second, asked for 1,000.
+    let out = capacity(&[
+        target.to_str().unwrap(),
+        "--null-latency",
+        "10ms",
+        "--start",
+        "1000",
+        "-o",
+        out_file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let error: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.contains("capacity:"))
+        .collect();
+    assert_eq!(error.len(), 1, "{stderr}");
+    assert!(
+        error[0].contains("--start") && error[0].contains("1,000"),
+        "{stderr}"
+    );
+    assert!(!out_file.exists());
+    assert!(!target.exists());
+}
+
+#[test]
+fn bad_objectives_and_settings_get_one_line_and_exit_2() {
+    let dir = tempdir();
+    let target = dir.path().join("x.dat");
+    let t = target.to_str().unwrap();
+    for (args, says) in [
+        (vec!["--slo", "p101:1ms"], "outside 0 to 100"),
+        (vec!["--slo", "p99"], "not an objective"),
+        (vec!["--slo", "p99:quickly"], "not a duration"),
+        (vec!["--precision", "0"], "--precision"),
+        (vec!["--growth", "1"], "--growth"),
+        (vec!["--rate-iops", "100"], "--start"),
+        (vec!["--bs", "4k,8k"], "one workload"),
+    ] {
+        let mut full = vec!["capacity", t, "--engine", "null"];
+        full.extend_from_slice(&args);
+        if !args.contains(&"--slo") {
+            full.extend_from_slice(&["--slo", "p99:1ms"]);
+        }
+        let out = run(&full);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!target.exists());
+    }
+}
+
+#[test]
+fn an_interrupted_search_reports_the_steps_it_finished() {
+    let dir = tempdir();
+    let target = dir.path().join("i.dat");
+    let out_file = dir.path().join("c.json");
+    let mut args = vec!["capacity", "--engine", "null", "--size", "1m"];
+    args.extend_from_slice(STEP);
+    args.extend_from_slice(&[
+        target.to_str().unwrap(),
+        "--null-latency",
+        "1ms",
+        "--iodepth",
+        "64",
+        "--start",
+        "100",
+        "-o",
+        out_file.to_str().unwrap(),
+        "--output-format",
+        "json",
+    ]);
+    let child = fathom()
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The document is rewritten after each step: wait for two.
+    wait_until("two steps are written", || {
+        std::fs::read_to_string(&out_file)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|d| d["results"][0]["steps"].as_array().unwrap().len() >= 2)
+    });
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let c = &doc["results"][0];
+    assert_eq!(c["end"], "interrupted");
+    let steps = c["steps"].as_array().unwrap();
+    assert!(steps.len() >= 2);
+    // Nothing missed yet (64 slots of 1 ms carry 64,000/s): every finished
+    // step met, and the answer is the last of them.
+    let finished: Vec<&Value> = steps.iter().filter(|s| s["interrupted"] == false).collect();
+    assert!(finished.iter().all(|s| s["met"] == true));
+    assert_eq!(
+        f(&c["answer_iops"]),
+        f(&finished.last().unwrap()["offered_iops"])
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("interrupted"), "{text}");
+    assert!(!target.exists());
+}
+
+#[test]
+fn capacity_results_render_in_every_format_and_compare() {
+    let dir = tempdir();
+    let a = search(
+        dir.path(),
+        &["--null-latency", "2ms", "--iodepth", "4", "--start", "1000"],
+    );
+    let file = |name: &str, c: &Value| {
+        let doc = serde_json::json!({
+            "fathom_version": "test", "schema": 2, "started_at": "2026-11-23T00:00:00Z",
+            "host": {"hostname": "h", "kernel": "k", "os": "o", "cpu_model": "c", "cpus": 2, "memory_bytes": 1},
+            "interrupted": false, "results": [c],
+        });
+        let path = dir.path().join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let pa = file("a.json", &a);
+    let mut faster = a.clone();
+    faster["answer_iops"] = serde_json::json!(f(&a["answer_iops"]) * 2.0);
+    let pb = file("b.json", &faster);
+    let (pa, pb) = (pa.to_str().unwrap(), pb.to_str().unwrap());
+
+    let text = String::from_utf8(run_ok(&["report", pa]).stdout).unwrap();
+    assert!(text.contains("capacity of randread 4k QD4"), "{text}");
+    assert!(text.contains("answer: "), "{text}");
+    assert!(text.contains("p90 (≤ 25.0 ms)"), "{text}");
+    let md = String::from_utf8(run_ok(&["report", "--format", "markdown", pa]).stdout).unwrap();
+    assert!(md.contains("| step | phase | offered/s |"), "{md}");
+    let csv = String::from_utf8(run_ok(&["report", "--format", "csv", pa]).stdout).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert!(rows[0].starts_with("system,workload,objective,step,phase,offered_iops"));
+    assert_eq!(rows.len(), 1 + a["steps"].as_array().unwrap().len());
+    let html = dir.path().join("r.html");
+    run_ok(&[
+        "report",
+        "--format",
+        "html",
+        pa,
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("latency from the due time against load"));
+    assert!(page.contains("achieved against offered load"));
+    assert_charts_drawn(&html, 2);
+
+    let cmp = String::from_utf8(run_ok(&["compare", pa, pb]).stdout).unwrap();
+    assert!(cmp.contains("answer A"), "{cmp}");
+    assert!(cmp.contains("2.000"), "{cmp}");
+    assert!(cmp.contains("+100.0% beyond the search precision"), "{cmp}");
+}
