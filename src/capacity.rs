@@ -122,8 +122,10 @@ pub fn step_seconds(base: &WorkloadSpec) -> f64 {
 }
 
 /// Runs the search on the session's targets. `on_step` is handed the result
-/// so far after every step. A first step that already misses the objective
-/// is a usage error: nothing below it was searched.
+/// so far after every step. A step that misses is run once more at the
+/// same rate, and the rate counts as missed only if that misses too. A
+/// first rate that already misses the objective is a usage error: nothing
+/// below it was searched.
 pub fn search(
     session: &mut Session,
     base: &WorkloadSpec,
@@ -148,6 +150,7 @@ pub fn search(
     // The longest step so far (layout included) stands for the next one.
     let mut step_cost = step_seconds(base);
     let mut next = Some((search.start_iops, Phase::Climb));
+    let mut repeat = false;
     while let Some((rate, phase)) = next {
         if stop.is_set() {
             result.end = SearchEnd::Interrupted;
@@ -171,15 +174,22 @@ pub fn search(
             Err(e) => return Err(e),
         };
         step_cost = step_cost.max(step_started.elapsed().as_secs_f64());
-        let step = judge(base, search, phase, rate, &run)?;
+        let mut step = judge(base, search, phase, rate, &run)?;
+        step.repeat = repeat;
         let (met, interrupted) = (step.met, step.interrupted);
         result.steps.push(step);
         if interrupted {
             result.end = SearchEnd::Interrupted;
             break;
         }
-        if result.steps.len() == 1 && !met {
-            return Err(first_step_missed(search, &result.steps[0]).into());
+        if !met && !repeat {
+            repeat = true;
+            on_step(&result)?;
+            continue;
+        }
+        repeat = false;
+        if !met && result.answer_iops.is_none() && result.missed_iops.is_none() {
+            return Err(first_step_missed(search, result.steps.last().expect("a step")).into());
         }
         if met {
             result.answer_iops = Some(rate);
@@ -295,6 +305,7 @@ fn judge(
         .all(|(t, v)| *v <= t.limit_ns);
     Ok(CapacityStep {
         phase,
+        repeat: false,
         offered_iops,
         achieved_iops,
         bw_bytes,

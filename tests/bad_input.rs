@@ -140,7 +140,9 @@ fn readme_synopsis_matches_the_flags() {
     assert_eq!(flags(synopsis), run_flags);
     // `capacity` takes the workload flags of `run` and its own, which its
     // synopsis names.
-    let start = readme.find("fathom capacity TARGET").expect("a capacity synopsis");
+    let start = readme
+        .find("fathom capacity TARGET")
+        .expect("a capacity synopsis");
     let capacity = &readme[start..start + readme[start..].find("```").unwrap()];
     let own: std::collections::BTreeSet<String> = options_of("capacity")
         .difference(&run_flags)

@@ -147,7 +147,7 @@ fn step_line(n: usize, s: &crate::result::capacity::CapacityStep, search: &Capac
         .collect();
     format!(
         "step {n} ({}): {}/s offered, {}/s achieved, {}: {}",
-        s.phase.name(),
+        report::capacity::phase(s),
         units::thousands(s.offered_iops.round() as u64),
         units::thousands(s.achieved_iops.round() as u64),
         terms.join(", "),

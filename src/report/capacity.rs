@@ -107,21 +107,26 @@ pub fn outcome(s: &CapacityStep) -> &'static str {
     }
 }
 
+/// "climb", or "climb, again" for the repeat of a step that missed.
+pub fn phase(s: &CapacityStep) -> String {
+    if s.repeat {
+        format!("{}, again", s.phase.name())
+    } else {
+        s.phase.name().to_string()
+    }
+}
+
 pub fn row(index: usize, s: &CapacityStep) -> Vec<String> {
     if s.interrupted {
         // Cut short, maybe in its warm-up: its figures measure nothing.
-        let mut r = vec![
-            (index + 1).to_string(),
-            s.phase.name().to_string(),
-            rate(s.offered_iops),
-        ];
+        let mut r = vec![(index + 1).to_string(), phase(s), rate(s.offered_iops)];
         r.extend(std::iter::repeat_n("-".to_string(), 6 + s.slo_ns.len()));
         r.push(outcome(s).to_string());
         return r;
     }
     let mut r = vec![
         (index + 1).to_string(),
-        s.phase.name().to_string(),
+        phase(s),
         rate(s.offered_iops),
         rate(s.achieved_iops),
         mib_per_s(s.bw_bytes),
@@ -187,6 +192,7 @@ mod tests {
     fn step(offered: f64, met: bool, saturated: bool) -> CapacityStep {
         CapacityStep {
             phase: Phase::Climb,
+            repeat: false,
             offered_iops: offered,
             achieved_iops: offered,
             bw_bytes: offered * 4096.0,

@@ -254,7 +254,7 @@ fn capacity_rows(searches: &[Labelled<CapacityResult>]) -> anyhow::Result<String
                 c.spec.name.clone(),
                 objective.clone(),
                 (i + 1).to_string(),
-                step.phase.name().to_string(),
+                super::capacity::phase(step),
                 format!("{:.1}", step.offered_iops),
                 format!("{:.1}", step.achieved_iops),
                 format!("{:.0}", step.bw_bytes),

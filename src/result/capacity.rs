@@ -84,6 +84,11 @@ impl Phase {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapacityStep {
     pub phase: Phase,
+    /// A second try at the rate of the step before, which missed: a rate
+    /// counts as missed only when its repeat misses too, so that one
+    /// passing stall (not the load) cannot decide the answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repeat: bool,
     /// I/Os per second the schedule asked for, over every target.
     pub offered_iops: f64,
     /// I/Os per second that completed while measuring.
@@ -114,9 +119,17 @@ pub struct CapacityStep {
 }
 
 impl CapacityResult {
-    /// The steps that finished, by offered rate.
+    /// The steps that decided their rate (a step that was repeated did
+    /// not: its repeat did), finished ones only, by offered rate.
     pub fn by_rate(&self) -> Vec<&CapacityStep> {
-        let mut steps: Vec<&CapacityStep> = self.steps.iter().filter(|s| !s.interrupted).collect();
+        let repeated = |i: usize| self.steps.get(i + 1).is_some_and(|next| next.repeat);
+        let mut steps: Vec<&CapacityStep> = self
+            .steps
+            .iter()
+            .enumerate()
+            .filter(|&(i, s)| !s.interrupted && !repeated(i))
+            .map(|(_, s)| s)
+            .collect();
         steps.sort_by(|a, b| a.offered_iops.total_cmp(&b.offered_iops));
         steps
     }
