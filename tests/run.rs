@@ -298,3 +298,31 @@ fn keep_keeps_the_created_file() {
         1 << 20
     );
 }
+
+/// A mix issues reads and writes in the share `--rwmix-read` asks for.
+#[test]
+fn a_mix_reads_the_share_it_was_asked_for() {
+    let dir = tempdir();
+    let file = dir.path().join("mix");
+    for (pct, share) in [("70", 0.70), ("25", 0.25)] {
+        let doc = run_json(&[
+            file.to_str().unwrap(),
+            "--engine",
+            "null",
+            "--rw",
+            "randrw",
+            "--rwmix-read",
+            pct,
+            "--size",
+            "16m",
+            "--bs",
+            "1k",
+        ]);
+        let total = &doc["results"][0]["total"];
+        let (reads, writes) = (u(&total["read"]["ios"]), u(&total["write"]["ios"]));
+        // 16,384 I/Os drawn at random: the share is within 2% of the mix
+        // (more than 5 standard deviations).
+        let got = reads as f64 / (reads + writes) as f64;
+        assert!((got - share).abs() < 0.02, "--rwmix-read {pct}: {got}");
+    }
+}
