@@ -11,7 +11,7 @@
 use super::buffers::Buffers;
 use super::pattern::OffsetPattern;
 use super::{Completion, Direction, Engine, IoRequest};
-use crate::measure::errors::IoErrors;
+use crate::measure::errors::{IoErrors, Operation};
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{DirectionSample, IntervalReport};
 use crate::stop::StopFlag;
@@ -486,7 +486,7 @@ impl<'a> Job<'a> {
                 let errno = -e.raw_os_error().unwrap_or(libc::EIO);
                 self.totals
                     .errors
-                    .record(errno, || format!("fsync failed: {e}"));
+                    .record(Operation::Flush, errno, || format!("fsync failed: {e}"));
                 if self.config.continue_on_error {
                     return true;
                 }
@@ -555,7 +555,11 @@ impl<'a> Job<'a> {
         }
         if !ok {
             let describe = || describe_failure(c.result, state.dir, state.offset, bs);
-            self.totals.errors.record(c.result, describe);
+            let op = match state.dir {
+                Direction::Read => Operation::Read,
+                Direction::Write => Operation::Write,
+            };
+            self.totals.errors.record(op, c.result, describe);
             if !self.config.continue_on_error && self.totals.ended_by_error.is_none() {
                 self.totals.ended_by_error = Some(describe());
                 self.stopping = true;

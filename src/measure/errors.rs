@@ -17,15 +17,36 @@ pub struct IoErrors {
     /// Fewer bytes than asked (end of file, a shrunken target).
     pub short: u64,
     pub other: u64,
+    /// The same errors by what failed: reads, writes and flushes (fsync,
+    /// fdatasync).
+    #[serde(default)]
+    pub read: u64,
+    #[serde(default)]
+    pub write: u64,
+    #[serde(default)]
+    pub flush: u64,
     /// The first few errors, described.
     pub first: Vec<String>,
 }
 
+/// What failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Read,
+    Write,
+    Flush,
+}
+
 impl IoErrors {
-    /// Counts a completion `result` (bytes, or a negative errno) that is not
-    /// the full `len`.
-    pub fn record(&mut self, result: i32, describe: impl FnOnce() -> String) {
+    /// Counts a completion `result` (bytes, or a negative errno) of `op`
+    /// that is not the full length.
+    pub fn record(&mut self, op: Operation, result: i32, describe: impl FnOnce() -> String) {
         self.count += 1;
+        match op {
+            Operation::Read => self.read += 1,
+            Operation::Write => self.write += 1,
+            Operation::Flush => self.flush += 1,
+        }
         match -result {
             libc::ENOSPC | libc::EDQUOT => self.enospc += 1,
             libc::EIO => self.eio += 1,
@@ -43,6 +64,9 @@ impl IoErrors {
         self.eio += other.eio;
         self.short += other.short;
         self.other += other.other;
+        self.read += other.read;
+        self.write += other.write;
+        self.flush += other.flush;
         for e in &other.first {
             if self.first.len() < LISTED {
                 self.first.push(e.clone());
@@ -86,16 +110,16 @@ mod tests {
     #[test]
     fn merged_counts_add_up_and_the_list_stays_short() {
         let mut a = IoErrors::default();
-        a.record(-libc::EIO, || "a1".into());
-        a.record(-libc::EBADF, || "a2".into());
+        a.record(Operation::Read, -libc::EIO, || "a1".into());
+        a.record(Operation::Read, -libc::EBADF, || "a2".into());
         let mut b = IoErrors::default();
         for (i, errno) in [libc::EIO, libc::EIO, libc::EBADF, libc::ENOSPC]
             .into_iter()
             .enumerate()
         {
-            b.record(-errno, || format!("b{i}"));
+            b.record(Operation::Read, -errno, || format!("b{i}"));
         }
-        b.record(10, || "b4".into());
+        b.record(Operation::Read, 10, || "b4".into());
         a.merge(&b);
         assert_eq!(
             (a.count, a.enospc, a.eio, a.short, a.other),
@@ -105,19 +129,19 @@ mod tests {
         assert!(!a.is_empty() && IoErrors::default().is_empty());
         // Only the kinds that happened are named.
         let mut only_eio = IoErrors::default();
-        only_eio.record(-libc::EIO, || "x".into());
+        only_eio.record(Operation::Read, -libc::EIO, || "x".into());
         assert_eq!(only_eio.summary(), "1 I/O error (1 EIO); first: x");
     }
 
     #[test]
     fn kinds_are_told_apart() {
         let mut e = IoErrors::default();
-        e.record(-libc::ENOSPC, || "a".into());
-        e.record(-libc::EIO, || "b".into());
-        e.record(512, || "c".into());
-        e.record(0, || "d".into());
-        e.record(-libc::EBADF, || "e".into());
-        e.record(-libc::EIO, || "f".into());
+        e.record(Operation::Read, -libc::ENOSPC, || "a".into());
+        e.record(Operation::Read, -libc::EIO, || "b".into());
+        e.record(Operation::Read, 512, || "c".into());
+        e.record(Operation::Read, 0, || "d".into());
+        e.record(Operation::Read, -libc::EBADF, || "e".into());
+        e.record(Operation::Read, -libc::EIO, || "f".into());
         assert_eq!(
             (e.count, e.enospc, e.eio, e.short, e.other),
             (6, 1, 2, 2, 1)

@@ -1,0 +1,467 @@
+//! A small in-memory FUSE file system that fails, shortens or stalls the
+//! I/Os a test chooses, for testing fathom's error and stall paths through
+//! the engines users run (`mount` needs /dev/fuse and fusermount3; see
+//! [`FaultFs::mount`]).
+//!
+//! One flat directory of regular files. Every open file is opened with
+//! FOPEN_DIRECT_IO, so each read and write reaches this process (no page
+//! cache in between), with or without O_DIRECT. Faults apply to byte ranges
+//! of any file, once the plan is armed, so a test can lay out a file first.
+#![allow(dead_code)]
+
+use fuser::{
+    Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
+    LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
+    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, WriteFlags,
+};
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+/// What to do to I/Os; ranges are bytes of a file.
+#[derive(Debug, Default, Clone)]
+pub struct Plan {
+    /// Faults apply only while armed.
+    pub armed: bool,
+    /// Reads overlapping these fail with EIO.
+    pub fail_reads: Vec<Range<u64>>,
+    /// Writes overlapping these fail with EIO.
+    pub fail_writes: Vec<Range<u64>>,
+    /// Every write after this many (counted while armed) fails with EIO.
+    pub fail_writes_after: Option<u64>,
+    /// fsync fails with EIO.
+    pub fail_fsync: bool,
+    /// Reads and writes overlapping these transfer half of what was asked.
+    pub short: Vec<Range<u64>>,
+    /// The first I/O overlapping this range, after `stall_after` reads and
+    /// writes (counted while armed: fathom reads a block or two of an
+    /// existing file before it runs), waits this long before it is
+    /// answered (once).
+    pub stall: Option<(Range<u64>, Duration)>,
+    pub stall_after: u64,
+    /// Writes are acknowledged but not kept (a device that loses what it
+    /// acknowledged); with `drop_writes_after`, only those after that many.
+    pub drop_writes: bool,
+    pub drop_writes_after: u64,
+}
+
+/// What the file system saw while armed.
+#[derive(Debug, Default, Clone)]
+pub struct Seen {
+    pub reads: u64,
+    pub writes: u64,
+    pub fsyncs: u64,
+    pub failed: u64,
+    pub stalled: u64,
+    pub dropped: u64,
+}
+
+#[derive(Default)]
+struct State {
+    plan: Plan,
+    seen: Seen,
+    /// ino -> (name, contents); the root is 1.
+    files: BTreeMap<u64, (String, Vec<u8>)>,
+    next_ino: u64,
+}
+
+#[derive(Clone, Default)]
+pub struct Control(Arc<Mutex<State>>);
+
+impl Control {
+    pub fn set(&self, plan: Plan) {
+        let mut s = self.0.lock().unwrap();
+        s.plan = plan;
+        s.seen = Seen::default();
+    }
+    pub fn seen(&self) -> Seen {
+        self.0.lock().unwrap().seen.clone()
+    }
+    /// The contents of file `name`, as stored.
+    pub fn contents(&self, name: &str) -> Option<Vec<u8>> {
+        let s = self.0.lock().unwrap();
+        s.files
+            .values()
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d.clone())
+    }
+}
+
+struct FaultFs(Control);
+
+/// A mounted fault file system; unmounted when dropped.
+pub struct Mounted {
+    pub dir: PathBuf,
+    pub control: Control,
+    _session: fuser::BackgroundSession,
+    _tmp: tempfile::TempDir,
+}
+
+impl Mounted {
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+/// Mounts a fault file system in a new temporary directory, or says why it
+/// cannot (no /dev/fuse, no fusermount3, not allowed): the caller skips.
+pub fn mount() -> Result<Mounted, String> {
+    if !Path::new("/dev/fuse").exists() {
+        return Err("no /dev/fuse (the kernel has no FUSE, or the container hides it)".into());
+    }
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = tmp.path().join("mnt");
+    std::fs::create_dir(&dir).map_err(|e| e.to_string())?;
+    let control = Control::default();
+    control.0.lock().unwrap().next_ino = 2;
+    let mut config = Config::default();
+    config.mount_options = vec![
+        MountOption::FSName("fathom-faultfs".into()),
+        MountOption::DefaultPermissions,
+    ];
+    let session = fuser::spawn_mount(FaultFs(control.clone()), &dir, &config).map_err(|e| {
+        format!("cannot mount a FUSE file system: {e} (fusermount3 from fuse3 is needed)")
+    })?;
+    Ok(Mounted {
+        dir,
+        control,
+        _session: session,
+        _tmp: tmp,
+    })
+}
+
+/// Mounts, or prints why not and returns None: `let Some(fs) = skip_or_mount() else { return };`.
+pub fn skip_or_mount() -> Option<Mounted> {
+    match mount() {
+        Ok(m) => Some(m),
+        Err(why) => {
+            eprintln!("SKIP: {why}");
+            None
+        }
+    }
+}
+
+const TTL: Duration = Duration::from_secs(0);
+
+fn attr(ino: u64, size: u64, dir: bool) -> FileAttr {
+    let now = SystemTime::now();
+    FileAttr {
+        ino: INodeNo(ino),
+        size,
+        blocks: size.div_ceil(512),
+        atime: now,
+        mtime: now,
+        ctime: now,
+        crtime: now,
+        kind: if dir {
+            FileType::Directory
+        } else {
+            FileType::RegularFile
+        },
+        perm: if dir { 0o755 } else { 0o644 },
+        nlink: if dir { 2 } else { 1 },
+        uid: unsafe { libc::getuid() },
+        gid: unsafe { libc::getgid() },
+        rdev: 0,
+        flags: 0,
+        blksize: 4096,
+    }
+}
+
+fn overlaps(ranges: &[Range<u64>], at: &Range<u64>) -> bool {
+    ranges.iter().any(|r| r.start < at.end && at.start < r.end)
+}
+
+impl FaultFs {
+    /// The fault for an I/O of `range` (after a stall, if one is due):
+    /// Err(errno), or the bytes to transfer.
+    fn fault(&self, range: Range<u64>, write: bool) -> Result<usize, Errno> {
+        let stall = {
+            let mut s = self.0.0.lock().unwrap();
+            if !s.plan.armed {
+                return Ok((range.end - range.start) as usize);
+            }
+            if write {
+                s.seen.writes += 1;
+            } else {
+                s.seen.reads += 1;
+            }
+            let ios = s.seen.reads + s.seen.writes;
+            match s.plan.stall.clone() {
+                Some((r, d))
+                    if ios > s.plan.stall_after && overlaps(std::slice::from_ref(&r), &range) =>
+                {
+                    s.plan.stall = None;
+                    s.seen.stalled += 1;
+                    Some(d)
+                }
+                _ => None,
+            }
+        };
+        if let Some(d) = stall {
+            std::thread::sleep(d);
+        }
+        let mut s = self.0.0.lock().unwrap();
+        let writes = s.seen.writes;
+        let failing = if write {
+            overlaps(&s.plan.fail_writes, &range)
+                || s.plan.fail_writes_after.is_some_and(|n| writes > n)
+        } else {
+            overlaps(&s.plan.fail_reads, &range)
+        };
+        if failing {
+            s.seen.failed += 1;
+            return Err(Errno::EIO);
+        }
+        let len = (range.end - range.start) as usize;
+        Ok(if overlaps(&s.plan.short, &range) {
+            len / 2
+        } else {
+            len
+        })
+    }
+}
+
+impl Filesystem for FaultFs {
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let s = self.0.0.lock().unwrap();
+        let found = (parent.0 == 1)
+            .then(|| s.files.iter().find(|(_, (n, _))| OsStr::new(n) == name))
+            .flatten();
+        match found {
+            Some((&ino, (_, data))) => {
+                reply.entry(&TTL, &attr(ino, data.len() as u64, false), Generation(0))
+            }
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        if ino.0 == 1 {
+            return reply.attr(&TTL, &attr(1, 0, true));
+        }
+        match self.0.0.lock().unwrap().files.get(&ino.0) {
+            Some((_, data)) => reply.attr(&TTL, &attr(ino.0, data.len() as u64, false)),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        size: Option<u64>,
+        _atime: Option<fuser::TimeOrNow>,
+        _mtime: Option<fuser::TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        if ino.0 == 1 {
+            return reply.attr(&TTL, &attr(1, 0, true));
+        }
+        let mut s = self.0.0.lock().unwrap();
+        match s.files.get_mut(&ino.0) {
+            Some((_, data)) => {
+                if let Some(size) = size {
+                    data.resize(size as usize, 0);
+                }
+                reply.attr(&TTL, &attr(ino.0, data.len() as u64, false))
+            }
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn create(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _flags: i32,
+        reply: ReplyCreate,
+    ) {
+        if parent.0 != 1 {
+            return reply.error(Errno::ENOENT);
+        }
+        let mut s = self.0.0.lock().unwrap();
+        if s.files.values().any(|(n, _)| OsStr::new(n) == name) {
+            return reply.error(Errno::EEXIST);
+        }
+        let ino = s.next_ino;
+        s.next_ino += 1;
+        s.files
+            .insert(ino, (name.to_string_lossy().into_owned(), Vec::new()));
+        reply.created(
+            &TTL,
+            &attr(ino, 0, false),
+            Generation(0),
+            FileHandle(0),
+            FopenFlags::FOPEN_DIRECT_IO,
+        );
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        if self.0.0.lock().unwrap().files.contains_key(&ino.0) {
+            reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO);
+        } else {
+            reply.error(Errno::ENOENT);
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        let len = match self.fault(offset..offset + size as u64, false) {
+            Ok(len) => len,
+            Err(e) => return reply.error(e),
+        };
+        let s = self.0.0.lock().unwrap();
+        match s.files.get(&ino.0) {
+            Some((_, data)) => {
+                let start = (offset as usize).min(data.len());
+                let end = (start + len).min(data.len());
+                reply.data(&data[start..end]);
+            }
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        let len = match self.fault(offset..offset + data.len() as u64, true) {
+            Ok(len) => len,
+            Err(e) => return reply.error(e),
+        };
+        let mut s = self.0.0.lock().unwrap();
+        let drop = s.plan.armed && s.plan.drop_writes && s.seen.writes > s.plan.drop_writes_after;
+        if drop {
+            s.seen.dropped += 1;
+        }
+        match s.files.get_mut(&ino.0) {
+            Some((_, contents)) => {
+                let end = offset as usize + len;
+                if contents.len() < end {
+                    contents.resize(end, 0);
+                }
+                if !drop {
+                    contents[offset as usize..end].copy_from_slice(&data[..len]);
+                }
+                reply.written(len as u32);
+            }
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        reply.ok();
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        let mut s = self.0.0.lock().unwrap();
+        if s.plan.armed {
+            s.seen.fsyncs += 1;
+            if s.plan.fail_fsync {
+                s.seen.failed += 1;
+                return reply.error(Errno::EIO);
+            }
+        }
+        reply.ok();
+    }
+
+    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let mut s = self.0.0.lock().unwrap();
+        let ino = (parent.0 == 1)
+            .then(|| {
+                s.files
+                    .iter()
+                    .find(|(_, (n, _))| OsStr::new(n) == name)
+                    .map(|(&i, _)| i)
+            })
+            .flatten();
+        match ino {
+            Some(ino) => {
+                s.files.remove(&ino);
+                reply.ok()
+            }
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        if ino.0 != 1 {
+            return reply.error(Errno::ENOTDIR);
+        }
+        let s = self.0.0.lock().unwrap();
+        let mut entries = vec![
+            (1, FileType::Directory, ".".to_string()),
+            (1, FileType::Directory, "..".to_string()),
+        ];
+        entries.extend(
+            s.files
+                .iter()
+                .map(|(&i, (n, _))| (i, FileType::RegularFile, n.clone())),
+        );
+        for (i, (ino, kind, name)) in entries.into_iter().enumerate().skip(offset as usize) {
+            if reply.add(INodeNo(ino), (i + 1) as u64, kind, &name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        // 4 GiB free in 4 KiB blocks: room for what the tests lay out.
+        reply.statfs(1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 4096, 255, 4096);
+    }
+}

@@ -1,0 +1,245 @@
+//! Faults made on purpose, through a FUSE file system of the tests' own
+//! (tests/common/faultfs.rs): EIO on chosen reads, writes and flushes,
+//! short transfers, and a stalled I/O, through both engines. Skipped, saying
+//! why, where FUSE cannot be mounted.
+
+mod common;
+#[path = "common/faultfs.rs"]
+mod faultfs;
+
+use common::*;
+use faultfs::{Plan, skip_or_mount};
+use serde_json::Value;
+use std::time::Duration;
+
+const MIB: usize = 1 << 20;
+
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+fn target(doc: &Value) -> &Value {
+    &doc["results"][0]["targets"][0]
+}
+
+/// One sequential pass of 4k I/Os over the 1 MiB file `path`.
+fn pass(path: &str, rw: &str, engine: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        path,
+        "--rw",
+        rw,
+        "--bs",
+        "4k",
+        "--engine",
+        engine,
+        "--overwrite",
+        "--output-format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+#[test]
+fn eio_on_reads_and_writes_is_counted_per_target_and_direction() {
+    let Some(fs) = skip_or_mount() else { return };
+    let file = fs.path("data");
+    std::fs::write(&file, vec![7u8; MIB]).unwrap();
+    let f = file.to_str().unwrap();
+    // One block of reads and one of writes fail.
+    fs.control.set(Plan {
+        armed: true,
+        fail_reads: vec![256 << 10..(256 << 10) + 4096],
+        fail_writes: vec![512 << 10..(512 << 10) + 4096],
+        ..Plan::default()
+    });
+    for engine in ["io_uring", "sync"] {
+        for (rw, direction, at) in [("read", "read", 64), ("write", "write", 128)] {
+            // The first error ends the target.
+            let out = pass(f, rw, engine, &[]);
+            assert_eq!(out.status.code(), Some(1), "{engine} {rw}");
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains("EIO")
+                    || String::from_utf8_lossy(&out.stderr).contains("Input/output"),
+                "{engine} {rw}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let doc = json_of(&out);
+            let t = target(&doc);
+            assert_eq!(u(&t["errors"]["eio"]), 1, "{engine} {rw}: {t}");
+            assert_eq!(u(&t["errors"][direction]), 1, "{engine} {rw}: {t}");
+            assert!(t["ended_early"].is_string(), "{t}");
+            assert!(
+                u(&t[direction]["ios"]) <= at,
+                "{engine} {rw}: stopped at the error"
+            );
+
+            // Told to go on: every other block is done, the bad one counted.
+            let out = pass(f, rw, engine, &["--continue-on-error"]);
+            assert_eq!(out.status.code(), Some(0), "{engine} {rw}");
+            let doc = json_of(&out);
+            let t = target(&doc);
+            assert_eq!(u(&t["errors"]["count"]), 1, "{engine} {rw}: {t}");
+            assert_eq!(u(&t["errors"]["eio"]), 1);
+            assert_eq!(u(&t["errors"][direction]), 1);
+            assert_eq!(u(&t[direction]["ios"]), 255, "{engine} {rw}: {t}");
+            assert!(t["ended_early"].is_null());
+        }
+    }
+    // The file is the test's: fathom leaves it.
+    assert!(file.exists());
+}
+
+#[test]
+fn a_failed_flush_is_an_eio_of_the_flushes() {
+    let Some(fs) = skip_or_mount() else { return };
+    let file = fs.path("flushed");
+    std::fs::write(&file, vec![0u8; MIB]).unwrap();
+    fs.control.set(Plan {
+        armed: true,
+        fail_fsync: true,
+        ..Plan::default()
+    });
+    for engine in ["io_uring", "sync"] {
+        let out = pass(file.to_str().unwrap(), "write", engine, &["--fsync", "8"]);
+        assert_eq!(out.status.code(), Some(1), "{engine}");
+        let doc = json_of(&out);
+        let t = target(&doc);
+        assert_eq!(u(&t["errors"]["eio"]), 1, "{engine}: {t}");
+        assert_eq!(u(&t["errors"]["flush"]), 1, "{engine}: {t}");
+        assert_eq!(u(&t["errors"]["write"]), 0, "{engine}: {t}");
+        assert!(t["ended_early"].as_str().unwrap().contains("fsync"), "{t}");
+    }
+}
+
+#[test]
+fn short_transfers_are_counted_as_short() {
+    let Some(fs) = skip_or_mount() else { return };
+    let file = fs.path("short");
+    std::fs::write(&file, vec![1u8; MIB]).unwrap();
+    fs.control.set(Plan {
+        armed: true,
+        short: vec![0..4096],
+        ..Plan::default()
+    });
+    for engine in ["io_uring", "sync"] {
+        let out = pass(
+            file.to_str().unwrap(),
+            "read",
+            engine,
+            &["--continue-on-error"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{engine}");
+        let doc = json_of(&out);
+        let t = target(&doc);
+        assert_eq!(u(&t["errors"]["short"]), 1, "{engine}: {t}");
+        assert_eq!(u(&t["errors"]["eio"]), 0);
+        assert_eq!(u(&t["read"]["ios"]), 255);
+    }
+}
+
+#[test]
+fn a_stalled_io_shows_in_latency_and_verify_still_judges() {
+    let Some(fs) = skip_or_mount() else { return };
+    let file = fs.path("stall");
+    std::fs::write(&file, vec![1u8; MIB]).unwrap();
+    let stall = Duration::from_millis(400);
+    for engine in ["io_uring", "sync"] {
+        // Reads at a fixed rate: the stalled one is late, and so are the
+        // ones due behind it.
+        fs.control.set(Plan {
+            armed: true,
+            stall: Some((0..MIB as u64, stall)),
+            stall_after: 20,
+            ..Plan::default()
+        });
+        let out = run(&[
+            "run",
+            file.to_str().unwrap(),
+            "--rw",
+            "randread",
+            "--engine",
+            engine,
+            "--rate-iops",
+            "200",
+            "--runtime",
+            "1s",
+            "--output-format",
+            "json",
+        ]);
+        assert!(out.status.success(), "{engine}");
+        assert_eq!(fs.control.seen().stalled, 1);
+        let doc = json_of(&out);
+        let read = &target(&doc)["read"];
+        let stalled_ns = stall.as_nanos() as u64;
+        assert!(u(&read["lat_ns"]["max"]) >= stalled_ns, "{engine}: {read}");
+        assert!(
+            u(&read["sched_lat_ns"]["max"]) >= stalled_ns,
+            "{engine}: {}",
+            read["sched_lat_ns"]
+        );
+        // The median I/O was not stalled.
+        assert!(u(&read["lat_ns"]["p50"]) < stalled_ns / 4);
+
+        // Writes with read-back: the stall delays, it does not corrupt.
+        fs.control.set(Plan {
+            armed: true,
+            stall: Some((0..MIB as u64, stall)),
+            stall_after: 20,
+            ..Plan::default()
+        });
+        let out = pass(file.to_str().unwrap(), "write", engine, &["--verify"]);
+        assert!(
+            out.status.success(),
+            "{engine}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc = json_of(&out);
+        let t = target(&doc);
+        assert_eq!(u(&t["verify"]["intact"]), 256, "{engine}: {}", t["verify"]);
+        assert_eq!(u(&t["verify"]["checked"]), 256);
+        assert!(u(&t["write"]["lat_ns"]["max"]) >= stalled_ns);
+    }
+}
+
+#[test]
+fn ctrl_c_during_a_stall_drains_and_reports() {
+    let Some(fs) = skip_or_mount() else { return };
+    let file = fs.path("stuck");
+    std::fs::write(&file, vec![1u8; MIB]).unwrap();
+    fs.control.set(Plan {
+        armed: true,
+        stall: Some((0..MIB as u64, Duration::from_secs(2))),
+        stall_after: 20,
+        ..Plan::default()
+    });
+    let child = fathom()
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--runtime",
+            "60s",
+            "--iodepth",
+            "4",
+            "--output-format",
+            "json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("an I/O is stalled", || fs.control.seen().stalled == 1);
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    // It waited for the stalled I/O (it cannot be cancelled) and no longer.
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let doc = json_of(&out);
+    assert_eq!(doc["interrupted"], true);
+    let read = &target(&doc)["read"];
+    assert!(u(&read["ios"]) >= 1, "{read}");
+    assert!(file.exists());
+}
