@@ -8,6 +8,7 @@
 
 pub mod capacity;
 pub mod certify;
+pub mod crashcheck;
 pub mod cli;
 pub mod engine;
 pub mod error;

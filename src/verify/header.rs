@@ -57,7 +57,7 @@ impl BlockHeader {
     }
 
     /// Parses a header whose magic and checksum are right.
-    fn parse(block: &[u8]) -> Result<Option<BlockHeader>, &'static str> {
+    pub(crate) fn parse(block: &[u8]) -> Result<Option<BlockHeader>, &'static str> {
         let h = &block[..HEADER_LEN];
         if h[0..8] != MAGIC {
             return Ok(None);
