@@ -36,6 +36,16 @@ pub enum Durability {
     Dsync,
 }
 
+impl Durability {
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::Fsync => "fsync",
+            Durability::Fdatasync => "fdatasync",
+            Durability::Dsync => "O_DSYNC",
+        }
+    }
+}
+
 impl std::str::FromStr for Durability {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -177,9 +187,14 @@ impl AckLog {
 
 /// Writes, flushes and logs until stopped (or `runtime`). A SIGKILL or a
 /// power cut ends it anywhere: the log then holds every write that was
-/// acknowledged, and perhaps not the last few.
-pub fn write(spec: &WriterSpec, stop: &StopFlag) -> anyhow::Result<WriterSummary> {
-    if spec.bs < HEADER_LEN as u64 * 2 || spec.bs % 512 != 0 {
+/// acknowledged, and perhaps not the last few. `ready` is called once the
+/// ack log and the target are open, before the first write.
+pub fn write(
+    spec: &WriterSpec,
+    stop: &StopFlag,
+    ready: &mut dyn FnMut(u64),
+) -> anyhow::Result<WriterSummary> {
+    if spec.bs < HEADER_LEN as u64 * 2 || !spec.bs.is_multiple_of(512) {
         return Err(UsageError(format!(
             "--bs {}: a multiple of 512 of at least 512 bytes",
             spec.bs
@@ -197,8 +212,11 @@ pub fn write(spec: &WriterSpec, stop: &StopFlag) -> anyhow::Result<WriterSummary
     if let AckSink::File(log) = &spec.sink {
         check_log_placement(&spec.target, log)?;
     }
-    let file = open_target(spec)?;
+    // The log first: a listener that cannot be reached leaves nothing
+    // created.
     let mut log = AckLog::open(&spec.sink)?;
+    let file = open_target(spec)?;
+    ready(blocks);
     let run_id: u64 = rand::random();
     let seed: u64 = rand::random();
     log.line(&format!(
@@ -268,7 +286,9 @@ pub fn write(spec: &WriterSpec, stop: &StopFlag) -> anyhow::Result<WriterSummary
 fn open_target(spec: &WriterSpec) -> anyhow::Result<File> {
     use std::os::unix::fs::FileTypeExt;
     let meta = std::fs::metadata(&spec.target).ok();
-    let device = meta.as_ref().is_some_and(|m| m.file_type().is_block_device());
+    let device = meta
+        .as_ref()
+        .is_some_and(|m| m.file_type().is_block_device());
     if device && !spec.destroy_data {
         return Err(UsageError(format!(
             "{}: crashcheck overwrites the device; pass --i-know-this-destroys-data",
@@ -349,12 +369,19 @@ pub fn read_log(path: &Path) -> Result<Acknowledged, UsageError> {
     };
     for (i, line) in lines.enumerate() {
         let mut parts = line.split_whitespace().map(str::parse::<u64>);
-        let (Some(Ok(block)), Some(Ok(generation)), None) = (parts.next(), parts.next(), parts.next())
+        let (Some(Ok(block)), Some(Ok(generation)), None) =
+            (parts.next(), parts.next(), parts.next())
         else {
-            return Err(err(format!("line {}: '{line}' is not BLOCK GENERATION", i + 2)));
+            return Err(err(format!(
+                "line {}: '{line}' is not BLOCK GENERATION",
+                i + 2
+            )));
         };
         if block >= acked.blocks {
-            return Err(err(format!("line {}: block {block} is past the end", i + 2)));
+            return Err(err(format!(
+                "line {}: block {block} is past the end",
+                i + 2
+            )));
         }
         let last = acked.last.entry(block).or_insert(0);
         *last = (*last).max(generation);
@@ -400,8 +427,7 @@ impl CrashReport {
 /// Reads back every block the log names and judges it.
 pub fn verify(target: &Path, log: &Path) -> anyhow::Result<CrashReport> {
     let acked = read_log(log)?;
-    let file = File::open(target)
-        .map_err(|e| UsageError(format!("{}: {e}", target.display())))?;
+    let file = File::open(target).map_err(|e| UsageError(format!("{}: {e}", target.display())))?;
     let mut report = CrashReport::default();
     let mut blocks: Vec<(&u64, &u64)> = acked.last.iter().collect();
     blocks.sort();
@@ -559,10 +585,22 @@ mod tests {
 
     #[test]
     fn each_block_is_judged_against_its_last_acknowledged_generation() {
-        assert!(matches!(judge(&block(4096, 3, 9), 4096, 9, 3), Found::Intact));
-        assert!(matches!(judge(&block(4096, 4, 9), 4096, 9, 3), Found::Newer));
-        assert!(matches!(judge(&block(4096, 2, 9), 4096, 9, 3), Found::Older(2)));
-        assert!(matches!(judge(&block(4096, 3, 8), 4096, 9, 3), Found::Lost(_)));
+        assert!(matches!(
+            judge(&block(4096, 3, 9), 4096, 9, 3),
+            Found::Intact
+        ));
+        assert!(matches!(
+            judge(&block(4096, 4, 9), 4096, 9, 3),
+            Found::Newer
+        ));
+        assert!(matches!(
+            judge(&block(4096, 2, 9), 4096, 9, 3),
+            Found::Older(2)
+        ));
+        assert!(matches!(
+            judge(&block(4096, 3, 8), 4096, 9, 3),
+            Found::Lost(_)
+        ));
         assert!(matches!(judge(&block(0, 3, 9), 4096, 9, 3), Found::Lost(_)));
         assert!(matches!(judge(&[0u8; 4096], 4096, 9, 3), Found::Lost(_)));
         // A block half written: the payload no longer matches.
@@ -594,8 +632,11 @@ mod tests {
         assert_eq!(acked.count, 3);
         assert_eq!(acked.last[&3], 2);
         assert_eq!(acked.last[&5], 1);
-        std::fs::write(&path, format!("{LOG_MAGIC} run_id=ff bs=4096 blocks=8 seed=1\n9 1\n"))
-            .unwrap();
+        std::fs::write(
+            &path,
+            format!("{LOG_MAGIC} run_id=ff bs=4096 blocks=8 seed=1\n9 1\n"),
+        )
+        .unwrap();
         assert!(read_log(&path).unwrap_err().0.contains("past the end"));
         std::fs::write(&path, "hello\n").unwrap();
         assert!(read_log(&path).unwrap_err().0.contains("not a fathom"));

@@ -8,8 +8,8 @@
 
 pub mod capacity;
 pub mod certify;
-pub mod crashcheck;
 pub mod cli;
+pub mod crashcheck;
 pub mod engine;
 pub mod error;
 pub mod fiojob;

@@ -2,6 +2,7 @@
 //! specs. Everything else lives in the library.
 
 mod capacity;
+mod crashcheck;
 mod knob_args;
 pub mod presets;
 pub mod tools;
@@ -56,6 +57,10 @@ enum Command {
     /// until one misses, then bisection; reports the answer, the knee and
     /// every step.
     Capacity(Box<capacity::CapacityArgs>),
+    /// Whether a device keeps what it acknowledged through a power cut:
+    /// write stamped blocks, flush each, log what was acknowledged on
+    /// another device (or machine); after the cut, --verify reads them back.
+    Crashcheck(Box<crashcheck::CrashcheckArgs>),
     /// The same workloads of two result files side by side, with ratios.
     Compare {
         /// The baseline result.
@@ -369,6 +374,7 @@ pub fn main() -> i32 {
         Some(Command::Seqread(args)) => tools::seqread_command(&args),
         Some(Command::Certify(args)) => tools::certify_command(&args),
         Some(Command::Capacity(args)) => capacity::capacity_command(&args),
+        Some(Command::Crashcheck(args)) => crashcheck::crashcheck_command(&args),
         Some(Command::Presets) => {
             print!("{}", presets::listing());
             Ok(0)

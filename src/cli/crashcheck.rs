@@ -1,0 +1,163 @@
+//! `fathom crashcheck`: flags into the writer, the read-back or the
+//! listener of the library's `crashcheck`, and the verdict out.
+
+use crate::crashcheck::{self, AckSink, Durability, WriterSpec};
+use crate::error::UsageError;
+use crate::stop::StopFlag;
+use crate::units;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct CrashcheckArgs {
+    /// The file or block device to write (or, with --verify, to read back).
+    #[arg(required_unless_present = "listen")]
+    target: Option<PathBuf>,
+
+    /// The ack log: where each acknowledged write is recorded, on another
+    /// device than the target (another disk, an NFS mount); with --listen,
+    /// where the listener keeps what it receives.
+    #[arg(long = "ack-log", value_name = "FILE")]
+    ack_log: Option<PathBuf>,
+
+    /// Send acknowledgements to `fathom crashcheck --listen` at HOST:PORT
+    /// instead of an ack log.
+    #[arg(long = "ack-to", value_name = "HOST:PORT", conflicts_with_all = ["ack_log", "listen", "verify"])]
+    ack_to: Option<String>,
+
+    /// After the power came back: read the target and judge each block the
+    /// ack log names.
+    #[arg(long, requires = "ack_log")]
+    verify: bool,
+
+    /// Take acknowledgements from writers on other machines at ADDR
+    /// (HOST:PORT; port 0 picks one) and append them to --ack-log.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        requires = "ack_log",
+        conflicts_with = "verify"
+    )]
+    listen: Option<String>,
+
+    /// Block size of each write.
+    #[arg(long, default_value = "4k", value_parser = units::parse_size)]
+    bs: u64,
+
+    /// Bytes of the target written, from its start.
+    #[arg(long, default_value = "64m", value_parser = units::parse_size)]
+    size: u64,
+
+    /// Writers, each on its own blocks with one write in flight.
+    #[arg(long, default_value_t = 1)]
+    iodepth: u32,
+
+    /// How a write is made durable before it is logged: fsync, fdatasync,
+    /// or dsync (O_DSYNC).
+    #[arg(long, default_value = "fdatasync")]
+    sync: Durability,
+
+    /// Acknowledged writes per second, over all writers (default: as fast
+    /// as the device acknowledges).
+    #[arg(long = "rate-iops", value_name = "N")]
+    rate_iops: Option<f64>,
+
+    /// Stop after this long (default: until killed, or the power is cut).
+    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
+    runtime: Option<Duration>,
+
+    /// Allow writing an existing file.
+    #[arg(long)]
+    overwrite: bool,
+
+    /// Allow writing a block device, destroying what it holds.
+    #[arg(long = "i-know-this-destroys-data")]
+    destroy_data: bool,
+}
+
+pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
+    let stop = StopFlag::on_signals()?;
+    if let Some(addr) = &args.listen {
+        let log = args.ack_log.as_ref().expect("clap requires --ack-log");
+        crashcheck::listen(addr, log, &stop, &mut |at| {
+            eprintln!("fathom: listening on {at}, appending to {}", log.display());
+        })?;
+        return Ok(super::exit_code(&stop, false));
+    }
+    let target = args.target.clone().expect("clap requires a target");
+    if args.verify {
+        let log = args.ack_log.as_ref().expect("clap requires --ack-log");
+        let report = crashcheck::verify(&target, log)?;
+        println!(
+            "{} acknowledged blocks: {} intact, {} newer (in flight at the cut, landed), {} older generation, {} lost, {} torn ({} of them in flight)",
+            report.blocks,
+            report.intact,
+            report.newer,
+            report.older,
+            report.lost,
+            report.torn,
+            report.torn_in_flight
+        );
+        for f in &report.failures {
+            println!("  {f}");
+        }
+        if report.pass() {
+            println!("verdict: PASS (every acknowledged write survived)");
+            Ok(0)
+        } else {
+            println!(
+                "verdict: FAIL ({} acknowledged writes lost: the device acknowledged flushes it had not made durable)",
+                report.older + report.lost + report.torn - report.torn_in_flight
+            );
+            Ok(1)
+        }
+    } else {
+        let sink = match (&args.ack_log, &args.ack_to) {
+            (Some(log), None) => AckSink::File(log.clone()),
+            (None, Some(addr)) => AckSink::Listener(addr.clone()),
+            _ => {
+                return Err(UsageError(
+                    "--ack-log or --ack-to: say where acknowledgements go (not on the target's device)"
+                        .into(),
+                )
+                .into());
+            }
+        };
+        if args.iodepth == 0 || args.iodepth > 1024 {
+            return Err(
+                UsageError(format!("--iodepth {} is outside 1 to 1024", args.iodepth)).into(),
+            );
+        }
+        if args.rate_iops.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+            return Err(UsageError("--rate-iops must be above 0".into()).into());
+        }
+        let spec = WriterSpec {
+            target,
+            sink,
+            bs: args.bs,
+            size: args.size,
+            jobs: args.iodepth,
+            durability: args.sync,
+            rate_iops: args.rate_iops,
+            runtime: args.runtime,
+            overwrite: args.overwrite,
+            destroy_data: args.destroy_data,
+        };
+        let summary = crashcheck::write(&spec, &stop, &mut |blocks| {
+            eprintln!(
+                "fathom: writing {blocks} blocks of {}, each made durable with {} before it is logged; cut the power any time, then run --verify",
+                units::format_bytes(args.bs),
+                args.sync.name()
+            );
+        })?;
+        println!(
+            "{} writes acknowledged in {} ({:.0} a second), run {:x}",
+            summary.acknowledged,
+            units::format_duration(summary.seconds),
+            summary.acknowledged as f64 / summary.seconds.max(1e-9),
+            summary.run_id
+        );
+        Ok(super::exit_code(&stop, false))
+    }
+}

@@ -1,0 +1,178 @@
+//! `fathom crashcheck`: a writer killed mid-flight loses nothing it was
+//! told was durable (the page cache survives a process crash), so its
+//! read-back passes; a file system that drops acknowledged writes (the
+//! tests' FUSE layer) fails, naming the blocks.
+
+mod common;
+#[path = "common/faultfs.rs"]
+mod faultfs;
+
+use common::*;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::{Child, Stdio};
+
+fn ack_lines(log: &Path) -> usize {
+    std::fs::read_to_string(log)
+        .map(|t| t.lines().count().saturating_sub(1))
+        .unwrap_or(0)
+}
+
+fn writer(args: &[&str]) -> Child {
+    fathom()
+        .arg("crashcheck")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Kills `child` with SIGKILL once `log` holds `acks` acknowledgements.
+fn kill_after(mut child: Child, log: &Path, acks: usize) {
+    wait_until("acknowledgements are logged", || ack_lines(log) >= acks);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+fn verify(target: &Path, log: &Path) -> (Option<i32>, String) {
+    let out = run(&[
+        "crashcheck",
+        "--verify",
+        target.to_str().unwrap(),
+        "--ack-log",
+        log.to_str().unwrap(),
+    ]);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn a_writer_killed_mid_flight_loses_nothing_it_acknowledged() {
+    let dir = tempdir(); // on the disk
+    let logs = tempdir_in_shm(); // another device, where there is one
+    let target = dir.path().join("target");
+    let log = logs.path().join("acks");
+    if std::fs::metadata(dir.path()).unwrap().dev() == std::fs::metadata(logs.path()).unwrap().dev()
+    {
+        eprintln!("SKIP: no second device for the ack log here");
+        return;
+    }
+    let child = writer(&[
+        target.to_str().unwrap(),
+        "--ack-log",
+        log.to_str().unwrap(),
+        "--size",
+        "4m",
+        "--iodepth",
+        "2",
+    ]);
+    kill_after(child, &log, 300);
+    let (code, out) = verify(&target, &log);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("verdict: PASS"), "{out}");
+    assert!(out.contains(" 0 older generation, 0 lost"), "{out}");
+}
+
+#[test]
+fn a_device_that_drops_acknowledged_writes_fails_naming_the_blocks() {
+    let Some(fs) = faultfs::skip_or_mount() else {
+        return;
+    };
+    let logs = tempdir();
+    let target = fs.path("target");
+    let log = logs.path().join("acks");
+    std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+    // Every write after the 50th is acknowledged, flushed, and forgotten.
+    fs.control.set(faultfs::Plan {
+        armed: true,
+        drop_writes: true,
+        drop_writes_after: 50,
+        ..Default::default()
+    });
+    let out = run(&[
+        "crashcheck",
+        target.to_str().unwrap(),
+        "--ack-log",
+        log.to_str().unwrap(),
+        "--size",
+        "1m",
+        "--overwrite",
+        "--sync",
+        "fsync",
+        "--runtime",
+        "1s",
+        "--rate-iops",
+        "300",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(fs.control.seen().dropped > 0);
+    let (code, report) = verify(&target, &log);
+    assert_eq!(code, Some(1), "{report}");
+    assert!(report.contains("verdict: FAIL"), "{report}");
+    // Blocks are named with what they hold and what was acknowledged.
+    assert!(
+        report.contains("was acknowledged") && report.contains("block "),
+        "{report}"
+    );
+}
+
+#[test]
+fn acknowledgements_sent_to_a_listener_verify_the_same() {
+    let dir = tempdir();
+    let logs = tempdir_in_shm();
+    let target = dir.path().join("target");
+    let log = logs.path().join("received");
+    let mut listener = fathom()
+        .args(["crashcheck", "--listen", "127.0.0.1:0", "--ack-log"])
+        .arg(&log)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // "fathom: listening on 127.0.0.1:PORT, ..."
+    let mut line = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(listener.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split_whitespace()
+        .nth(3)
+        .unwrap()
+        .trim_end_matches(',')
+        .to_string();
+    let child = writer(&[target.to_str().unwrap(), "--ack-to", &addr, "--size", "4m"]);
+    kill_after(child, &log, 200);
+    unsafe { libc::kill(listener.id() as i32, libc::SIGINT) };
+    listener.wait().unwrap();
+    let (code, out) = verify(&target, &log);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("verdict: PASS"), "{out}");
+}
+
+#[test]
+fn an_ack_log_beside_the_target_or_a_listener_out_of_reach_is_refused() {
+    let dir = tempdir();
+    let target = dir.path().join("target");
+    let beside = dir.path().join("acks");
+    for (args, says) in [
+        (vec!["--ack-log", beside.to_str().unwrap()], "same device"),
+        (vec!["--ack-to", "127.0.0.1:1"], "cannot connect"),
+        (vec![], "--ack-log or --ack-to"),
+    ] {
+        let mut full = vec!["crashcheck", target.to_str().unwrap(), "--runtime", "1s"];
+        full.extend_from_slice(&args);
+        let out = run(&full);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(!target.exists(), "nothing written");
+    }
+}
