@@ -329,8 +329,8 @@ pub struct Acknowledged {
     pub count: u64,
 }
 
-/// Reads an ack log; a last line cut short (the log's own write was in
-/// flight) is ignored.
+/// Reads an ack log (its last run, when a listener's log holds several); a
+/// last line cut short (the log's own write was in flight) is ignored.
 pub fn read_log(path: &Path) -> Result<Acknowledged, UsageError> {
     let err = |m: String| UsageError(format!("--ack-log {}: {m}", path.display()));
     let mut text = String::new();
@@ -340,6 +340,10 @@ pub fn read_log(path: &Path) -> Result<Acknowledged, UsageError> {
     let complete = match text.rfind('\n') {
         Some(end) => &text[..=end],
         None => "",
+    };
+    let complete = match complete.rfind(&format!("\n{LOG_MAGIC}")) {
+        Some(at) => &complete[at + 1..],
+        None => complete,
     };
     let mut lines = complete.lines();
     let header = lines
@@ -638,6 +642,14 @@ mod tests {
         )
         .unwrap();
         assert!(read_log(&path).unwrap_err().0.contains("past the end"));
+        // A listener's log of two runs: the last one counts.
+        std::fs::write(
+            &path,
+            format!("{LOG_MAGIC} run_id=1 bs=4096 blocks=8 seed=1\n1 1\n{LOG_MAGIC} run_id=2 bs=4096 blocks=8 seed=1\n2 7\n"),
+        )
+        .unwrap();
+        let acked = read_log(&path).unwrap();
+        assert_eq!((acked.run_id, acked.count, acked.last[&2]), (2, 1, 7));
         std::fs::write(&path, "hello\n").unwrap();
         assert!(read_log(&path).unwrap_err().0.contains("not a fathom"));
     }

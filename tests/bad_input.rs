@@ -143,7 +143,12 @@ fn readme_synopsis_matches_the_flags() {
     let start = readme
         .find("fathom capacity TARGET")
         .expect("a capacity synopsis");
-    let capacity = &readme[start..start + readme[start..].find("```").unwrap()];
+    let end = ["\nfathom ", "```"]
+        .iter()
+        .filter_map(|m| readme[start..].find(m))
+        .min()
+        .unwrap();
+    let capacity = &readme[start..start + end];
     let own: std::collections::BTreeSet<String> = options_of("capacity")
         .difference(&run_flags)
         .cloned()
