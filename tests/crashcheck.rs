@@ -71,6 +71,7 @@ fn a_writer_killed_mid_flight_loses_nothing_it_acknowledged() {
     ]);
     kill_after(child, &log, 300);
     let (code, out) = verify(&target, &log);
+    eprintln!("{out}");
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("verdict: PASS"), "{out}");
     assert!(out.contains(" 0 older generation, 0 lost"), "{out}");
@@ -114,6 +115,7 @@ fn a_device_that_drops_acknowledged_writes_fails_naming_the_blocks() {
     );
     assert!(fs.control.seen().dropped > 0);
     let (code, report) = verify(&target, &log);
+    eprintln!("{report}");
     assert_eq!(code, Some(1), "{report}");
     assert!(report.contains("verdict: FAIL"), "{report}");
     // Blocks are named with what they hold and what was acknowledged.

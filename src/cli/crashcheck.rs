@@ -107,7 +107,7 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             Ok(0)
         } else {
             println!(
-                "verdict: FAIL ({} acknowledged writes lost: the device acknowledged flushes it had not made durable)",
+                "verdict: FAIL ({} blocks lost an acknowledged write: the device acknowledged flushes it had not made durable)",
                 report.older + report.lost + report.torn - report.torn_in_flight
             );
             Ok(1)
