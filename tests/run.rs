@@ -332,3 +332,38 @@ fn a_mix_reads_the_share_it_was_asked_for() {
         );
     }
 }
+
+/// A run of a second and a half (a null engine at 1 ms an I/O, 1,500 I/Os):
+/// its last, partial second is counted, in the totals and as an interval
+/// of half a second.
+#[test]
+fn the_last_partial_second_is_counted_with_its_length() {
+    let dir = tempdir();
+    let file = dir.path().join("partial");
+    let doc = run_json(&[
+        file.to_str().unwrap(),
+        "--engine",
+        "null",
+        "--null-latency",
+        "1ms",
+        "--rw",
+        "read",
+        "--bs",
+        "512",
+        "--size",
+        "750k",
+    ]);
+    let w = &doc["results"][0];
+    let read = &w["total"]["read"];
+    assert_eq!(u(&read["ios"]), 1500);
+    let intervals = read["intervals"].as_array().unwrap();
+    assert!(intervals.len() >= 2, "{intervals:?}");
+    let covered: f64 = intervals.iter().map(|i| f(&i["dur_s"])).sum();
+    let runtime = f(&w["runtime_s"]);
+    assert!(
+        (covered - runtime).abs() < 0.01,
+        "intervals cover {covered} s of {runtime} s"
+    );
+    let last = intervals.last().unwrap();
+    assert!(f(&last["dur_s"]) > 0.0 && f(&last["dur_s"]) < 1.0, "{last}");
+}
