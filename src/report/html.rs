@@ -307,13 +307,18 @@ fn rank_bars(
     Ok(())
 }
 
-/// A certification's caption, interval table, verdict and failed limits.
-fn capacity_section(c: &Labelled<CapacityResult>, systems: bool, out: &mut String) {
-    let name = if systems {
-        format!("{}: ", c.system)
+/// "laptop: " before a result's caption when several systems are shown.
+fn system_prefix(system: &str, systems: bool) -> String {
+    if systems {
+        format!("{system}: ")
     } else {
         String::new()
-    };
+    }
+}
+
+/// A capacity search's caption, step table, answer and knee.
+fn capacity_section(c: &Labelled<CapacityResult>, systems: bool, out: &mut String) {
+    let name = system_prefix(c.system, systems);
     let _ = writeln!(
         out,
         "<p>{}{}</p>",
@@ -340,11 +345,7 @@ fn capacity_charts(
     if steps.is_empty() {
         return Ok(());
     }
-    let prefix = if systems {
-        format!("{}: ", c.system)
-    } else {
-        String::new()
-    };
+    let prefix = system_prefix(c.system, systems);
     let ms = |ns: u64| ns as f64 / 1e6;
     let (lo, hi) = (steps[0].offered_iops, steps[steps.len() - 1].offered_iops);
     let mut series = vec![Series {
@@ -408,12 +409,9 @@ fn capacity_charts(
     Ok(())
 }
 
+/// A certification's caption, interval table, verdict and failed limits.
 fn certify_section(c: &Labelled<CertifyResult>, systems: bool, out: &mut String) {
-    let name = if systems {
-        format!("{}: ", c.system)
-    } else {
-        String::new()
-    };
+    let name = system_prefix(c.system, systems);
     let _ = writeln!(
         out,
         "<p>{}{}</p>",
