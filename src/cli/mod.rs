@@ -55,7 +55,8 @@ enum Command {
     /// The most load a workload can be offered while its latency (from when
     /// each I/O was due) meets an objective: steps at fixed rates climb
     /// until one misses, then bisection; reports the answer, the knee and
-    /// every step.
+    /// every step. Each step runs --ramp then --runtime (here 2s and 10s
+    /// unless given).
     Capacity(Box<capacity::CapacityArgs>),
     /// Whether a device keeps what it acknowledged through a power cut:
     /// write stamped blocks, flush each, log what was acknowledged on
