@@ -214,3 +214,32 @@ fn at_the_deadline_every_due_io_is_counted_once() {
         "{done} done + {unanswered} unanswered, for 200,000 due"
     );
 }
+
+/// A rated run on a device that answers nothing (a 3 s service time, a
+/// 1.5 s run): every due I/O is unanswered, and latency from the schedule
+/// counts each at its age when the run ended (the oldest, 1.5 s).
+#[test]
+fn unanswered_ios_at_the_end_are_in_scheduled_latency_at_their_age() {
+    let dir = tempdir();
+    let file = dir.path().join("dead");
+    let doc = run_json(&[
+        file.to_str().unwrap(),
+        "--engine",
+        "null",
+        "--null-latency",
+        "3s",
+        "--rate-iops",
+        "10",
+        "--runtime",
+        "1.5s",
+        "--size",
+        "1m",
+    ]);
+    let read = &doc["results"][0]["total"]["read"];
+    assert_eq!(u(&read["ios"]), 0);
+    assert!((14..=16).contains(&u(&read["unanswered"])), "{read}");
+    let sched = &read["sched_lat_ns"];
+    assert!(u(&sched["max"]) >= 1_400_000_000, "{sched}");
+    // The youngest was due at most 0.1 s before the end.
+    assert!(u(&sched["min"]) <= 150_000_000, "{sched}");
+}

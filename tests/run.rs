@@ -367,3 +367,30 @@ fn the_last_partial_second_is_counted_with_its_length() {
     let last = intervals.last().unwrap();
     assert!(f(&last["dur_s"]) > 0.0 && f(&last["dur_s"]) < 1.0, "{last}");
 }
+
+/// A device that answers nothing for the last half second (a 2 s service
+/// time, a 1.5 s run): that half second is an interval of 0 I/Os, so that
+/// the intervals cover the whole run and the stall shows.
+#[test]
+fn a_stall_through_the_end_is_an_interval_of_nothing() {
+    let dir = tempdir();
+    let file = dir.path().join("stall");
+    let doc = run_json(&[
+        file.to_str().unwrap(),
+        "--engine",
+        "null",
+        "--null-latency",
+        "2s",
+        "--runtime",
+        "1.5s",
+        "--size",
+        "1m",
+    ]);
+    let w = &doc["results"][0];
+    let read = &w["total"]["read"];
+    assert_eq!(u(&read["ios"]), 0);
+    let intervals = read["intervals"].as_array().unwrap();
+    let durations: Vec<f64> = intervals.iter().map(|i| f(&i["dur_s"])).collect();
+    assert_eq!(durations.len(), 2, "{durations:?}");
+    assert!((durations[1] - 0.5).abs() < 0.01, "{durations:?}");
+}

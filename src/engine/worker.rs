@@ -698,12 +698,12 @@ impl<'a> Job<'a> {
         while end >= self.next_boundary {
             self.flush_interval(INTERVAL);
         }
+        // The last, partial second is kept even when nothing completed in
+        // it (a stall at the end is a second of 0 I/Os), so that the
+        // intervals cover the whole measured time. Nothing is recorded
+        // after `end`, so an empty remainder holds nothing.
         let partial = end.saturating_duration_since(self.next_boundary - INTERVAL);
-        let has_data = self
-            .interval
-            .iter()
-            .any(|d| d.ios > 0 || d.scheduled.count() > 0);
-        if has_data || (self.last_interval.is_none() && !partial.is_zero()) {
+        if !partial.is_zero() {
             self.flush_interval(partial);
         }
         self.totals.end = Some(end);
