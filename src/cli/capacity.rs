@@ -106,6 +106,8 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         .output
         .as_ref()
         .filter(|_| args.output.output_format == OutputFormat::Json);
+    let step_s = capacity::step_seconds(&base);
+    let mut bracketed = false;
     let result = capacity::search(
         &mut session,
         &base,
@@ -114,6 +116,22 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         &mut |so_far: &CapacityResult| {
             if let Some(step) = so_far.steps.last() {
                 eprintln!("fathom: {}", step_line(so_far.steps.len(), step, &search));
+            }
+            // The climb is over: now the rest of the search can be planned.
+            if let (Some(lo), Some(hi), false) = (so_far.answer_iops, so_far.missed_iops, bracketed)
+            {
+                bracketed = true;
+                let left = CapacitySpec {
+                    growth: hi / lo,
+                    ..search.clone()
+                }
+                .bisection_steps();
+                eprintln!(
+                    "fathom: bisecting between {}/s and {}/s: up to {left} more steps, about {} (a step that misses runs twice)",
+                    units::thousands(lo.round() as u64),
+                    units::thousands(hi.round() as u64),
+                    units::format_duration(left as f64 * step_s)
+                );
             }
             if let Some(path) = json_file {
                 document.results = vec![RunResult::Capacity(so_far.clone())];
