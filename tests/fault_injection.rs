@@ -246,3 +246,38 @@ fn ctrl_c_during_a_stall_drains_and_reports() {
     assert!(u(&read["ios"]) >= 1, "{read}");
     assert!(file.exists());
 }
+
+/// A write that failed leaves its block's content unknown: the read-back
+/// counts it `uncertain`, never intact or corrupt, in both verify modes.
+#[test]
+fn a_failed_write_makes_its_block_uncertain_not_a_verify_failure() {
+    let Some(fs) = skip_or_mount() else { return };
+    let file = fs.path("verified");
+    std::fs::write(&file, vec![0u8; MIB]).unwrap();
+    for mode in ["--verify", "--verify-interleaved"] {
+        fs.control.set(Plan {
+            armed: true,
+            fail_writes: vec![512 << 10..(512 << 10) + 4096],
+            ..Plan::default()
+        });
+        let out = pass(
+            file.to_str().unwrap(),
+            "write",
+            "io_uring",
+            &[mode, "--continue-on-error"],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc = json_of(&out);
+        let v = &target(&doc)["verify"];
+        assert_eq!(u(&v["uncertain"]), 1, "{mode}: {v}");
+        assert_eq!(u(&v["intact"]), 255, "{mode}: {v}");
+        for bad in ["stale", "misplaced", "corrupt"] {
+            assert_eq!(u(&v[bad]), 0, "{mode}: {v}");
+        }
+    }
+}
