@@ -46,6 +46,14 @@ pub fn check(base: &WorkloadSpec, search: &CapacitySpec) -> Result<(), UsageErro
             "--runtime: each step of a capacity search is time-bound; give its length".into(),
         ));
     }
+    let step = step_seconds(base);
+    if step > search.max_time_s {
+        return Err(UsageError(format!(
+            "--max-time {} is shorter than one step ({} of --ramp and --runtime)",
+            crate::units::format_duration(search.max_time_s),
+            crate::units::format_duration(step)
+        )));
+    }
     Ok(())
 }
 

@@ -191,6 +191,7 @@ fn bad_objectives_and_settings_get_one_line_and_exit_2() {
         (vec!["--slo", "p99:quickly"], "not a duration"),
         (vec!["--precision", "0"], "--precision"),
         (vec!["--growth", "1"], "--growth"),
+        (vec!["--max-time", "5s"], "shorter than one step"),
         (vec!["--rate-iops", "100"], "--start"),
         (vec!["--bs", "4k,8k"], "one workload"),
     ] {
