@@ -214,6 +214,16 @@ pub fn search(
     Ok(result)
 }
 
+/// Bisection steps left once the answer is bracketed between the rate
+/// that met and the one that missed (each step that misses runs twice).
+pub fn steps_left(search: &CapacitySpec, met: f64, missed: f64) -> u32 {
+    CapacitySpec {
+        growth: missed / met,
+        ..search.clone()
+    }
+    .bisection_steps()
+}
+
 /// The next rate to offer: climbing while nothing has missed, then the
 /// middle of the bracket until it is as narrow as the precision.
 fn next_rate(search: &CapacitySpec, met: Option<f64>, missed: Option<f64>) -> Option<(f64, Phase)> {

@@ -121,11 +121,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
             if let (Some(lo), Some(hi), false) = (so_far.answer_iops, so_far.missed_iops, bracketed)
             {
                 bracketed = true;
-                let left = CapacitySpec {
-                    growth: hi / lo,
-                    ..search.clone()
-                }
-                .bisection_steps();
+                let left = capacity::steps_left(&search, lo, hi);
                 eprintln!(
                     "fathom: bisecting between {}/s and {}/s: up to {left} more steps, about {} (a step that misses runs twice)",
                     units::thousands(lo.round() as u64),
