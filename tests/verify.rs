@@ -61,6 +61,8 @@ fn clean_write_verifies_intact_and_read_only_check_passes() {
             let v = verify_report(&doc);
             assert!(u(&v["checked"]) > 0, "{rw} {mode}: {v}");
             assert_eq!(u(&v["checked"]), u(&v["intact"]), "{rw} {mode}: {v}");
+            // No write failed: no block is uncertain.
+            assert_eq!(u(&v["uncertain"]), 0, "{rw} {mode}: {v}");
         }
     }
     // A sequential pass stamps every block; a later read-only check sees them.
@@ -79,6 +81,16 @@ fn clean_write_verifies_intact_and_read_only_check_passes() {
     assert_eq!(v["mode"], "read-only");
     assert_eq!(u(&v["intact"]), (1 << 20) / BS, "{v}");
     assert!(file.exists(), "a file fathom did not create is kept");
+
+    // A file no fathom run wrote: every block is counted unwritten, and
+    // that is not a failure.
+    let blank = dir.path().join("blank");
+    std::fs::write(&blank, vec![0u8; 64 << 10]).unwrap();
+    let doc = run_json(&[blank.to_str().unwrap(), "--rw", "read", "--verify"]);
+    let v = verify_report(&doc);
+    assert_eq!(u(&v["checked"]), (64 << 10) / BS, "{v}");
+    assert_eq!(u(&v["unwritten"]), (64 << 10) / BS, "{v}");
+    assert_eq!(u(&v["intact"]), 0, "{v}");
 }
 
 #[test]
