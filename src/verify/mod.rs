@@ -364,4 +364,59 @@ mod tests {
         );
         assert_eq!(r.first_failures[0].offset, 4096);
     }
+
+    /// Per-worker reports (interleaved checks) add up, and the list of
+    /// failures stays at its cap, in offset order.
+    #[test]
+    fn reports_of_workers_merge_into_one() {
+        let mut a = VerifyReport::new("interleaved");
+        let mut b = VerifyReport::new("interleaved");
+        for (i, verdict) in [
+            Verdict::Intact,
+            Verdict::Stale,
+            Verdict::Misplaced,
+            Verdict::Corrupt,
+            Verdict::Unwritten,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            a.record(i as u64 * 4096, verdict, String::new());
+            b.record((10 + i as u64) * 4096, verdict, String::new());
+            b.record((20 + i as u64) * 4096, verdict, String::new());
+        }
+        a.uncertain = 1;
+        b.uncertain = 2;
+        let mut sum = VerifyReport::new("interleaved");
+        sum.merge(&b);
+        sum.merge(&a);
+        assert_eq!(
+            (
+                sum.checked,
+                sum.intact,
+                sum.stale,
+                sum.misplaced,
+                sum.corrupt,
+                sum.unwritten,
+                sum.uncertain
+            ),
+            (15, 3, 3, 3, 3, 3, 3)
+        );
+        assert_eq!(sum.failed(), 9);
+        let offsets: Vec<u64> = sum.first_failures.iter().map(|f| f.offset / 4096).collect();
+        assert_eq!(offsets, vec![1, 2, 3, 11, 12, 13, 21, 22, 23]);
+
+        // At most LISTED_FAILURES are kept, when recorded or merged.
+        let mut many = VerifyReport::new("after-write");
+        for i in 0..40 {
+            many.record(i * 4096, Verdict::Corrupt, String::new());
+        }
+        assert_eq!(many.first_failures.len(), LISTED_FAILURES);
+        assert_eq!(many.corrupt, 40);
+        let mut merged = VerifyReport::new("after-write");
+        merged.merge(&many);
+        merged.merge(&many);
+        assert_eq!(merged.first_failures.len(), LISTED_FAILURES);
+        assert_eq!(merged.corrupt, 80);
+    }
 }
