@@ -365,6 +365,19 @@ mod tests {
         assert_eq!(r.first_failures[0].offset, 4096);
     }
 
+    #[test]
+    fn the_summary_names_only_what_happened() {
+        let mut r = VerifyReport::new("after-write");
+        r.record(0, Verdict::Intact, String::new());
+        assert_eq!(r.summary(), "1 blocks checked, all intact");
+        r.record(4096, Verdict::Unwritten, String::new());
+        r.uncertain = 2;
+        assert_eq!(
+            r.summary(),
+            "1 blocks checked, all intact; 1 blocks hold no fathom header; 2 blocks not checked (their last write failed)"
+        );
+    }
+
     /// Per-worker reports (interleaved checks) add up, and the list of
     /// failures stays at its cap, in offset order.
     #[test]
