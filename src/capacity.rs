@@ -14,8 +14,8 @@ use crate::measure::histogram::LatencyHistogram;
 use crate::result::capacity::{CapacityResult, CapacityStep, Phase, SearchEnd};
 use crate::result::{RunResult, WorkloadResult};
 use crate::run::Session;
+use crate::spec::WorkloadSpec;
 use crate::spec::capacity::CapacitySpec;
-use crate::spec::{EngineKind, MAX_IOPS_PER_SLOT, WorkloadSpec};
 use crate::stop::{Interrupted, StopFlag};
 use crate::units::thousands;
 use std::time::Instant;
@@ -101,30 +101,18 @@ fn bandwidth_at(base: &WorkloadSpec, total_iops: f64) -> f64 {
 }
 
 /// Whether the queue can be asked for `total_iops` (the rate engine's
-/// bound; the null engine has none).
+/// bound, as a run checks it).
 fn queue_carries(base: &WorkloadSpec, total_iops: f64) -> bool {
-    let spec = at_rate(base, total_iops);
-    let runs = if spec.streams.is_empty() {
-        vec![&spec]
-    } else {
-        spec.streams.iter().collect()
-    };
-    runs.iter().all(|s| match s.target_rate() {
-        Some(r) if s.engine != EngineKind::Null => {
-            r <= s.iodepth as f64 * s.numjobs as f64 * MAX_IOPS_PER_SLOT
-        }
-        _ => true,
-    })
+    at_rate(base, total_iops)
+        .runs()
+        .iter()
+        .all(WorkloadSpec::queue_carries_rate)
 }
 
 /// Seconds one step measures and warms up.
 pub fn step_seconds(base: &WorkloadSpec) -> f64 {
-    let runs = if base.streams.is_empty() {
-        vec![base]
-    } else {
-        base.streams.iter().collect()
-    };
-    runs.iter()
+    base.runs()
+        .iter()
         .map(|s| s.runtime_s.unwrap_or(0.0) + s.ramp_s)
         .fold(0.0, f64::max)
 }
@@ -267,15 +255,15 @@ fn first_step_missed(search: &CapacitySpec, step: &CapacityStep) -> UsageError {
 
 /// The runs of a step whose latency is judged: the workload, or a streams
 /// workload's rated streams.
-fn judged(base: &WorkloadSpec, run: &RunResult) -> Vec<WorkloadResult> {
+fn judged<'a>(base: &WorkloadSpec, run: &'a RunResult) -> Vec<&'a WorkloadResult> {
     match run {
-        RunResult::Workload(w) => vec![w.clone()],
+        RunResult::Workload(w) => vec![w],
         RunResult::Streams(s) => s
             .streams
             .iter()
             .zip(&base.streams)
             .filter(|(_, spec)| spec.target_rate().is_some())
-            .map(|(w, _)| w.clone())
+            .map(|(w, _)| w)
             .collect(),
         _ => Vec::new(),
     }
@@ -295,7 +283,7 @@ fn judge(
     let (mut achieved_iops, mut bw_bytes, mut unanswered) = (0.0, 0.0, 0);
     let mut warnings = Vec::new();
     let mut interrupted = false;
-    for w in &runs {
+    for w in runs {
         for d in [&w.total.read, &w.total.write] {
             completion.add(&LatencyHistogram::decode(&d.histogram).map_err(anyhow::Error::msg)?);
             if let Some(h) = &d.sched_histogram {
@@ -379,6 +367,7 @@ pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::EngineKind;
     use crate::spec::capacity::Slo;
 
     fn search_spec() -> CapacitySpec {

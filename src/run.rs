@@ -39,12 +39,7 @@ use std::time::{Duration, Instant};
 pub fn check_plan(specs: &[WorkloadSpec]) -> Result<(), UsageError> {
     for spec in specs {
         spec.validate()?;
-        let runs = if spec.streams.is_empty() {
-            std::slice::from_ref(spec)
-        } else {
-            &spec.streams[..]
-        };
-        for run in runs {
+        for run in spec.runs() {
             for (i, name) in run.targets.iter().enumerate() {
                 let plan = target::inspect(run, name, i)?;
                 check_region(run, &plan).map_err(|e| match spec.streams.is_empty() {

@@ -94,10 +94,8 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output.output {
         super::check_output_path(path)?;
     }
-    eprintln!(
-        "fathom: {}",
-        report::capacity::plan(&base, &search, capacity::step_seconds(&base))
-    );
+    let step_s = capacity::step_seconds(&base);
+    eprintln!("fathom: {}", report::capacity::plan(&base, &search, step_s));
     let stop = StopFlag::on_signals()?;
     let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
     let mut document = session.document().clone();
@@ -106,7 +104,6 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         .output
         .as_ref()
         .filter(|_| args.output.output_format == OutputFormat::Json);
-    let step_s = capacity::step_seconds(&base);
     let mut bracketed = false;
     let result = capacity::search(
         &mut session,

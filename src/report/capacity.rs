@@ -61,12 +61,8 @@ pub fn plan(base: &WorkloadSpec, search: &CapacitySpec, step_s: f64) -> String {
 }
 
 fn step_length(base: &WorkloadSpec) -> String {
-    let (ramp, runtime) = if base.streams.is_empty() {
-        (base.ramp_s, base.runtime_s.unwrap_or(0.0))
-    } else {
-        let first = &base.streams[0];
-        (first.ramp_s, first.runtime_s.unwrap_or(0.0))
-    };
+    let first = &base.runs()[0];
+    let (ramp, runtime) = (first.ramp_s, first.runtime_s.unwrap_or(0.0));
     if ramp > 0.0 {
         format!(
             "{} warm-up + {}",

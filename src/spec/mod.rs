@@ -444,28 +444,22 @@ impl WorkloadSpec {
                 "--rate-iops {r} is outside 1 I/O per second to 100 million"
             ));
         }
-        if let Some(r) = self.target_rate() {
-            // Little's law: a target's iodepth x numjobs slots each carry at
-            // most one I/O per latency. Past this bound every I/O would have
-            // to finish in under 0.5 µs, faster than a page-cache hit (1-2
-            // µs on a typical machine), so the schedule could only fall
-            // behind; the null engine does no I/O and is not bound.
-            let slots = self.iodepth as f64 * self.numjobs as f64;
-            if self.engine != EngineKind::Null && r > slots * MAX_IOPS_PER_SLOT {
-                let knob = if self.rate_bw.is_some() {
-                    "--rate-bw"
-                } else {
-                    "--rate-iops"
-                };
-                return fail(format!(
-                    "{knob}: {} I/Os per second is more than --iodepth {} x --numjobs {} can carry \
+        if let Some(r) = self.target_rate()
+            && !self.queue_carries_rate()
+        {
+            let knob = if self.rate_bw.is_some() {
+                "--rate-bw"
+            } else {
+                "--rate-iops"
+            };
+            return fail(format!(
+                "{knob}: {} I/Os per second is more than --iodepth {} x --numjobs {} can carry \
                      ({} a second per slot: each I/O would have to finish in under 0.5 µs)",
-                    crate::units::thousands(r.round() as u64),
-                    self.iodepth,
-                    self.numjobs,
-                    crate::units::thousands(MAX_IOPS_PER_SLOT as u64)
-                ));
-            }
+                crate::units::thousands(r.round() as u64),
+                self.iodepth,
+                self.numjobs,
+                crate::units::thousands(MAX_IOPS_PER_SLOT as u64)
+            ));
         }
         if self.steady_state.is_some() && self.runtime_s.is_none() {
             return fail("--steady-state needs --runtime as the longest the run may take".into());
@@ -491,6 +485,30 @@ impl WorkloadSpec {
 pub const MAX_IOPS_PER_SLOT: f64 = 2_000_000.0;
 
 impl WorkloadSpec {
+    /// Whether a target's queue can carry the rate asked of it (true
+    /// without a rate). Little's law: a target's iodepth x numjobs slots
+    /// each carry at most one I/O per latency. Past this bound every I/O
+    /// would have to finish in under 0.5 µs, faster than a page-cache hit
+    /// (1-2 µs on a typical machine), so the schedule could only fall
+    /// behind; the null engine does no I/O and is not bound.
+    pub fn queue_carries_rate(&self) -> bool {
+        let slots = self.iodepth as f64 * self.numjobs as f64;
+        match self.target_rate() {
+            Some(r) => self.engine == EngineKind::Null || r <= slots * MAX_IOPS_PER_SLOT,
+            None => true,
+        }
+    }
+
+    /// What actually runs: a streams workload's streams, or the workload
+    /// itself.
+    pub fn runs(&self) -> &[WorkloadSpec] {
+        if self.streams.is_empty() {
+            std::slice::from_ref(self)
+        } else {
+            &self.streams
+        }
+    }
+
     /// The streams of a streams workload: each valid on its own, names
     /// unique, and no region written by two streams while `--verify` checks
     /// it (neither could tell the other's blocks from corruption).
