@@ -158,8 +158,7 @@ fn a_stalled_io_shows_in_latency_and_verify_still_judges() {
             stall_after: 20,
             ..Plan::default()
         });
-        let out = run(&[
-            "run",
+        let doc = run_json(&[
             file.to_str().unwrap(),
             "--rw",
             "randread",
@@ -169,12 +168,8 @@ fn a_stalled_io_shows_in_latency_and_verify_still_judges() {
             "200",
             "--runtime",
             "1s",
-            "--output-format",
-            "json",
         ]);
-        assert!(out.status.success(), "{engine}");
         assert_eq!(fs.control.seen().stalled, 1);
-        let doc = json_of(&out);
         let read = &target(&doc)["read"];
         let stalled_ns = stall.as_nanos() as u64;
         assert!(u(&read["lat_ns"]["max"]) >= stalled_ns, "{engine}: {read}");
@@ -296,8 +291,7 @@ fn a_contended_verified_pass_through_a_stall_writes_every_block() {
         stall_after: 2,
         ..Plan::default()
     });
-    let out = run(&[
-        "run",
+    let doc = run_json(&[
         file.to_str().unwrap(),
         "--rw",
         "randwrite",
@@ -309,15 +303,7 @@ fn a_contended_verified_pass_through_a_stall_writes_every_block() {
         "8",
         "--verify",
         "--overwrite",
-        "--output-format",
-        "json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = json_of(&out);
     let t = target(&doc);
     // One pass: 16 blocks, 4 to each worker.
     assert_eq!(u(&t["write"]["ios"]), 16, "{t}");
