@@ -194,7 +194,7 @@ pub fn write(
     stop: &StopFlag,
     ready: &mut dyn FnMut(u64),
 ) -> anyhow::Result<WriterSummary> {
-    if spec.bs < HEADER_LEN as u64 * 2 || !spec.bs.is_multiple_of(512) {
+    if spec.bs == 0 || !spec.bs.is_multiple_of(512) {
         return Err(UsageError(format!(
             "--bs {}: a multiple of 512 of at least 512 bytes",
             spec.bs
