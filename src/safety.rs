@@ -241,6 +241,80 @@ mod tests {
     }
 
     #[test]
+    fn each_signature_is_named_alone_wherever_its_format_puts_it() {
+        let md = 0xa92b_4efcu32.to_le_bytes();
+        let f2fs = 0xF2F5_2010u32.to_le_bytes();
+        let cases: [(usize, &[u8], &str); 19] = [
+            (1080, &[0x53, 0xEF], "an ext2/ext3/ext4 file system"),
+            (0, b"XFSB", "an XFS file system"),
+            (0x10040, b"_BHRfS_M", "a btrfs file system"),
+            (1024, &f2fs, "an F2FS file system"),
+            (0, b"hsqs", "a squashfs image"),
+            (32769, b"CD001", "an ISO 9660 image"),
+            (3, b"NTFS    ", "an NTFS file system"),
+            (54, b"FAT", "a FAT file system"),
+            (82, b"FAT32", "a FAT file system"),
+            (0, b"LUKS\xba\xbe", "a LUKS encrypted volume"),
+            (4086, b"SWAPSPACE2", "swap space"),
+            (8182, b"SWAP-SPACE", "swap space"),
+            (65526, b"SWAPSPACE2", "swap space"),
+            (0, b"LABELONE", "an LVM physical volume"),
+            (1536, b"LABELONE", "an LVM physical volume"),
+            (0, &md, "a Linux RAID member"),
+            (4096, &md, "a Linux RAID member"),
+            (4096, b"EFI PART", "a GPT partition table"),
+            (510, &[0x55, 0xAA], "an MBR partition table or boot sector"),
+        ];
+        for (offset, magic, name) in cases {
+            let (mut head, tail) = blank();
+            head[offset..offset + magic.len()].copy_from_slice(magic);
+            assert_eq!(probe(&head, &tail), [name], "{offset}");
+        }
+    }
+
+    #[test]
+    fn raid_superblocks_at_the_end_are_found_in_either_byte_order() {
+        let len: u64 = 64 << 20;
+        let tail_start = len - PROBE_SPAN;
+        // Versions 0.90 (64 KiB-aligned, 64 KiB from the end) and 1.0
+        // (4 KiB-aligned, 8 KiB from the end); 0.90 is in host order.
+        for (pos, magic) in [
+            (len - (64 << 10), 0xa92b_4efcu32.to_le_bytes()),
+            (len - (64 << 10), 0xa92b_4efcu32.to_be_bytes()),
+            ((len - 8192) & !4095, 0xa92b_4efcu32.to_be_bytes()),
+        ] {
+            let (head, mut tail) = blank();
+            let at = (pos - tail_start) as usize;
+            tail[at..at + 4].copy_from_slice(&magic);
+            assert_eq!(
+                signatures(&head, &tail, tail_start, len),
+                ["a Linux RAID member"]
+            );
+        }
+        // A 64 KiB device is all head and tail: its 0.90 superblock is at 0.
+        let mut small = vec![0u8; 64 << 10];
+        small[..4].copy_from_slice(&0xa92b_4efcu32.to_be_bytes());
+        assert_eq!(
+            signatures(&small, &small, 0, 64 << 10),
+            ["a Linux RAID member"]
+        );
+    }
+
+    #[test]
+    fn a_backup_gpt_is_found_on_a_device_of_one_tail() {
+        let mut tiny = vec![0u8; 4096];
+        tiny[4096 - 512..4096 - 504].copy_from_slice(b"EFI PART");
+        assert_eq!(
+            signatures(&tiny, &tiny, 0, 4096),
+            ["a backup GPT partition table"]
+        );
+        let (head, mut tail) = blank();
+        let n = tail.len();
+        tail[n - 4096..n - 4088].copy_from_slice(b"EFI PART");
+        assert_eq!(probe(&head, &tail), ["a backup GPT partition table"]);
+    }
+
+    #[test]
     fn end_of_device_signatures_are_found() {
         let (head, mut tail) = blank();
         let n = tail.len();

@@ -40,7 +40,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn since_is_the_time_used_between_two_readings() {
+        let earlier = CpuTime {
+            user_s: 1.0,
+            sys_s: 0.25,
+        };
+        let later = CpuTime {
+            user_s: 3.5,
+            sys_s: 1.25,
+        };
+        let used = later.since(earlier);
+        assert_eq!(
+            used,
+            CpuTime {
+                user_s: 2.5,
+                sys_s: 1.0
+            }
+        );
+        assert_eq!(used.total_s(), 3.5);
+        assert_eq!(earlier.since(later), CpuTime::default());
+    }
+
+    #[test]
     fn cpu_time_grows_with_work() {
+        let wall = std::time::Instant::now();
         let start = CpuTime::now();
         let mut x = 0u64;
         for i in 0..50_000_000u64 {
@@ -49,5 +72,10 @@ mod tests {
         std::hint::black_box(x);
         let used = CpuTime::now().since(start);
         assert!(used.user_s > 0.0);
+        // The process's threads cannot have used more CPU than every core
+        // for the whole time (other tests run beside this one).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let limit = wall.elapsed().as_secs_f64() * cores + 0.05;
+        assert!(used.total_s() <= limit, "{used:?} in at most {limit} s");
     }
 }

@@ -149,5 +149,55 @@ mod tests {
         // ticks) is at most 100%; counters that went back count as none.
         assert_eq!(usage("vda", &then, &now, 100.0).util_pct, 100.0);
         assert_eq!(usage("vda", &now, &then, 1000.0).read_ios, 0);
+        // No time between: no utilisation, rather than a division by zero.
+        assert_eq!(usage("vda", &then, &now, 0.0).util_pct, 0.0);
+    }
+
+    #[test]
+    fn writes_are_counted_apart_from_reads() {
+        let then = Counters::parse("10 1 80 5 20 2 160 7 0 30 12").unwrap();
+        let now = Counters::parse("10 1 80 5 70 6 560 47 0 130 52").unwrap();
+        let u = usage("sdb", &then, &now, 400.0);
+        assert_eq!(u.name, "sdb");
+        assert_eq!((u.read_ios, u.read_bytes, u.read_ticks_ms), (0, 0, 0));
+        assert_eq!(
+            (u.write_ios, u.write_merges, u.write_bytes, u.write_ticks_ms),
+            (50, 4, 400 * 512, 40)
+        );
+        assert_eq!((u.in_queue_ms, u.util_pct), (40, 25.0));
+    }
+
+    #[test]
+    fn snapshots_are_matched_by_disk_over_the_time_between_them() {
+        let start = Instant::now();
+        let snapshot = |after_ms: u64, disks: &[(&str, &str)]| DiskSnapshot {
+            at: start + std::time::Duration::from_millis(after_ms),
+            disks: disks
+                .iter()
+                .map(|(n, c)| (n.to_string(), Counters::parse(c).unwrap()))
+                .collect(),
+        };
+        let earlier = snapshot(
+            0,
+            &[
+                ("sda", "0 0 0 0 0 0 0 0 0 100 0"),
+                ("sdb", "5 0 8 0 0 0 0 0 0 0 0"),
+            ],
+        );
+        let later = snapshot(
+            2000,
+            &[
+                ("sdb", "9 0 16 0 0 0 0 0 0 500 0"),
+                ("sda", "1 0 8 0 0 0 0 0 0 600 0"),
+                ("sdc", "1 0 8 0 0 0 0 0 0 0 0"),
+            ],
+        );
+        let used = later.since(&earlier);
+        let by_name: Vec<(&str, u64, f64)> = used
+            .iter()
+            .map(|u| (u.name.as_str(), u.read_ios, u.util_pct))
+            .collect();
+        // sdc has no earlier reading: nothing can be said of it.
+        assert_eq!(by_name, [("sdb", 4, 25.0), ("sda", 1, 25.0)]);
     }
 }

@@ -175,7 +175,20 @@ mod tests {
         let c: DriftCheck = "10%:3s".parse().unwrap();
         assert_eq!((c.band_pct, c.window_s), (10.0, 3));
         assert_eq!(c.to_string(), "10%:3s");
-        for bad in ["10", "10%", "0%:5s", "10%:0s", "x%:5s"] {
+        // The limits are part of the syntax: a band below 1000%, a window
+        // of one second to an hour.
+        for good in ["999.5%:1s", "0.5%:3600s"] {
+            assert!(good.parse::<DriftCheck>().is_ok(), "{good}");
+        }
+        for bad in [
+            "10",
+            "10%",
+            "0%:5s",
+            "10%:0s",
+            "x%:5s",
+            "1000%:5s",
+            "10%:3601s",
+        ] {
             assert!(bad.parse::<DriftCheck>().is_err(), "{bad}");
         }
     }

@@ -52,40 +52,42 @@ pub struct TargetFacts {
 
 pub fn host_facts() -> HostFacts {
     let uname = rustix_uname();
-    let cpu_model = fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let memory_bytes = fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024);
-    let os = fs::read_to_string("/etc/os-release")
-        .ok()
-        .and_then(|rel| {
-            rel.lines()
-                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
-                .map(|v| v.trim_matches('"').to_string())
-        })
-        .unwrap_or_else(|| "Linux".into());
+    let text = |path: &str| fs::read_to_string(path).unwrap_or_default();
     HostFacts {
         hostname: uname.0,
         kernel: uname.1,
-        os,
-        cpu_model,
+        os: os_name(&text("/etc/os-release")).unwrap_or_else(|| "Linux".into()),
+        cpu_model: cpu_model(&text("/proc/cpuinfo")).unwrap_or_else(|| "unknown".into()),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-        memory_bytes,
+        memory_bytes: memory_bytes(&text("/proc/meminfo")).unwrap_or(0),
     }
+}
+
+/// The first "model name" of /proc/cpuinfo.
+fn cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+}
+
+/// MemTotal of /proc/meminfo, which counts in KiB.
+fn memory_bytes(meminfo: &str) -> Option<u64> {
+    meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+}
+
+/// PRETTY_NAME of /etc/os-release.
+fn os_name(os_release: &str) -> Option<String> {
+    os_release
+        .lines()
+        .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+        .map(|v| v.trim_matches('"').to_string())
 }
 
 fn rustix_uname() -> (String, String) {
@@ -113,11 +115,17 @@ fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
 
 /// The disk behind device number `dev` (a partition resolves to its disk).
 pub fn device_facts(major: u32, minor: u32) -> Option<DeviceFacts> {
+    device_facts_in(Path::new("/sys"), major, minor)
+}
+
+/// [`device_facts`] read from the sysfs mounted at `sysfs`.
+fn device_facts_in(sysfs: &Path, major: u32, minor: u32) -> Option<DeviceFacts> {
     if major == 0 {
         // Anonymous devices: tmpfs, overlayfs, btrfs subvolumes, NFS...
         return None;
     }
-    let mut sys: PathBuf = fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    let mut sys: PathBuf =
+        fs::canonicalize(sysfs.join(format!("dev/block/{major}:{minor}"))).ok()?;
     if sys.join("partition").exists() {
         sys = sys.parent()?.to_path_buf();
     }
@@ -175,6 +183,11 @@ pub fn read_temperature(sensor: &Path) -> Option<f64> {
 pub fn mount_of(path: &Path) -> Option<(String, String)> {
     let path = fs::canonicalize(path).ok()?;
     let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mount_in(&info, &path)
+}
+
+/// [`mount_of`] an absolute, canonical `path` in the lines of a mountinfo.
+fn mount_in(info: &str, path: &Path) -> Option<(String, String)> {
     let mut best: Option<(usize, String, String)> = None;
     for line in info.lines() {
         let (left, right) = line.split_once(" - ")?;
@@ -256,6 +269,91 @@ mod tests {
         let none = root.join("vda");
         std::fs::create_dir_all(&none).unwrap();
         assert_eq!(temperature_sensor(&none), None);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn host_facts_are_read_from_the_kernels_files() {
+        let cpuinfo = "processor\t: 0\nvendor_id\t: X\nmodel name\t: Fast CPU @ 3.00GHz\n\nprocessor\t: 1\nmodel name\t: Fast CPU @ 3.00GHz\n";
+        assert_eq!(cpu_model(cpuinfo).as_deref(), Some("Fast CPU @ 3.00GHz"));
+        assert_eq!(cpu_model("processor : 0\n"), None);
+        let meminfo = "MemFree:         1000 kB\nMemTotal:        4011432 kB\n";
+        assert_eq!(memory_bytes(meminfo), Some(4011432 * 1024));
+        assert_eq!(memory_bytes("MemFree: 1 kB\n"), None);
+        let release = "NAME=\"Debian GNU/Linux\"\nPRETTY_NAME=\"Debian GNU/Linux 13 (trixie)\"\n";
+        assert_eq!(
+            os_name(release).as_deref(),
+            Some("Debian GNU/Linux 13 (trixie)")
+        );
+        assert_eq!(os_name(""), None);
+    }
+
+    #[test]
+    fn the_longest_mount_point_holding_the_path_wins_and_later_lines_win_ties() {
+        let info = "\
+22 1 254:1 / / rw - ext4 /dev/vda1 rw
+30 22 0:40 / /mnt rw - tmpfs tmpfs rw
+31 22 0:41 / /mnt/data\\040disk rw - xfs /dev/sdb rw
+32 30 0:42 / /mnt rw - overlay overlay rw
+";
+        let at = |p: &str| mount_in(info, Path::new(p));
+        let mount = |fs: &str, mp: &str| Some((fs.to_string(), mp.to_string()));
+        assert_eq!(at("/home/x"), mount("ext4", "/"));
+        assert_eq!(at("/mnt/x"), mount("overlay", "/mnt"));
+        assert_eq!(at("/mnt/data disk/f"), mount("xfs", "/mnt/data disk"));
+        assert_eq!(at("/mnt"), mount("overlay", "/mnt"));
+    }
+
+    /// A sysfs of one disk, `sdz`, with one partition, `sdz1`.
+    fn fake_sysfs(root: &Path, rotational: &str) -> PathBuf {
+        let sys = root.join("sys");
+        let disk = sys.join("devices/pci0000:00/host0/block/sdz");
+        std::fs::create_dir_all(disk.join("queue")).unwrap();
+        std::fs::create_dir_all(disk.join("sdz1")).unwrap();
+        std::fs::create_dir_all(disk.join("device/hwmon/hwmon2")).unwrap();
+        std::fs::create_dir_all(sys.join("dev/block")).unwrap();
+        let write = |p: &str, v: &str| std::fs::write(disk.join(p), v).unwrap();
+        write("queue/logical_block_size", "512\n");
+        write("queue/physical_block_size", "4096\n");
+        write("queue/rotational", rotational);
+        write("size", "2097152\n");
+        write("device/model", "FAKE SSD 1TB    \n");
+        write("device/hwmon/hwmon2/temp1_input", "35000\n");
+        write("sdz1/partition", "1\n");
+        write("sdz1/size", "2048\n");
+        std::os::unix::fs::symlink(&disk, sys.join("dev/block/8:0")).unwrap();
+        std::os::unix::fs::symlink(disk.join("sdz1"), sys.join("dev/block/8:1")).unwrap();
+        sys
+    }
+
+    #[test]
+    fn device_facts_describe_the_whole_disk_under_a_partition() {
+        let root = std::env::temp_dir().join(format!("fathom-sysfs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let sys = fake_sysfs(&root, "0\n");
+        let disk = device_facts_in(&sys, 8, 0).unwrap();
+        assert_eq!(disk.name, "sdz");
+        assert_eq!(disk.model.as_deref(), Some("FAKE SSD 1TB"));
+        assert_eq!(disk.rotational, Some(false));
+        assert_eq!(disk.logical_block_size, 512);
+        assert_eq!(disk.physical_block_size, Some(4096));
+        assert_eq!(disk.size_bytes, Some(2097152 * 512));
+        assert!(
+            disk.temperature_sensor
+                .as_deref()
+                .is_some_and(|t| t.ends_with("device/hwmon/hwmon2/temp1_input")),
+            "{disk:?}"
+        );
+        assert_eq!(device_facts_in(&sys, 8, 1), Some(disk));
+        assert_eq!(device_facts_in(&sys, 8, 2), None);
+        assert_eq!(device_facts_in(&sys, 0, 0), None);
+
+        let _ = std::fs::remove_dir_all(&root);
+        let sys = fake_sysfs(&root, "1\n");
+        assert_eq!(device_facts_in(&sys, 8, 1).unwrap().rotational, Some(true));
+        // Without a logical block size there is no disk to describe.
+        std::fs::remove_file(sys.join("dev/block/8:0/queue/logical_block_size")).unwrap();
+        assert_eq!(device_facts_in(&sys, 8, 0), None);
         let _ = std::fs::remove_dir_all(&root);
     }
 
