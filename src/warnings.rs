@@ -73,12 +73,12 @@ pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
         out.push(Warning {
             kind: WarningKind::IopsDrift,
             target: name.clone(),
-            figure: Some(f.change_pct()),
+            figure: f.change_pct(),
             at_s: Some(f.at_s),
             message: format!(
-                "{name}: IOPS {} {:.0}% at {} s of measuring (from {} to {} a second) and stayed there {} s{heat}: the device changed during the run (a write cache filling up, thermal throttling, another load)",
+                "{name}: IOPS {}{} at {} s of measuring (from {} to {} a second) and stayed there {} s{heat}: the device changed during the run (a write cache filling up, thermal throttling, another load)",
                 if f.after < f.before { "fell" } else { "rose" },
-                f.change_pct().abs(),
+                f.change_pct().map_or(String::new(), |pct| format!(" {:.0}%", pct.abs())),
                 f.at_s,
                 thousands(f.before.round() as u64),
                 thousands(f.after.round() as u64),
@@ -96,7 +96,7 @@ pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
         out.push(Warning {
             kind: WarningKind::LatencyDrift,
             target: name.clone(),
-            figure: Some(f.change_pct()),
+            figure: f.change_pct(),
             at_s: Some(f.at_s),
             message: format!(
                 "{name}: p99 latency {} from {} to {} at {} s of measuring and stayed there {} s: the device changed during the run",
@@ -287,5 +287,32 @@ mod tests {
         // A steady run has nothing to say.
         let steady = run(&[10_000.0; 20], &[]);
         assert!(drift(&steady, steady.spec.drift).is_empty());
+    }
+
+    #[test]
+    fn a_device_that_stops_and_comes_back_is_two_findings() {
+        let mut iops = vec![5_000.0; 10];
+        iops.extend([0.0; 10]);
+        iops.extend([5_000.0; 10]);
+        let w = run(&iops, &[]);
+        let found: Vec<Warning> = drift(&w, w.spec.drift)
+            .into_iter()
+            .filter(|x| x.kind == WarningKind::IopsDrift)
+            .collect();
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!((found[0].at_s, found[0].figure), (Some(10.0), Some(-100.0)));
+        assert!(
+            found[0].message.contains("IOPS fell 100% at 10 s"),
+            "{}",
+            found[0].message
+        );
+        assert_eq!((found[1].at_s, found[1].figure), (Some(20.0), None));
+        assert!(
+            found[1]
+                .message
+                .contains("IOPS rose at 20 s of measuring (from 0 to 5,000 a second)"),
+            "{}",
+            found[1].message
+        );
     }
 }

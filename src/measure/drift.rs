@@ -63,9 +63,10 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// Change in percent of the level before (negative: a drop).
-    pub fn change_pct(&self) -> f64 {
-        (self.after - self.before) * 100.0 / self.before
+    /// Change in percent of the level before (negative: a drop); none
+    /// from a level of zero (a device that served nothing, then did).
+    pub fn change_pct(&self) -> Option<f64> {
+        (self.before > 0.0).then(|| (self.after - self.before) * 100.0 / self.before)
     }
 }
 
@@ -94,12 +95,20 @@ pub fn find(values: &[f64], band_pct: f64, window: usize) -> Vec<Finding> {
     let mut i = window;
     while i + window <= values.len() {
         let next = median(&values[i..i + window]);
-        let changed = level > 0.0 && ((next - level).abs() * 100.0 / level) > band_pct;
-        if changed {
+        // From a level of zero, any lasting level is a change (a device
+        // that stopped serving and came back).
+        let beyond = |value: f64, band: f64| {
+            if level > 0.0 {
+                (value - level).abs() * 100.0 / level > band
+            } else {
+                value > 0.0
+            }
+        };
+        if beyond(next, band_pct) {
             // The step starts at the first second of the window that is
             // already on the new level's side.
             let at = (i..i + window)
-                .find(|&s| (values[s] - level).abs() * 100.0 / level > band_pct / 2.0)
+                .find(|&s| beyond(values[s], band_pct / 2.0))
                 .unwrap_or(i);
             if let Some(prev) = out.last_mut() {
                 prev.for_s = (at - level_start) as f64;
@@ -142,7 +151,8 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         let f = &found[0];
         assert_eq!((f.at_s, f.for_s), (20.0, 20.0));
-        assert!((f.change_pct() + 40.0).abs() < 6.0, "{}", f.change_pct());
+        let pct = f.change_pct().unwrap();
+        assert!((pct + 40.0).abs() < 6.0, "{pct}");
     }
 
     #[test]
@@ -167,7 +177,47 @@ mod tests {
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!((found[0].at_s, found[0].for_s), (15.0, 15.0));
         assert_eq!(found[1].at_s, 30.0);
-        assert!(found[1].change_pct() > 300.0);
+        assert!(found[1].change_pct().unwrap() > 300.0);
+    }
+
+    #[test]
+    fn three_windows_are_enough_to_judge() {
+        let mut v = noisy(1000.0, 10, 8);
+        v.extend(noisy(400.0, 5, 9));
+        let found = find(&v, 25.0, 5);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].at_s, found[0].for_s), (10.0, 5.0));
+        assert_eq!(found[0].before, median(&v[..5]));
+        assert!((380.0..=420.0).contains(&found[0].after), "{found:?}");
+    }
+
+    #[test]
+    fn a_stop_and_a_restart_are_both_found() {
+        // A device that stops serving for 10 s, comes back, then slows.
+        let mut v = noisy(800.0, 10, 10);
+        v.extend([0.0; 10]);
+        v.extend(noisy(800.0, 10, 11));
+        v.extend(noisy(200.0, 10, 12));
+        let found = find(&v, 25.0, 5);
+        let steps: Vec<(f64, f64, f64)> =
+            found.iter().map(|f| (f.at_s, f.for_s, f.after)).collect();
+        assert_eq!(steps.len(), 3, "{found:?}");
+        assert_eq!((steps[0].0, steps[0].1, steps[0].2), (10.0, 10.0, 0.0));
+        assert!(
+            found[0]
+                .change_pct()
+                .is_some_and(|p| (p + 100.0).abs() < 1e-9)
+        );
+        assert_eq!((steps[1].0, steps[1].1), (20.0, 10.0));
+        assert_eq!(found[1].change_pct(), None);
+        assert_eq!(steps[2].0, 30.0);
+    }
+
+    #[test]
+    fn medians_of_even_windows_take_the_middle_two() {
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[5.0, 1.0, 3.0]), 3.0);
+        assert_eq!(median(&[7.0]), 7.0);
     }
 
     #[test]

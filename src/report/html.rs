@@ -161,7 +161,10 @@ fn drift_marks(w: &WorkloadResult, kind: WarningKind, series: &[Series]) -> Vec<
         .filter_map(|x| {
             let at = x.at_s?;
             Some(Series {
-                name: format!("changed {:+.0}% at {at:.0} s", x.figure.unwrap_or(0.0)),
+                name: match x.figure {
+                    Some(pct) => format!("changed {pct:+.0}% at {at:.0} s"),
+                    None => format!("resumed from nothing at {at:.0} s"),
+                },
                 points: vec![(at, 0.0), (at, top)],
             })
         })
