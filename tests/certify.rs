@@ -206,7 +206,10 @@ fn certify_runs_each_stream_on_every_device_and_reports_each_and_the_total() {
     let dir = tempdir();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     let profile = dir.path().join("p.toml");
-    std::fs::write(&profile, CACHED_ACT).unwrap();
+    // What is tested is how two devices' figures are split and added, not
+    // the disk: the null engine keeps a busy disk's stall from deciding it.
+    let null = CACHED_ACT.replace("direct = false", "direct = false\nengine = \"null\"");
+    std::fs::write(&profile, null).unwrap();
     let out = dir.path().join("c.json");
     let o = run(&[
         "certify",
