@@ -214,6 +214,21 @@ mod tests {
     }
 
     #[test]
+    fn a_change_of_exactly_the_band_is_not_a_finding() {
+        let mut v = vec![100.0; 5];
+        v.extend([125.0; 10]);
+        assert!(find(&v, 25.0, 5).is_empty());
+        // The new level starts at the first second beyond half the band,
+        // not at one exactly on it.
+        let mut v = vec![100.0; 10];
+        v.push(112.5);
+        v.extend([150.0; 9]);
+        let found = find(&v, 25.0, 5);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].at_s, found[0].after), (11.0, 150.0));
+    }
+
+    #[test]
     fn medians_of_even_windows_take_the_middle_two() {
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
         assert_eq!(median(&[5.0, 1.0, 3.0]), 3.0);
