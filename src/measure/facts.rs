@@ -51,11 +51,11 @@ pub struct TargetFacts {
 }
 
 pub fn host_facts() -> HostFacts {
-    let uname = rustix_uname();
+    let (hostname, kernel) = uname();
     let text = |path: &str| fs::read_to_string(path).unwrap_or_default();
     HostFacts {
-        hostname: uname.0,
-        kernel: uname.1,
+        hostname,
+        kernel,
         os: os_name(&text("/etc/os-release")).unwrap_or_else(|| "Linux".into()),
         cpu_model: cpu_model(&text("/proc/cpuinfo")).unwrap_or_else(|| "unknown".into()),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
@@ -90,7 +90,8 @@ fn os_name(os_release: &str) -> Option<String> {
         .map(|v| v.trim_matches('"').to_string())
 }
 
-fn rustix_uname() -> (String, String) {
+/// The node name and kernel release.
+fn uname() -> (String, String) {
     // SAFETY: uname fills the struct we pass; fields are NUL-terminated.
     unsafe {
         let mut u: libc::utsname = std::mem::zeroed();
@@ -234,7 +235,15 @@ mod tests {
         let h = host_facts();
         assert!(h.cpus >= 1);
         assert!(h.memory_bytes > 0);
-        assert!(!h.kernel.is_empty());
+        // uname's node name and release, as the kernel also shows them.
+        let proc = |name: &str| {
+            std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+                .unwrap()
+                .trim()
+                .to_string()
+        };
+        assert_eq!(h.hostname, proc("hostname"));
+        assert_eq!(h.kernel, proc("osrelease"));
     }
 
     #[test]
