@@ -174,3 +174,42 @@ fn partition_tables_and_mounts_are_named() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Swap turned on for as long as the guard lives.
+struct SwapOn<'a>(&'a str);
+
+impl Drop for SwapOn<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("swapoff").arg(self.0).status();
+    }
+}
+
+#[test]
+fn a_device_in_use_as_swap_is_named_as_such() {
+    let Some(dev) = LoopDevice::new(16 << 20, 512) else {
+        return;
+    };
+    let made = Command::new("mkswap").args(["-q", &dev.path]).status();
+    if !matches!(made, Ok(s) if s.success()) {
+        eprintln!("SKIP: mkswap unavailable or failed");
+        return;
+    }
+    // Its signature alone is one reason; being swapped to is another.
+    refused(
+        &["run", &dev.path, "--rw", "write"],
+        "it carries swap space",
+    );
+    let idle = run(&["run", &dev.path, "--rw", "write"]);
+    assert!(!String::from_utf8_lossy(&idle.stderr).contains("in use as swap"));
+    let on = Command::new("swapon").arg(&dev.path).status();
+    if !matches!(on, Ok(s) if s.success()) {
+        eprintln!("SKIP: cannot turn on swap here");
+        return;
+    }
+    let _swap = SwapOn(&dev.path);
+    let name = dev.path.trim_start_matches("/dev/");
+    refused(
+        &["run", &dev.path, "--rw", "write"],
+        &format!("{name} is in use as swap"),
+    );
+}
