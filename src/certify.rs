@@ -917,6 +917,30 @@ mod tests {
     }
 
     #[test]
+    fn a_run_shorter_than_twice_its_stabilisation_judges_all_but_its_first_interval() {
+        let o = |duration: &str| ProfileOverrides {
+            duration: Some(duration.into()),
+            interval: Some("10s".into()),
+            stabilisation: Some("30s".into()),
+            ..overrides()
+        };
+        let short = plan(ACT, "act-3x", &o("50s")).unwrap();
+        assert_eq!(short.profile.stabilisation_s, 10.0);
+        assert_eq!(short.notes.len(), 1);
+        assert!(
+            short.notes[0].contains("shortened from 30s"),
+            "{:?}",
+            short.notes
+        );
+        // Exactly twice is long enough.
+        for duration in ["60s", "2m"] {
+            let long = plan(ACT, "act-3x", &o(duration)).unwrap();
+            assert_eq!(long.profile.stabilisation_s, 30.0, "{duration}");
+            assert!(long.notes.is_empty(), "{:?}", long.notes);
+        }
+    }
+
+    #[test]
     fn at_most_100000_intervals() {
         let o = |duration: &str| ProfileOverrides {
             duration: Some(duration.into()),
