@@ -213,3 +213,56 @@ fn a_device_in_use_as_swap_is_named_as_such() {
         &format!("{name} is in use as swap"),
     );
 }
+
+/// A mount, undone when the guard goes.
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_mounted_partition_is_named_when_its_disk_is_the_target() {
+    let Some(dev) = LoopDevice::new(16 << 20, 512) else {
+        return;
+    };
+    {
+        // One Linux partition, sectors 2048 to 18431, in an MBR.
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&dev.path)
+            .unwrap();
+        let mut entry = vec![0u8, 0, 0, 0, 0x83, 0, 0, 0];
+        entry.extend(2048u32.to_le_bytes());
+        entry.extend(16384u32.to_le_bytes());
+        f.write_all_at(&entry, 446).unwrap();
+        f.write_all_at(&[0x55, 0xAA], 510).unwrap();
+        f.sync_all().unwrap();
+    }
+    let scanned = Command::new("partx").args(["-a", &dev.path]).status();
+    let part = format!("{}p1", dev.path);
+    if !matches!(scanned, Ok(s) if s.success()) || !std::path::Path::new(&part).exists() {
+        eprintln!("SKIP: the kernel does not show partitions of a loop device here");
+        return;
+    }
+    if !mkfs_ext4(&part) {
+        return;
+    }
+    let mnt = tempdir();
+    let mounted = Command::new("mount")
+        .args([&part, mnt.path().to_str().unwrap()])
+        .status();
+    if !matches!(mounted, Ok(s) if s.success()) {
+        eprintln!("SKIP: cannot mount a loop device's partition here");
+        return;
+    }
+    let _mounted = Mounted(mnt.path().to_path_buf());
+    let name = part.trim_start_matches("/dev/");
+    refused(
+        &["run", &dev.path, "--rw", "write"],
+        &format!("{name} is mounted on {}", mnt.path().display()),
+    );
+}
