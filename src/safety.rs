@@ -291,6 +291,20 @@ mod tests {
                 ["a Linux RAID member"]
             );
         }
+        // A device whose size is not a multiple of 64 KiB: 0.90 rounds the
+        // size down to 64 KiB first, 1.0 only to 4 KiB.
+        let odd = (64 << 20) + 0x1_2345;
+        let odd_tail_start = odd - PROBE_SPAN;
+        for pos in [64 << 20, (64 << 20) + 0x1_0000] {
+            let (head, mut tail) = blank();
+            let at = (pos - odd_tail_start) as usize;
+            tail[at..at + 4].copy_from_slice(&0xa92b_4efcu32.to_le_bytes());
+            assert_eq!(
+                signatures(&head, &tail, odd_tail_start, odd),
+                ["a Linux RAID member"],
+                "{pos:#x}"
+            );
+        }
         // A 64 KiB device is all head and tail: its 0.90 superblock is at 0.
         let mut small = vec![0u8; 64 << 10];
         small[..4].copy_from_slice(&0xa92b_4efcu32.to_be_bytes());
