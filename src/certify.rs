@@ -899,6 +899,8 @@ mod tests {
         assert!((rows[2].over_pct[2] - 50.0).abs() < 0.01);
         assert_eq!((rows[2].ios, rows[2].offered_iops), (400, 12_000.0));
         assert_eq!((rows[0].ios, rows[0].offered_iops), (200, 6_000.0));
+        // The write rows are the write stream's seconds, not the reads'.
+        assert_eq!((rows[3].ios, rows[4].ios, rows[5].ios), (20, 20, 40));
         // Each device is judged on its own as well as the total (these
         // seconds are far short of ACT's rate too: only the slow shares are
         // looked at here).
