@@ -121,9 +121,12 @@ pub fn holders(device: &Path) -> io::Result<Vec<String>> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         for line in mountinfo.lines() {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            if fields.len() > 4 && fields[2] == dev {
-                found.push(format!("{name} is mounted on {}", fields[4]));
+            // Fields 3 and 5 of a mountinfo line: major:minor, mount point.
+            let mut fields = line.split_whitespace();
+            if let (Some(devno), Some(mount_point)) = (fields.nth(2), fields.nth(1))
+                && devno == dev
+            {
+                found.push(format!("{name} is mounted on {mount_point}"));
             }
         }
         for line in swaps.lines().skip(1) {
