@@ -129,10 +129,11 @@ pub fn holders(device: &Path) -> io::Result<Vec<String>> {
                 found.push(format!("{name} is mounted on {mount_point}"));
             }
         }
+        // A swap file's st_rdev is 0:0, which names no disk; the disk under
+        // it shows as mounted.
         for line in swaps.lines().skip(1) {
             if let Some(path) = line.split_whitespace().next()
-                && fs::metadata(path)
-                    .is_ok_and(|m| m.file_type_is_block() && format_dev(m.rdev()) == *dev)
+                && fs::metadata(path).is_ok_and(|m| format_dev(m.rdev()) == *dev)
             {
                 found.push(format!("{name} is in use as swap"));
             }
@@ -147,17 +148,6 @@ pub fn holders(device: &Path) -> io::Result<Vec<String>> {
         }
     }
     Ok(found)
-}
-
-trait BlockType {
-    fn file_type_is_block(&self) -> bool;
-}
-
-impl BlockType for fs::Metadata {
-    fn file_type_is_block(&self) -> bool {
-        use std::os::unix::fs::FileTypeExt;
-        self.file_type().is_block_device()
-    }
 }
 
 fn read_dev(sys: &Path) -> String {
