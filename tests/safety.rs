@@ -144,35 +144,45 @@ fn partition_tables_and_mounts_are_named() {
     let Some(dev) = LoopDevice::new(16 << 20, 512) else {
         return;
     };
-    {
-        use std::os::unix::fs::FileExt;
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&dev.path)
-            .unwrap();
-        f.write_all_at(b"EFI PART", 512).unwrap();
-        f.sync_all().unwrap();
-    }
+    write_at(&dev.path, &[(512, b"EFI PART")]);
     refused(&["run", &dev.path, "--rw", "write"], "GPT");
     if !mkfs_ext4(&dev.path) {
         return;
     }
     let mnt = tempdir();
-    let mounted = Command::new("mount")
-        .args([&dev.path, mnt.path().to_str().unwrap()])
-        .status();
-    if !matches!(mounted, Ok(s) if s.success()) {
-        eprintln!("SKIP: cannot mount a loop device here");
+    let Some(_mounted) = mount(&dev.path, mnt.path()) else {
         return;
+    };
+    refused(&["run", &dev.path, "--rw", "write"], "is mounted on");
+}
+
+/// Writes `(offset, bytes)` pieces to a device and flushes them.
+fn write_at(dev: &str, pieces: &[(u64, &[u8])]) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(dev).unwrap();
+    for (offset, bytes) in pieces {
+        f.write_all_at(bytes, *offset).unwrap();
     }
-    let out = run(&["run", &dev.path, "--rw", "write"]);
-    let _ = Command::new("umount").arg(mnt.path()).status();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("is mounted on"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    f.sync_all().unwrap();
+}
+
+/// A mount, undone when the guard goes.
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Mounts `dev` on `dir`; None (with the reason printed) where it cannot.
+fn mount(dev: &str, dir: &std::path::Path) -> Option<Mounted> {
+    let mounted = Command::new("mount").arg(dev).arg(dir).status();
+    if !matches!(mounted, Ok(s) if s.success()) {
+        eprintln!("SKIP: cannot mount {dev} here");
+        return None;
+    }
+    Some(Mounted(dir.to_path_buf()))
 }
 
 /// Swap turned on for as long as the guard lives.
@@ -214,34 +224,16 @@ fn a_device_in_use_as_swap_is_named_as_such() {
     );
 }
 
-/// A mount, undone when the guard goes.
-struct Mounted(std::path::PathBuf);
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn a_mounted_partition_is_named_when_its_disk_is_the_target() {
     let Some(dev) = LoopDevice::new(16 << 20, 512) else {
         return;
     };
-    {
-        // One Linux partition, sectors 2048 to 18431, in an MBR.
-        use std::os::unix::fs::FileExt;
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&dev.path)
-            .unwrap();
-        let mut entry = vec![0u8, 0, 0, 0, 0x83, 0, 0, 0];
-        entry.extend(2048u32.to_le_bytes());
-        entry.extend(16384u32.to_le_bytes());
-        f.write_all_at(&entry, 446).unwrap();
-        f.write_all_at(&[0x55, 0xAA], 510).unwrap();
-        f.sync_all().unwrap();
-    }
+    // One Linux partition, sectors 2048 to 18431, in an MBR.
+    let mut entry = vec![0u8, 0, 0, 0, 0x83, 0, 0, 0];
+    entry.extend(2048u32.to_le_bytes());
+    entry.extend(16384u32.to_le_bytes());
+    write_at(&dev.path, &[(446, &entry), (510, &[0x55, 0xAA])]);
     let scanned = Command::new("partx").args(["-a", &dev.path]).status();
     let part = format!("{}p1", dev.path);
     if !matches!(scanned, Ok(s) if s.success()) || !std::path::Path::new(&part).exists() {
@@ -252,14 +244,9 @@ fn a_mounted_partition_is_named_when_its_disk_is_the_target() {
         return;
     }
     let mnt = tempdir();
-    let mounted = Command::new("mount")
-        .args([&part, mnt.path().to_str().unwrap()])
-        .status();
-    if !matches!(mounted, Ok(s) if s.success()) {
-        eprintln!("SKIP: cannot mount a loop device's partition here");
+    let Some(_mounted) = mount(&part, mnt.path()) else {
         return;
-    }
-    let _mounted = Mounted(mnt.path().to_path_buf());
+    };
     let name = part.trim_start_matches("/dev/");
     refused(
         &["run", &dev.path, "--rw", "write"],
