@@ -234,9 +234,14 @@ fn a_mounted_partition_is_named_when_its_disk_is_the_target() {
     entry.extend(2048u32.to_le_bytes());
     entry.extend(16384u32.to_le_bytes());
     write_at(&dev.path, &[(446, &entry), (510, &[0x55, 0xAA])]);
-    let scanned = Command::new("partx").args(["-a", &dev.path]).status();
+    // partx adds the partition where the kernel has not already read the
+    // table itself (and fails where it has): what counts is that it is there.
+    let _ = Command::new("partx").args(["-a", &dev.path]).status();
     let part = format!("{}p1", dev.path);
-    if !matches!(scanned, Ok(s) if s.success()) || !std::path::Path::new(&part).exists() {
+    let name = part.trim_start_matches("/dev/");
+    let sectors =
+        std::fs::read_to_string(format!("/sys/class/block/{name}/size")).unwrap_or_default();
+    if sectors.trim() != "16384" {
         eprintln!("SKIP: the kernel does not show partitions of a loop device here");
         return;
     }
@@ -247,7 +252,6 @@ fn a_mounted_partition_is_named_when_its_disk_is_the_target() {
     let Some(_mounted) = mount(&part, mnt.path()) else {
         return;
     };
-    let name = part.trim_start_matches("/dev/");
     refused(
         &["run", &dev.path, "--rw", "write"],
         &format!("{name} is mounted on {}", mnt.path().display()),
