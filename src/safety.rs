@@ -123,7 +123,9 @@ pub fn holders(device: &Path) -> io::Result<Vec<String>> {
         for line in mountinfo.lines() {
             // Fields 3 and 5 of a mountinfo line: major:minor, mount point.
             let mut fields = line.split_whitespace();
-            if let (Some(devno), Some(mount_point)) = (fields.nth(2), fields.nth(1))
+            let devno = fields.nth(2);
+            let mount_point = fields.nth(1);
+            if let (Some(devno), Some(mount_point)) = (devno, mount_point)
                 && devno == dev
             {
                 found.push(format!("{name} is mounted on {mount_point}"));
