@@ -86,8 +86,11 @@ pub struct WriterSpec {
     pub runtime: Option<Duration>,
     /// Allow writing a file fathom did not create.
     pub overwrite: bool,
-    /// Allow writing a block device.
-    pub destroy_data: bool,
+    /// Allow writing a block device that carries a signature, and one in
+    /// use (`even_if_mounted`).
+    pub permission: crate::safety::WritePermission,
+    /// Add this run to an existing ack log instead of refusing it.
+    pub append: bool,
 }
 
 /// What the writer did before it was stopped.
@@ -211,10 +214,19 @@ pub fn write(
     }
     if let AckSink::File(log) = &spec.sink {
         check_log_placement(&spec.target, log)?;
+        check_log_is_new(log, spec.append)?;
     }
-    // The log first: a listener that cannot be reached leaves nothing
+    let overridden = check_target(spec)?;
+    // The log next: a listener that cannot be reached leaves nothing
     // created.
     let mut log = AckLog::open(&spec.sink)?;
+    if !overridden.is_empty() {
+        eprintln!(
+            "fathom: {}: writing anyway, as told: {}",
+            spec.target.display(),
+            overridden.join("; ")
+        );
+    }
     let file = open_target(spec)?;
     ready(blocks);
     let run_id: u64 = rand::random();
@@ -283,26 +295,60 @@ pub fn write(
     })
 }
 
+/// An ack log that already holds a run would get a second one, and a
+/// `--verify` of the first run's target against it would judge the wrong
+/// run: refused unless told to add to it.
+fn check_log_is_new(log: &Path, append: bool) -> Result<(), UsageError> {
+    match std::fs::metadata(log) {
+        Ok(m) if m.len() > 0 && !append => Err(UsageError(format!(
+            "--ack-log {}: it already holds a run (verify that one first, or name a new log; --append adds this run to it)",
+            log.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Everything that would refuse the target, checked before anything is
+/// created; returns what a permission overrode on a device.
+fn check_target(spec: &WriterSpec) -> Result<Vec<String>, UsageError> {
+    use std::os::unix::fs::FileTypeExt;
+    let err = |m: String| UsageError(format!("{}: {m}", spec.target.display()));
+    let meta = match std::fs::metadata(&spec.target) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if std::fs::symlink_metadata(&spec.target).is_ok() {
+                return Err(err("is a symbolic link to nothing".into()));
+            }
+            None
+        }
+        Err(e) => return Err(err(e.to_string())),
+    };
+    match meta {
+        Some(m) if m.file_type().is_block_device() => {
+            let len = File::open(&spec.target)
+                .map_err(|e| err(e.to_string()))
+                .and_then(|f| target_len(&f).map_err(|e| err(e.to_string())))?;
+            let mut risks = crate::safety::risks_of_writing(&spec.target, len)
+                .map_err(|e| err(format!("cannot check the device before writing: {e}")))?;
+            // crashcheck overwrites the device whatever it holds.
+            if risks.holds_data.is_empty() {
+                risks
+                    .holds_data
+                    .push("crashcheck overwrites the device".into());
+            }
+            risks.judge(spec.permission).map_err(err)
+        }
+        Some(m) if m.is_file() && !spec.overwrite => Err(err(
+            "refusing to write to an existing file (pass --overwrite)".into(),
+        )),
+        Some(m) if !m.is_file() => Err(err("not a regular file or block device".into())),
+        _ => Ok(Vec::new()),
+    }
+}
+
 fn open_target(spec: &WriterSpec) -> anyhow::Result<File> {
     use std::os::unix::fs::FileTypeExt;
-    let meta = std::fs::metadata(&spec.target).ok();
-    let device = meta
-        .as_ref()
-        .is_some_and(|m| m.file_type().is_block_device());
-    if device && !spec.destroy_data {
-        return Err(UsageError(format!(
-            "{}: crashcheck overwrites the device; pass --i-know-this-destroys-data",
-            spec.target.display()
-        ))
-        .into());
-    }
-    if meta.is_some() && !device && !spec.overwrite {
-        return Err(UsageError(format!(
-            "{}: refusing to write to an existing file (pass --overwrite)",
-            spec.target.display()
-        ))
-        .into());
-    }
+    let device = std::fs::metadata(&spec.target).is_ok_and(|m| m.file_type().is_block_device());
     let mut options = OpenOptions::new();
     options.write(true).read(true).create(!device);
     if spec.durability == Durability::Dsync {
@@ -329,9 +375,10 @@ pub struct Acknowledged {
     pub count: u64,
 }
 
-/// Reads an ack log (its last run, when a listener's log holds several); a
-/// last line cut short (the log's own write was in flight) is ignored.
-pub fn read_log(path: &Path) -> Result<Acknowledged, UsageError> {
+/// Reads every run of an ack log (a listener's log, or one a writer was
+/// told to add to with `--append`, holds several); a last line cut short
+/// (the log's own write was in flight) is ignored.
+pub fn read_runs(path: &Path) -> Result<Vec<Acknowledged>, UsageError> {
     let err = |m: String| UsageError(format!("--ack-log {}: {m}", path.display()));
     let mut text = String::new();
     File::open(path)
@@ -341,57 +388,57 @@ pub fn read_log(path: &Path) -> Result<Acknowledged, UsageError> {
         Some(end) => &text[..=end],
         None => "",
     };
-    let complete = match complete.rfind(&format!("\n{LOG_MAGIC}")) {
-        Some(at) => &complete[at + 1..],
-        None => complete,
-    };
-    let mut lines = complete.lines();
-    let header = lines
-        .next()
-        .filter(|h| h.starts_with(LOG_MAGIC))
-        .ok_or_else(|| err("not a fathom crashcheck ack log".into()))?;
-    let field = |name: &str| -> Result<&str, UsageError> {
-        header
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix(&format!("{name}=")))
-            .ok_or_else(|| err(format!("its header has no {name}")))
-    };
-    let hex = |name: &str| -> Result<u64, UsageError> {
-        u64::from_str_radix(field(name)?, 16).map_err(|e| err(format!("{name}: {e}")))
-    };
-    let dec = |name: &str| -> Result<u64, UsageError> {
-        field(name)?
-            .parse()
-            .map_err(|e| err(format!("{name}: {e}")))
-    };
-    let mut acked = Acknowledged {
-        run_id: hex("run_id")?,
-        bs: dec("bs")?,
-        blocks: dec("blocks")?,
-        last: HashMap::new(),
-        count: 0,
-    };
-    for (i, line) in lines.enumerate() {
+    if !complete.starts_with(LOG_MAGIC) {
+        return Err(err("not a fathom crashcheck ack log".into()));
+    }
+    let mut runs: Vec<Acknowledged> = Vec::new();
+    for (i, line) in complete.lines().enumerate() {
+        let at = |m: String| err(format!("line {}: {m}", i + 1));
+        if line.starts_with(LOG_MAGIC) {
+            runs.push(parse_header(line).map_err(at)?);
+            continue;
+        }
+        let acked = runs.last_mut().expect("the log starts with a header");
         let mut parts = line.split_whitespace().map(str::parse::<u64>);
         let (Some(Ok(block)), Some(Ok(generation)), None) =
             (parts.next(), parts.next(), parts.next())
         else {
-            return Err(err(format!(
-                "line {}: '{line}' is not BLOCK GENERATION",
-                i + 2
-            )));
+            return Err(at(format!("'{line}' is not BLOCK GENERATION")));
         };
         if block >= acked.blocks {
-            return Err(err(format!(
-                "line {}: block {block} is past the end",
-                i + 2
-            )));
+            return Err(at(format!("block {block} is past the end")));
         }
         let last = acked.last.entry(block).or_insert(0);
         *last = (*last).max(generation);
         acked.count += 1;
     }
-    Ok(acked)
+    Ok(runs)
+}
+
+fn parse_header(header: &str) -> Result<Acknowledged, String> {
+    let field = |name: &str| -> Result<&str, String> {
+        header
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{name}=")))
+            .ok_or_else(|| format!("its header has no {name}"))
+    };
+    let hex = |name: &str| -> Result<u64, String> {
+        u64::from_str_radix(field(name)?, 16).map_err(|e| format!("{name}: {e}"))
+    };
+    let dec = |name: &str| -> Result<u64, String> {
+        field(name)?.parse().map_err(|e| format!("{name}: {e}"))
+    };
+    let bs = dec("bs")?;
+    if bs < HEADER_LEN as u64 || !bs.is_multiple_of(512) {
+        return Err(format!("bs={bs} is not a block size crashcheck writes"));
+    }
+    Ok(Acknowledged {
+        run_id: hex("run_id")?,
+        bs,
+        blocks: dec("blocks")?,
+        last: HashMap::new(),
+        count: 0,
+    })
 }
 
 /// Each acknowledged block, as found after the cut.
@@ -414,11 +461,20 @@ pub struct CrashReport {
     pub torn_in_flight: u64,
     /// The first failures, described.
     pub failures: Vec<String>,
+    /// The run verified, and every run the log holds (run ids, in order).
+    pub run_id: u64,
+    pub runs: Vec<u64>,
+    /// Of a sample of the run's acknowledged blocks, how many hold a block
+    /// of the run at all (none: the wrong target, or a device that lost
+    /// everything).
+    pub sample: (u64, u64),
 }
 
 impl CrashReport {
+    /// No acknowledged write lost, and at least one checked: a log that
+    /// acknowledged nothing tested nothing.
     pub fn pass(&self) -> bool {
-        self.older == 0 && self.lost == 0 && self.torn == self.torn_in_flight
+        self.blocks > 0 && self.older == 0 && self.lost == 0 && self.torn == self.torn_in_flight
     }
 
     fn fail(&mut self, what: String) {
@@ -430,9 +486,28 @@ impl CrashReport {
 
 /// Reads back every block the log names and judges it.
 pub fn verify(target: &Path, log: &Path) -> anyhow::Result<CrashReport> {
-    let acked = read_log(log)?;
+    let runs = read_runs(log)?;
     let file = File::open(target).map_err(|e| UsageError(format!("{}: {e}", target.display())))?;
-    let mut report = CrashReport::default();
+    let len = target_len(&file)?;
+    let (chosen, sample) = run_on_target(&file, &runs)?;
+    let acked = &runs[chosen];
+    if len < acked.blocks * acked.bs {
+        return Err(UsageError(format!(
+            "{}: {} bytes, smaller than the {} blocks of {} the log's run {:x} wrote: is this the target the log was written for?",
+            target.display(),
+            len,
+            acked.blocks,
+            acked.bs,
+            acked.run_id
+        ))
+        .into());
+    }
+    let mut report = CrashReport {
+        run_id: acked.run_id,
+        runs: runs.iter().map(|r| r.run_id).collect(),
+        sample,
+        ..Default::default()
+    };
     let mut blocks: Vec<(&u64, &u64)> = acked.last.iter().collect();
     blocks.sort();
     let mut buf = vec![0u8; acked.bs as usize];
@@ -473,6 +548,51 @@ pub fn verify(target: &Path, log: &Path) -> anyhow::Result<CrashReport> {
         }
     }
     Ok(report)
+}
+
+/// A file's or block device's length.
+fn target_len(file: &File) -> anyhow::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = file;
+    Ok(f.seek(SeekFrom::End(0))?)
+}
+
+/// Which of the log's runs the target holds: the one whose header most of a
+/// sample of its acknowledged blocks carry (the last on a tie), with
+/// (blocks holding it, blocks sampled). Blocks of that run whose length is
+/// not the log's block size mean the log and target disagree.
+fn run_on_target(file: &File, runs: &[Acknowledged]) -> anyhow::Result<(usize, (u64, u64))> {
+    const SAMPLE: usize = 64;
+    let mut best = (runs.len() - 1, (0, 0));
+    for (i, run) in runs.iter().enumerate() {
+        let mut blocks: Vec<u64> = run.last.keys().copied().collect();
+        blocks.sort_unstable();
+        let step = blocks.len().div_ceil(SAMPLE).max(1);
+        let mut buf = vec![0u8; run.bs as usize];
+        let (mut held, mut sampled) = (0, 0);
+        for &index in blocks.iter().step_by(step) {
+            sampled += 1;
+            if read_full_at(file, &mut buf, index * run.bs)? < buf.len() {
+                continue;
+            }
+            if let Ok(Some(h)) = BlockHeader::parse(&buf)
+                && h.run_id == run.run_id
+            {
+                if u64::from(h.length) != run.bs {
+                    return Err(UsageError(format!(
+                        "the log says run {:x} wrote blocks of {} bytes, but its block {index} on the target is {} bytes",
+                        run.run_id, run.bs, h.length
+                    ))
+                    .into());
+                }
+                held += 1;
+            }
+        }
+        if held >= best.1.0 && (held > 0 || i == runs.len() - 1) {
+            best = (i, (held, sampled));
+        }
+    }
+    Ok(best)
 }
 
 fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
@@ -631,7 +751,7 @@ mod tests {
             format!("{LOG_MAGIC} run_id=ff bs=4096 blocks=8 seed=1\n3 1\n5 1\n3 2\n5"),
         )
         .unwrap();
-        let acked = read_log(&path).unwrap();
+        let acked = read_runs(&path).unwrap().pop().unwrap();
         assert_eq!((acked.run_id, acked.bs, acked.blocks), (255, 4096, 8));
         assert_eq!(acked.count, 3);
         assert_eq!(acked.last[&3], 2);
@@ -641,16 +761,25 @@ mod tests {
             format!("{LOG_MAGIC} run_id=ff bs=4096 blocks=8 seed=1\n9 1\n"),
         )
         .unwrap();
-        assert!(read_log(&path).unwrap_err().0.contains("past the end"));
-        // A listener's log of two runs: the last one counts.
+        assert!(
+            read_runs(&path)
+                .unwrap_err()
+                .0
+                .contains("line 2: block 9 is past the end")
+        );
+        // A listener's log of two runs: both are read, each its own.
         std::fs::write(
             &path,
             format!("{LOG_MAGIC} run_id=1 bs=4096 blocks=8 seed=1\n1 1\n{LOG_MAGIC} run_id=2 bs=4096 blocks=8 seed=1\n2 7\n"),
         )
         .unwrap();
-        let acked = read_log(&path).unwrap();
-        assert_eq!((acked.run_id, acked.count, acked.last[&2]), (2, 1, 7));
+        let runs = read_runs(&path).unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!((runs[0].run_id, runs[0].count, runs[0].last[&1]), (1, 1, 1));
+        assert_eq!((runs[1].run_id, runs[1].count, runs[1].last[&2]), (2, 1, 7));
         std::fs::write(&path, "hello\n").unwrap();
-        assert!(read_log(&path).unwrap_err().0.contains("not a fathom"));
+        assert!(read_runs(&path).unwrap_err().0.contains("not a fathom"));
+        std::fs::write(&path, format!("{LOG_MAGIC} run_id=1 bs=100 blocks=8\n")).unwrap();
+        assert!(read_runs(&path).unwrap_err().0.contains("bs=100"));
     }
 }

@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 pub fn check_plan(specs: &[WorkloadSpec]) -> Result<(), UsageError> {
     for spec in specs {
         spec.validate()?;
+        check_cache_modes(spec)?;
         for run in spec.runs() {
             for (i, name) in run.targets.iter().enumerate() {
                 let plan = target::inspect(run, name, i)?;
@@ -46,6 +47,36 @@ pub fn check_plan(specs: &[WorkloadSpec]) -> Result<(), UsageError> {
                     true => e,
                     false => UsageError(format!("stream {}: {}", run.name, e.0)),
                 })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Streams run at once, so a file two of them open must be opened the same
+/// way: with O_DIRECT beside buffered I/O the kernel cannot keep the page
+/// cache coherent ("Page cache invalidation failure on direct I/O"), and a
+/// later fsync fails with EIO, which would read as a failing disk.
+fn check_cache_modes(spec: &WorkloadSpec) -> Result<(), UsageError> {
+    let mut opened: HashMap<std::path::PathBuf, &WorkloadSpec> = HashMap::new();
+    for stream in &spec.streams {
+        for target in &stream.targets {
+            let file = std::fs::canonicalize(target).unwrap_or_else(|_| target.into());
+            match opened.get(&file) {
+                Some(other) if other.direct != stream.direct => {
+                    let (direct, buffered) = match stream.direct {
+                        true => (stream, *other),
+                        false => (*other, stream),
+                    };
+                    return Err(UsageError(format!(
+                        "streams {} (O_DIRECT) and {} (buffered) both open {target} at once: the kernel cannot keep its page cache coherent with direct I/O to the same file (writes are lost, a flush fails with EIO); make them agree (direct = true or false in both)",
+                        direct.name, buffered.name
+                    )));
+                }
+                Some(_) => {}
+                None => {
+                    opened.insert(file, stream);
+                }
             }
         }
     }
@@ -77,6 +108,8 @@ pub struct Session {
     previous: Vec<WorkloadResult>,
     live: bool,
     prepared: HashMap<String, PreparedTarget>,
+    /// Targets whose overridden refusal has been said.
+    announced: std::collections::HashSet<String>,
     document: Document,
     /// When the first workload starts (`--start-at`); later ones follow it.
     start_at: Option<std::time::SystemTime>,
@@ -91,6 +124,7 @@ impl Session {
             previous: Vec::new(),
             live: std::io::stderr().is_terminal(),
             prepared: HashMap::new(),
+            announced: Default::default(),
             document: Document::new(facts::host_facts(), None),
             start_at: None,
             barrier: None,
@@ -254,6 +288,11 @@ impl Session {
             } else {
                 target::inspect(spec, name, i)?
             };
+            if let Some(notice) = plan.override_notice()
+                && self.announced.insert(name.clone())
+            {
+                eprintln!("fathom: {notice}");
+            }
             out.push(target::prepare(plan, true, &self.stop)?);
         }
         Ok(out)

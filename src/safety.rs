@@ -162,10 +162,29 @@ fn format_dev(rdev: u64) -> String {
     format!("{}:{}", libc::major(rdev), libc::minor(rdev))
 }
 
-/// Everything that makes writing to `device` destructive; empty when it looks
-/// unused.
-pub fn reasons_not_to_write(device: &Path, len: u64) -> io::Result<Vec<String>> {
-    let mut reasons = holders(device)?;
+/// What makes writing to a device destructive, in the two kinds that take
+/// different permission: a device in use right now (a live file system
+/// under a write is corrupted at once, and the kernel may crash) and one
+/// that holds data at rest (a stale signature may be just that).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceRisks {
+    /// Mounted, swap, or held by LVM, RAID, dm-crypt or multipath.
+    pub in_use: Vec<String>,
+    /// A file system, partition table or volume signature.
+    pub holds_data: Vec<String>,
+}
+
+/// What the user allowed: `--i-know-this-destroys-data` lifts `holds_data`,
+/// `--even-if-mounted` lifts `in_use`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WritePermission {
+    pub destroy_data: bool,
+    pub even_if_mounted: bool,
+}
+
+/// Reads what makes writing to `device` (of `len` bytes) destructive.
+pub fn risks_of_writing(device: &Path, len: u64) -> io::Result<DeviceRisks> {
+    let in_use = holders(device)?;
     let file = File::open(device)?;
     let head_len = PROBE_SPAN.min(len) as usize;
     let mut head = vec![0u8; head_len];
@@ -173,12 +192,45 @@ pub fn reasons_not_to_write(device: &Path, len: u64) -> io::Result<Vec<String>> 
     let tail_start = len.saturating_sub(PROBE_SPAN);
     let mut tail = vec![0u8; (len - tail_start) as usize];
     file.read_exact_at(&mut tail, tail_start)?;
-    reasons.extend(
-        signatures(&head, &tail, tail_start, len)
-            .into_iter()
-            .map(|s| format!("it carries {s}")),
-    );
-    Ok(reasons)
+    let holds_data = signatures(&head, &tail, tail_start, len)
+        .into_iter()
+        .map(|s| format!("it carries {s}"))
+        .collect();
+    Ok(DeviceRisks { in_use, holds_data })
+}
+
+impl DeviceRisks {
+    /// Whether `permission` allows the write: Ok with what it overrode
+    /// (empty for a device that looks unused), or the refusal.
+    pub fn judge(&self, permission: WritePermission) -> Result<Vec<String>, String> {
+        let all = || {
+            self.in_use
+                .iter()
+                .chain(&self.holds_data)
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        if !self.in_use.is_empty() && !permission.even_if_mounted {
+            return Err(if permission.destroy_data {
+                format!(
+                    "refusing to write: {}: writing under a device in use corrupts what uses it, and --i-know-this-destroys-data does not cover that (unmount it, or pass --even-if-mounted as well)",
+                    self.in_use.join("; ")
+                )
+            } else {
+                format!(
+                    "refusing to write: {} (pass --i-know-this-destroys-data --even-if-mounted to write anyway)",
+                    all().join("; ")
+                )
+            });
+        }
+        if !self.holds_data.is_empty() && !permission.destroy_data {
+            return Err(format!(
+                "refusing to write: {} (pass --i-know-this-destroys-data to write anyway)",
+                self.holds_data.join("; ")
+            ));
+        }
+        Ok(all())
+    }
 }
 
 #[cfg(test)]
@@ -334,5 +386,52 @@ mod tests {
         let md_pos = ((len - 8192) & !4095) - (len - PROBE_SPAN);
         tail[md_pos as usize..md_pos as usize + 4].copy_from_slice(&0xa92b_4efcu32.to_le_bytes());
         assert!(probe(&head, &tail).iter().any(|f| f.contains("RAID")));
+    }
+
+    #[test]
+    fn each_kind_of_risk_takes_its_own_permission() {
+        let risks = DeviceRisks {
+            in_use: vec!["sdb1 is mounted on /data".into()],
+            holds_data: vec!["it carries an ext2/ext3/ext4 file system".into()],
+        };
+        let allow = |destroy_data, even_if_mounted| {
+            risks.judge(WritePermission {
+                destroy_data,
+                even_if_mounted,
+            })
+        };
+        let e = allow(false, false).unwrap_err();
+        assert!(
+            e.contains("sdb1 is mounted on /data; it carries an ext2")
+                && e.contains("--i-know-this-destroys-data --even-if-mounted"),
+            "{e}"
+        );
+        let e = allow(true, false).unwrap_err();
+        assert!(
+            e.contains("does not cover that") && !e.contains("carries"),
+            "{e}"
+        );
+        let e = allow(false, true).unwrap_err();
+        assert!(e.starts_with("refusing to write: it carries"), "{e}");
+        assert_eq!(
+            allow(true, true).unwrap(),
+            [
+                "sdb1 is mounted on /data",
+                "it carries an ext2/ext3/ext4 file system"
+            ]
+        );
+        let stale = DeviceRisks {
+            in_use: vec![],
+            holds_data: vec!["it carries swap space".into()],
+        };
+        let lifted = stale.judge(WritePermission {
+            destroy_data: true,
+            even_if_mounted: false,
+        });
+        assert_eq!(lifted.unwrap(), ["it carries swap space"]);
+        assert_eq!(
+            DeviceRisks::default().judge(WritePermission::default()),
+            Ok(vec![])
+        );
     }
 }

@@ -33,6 +33,11 @@ pub fn available_memory() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// File systems whose files live in memory.
+pub fn is_memory(filesystem: &str) -> bool {
+    matches!(filesystem, "tmpfs" | "devtmpfs" | "ramfs")
+}
+
 /// True when the file's allocated blocks cover less than its length.
 pub fn is_sparse(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
@@ -142,6 +147,20 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
     let mut out = drift(result, spec.drift);
     if spec.engine == EngineKind::Null {
         return out;
+    }
+    for t in &result.targets {
+        if let Some(fs) = t.facts.filesystem.as_deref().filter(|fs| is_memory(fs)) {
+            out.push(Warning {
+                kind: WarningKind::MemoryTarget,
+                target: t.name.clone(),
+                figure: None,
+                at_s: None,
+                message: format!(
+                    "{}: the file is on {fs}: this is memory, not a disk, and the figures are memory's; put the target on the disk you mean to measure",
+                    t.name
+                ),
+            });
+        }
     }
     for (i, t) in result.targets.iter().enumerate() {
         let name = &t.name;

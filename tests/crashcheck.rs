@@ -178,3 +178,92 @@ fn an_ack_log_beside_the_target_or_a_listener_out_of_reach_is_refused() {
         assert!(!target.exists(), "nothing written");
     }
 }
+
+/// A writer on `target` for half a second, logging to `log`; its output.
+fn short_run(target: &Path, log: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["crashcheck", target.to_str().unwrap()];
+    args.extend(["--ack-log", log.to_str().unwrap(), "--size", "256k"]);
+    args.extend(["--runtime", "0.5s", "--rate-iops", "200"]);
+    args.extend(extra);
+    run(&args)
+}
+
+#[test]
+fn a_log_that_holds_a_run_is_refused_unless_appended_and_each_run_verifies_its_own_target() {
+    let dir = tempdir();
+    let logs = tempdir_in_shm();
+    let (first, second) = (dir.path().join("first"), dir.path().join("second"));
+    let log = logs.path().join("acks");
+    assert!(short_run(&first, &log, &[]).status.success());
+    let before = std::fs::read(&log).unwrap();
+    let out = short_run(&second, &log, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("already holds a run") && err.contains("--append"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&log).unwrap(), before, "the log is untouched");
+    assert!(!second.exists(), "nothing created");
+    // Told to add a run, it does; each target then verifies against its own.
+    assert!(short_run(&second, &log, &["--append"]).status.success());
+    for target in [&first, &second] {
+        let (code, out) = verify(target, &log);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(
+            out.contains("the log holds 2 runs") && out.contains("verdict: PASS"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn a_log_that_acknowledged_nothing_checks_nothing_and_does_not_pass() {
+    let dir = tempdir();
+    let logs = tempdir_in_shm();
+    let target = dir.path().join("target");
+    std::fs::write(&target, vec![0u8; 64 << 10]).unwrap();
+    let log = logs.path().join("acks");
+    std::fs::write(
+        &log,
+        "fathom-crashcheck 1 run_id=ab bs=4096 blocks=16 seed=1\n",
+    )
+    .unwrap();
+    let (code, out) = verify(&target, &log);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("NOTHING CHECKED") && !out.contains("PASS"),
+        "{out}"
+    );
+    // A log whose blocks go past the end of the target names the mismatch.
+    std::fs::write(
+        &log,
+        "fathom-crashcheck 1 run_id=ab bs=4096 blocks=64 seed=1\n3 1\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "crashcheck",
+        "--verify",
+        target.to_str().unwrap(),
+        "--ack-log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is this the target the log was written for")
+    );
+}
+
+#[test]
+fn a_refused_writer_creates_no_ack_log() {
+    let dir = tempdir();
+    let logs = tempdir_in_shm();
+    let target = dir.path().join("theirs");
+    std::fs::write(&target, b"not fathom's").unwrap();
+    let log = logs.path().join("acks");
+    let out = short_run(&target, &log, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--overwrite"));
+    assert!(!log.exists(), "the ack log was created before the refusal");
+    assert_eq!(std::fs::read(&target).unwrap(), b"not fathom's");
+}

@@ -309,3 +309,24 @@ fn a_contended_verified_pass_through_a_stall_writes_every_block() {
     assert_eq!(u(&t["write"]["ios"]), 16, "{t}");
     assert_eq!(u(&t["verify"]["intact"]), 16, "{}", t["verify"]);
 }
+
+#[test]
+fn no_mount_outlives_its_test_after_io_uring_used_it() {
+    let Some(fs) = skip_or_mount() else { return };
+    let dir = fs.dir.clone();
+    let file = fs.path("used");
+    std::fs::write(&file, vec![0u8; MIB]).unwrap();
+    let out = pass(file.to_str().unwrap(), "write", "io_uring", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(faultfs::is_mounted(&dir));
+    drop(fs);
+    assert!(
+        !faultfs::is_mounted(&dir),
+        "{} is still mounted",
+        dir.display()
+    );
+}

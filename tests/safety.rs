@@ -154,6 +154,69 @@ fn partition_tables_and_mounts_are_named() {
         return;
     };
     refused(&["run", &dev.path, "--rw", "write"], "is mounted on");
+    // A live file system takes more than a stale signature does.
+    refused(
+        &[
+            "run",
+            &dev.path,
+            "--rw",
+            "write",
+            "--i-know-this-destroys-data",
+        ],
+        "--even-if-mounted",
+    );
+    let out = run(&[
+        "run",
+        &dev.path,
+        "--rw",
+        "write",
+        "--offset",
+        "12m",
+        "--size",
+        "64k",
+        "--i-know-this-destroys-data",
+        "--even-if-mounted",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("writing anyway, as told: loop") && err.contains("is mounted on"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_override_says_what_it_overrides_before_writing() {
+    let Some(dev) = LoopDevice::new(16 << 20, 512) else {
+        return;
+    };
+    if !mkfs_ext4(&dev.path) {
+        return;
+    }
+    let out = run(&[
+        "run",
+        &dev.path,
+        "--rw",
+        "write",
+        "--size",
+        "64k",
+        "--i-know-this-destroys-data",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "target {}: writing anyway, as told: it carries an ext2/ext3/ext4 file system",
+            dev.path
+        )),
+        "{err}"
+    );
+    // A blank device needs no override, and none is announced.
+    let Some(blank) = LoopDevice::new(16 << 20, 512) else {
+        return;
+    };
+    let out = run(&["run", &blank.path, "--rw", "write", "--size", "64k"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("writing anyway"));
 }
 
 /// Writes `(offset, bytes)` pieces to a device and flushes them.

@@ -4,7 +4,7 @@
 use super::{OutputArgs, WorkloadArgs};
 use crate::capacity;
 use crate::error::UsageError;
-use crate::report::{self, OutputFormat};
+use crate::report;
 use crate::result::RunResult;
 use crate::result::capacity::CapacityResult;
 use crate::run::Session;
@@ -92,18 +92,14 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         search.start_iops,
     )))?;
     if let Some(path) = &args.output.output {
-        super::check_output_path(path)?;
+        crate::report::destination::check(path, base.overwrite)?;
     }
     let step_s = capacity::step_seconds(&base);
     eprintln!("fathom: {}", report::capacity::plan(&base, &search, step_s));
     let stop = StopFlag::on_signals()?;
     let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
     let mut document = session.document().clone();
-    let json_file = args
-        .output
-        .output
-        .as_ref()
-        .filter(|_| args.output.output_format == OutputFormat::Json);
+    let json_file = args.output.progress_file();
     let mut bracketed = false;
     let result = capacity::search(
         &mut session,
@@ -128,7 +124,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
             }
             if let Some(path) = json_file {
                 document.results = vec![RunResult::Capacity(so_far.clone())];
-                super::write_atomically(path, &super::json(&document)?)?;
+                crate::report::destination::write(path, &super::json(&document)?)?;
             }
             Ok(())
         },

@@ -74,6 +74,16 @@ pub struct CrashcheckArgs {
     /// Allow writing a block device, destroying what it holds.
     #[arg(long = "i-know-this-destroys-data")]
     destroy_data: bool,
+
+    /// Allow writing a block device in use right now (mounted, swap, held
+    /// by LVM, RAID or dm-crypt), with --i-know-this-destroys-data.
+    #[arg(long = "even-if-mounted")]
+    even_if_mounted: bool,
+
+    /// Add this run to an --ack-log that already holds one (--verify then
+    /// judges the run whose blocks the target holds).
+    #[arg(long, conflicts_with_all = ["verify", "listen", "ack_to"])]
+    append: bool,
 }
 
 pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
@@ -89,6 +99,27 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
     if args.verify {
         let log = args.ack_log.as_ref().expect("clap requires --ack-log");
         let report = crashcheck::verify(&target, log)?;
+        if report.runs.len() > 1 {
+            let ids: Vec<String> = report.runs.iter().map(|r| format!("{r:x}")).collect();
+            println!(
+                "the log holds {} runs ({}); verifying run {:x}, whose blocks the target holds",
+                ids.len(),
+                ids.join(", "),
+                report.run_id
+            );
+        }
+        if report.blocks == 0 {
+            println!(
+                "verdict: NOTHING CHECKED (the log names no acknowledged write: the writer stopped before its first flush returned)"
+            );
+            return Ok(1);
+        }
+        if report.sample.0 == 0 {
+            println!(
+                "note: none of {} sampled blocks holds any block of run {:x}: if this is not the target the log was written for, the verdict below means nothing",
+                report.sample.1, report.run_id
+            );
+        }
         println!(
             "{} acknowledged blocks: {} intact, {} newer (in flight at the cut, landed), {} older generation, {} lost, {} torn ({} of them in flight)",
             report.blocks,
@@ -142,7 +173,11 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             rate_iops: args.rate_iops,
             runtime: args.runtime,
             overwrite: args.overwrite,
-            destroy_data: args.destroy_data,
+            permission: crate::safety::WritePermission {
+                destroy_data: args.destroy_data,
+                even_if_mounted: args.even_if_mounted,
+            },
+            append: args.append,
         };
         let summary = crashcheck::write(&spec, &stop, &mut |blocks| {
             eprintln!(

@@ -15,7 +15,7 @@ use crate::{fiojob, jobfile};
 
 use crate::error::{UsageError, exit};
 use crate::plan;
-use crate::report::{self, OutputFormat, Report};
+use crate::report::{self, OutputFormat, Report, destination};
 use crate::result::Document;
 use crate::run::Session;
 use crate::spec::WorkloadSpec;
@@ -91,6 +91,10 @@ struct MergeArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
 
+    /// Replace an existing --output file that is not a fathom result.
+    #[arg(long)]
+    overwrite: bool,
+
     /// Warn when the hosts started measuring further apart than this.
     #[arg(long, default_value = "1s", value_parser = parse_tolerance)]
     tolerance: f64,
@@ -114,6 +118,10 @@ struct ReportArgs {
     /// Write the report there instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
+
+    /// Replace an existing --output file that is not a fathom result.
+    #[arg(long)]
+    overwrite: bool,
 }
 
 /// What to run and where: a job file or knob flags, targets, streams.
@@ -209,6 +217,17 @@ pub struct OutputArgs {
     /// the result file's name without its extension).
     #[arg(long, value_name = "NAME", value_parser = parse_label)]
     pub label: Option<String>,
+}
+
+impl OutputArgs {
+    /// Where each finished part of a long run is written as it comes, so an
+    /// interrupted run keeps it: a JSON --output that is a regular file (a
+    /// stream takes the result once, at the end).
+    pub fn progress_file(&self) -> Option<&Path> {
+        self.output.as_deref().filter(|path| {
+            self.output_format == OutputFormat::Json && destination::is_rewritable(path)
+        })
+    }
 }
 
 impl Default for OutputArgs {
@@ -450,7 +469,7 @@ fn execute(
     start_at: Option<std::time::SystemTime>,
 ) -> anyhow::Result<i32> {
     if let Some(path) = &output.output {
-        check_output_path(path)?;
+        destination::check(path, specs.iter().any(|s| s.overwrite))?;
     }
     let previous = match (&output.output, resume) {
         (Some(path), true) if path.exists() => {
@@ -467,15 +486,12 @@ fn execute(
         eprintln!("fathom: plan: {}", plan::summary(specs));
     }
     let stop = StopFlag::on_signals()?;
-    let stream_to = output
-        .output
-        .as_ref()
-        .filter(|_| output.output_format == OutputFormat::Json);
+    let stream_to = output.progress_file();
     // Each finished run is written at once, so an interrupted sweep keeps
     // every run it finished.
     let mut stream = |doc: &Document| -> anyhow::Result<()> {
         if let Some(path) = stream_to {
-            write_atomically(path, &json(doc)?)?;
+            destination::write(path, &json(doc)?)?;
         }
         Ok(())
     };
@@ -494,7 +510,7 @@ fn execute(
 
 fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output {
-        check_output_path(path)?;
+        destination::check(path, args.overwrite)?;
     }
     let report = load_report(&args.files)?;
     if report.is_empty() {
@@ -502,7 +518,7 @@ fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {
     }
     let rendered = report::exporter(args.format).render(&report)?;
     match &args.output {
-        Some(path) => write_atomically(path, &rendered)?,
+        Some(path) => destination::write(path, &rendered)?,
         None => print!("{rendered}"),
     }
     Ok(0)
@@ -559,7 +575,8 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output.output
         && root
     {
-        check_output_path(path)?;
+        let overwrite = plan.as_ref().is_ok_and(|p| p.iter().any(|s| s.overwrite));
+        destination::check(path, overwrite)?;
     }
     let stop = StopFlag::on_signals()?;
     let shared = args.layout == Layout::Shared;
@@ -589,7 +606,7 @@ fn mpi_run(_: &RunArgs) -> anyhow::Result<i32> {
 /// `fathom merge A B ...`: one cluster document from runs of several hosts.
 fn merge_command(args: &MergeArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output {
-        check_output_path(path)?;
+        destination::check(path, args.overwrite)?;
     }
     let mut documents = Vec::with_capacity(args.files.len());
     for path in &args.files {
@@ -615,7 +632,7 @@ fn merge_command(args: &MergeArgs) -> anyhow::Result<i32> {
     }
     let text = json(&merged)?;
     match &args.output {
-        Some(path) => write_atomically(path, &text)?,
+        Some(path) => destination::write(path, &text)?,
         None => print!("{text}"),
     }
     Ok(0)
@@ -643,8 +660,9 @@ pub(crate) fn emit(document: &Document, output: &OutputArgs) -> anyhow::Result<(
     let report = Report::single(document.clone(), &output_label(output));
     let rendered = report::exporter(output.output_format).render(&report)?;
     match &output.output {
+        Some(path) if destination::is_stdout(path) => print!("{rendered}"),
         Some(path) => {
-            write_atomically(path, &rendered)?;
+            destination::write(path, &rendered)?;
             print!("{}", report::exporter(OutputFormat::Text).render(&report)?);
         }
         None => print!("{rendered}"),
@@ -679,34 +697,4 @@ pub fn read_result_file(path: &Path) -> Result<String, UsageError> {
         return Err(err(format!("{len} bytes is too large for a fathom result")));
     }
     std::fs::read_to_string(path).map_err(|e| err(e.to_string()))
-}
-
-pub(crate) fn check_output_path(path: &Path) -> Result<(), UsageError> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(UsageError(format!(
-            "--output {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        )));
-    }
-    if path.is_dir() {
-        return Err(UsageError(format!(
-            "--output {} is a directory",
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
-/// Writes through a temporary file and a rename, so a reader never sees half
-/// a result.
-pub(crate) fn write_atomically(path: &Path, contents: &str) -> anyhow::Result<()> {
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    std::fs::write(&tmp, contents)?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
 }

@@ -1,9 +1,10 @@
 //! `fathom meta`, `fathom seqread` and `fathom certify`: the bonnie++ -n,
 //! hdparm -tT and ACT style measurements, as thin commands over the library.
 
-use super::{OutputArgs, emit, exit_code, write_atomically};
+use super::{OutputArgs, emit, exit_code};
 use crate::error::UsageError;
 use crate::meta;
+use crate::report::destination;
 use crate::report::{self, OutputFormat, Report};
 use crate::result::RunResult;
 use crate::run::Session;
@@ -41,6 +42,10 @@ pub struct MetaArgs {
     #[arg(long, value_name = "SIZE")]
     pub block: Option<String>,
 
+    /// Replace an existing --output file that is not a fathom result.
+    #[arg(long)]
+    pub overwrite: bool,
+
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -63,7 +68,7 @@ pub fn meta_command(args: &MetaArgs) -> anyhow::Result<i32> {
     };
     meta::validate(&spec)?;
     if let Some(path) = &args.output.output {
-        super::check_output_path(path)?;
+        destination::check(path, args.overwrite)?;
     }
     let stop = StopFlag::on_signals()?;
     let mut document = Session::new(stop.clone())
@@ -90,6 +95,10 @@ pub struct SeqreadArgs {
     /// device or file; 1g for a new file).
     #[arg(long)]
     pub size: Option<String>,
+
+    /// Replace an existing --output file that is not a fathom result.
+    #[arg(long)]
+    pub overwrite: bool,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -134,7 +143,7 @@ pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
         ..base
     };
     if let Some(path) = &args.output.output {
-        super::check_output_path(path)?;
+        destination::check(path, args.overwrite)?;
     }
     let stop = StopFlag::on_signals()?;
     let mut document = Session::new(stop.clone())
@@ -217,13 +226,20 @@ pub struct CertifyArgs {
     #[arg(long)]
     pub size: Option<String>,
 
-    /// Allow writes to an existing file that fathom did not create.
+    /// Allow writes to an existing file that fathom did not create (and
+    /// replacing an --output file that is not a fathom result).
     #[arg(long)]
     pub overwrite: bool,
 
-    /// Allow writes to a block device that shows signs of holding data.
+    /// Allow writes to a block device that carries a file system,
+    /// partition table or volume signature.
     #[arg(long = "i-know-this-destroys-data")]
     pub destroy_data: bool,
+
+    /// Allow writes to a block device in use right now (mounted, swap,
+    /// held by LVM, RAID or dm-crypt), with --i-know-this-destroys-data.
+    #[arg(long = "even-if-mounted")]
+    pub even_if_mounted: bool,
 
     /// Keep the file fathom created.
     #[arg(long)]
@@ -263,6 +279,7 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
     for (k, set) in [
         ("overwrite", args.overwrite),
         ("i_know_this_destroys_data", args.destroy_data),
+        ("even_if_mounted", args.even_if_mounted),
         ("keep", args.keep),
     ] {
         if set {
@@ -282,7 +299,7 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
     };
     let plan = certify::plan(&text, &name, &overrides)?;
     if let Some(path) = &args.output.output {
-        super::check_output_path(path)?;
+        destination::check(path, args.overwrite)?;
     }
     let stop = StopFlag::on_signals()?;
     let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
@@ -295,18 +312,14 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
             report::certify::opening(&plan.profile, &plan.target_list(), &plan.notes)
         );
     }
-    let json_file = args
-        .output
-        .output
-        .as_ref()
-        .filter(|_| args.output.output_format == OutputFormat::Json);
+    let json_file = args.output.progress_file();
     let result = certify::run(&plan, &targets, &stop, &mut |so_far: &CertifyResult| {
         if text_out && let Some(last) = so_far.intervals.last() {
             println!("{}", report::certify::interval_line(last));
         }
         if let Some(path) = json_file {
             document.results = vec![RunResult::Certify(so_far.clone())];
-            write_atomically(path, &super::json(&document)?)?;
+            destination::write(path, &super::json(&document)?)?;
         }
         Ok(())
     })?;
@@ -319,7 +332,7 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
     }
     let report = Report::single(document, &super::output_label(&args.output));
     match &args.output.output {
-        Some(path) => write_atomically(
+        Some(path) => destination::write(
             path,
             &report::exporter(args.output.output_format).render(&report)?,
         )?,

@@ -8,7 +8,7 @@ use crate::measure::facts::{self, TargetFacts, TargetKind};
 use crate::safety;
 use crate::spec::WorkloadSpec;
 use crate::stop::StopFlag;
-use crate::units::format_bytes;
+use crate::units::{format_block_size, format_bytes};
 use anyhow::{Context, bail};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -42,6 +42,23 @@ pub struct TargetPlan {
     /// Bytes of the region the workload uses, a multiple of bs.
     pub size: u64,
     pub logical_block_size: u64,
+    /// What makes writing to this device destructive, lifted by
+    /// `--i-know-this-destroys-data` / `--even-if-mounted`: said before the
+    /// first write.
+    pub overridden: Vec<String>,
+}
+
+impl TargetPlan {
+    /// The line that says what an override lifted, if it lifted anything.
+    pub fn override_notice(&self) -> Option<String> {
+        (!self.overridden.is_empty()).then(|| {
+            format!(
+                "target {}: writing anyway, as told: {}",
+                self.name,
+                self.overridden.join("; ")
+            )
+        })
+    }
 }
 
 /// Checks `target` for `spec` and decides what must be created, without
@@ -111,6 +128,12 @@ fn inspect_path(
             if target.ends_with('/') {
                 return Err(err("directory does not exist".into()));
             }
+            if let Ok(link) = fs::read_link(&path) {
+                return Err(err(format!(
+                    "is a symbolic link to {}, which does not exist (fathom does not create a file through a link)",
+                    link.display()
+                )));
+            }
             let parent = match path.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                 _ => PathBuf::from("."),
@@ -119,6 +142,11 @@ fn inspect_path(
                 .map_err(|_| err(format!("directory {} does not exist", parent.display())))?;
             if !parent_meta.is_dir() {
                 return Err(err(format!("{} is not a directory", parent.display())));
+            }
+            if is_device_directory(&parent) {
+                return Err(err(
+                    "no such device (fathom does not create files under /dev: check the name, or wait for the device node to appear)".into(),
+                ));
             }
             (
                 TargetKind::File,
@@ -178,6 +206,20 @@ fn inspect_path(
         // already in the file, inside or outside the region, is left alone.
         TargetKind::File => (current_len, current_len.max(end)),
     };
+    // Growing a file is writing to it, whatever the workload does.
+    if kind == TargetKind::File && !create && !own_file && !spec.overwrite && file_len > current_len
+    {
+        let fits = current_len.saturating_sub(offset) / spec.bs * spec.bs;
+        let instead = match fits {
+            0 => "use an --offset inside it".to_string(),
+            _ => format!("use --size {} or less", format_block_size(fits)),
+        };
+        return Err(err(format!(
+            "the file is {} and the workload's region ends at {}: fathom does not extend a file it did not create ({instead}, or pass --overwrite to let it grow the file)",
+            format_bytes(current_len),
+            format_bytes(end),
+        )));
+    }
     if kind == TargetKind::File && file_len > layout_from {
         let dir = file_path.parent().unwrap_or(Path::new("."));
         let free = free_bytes(if dir.as_os_str().is_empty() {
@@ -196,17 +238,14 @@ fn inspect_path(
         }
     }
 
+    let mut overridden = Vec::new();
     if spec.rw.writes(spec.rwmix_read) {
         match kind {
-            TargetKind::BlockDevice if !spec.destroy_data => {
-                let reasons = safety::reasons_not_to_write(&path, device_len.unwrap_or(0))
-                    .map_err(|e| err(format!("cannot check the device before writing: {e}")))?;
-                if !reasons.is_empty() {
-                    return Err(err(format!(
-                        "refusing to write: {} (pass --i-know-this-destroys-data to write anyway)",
-                        reasons.join("; ")
-                    )));
-                }
+            TargetKind::BlockDevice => {
+                overridden = safety::risks_of_writing(&path, device_len.unwrap_or(0))
+                    .map_err(|e| err(format!("cannot check the device before writing: {e}")))?
+                    .judge(spec.write_permission())
+                    .map_err(err)?;
             }
             TargetKind::File if !create && !own_file && !spec.overwrite => {
                 return Err(err(
@@ -227,15 +266,73 @@ fn inspect_path(
         offset,
         size,
         logical_block_size: lbs,
+        overridden,
     })
 }
 
-/// A target ready for I/O. Drops remove the file if fathom created it.
+/// Whether new files in `dir` would land on the file system of device
+/// nodes (devtmpfs, or whatever a container mounts on /dev): a missing
+/// device node is a typo or a partition not yet seen, never a place for a
+/// file, which would be memory reported as the disk. File systems mounted
+/// below it (/dev/shm) are places for files.
+fn is_device_directory(dir: &Path) -> bool {
+    facts::mount_of(dir)
+        .is_some_and(|(fstype, mount_point)| fstype == "devtmpfs" || mount_point == "/dev")
+}
+
+/// A target ready for I/O. Drops remove the file if fathom created it and
+/// the path still names it.
 #[derive(Debug)]
 pub struct PreparedTarget {
     pub plan: TargetPlan,
     pub facts: TargetFacts,
-    remove_on_drop: bool,
+    owned: Option<CreatedFile>,
+}
+
+/// A file fathom created, known by its inode rather than its path: the path
+/// may come to name someone else's file (replaced during the run), and
+/// fathom's file may move (renamed during the run).
+#[derive(Debug)]
+struct CreatedFile {
+    /// Kept open so that, if the path no longer names it, /proc can say
+    /// where it went.
+    file: File,
+    dev: u64,
+    ino: u64,
+}
+
+impl CreatedFile {
+    fn new(file: &File) -> io::Result<CreatedFile> {
+        let meta = file.metadata()?;
+        Ok(CreatedFile {
+            file: file.try_clone()?,
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+
+    /// Removes `path` if it still names this file; otherwise leaves it
+    /// alone and says where fathom's file went.
+    fn remove(self, path: &Path) {
+        let names_it =
+            fs::symlink_metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == (self.dev, self.ino));
+        if names_it {
+            let _ = fs::remove_file(path);
+            return;
+        }
+        let now = fs::read_link(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
+        let whereabouts = match now {
+            Ok(p) if !p.to_string_lossy().ends_with(" (deleted)") => format!(
+                "; fathom's file is now {} (remove it when done with it)",
+                p.display()
+            ),
+            _ => String::new(),
+        };
+        eprintln!(
+            "fathom: {} no longer names the file fathom created: left it alone{whereabouts}",
+            path.display()
+        );
+    }
 }
 
 impl PreparedTarget {
@@ -272,8 +369,8 @@ impl PreparedTarget {
 
 impl Drop for PreparedTarget {
     fn drop(&mut self) {
-        if self.remove_on_drop {
-            let _ = fs::remove_file(&self.plan.path);
+        if let Some(owned) = self.owned.take() {
+            owned.remove(&self.plan.path);
         }
     }
 }
@@ -288,14 +385,19 @@ pub fn prepare(plan: TargetPlan, keep: bool, stop: &StopFlag) -> anyhow::Result<
             mount_point: None,
             device: None,
         },
-        remove_on_drop: false,
+        owned: None,
         plan,
     };
     if prepared.plan.file_len > prepared.plan.layout_from {
         let file = open_for_layout(&prepared.plan)?;
         // Only now is the file fathom's to remove, even if laying it out
         // fails below.
-        prepared.remove_on_drop = prepared.plan.create && !keep;
+        if prepared.plan.create && !keep {
+            prepared.owned = Some(
+                CreatedFile::new(&file)
+                    .with_context(|| format!("cannot stat {}", prepared.plan.path.display()))?,
+            );
+        }
         lay_out(file, &prepared.plan, stop)?;
     }
     prepared.facts = target_facts(&prepared.plan)?;
@@ -310,12 +412,16 @@ fn open_for_layout(plan: &TargetPlan) -> anyhow::Result<File> {
         .write(true)
         .create_new(plan.create)
         .open(&plan.path)
-        .with_context(|| {
-            if plan.create {
-                format!("cannot create {}", plan.path.display())
-            } else {
-                format!("cannot open {}", plan.path.display())
-            }
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists if plan.create => UsageError(format!(
+                "target {}: cannot create {}: a file of that name appeared after the checks (someone else's: left alone)",
+                plan.name,
+                plan.path.display()
+            ))
+            .into(),
+            _ if plan.create => anyhow::Error::new(e)
+                .context(format!("cannot create {}", plan.path.display())),
+            _ => anyhow::Error::new(e).context(format!("cannot open {}", plan.path.display())),
         })
 }
 
@@ -441,7 +547,52 @@ mod tests {
         // Someone else creates it between the check and the layout.
         std::fs::write(&path, b"not fathom's").unwrap();
         let e = prepare(plan, false, &StopFlag::default()).unwrap_err();
-        assert!(format!("{e:#}").contains("cannot create"), "{e:#}");
+        assert!(
+            format!("{e:#}").contains("appeared after the checks"),
+            "{e:#}"
+        );
+        assert!(
+            e.downcast_ref::<UsageError>().is_some(),
+            "a refusal: exit 2"
+        );
         assert_eq!(std::fs::read(&path).unwrap(), b"not fathom's");
+    }
+
+    #[test]
+    fn a_created_file_is_removed_by_inode_not_by_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        let name = path.to_str().unwrap().to_string();
+        let mut spec = crate::spec::WorkloadSpec::defaults(vec![name.clone()]);
+        spec.size = Some(64 << 10);
+        // Removed when the path still names it.
+        let prepared = prepare(
+            inspect(&spec, &name, 0).unwrap(),
+            false,
+            &StopFlag::default(),
+        );
+        drop(prepared.unwrap());
+        assert!(!path.exists());
+        // Left alone when the path names another file by then.
+        let prepared = prepare(
+            inspect(&spec, &name, 0).unwrap(),
+            false,
+            &StopFlag::default(),
+        );
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, b"theirs").unwrap();
+        drop(prepared.unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"theirs");
+        // Kept with --keep.
+        std::fs::remove_file(&path).unwrap();
+        drop(
+            prepare(
+                inspect(&spec, &name, 0).unwrap(),
+                true,
+                &StopFlag::default(),
+            )
+            .unwrap(),
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 64 << 10);
     }
 }

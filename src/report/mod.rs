@@ -11,6 +11,7 @@ pub mod charts;
 pub mod cluster;
 pub mod compare;
 pub mod csv;
+pub mod destination;
 pub mod fio_json;
 pub mod html;
 pub mod json;

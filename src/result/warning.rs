@@ -25,6 +25,8 @@ pub enum WarningKind {
     IopsDrift,
     /// A lasting change of per-second p99 latency during the run.
     LatencyDrift,
+    /// A file on a memory file system (tmpfs, devtmpfs, ramfs).
+    MemoryTarget,
     /// A warning from before warnings had kinds (schema 1).
     Other,
 }
@@ -60,6 +62,9 @@ impl WarningKind {
             WarningKind::LatencyDrift => {
                 "the device changed during the run: per-second p99 latency moved to a new level and stayed there"
             }
+            WarningKind::MemoryTarget => {
+                "the target is a file in memory (tmpfs, devtmpfs or ramfs), not on a disk: the figures are memory's"
+            }
             WarningKind::Other => "",
         }
     }
@@ -78,6 +83,7 @@ impl WarningKind {
             WarningKind::IopsDrift | WarningKind::LatencyDrift => {
                 "look at the per-second figures: a write cache filling up, thermal throttling or another load on the device; precondition, or run longer"
             }
+            WarningKind::MemoryTarget => "put the target on the disk you mean to measure",
             WarningKind::Other => "",
         }
     }

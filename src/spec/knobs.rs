@@ -405,9 +405,17 @@ pub const KNOBS: &[Knob] = &[
     ),
     Knob::switch(
         "i_know_this_destroys_data",
-        "Allow writes to a block device that is mounted, in use, or carries a file system, partition table or volume signature",
+        "Allow writes to a block device that carries a file system, partition table or volume signature (one in use also needs --even-if-mounted)",
         |b, v| {
             b.spec.destroy_data = parse_bool(v)?;
+            Ok(())
+        },
+    ),
+    Knob::switch(
+        "even_if_mounted",
+        "Allow writes to a block device that is mounted, swap, or held by LVM, RAID or dm-crypt right now (with --i-know-this-destroys-data; it corrupts what uses the device)",
+        |b, v| {
+            b.spec.even_if_mounted = parse_bool(v)?;
             Ok(())
         },
     ),

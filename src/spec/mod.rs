@@ -216,6 +216,9 @@ pub struct WorkloadSpec {
     pub overwrite: bool,
     /// Allow writes to block devices that show signs of holding data.
     pub destroy_data: bool,
+    /// Allow writes to block devices in use (mounted, swap, held).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub even_if_mounted: bool,
     /// Stamp written blocks and check them (see docs/SAFETY.md).
     #[serde(default)]
     pub verify: VerifyMode,
@@ -277,6 +280,7 @@ impl WorkloadSpec {
             keep: false,
             overwrite: false,
             destroy_data: false,
+            even_if_mounted: false,
             verify: crate::verify::VerifyMode::Off,
             continue_on_error: false,
             rate_iops: None,
@@ -284,6 +288,14 @@ impl WorkloadSpec {
             steady_state: None,
             drift: Default::default(),
             streams: Vec::new(),
+        }
+    }
+
+    /// What this workload may write over on a block device.
+    pub fn write_permission(&self) -> crate::safety::WritePermission {
+        crate::safety::WritePermission {
+            destroy_data: self.destroy_data,
+            even_if_mounted: self.even_if_mounted,
         }
     }
 

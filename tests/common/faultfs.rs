@@ -106,6 +106,48 @@ impl Mounted {
     }
 }
 
+/// Whether a `fathom-faultfs` file system is mounted on `dir`.
+pub fn is_mounted(dir: &Path) -> bool {
+    let dir = dir.to_string_lossy().replace(' ', "\\040");
+    std::fs::read_to_string("/proc/self/mountinfo").is_ok_and(|info| {
+        info.lines().any(|l| {
+            l.split_whitespace().nth(4) == Some(dir.as_str()) && l.contains(" fathom-faultfs ")
+        })
+    })
+}
+
+/// fuser's session unmounts once, and a file system still busy fails that
+/// for good: a fathom just ended leaves its io_uring's registered files to
+/// be released by the kernel after it exits. The mount would outlive the
+/// test, dead ("Transport endpoint is not connected"). So unmount here,
+/// also when the test panics: try for a while, then detach it lazily.
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let c = std::ffi::CString::new(self.dir.as_os_str().as_encoded_bytes()).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while is_mounted(&self.dir) {
+            // SAFETY: a plain system call on a NUL-terminated path.
+            let flags = if std::time::Instant::now() < deadline {
+                0
+            } else {
+                libc::MNT_DETACH
+            };
+            if unsafe { libc::umount2(c.as_ptr(), flags) } == 0 {
+                break;
+            }
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) {
+                // Not root: the setuid helper unmounts what the user mounted.
+                let _ = std::process::Command::new("fusermount3")
+                    .args(["-u", "-z"])
+                    .arg(&self.dir)
+                    .status();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 /// Mounts a fault file system in a new temporary directory, or says why it
 /// cannot (no /dev/fuse, no fusermount3, not allowed): the caller skips.
 pub fn mount() -> Result<Mounted, String> {
