@@ -6,20 +6,6 @@ mod common;
 use common::*;
 use std::process::Command;
 
-fn refused(args: &[&str], needle: &str) {
-    let out = run(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?} should be refused: {err}"
-    );
-    assert!(
-        err.contains(needle),
-        "{args:?}: '{err}' should say {needle}"
-    );
-}
-
 #[test]
 fn existing_files_need_overwrite_for_writes() {
     let dir = tempdir();

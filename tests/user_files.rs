@@ -40,19 +40,6 @@ fn user_file(dir: &Path, name: &str, len: usize) -> PathBuf {
     path
 }
 
-/// Runs `fathom ARGS`, asserts a one-line refusal with exit 2 that says
-/// `needle`.
-fn refused(args: &[&str], needle: &str) {
-    let out = run(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-    assert!(
-        err.contains(needle),
-        "{args:?}: '{err}' should say {needle}"
-    );
-}
-
 #[test]
 fn a_read_run_never_grows_a_file_it_did_not_create() {
     let dir = tempdir();
@@ -106,41 +93,39 @@ fn spawn_writer(file: &Path) -> std::process::Child {
     child
 }
 
+/// Starts a write run on the new `file`, lets `replace` put a user's file
+/// in its place mid-run, checks the user's file survived the end of the
+/// run, and returns what fathom said.
+fn replaced_mid_run(file: &Path, replace: impl FnOnce()) -> String {
+    let child = spawn_writer(file);
+    replace();
+    std::fs::write(file, "precious\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        std::fs::read_to_string(file).unwrap(),
+        "precious\n",
+        "{err}"
+    );
+    err
+}
+
 #[test]
 fn a_file_put_in_place_of_the_target_during_a_run_survives() {
     let dir = tempdir();
     let file = dir.path().join("repl.dat");
     // rm + create: fathom's file is gone, the user's new one stays.
-    let child = spawn_writer(&file);
-    std::fs::remove_file(&file).unwrap();
-    std::fs::write(&file, "precious\n").unwrap();
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        std::fs::read_to_string(&file).unwrap(),
-        "precious\n",
-        "{err}"
-    );
+    let err = replaced_mid_run(&file, || std::fs::remove_file(&file).unwrap());
     assert!(
         err.contains("no longer names the file fathom created"),
         "{err}"
     );
     assert_eq!(entries(dir.path()), ["repl.dat"]);
-
     // mv + create: the user's new file stays, and fathom says where its
     // own went.
     std::fs::remove_file(&file).unwrap();
-    let child = spawn_writer(&file);
     let moved = dir.path().join("repl.moved");
-    std::fs::rename(&file, &moved).unwrap();
-    std::fs::write(&file, "precious\n").unwrap();
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        std::fs::read_to_string(&file).unwrap(),
-        "precious\n",
-        "{err}"
-    );
+    let err = replaced_mid_run(&file, || std::fs::rename(&file, &moved).unwrap());
     let real = std::fs::canonicalize(&moved).unwrap();
     assert!(
         err.contains(&format!("fathom's file is now {}", real.display())),

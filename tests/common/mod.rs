@@ -25,6 +25,23 @@ pub fn run_ok(args: &[&str]) -> Output {
     out
 }
 
+/// Runs `fathom ARGS` and asserts a refusal: exit 2, one line on stderr
+/// that says `needle`.
+pub fn refused(args: &[&str], needle: &str) {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?} should be refused: {err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: '{err}' should say {needle}"
+    );
+}
+
 /// Runs `fathom run ARGS --output-format json`, asserts success, parses.
 pub fn run_json(args: &[&str]) -> Value {
     let mut full = vec!["run"];
