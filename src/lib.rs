@@ -6,6 +6,7 @@
 //! - [`measure`] holds histograms, intervals, CPU time and host facts;
 //! - [`result`] is the JSON document, [`report`] renders it.
 
+pub mod buffers;
 pub mod capacity;
 pub mod certify;
 pub mod cli;

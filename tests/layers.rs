@@ -151,3 +151,36 @@ fn a_circle_is_found() {
     let b = imports(&vec!["b".into()], &known[&vec!["b".to_string()]], &known);
     assert!(a.contains(&vec!["b".to_string()]) && b.contains(&vec!["a".to_string()]));
 }
+
+/// The layers of the data flow (top-level modules: `measure`, `result`,
+/// `report`, ...) import each other one way: a layer never reaches itself
+/// through another. The measurement types live below the results that hold
+/// them (`result` re-exports them).
+#[test]
+fn no_layer_imports_itself_through_another() {
+    let mut layers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (m, to) in graph() {
+        let Some(from) = m.first() else { continue };
+        for t in to.iter().filter_map(|t| t.first()).filter(|t| *t != from) {
+            layers.entry(from.clone()).or_default().insert(t.clone());
+        }
+    }
+    let reaches = |from: &str, to: &str| {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_string()];
+        while let Some(l) = todo.pop() {
+            if seen.insert(l.clone()) {
+                todo.extend(layers.get(&l).into_iter().flatten().cloned());
+            }
+        }
+        seen.contains(to)
+    };
+    assert!(!reaches("measure", "result"), "measure reaches result");
+    let circles: Vec<String> = layers
+        .iter()
+        .flat_map(|(from, to)| to.iter().map(move |t| (from, t)))
+        .filter(|(from, to)| reaches(to, from))
+        .map(|(from, to)| format!("{from} <-> {to}"))
+        .collect();
+    assert!(circles.is_empty(), "layers in import circles: {circles:?}");
+}

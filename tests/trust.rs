@@ -102,7 +102,7 @@ fn written_blocks_do_not_repeat_at_any_block_size() {
 }
 
 /// SplitMix64's finaliser, as fathom stamps written sectors with it (see
-/// `engine::buffers::stamp`).
+/// `buffers::stamp`).
 fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

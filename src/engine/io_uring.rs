@@ -2,8 +2,8 @@
 //! flight, buffers and the file registered with the ring so each I/O skips
 //! the kernel's per-call page pinning and file lookup.
 
-use super::buffers::Buffers;
 use super::{Completion, Direction, Engine, IoRequest};
+use crate::buffers::Buffers;
 use io_uring::{IoUring, opcode, squeue, types};
 use std::fs::File;
 use std::io;

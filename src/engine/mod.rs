@@ -2,7 +2,6 @@
 //! loop (`worker.rs`) queues, submits and reaps without knowing which engine
 //! it drives. One file per engine.
 
-pub mod buffers;
 pub mod io_uring;
 pub mod null;
 pub mod pattern;
@@ -10,8 +9,8 @@ pub mod sync;
 pub mod target;
 pub mod worker;
 
+use crate::buffers::Buffers;
 use crate::spec::EngineKind;
-use buffers::Buffers;
 use std::fs::File;
 use std::io;
 use std::time::Duration;

@@ -5,8 +5,8 @@
 //! slots and a fixed service time: a target whose speed is known exactly
 //! (iodepth / service time), for testing what fathom concludes about it.
 
-use super::buffers::Buffers;
 use super::{Completion, Engine, IoRequest};
+use crate::buffers::Buffers;
 use std::collections::VecDeque;
 use std::io;
 use std::time::{Duration, Instant};

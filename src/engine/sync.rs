@@ -1,8 +1,8 @@
 //! The portable engine: plain pread/pwrite, one I/O at a time per worker
 //! (fio's `psync`). Parallelism comes from `--numjobs`.
 
-use super::buffers::Buffers;
 use super::{Completion, Direction, Engine, IoRequest};
+use crate::buffers::Buffers;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;

@@ -8,9 +8,9 @@
 //! a second. Work done between completions therefore never shows up as
 //! latency of the completions after it.
 
-use super::buffers::Buffers;
 use super::pattern::OffsetPattern;
 use super::{Completion, Direction, Engine, IoRequest};
+use crate::buffers::Buffers;
 use crate::measure::errors::{IoErrors, Operation};
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{DirectionSample, IntervalReport};

@@ -4,8 +4,47 @@
 //! file served from the page cache shows few device reads; a file system
 //! that amplifies writes shows more device writes than fathom made.
 
-use crate::result::DiskUsage;
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
+
+/// One disk's work while measuring, from the kernel's counters: every I/O
+/// it was asked for, fathom's or not.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DiskUsage {
+    /// Kernel name of the disk, e.g. "nvme0n1".
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    /// Requests merged into others before reaching the device.
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Milliseconds requests spent, summed over requests.
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    /// Weighted milliseconds of requests in flight.
+    pub in_queue_ms: u64,
+    /// Share of the time the disk had at least one request in flight.
+    pub util_pct: f64,
+}
+
+impl DiskUsage {
+    /// The same disk's work in another run added: counts add; the busy
+    /// share is the larger of the two (the runs' lengths are not kept).
+    pub fn add(&mut self, other: &DiskUsage) {
+        self.read_ios += other.read_ios;
+        self.write_ios += other.write_ios;
+        self.read_merges += other.read_merges;
+        self.write_merges += other.write_merges;
+        self.read_bytes += other.read_bytes;
+        self.write_bytes += other.write_bytes;
+        self.read_ticks_ms += other.read_ticks_ms;
+        self.write_ticks_ms += other.write_ticks_ms;
+        self.in_queue_ms += other.in_queue_ms;
+        self.util_pct = self.util_pct.max(other.util_pct);
+    }
+}
 
 /// One reading of `/sys/block/NAME/stat` (the kernel's
 /// Documentation/block/stat.rst: counts, 512-byte sectors, milliseconds).

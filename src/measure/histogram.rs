@@ -2,11 +2,25 @@
 //! percentile up to p99.99 and the max are exact to 0.1%, and histograms of
 //! several workers or files merge without loss.
 
-use crate::result::LatencySummary;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
+
+/// Completion latency (submission to completion) in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub min: u64,
+    pub mean: f64,
+    pub max: u64,
+    pub stddev: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub p99_99: u64,
+}
 
 /// One hour: a single I/O slower than that is recorded as one hour.
 pub const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;

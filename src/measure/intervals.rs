@@ -4,8 +4,21 @@
 //! summary, so memory stays flat however long the run.
 
 use super::histogram::LatencyHistogram;
-use crate::result::Interval;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// One second of a run (the last one may be shorter).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Interval {
+    /// Start, in seconds since the start of measurement.
+    pub t_s: f64,
+    pub dur_s: f64,
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub p99_ns: u64,
+}
 
 /// What one worker did in one direction during one interval.
 #[derive(Clone, Debug, Default)]

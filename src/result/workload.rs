@@ -2,8 +2,11 @@
 //! latency histograms and per-second intervals.
 
 use crate::measure::cpu::CpuTime;
+pub use crate::measure::disk::DiskUsage;
 use crate::measure::errors::IoErrors;
 use crate::measure::facts::TargetFacts;
+pub use crate::measure::histogram::LatencySummary;
+pub use crate::measure::intervals::Interval;
 use crate::spec::WorkloadSpec;
 use crate::verify::VerifyReport;
 use serde::{Deserialize, Serialize};
@@ -50,45 +53,6 @@ pub struct TemperatureSample {
     /// End of the second, in seconds of measuring.
     pub t_s: f64,
     pub celsius: f64,
-}
-
-/// One disk's work while measuring, from the kernel's counters: every I/O
-/// it was asked for, fathom's or not.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct DiskUsage {
-    /// Kernel name of the disk, e.g. "nvme0n1".
-    pub name: String,
-    pub read_ios: u64,
-    pub write_ios: u64,
-    /// Requests merged into others before reaching the device.
-    pub read_merges: u64,
-    pub write_merges: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    /// Milliseconds requests spent, summed over requests.
-    pub read_ticks_ms: u64,
-    pub write_ticks_ms: u64,
-    /// Weighted milliseconds of requests in flight.
-    pub in_queue_ms: u64,
-    /// Share of the time the disk had at least one request in flight.
-    pub util_pct: f64,
-}
-
-impl DiskUsage {
-    /// The same disk's work in another run added: counts add; the busy
-    /// share is the larger of the two (the runs' lengths are not kept).
-    pub fn add(&mut self, other: &DiskUsage) {
-        self.read_ios += other.read_ios;
-        self.write_ios += other.write_ios;
-        self.read_merges += other.read_merges;
-        self.write_merges += other.write_merges;
-        self.read_bytes += other.read_bytes;
-        self.write_bytes += other.write_bytes;
-        self.read_ticks_ms += other.read_ticks_ms;
-        self.write_ticks_ms += other.write_ticks_ms;
-        self.in_queue_ms += other.in_queue_ms;
-        self.util_pct = self.util_pct.max(other.util_pct);
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,33 +128,6 @@ pub struct SyncResult {
     pub rate: f64,
     pub lat_ns: LatencySummary,
     pub histogram: String,
-}
-
-/// Completion latency (submission to completion) in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct LatencySummary {
-    pub min: u64,
-    pub mean: f64,
-    pub max: u64,
-    pub stddev: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p99: u64,
-    pub p99_9: u64,
-    pub p99_99: u64,
-}
-
-/// One second of a run (the last one may be shorter).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Interval {
-    /// Start, in seconds since the start of measurement.
-    pub t_s: f64,
-    pub dur_s: f64,
-    pub ios: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub bw_bytes: f64,
-    pub p99_ns: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]

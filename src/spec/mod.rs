@@ -7,7 +7,6 @@ pub mod capacity;
 pub mod knobs;
 pub mod meta;
 
-pub use crate::verify::VerifyMode;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -246,6 +245,18 @@ pub struct WorkloadSpec {
     pub streams: Vec<WorkloadSpec>,
 }
 
+/// What `--verify` checks (see docs/SAFETY.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerifyMode {
+    #[default]
+    Off,
+    /// Read everything back after the workload.
+    AfterWrite,
+    /// Read each block back as soon as its write completes.
+    Interleaved,
+}
+
 /// The seed of a run that was not given one: the same run issues the same
 /// offsets and data.
 pub const DEFAULT_SEED: u64 = 0x0fa7_4011;
@@ -281,7 +292,7 @@ impl WorkloadSpec {
             overwrite: false,
             destroy_data: false,
             even_if_mounted: false,
-            verify: crate::verify::VerifyMode::Off,
+            verify: VerifyMode::Off,
             continue_on_error: false,
             rate_iops: None,
             rate_bw: None,

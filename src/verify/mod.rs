@@ -4,7 +4,7 @@
 
 pub mod header;
 
-use crate::engine::buffers::Buffers;
+use crate::buffers::Buffers;
 use header::{Expected, Verdict};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
@@ -103,17 +103,6 @@ impl BlockMap {
             generation,
         }))
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum VerifyMode {
-    #[default]
-    Off,
-    /// Read everything back after the workload.
-    AfterWrite,
-    /// Read each block back as soon as its write completes.
-    Interleaved,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
