@@ -423,6 +423,8 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             job.set("buffered", (!flag(opt)?).to_string());
         }
         "buffered" => job.set("buffered", flag(opt)?.to_string()),
+        "hipri" => job.set("hipri", flag(opt)?.to_string()),
+        "sqthread_poll" => job.set("sqpoll", flag(opt)?.to_string()),
         "ioengine" => {
             let v = value(opt)?;
             let (engine, same) = match v {
@@ -621,6 +623,20 @@ mod tests {
         ));
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[test]
+    fn polled_completion_and_submission_translate_to_the_ring_knobs() {
+        let d = tmp();
+        let p = write(
+            &d,
+            "poll.fio",
+            "[global]\nioengine=io_uring\ndirect=1\nsize=64m\nfilename=/tmp/f\n\n\
+             [polled]\nrw=randread\nhipri\nsqthread_poll=1\n",
+        );
+        let t = translate(&p, false).unwrap();
+        let specs = crate::jobfile::parse(&t.toml, "x", "x", &Default::default()).unwrap();
+        assert!(specs[0].hipri && specs[0].sqpoll, "{}", t.toml);
     }
 
     #[test]

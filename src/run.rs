@@ -41,6 +41,7 @@ pub fn check_plan(specs: &[WorkloadSpec]) -> Result<(), UsageError> {
         spec.validate()?;
         check_cache_modes(spec)?;
         for run in spec.runs() {
+            crate::engine::io_uring::check_options(run.ring_options())?;
             for (i, name) in run.targets.iter().enumerate() {
                 let plan = target::inspect(run, name, i)?;
                 check_region(run, &plan).map_err(|e| match spec.streams.is_empty() {
@@ -356,6 +357,7 @@ fn worker_configs(
                 seed: worker_seed(spec.seed, first_worker + j as usize),
                 engine: spec.engine,
                 null_latency: Duration::from_nanos(spec.null_latency_ns),
+                ring: spec.ring_options(),
                 pattern,
                 bs: spec.bs as u32,
                 depth: spec.iodepth,

@@ -4,6 +4,8 @@
 
 use super::{Completion, Direction, Engine, IoRequest};
 use crate::buffers::Buffers;
+use crate::error::UsageError;
+use crate::spec::RingOptions;
 use io_uring::{IoUring, opcode, squeue, types};
 use std::fs::File;
 use std::io;
@@ -23,8 +25,8 @@ pub struct IoUringEngine {
 }
 
 impl IoUringEngine {
-    pub fn new(file: File, depth: u32, buffers: Buffers) -> io::Result<Self> {
-        let ring = build_ring(depth)?;
+    pub fn new(file: File, depth: u32, buffers: Buffers, options: RingOptions) -> io::Result<Self> {
+        let ring = build_ring(depth, options)?;
         ring.submitter().register_files(&[file.as_raw_fd()])?;
         let iovecs = buffers.iovecs();
         let fixed_buffers = iovecs.len() <= u16::MAX as usize
@@ -51,9 +53,17 @@ impl IoUringEngine {
     }
 }
 
+/// How long the submission thread of `--sqpoll` spins without work before
+/// it sleeps (and the next submission wakes it with a system call).
+const SQPOLL_IDLE_MS: u32 = 1000;
+
 /// Single-issuer, deferred task running is cheapest (the worker thread is
 /// the only one touching its ring); older kernels fall back step by step.
-fn build_ring(depth: u32) -> io::Result<IoUring> {
+/// `--sqpoll` and `--hipri` are added to every attempt: a kernel that
+/// refuses them refuses the run (checked before anything is created, by
+/// [`check_options`]). A submission thread is a second issuer, so
+/// `--sqpoll` rings skip the single-issuer attempt.
+fn build_ring(depth: u32, options: RingOptions) -> io::Result<IoUring> {
     let entries = depth.next_power_of_two().max(1);
     let attempts: [fn(&mut io_uring::Builder) -> &mut io_uring::Builder; 3] = [
         |b| b.setup_single_issuer().setup_defer_taskrun(),
@@ -61,15 +71,39 @@ fn build_ring(depth: u32) -> io::Result<IoUring> {
         |b| b,
     ];
     let mut last_error = None;
-    for configure in attempts {
+    for configure in attempts.iter().skip(usize::from(options.sqpoll)) {
         let mut builder = IoUring::builder();
         configure(&mut builder);
+        if options.sqpoll {
+            builder.setup_sqpoll(SQPOLL_IDLE_MS);
+        }
+        if options.hipri {
+            builder.setup_iopoll();
+        }
         match builder.build(entries) {
             Ok(ring) => return Ok(ring),
             Err(e) => last_error = Some(e),
         }
     }
     Err(last_error.expect("at least one attempt"))
+}
+
+/// Whether this kernel builds a ring with `options`, before anything is
+/// created: one line naming the option when it does not.
+pub fn check_options(options: RingOptions) -> Result<(), UsageError> {
+    if options == RingOptions::default() {
+        return Ok(());
+    }
+    build_ring(1, options).map(drop).map_err(|e| {
+        let flag = match (options.sqpoll, options.hipri) {
+            (true, true) => "--sqpoll --hipri",
+            (true, false) => "--sqpoll",
+            _ => "--hipri",
+        };
+        UsageError(format!(
+            "{flag}: this kernel refuses such an io_uring ring ({e})"
+        ))
+    })
 }
 
 impl Engine for IoUringEngine {

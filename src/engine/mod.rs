@@ -10,7 +10,7 @@ pub mod target;
 pub mod worker;
 
 use crate::buffers::Buffers;
-use crate::spec::EngineKind;
+use crate::spec::{EngineKind, RingOptions};
 use std::fs::File;
 use std::io;
 use std::time::Duration;
@@ -82,16 +82,18 @@ pub trait Engine {
 }
 
 /// Builds the engine of `kind` over an opened target file; `null_latency`
-/// is the null engine's service time per I/O.
+/// is the null engine's service time per I/O, `ring` how io_uring submits
+/// and completes.
 pub fn open(
     kind: EngineKind,
     file: File,
     depth: u32,
     buffers: Buffers,
     null_latency: Duration,
+    ring: RingOptions,
 ) -> io::Result<Box<dyn Engine>> {
     Ok(match kind {
-        EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(file, depth, buffers)?),
+        EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(file, depth, buffers, ring)?),
         EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers)),
         EngineKind::Null => Box::new(null::NullEngine::new(buffers, null_latency)),
     })

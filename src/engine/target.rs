@@ -238,6 +238,9 @@ fn inspect_path(
         }
     }
 
+    if spec.hipri {
+        check_polls(kind, &file_path).map_err(err)?;
+    }
     let mut overridden = Vec::new();
     if spec.rw.writes(spec.rwmix_read) {
         match kind {
@@ -268,6 +271,34 @@ fn inspect_path(
         logical_block_size: lbs,
         overridden,
     })
+}
+
+/// `--hipri` polls the device for completions: the disk under the target
+/// must have poll queues (`queue/io_poll`), or every I/O would fail.
+fn check_polls(kind: TargetKind, file_path: &Path) -> Result<(), String> {
+    let probe = match (file_path.exists(), file_path.parent()) {
+        (true, _) => file_path,
+        (false, Some(dir)) if !dir.as_os_str().is_empty() => dir,
+        (false, _) => Path::new("."),
+    };
+    let disk = fs::metadata(probe).ok().and_then(|m| {
+        let dev = match kind {
+            TargetKind::BlockDevice => m.rdev(),
+            TargetKind::File => m.dev(),
+        };
+        facts::device_facts(libc::major(dev), libc::minor(dev))
+    });
+    match disk {
+        Some(d) if d.polls == Some(true) => Ok(()),
+        Some(d) => Err(format!(
+            "--hipri: {} does not complete I/O by polling (its queue/io_poll is 0; NVMe polls with poll queues: the nvme.poll_queues module parameter)",
+            d.name
+        )),
+        None => Err(
+            "--hipri: no block device under it to poll (tmpfs, a network or a stacked file system)"
+                .into(),
+        ),
+    }
 }
 
 /// Whether new files in `dir` would land on the file system of device

@@ -42,6 +42,8 @@ pub struct WorkerConfig {
     pub engine: crate::spec::EngineKind,
     /// The null engine's service time per I/O (`--null-latency`).
     pub null_latency: Duration,
+    /// How io_uring submits and completes (`--hipri`, `--sqpoll`).
+    pub ring: crate::spec::RingOptions,
     pub pattern: OffsetPattern,
     pub bs: u32,
     pub depth: u32,
@@ -148,6 +150,7 @@ pub fn run(
         config.depth,
         buffers,
         config.null_latency,
+        config.ring,
     );
     let start = gate.wait();
     let (outcome, last_interval) = match engine {

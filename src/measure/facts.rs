@@ -29,6 +29,10 @@ pub struct DeviceFacts {
     /// null when the device has none.
     #[serde(default)]
     pub temperature_sensor: Option<String>,
+    /// Whether the device completes I/O by polling when asked
+    /// (`queue/io_poll`: NVMe with poll queues), as `--hipri` needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polls: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,6 +150,7 @@ fn device_facts_in(sysfs: &Path, major: u32, minor: u32) -> Option<DeviceFacts> 
             .map(|sectors| sectors * 512),
         temperature_sensor: temperature_sensor(&sys.join("device"))
             .map(|p| p.display().to_string()),
+        polls: read_trimmed(queue.join("io_poll")).map(|p| p == "1"),
     })
 }
 

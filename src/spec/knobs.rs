@@ -242,6 +242,22 @@ pub const KNOBS: &[Knob] = &[
     )
     .csv(|s| s.engine.to_string())
     .table(|s| s.engine.to_string()),
+    Knob::switch(
+        "hipri",
+        "io_uring: complete I/O by polling the device instead of waiting for its interrupt (IORING_SETUP_IOPOLL; needs --direct and a device with poll queues, e.g. NVMe with nvme.poll_queues)",
+        |b, v| {
+            b.spec.hipri = parse_bool(v)?;
+            Ok(())
+        },
+    ),
+    Knob::switch(
+        "sqpoll",
+        "io_uring: a kernel thread submits I/O from the ring, so workers make no system call to submit (IORING_SETUP_SQPOLL; it keeps a CPU busy)",
+        |b, v| {
+            b.spec.sqpoll = parse_bool(v)?;
+            Ok(())
+        },
+    ),
     Knob::value(
         "null_latency",
         "TIME",

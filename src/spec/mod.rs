@@ -90,6 +90,16 @@ impl FromStr for RwMode {
     }
 }
 
+/// How an io_uring engine submits and completes: by interrupts and
+/// `io_uring_enter` unless told otherwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RingOptions {
+    /// Poll the device for completions (IORING_SETUP_IOPOLL).
+    pub hipri: bool,
+    /// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
+    pub sqpoll: bool,
+}
+
 /// Which I/O engine drives the workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -202,6 +212,14 @@ pub struct WorkloadSpec {
     /// 0 completes at once.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub null_latency_ns: u64,
+    /// io_uring completes I/O by polling the device (IORING_SETUP_IOPOLL,
+    /// fio's `hipri`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hipri: bool,
+    /// A kernel thread submits I/O from the ring (IORING_SETUP_SQPOLL,
+    /// fio's `sqthread_poll`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sqpoll: bool,
     /// fsync after every N writes per worker; 0 = never.
     pub fsync: u32,
     /// fdatasync after every N writes per worker; 0 = never.
@@ -284,6 +302,8 @@ impl WorkloadSpec {
             direct: true,
             engine: EngineKind::IoUring,
             null_latency_ns: 0,
+            hipri: false,
+            sqpoll: false,
             fsync: 0,
             fdatasync: 0,
             random_distribution: Distribution::Uniform,
@@ -307,6 +327,14 @@ impl WorkloadSpec {
         crate::safety::WritePermission {
             destroy_data: self.destroy_data,
             even_if_mounted: self.even_if_mounted,
+        }
+    }
+
+    /// How io_uring submits and completes for this workload.
+    pub fn ring_options(&self) -> RingOptions {
+        RingOptions {
+            hipri: self.hipri,
+            sqpoll: self.sqpoll,
         }
     }
 
@@ -444,6 +472,22 @@ impl WorkloadSpec {
         }
         if !(0.0..=MAX_RUNTIME_S).contains(&self.ramp_s) {
             return fail(format!("--ramp {}s is longer than 30 days", self.ramp_s));
+        }
+        for (flag, set) in [("--hipri", self.hipri), ("--sqpoll", self.sqpoll)] {
+            if set && self.engine != EngineKind::IoUring {
+                return fail(format!(
+                    "{flag} is an io_uring setting: it needs --engine io_uring (this workload uses {})",
+                    self.engine
+                ));
+            }
+        }
+        if self.hipri && !self.direct {
+            return fail("--hipri polls for completions of direct I/O: it needs --direct".into());
+        }
+        if self.hipri && self.flush_every() > 0 {
+            return fail(
+                "--hipri: a polled ring takes only reads and writes, not the flushes of --fsync or --fdatasync".into(),
+            );
         }
         if self.verify != VerifyMode::Off && self.engine == EngineKind::Null {
             return fail("--verify needs real I/O: --engine null reads and writes nothing".into());

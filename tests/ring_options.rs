@@ -1,0 +1,107 @@
+//! `--hipri` (completions by polling) and `--sqpoll` (submission by a
+//! kernel thread): refused, in one line and before anything is created,
+//! where the device, the engine or the other flags cannot do them; run and
+//! recorded in the result where they can.
+
+mod common;
+use common::*;
+
+#[test]
+fn hipri_on_a_device_without_poll_queues_is_refused_before_anything_is_written() {
+    let Some(dev) = LoopDevice::new(16 << 20, 512) else {
+        return;
+    };
+    let before = std::fs::read(&dev.path).unwrap();
+    // A loop device has no poll queues.
+    refused(
+        &[
+            "run",
+            &dev.path,
+            "--rw",
+            "randwrite",
+            "--hipri",
+            "--size",
+            "1m",
+        ],
+        "does not complete I/O by polling",
+    );
+    assert!(
+        std::fs::read(&dev.path).unwrap() == before,
+        "device written"
+    );
+}
+
+#[test]
+fn hipri_on_a_file_names_its_disk_and_creates_nothing() {
+    let dir = tempdir();
+    let file = dir.path().join("polled.dat");
+    let out = run(&["run", file.to_str().unwrap(), "--hipri", "--size", "1m"]);
+    if out.status.success() {
+        eprintln!("SKIP: the disk under the test directory polls (queue/io_poll is 1)");
+        return;
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--hipri: ") && err.contains("poll"), "{err}");
+    assert!(entries(dir.path()).is_empty(), "nothing created");
+}
+
+#[test]
+fn ring_options_need_io_uring_direct_io_and_no_flushes() {
+    let dir = tempdir();
+    let f = dir.path().join("x.dat");
+    let f = f.to_str().unwrap();
+    for (extra, says) in [
+        (
+            vec!["--hipri", "--engine", "sync"],
+            "needs --engine io_uring",
+        ),
+        (
+            vec!["--sqpoll", "--engine", "null"],
+            "needs --engine io_uring",
+        ),
+        (vec!["--hipri", "--buffered"], "needs --direct"),
+        (
+            vec!["--hipri", "--rw", "write", "--fsync", "1"],
+            "not the flushes",
+        ),
+    ] {
+        let mut args = vec!["run", f, "--size", "1m"];
+        args.extend(extra);
+        refused(&args, says);
+    }
+    assert!(entries(dir.path()).is_empty(), "nothing created");
+}
+
+#[test]
+fn sqpoll_runs_and_is_recorded() {
+    let dir = tempdir();
+    let f = dir.path().join("sq.dat");
+    let out = run(&[
+        "run",
+        f.to_str().unwrap(),
+        "--sqpoll",
+        "--rw",
+        "randrw",
+        "--iodepth",
+        "8",
+        "--size",
+        "4m",
+        "--runtime",
+        "0.5s",
+        "--output-format",
+        "json",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) && err.contains("this kernel refuses") {
+        eprintln!("SKIP: {err}");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = &doc["results"][0];
+    assert_eq!(w["spec"]["sqpoll"], true, "{}", w["spec"]);
+    assert!(w["spec"].get("hipri").is_none(), "off is not written");
+    assert!(u(&w["total"]["read"]["ios"]) > 0 && u(&w["total"]["write"]["ios"]) > 0);
+}
