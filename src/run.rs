@@ -443,6 +443,154 @@ pub fn run_streams(
     options: RunOptions,
     observer: &mut dyn FnMut(usize, &CompletedSecond),
 ) -> anyhow::Result<Vec<WorkloadResult>> {
+    let Planned {
+        jobs,
+        accumulators,
+        stream_workers,
+    } = plan_workers(streams, options.keep_intervals)?;
+    let workers = jobs.len();
+    let mut disks = DiskWatch::new(streams);
+    let gate = Arc::new(StartGate::new(workers));
+    let mut progress = Progress::new(streams, accumulators, &stream_workers, options);
+    let (tx, rx) = mpsc::channel::<WorkerEvent>();
+    let handles = spawn_workers(jobs, &gate, &progress.halts, tx, stop)?;
+
+    if let Some(at) = options.start_at {
+        wait_until(at, stop);
+    }
+    if let Some(barrier) = options.barrier
+        && !barrier()
+    {
+        // Another host failed: the workers leave at once.
+        progress.halt_all();
+        gate.open();
+        for handle in handles {
+            let _ = handle.join();
+        }
+        return Err(Interrupted.into());
+    }
+    let start = gate.open();
+    let start_wall = std::time::SystemTime::now();
+    let mut clock = MeasureClock::start(streams, start, disks.names.clone());
+    let mut live_line = LiveLine::new(options.live, streams[0].spec);
+    // Each completed second of a stream goes to the observer; the disks'
+    // temperatures are read at the end of each of the first stream's.
+    let mut second_done = |s: usize, second: &CompletedSecond| {
+        if s == 0 {
+            disks.sample_temperatures(second.index as f64 + second.dur_s);
+        }
+        observer(s, second);
+    };
+    progress.collect(
+        &rx,
+        &mut clock,
+        stop,
+        &mut |progress, s, report| {
+            if s == 0 {
+                live_line.update(start, &progress.totals[0], report);
+            }
+        },
+        &mut second_done,
+    );
+    for handle in handles {
+        let _ = handle.join();
+    }
+    live_line.finish();
+    for (s, series) in progress.totals.iter_mut().enumerate() {
+        series.flush();
+        for second in series.drain_completed() {
+            second_done(s, &second);
+        }
+    }
+    let (cpu, disk_usage) = clock.stop();
+    if let Some(first) = progress.failures.first() {
+        bail!("{first}");
+    }
+    if !stop.is_set() {
+        for acc in progress.accumulators.iter_mut() {
+            let stream = streams[acc.stream];
+            if stream.spec.verify != VerifyMode::Off {
+                read_back(stream.spec, acc, &stream.targets[acc.target], stop);
+            }
+        }
+    }
+    let measured = Measured {
+        start,
+        start_wall,
+        cpu,
+        disks: disk_usage,
+        temperature: disks.temperature,
+        interrupted: stop.is_set(),
+    };
+    Ok(stream_results(streams, progress, measured))
+}
+
+/// CPU time and the disks' counters are taken from the end of the first
+/// ramp to the end of the run.
+struct MeasureClock {
+    from: Instant,
+    cpu: Option<CpuTime>,
+    disks: Option<DiskSnapshot>,
+    disk_names: Vec<String>,
+}
+
+impl MeasureClock {
+    fn start(streams: &[Stream], start: Instant, disk_names: Vec<String>) -> Self {
+        let first_ramp = streams
+            .iter()
+            .map(|s| s.spec.ramp_s)
+            .fold(f64::INFINITY, f64::min);
+        let now = first_ramp == 0.0;
+        MeasureClock {
+            from: start + Duration::from_secs_f64(first_ramp),
+            cpu: now.then(CpuTime::now),
+            disks: now.then(|| DiskSnapshot::take(&disk_names)),
+            disk_names,
+        }
+    }
+
+    /// How long the coordinator may wait for an event: not past the end of
+    /// the first ramp while counting has not begun.
+    fn next_wait(&self) -> Duration {
+        match self.cpu {
+            None => self
+                .from
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(200)),
+            Some(_) => Duration::from_millis(200),
+        }
+    }
+
+    /// Starts counting once the first ramp is over.
+    fn tick(&mut self) {
+        if self.cpu.is_none() && Instant::now() >= self.from {
+            self.cpu = Some(CpuTime::now());
+            self.disks = Some(DiskSnapshot::take(&self.disk_names));
+        }
+    }
+
+    /// The CPU time and disk work since counting began.
+    fn stop(self) -> (CpuTime, Vec<crate::result::DiskUsage>) {
+        let cpu = CpuTime::now().since(self.cpu.unwrap_or_else(CpuTime::now));
+        let disks = self
+            .disks
+            .map(|start| DiskSnapshot::take(&self.disk_names).since(&start))
+            .unwrap_or_default();
+        (cpu, disks)
+    }
+}
+
+/// The workers of a group of streams, planned: each worker's config and
+/// file, one accumulator per stream and target, and the workers per stream.
+struct Planned {
+    jobs: Vec<(WorkerConfig, File)>,
+    accumulators: Vec<TargetAccumulator>,
+    stream_workers: Vec<usize>,
+}
+
+/// Opens each worker's descriptors (and, with `--verify`, the block map of
+/// each target a stream writes) before anything starts.
+fn plan_workers(streams: &[Stream], keep_intervals: bool) -> anyhow::Result<Planned> {
     let mut jobs = Vec::new();
     let mut accumulators: Vec<TargetAccumulator> = Vec::new();
     let mut stream_workers = vec![0usize; streams.len()];
@@ -477,7 +625,7 @@ pub fn run_streams(
                 stream_workers[s] += 1;
             }
             let mut series = IntervalSeries::new(spec.numjobs as usize);
-            if !options.keep_intervals {
+            if !keep_intervals {
                 series = series.latest_only();
             }
             accumulators.push(TargetAccumulator {
@@ -496,43 +644,65 @@ pub fn run_streams(
             });
         }
     }
-    let workers = jobs.len();
-    let mut disk_names: Vec<String> = Vec::new();
-    let mut sensors: Vec<(String, std::path::PathBuf)> = Vec::new();
-    for target in streams.iter().flat_map(|s| s.targets) {
-        if let Some(device) = &target.facts.device
-            && !disk_names.contains(&device.name)
-        {
-            disk_names.push(device.name.clone());
-            if let Some(sensor) = &device.temperature_sensor {
-                sensors.push((device.name.clone(), sensor.into()));
-            }
-        }
-    }
-    let mut temperature: Vec<TemperatureSample> = Vec::new();
-    // Each completed second of a stream goes to the observer; the disks'
-    // temperatures are read at the end of each of the first stream's.
-    let mut second_done = |s: usize, second: &CompletedSecond| {
-        if s == 0 {
-            for (disk, sensor) in &sensors {
-                if let Some(celsius) = facts::read_temperature(sensor) {
-                    temperature.push(TemperatureSample {
-                        disk: disk.clone(),
-                        t_s: second.index as f64 + second.dur_s,
-                        celsius,
-                    });
+    Ok(Planned {
+        jobs,
+        accumulators,
+        stream_workers,
+    })
+}
+
+/// The disks under a group's targets: their counters are read when
+/// measuring starts and ends, their temperatures every second.
+struct DiskWatch {
+    names: Vec<String>,
+    sensors: Vec<(String, std::path::PathBuf)>,
+    temperature: Vec<TemperatureSample>,
+}
+
+impl DiskWatch {
+    fn new(streams: &[Stream]) -> Self {
+        let mut names: Vec<String> = Vec::new();
+        let mut sensors = Vec::new();
+        for target in streams.iter().flat_map(|s| s.targets) {
+            if let Some(device) = &target.facts.device
+                && !names.contains(&device.name)
+            {
+                names.push(device.name.clone());
+                if let Some(sensor) = &device.temperature_sensor {
+                    sensors.push((device.name.clone(), sensor.into()));
                 }
             }
         }
-        observer(s, second);
-    };
+        DiskWatch {
+            names,
+            sensors,
+            temperature: Vec::new(),
+        }
+    }
 
-    let gate = Arc::new(StartGate::new(workers));
-    let halts: Vec<Arc<AtomicBool>> = (0..accumulators.len())
-        .map(|_| Arc::new(AtomicBool::new(false)))
-        .collect();
-    let (tx, rx) = mpsc::channel::<WorkerEvent>();
-    let mut handles = Vec::with_capacity(workers);
+    /// Reads each disk's temperature, `t_s` seconds into measuring.
+    fn sample_temperatures(&mut self, t_s: f64) {
+        for (disk, sensor) in &self.sensors {
+            if let Some(celsius) = facts::read_temperature(sensor) {
+                self.temperature.push(TemperatureSample {
+                    disk: disk.clone(),
+                    t_s,
+                    celsius,
+                });
+            }
+        }
+    }
+}
+
+/// Starts one thread per worker; they wait on `gate`.
+fn spawn_workers(
+    jobs: Vec<(WorkerConfig, File)>,
+    gate: &Arc<StartGate>,
+    halts: &[Arc<AtomicBool>],
+    tx: mpsc::Sender<WorkerEvent>,
+    stop: &StopFlag,
+) -> anyhow::Result<Vec<std::thread::JoinHandle<()>>> {
+    let mut handles = Vec::with_capacity(jobs.len());
     for (i, (config, file)) in jobs.into_iter().enumerate() {
         let halt = halts[config.target].clone();
         let (gate, tx, stop) = (gate.clone(), tx.clone(), stop.clone());
@@ -543,70 +713,100 @@ pub fn run_streams(
                 .context("cannot start a worker thread")?,
         );
     }
-    drop(tx);
+    Ok(handles)
+}
 
-    if let Some(at) = options.start_at {
-        wait_until(at, stop);
+/// What the coordinating thread knows while the workers run: each target's
+/// figures, each stream's seconds, and which workers are still at it.
+struct Progress<'a> {
+    streams: &'a [Stream<'a>],
+    accumulators: Vec<TargetAccumulator>,
+    /// One per accumulator: set, that target's workers stop.
+    halts: Vec<Arc<AtomicBool>>,
+    /// Each stream's seconds, all its workers merged.
+    totals: Vec<IntervalSeries>,
+    /// When each stream reached its steady state, in seconds of measuring.
+    steady_at: Vec<Option<f64>>,
+    failures: Vec<String>,
+    finished: usize,
+}
+
+impl<'a> Progress<'a> {
+    fn new(
+        streams: &'a [Stream<'a>],
+        accumulators: Vec<TargetAccumulator>,
+        stream_workers: &[usize],
+        options: RunOptions,
+    ) -> Self {
+        let totals = stream_workers
+            .iter()
+            .map(|&w| {
+                let series = IntervalSeries::new(w).with_completed();
+                if options.keep_intervals {
+                    series
+                } else {
+                    series.latest_only()
+                }
+            })
+            .collect();
+        Progress {
+            streams,
+            halts: (0..accumulators.len())
+                .map(|_| Arc::new(AtomicBool::new(false)))
+                .collect(),
+            accumulators,
+            totals,
+            steady_at: vec![None; streams.len()],
+            failures: Vec::new(),
+            finished: 0,
+        }
     }
-    if let Some(barrier) = options.barrier
-        && !barrier()
-    {
-        // Another host failed: the workers leave at once.
-        for halt in &halts {
+
+    /// Takes the workers' events until every worker has finished (or all
+    /// have gone), ending targets and streams as they must. `interval` is
+    /// shown each worker's second, with its stream, after it is added.
+    fn collect(
+        &mut self,
+        rx: &mpsc::Receiver<WorkerEvent>,
+        clock: &mut MeasureClock,
+        stop: &StopFlag,
+        interval: &mut dyn FnMut(&Self, usize, &IntervalReport),
+        second_done: &mut dyn FnMut(usize, &CompletedSecond),
+    ) {
+        let workers: usize = self.accumulators.iter().map(|a| a.running).sum();
+        while self.finished < workers {
+            let event = rx.recv_timeout(clock.next_wait());
+            clock.tick();
+            if stop.is_set() {
+                self.halt_all();
+            }
+            self.check_targets_are_still_there();
+            match event {
+                Ok(WorkerEvent::Interval(report)) => {
+                    let s = self.on_interval(&report, second_done);
+                    interval(self, s, &report);
+                }
+                Ok(WorkerEvent::Finished {
+                    target,
+                    last_interval,
+                    outcome,
+                }) => self.on_finished(target, last_interval, outcome, second_done),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+    }
+
+    fn halt_all(&self) {
+        for halt in &self.halts {
             halt.store(true, Ordering::Relaxed);
         }
-        gate.open();
-        for handle in handles {
-            let _ = handle.join();
-        }
-        return Err(Interrupted.into());
     }
-    let start = gate.open();
-    let start_wall = std::time::SystemTime::now();
-    let first_ramp = streams
-        .iter()
-        .map(|s| s.spec.ramp_s)
-        .fold(f64::INFINITY, f64::min);
-    let measure_start = |spec: &WorkloadSpec| start + Duration::from_secs_f64(spec.ramp_s);
-    let cpu_from = start + Duration::from_secs_f64(first_ramp);
-    let mut cpu_start: Option<CpuTime> = (first_ramp == 0.0).then(CpuTime::now);
-    let mut disks_start: Option<DiskSnapshot> =
-        (first_ramp == 0.0).then(|| DiskSnapshot::take(&disk_names));
-    let mut totals: Vec<IntervalSeries> = stream_workers
-        .iter()
-        .map(|&w| {
-            let series = IntervalSeries::new(w).with_completed();
-            if options.keep_intervals {
-                series
-            } else {
-                series.latest_only()
-            }
-        })
-        .collect();
-    let mut failures: Vec<String> = Vec::new();
-    let mut live_line = LiveLine::new(options.live, streams[0].spec);
-    let mut steady_at: Vec<Option<f64>> = vec![None; streams.len()];
-    let mut finished = 0;
 
-    while finished < workers {
-        let wait = match cpu_start {
-            None => cpu_from
-                .saturating_duration_since(Instant::now())
-                .min(Duration::from_millis(200)),
-            Some(_) => Duration::from_millis(200),
-        };
-        let event = rx.recv_timeout(wait);
-        if cpu_start.is_none() && Instant::now() >= cpu_from {
-            cpu_start = Some(CpuTime::now());
-            disks_start = Some(DiskSnapshot::take(&disk_names));
-        }
-        if stop.is_set() {
-            for halt in &halts {
-                halt.store(true, Ordering::Relaxed);
-            }
-        }
-        for (acc, halt) in accumulators.iter_mut().zip(&halts) {
-            let target = &streams[acc.stream].targets[acc.target];
+    /// A target removed or replaced mid-run ends that target.
+    fn check_targets_are_still_there(&mut self) {
+        for (acc, halt) in self.accumulators.iter_mut().zip(&self.halts) {
+            let target = &self.streams[acc.stream].targets[acc.target];
             if acc.running > 0 && acc.ended_early.is_none() && !target.still_names(&acc.watch) {
                 acc.ended_early = Some(format!(
                     "{} was removed or replaced during the run",
@@ -615,94 +815,88 @@ pub fn run_streams(
                 halt.store(true, Ordering::Relaxed);
             }
         }
-        match event {
-            Ok(WorkerEvent::Interval(report)) => {
-                let s = accumulators[report.target].stream;
-                accumulators[report.target].series.add(&report);
-                totals[s].add(&report);
-                for second in totals[s].drain_completed() {
-                    second_done(s, &second);
-                }
-                if s == 0 {
-                    live_line.update(start, &totals[0], &report);
-                }
-                if let Some(criterion) = streams[s].spec.steady_state
-                    && steady_at[s].is_none()
-                    && criterion.reached(&totals[s].values(criterion.metric))
-                {
-                    steady_at[s] = Some(totals[s].completed() as f64);
-                    for (acc, halt) in accumulators.iter().zip(&halts) {
-                        if acc.stream == s {
-                            halt.store(true, Ordering::Relaxed);
-                        }
-                    }
-                }
-            }
-            Ok(WorkerEvent::Finished {
-                target,
-                last_interval,
-                outcome,
-            }) => {
-                finished += 1;
-                let acc = &mut accumulators[target];
-                acc.running -= 1;
-                acc.series.worker_finished(last_interval);
-                totals[acc.stream].worker_finished(last_interval);
-                for second in totals[acc.stream].drain_completed() {
-                    second_done(acc.stream, &second);
-                }
-                match outcome {
-                    Ok(worker_totals) => merge_totals(acc, *worker_totals),
-                    Err(e) => {
-                        let name = &streams[acc.stream].targets[acc.target].plan.name;
-                        failures.push(format!("target {name}: {e}"));
-                        for halt in &halts {
-                            halt.store(true, Ordering::Relaxed);
-                        }
-                    }
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        }
-    }
-    for handle in handles {
-        let _ = handle.join();
-    }
-    live_line.finish();
-    for (s, series) in totals.iter_mut().enumerate() {
-        series.flush();
-        for second in series.drain_completed() {
-            second_done(s, &second);
-        }
-    }
-    let cpu = CpuTime::now().since(cpu_start.unwrap_or_else(CpuTime::now));
-    let disks = disks_start
-        .map(|start| DiskSnapshot::take(&disk_names).since(&start))
-        .unwrap_or_default();
-    if let Some(first) = failures.first() {
-        bail!("{first}");
-    }
-    if !stop.is_set() {
-        for acc in accumulators.iter_mut() {
-            let stream = streams[acc.stream];
-            if stream.spec.verify != VerifyMode::Off {
-                read_back(stream.spec, acc, &stream.targets[acc.target], stop);
-            }
-        }
     }
 
+    /// Adds a worker's second; returns its stream. A stream that reaches
+    /// its steady state stops.
+    fn on_interval(
+        &mut self,
+        report: &IntervalReport,
+        second_done: &mut dyn FnMut(usize, &CompletedSecond),
+    ) -> usize {
+        let s = self.accumulators[report.target].stream;
+        self.accumulators[report.target].series.add(report);
+        self.totals[s].add(report);
+        for second in self.totals[s].drain_completed() {
+            second_done(s, &second);
+        }
+        if let Some(criterion) = self.streams[s].spec.steady_state
+            && self.steady_at[s].is_none()
+            && criterion.reached(&self.totals[s].values(criterion.metric))
+        {
+            self.steady_at[s] = Some(self.totals[s].completed() as f64);
+            for (acc, halt) in self.accumulators.iter().zip(&self.halts) {
+                if acc.stream == s {
+                    halt.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        s
+    }
+
+    /// A worker ended: its totals join its target's, or its failure stops
+    /// every worker.
+    fn on_finished(
+        &mut self,
+        target: usize,
+        last_interval: Option<u64>,
+        outcome: Result<Box<WorkerTotals>, String>,
+        second_done: &mut dyn FnMut(usize, &CompletedSecond),
+    ) {
+        self.finished += 1;
+        let acc = &mut self.accumulators[target];
+        acc.running -= 1;
+        acc.series.worker_finished(last_interval);
+        self.totals[acc.stream].worker_finished(last_interval);
+        for second in self.totals[acc.stream].drain_completed() {
+            second_done(acc.stream, &second);
+        }
+        match outcome {
+            Ok(worker_totals) => merge_totals(acc, *worker_totals),
+            Err(e) => {
+                let name = &self.streams[acc.stream].targets[acc.target].plan.name;
+                self.failures.push(format!("target {name}: {e}"));
+                self.halt_all();
+            }
+        }
+    }
+}
+
+/// What was measured of the group as a whole.
+struct Measured {
+    start: Instant,
+    start_wall: std::time::SystemTime,
+    cpu: CpuTime,
+    disks: Vec<crate::result::DiskUsage>,
+    temperature: Vec<TemperatureSample>,
+    interrupted: bool,
+}
+
+/// One result per stream from its targets' accumulators (in stream order)
+/// and its merged seconds.
+fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<WorkloadResult> {
     // CPU time is the process's: with several streams, each reports the
     // group's, per I/O of the whole group.
-    let group_ios: u64 = accumulators
+    let group_ios: u64 = progress
+        .accumulators
         .iter()
         .map(|a| a.totals[0].ios + a.totals[1].ios)
         .sum();
     let mut results = Vec::with_capacity(streams.len());
-    let mut accumulators = accumulators.into_iter().peekable();
-    for ((s, stream), series) in streams.iter().enumerate().zip(totals) {
+    let mut accumulators = progress.accumulators.into_iter().peekable();
+    for ((s, stream), series) in streams.iter().enumerate().zip(progress.totals) {
         let spec = stream.spec;
-        let measure_start = measure_start(spec);
+        let measure_start = m.start + Duration::from_secs_f64(spec.ramp_s);
         let mut total = [DirectionSample::default(), DirectionSample::default()];
         let mut sync = LatencyHistogram::new();
         let mut target_results = Vec::with_capacity(stream.targets.len());
@@ -743,15 +937,15 @@ pub fn run_streams(
         };
         results.push(WorkloadResult {
             spec: spec.clone(),
-            cpu: CpuUsage::new(cpu, group_ios),
+            cpu: CpuUsage::new(m.cpu, group_ios),
             targets: target_results,
             total,
             runtime_s,
-            interrupted: stop.is_set(),
+            interrupted: m.interrupted,
             warnings: Vec::new(),
-            disks: disks.clone(),
-            temperature: temperature.clone(),
-            started_unix_s: (start_wall + Duration::from_secs_f64(spec.ramp_s))
+            disks: m.disks.clone(),
+            temperature: m.temperature.clone(),
+            started_unix_s: (m.start_wall + Duration::from_secs_f64(spec.ramp_s))
                 .duration_since(std::time::UNIX_EPOCH)
                 .ok()
                 .map(|d| d.as_secs_f64()),
@@ -759,13 +953,13 @@ pub fn run_streams(
             steady_state: spec.steady_state.map(|criterion| {
                 crate::measure::steady::SteadyStateResult {
                     criterion,
-                    reached: steady_at[s].is_some(),
-                    at_s: steady_at[s],
+                    reached: progress.steady_at[s].is_some(),
+                    at_s: progress.steady_at[s],
                 }
             }),
         });
     }
-    Ok(results)
+    results
 }
 
 /// Sleeps until the wall clock reaches `at`, or a signal stops the run.
