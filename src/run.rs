@@ -3,6 +3,7 @@
 
 use crate::engine::pattern::{OffsetPattern, Region};
 use crate::engine::target::{self, PreparedTarget, TargetPlan};
+use crate::engine::tuning::{EngineTuning, choose as choose_tuning};
 use crate::engine::worker::{
     self, StartGate, WorkerConfig, WorkerEvent, WorkerTotals, WorkerVerify,
 };
@@ -358,6 +359,7 @@ fn worker_configs(
                 engine: spec.engine,
                 null_latency: Duration::from_nanos(spec.null_latency_ns),
                 ring: spec.ring_options(),
+                tuning: None,
                 pattern,
                 bs: spec.bs as u32,
                 depth: spec.iodepth,
@@ -447,6 +449,7 @@ pub fn run_streams(
         jobs,
         accumulators,
         stream_workers,
+        tunings,
     } = plan_workers(streams, options.keep_intervals)?;
     let workers = jobs.len();
     let mut disks = DiskWatch::new(streams);
@@ -522,7 +525,11 @@ pub fn run_streams(
         temperature: disks.temperature,
         interrupted: stop.is_set(),
     };
-    Ok(stream_results(streams, progress, measured))
+    let mut results = stream_results(streams, progress, measured);
+    for (result, tuning) in results.iter_mut().zip(tunings) {
+        result.engine_tuning = tuning;
+    }
+    Ok(results)
 }
 
 /// CPU time and the disks' counters are taken from the end of the first
@@ -586,6 +593,8 @@ struct Planned {
     jobs: Vec<(WorkerConfig, File)>,
     accumulators: Vec<TargetAccumulator>,
     stream_workers: Vec<usize>,
+    /// Per stream: the engine settings chosen for this run.
+    tunings: Vec<Option<EngineTuning>>,
 }
 
 /// Opens each worker's descriptors (and, with `--verify`, the block map of
@@ -644,10 +653,27 @@ fn plan_workers(streams: &[Stream], keep_intervals: bool) -> anyhow::Result<Plan
             });
         }
     }
+    // Chosen with every stream's workers counted: they share the CPUs.
+    let tunings: Vec<Option<EngineTuning>> = streams
+        .iter()
+        .map(|stream| {
+            let spec = stream.spec;
+            let cpus = crate::engine::tuning::usable_cpus();
+            choose_tuning(spec, jobs.len(), cpus)
+        })
+        .collect();
+    let mut first = 0;
+    for (s, &count) in stream_workers.iter().enumerate() {
+        for (config, _) in &mut jobs[first..first + count] {
+            config.tuning = tunings[s].clone();
+        }
+        first += count;
+    }
     Ok(Planned {
         jobs,
         accumulators,
         stream_workers,
+        tunings,
     })
 }
 
@@ -943,6 +969,7 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
             runtime_s,
             interrupted: m.interrupted,
             warnings: Vec::new(),
+            engine_tuning: None,
             disks: m.disks.clone(),
             temperature: m.temperature.clone(),
             started_unix_s: (m.start_wall + Duration::from_secs_f64(spec.ramp_s))

@@ -1,7 +1,7 @@
-//! `--hipri` (completions by polling) and `--sqpoll` (submission by a
-//! kernel thread): refused, in one line and before anything is created,
-//! where the device, the engine or the other flags cannot do them; run and
-//! recorded in the result where they can.
+//! `--hipri` (completions by polling), `--sqpoll` (submission by a kernel
+//! thread) and `--completion-wait`: refused, in one line and before
+//! anything is created, where the device, the engine or the other flags
+//! cannot do them; run and recorded in the result where they can.
 
 mod common;
 use common::*;
@@ -61,6 +61,14 @@ fn ring_options_need_io_uring_direct_io_and_no_flushes() {
             vec!["--sqpoll", "--engine", "null"],
             "needs --engine io_uring",
         ),
+        (
+            vec!["--completion-wait", "spin", "--engine", "sync"],
+            "needs --engine io_uring",
+        ),
+        (
+            vec!["--completion-wait", "poll"],
+            "expected auto, sleep or spin",
+        ),
         (vec!["--hipri", "--buffered"], "needs --direct"),
         (
             vec!["--hipri", "--rw", "write", "--fsync", "1"],
@@ -104,4 +112,35 @@ fn sqpoll_runs_and_is_recorded() {
     assert_eq!(w["spec"]["sqpoll"], true, "{}", w["spec"]);
     assert!(w["spec"].get("hipri").is_none(), "off is not written");
     assert!(u(&w["total"]["read"]["ios"]) > 0 && u(&w["total"]["write"]["ios"]) > 0);
+}
+
+/// What `auto` chose is recorded with its reason, what was asked for wins,
+/// and the engines without a choice record none.
+#[test]
+fn the_completion_wait_chosen_is_recorded() {
+    let dir = tempdir();
+    let f = dir.path().join("wait.dat");
+    let f = f.to_str().unwrap();
+    let tuning = |extra: &[&str]| {
+        let mut args = vec![f, "--size", "1m", "--runtime", "0.2s"];
+        args.extend(extra);
+        run_json(&args)["results"][0]["engine_tuning"].clone()
+    };
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let auto = tuning(&[]);
+    assert_eq!(auto["completion_wait"], "spin", "{auto}");
+    assert!(
+        auto["why"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("1 worker(s) on {cpus} CPUs")),
+        "{auto}"
+    );
+    assert_eq!(auto["spin_limit_us"], 50, "{auto}");
+    let crowded = tuning(&["--numjobs", &(cpus + 1).to_string()]);
+    assert_eq!(crowded["completion_wait"], "sleep", "{crowded}");
+    assert!(crowded.get("spin_limit_us").is_none(), "{crowded}");
+    let asked = tuning(&["--completion-wait", "sleep"]);
+    assert_eq!(asked["completion_wait"], "sleep", "{asked}");
+    assert!(tuning(&["--engine", "sync"]).is_null());
 }

@@ -1,6 +1,12 @@
 //! The default engine: one io_uring per worker thread, `iodepth` I/Os in
 //! flight, buffers and the file registered with the ring so each I/O skips
 //! the kernel's per-call page pinning and file lookup.
+//!
+//! Each I/O is submitted as it is queued, as fio does by default
+//! (`iodepth_batch_submit=1`): a whole refill submitted at once reaches the
+//! device as a burst, and measured 10-15% fewer IOPS at depth 16-64 on a
+//! virtio disk and a loop device. How a worker waits is chosen per run
+//! (`tuning.rs`).
 
 use super::{Completion, Direction, Engine, IoRequest};
 use crate::buffers::Buffers;
@@ -10,9 +16,13 @@ use io_uring::{IoUring, opcode, squeue, types};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const FSYNC_USER_DATA: u64 = u64::MAX;
+/// Looks at the ring between two readings of the clock while polling.
+const SPIN_CHECKS_PER_CLOCK: u32 = 16;
+/// `IORING_ENTER_GETEVENTS` of linux/io_uring.h.
+const ENTER_GETEVENTS: u32 = 1;
 
 pub struct IoUringEngine {
     ring: IoUring,
@@ -22,10 +32,26 @@ pub struct IoUringEngine {
     /// False when the kernel refused to register the buffers (e.g. locked
     /// memory limit); plain Read/Write are used then.
     fixed_buffers: bool,
+    /// How long to poll for a completion before sleeping; None: never poll
+    /// (see `tuning.rs` for why a worker polls at all).
+    spin_limit: Option<Duration>,
+    /// The error of a submission made while queueing, reported by the next
+    /// wait.
+    submit_error: Option<io::Error>,
+    /// Moving average of how long the first completion took to arrive once
+    /// a wait began, in ns; the worker polls only while it is within
+    /// `spin_limit`. Starts at 0, so that a run finds out by polling.
+    expected_wait_ns: u64,
 }
 
 impl IoUringEngine {
-    pub fn new(file: File, depth: u32, buffers: Buffers, options: RingOptions) -> io::Result<Self> {
+    pub fn new(
+        file: File,
+        depth: u32,
+        buffers: Buffers,
+        options: RingOptions,
+        spin_limit: Option<Duration>,
+    ) -> io::Result<Self> {
         let ring = build_ring(depth, options)?;
         ring.submitter().register_files(&[file.as_raw_fd()])?;
         let iovecs = buffers.iovecs();
@@ -38,7 +64,81 @@ impl IoUringEngine {
             _file: file,
             buffers,
             fixed_buffers,
+            spin_limit,
+            submit_error: None,
+            expected_wait_ns: 0,
         })
+    }
+
+    /// One `io_uring_enter` that submits what is queued and waits for
+    /// `min_complete` completions or `timeout`; None: do not wait at all
+    /// (but still post completions that are done, which a ring with
+    /// deferred task running does only when asked with GETEVENTS).
+    fn enter(&mut self, min_complete: u32, timeout: Option<Duration>) -> io::Result<()> {
+        let outcome = match timeout {
+            Some(timeout) => {
+                let ts = types::Timespec::from(timeout);
+                let args = types::SubmitArgs::new().timespec(&ts);
+                self.ring
+                    .submitter()
+                    .submit_with_args(min_complete as usize, &args)
+            }
+            None => {
+                let to_submit = self.ring.submission().len() as u32;
+                // SAFETY: no argument is passed; the flags are the plain
+                // GETEVENTS every completion wait uses.
+                unsafe {
+                    self.ring.submitter().enter::<libc::sigset_t>(
+                        to_submit,
+                        0,
+                        ENTER_GETEVENTS,
+                        None,
+                    )
+                }
+            }
+        };
+        match outcome {
+            Ok(_) => Ok(()),
+            Err(e) => match e.raw_os_error() {
+                // Timed out, interrupted by a signal, or completions must be
+                // reaped first: the worker loop reaps and comes back.
+                Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN) => {
+                    Ok(())
+                }
+                _ => Err(e),
+            },
+        }
+    }
+
+    fn has_completions(&mut self) -> bool {
+        !self.ring.completion().is_empty()
+    }
+
+    /// Polls for up to `budget`; true when a completion arrived. The ring
+    /// flags deferred completions (IORING_SQ_TASKRUN), so the poll reads
+    /// memory and enters the kernel only to post them.
+    fn spin(&mut self, started: Instant, budget: Duration) -> io::Result<bool> {
+        loop {
+            for _ in 0..SPIN_CHECKS_PER_CLOCK {
+                if self.ring.submission().taskrun() {
+                    self.enter(0, None)?;
+                }
+                if self.has_completions() {
+                    return Ok(true);
+                }
+                std::hint::spin_loop();
+            }
+            if started.elapsed() >= budget {
+                // Deferred completions of a ring without the flag.
+                self.enter(0, None)?;
+                return Ok(self.has_completions());
+            }
+        }
+    }
+
+    fn learn(&mut self, waited: Duration) {
+        let ns = waited.as_nanos().min(u64::MAX as u128) as u64;
+        self.expected_wait_ns = self.expected_wait_ns - self.expected_wait_ns / 8 + ns / 8;
     }
 
     fn push(&mut self, entry: squeue::Entry) {
@@ -66,7 +166,11 @@ const SQPOLL_IDLE_MS: u32 = 1000;
 fn build_ring(depth: u32, options: RingOptions) -> io::Result<IoUring> {
     let entries = depth.next_power_of_two().max(1);
     let attempts: [fn(&mut io_uring::Builder) -> &mut io_uring::Builder; 3] = [
-        |b| b.setup_single_issuer().setup_defer_taskrun(),
+        |b| {
+            b.setup_single_issuer()
+                .setup_defer_taskrun()
+                .setup_taskrun_flag()
+        },
         |b| b.setup_coop_taskrun(),
         |b| b,
     ];
@@ -130,26 +234,48 @@ impl Engine for IoUringEngine {
                 .build(),
         };
         self.push(entry.user_data(request.slot as u64));
+        if self.submit_error.is_none() {
+            // A failed submission is reported by the next wait, which the
+            // worker makes before it queues anything else.
+            if let Err(e) = self.ring.submit() {
+                self.submit_error = Some(e);
+            }
+        }
+    }
+
+    fn submits_on_queue(&self) -> bool {
+        true
     }
 
     fn submit_and_wait(&mut self, min_complete: u32, timeout: Duration) -> io::Result<()> {
-        let ts = types::Timespec::from(timeout);
-        let args = types::SubmitArgs::new().timespec(&ts);
-        match self
-            .ring
-            .submitter()
-            .submit_with_args(min_complete as usize, &args)
-        {
-            Ok(_) => Ok(()),
-            Err(e) => match e.raw_os_error() {
-                // Timed out, interrupted by a signal, or completions must be
-                // reaped first: the worker loop reaps and comes back.
-                Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN) => {
-                    Ok(())
-                }
-                _ => Err(e),
-            },
+        if let Some(e) = self.submit_error.take() {
+            return Err(e);
         }
+        let Some(limit) = self.spin_limit.filter(|_| min_complete > 0) else {
+            return self.enter(min_complete, Some(timeout));
+        };
+        // Submit, and take what is already done without waiting.
+        self.enter(0, None)?;
+        if self.has_completions() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        if self.expected_wait_ns <= limit.as_nanos() as u64 {
+            let budget = limit.min(timeout);
+            if self.spin(started, budget)? {
+                self.learn(started.elapsed());
+                return Ok(());
+            }
+            if budget == timeout {
+                return Ok(());
+            }
+        }
+        let left = timeout.saturating_sub(started.elapsed());
+        self.enter(min_complete, Some(left))?;
+        // Slept: a lower bound of how long completions take now (the wake-up
+        // adds to it), which is what stops polling for a slow device.
+        self.learn(started.elapsed());
+        Ok(())
     }
 
     fn reap(&mut self, out: &mut Vec<Completion>) {

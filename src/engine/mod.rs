@@ -7,6 +7,7 @@ pub mod null;
 pub mod pattern;
 pub mod sync;
 pub mod target;
+pub mod tuning;
 pub mod worker;
 
 use crate::buffers::Buffers;
@@ -68,8 +69,14 @@ pub struct Completion {
 pub trait Engine {
     /// Buffers the I/Os read into and write from, one per slot.
     fn buffers(&mut self) -> &mut Buffers;
-    /// Adds an I/O to the batch sent by the next `submit_and_wait`.
+    /// Adds an I/O to the batch sent by the next `submit_and_wait`, or sends
+    /// it at once when [`Engine::submits_on_queue`].
     fn queue(&mut self, request: IoRequest);
+    /// Whether `queue` sends each I/O to the device at once; the worker then
+    /// timestamps each I/O as it queues it rather than the batch as a whole.
+    fn submits_on_queue(&self) -> bool {
+        false
+    }
     /// Sends the batch and waits until at least `min_complete` I/Os have
     /// completed or `timeout` has passed, whichever is first.
     fn submit_and_wait(&mut self, min_complete: u32, timeout: Duration) -> io::Result<()>;
@@ -83,7 +90,7 @@ pub trait Engine {
 
 /// Builds the engine of `kind` over an opened target file; `null_latency`
 /// is the null engine's service time per I/O, `ring` how io_uring submits
-/// and completes.
+/// and completes, `tuning` how io_uring submits and waits.
 pub fn open(
     kind: EngineKind,
     file: File,
@@ -91,9 +98,13 @@ pub fn open(
     buffers: Buffers,
     null_latency: Duration,
     ring: RingOptions,
+    tuning: Option<&tuning::EngineTuning>,
 ) -> io::Result<Box<dyn Engine>> {
+    let spin_limit = tuning.and_then(tuning::EngineTuning::spin_limit);
     Ok(match kind {
-        EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(file, depth, buffers, ring)?),
+        EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(
+            file, depth, buffers, ring, spin_limit,
+        )?),
         EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers)),
         EngineKind::Null => Box::new(null::NullEngine::new(buffers, null_latency)),
     })

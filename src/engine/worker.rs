@@ -44,6 +44,9 @@ pub struct WorkerConfig {
     pub null_latency: Duration,
     /// How io_uring submits and completes (`--hipri`, `--sqpoll`).
     pub ring: crate::spec::RingOptions,
+    /// How an io_uring worker submits and waits (chosen per run:
+    /// `tuning.rs`).
+    pub tuning: Option<super::tuning::EngineTuning>,
     pub pattern: OffsetPattern,
     pub bs: u32,
     pub depth: u32,
@@ -151,6 +154,7 @@ pub fn run(
         buffers,
         config.null_latency,
         config.ring,
+        config.tuning.as_ref(),
     );
     let start = gate.wait();
     let (outcome, last_interval) = match engine {
@@ -233,6 +237,8 @@ struct Job<'a> {
     /// Every block the pattern offered was being written by another worker;
     /// wait for completions before trying again.
     blocked: bool,
+    /// The engine sends each I/O as it is queued: each is timestamped then.
+    submits_on_queue: bool,
     stopping: bool,
     /// Set once the I/Os still due at the deadline have been counted.
     outstanding_counted: bool,
@@ -296,6 +302,7 @@ impl<'a> Job<'a> {
             writes_since_sync: 0,
             write_sequence: 0,
             blocked: false,
+            submits_on_queue: engine.submits_on_queue(),
             stopping: false,
             outstanding_counted: false,
             now,
@@ -381,6 +388,9 @@ impl<'a> Job<'a> {
                 }
             }
             self.free.pop();
+            if self.submits_on_queue {
+                self.slots[slot as usize].submitted_at = Instant::now();
+            }
             self.engine.queue(IoRequest {
                 slot,
                 dir,
@@ -394,7 +404,9 @@ impl<'a> Job<'a> {
             if let Some(schedule) = &mut self.schedule {
                 schedule.issued += 1;
             }
-            self.batch.push(slot);
+            if !self.submits_on_queue {
+                self.batch.push(slot);
+            }
             if self.now >= self.measure_start {
                 self.issued_bytes += bs as u64;
             }

@@ -267,6 +267,9 @@ fn concurrent_workloads(
             Some(concurrent_sync(&syncs, span_s)?)
         },
         steady_state: None,
+        // What the ranks chose agrees when their hosts are alike; the first
+        // rank's stands for the group (each rank's own results keep theirs).
+        engine_tuning: first.engine_tuning.clone(),
         // Each rank's temperatures stay in its own results.
         temperature: Vec::new(),
         disks: ranks_disks(parts.iter().map(|p| p.disks.as_slice()), ranks),

@@ -302,6 +302,7 @@ pub(crate) mod test_support {
             disks: Vec::new(),
             started_unix_s: None,
             temperature: Vec::new(),
+            engine_tuning: None,
         }
     }
 }

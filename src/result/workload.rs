@@ -44,6 +44,11 @@ pub struct WorkloadResult {
     /// at the end of every second of measuring.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub temperature: Vec<TemperatureSample>,
+    /// The engine settings fathom chose for this run where the best one
+    /// depends on the regime (how io_uring workers wait); absent for
+    /// engines with nothing to choose and in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_tuning: Option<crate::engine::tuning::EngineTuning>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

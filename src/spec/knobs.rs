@@ -259,6 +259,15 @@ pub const KNOBS: &[Knob] = &[
         },
     ),
     Knob::value(
+        "completion_wait",
+        "WAIT",
+        "io_uring: how a worker waits for completions: spin (poll the ring for up to 50us before sleeping, while completions come that fast), sleep, or auto (spin while the run has no more workers than CPUs) [default: auto]",
+        |b, v| {
+            b.spec.completion_wait = v.parse()?;
+            Ok(())
+        },
+    ),
+    Knob::value(
         "null_latency",
         "TIME",
         "With --engine null: complete each I/O this long after it is submitted, as a device with that fixed service time and --iodepth slots would (for testing and modelling; its capacity is iodepth / TIME) [default: 0]",

@@ -100,6 +100,51 @@ pub struct RingOptions {
     pub sqpoll: bool,
 }
 
+/// How an io_uring worker waits for its I/Os to complete.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompletionWait {
+    /// `spin` while the run has no more workers than the machine has CPUs,
+    /// `sleep` otherwise.
+    #[default]
+    Auto,
+    /// Sleep in the kernel until a completion arrives.
+    Sleep,
+    /// Poll the ring for a short while before sleeping, when recent
+    /// completions arrived within that while.
+    Spin,
+}
+
+impl CompletionWait {
+    pub fn name(self) -> &'static str {
+        match self {
+            CompletionWait::Auto => "auto",
+            CompletionWait::Sleep => "sleep",
+            CompletionWait::Spin => "spin",
+        }
+    }
+}
+
+impl fmt::Display for CompletionWait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for CompletionWait {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        [
+            CompletionWait::Auto,
+            CompletionWait::Sleep,
+            CompletionWait::Spin,
+        ]
+        .into_iter()
+        .find(|w| w.name() == s)
+        .ok_or_else(|| format!("unknown completion wait '{s}' (expected auto, sleep or spin)"))
+    }
+}
+
 /// Which I/O engine drives the workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -220,6 +265,9 @@ pub struct WorkloadSpec {
     /// fio's `sqthread_poll`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sqpoll: bool,
+    /// How io_uring workers wait for completions (`--completion-wait`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub completion_wait: CompletionWait,
     /// fsync after every N writes per worker; 0 = never.
     pub fsync: u32,
     /// fdatasync after every N writes per worker; 0 = never.
@@ -283,6 +331,10 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
 impl WorkloadSpec {
     /// The spec of a run nothing has changed, on `targets`.
     pub fn defaults(targets: Vec<String>) -> WorkloadSpec {
@@ -304,6 +356,7 @@ impl WorkloadSpec {
             null_latency_ns: 0,
             hipri: false,
             sqpoll: false,
+            completion_wait: CompletionWait::Auto,
             fsync: 0,
             fdatasync: 0,
             random_distribution: Distribution::Uniform,
@@ -473,7 +526,14 @@ impl WorkloadSpec {
         if !(0.0..=MAX_RUNTIME_S).contains(&self.ramp_s) {
             return fail(format!("--ramp {}s is longer than 30 days", self.ramp_s));
         }
-        for (flag, set) in [("--hipri", self.hipri), ("--sqpoll", self.sqpoll)] {
+        for (flag, set) in [
+            ("--hipri", self.hipri),
+            ("--sqpoll", self.sqpoll),
+            (
+                "--completion-wait spin",
+                self.completion_wait == CompletionWait::Spin,
+            ),
+        ] {
             if set && self.engine != EngineKind::IoUring {
                 return fail(format!(
                     "{flag} is an io_uring setting: it needs --engine io_uring (this workload uses {})",
