@@ -654,12 +654,13 @@ fn plan_workers(streams: &[Stream], keep_intervals: bool) -> anyhow::Result<Plan
         }
     }
     // Chosen with every stream's workers counted: they share the CPUs.
+    let in_flight: u64 = jobs.iter().map(|(c, _)| u64::from(c.depth)).sum();
     let tunings: Vec<Option<EngineTuning>> = streams
         .iter()
         .map(|stream| {
             let spec = stream.spec;
             let cpus = crate::engine::tuning::usable_cpus();
-            choose_tuning(spec, jobs.len(), cpus)
+            choose_tuning(spec, jobs.len(), in_flight, cpus)
         })
         .collect();
     let mut first = 0;
