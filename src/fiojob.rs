@@ -88,7 +88,9 @@ fn read_sections(path: &Path, depth: usize, out: &mut Vec<Section>) -> Result<()
         if line.is_empty() || line.starts_with(['#', ';']) {
             continue;
         }
-        let line = expand_env(strip_comment(line)).map_err(|m| UsageError(format!("{at}: {m}")))?;
+        let line = expand_env(strip_comment(line))
+            .and_then(|l| expand_expressions(&l))
+            .map_err(|m| UsageError(format!("{at}: {m}")))?;
         if let Some(file) = line.strip_prefix("include ") {
             let file = Path::new(file.trim());
             let file = if file.is_relative() {
@@ -155,16 +157,203 @@ fn expand_env(line: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// One fio job as fathom knobs.
-#[derive(Debug, Default)]
+/// fio's keywords (`$ncpus`, `$mb_memory`, `$pagesize`) replaced by this
+/// machine's values, and a value that is arithmetic (`(8*1024)`,
+/// `5*1024*1024*$mb_memory/8`) replaced by its result, as fio evaluates
+/// them.
+fn expand_expressions(line: &str) -> Result<String, String> {
+    let Some((key, value)) = line.split_once('=').filter(|_| !line.starts_with('[')) else {
+        return Ok(line.to_string());
+    };
+    let mut value = value.trim().to_string();
+    for (keyword, amount) in [
+        ("$ncpus", machine::cpus()),
+        ("$mb_memory", machine::memory_mb()),
+        ("$pagesize", machine::page_size()),
+    ] {
+        value = value.replace(keyword, &amount.to_string());
+    }
+    if let Some(bad) = value.find('$').map(|i| &value[i..]) {
+        let word: String = bad
+            .chars()
+            .take_while(|c| *c == '$' || c.is_alphanumeric() || *c == '_')
+            .collect();
+        return Err(format!(
+            "{word}: fio's keywords are $ncpus, $mb_memory and $pagesize"
+        ));
+    }
+    if arithmetic::is_expression(&value) {
+        value = arithmetic::evaluate(&value).map_err(|m| format!("{}={value}: {m}", key.trim()))?;
+    }
+    Ok(format!("{}={value}", key.trim()))
+}
+
+/// What fio's keywords stand for on this machine.
+mod machine {
+    pub fn cpus() -> u64 {
+        std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
+    }
+
+    pub fn memory_mb() -> u64 {
+        // SAFETY: sysconf reads a constant of the running system.
+        let (pages, size) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        (pages.max(0) as u64 * size.max(0) as u64) >> 20
+    }
+
+    pub fn page_size() -> u64 {
+        // SAFETY: as above.
+        unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64
+    }
+}
+
+/// fio's arithmetic in option values: + - * / % ^, parentheses, and
+/// numbers with k/m/g/t/p suffixes (powers of 1024).
+mod arithmetic {
+    /// Whether `v` is arithmetic rather than a plain value, a range
+    /// (`4k-64k`), a list or a name.
+    pub fn is_expression(v: &str) -> bool {
+        let allowed = |c: char| c.is_ascii_digit() || " .+-*/%^()kKmMgGtTpPiIbB".contains(c);
+        // `25%` is a share, not a remainder.
+        v.chars().all(allowed)
+            && !v.ends_with('%')
+            && (v.starts_with('(') || v.contains(['*', '/', '%', '^', '+']))
+    }
+
+    pub fn evaluate(v: &str) -> Result<String, String> {
+        let tokens: Vec<char> = v.chars().filter(|c| !c.is_whitespace()).collect();
+        let mut p = Parser { t: &tokens, i: 0 };
+        let x = p.expr()?;
+        if p.i != tokens.len() {
+            return Err(format!(
+                "cannot read the expression from '{}'",
+                tokens[p.i..].iter().collect::<String>()
+            ));
+        }
+        if !x.is_finite() {
+            return Err("the expression has no finite value".into());
+        }
+        Ok(if x.fract() == 0.0 && x.abs() < 1e18 {
+            format!("{}", x as i64)
+        } else {
+            format!("{x}")
+        })
+    }
+
+    struct Parser<'a> {
+        t: &'a [char],
+        i: usize,
+    }
+
+    impl Parser<'_> {
+        fn peek(&self) -> Option<char> {
+            self.t.get(self.i).copied()
+        }
+
+        fn expr(&mut self) -> Result<f64, String> {
+            let mut x = self.term()?;
+            while let Some(op @ ('+' | '-')) = self.peek() {
+                self.i += 1;
+                let y = self.term()?;
+                x = if op == '+' { x + y } else { x - y };
+            }
+            Ok(x)
+        }
+
+        fn term(&mut self) -> Result<f64, String> {
+            let mut x = self.power()?;
+            while let Some(op @ ('*' | '/' | '%')) = self.peek() {
+                self.i += 1;
+                let y = self.power()?;
+                x = match op {
+                    '*' => x * y,
+                    '/' if y == 0.0 => return Err("division by zero".into()),
+                    '/' => x / y,
+                    _ if y == 0.0 => return Err("division by zero".into()),
+                    _ => x % y,
+                };
+            }
+            Ok(x)
+        }
+
+        fn power(&mut self) -> Result<f64, String> {
+            let base = self.unary()?;
+            if self.peek() == Some('^') {
+                self.i += 1;
+                return Ok(base.powf(self.power()?));
+            }
+            Ok(base)
+        }
+
+        fn unary(&mut self) -> Result<f64, String> {
+            if self.peek() == Some('-') {
+                self.i += 1;
+                return Ok(-self.unary()?);
+            }
+            if self.peek() == Some('(') {
+                self.i += 1;
+                let x = self.expr()?;
+                if self.peek() != Some(')') {
+                    return Err("a '(' has no ')'".into());
+                }
+                self.i += 1;
+                return Ok(x);
+            }
+            self.number()
+        }
+
+        fn number(&mut self) -> Result<f64, String> {
+            let start = self.i;
+            while self.peek().is_some_and(|c| c.is_ascii_digit() || c == '.') {
+                self.i += 1;
+            }
+            let text: String = self.t[start..self.i].iter().collect();
+            let n: f64 = text.parse().map_err(|_| match self.peek() {
+                Some(c) => format!("expected a number at '{c}'"),
+                None => "the expression ends early".to_string(),
+            })?;
+            let scale = match self.peek().map(|c| c.to_ascii_lowercase()) {
+                Some('k') => 1u64 << 10,
+                Some('m') => 1 << 20,
+                Some('g') => 1 << 30,
+                Some('t') => 1 << 40,
+                Some('p') => 1 << 50,
+                _ => return Ok(n),
+            };
+            self.i += 1;
+            // 4KiB, 4kb: the suffix's tail says nothing more.
+            while self
+                .peek()
+                .is_some_and(|c| matches!(c.to_ascii_lowercase(), 'i' | 'b'))
+            {
+                self.i += 1;
+            }
+            Ok(n * scale as f64)
+        }
+    }
+}
+
+/// One fio job (one clone of it, with `numjobs`) as fathom knobs.
+#[derive(Debug, Default, Clone)]
 struct Job {
     name: String,
+    /// With `numjobs` above 1: which clone this is, and the job's name,
+    /// which fio gives every clone in its reports.
+    clone: Option<(u32, String)>,
     knobs: Vec<(String, String)>,
     files: Vec<String>,
     directory: Option<String>,
     size_percent: Option<(f64, String)>,
     runtime: bool,
     time_based: bool,
+    /// `steadystate`'s criterion as fathom spells it (`iops:2%`), and
+    /// `ss_dur`, which gives its window.
+    steady: Option<String>,
+    steady_window: Option<String>,
     random_map: bool,
     random: bool,
     starts_group: bool,
@@ -183,12 +372,51 @@ impl Job {
         self.knobs.retain(|(k, _)| k != knob);
     }
 
-    /// The files this job runs on; fio's default is a file of its own in
-    /// the current (or the given) directory, where fathom makes its own.
+    fn knob(&self, knob: &str) -> Option<&str> {
+        self.knobs
+            .iter()
+            .find(|(k, _)| k == knob)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// fio's clones of this job: `numjobs` independent copies, each doing
+    /// the whole job (its `size`, its `rate`) on the job's files or on a file
+    /// of its own. fathom runs them as streams of one numjob each.
+    fn clones(mut self) -> Vec<Job> {
+        let n: u32 = self
+            .knob("numjobs")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
+        if n <= 1 {
+            return vec![self];
+        }
+        self.set("numjobs", "1");
+        (0..n)
+            .map(|k| Job {
+                name: format!("{}.{k}", self.name),
+                clone: Some((k, self.name.clone())),
+                // A stonewall before the job starts one group of all clones.
+                starts_group: self.starts_group && k == 0,
+                ..self.clone()
+            })
+            .collect()
+    }
+
+    /// The files this job runs on. Without `filename`, each job and each
+    /// clone has a file of its own in the current (or the given)
+    /// directory, named as fio names it: `JOB.CLONE.0`.
     fn targets(&self) -> Vec<String> {
         let dir = self.directory.as_deref();
         if self.files.is_empty() {
-            return vec![dir.unwrap_or(".").to_string()];
+            let (number, name) = match &self.clone {
+                Some((k, name)) => (*k, name.as_str()),
+                None => (0, self.name.as_str()),
+            };
+            let own = format!("{name}.{number}.0");
+            return vec![match dir {
+                Some(d) => PathBuf::from(d).join(own).display().to_string(),
+                None => own,
+            }];
         }
         self.files
             .iter()
@@ -217,6 +445,13 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
     let mut global: Vec<Opt> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
+    // Every problem of the file, reported together.
+    let mut problems: Vec<String> = Vec::new();
+    let mut problem = |p: String| {
+        if !problems.contains(&p) {
+            problems.push(p);
+        }
+    };
     let mut note = |n: String| {
         if !notes.contains(&n) {
             notes.push(n);
@@ -237,12 +472,24 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
         job.set("engine", "sync");
         job.set("buffered", "true");
         job.random_map = true;
-        for opt in global.iter().chain(&section.opts) {
+        // fio names a job after its section; a `name` in [global] does not
+        // rename every job.
+        let global_opts = global.iter().filter(|o| o.key != "name");
+        for opt in global_opts.chain(&section.opts) {
             match apply(&mut job, opt) {
                 Ok(Action::Done) => {}
                 Ok(Action::Note(n)) => note(n),
-                Err(m) => return Err(UsageError(format!("{}: {m}", opt.at))),
+                Err(m) => problem(format!("{}: {m}", opt.at)),
             }
+        }
+        if job.knob("engine") == Some("sync")
+            && let Some(depth) = job.knob("iodepth").filter(|d| *d != "1")
+        {
+            note(format!(
+                "job {}: iodepth={depth} with a synchronous ioengine: one I/O at a time, as fio runs it",
+                job.name
+            ));
+            job.set("iodepth", "1");
         }
         if job.runtime && !job.time_based {
             note(format!(
@@ -256,13 +503,21 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
                 job.name
             ));
         }
+        if let Some(criterion) = job.steady.take() {
+            let window = job.steady_window.take().map(|w| format!(":{w}"));
+            job.set("steady_state", criterion + window.as_deref().unwrap_or(""));
+        }
         if let Some((pct, at)) = job.size_percent.take() {
             let target = job.targets()[0].clone();
-            let total =
-                target_size(&target).map_err(|m| UsageError(format!("{at}: size={pct}%: {m}")))?;
-            job.set("size", ((total as f64 * pct / 100.0) as u64).to_string());
+            match target_size(&target) {
+                Ok(total) => job.set("size", ((total as f64 * pct / 100.0) as u64).to_string()),
+                Err(m) => problem(format!("{at}: size={pct}%: {m}")),
+            }
         }
-        jobs.push(job);
+        jobs.extend(job.clones());
+    }
+    if !problems.is_empty() {
+        return Err(UsageError(problems.join("\n")));
     }
     if jobs.is_empty() {
         return Err(UsageError(format!(
@@ -495,19 +750,82 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         "stonewall" | "wait_for_previous" => job.starts_group = flag(opt)?,
         "io_submit_mode" => match value(opt)? {
             "inline" => {}
-            _ => {
-                return unsupported(
-                    " as offload: fathom's rate schedule (rate_iops) issues I/Os on time",
-                );
+            "offload" => {
+                return Ok(Action::Note(
+                    "io_submit_mode=offload is accepted: fathom's rate schedule already issues each I/O when it is due, and times it from then".into(),
+                ));
             }
+            other => return Err(format!("io_submit_mode={other}: inline or offload")),
         },
+        "group_reporting" => job.set("group_reporting", flag(opt)?.to_string()),
+        "continue_on_error" => {
+            let v = opt.value.as_deref().unwrap_or("1");
+            let on = !matches!(v, "0" | "none" | "false");
+            job.set("continue_on_error", on.to_string());
+            if on && !matches!(v, "1" | "all" | "io" | "true") {
+                return Ok(Action::Note(format!(
+                    "continue_on_error={v}: fathom counts and goes on past every kind of I/O error, not only {v} errors"
+                )));
+            }
+        }
+        "steadystate" | "ss" => {
+            let v = value(opt)?;
+            let (metric, band) = v
+                .split_once(':')
+                .ok_or_else(|| format!("{key}={v}: expected iops:N% or bw:N%"))?;
+            let band = band.strip_suffix('%').ok_or_else(|| {
+                format!(
+                    "{key}={v}: fathom's criterion is a band around the mean in percent (iops:N%)"
+                )
+            })?;
+            match metric {
+                "iops" => {}
+                "bw" => {
+                    job.steady = Some(format!("iops:{band}%"));
+                    return Ok(Action::Note(format!(
+                        "{key}={v}: judged on IOPS, which at one block size moves with bandwidth"
+                    )));
+                }
+                _ => {
+                    return Err(format!(
+                        "{key}={v}: only iops:N% and bw:N% (a band around the mean) are supported, not slopes"
+                    ));
+                }
+            }
+            job.steady = Some(format!("iops:{band}%"));
+        }
+        "ss_dur" => job.steady_window = Some(seconds(value(opt)?)),
+        "ss_ramp" => {
+            return Ok(Action::Note(format!(
+                "ss_ramp={} is accepted: fathom judges steadiness over its last window only, so an early ramp never counts",
+                value(opt)?
+            )));
+        }
+        "write_bw_log"
+        | "write_lat_log"
+        | "write_iops_log"
+        | "write_hist_log"
+        | "log_avg_msec"
+        | "log_hist_msec"
+        | "per_job_logs"
+        | "log_offset"
+        | "log_max_value"
+        | "log_unix_epoch"
+        | "log_compression"
+        | "log_store_compressed"
+        | "gtod_reduce"
+        | "write_iolog_samples" => {
+            return Ok(Action::Note(format!(
+                "{key} is accepted: fathom writes no fio log files; its per-second figures are in its JSON and CSV, and it times every I/O"
+            )));
+        }
         "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
             return unsupported(
                 ": fathom's capacity search (\"how much load fits under p99 1 ms?\") is its alternative",
             );
         }
-        "thread" | "group_reporting" | "new_group" | "invalidate" | "loops" | "kb_base"
-        | "unit_base" | "disable_lat" | "disable_clat" | "disable_slat" | "clat_percentiles"
+        "thread" | "threads" | "new_group" | "invalidate" | "loops" | "kb_base" | "unit_base"
+        | "disable_lat" | "disable_clat" | "disable_slat" | "clat_percentiles"
         | "lat_percentiles" | "percentile_list" => {
             if key == "loops" && value(opt)? != "1" {
                 return unsupported(" beyond loops=1 (give a runtime)");
@@ -519,9 +837,95 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 "{key} is accepted: it tunes fio's own reporting or threads, not what is measured"
             )));
         }
-        _ => return unsupported(""),
+        _ => {
+            let hint = match did_you_mean(key) {
+                Some(known) => format!(" (did you mean '{known}'?)"),
+                None => String::new(),
+            };
+            return unsupported(&hint);
+        }
     }
     Ok(Action::Done)
+}
+
+/// The fio options this translator carries out or accepts, for "did you
+/// mean" when a key is none of them (a unit test keeps the list honest).
+const KNOWN_OPTIONS: &[&str] = &[
+    "name",
+    "description",
+    "rw",
+    "readwrite",
+    "rwmixread",
+    "rwmixwrite",
+    "bs",
+    "blocksize",
+    "bsrange",
+    "blocksize_range",
+    "iodepth",
+    "numjobs",
+    "size",
+    "offset",
+    "filename",
+    "directory",
+    "nrfiles",
+    "runtime",
+    "timeout",
+    "time_based",
+    "ramp_time",
+    "direct",
+    "buffered",
+    "hipri",
+    "sqthread_poll",
+    "ioengine",
+    "rate",
+    "rate_iops",
+    "fsync",
+    "fdatasync",
+    "norandommap",
+    "randrepeat",
+    "randseed",
+    "random_distribution",
+    "random_generator",
+    "verify",
+    "stonewall",
+    "wait_for_previous",
+    "io_submit_mode",
+    "group_reporting",
+    "continue_on_error",
+    "steadystate",
+    "ss",
+    "ss_dur",
+    "ss_ramp",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "write_hist_log",
+    "log_avg_msec",
+    "log_hist_msec",
+    "per_job_logs",
+    "gtod_reduce",
+    "thread",
+    "new_group",
+    "invalidate",
+    "loops",
+    "kb_base",
+    "unit_base",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "clat_percentiles",
+    "lat_percentiles",
+    "percentile_list",
+];
+
+/// The known option closest to `key`, if one is close enough to be a typo.
+fn did_you_mean(key: &str) -> Option<&'static str> {
+    KNOWN_OPTIONS
+        .iter()
+        .map(|k| (strsim::jaro_winkler(key, k), *k))
+        .filter(|(score, _)| *score > 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
 }
 
 /// The jobs as a fathom job file: one workload per stonewall group; a
@@ -560,11 +964,14 @@ fn render(path: &Path, jobs: &[Job], cli_targets: bool) -> String {
     let label_of = |p: &str| labels.iter().find(|(_, q)| q == p).map(|(l, _)| l.clone());
     let quoted = |v: &str| format!("{v:?}");
     for group in &groups {
-        let wname = group
-            .iter()
-            .map(|j| j.name.as_str())
-            .collect::<Vec<_>>()
-            .join("+");
+        let mut names: Vec<&str> = Vec::new();
+        for job in group {
+            let name = job.clone.as_ref().map_or(job.name.as_str(), |(_, n)| n);
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        let wname = names.join("+");
         let _ = writeln!(out, "\n[workload.{}]", quoted(&wname));
         if !cli_targets {
             let mut targets: Vec<String> = Vec::new();
@@ -589,6 +996,9 @@ fn render(path: &Path, jobs: &[Job], cli_targets: bool) -> String {
                 quoted(&wname),
                 quoted(&job.name)
             );
+            if let Some((_, of)) = &job.clone {
+                let _ = writeln!(out, "clone_of = {}", quoted(of));
+            }
             if !cli_targets {
                 let own: Vec<String> = job
                     .targets()
@@ -728,7 +1138,7 @@ mod tests {
             ("rw=randtrim", "trim is not supported"),
             ("bssplit=4k/50:8k/50", "option 'bssplit' is not supported"),
             ("latency_target=1ms", "capacity search"),
-            ("io_submit_mode=offload", "rate schedule"),
+            ("io_submit_mode=poll", "inline or offload"),
             ("bsrange=4k-64k", "range of block sizes"),
             ("bs=4k,8k", "different values for reads and writes"),
             ("rw=write:4k", "skipping 4k"),
@@ -762,5 +1172,158 @@ mod tests {
         let toml = write(&d, "job.cfg", "[defaults]\nsize = \"1m\"\n");
         assert!(is_fio_job(&ini));
         assert!(!is_fio_job(&toml));
+    }
+
+    fn specs_of(text: &str) -> (Translation, Vec<crate::spec::WorkloadSpec>) {
+        let d = tmp();
+        let p = write(&d, "job.fio", text);
+        let t = translate(&p, false).unwrap();
+        let specs = crate::jobfile::parse(&t.toml, "x", "x", &Default::default())
+            .unwrap_or_else(|e| panic!("{}\n{}", e.0, t.toml));
+        (t, specs)
+    }
+
+    #[test]
+    fn clones_are_streams_each_doing_the_whole_job_on_fios_own_file_names() {
+        let (t, specs) = specs_of(
+            "[global]\nname=everyone\nsize=1m\ndirectory=/data\nrate_iops=100\n\
+             [a]\nrw=randread\nnumjobs=3\n[b]\nrw=write\n",
+        );
+        let w = &specs[0];
+        let names: Vec<&str> = w.streams.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a.0", "a.1", "a.2", "b"], "{}", t.toml);
+        for (s, file) in w.streams.iter().zip(["a.0.0", "a.1.0", "a.2.0", "b.0.0"]) {
+            // Each clone its own size, rate and file, as fio's clones.
+            assert_eq!(s.numjobs, 1, "{}", t.toml);
+            assert_eq!(s.size, Some(1 << 20));
+            assert_eq!(s.rate_iops, Some(100.0));
+            assert_eq!(s.targets, [format!("/data/{file}")]);
+        }
+        assert_eq!(w.streams[1].clone_of.as_deref(), Some("a"));
+        assert_eq!(w.streams[3].clone_of, None);
+        assert!(!t.toml.contains("everyone"), "a global name names no job");
+    }
+
+    #[test]
+    fn a_stonewalled_job_keeps_its_clones_together() {
+        let (_, specs) =
+            specs_of("[global]\nsize=1m\nfilename=/tmp/f\n[a]\n[b]\nstonewall\nnumjobs=2\n");
+        assert_eq!(specs.len(), 2);
+        assert_eq!(specs[1].streams.len(), 2);
+    }
+
+    #[test]
+    fn a_synchronous_engine_runs_at_depth_one_as_fio_does() {
+        let (t, specs) = specs_of("[j]\nfilename=/tmp/f\nsize=1m\nioengine=psync\niodepth=8\n");
+        assert_eq!(specs[0].iodepth, 1);
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("iodepth=8 with a synchronous ioengine")),
+            "{:?}",
+            t.notes
+        );
+    }
+
+    #[test]
+    fn every_problem_of_a_file_is_reported_at_once() {
+        let d = tmp();
+        let p = write(
+            &d,
+            "bad.fio",
+            "[global]\nbssplit=4k/50:64k/50\n[a]\nrw=trim\niodepht=4\n[b]\nlatency_target=1ms\n",
+        );
+        let e = translate(&p, false).unwrap_err().0;
+        let lines: Vec<&str> = e.lines().collect();
+        assert_eq!(lines.len(), 4, "{e}");
+        assert!(
+            lines[0].ends_with("bad.fio:2: option 'bssplit' is not supported"),
+            "{e}"
+        );
+        assert!(lines[1].contains("bad.fio:4: rw=trim"), "{e}");
+        assert!(
+            lines[2]
+                .contains("bad.fio:5: option 'iodepht' is not supported (did you mean 'iodepth'?)"),
+            "{e}"
+        );
+        assert!(lines[3].contains("bad.fio:7:"), "{e}");
+    }
+
+    #[test]
+    fn reporting_and_logging_options_are_accepted_and_steady_state_translated() {
+        let (t, specs) = specs_of(
+            "[j]\nfilename=/tmp/f\nsize=1m\nruntime=60\ntime_based\nwrite_bw_log=j\nlog_avg_msec=500\n\
+             gtod_reduce=1\nthreads\ngroup_reporting\ncontinue_on_error=all\n\
+             steadystate=iops:2%\nss_dur=30\nss_ramp=5\nio_submit_mode=offload\n",
+        );
+        let s = &specs[0];
+        assert!(s.group_reporting && s.continue_on_error, "{}", t.toml);
+        let steady = s.steady_state.expect("steady state");
+        assert_eq!((steady.band_pct, steady.window_s), (2.0, 30));
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("write_bw_log is accepted"))
+        );
+    }
+
+    #[test]
+    fn every_known_option_is_carried_out_or_accepted() {
+        for key in KNOWN_OPTIONS {
+            let mut job = Job::default();
+            let opt = Opt {
+                key: key.to_string(),
+                value: Some("1".into()),
+                at: "x:1".into(),
+            };
+            if let Err(e) = apply(&mut job, &opt) {
+                let unknown = format!("option '{key}' is not supported");
+                assert!(e != unknown && !e.contains("did you mean"), "{key}: {e}");
+            }
+        }
+        assert_eq!(did_you_mean("iodepht"), Some("iodepth"));
+        assert_eq!(did_you_mean("zzz"), None);
+    }
+
+    #[test]
+    fn keywords_and_arithmetic_are_evaluated_as_fio_does() {
+        let mb = machine::memory_mb();
+        assert_eq!(
+            expand_expressions("size=5*1024*1024*$mb_memory/8").unwrap(),
+            format!("size={}", 5 * 1024 * 1024 * mb / 8)
+        );
+        assert_eq!(expand_expressions("bs=(4k*2)").unwrap(), "bs=8192");
+        assert_eq!(
+            expand_expressions("numjobs=$ncpus").unwrap(),
+            format!("numjobs={}", machine::cpus())
+        );
+        assert_eq!(
+            expand_expressions("runtime=(2^3+1)%5").unwrap(),
+            "runtime=4"
+        );
+        // Not arithmetic: ranges, lists, names stay as they are.
+        for plain in [
+            "bsrange=4k-64k",
+            "bssplit=4k/50:64k/50",
+            "filename=/dev/sda",
+            "rw=randrw:8k",
+        ] {
+            assert_eq!(expand_expressions(plain).unwrap(), plain);
+        }
+        assert!(
+            expand_expressions("size=(4k*")
+                .unwrap_err()
+                .contains("size=(4k*")
+        );
+        assert!(
+            expand_expressions("size=$nothing")
+                .unwrap_err()
+                .contains("$nothing")
+        );
+        assert!(
+            expand_expressions("size=(1/0)")
+                .unwrap_err()
+                .contains("division by zero")
+        );
     }
 }

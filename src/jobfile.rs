@@ -296,6 +296,13 @@ fn stream_spec(
             chosen = Some(pick_targets(targets, &wanted).map_err(fail)?);
             continue;
         }
+        if k == "clone_of" {
+            let name = value.get_ref().as_str().ok_or_else(|| {
+                fail("the name of the fio job this stream is a clone of, a string".into())
+            })?;
+            b.spec.clone_of = Some(name.to_string());
+            continue;
+        }
         set_knob(&mut b, k, key.span(), value, &label, bindings, at)?;
     }
     for (k, v) in overrides.knobs.iter().filter(|(k, _)| k != "name") {

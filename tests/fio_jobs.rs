@@ -81,15 +81,18 @@ fn an_fio_job_file_runs_its_groups_in_order_and_its_jobs_together() {
         .iter()
         .map(|s| s["spec"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["reads", "writer"]);
-    let reads = &streams[0];
-    assert_eq!(reads["spec"]["rw"], "randread");
-    assert_eq!(reads["spec"]["iodepth"], 8);
-    assert_eq!(reads["spec"]["numjobs"], 2);
-    assert_eq!(reads["spec"]["direct"], true);
-    assert_eq!(reads["spec"]["engine"], "io_uring");
-    assert!(u(&reads["total"]["read"]["ios"]) > 0);
-    let writer = &streams[1];
+    // numjobs=2: two clones, each the whole job, as fio runs them.
+    assert_eq!(names, ["reads.0", "reads.1", "writer"]);
+    for reads in &streams[..2] {
+        assert_eq!(reads["spec"]["rw"], "randread");
+        assert_eq!(reads["spec"]["iodepth"], 8);
+        assert_eq!(reads["spec"]["numjobs"], 1);
+        assert_eq!(reads["spec"]["clone_of"], "reads");
+        assert_eq!(reads["spec"]["direct"], true);
+        assert_eq!(reads["spec"]["engine"], "io_uring");
+        assert!(u(&reads["total"]["read"]["ios"]) > 0);
+    }
+    let writer = &streams[2];
     assert_eq!(writer["spec"]["rw"], "write");
     assert_eq!(writer["spec"]["bs"], 65536);
     // fio's default depth of 1, not fathom's; the rate kept: by the end of
@@ -135,7 +138,7 @@ fn explain_prints_the_fathom_job_and_flags_override_the_file() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("[workload.\"reads+writer\".stream.\"reads\"]"),
+        text.contains("[workload.\"reads+writer\".stream.\"reads.0\"]"),
         "{text}"
     );
     assert!(text.contains("# note: ioengine=libaio"), "{text}");
@@ -170,12 +173,7 @@ fn explain_prints_the_fathom_job_and_flags_override_the_file() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_out(&out);
     let mix = &doc["results"][1];
     assert_eq!(f(&mix["spec"]["runtime_s"]), 0.3);
     assert_eq!(mix["targets"][0]["size"], 4 << 20);
@@ -205,4 +203,133 @@ fn unsupported_fio_options_are_refused_before_anything_is_created() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert_eq!(entries(dir.path()), ["job.fio"], "nothing created");
     }
+}
+
+/// Each job of fio's JSON: (jobname, reads, writes).
+fn jobs_of(doc: &Value) -> Vec<(String, u64, u64)> {
+    doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                u(&j["read"]["total_ios"]),
+                u(&j["write"]["total_ios"]),
+            )
+        })
+        .collect()
+}
+
+/// Runs fio on `job` in `dir`; None (with the reason printed) without fio.
+fn fio_jobs(job: &std::path::Path, dir: &std::path::Path) -> Option<Vec<(String, u64, u64)>> {
+    let out = match std::process::Command::new("fio")
+        .current_dir(dir)
+        .args([job.to_str().unwrap(), "--output-format=json"])
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("SKIP: fio cannot be run ({e}); apt-get install fio");
+            return None;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let doc: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    Some(jobs_of(&doc))
+}
+
+fn fathom_jobs(job: &std::path::Path, dir: &std::path::Path) -> (Vec<(String, u64, u64)>, Value) {
+    let out = fathom()
+        .current_dir(dir)
+        .args(["run", job.to_str().unwrap(), "--output-format", "fio-json"])
+        .output()
+        .unwrap();
+    let doc = json_out(&out);
+    (jobs_of(&doc), doc)
+}
+
+/// fio's clones each do the whole job: `size` each, on a file of its own
+/// named as fio names it; a [global] name renames no job; a synchronous
+/// engine ignores iodepth. fathom does the same I/Os, job by job.
+#[test]
+fn size_bound_clones_do_what_fios_do_on_the_same_files() {
+    let dir = tempdir();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let job = job_file(
+        dir.path(),
+        &format!(
+            "[global]\nname=everyone\ndirectory={}\nsize=256k\nbs=4k\nioengine=psync\niodepth=8\n\
+             [a]\nrw=randread\nnumjobs=3\n[b]\nrw=write\n",
+            data.display()
+        ),
+    );
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    let mut fio_files = entries(&data);
+    fio_files.sort();
+    assert_eq!(fio_files, ["a.0.0", "a.1.0", "a.2.0", "b.0.0"]);
+    for f in &fio_files {
+        std::fs::remove_file(data.join(f)).unwrap();
+    }
+    let (fathom, doc) = fathom_jobs(&job, dir.path());
+    assert_eq!(fathom, fio, "jobs: (name, reads, writes)");
+    assert_eq!(fio[0], ("a".to_string(), 64, 0));
+    let files: Vec<String> = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let f = j["job options"]["filename"].as_str().unwrap();
+            std::path::Path::new(f)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(files, fio_files, "the same file names");
+    assert!(
+        entries(&data).is_empty(),
+        "fathom removes the files it made"
+    );
+}
+
+/// A rate is each clone's, as in fio; group_reporting makes the group one
+/// job in fio's JSON.
+#[test]
+fn rated_clones_each_keep_the_rate() {
+    let dir = tempdir();
+    let text = "[global]\nfilename=shared\nsize=1m\nbs=4k\nrate_iops=50\nruntime=2\ntime_based\n\
+                ioengine=psync\n[r]\nrw=randread\nnumjobs=2\n";
+    let job = job_file(dir.path(), text);
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    std::fs::remove_file(dir.path().join("shared")).unwrap();
+    let (fathom, _) = fathom_jobs(&job, dir.path());
+    assert_eq!(fathom.len(), 2, "{fathom:?}");
+    for (a, b) in fathom.iter().zip(&fio) {
+        assert_eq!(a.0, b.0);
+        let (x, y) = (a.1 as f64, b.1 as f64);
+        assert!(
+            (x - y).abs() <= (0.02 * y).max(2.0),
+            "fathom {fathom:?} fio {fio:?}"
+        );
+    }
+    let grouped = job_file(dir.path(), &format!("{text}group_reporting\n"));
+    let (one, _) = fathom_jobs(&grouped, dir.path());
+    assert_eq!(one.len(), 1, "{one:?}");
+    let (x, y) = (one[0].1 as f64, fio.iter().map(|j| j.1).sum::<u64>() as f64);
+    assert!(
+        (x - y).abs() <= (0.02 * y).max(4.0),
+        "{one:?} against {fio:?}"
+    );
 }

@@ -426,7 +426,10 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             if let Some(usage) = e.downcast_ref::<UsageError>() {
-                eprintln!("fathom: {usage}");
+                // A job file's problems come one per line, each its own.
+                for line in usage.to_string().lines() {
+                    eprintln!("fathom: {line}");
+                }
                 exit::USAGE
             } else if e.is::<Interrupted>() {
                 eprintln!("fathom: interrupted");

@@ -4,8 +4,10 @@
 //! unchanged.
 //!
 //! Each workload is one job; the streams of a workload are jobs of one
-//! group, as fio's concurrent jobs are. Totals over a workload's targets
-//! and workers are given, as fio's `group_reporting` gives them.
+//! group, as fio's concurrent jobs are, or one job with `group_reporting`.
+//! A stream that is a clone of a fio job (`numjobs`) carries the job's
+//! name, as fio's clones do. Totals over a workload's targets and workers
+//! are given, as fio's `group_reporting` gives them.
 //! fathom times an I/O from submission to completion, which is fio's `lat`;
 //! it does not time submission apart, so `clat_ns` repeats `lat_ns` (tools
 //! read percentiles from `clat_ns`) and `slat_ns` is empty (N = 0), as fio
@@ -52,9 +54,15 @@ impl Exporter for FioJsonExporter {
                         add_disks(&mut disks, &w.disks);
                     }
                     RunResult::Streams(s) => {
-                        for w in &s.streams {
-                            let name = format!("{prefix}{}/{}", s.spec.name, w.spec.name);
-                            jobs.push(job(&name, group, w)?);
+                        let grouped = s.streams.iter().any(|w| w.spec.group_reporting);
+                        if let Some(merged) = s.as_one_workload().filter(|_| grouped) {
+                            let name = format!("{prefix}{}", fio_jobname(&merged.spec));
+                            jobs.push(job(&name, group, &merged)?);
+                        } else {
+                            for w in &s.streams {
+                                let name = format!("{prefix}{}", fio_jobname(&w.spec));
+                                jobs.push(job(&name, group, w)?);
+                            }
                         }
                         add_disks(&mut disks, &s.disks);
                     }
@@ -82,6 +90,11 @@ impl Exporter for FioJsonExporter {
         text.push('\n');
         Ok(text)
     }
+}
+
+/// The name fio would give the job: a clone of a fio job carries the job's.
+fn fio_jobname(spec: &crate::spec::WorkloadSpec) -> &str {
+    spec.clone_of.as_deref().unwrap_or(&spec.name)
 }
 
 /// Disks of every workload, counters added per disk.

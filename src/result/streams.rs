@@ -64,4 +64,34 @@ impl StreamsResult {
             cpu,
         })
     }
+
+    /// All streams as one workload, as fio's `group_reporting` shows a
+    /// group: the first stream's spec with the workers of all, every
+    /// target, the merged totals and flushes; None without streams.
+    pub fn as_one_workload(&self) -> Option<WorkloadResult> {
+        let mut one = self.streams.first()?.clone();
+        one.spec.numjobs = self
+            .streams
+            .iter()
+            .map(|w| w.spec.numjobs)
+            .sum::<u32>()
+            .max(1);
+        one.targets = self
+            .streams
+            .iter()
+            .flat_map(|w| w.targets.clone())
+            .collect();
+        one.warnings = self
+            .streams
+            .iter()
+            .flat_map(|w| w.warnings.clone())
+            .collect();
+        one.total = self.total.clone();
+        one.sync = self.sync.clone();
+        one.runtime_s = self.runtime_s;
+        one.cpu = self.cpu;
+        one.interrupted = self.interrupted;
+        one.disks = self.disks.clone();
+        Some(one)
+    }
 }

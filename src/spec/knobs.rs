@@ -258,10 +258,18 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     ),
+    Knob::switch(
+        "group_reporting",
+        "fio JSON output (--output-format fio-json): the streams of a workload as one job, as fio's group_reporting; without it one job per stream",
+        |b, v| {
+            b.spec.group_reporting = parse_bool(v)?;
+            Ok(())
+        },
+    ),
     Knob::value(
         "completion_wait",
         "WAIT",
-        "io_uring: how a worker waits for completions: spin (poll the ring for up to 50us before sleeping, while completions come that fast), sleep, or auto (spin while the run has no more workers than CPUs) [default: auto]",
+        "io_uring: how a worker waits for completions: spin (poll the ring for up to 50us before sleeping, while completions come that fast), sleep, or auto (spin while the run has no more workers than CPUs and at most 128 I/Os in flight) [default: auto]",
         |b, v| {
             b.spec.completion_wait = v.parse()?;
             Ok(())

@@ -265,6 +265,14 @@ pub struct WorkloadSpec {
     /// fio's `sqthread_poll`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sqpoll: bool,
+    /// fio's JSON reports the streams of this workload as one job, as fio's
+    /// `group_reporting` does (`--group-reporting`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub group_reporting: bool,
+    /// A stream translated from one clone of a fio job with `numjobs`: the
+    /// job's name, which fio gives each clone in its reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clone_of: Option<String>,
     /// How io_uring workers wait for completions (`--completion-wait`).
     #[serde(default, skip_serializing_if = "is_default")]
     pub completion_wait: CompletionWait,
@@ -357,6 +365,8 @@ impl WorkloadSpec {
             hipri: false,
             sqpoll: false,
             completion_wait: CompletionWait::Auto,
+            group_reporting: false,
+            clone_of: None,
             fsync: 0,
             fdatasync: 0,
             random_distribution: Distribution::Uniform,

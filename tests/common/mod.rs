@@ -25,6 +25,16 @@ pub fn run_ok(args: &[&str]) -> Output {
     out
 }
 
+/// The JSON a fathom run printed, after asserting that it succeeded.
+pub fn json_out(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
 /// Runs `fathom ARGS` and asserts a refusal: exit 2, one line on stderr
 /// that says `needle`.
 pub fn refused(args: &[&str], needle: &str) {
