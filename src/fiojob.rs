@@ -354,6 +354,10 @@ struct Job {
     /// `ss_dur`, which gives its window.
     steady: Option<String>,
     steady_window: Option<String>,
+    /// `loops` and `number_ios`, which become an I/O amount once `size` and
+    /// `bs` are known.
+    loops: Option<u64>,
+    number_ios: Option<u64>,
     random_map: bool,
     random: bool,
     starts_group: bool,
@@ -370,6 +374,37 @@ impl Job {
 
     fn unset(&mut self, knob: &str) {
         self.knobs.retain(|(k, _)| k != knob);
+    }
+
+    /// `number_ios` (I/Os of `bs`) or `loops` (passes over `size`) as
+    /// fathom's `io_size`; fio stops at whichever limit comes first.
+    fn io_amount(&mut self) -> Result<(), String> {
+        let bytes = |knob: &str, what: &str| {
+            let v = self
+                .knob(knob)
+                .ok_or_else(|| format!("{what} needs {knob}"))?;
+            crate::units::parse_size(v).map_err(|e| format!("{knob}={v}: {e}"))
+        };
+        let mut limits = Vec::new();
+        if let Some(n) = self.number_ios {
+            limits.push(n * bytes("bs", "number_ios").unwrap_or(4096));
+        }
+        if let Some(loops) = self.loops.filter(|l| *l > 1) {
+            if self.runtime {
+                return Err("loops above 1 with runtime: fathom repeats a size-bound job only (drop runtime, or loops)".into());
+            }
+            let per_pass = match self.knob("io_size") {
+                Some(_) => bytes("io_size", "loops")?,
+                None => bytes("size", "loops")?,
+            };
+            limits.push(loops * per_pass);
+        } else if let Some(v) = self.knob("io_size") {
+            limits.push(crate::units::parse_size(v).map_err(|e| format!("io_size={v}: {e}"))?);
+        }
+        if let Some(least) = limits.into_iter().min() {
+            self.set("io_size", least.to_string());
+        }
+        Ok(())
     }
 
     fn knob(&self, knob: &str) -> Option<&str> {
@@ -514,6 +549,9 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
                 Err(m) => problem(format!("{at}: size={pct}%: {m}")),
             }
         }
+        if let Err(m) = job.io_amount() {
+            problem(format!("{}: {m}", section_at(&section.opts, &global)));
+        }
         jobs.extend(job.clones());
     }
     if !problems.is_empty() {
@@ -531,6 +569,14 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
     })
 }
 
+/// Where a job's problems that belong to no one line are reported: its
+/// section's first option, or the first global one.
+fn section_at(own: &[Opt], global: &[Opt]) -> String {
+    own.first()
+        .or(global.first())
+        .map_or_else(|| "the job".to_string(), |o| o.at.clone())
+}
+
 /// The size of an existing file or block device.
 fn target_size(path: &str) -> Result<u64, String> {
     use std::io::Seek;
@@ -546,6 +592,15 @@ fn flag(opt: &Opt) -> Result<bool, String> {
         Some("0") | Some("false") | Some("off") | Some("no") => Ok(false),
         Some(v) => Err(format!("{}={v}: expected 0 or 1", opt.key)),
     }
+}
+
+/// A count of 1 or more.
+fn count(opt: &Opt) -> Result<u64, String> {
+    let v = value(opt)?;
+    v.parse()
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| format!("{}={v}: a whole number from 1", opt.key))
 }
 
 fn value(opt: &Opt) -> Result<&str, String> {
@@ -824,12 +879,12 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 ": fathom's capacity search (\"how much load fits under p99 1 ms?\") is its alternative",
             );
         }
-        "thread" | "threads" | "new_group" | "invalidate" | "loops" | "kb_base" | "unit_base"
+        "io_size" | "io_limit" => job.set("io_size", value(opt)?),
+        "number_ios" => job.number_ios = Some(count(opt)?),
+        "loops" => job.loops = Some(count(opt)?),
+        "thread" | "threads" | "new_group" | "invalidate" | "kb_base" | "unit_base"
         | "disable_lat" | "disable_clat" | "disable_slat" | "clat_percentiles"
         | "lat_percentiles" | "percentile_list" => {
-            if key == "loops" && value(opt)? != "1" {
-                return unsupported(" beyond loops=1 (give a runtime)");
-            }
             if key == "kb_base" && value(opt)? != "1024" {
                 return unsupported(" other than 1024 (fathom's k is 1024)");
             }
@@ -1324,6 +1379,27 @@ mod tests {
             expand_expressions("size=(1/0)")
                 .unwrap_err()
                 .contains("division by zero")
+        );
+    }
+
+    #[test]
+    fn loops_and_counts_of_ios_become_an_io_amount() {
+        let (_, specs) = specs_of(
+            "[global]\nfilename=/tmp/f\nsize=1m\nbs=4k\n[a]\nloops=3\n[b]\nstonewall\nnumber_ios=5\nio_size=1m\n",
+        );
+        assert_eq!(specs[0].io_size, Some(3 << 20));
+        assert_eq!(specs[1].io_size, Some(5 * 4096), "the smaller limit");
+        let d = tmp();
+        let p = write(
+            &d,
+            "l.fio",
+            "[a]\nfilename=/tmp/f\nsize=1m\nruntime=5\nloops=2\n",
+        );
+        assert!(
+            translate(&p, false)
+                .unwrap_err()
+                .0
+                .contains("l.fio:2: loops above 1 with runtime")
         );
     }
 }

@@ -326,7 +326,10 @@ fn worker_configs(
 ) -> Vec<WorkerConfig> {
     let blocks = plan.size / spec.bs;
     let jobs = spec.numjobs as u64;
-    let size_bound = spec.runtime_s.is_none();
+    // With --io-size the workers share that many bytes, going round the
+    // region as often as it takes, whatever the runtime.
+    let size_bound = spec.runtime_s.is_none() || spec.io_size.is_some();
+    let io_blocks = spec.io_size.map(|io| io / spec.bs);
     (0..jobs)
         .map(|j| {
             let (pattern, budget) = if spec.rw.is_random() {
@@ -352,6 +355,10 @@ fn worker_configs(
                     bs: spec.bs,
                 };
                 (OffsetPattern::sequential(region), region.len())
+            };
+            let budget = match io_blocks {
+                Some(total) => (total / jobs + u64::from(j < total % jobs)) * spec.bs,
+                None => budget,
             };
             WorkerConfig {
                 target: target_index,

@@ -39,6 +39,7 @@ fn bad_flags_are_named() {
         "--iodepth",
     );
     assert_rejected(&["run", ".", "--rwmix-read", "101"], "--rwmix-read");
+    assert_rejected(&["run", ".", "--io-size", "1k"], "--io-size");
     assert_rejected(
         &["run", ".", "--random-distribution", "zipf:x"],
         "--random-distribution",

@@ -333,3 +333,30 @@ fn rated_clones_each_keep_the_rate() {
         "{one:?} against {fio:?}"
     );
 }
+
+/// loops, number_ios and io_size bound the I/O as in fio: passes over
+/// size, a count of I/Os, bytes that go round the region.
+#[test]
+fn io_amounts_are_fios() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[global]\nfilename=amounts\nsize=128k\nbs=4k\nioengine=psync\n\
+         [l]\nrw=randread\nloops=2\n[n]\nstonewall\nrw=write\nnumber_ios=10\n\
+         [i]\nstonewall\nrw=read\nio_size=256k\n",
+    );
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    std::fs::remove_file(dir.path().join("amounts")).unwrap();
+    let (fathom, _) = fathom_jobs(&job, dir.path());
+    assert_eq!(fathom, fio);
+    assert_eq!(
+        fio,
+        [
+            ("l".to_string(), 64, 0),
+            ("n".to_string(), 0, 10),
+            ("i".to_string(), 64, 0)
+        ]
+    );
+}

@@ -180,6 +180,15 @@ pub const KNOBS: &[Knob] = &[
     )
     .table(|s| s.size.map_or("auto".into(), format_bytes)),
     Knob::value(
+        "io_size",
+        "SIZE",
+        "Bytes of I/O per target in all (each worker its share), instead of one pass over --size; the pattern goes round the region as often as it takes (fio's io_size). With --runtime, whichever ends first",
+        |b, v| {
+            b.spec.io_size = Some(parse_size(v)?);
+            Ok(())
+        },
+    ),
+    Knob::value(
         "offset",
         "SIZE",
         "Where the used region starts in each target",

@@ -247,6 +247,10 @@ pub struct WorkloadSpec {
     /// `None` until the target is opened: then the whole device or file (or the
     /// default file size for a new file).
     pub size: Option<u64>,
+    /// Bytes of I/O per target in all, instead of one pass over `size`
+    /// (`--io-size`, fio's `io_size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_size: Option<u64>,
     pub offset: u64,
     /// Time bound; `None` means one pass over `size` per target.
     pub runtime_s: Option<f64>,
@@ -354,6 +358,7 @@ impl WorkloadSpec {
             rwmix_read: 100,
             bs: 4096,
             iodepth: 1,
+            io_size: None,
             numjobs: 1,
             size: None,
             offset: 0,
@@ -526,6 +531,14 @@ impl WorkloadSpec {
             return fail(format!(
                 "--iodepth {} needs an asynchronous engine: --engine sync does one I/O at a time per worker (use --numjobs, or --engine io_uring)",
                 self.iodepth
+            ));
+        }
+        if let Some(io) = self.io_size
+            && io < self.bs * u64::from(self.numjobs)
+        {
+            return fail(format!(
+                "--io-size {io} is less than one block of --bs {} for each of --numjobs {}",
+                self.bs, self.numjobs
             ));
         }
         if let Some(r) = self.runtime_s
