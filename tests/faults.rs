@@ -33,7 +33,7 @@ impl SmallTmpfs {
 
 impl Drop for SmallTmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
+        unmount(self.dir.path());
     }
 }
 

@@ -66,7 +66,7 @@ fn meta_on_the_work_disk_and_on_tmpfs() {
     let doc = meta_json(tmpfs.path().to_str().unwrap(), &[]);
     assert_eq!(doc["results"][0]["filesystem"], "tmpfs");
     check_meta(&doc, tmpfs.path());
-    let _ = Command::new("umount").arg(tmpfs.path()).status();
+    unmount(tmpfs.path());
 }
 
 #[test]

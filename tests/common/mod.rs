@@ -25,6 +25,24 @@ pub fn run_ok(args: &[&str]) -> Output {
     out
 }
 
+/// Unmounts `dir`: a few tries while a process that just ended may still
+/// hold it, then detached, so that no mount outlives its test (a mount left
+/// behind keeps its directory, and the next clean checkout, from going).
+pub fn unmount(dir: &Path) {
+    for _ in 0..10 {
+        let done = Command::new("umount")
+            .arg(dir)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if done {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = Command::new("umount").arg("-l").arg(dir).status();
+}
+
 /// The JSON a fathom run printed, after asserting that it succeeded.
 pub fn json_out(out: &Output) -> Value {
     assert!(
