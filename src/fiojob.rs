@@ -360,6 +360,14 @@ struct Job {
     number_ios: Option<u64>,
     random_map: bool,
     random: bool,
+    /// `nrfiles`: files of this job (and of each clone) without `filename`.
+    nrfiles: u32,
+    /// `filesize`: the size of each of them; `size / nrfiles` without it.
+    filesize: Option<String>,
+    /// `offset_increment`: clone k starts `k` times this after `offset`.
+    offset_increment: Option<u64>,
+    /// `thinktime_blocks`, which only counts with a `thinktime`.
+    think_every: Option<u32>,
     starts_group: bool,
 }
 
@@ -407,6 +415,30 @@ impl Job {
         Ok(())
     }
 
+    /// `nrfiles` files of `filesize` (or `size / nrfiles`) each: fathom's
+    /// `size` is per target, and each file is a target.
+    fn files_of_their_own(&mut self) -> Result<(), String> {
+        if self.nrfiles <= 1 && self.filesize.is_none() {
+            return Ok(());
+        }
+        if !self.files.is_empty() {
+            return Err(
+                "nrfiles or filesize with filename: fio sizes the files it names itself; give filename, or nrfiles and filesize"
+                    .into(),
+            );
+        }
+        let per_file = match (self.filesize.take(), self.knob("size")) {
+            (Some(each), _) => each,
+            (None, Some(total)) => {
+                let total = crate::units::parse_size(total).map_err(|e| format!("size: {e}"))?;
+                (total / u64::from(self.nrfiles)).to_string()
+            }
+            (None, None) => return Err("nrfiles needs size or filesize".into()),
+        };
+        self.set("size", per_file);
+        Ok(())
+    }
+
     fn knob(&self, knob: &str) -> Option<&str> {
         self.knobs
             .iter()
@@ -427,12 +459,22 @@ impl Job {
         }
         self.set("numjobs", "1");
         (0..n)
-            .map(|k| Job {
-                name: format!("{}.{k}", self.name),
-                clone: Some((k, self.name.clone())),
-                // A stonewall before the job starts one group of all clones.
-                starts_group: self.starts_group && k == 0,
-                ..self.clone()
+            .map(|k| {
+                let mut clone = Job {
+                    name: format!("{}.{k}", self.name),
+                    clone: Some((k, self.name.clone())),
+                    // A stonewall before the job starts one group of all clones.
+                    starts_group: self.starts_group && k == 0,
+                    ..self.clone()
+                };
+                if let Some(step) = self.offset_increment {
+                    let base = self
+                        .knob("offset")
+                        .and_then(|o| crate::units::parse_size(o).ok())
+                        .unwrap_or(0);
+                    clone.set("offset", (base + u64::from(k) * step).to_string());
+                }
+                clone
             })
             .collect()
     }
@@ -447,11 +489,15 @@ impl Job {
                 Some((k, name)) => (*k, name.as_str()),
                 None => (0, self.name.as_str()),
             };
-            let own = format!("{name}.{number}.0");
-            return vec![match dir {
-                Some(d) => PathBuf::from(d).join(own).display().to_string(),
-                None => own,
-            }];
+            return (0..self.nrfiles.max(1))
+                .map(|file| {
+                    let own = format!("{name}.{number}.{file}");
+                    match dir {
+                        Some(d) => PathBuf::from(d).join(own).display().to_string(),
+                        None => own,
+                    }
+                })
+                .collect();
         }
         self.files
             .iter()
@@ -526,6 +572,12 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
             ));
             job.set("iodepth", "1");
         }
+        if job.nrfiles > 1 && job.runtime {
+            note(format!(
+                "job {}: nrfiles={}: fathom runs a worker per file, each at iodepth, where fio goes round the files with one",
+                job.name, job.nrfiles
+            ));
+        }
         if job.runtime && !job.time_based {
             note(format!(
                 "job {}: runtime without time_based: fio stops after one pass over size or at runtime, whichever is first; fathom runs for the whole runtime",
@@ -537,6 +589,14 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
                 "job {}: fathom draws random offsets with replacement, as fio's norandommap; fio without it touches each block once per pass",
                 job.name
             ));
+        }
+        if let Err(m) = job.files_of_their_own() {
+            problem(format!("{}: {m}", section_at(&section.opts, &global)));
+        }
+        if let Some(every) = job.think_every.take()
+            && job.knob("think_time").is_some()
+        {
+            job.set("think_every", every.to_string());
         }
         if let Some(criterion) = job.steady.take() {
             let window = job.steady_window.take().map(|w| format!(":{w}"));
@@ -624,6 +684,35 @@ fn same_for_reads_and_writes(opt: &Opt) -> Result<&str, String> {
     Ok(first)
 }
 
+/// fio's "read,write" pairs: (reads, writes), an empty or missing part
+/// being fio's default for block sizes. A third part (trims) must match
+/// one of them, as fathom issues no trims.
+fn reads_and_writes(opt: &Opt) -> Result<(&str, &str), String> {
+    let v = value(opt)?;
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    fn or_default<'a>(p: Option<&&'a str>) -> &'a str {
+        match p {
+            Some(p) if !p.is_empty() => p,
+            _ => "4k",
+        }
+    }
+    match parts.len() {
+        1 => Ok((parts[0], parts[0])),
+        2 | 3 => Ok((or_default(parts.first()), or_default(parts.get(1)))),
+        _ => Err(format!("{}={v}: at most reads,writes,trims", opt.key)),
+    }
+}
+
+/// fio's thinktime and thinktime_spin are microseconds unless they say
+/// otherwise.
+fn microseconds(v: &str) -> String {
+    if v.chars().all(|c| c.is_ascii_digit()) {
+        format!("{v}us")
+    } else {
+        v.to_string()
+    }
+}
+
 /// fio times are seconds unless they say otherwise.
 fn seconds(v: &str) -> String {
     if v.chars().all(|c| c.is_ascii_digit() || c == '.') {
@@ -641,12 +730,7 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         "description" => {}
         "rw" | "readwrite" => {
             let v = value(opt)?;
-            let (mode, skip) = v.split_once(':').unwrap_or((v, "0"));
-            if !matches!(skip.trim(), "0" | "") {
-                return Err(format!(
-                    "{key}={v}: skipping {skip} between I/Os is not supported"
-                ));
-            }
+            let (mode, modifier) = v.split_once(':').unwrap_or((v, ""));
             let mode = match mode.trim() {
                 "read" => "read",
                 "write" => "write",
@@ -661,6 +745,20 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             };
             job.random = mode.starts_with("rand");
             job.set("rw", mode);
+            job.unset("stride");
+            job.unset("sequential_run");
+            match modifier.trim() {
+                "" | "0" => {}
+                // For a random mode, I/Os per new offset; for a sequential
+                // one, bytes added after each I/O (negative: backwards).
+                n if job.random => {
+                    let n: u32 = n
+                        .parse()
+                        .map_err(|_| format!("{key}={v}: '{n}' is not a count of I/Os"))?;
+                    job.set("sequential_run", n.to_string());
+                }
+                stride => job.set("stride", stride),
+            }
         }
         "rwmixread" => job.set("rwmix_read", value(opt)?),
         "rwmixwrite" => {
@@ -671,7 +769,38 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 .ok_or_else(|| format!("rwmixwrite={}: 0 to 100", value(opt).unwrap_or("")))?;
             job.set("rwmix_read", (100 - w).to_string());
         }
-        "bs" | "blocksize" => job.set("bs", same_for_reads_and_writes(opt)?),
+        "bs" | "blocksize" => match reads_and_writes(opt)? {
+            (read, write) if read == write => {
+                job.unset("bssplit");
+                job.set("bs", read);
+            }
+            (read, write) => {
+                job.unset("bs");
+                job.set("bssplit", format!("{read}/100,{write}/100"));
+            }
+        },
+        "bssplit" => {
+            let v = value(opt)?;
+            let mut parts: Vec<&str> = v.split(',').collect();
+            if parts.len() == 3 {
+                // The third part is for trims, which fathom does not issue.
+                parts.pop();
+            }
+            let split: crate::spec::BlockSizeSplit = parts
+                .join(",")
+                .parse()
+                .map_err(|e| format!("{key}={v}: {e}"))?;
+            job.unset("bs");
+            job.set("bssplit", split.to_string());
+        }
+        "blockalign" | "ba" => {
+            let v = same_for_reads_and_writes(opt)?;
+            let align = crate::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?;
+            let bs = crate::units::parse_size(job.knob("bs").unwrap_or("4k"));
+            if bs != Ok(align) {
+                return unsupported(": fathom aligns offsets to the (smallest) block size");
+            }
+        }
         "bsrange" | "blocksize_range" => {
             let v = same_for_reads_and_writes(opt)?;
             match v.split_once('-') {
@@ -719,10 +848,45 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         }
         "directory" => job.directory = Some(value(opt)?.to_string()),
         "nrfiles" => {
-            if value(opt)? != "1" {
-                return unsupported(" beyond nrfiles=1 (name the files with filename=a:b)");
-            }
+            job.nrfiles = u32::try_from(count(opt)?)
+                .ok()
+                .filter(|n| *n <= 4096)
+                .ok_or_else(|| format!("{key}: at most 4096 files"))?;
         }
+        "filesize" => {
+            let v = value(opt)?;
+            let size = match v.split_once('-') {
+                Some((lo, hi)) if lo.trim().eq_ignore_ascii_case(hi.trim()) => lo.trim(),
+                Some(_) => return unsupported(" as a range (files of one size only)"),
+                None => v,
+            };
+            crate::units::parse_size(size).map_err(|e| format!("{key}={v}: {e}"))?;
+            job.filesize = Some(size.to_string());
+        }
+        "offset_increment" => {
+            let v = value(opt)?;
+            if v.ends_with('%') {
+                return unsupported(" as a percentage (give a size)");
+            }
+            job.offset_increment =
+                Some(crate::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?);
+        }
+        "rate_process" => match value(opt)? {
+            "linear" => {}
+            other => {
+                return unsupported(&format!(
+                    "={other}: fathom issues rated I/O on an even schedule (linear)"
+                ));
+            }
+        },
+        "unified_rw_reporting" => match value(opt)? {
+            "none" | "0" => {}
+            other => {
+                return unsupported(&format!(
+                    "={other}: fathom reports each direction and their total"
+                ));
+            }
+        },
         "runtime" | "timeout" => {
             job.set("runtime", seconds(value(opt)?));
             job.runtime = true;
@@ -775,16 +939,42 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         "randseed" => job.set("seed", value(opt)?),
         "random_distribution" => {
             let v = value(opt)?;
-            match v {
-                "random" => job.set("random_distribution", "uniform"),
-                z if z.starts_with("zipf:") => job.set("random_distribution", z),
-                other => {
-                    return Err(format!(
-                        "random_distribution={other} is not supported (random or zipf:THETA)"
-                    ));
-                }
+            if v.contains(',') {
+                return unsupported(
+                    " with different distributions for reads and writes (give one for both)",
+                );
             }
+            let d: crate::spec::Distribution = v.parse().map_err(|e| format!("{key}={v}: {e}"))?;
+            job.set("random_distribution", d.to_string());
         }
+        "percentage_random" => job.set("random_percent", same_for_reads_and_writes(opt)?),
+        "rw_sequencer" => match value(opt)? {
+            "sequential" => {}
+            other => return unsupported(&format!("={other} (sequential only)")),
+        },
+        "thinktime" => {
+            let v = value(opt)?;
+            job.set("think_time", microseconds(v));
+        }
+        "thinktime_blocks" => {
+            job.think_every =
+                Some(u32::try_from(count(opt)?).map_err(|_| format!("{key}: too large"))?)
+        }
+        "thinktime_spin" => {
+            return Ok(Action::Note(format!(
+                "thinktime_spin={} is accepted: fathom idles the whole think time asleep, which changes the CPU figures, not the I/O",
+                value(opt)?
+            )));
+        }
+        "thinktime_blocks_type" => match value(opt)? {
+            "complete" | "issue" => {
+                return Ok(Action::Note(format!(
+                    "thinktime_blocks_type={}: fathom pauses after issuing thinktime_blocks I/Os and seeing them complete",
+                    value(opt)?
+                )));
+            }
+            other => return Err(format!("{key}={other}: complete or issue")),
+        },
         "random_generator" => {
             return Ok(Action::Note(format!(
                 "random_generator={} is accepted: fathom draws offsets with its own generator",
@@ -849,29 +1039,11 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             }
             job.steady = Some(format!("iops:{band}%"));
         }
-        "ss_dur" => job.steady_window = Some(seconds(value(opt)?)),
-        "ss_ramp" => {
+        "ss_dur" | "steadystate_duration" => job.steady_window = Some(seconds(value(opt)?)),
+        "ss_ramp" | "steadystate_ramp_time" => {
             return Ok(Action::Note(format!(
                 "ss_ramp={} is accepted: fathom judges steadiness over its last window only, so an early ramp never counts",
                 value(opt)?
-            )));
-        }
-        "write_bw_log"
-        | "write_lat_log"
-        | "write_iops_log"
-        | "write_hist_log"
-        | "log_avg_msec"
-        | "log_hist_msec"
-        | "per_job_logs"
-        | "log_offset"
-        | "log_max_value"
-        | "log_unix_epoch"
-        | "log_compression"
-        | "log_store_compressed"
-        | "gtod_reduce"
-        | "write_iolog_samples" => {
-            return Ok(Action::Note(format!(
-                "{key} is accepted: fathom writes no fio log files; its per-second figures are in its JSON and CSV, and it times every I/O"
             )));
         }
         "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
@@ -882,20 +1054,21 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         "io_size" | "io_limit" => job.set("io_size", value(opt)?),
         "number_ios" => job.number_ios = Some(count(opt)?),
         "loops" => job.loops = Some(count(opt)?),
-        "thread" | "threads" | "new_group" | "invalidate" | "kb_base" | "unit_base"
-        | "disable_lat" | "disable_clat" | "disable_slat" | "clat_percentiles"
-        | "lat_percentiles" | "percentile_list" => {
-            if key == "kb_base" && value(opt)? != "1024" {
-                return unsupported(" other than 1024 (fathom's k is 1024)");
-            }
-            return Ok(Action::Note(format!(
-                "{key} is accepted: it tunes fio's own reporting or threads, not what is measured"
-            )));
+        "kb_base" if opt.value.as_deref() != Some("1024") => {
+            return unsupported(" other than 1024 (fathom's k is 1024)");
         }
         _ => {
+            // Options that change no figure are accepted, and those fathom
+            // cannot carry out refused, as the table says.
+            if let Some(row) = option_rows().find(|row| row.name == key) {
+                return match row.handling {
+                    "accepted" => Ok(Action::Note(format!("{key} is accepted: {}", row.why))),
+                    _ => unsupported(&format!(": {}", row.why)),
+                };
+            }
             let hint = match did_you_mean(key) {
                 Some(known) => format!(" (did you mean '{known}'?)"),
-                None => String::new(),
+                None => " (not an fio option)".to_string(),
             };
             return unsupported(&hint);
         }
@@ -903,81 +1076,46 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
     Ok(Action::Done)
 }
 
-/// The fio options this translator carries out or accepts, for "did you
-/// mean" when a key is none of them (a unit test keeps the list honest).
-const KNOWN_OPTIONS: &[&str] = &[
-    "name",
-    "description",
-    "rw",
-    "readwrite",
-    "rwmixread",
-    "rwmixwrite",
-    "bs",
-    "blocksize",
-    "bsrange",
-    "blocksize_range",
-    "iodepth",
-    "numjobs",
-    "size",
-    "offset",
-    "filename",
-    "directory",
-    "nrfiles",
-    "runtime",
-    "timeout",
-    "time_based",
-    "ramp_time",
-    "direct",
-    "buffered",
-    "hipri",
-    "sqthread_poll",
-    "ioengine",
-    "rate",
-    "rate_iops",
-    "fsync",
-    "fdatasync",
-    "norandommap",
-    "randrepeat",
-    "randseed",
-    "random_distribution",
-    "random_generator",
-    "verify",
-    "stonewall",
-    "wait_for_previous",
-    "io_submit_mode",
-    "group_reporting",
-    "continue_on_error",
-    "steadystate",
-    "ss",
-    "ss_dur",
-    "ss_ramp",
-    "write_bw_log",
-    "write_lat_log",
-    "write_iops_log",
-    "write_hist_log",
-    "log_avg_msec",
-    "log_hist_msec",
-    "per_job_logs",
-    "gtod_reduce",
-    "thread",
-    "new_group",
-    "invalidate",
-    "loops",
-    "kb_base",
-    "unit_base",
-    "disable_lat",
-    "disable_clat",
-    "disable_slat",
-    "clat_percentiles",
-    "lat_percentiles",
-    "percentile_list",
-];
+/// Every job option of fio's HOWTO and what this translator does with it
+/// (translated, accepted, or refused and why): the table of
+/// docs/fio-options.md, which a unit test checks against `apply`.
+const OPTION_TABLE: &str = include_str!("../docs/fio-options.md");
 
-/// The known option closest to `key`, if one is close enough to be a typo.
+/// One row of [`OPTION_TABLE`].
+struct OptionRow<'a> {
+    name: &'a str,
+    /// `translated`, `accepted` or `refused`.
+    handling: &'a str,
+    /// The value the unit test gives the option.
+    #[cfg_attr(not(test), allow(dead_code))]
+    sample: &'a str,
+    /// What fathom does with it, or why it refuses it.
+    why: &'a str,
+}
+
+fn option_rows() -> impl Iterator<Item = OptionRow<'static>> {
+    OPTION_TABLE.lines().filter_map(|line| {
+        let cells: Vec<&str> = line
+            .strip_prefix("| `")?
+            .split(" | ")
+            .map(|c| c.trim().trim_matches('`'))
+            .collect();
+        match cells.as_slice() {
+            [name, handling, sample, why] => Some(OptionRow {
+                name,
+                handling,
+                sample,
+                why: why.trim_end_matches(" |").trim(),
+            }),
+            _ => None,
+        }
+    })
+}
+
+/// The fio option closest to `key`, if one is close enough to be a typo.
 fn did_you_mean(key: &str) -> Option<&'static str> {
-    KNOWN_OPTIONS
-        .iter()
-        .map(|k| (strsim::jaro_winkler(key, k), *k))
+    option_rows()
+        .map(|row| (strsim::jaro_winkler(key, row.name), row.name))
         .filter(|(score, _)| *score > 0.85)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, k)| k)
@@ -1191,12 +1329,16 @@ mod tests {
         let d = tmp();
         for (body, needle) in [
             ("rw=randtrim", "trim is not supported"),
-            ("bssplit=4k/50:8k/50", "option 'bssplit' is not supported"),
+            ("bssplit=4k/50:8k/40", "not 100%"),
+            (
+                "random_distribution=zipf:1.2,random",
+                "for reads and writes",
+            ),
             ("latency_target=1ms", "capacity search"),
             ("io_submit_mode=poll", "inline or offload"),
             ("bsrange=4k-64k", "range of block sizes"),
-            ("bs=4k,8k", "different values for reads and writes"),
-            ("rw=write:4k", "skipping 4k"),
+            ("rate_iops=10,20", "different values for reads and writes"),
+            ("rw_sequencer=identical", "sequential only"),
             ("ioengine=mmap", "ioengine=mmap is not supported"),
         ] {
             let p = write(&d, "bad.fio", &format!("[j]\nfilename=/tmp/x\n{body}\n"));
@@ -1286,13 +1428,13 @@ mod tests {
         let p = write(
             &d,
             "bad.fio",
-            "[global]\nbssplit=4k/50:64k/50\n[a]\nrw=trim\niodepht=4\n[b]\nlatency_target=1ms\n",
+            "[global]\nthinktime_iotime=1s\n[a]\nrw=trim\niodepht=4\n[b]\nlatency_target=1ms\n",
         );
         let e = translate(&p, false).unwrap_err().0;
         let lines: Vec<&str> = e.lines().collect();
         assert_eq!(lines.len(), 4, "{e}");
         assert!(
-            lines[0].ends_with("bad.fio:2: option 'bssplit' is not supported"),
+            lines[0].contains("bad.fio:2: option 'thinktime_iotime' is not supported"),
             "{e}"
         );
         assert!(lines[1].contains("bad.fio:4: rw=trim"), "{e}");
@@ -1323,21 +1465,85 @@ mod tests {
     }
 
     #[test]
-    fn every_known_option_is_carried_out_or_accepted() {
-        for key in KNOWN_OPTIONS {
+    fn every_option_does_what_the_table_of_fio_options_says() {
+        let mut rows = 0;
+        let mut wrong = Vec::new();
+        for row in option_rows() {
+            rows += 1;
             let mut job = Job::default();
             let opt = Opt {
-                key: key.to_string(),
-                value: Some("1".into()),
+                key: row.name.to_string(),
+                value: Some(row.sample.to_string()),
                 at: "x:1".into(),
             };
-            if let Err(e) = apply(&mut job, &opt) {
-                let unknown = format!("option '{key}' is not supported");
-                assert!(e != unknown && !e.contains("did you mean"), "{key}: {e}");
+            let got = match apply(&mut job, &opt) {
+                Ok(Action::Done) => "translated",
+                Ok(Action::Note(_)) => "accepted",
+                Err(e) if e.contains("did you mean") || e.contains("not an fio option") => {
+                    "unknown to the translator"
+                }
+                Err(_) => "refused",
+            };
+            if got != row.handling {
+                wrong.push(format!(
+                    "{}={}: {got}, not {}",
+                    row.name, row.sample, row.handling
+                ));
             }
         }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+        assert!(rows > 300, "{rows} rows read from docs/fio-options.md");
         assert_eq!(did_you_mean("iodepht"), Some("iodepth"));
         assert_eq!(did_you_mean("zzz"), None);
+        let e = apply(
+            &mut Job::default(),
+            &Opt {
+                key: "cgroup".into(),
+                value: Some("fio".into()),
+                at: "x:1".into(),
+            },
+        )
+        .err()
+        .unwrap();
+        assert!(
+            e.contains("run fathom itself"),
+            "the table's reason is given: {e}"
+        );
+    }
+
+    /// Every job option fio's HOWTO documents is in the table (where fio's
+    /// documentation is installed).
+    #[test]
+    fn the_table_covers_fios_howto() {
+        let howto = std::process::Command::new("zcat")
+            .arg("/usr/share/doc/fio/HOWTO.rst.gz")
+            .output();
+        let Some(text) = howto.ok().filter(|o| o.status.success()) else {
+            eprintln!("SKIP: fio's HOWTO is not installed (apt-get install fio)");
+            return;
+        };
+        let text = String::from_utf8_lossy(&text.stdout);
+        let names: Vec<&str> = option_rows().map(|r| r.name).collect();
+        let mut missing = Vec::new();
+        for line in text.lines() {
+            let Some(decl) = line.strip_prefix(".. option:: ") else {
+                continue;
+            };
+            if decl.starts_with("--") {
+                continue; // fio's command line, not a job option
+            }
+            let decl = decl.split(" : ").next().unwrap_or(decl);
+            for alias in decl.split(", ") {
+                let name = alias.split(['=', '[', ' ']).next().unwrap_or(alias).trim();
+                if !names.contains(&name) {
+                    missing.push(name.to_string());
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "not in docs/fio-options.md: {missing:?}"
+        );
     }
 
     #[test]

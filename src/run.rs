@@ -2,6 +2,7 @@
 //! their reports into results, shows the live line, and cleans up.
 
 use crate::engine::pattern::{OffsetPattern, Region};
+use crate::engine::sizes::BlockSizes;
 use crate::engine::target::{self, PreparedTarget, TargetPlan};
 use crate::engine::tuning::{EngineTuning, choose as choose_tuning};
 use crate::engine::worker::{
@@ -87,6 +88,24 @@ fn check_cache_modes(spec: &WorkloadSpec) -> Result<(), UsageError> {
 
 fn check_region(spec: &WorkloadSpec, plan: &TargetPlan) -> Result<(), UsageError> {
     let blocks = plan.size / spec.bs;
+    let largest = spec.largest_block_size();
+    if plan.size < largest {
+        return Err(UsageError(format!(
+            "target {}: --size {} is smaller than the largest block of --bssplit, {}",
+            plan.name,
+            crate::units::format_bytes(plan.size),
+            crate::units::format_block_size(largest)
+        )));
+    }
+    if spec.rw.is_random() {
+        let region = Region {
+            start: plan.offset,
+            blocks,
+            bs: spec.bs,
+        };
+        OffsetPattern::random(region, &spec.random_distribution, 100, 1)
+            .map_err(|e| UsageError(format!("target {}: --random-distribution: {e}", plan.name)))?;
+    }
     if !spec.rw.is_random() && blocks < spec.numjobs as u64 {
         return Err(UsageError(format!(
             "target {}: --size holds {blocks} blocks of --bs, fewer than --numjobs {} sequential workers need",
@@ -340,10 +359,14 @@ fn worker_configs(
                 };
                 // One pass over the region in all, shared among the workers.
                 let share = blocks / jobs + u64::from(j < blocks % jobs);
-                (
-                    OffsetPattern::random(region, spec.random_distribution),
-                    share * spec.bs,
+                let pattern = OffsetPattern::random(
+                    region,
+                    &spec.random_distribution,
+                    spec.random_percent,
+                    spec.sequential_run,
                 )
+                .expect("zones checked against the region by check_region");
+                (pattern, share * spec.bs)
             } else {
                 // Sequential workers each stream through their own slice, so
                 // they do not read the blocks another has just brought in.
@@ -354,7 +377,15 @@ fn worker_configs(
                     blocks: slice_blocks,
                     bs: spec.bs,
                 };
-                (OffsetPattern::sequential(region), region.len())
+                // With holes one pass issues one I/O per block and stride,
+                // as fio's rw=read:8k does before it reaches the end.
+                let pass = match spec.stride {
+                    stride if stride > 0 => {
+                        slice_blocks.div_ceil(1 + stride as u64 / spec.bs) * spec.bs
+                    }
+                    _ => region.len(),
+                };
+                (OffsetPattern::sequential(region, spec.stride), pass)
             };
             let budget = match io_blocks {
                 Some(total) => (total / jobs + u64::from(j < total % jobs)) * spec.bs,
@@ -368,7 +399,11 @@ fn worker_configs(
                 ring: spec.ring_options(),
                 tuning: None,
                 pattern,
-                bs: spec.bs as u32,
+                sizes: match &spec.bssplit {
+                    Some(split) => BlockSizes::split(split),
+                    None => BlockSizes::fixed(spec.bs as u32),
+                },
+                think: spec.think_time,
                 depth: spec.iodepth,
                 read_percent: spec.rw.read_percent(spec.rwmix_read),
                 budget_bytes: size_bound.then_some(budget),

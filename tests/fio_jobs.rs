@@ -184,10 +184,8 @@ fn explain_prints_the_fathom_job_and_flags_override_the_file() {
 fn unsupported_fio_options_are_refused_before_anything_is_created() {
     let dir = tempdir();
     for (extra, needle) in [
-        (
-            "bssplit=4k/50:64k/50",
-            ":5: option 'bssplit' is not supported",
-        ),
+        ("bssplit=4k/50:64k/40", ":5: bssplit=4k/50:64k/40: "),
+        ("ioengine=rbd", ":5: ioengine=rbd is not supported"),
         ("latency_target=1ms", "capacity search"),
         ("rw=trim", "trim is not supported"),
     ] {
@@ -359,4 +357,156 @@ fn io_amounts_are_fios() {
             ("i".to_string(), 64, 0)
         ]
     );
+}
+
+/// Each job of fio's JSON: (jobname, [read, write] as (I/Os, bytes)).
+fn amounts_of(doc: &Value) -> Vec<(String, [(u64, u64); 2])> {
+    doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let of = |d: &str| (u(&j[d]["total_ios"]), u(&j[d]["io_bytes"]));
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                [of("read"), of("write")],
+            )
+        })
+        .collect()
+}
+
+fn fio_doc(job: &std::path::Path, dir: &std::path::Path) -> Option<Value> {
+    let out = std::process::Command::new("fio")
+        .current_dir(dir)
+        .args([job.to_str().unwrap(), "--output-format=json"])
+        .output()
+        .map_err(|e| eprintln!("SKIP: fio cannot be run ({e}); apt-get install fio"))
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    Some(serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap())
+}
+
+/// Block-size mixes, strides, backward walks, runs of sequential I/Os
+/// after a random offset, zones and think time: fathom issues what fio
+/// issues, job by job and direction by direction.
+#[test]
+fn the_shape_of_the_io_is_fios() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[global]\nfilename=shapes\nsize=1m\nbs=4k\nioengine=psync\nnorandommap\n\
+         [pair]\nrw=randrw\nbs=4k,16k\n\
+         [split]\nstonewall\nrw=randread\nbssplit=4k/50:64k/50\n\
+         [holes]\nstonewall\nrw=read:8k\n\
+         [back]\nstonewall\nrw=read:-8k\n\
+         [runs]\nstonewall\nrw=randread:8\n\
+         [zoned]\nstonewall\nrw=randread\nrandom_distribution=zoned:60/10:30/20:10/70\n\
+         [think]\nstonewall\nrw=randread\nthinktime=20ms\nruntime=1\ntime_based\n",
+    );
+    let Some(fio) = fio_doc(&job, dir.path()) else {
+        return;
+    };
+    std::fs::remove_file(dir.path().join("shapes")).unwrap();
+    let out = fathom()
+        .current_dir(dir.path())
+        .args(["run", job.to_str().unwrap(), "--output-format", "fio-json"])
+        .output()
+        .unwrap();
+    let fathom = amounts_of(&json_out(&out));
+    let fio = amounts_of(&fio);
+    let names: Vec<&str> = fathom.iter().map(|j| j.0.as_str()).collect();
+    assert_eq!(
+        names,
+        ["pair", "split", "holes", "back", "runs", "zoned", "think"]
+    );
+    let job = |jobs: &[(String, [(u64, u64); 2])], name: &str| {
+        jobs.iter().find(|j| j.0 == name).unwrap().1
+    };
+    // Reads of 4k and writes of 16k, about 1m in all (a mix drawn at
+    // random: its split is not fio's to the I/O).
+    for jobs in [&fathom, &fio] {
+        let [r, w] = job(jobs, "pair");
+        assert_eq!((r.1 / r.0, w.1 / w.0), (4096, 16384), "{jobs:?}");
+        assert!(
+            (1 << 20..(1 << 20) + 16384).contains(&(r.1 + w.1)),
+            "{jobs:?}"
+        );
+    }
+    // Both stop once 1m is issued; the last I/O can reach past it.
+    for jobs in [&fathom, &fio] {
+        let split = job(jobs, "split")[0];
+        assert!((1 << 20..(1 << 20) + 65536).contains(&split.1), "{split:?}");
+        assert!(
+            (split.1 / split.0).abs_diff(34 * 1024) < 16 * 1024,
+            "{split:?}"
+        );
+    }
+    for exact in ["holes", "back", "runs", "zoned"] {
+        assert_eq!(job(&fathom, exact), job(&fio, exact), "{exact}");
+    }
+    assert_eq!(job(&fathom, "holes")[0].0, 86, "one read per 12k of 1m");
+    let (x, y) = (
+        job(&fathom, "think")[0].0 as f64,
+        job(&fio, "think")[0].0 as f64,
+    );
+    assert!(
+        (x - y).abs() <= (0.05 * y).max(3.0),
+        "think: fathom {x} fio {y}"
+    );
+}
+
+/// nrfiles gives a job files of its own, named as fio names them and
+/// sharing its size; offset_increment moves each clone along the file.
+#[test]
+fn files_of_a_job_and_offsets_of_its_clones_are_fios() {
+    let dir = tempdir();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let job = job_file(
+        dir.path(),
+        &format!(
+            "[global]\ndirectory={}\nbs=4k\nioengine=psync\n\
+             [many]\nrw=randread\nnrfiles=4\nsize=1m\n\
+             [apart]\nstonewall\nrw=write\nnumjobs=2\nfilename=shared\nsize=256k\noffset_increment=256k\n",
+            data.display()
+        ),
+    );
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    let mut fio_files = entries(&data);
+    fio_files.sort();
+    assert_eq!(
+        fio_files,
+        ["many.0.0", "many.0.1", "many.0.2", "many.0.3", "shared"]
+    );
+    let shared_len = std::fs::metadata(data.join("shared")).unwrap().len();
+    assert_eq!(
+        shared_len,
+        512 * 1024,
+        "the second clone wrote past the first"
+    );
+    for f in &fio_files {
+        std::fs::remove_file(data.join(f)).unwrap();
+    }
+    let (fathom, doc) = fathom_jobs(&job, dir.path());
+    assert_eq!(fathom, fio, "jobs: (name, reads, writes)");
+    assert_eq!(fio[0], ("many".to_string(), 256, 0));
+    let files = doc["jobs"][0]["job options"]["filename"].as_str().unwrap();
+    let names: Vec<String> = files
+        .split(':')
+        .map(|f| {
+            std::path::Path::new(f)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(names, fio_files[..4]);
 }

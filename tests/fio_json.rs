@@ -320,3 +320,53 @@ fn fio_plot_draws_from_fathoms_output() {
         bytes.len()
     );
 }
+
+/// `fio-json+` carries fio's latency bins: every I/O in one bin, bins
+/// keyed as fio keys them, and fio's own `fio_jsonplus_clat2csv` turns
+/// them into one row per bin.
+#[test]
+fn json_plus_bins_are_read_by_fios_own_script() {
+    let dir = tempdir();
+    let job = job_file(dir.path());
+    let out = run(&["run", job.to_str().unwrap(), "--output-format", "fio-json+"]);
+    let doc: Value = json_out(&out);
+    let read = &doc["jobs"][0]["read"];
+    let bins = read["clat_ns"]["bins"].as_object().expect("clat_ns.bins");
+    let counted: u64 = bins.values().map(u).sum();
+    assert_eq!(counted, u(&read["total_ios"]), "every I/O in one bin");
+    assert!(bins.len() > 1, "{bins:?}");
+    for key in bins.keys() {
+        let ns: u64 = key.parse().expect("bins are keyed by ns");
+        assert!(ns >= u(&read["clat_ns"]["min"]) / 2 && ns <= u(&read["clat_ns"]["max"]) * 2);
+    }
+    let json = dir.path().join("plus.json");
+    std::fs::write(&json, serde_json::to_string(&doc).unwrap()).unwrap();
+    let script = "/usr/bin/fio_jsonplus_clat2csv";
+    if !Path::new(script).exists() {
+        eprintln!("SKIP (script part): {script} is not installed (apt-get install fio)");
+        return;
+    }
+    let out = std::process::Command::new("python3")
+        .args([
+            script,
+            json.to_str().unwrap(),
+            dir.path().join("bins.csv").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(dir.path().join("bins_job0.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        1 + bins.len(),
+        "a header and a row per bin"
+    );
+    let last = csv.lines().last().unwrap();
+    let cols: Vec<&str> = last.split(", ").collect();
+    // nsec, then read slat (empty), read clat: count, cumulative, percentile.
+    assert_eq!(cols[5].trim().parse::<u64>().unwrap(), counted, "{last}");
+}

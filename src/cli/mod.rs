@@ -39,7 +39,7 @@ pub struct Cli {
 enum Command {
     /// Run a workload, a sweep (comma lists) or a job file on targets.
     Run(Box<RunArgs>),
-    /// Tables and charts from result files: text, markdown, csv, html or fio-json.
+    /// Tables and charts from result files: text, markdown, csv, html, fio-json or fio-json+.
     Report(ReportArgs),
     /// List the presets `fathom run --preset NAME` runs.
     Presets,
@@ -111,7 +111,7 @@ struct ReportArgs {
     #[arg(required = true)]
     files: Vec<PathBuf>,
 
-    /// text, markdown, csv, html or fio-json.
+    /// text, markdown, csv, html, fio-json or fio-json+.
     #[arg(long, default_value = "text", value_parser = parse_format)]
     format: OutputFormat,
 
@@ -204,7 +204,7 @@ struct RunArgs {
 
 #[derive(Args, Debug)]
 pub struct OutputArgs {
-    /// text, json, markdown, csv, html or fio-json (fio's JSON layout, for tools built on fio).
+    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) or fio-json+ (with fio's latency bins, as fio's json+).
     #[arg(long = "output-format", default_value = "text", value_parser = parse_format)]
     pub output_format: OutputFormat,
 

@@ -5,6 +5,7 @@
 pub mod io_uring;
 pub mod null;
 pub mod pattern;
+pub mod sizes;
 pub mod sync;
 pub mod target;
 pub mod tuning;

@@ -1,10 +1,11 @@
-//! Where each I/O goes: sequential, uniformly random or Zipf-skewed block
-//! offsets inside a worker's region.
+//! Where each I/O goes: sequential (with holes, or backwards), or random
+//! block offsets inside a worker's region, spread uniformly, by Zipf,
+//! Pareto or a bell, or by zones, with runs of sequential I/Os mixed in.
 
 use crate::spec::Distribution;
 use rand::RngExt;
 use rand::rngs::SmallRng;
-use rand_distr::{Distribution as _, Zipf};
+use rand_distr::{Distribution as _, Normal, Zipf};
 
 /// A block-aligned region of the target: `[start, start + blocks * bs)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,71 +25,226 @@ impl Region {
     }
 }
 
-pub enum OffsetPattern {
-    /// Block after block, wrapping to the start at the end.
-    Sequential {
-        region: Region,
-        next_block: u64,
-    },
-    Uniform {
-        region: Region,
-    },
+/// Where the next I/O of a worker goes.
+pub struct OffsetPattern {
+    region: Region,
+    spread: Spread,
+    /// The block after the previous I/O: where a sequential I/O goes.
+    next_block: u64,
+    /// Sequential: blocks skipped after each I/O; negative walks backwards.
+    stride: i64,
+    /// Random: percent of I/Os at a random offset; the rest follow on.
+    random_percent: u8,
+    /// Random: I/Os per random offset (the first at it, the rest after it).
+    run: u32,
+    left_in_run: u32,
+}
+
+/// How random offsets are drawn; `None` for a sequential pattern.
+enum Spread {
+    Sequential,
+    Uniform,
     Zipf {
-        region: Region,
         zipf: Zipf<f64>,
         /// Spreads hot ranks over the region instead of packing them at its
-        /// start (as fio does), so they are not all in one cache line of the
-        /// device's mapping table.
+        /// start (as fio hashes them), so they are not all in one cache line
+        /// of the device's mapping table.
         scatter: u64,
     },
+    Pareto {
+        power: f64,
+        scatter: u64,
+    },
+    Normal(Normal<f64>),
+    /// Zones as (cumulative percent of I/Os up to and including this
+    /// zone, first block, blocks).
+    Zoned(Vec<(u8, u64, u64)>),
 }
 
 impl OffsetPattern {
-    pub fn sequential(region: Region) -> Self {
-        OffsetPattern::Sequential {
+    /// Block after block, wrapping to the start at the end; `stride` bytes
+    /// are skipped after each I/O (negative: backwards, as fio's `rw=read:-8k`).
+    pub fn sequential(region: Region, stride: i64) -> Self {
+        OffsetPattern {
             region,
+            spread: Spread::Sequential,
             next_block: 0,
+            stride: stride / region.bs.max(1) as i64,
+            random_percent: 100,
+            run: 1,
+            left_in_run: 0,
         }
     }
 
-    pub fn random(region: Region, distribution: Distribution) -> Self {
-        match distribution {
-            Distribution::Uniform => OffsetPattern::Uniform { region },
-            Distribution::Zipf { theta } => OffsetPattern::Zipf {
-                region,
-                zipf: Zipf::new(region.blocks as f64, theta).expect("theta validated by the spec"),
-                scatter: coprime_multiplier(region.blocks),
+    /// Random offsets spread by `distribution`; `random_percent` of the
+    /// I/Os at a random offset and each random offset starting a run of
+    /// `run` I/Os. Fails when a `zoned_abs` zone reaches past the region.
+    pub fn random(
+        region: Region,
+        distribution: &Distribution,
+        random_percent: u8,
+        run: u32,
+    ) -> Result<Self, String> {
+        let n = region.blocks.max(1);
+        let spread = match distribution {
+            Distribution::Uniform => Spread::Uniform,
+            Distribution::Zipf { theta } => Spread::Zipf {
+                zipf: Zipf::new(n as f64, *theta).expect("theta validated by the spec"),
+                scatter: coprime_multiplier(n),
             },
-        }
+            Distribution::Pareto { h } => Spread::Pareto {
+                power: h.ln() / (1.0 - h).ln(),
+                scatter: coprime_multiplier(n),
+            },
+            Distribution::Normal { deviation } => Spread::Normal(
+                Normal::new(n as f64 / 2.0, (n as f64 * deviation / 100.0).max(0.5))
+                    .expect("deviation validated by the spec"),
+            ),
+            Distribution::Zoned { zones } => {
+                Spread::Zoned(zoned(n, zones.iter().map(|z| (z.percent, z.size, 100))))
+            }
+            Distribution::ZonedAbs { zones } => {
+                let covered: u64 = zones.iter().map(|z| z.size).sum();
+                if covered > region.len() {
+                    return Err(format!(
+                        "the zones of {distribution} cover {}, more than the region's {}",
+                        crate::units::format_bytes(covered),
+                        crate::units::format_bytes(region.len())
+                    ));
+                }
+                Spread::Zoned(zoned(
+                    n,
+                    zones.iter().map(|z| (z.percent, z.size, region.len())),
+                ))
+            }
+        };
+        Ok(OffsetPattern {
+            region,
+            spread,
+            next_block: 0,
+            stride: 0,
+            random_percent,
+            run: run.max(1),
+            left_in_run: 0,
+        })
     }
 
+    /// The offset of the next I/O, `len` bytes long (a multiple of the
+    /// region's block size); the I/O never reaches past the region.
     #[inline]
-    pub fn next_offset(&mut self, rng: &mut SmallRng) -> u64 {
-        match self {
-            OffsetPattern::Sequential { region, next_block } => {
-                let block = *next_block;
-                *next_block = if block + 1 >= region.blocks {
+    pub fn next_offset(&mut self, rng: &mut SmallRng, len: u64) -> u64 {
+        let blocks = self.region.blocks;
+        let span = (len / self.region.bs).clamp(1, blocks.max(1));
+        let block = match &self.spread {
+            Spread::Sequential => {
+                let block = if self.next_block + span > blocks {
                     0
                 } else {
-                    block + 1
+                    self.next_block
                 };
-                region.start + block * region.bs
+                let next = (block + span) as i64 + self.stride;
+                // As fio: walking backwards past the start goes on from the
+                // end, one stride before it.
+                self.next_block = if next < 0 {
+                    (blocks as i64 + self.stride).max(0) as u64
+                } else {
+                    next as u64
+                };
+                return self.region.start + block * self.region.bs;
             }
-            OffsetPattern::Uniform { region } => {
-                region.start + rng.random_range(0..region.blocks) * region.bs
+            _ if self.left_in_run > 0 => {
+                self.left_in_run -= 1;
+                self.follow_on(span)
             }
-            OffsetPattern::Zipf {
-                region,
-                zipf,
-                scatter,
-            } => {
-                // Zipf ranks run from 1 to n; rank 1 is the hottest.
-                let rank = (zipf.sample(rng) as u64).clamp(1, region.blocks) - 1;
-                let block = ((rank as u128 * *scatter as u128) % region.blocks as u128) as u64;
-                region.start + block * region.bs
+            _ if self.random_percent < 100 && rng.random_range(0..100u8) >= self.random_percent => {
+                self.follow_on(span)
             }
+            spread => {
+                self.left_in_run = self.run - 1;
+                spread.pick(rng, blocks, span)
+            }
+        };
+        self.next_block = block + span;
+        self.region.start + block * self.region.bs
+    }
+
+    /// The block after the previous I/O, or the start when that one ended
+    /// the region.
+    fn follow_on(&self, span: u64) -> u64 {
+        if self.next_block + span > self.region.blocks {
+            0
+        } else {
+            self.next_block
         }
     }
+}
+
+impl Spread {
+    /// A random block of `blocks` where `span` blocks fit.
+    #[inline]
+    fn pick(&self, rng: &mut SmallRng, blocks: u64, span: u64) -> u64 {
+        let last = blocks.saturating_sub(span);
+        let block = match self {
+            Spread::Sequential => 0,
+            Spread::Uniform => return rng.random_range(0..=last),
+            Spread::Zipf { zipf, scatter } => {
+                // Zipf ranks run from 1 to n; rank 1 is the hottest.
+                let rank = (zipf.sample(rng) as u64).clamp(1, blocks) - 1;
+                scattered(rank, *scatter, blocks)
+            }
+            Spread::Pareto { power, scatter } => {
+                let r: f64 = rng.random();
+                let rank = ((blocks - 1) as f64 * r.powf(*power)) as u64;
+                scattered(rank, *scatter, blocks)
+            }
+            Spread::Normal(normal) => {
+                // Redraw the tails that fall off the region, as a bell
+                // truncated to it.
+                let mut x = normal.sample(rng);
+                for _ in 0..8 {
+                    if (0.0..=last as f64).contains(&x) {
+                        break;
+                    }
+                    x = normal.sample(rng);
+                }
+                x.clamp(0.0, last as f64) as u64
+            }
+            Spread::Zoned(zones) => {
+                let r = rng.random_range(0..100u8);
+                let &(_, first, n) = zones
+                    .iter()
+                    .find(|(upto, _, _)| r < *upto)
+                    .unwrap_or(zones.last().expect("a zoned distribution has zones"));
+                first + rng.random_range(0..n.max(1))
+            }
+        };
+        block.min(last)
+    }
+}
+
+fn scattered(rank: u64, scatter: u64, blocks: u64) -> u64 {
+    ((rank as u128 * scatter as u128) % blocks as u128) as u64
+}
+
+/// Zones of `(percent of I/Os, size, size of the whole)` as block ranges of
+/// a region of `blocks`, with the cumulative percent of I/Os of each.
+fn zoned(blocks: u64, zones: impl Iterator<Item = (u8, u64, u64)>) -> Vec<(u8, u64, u64)> {
+    let mut out = Vec::new();
+    let (mut upto, mut covered) = (0u8, 0u128);
+    for (percent, size, whole) in zones {
+        let first = (covered * blocks as u128 / whole as u128) as u64;
+        covered += size as u128;
+        let end = ((covered * blocks as u128 / whole as u128) as u64).min(blocks);
+        upto = upto.saturating_add(percent);
+        if percent > 0 {
+            out.push((
+                upto,
+                first.min(blocks - 1),
+                end.saturating_sub(first).max(1),
+            ));
+        }
+    }
+    out
 }
 
 /// An odd multiplier near the golden ratio of `n` with no factor in common
@@ -127,8 +283,8 @@ mod tests {
     #[test]
     fn sequential_walks_and_wraps() {
         let mut rng = SmallRng::seed_from_u64(0);
-        let mut p = OffsetPattern::sequential(region());
-        let offsets: Vec<u64> = (0..101).map(|_| p.next_offset(&mut rng)).collect();
+        let mut p = OffsetPattern::sequential(region(), 0);
+        let offsets: Vec<u64> = (0..101).map(|_| p.next_offset(&mut rng, 4096)).collect();
         assert_eq!(offsets[0], 8192);
         assert_eq!(offsets[1], 8192 + 4096);
         assert_eq!(offsets[99], 8192 + 99 * 4096);
@@ -139,10 +295,10 @@ mod tests {
     fn uniform_stays_in_region_aligned_and_covers_it() {
         let mut rng = SmallRng::seed_from_u64(3);
         let r = region();
-        let mut p = OffsetPattern::random(r, Distribution::Uniform);
+        let mut p = OffsetPattern::random(r, &Distribution::Uniform, 100, 1).unwrap();
         let mut seen = vec![false; r.blocks as usize];
         for _ in 0..10_000 {
-            let off = p.next_offset(&mut rng);
+            let off = p.next_offset(&mut rng, r.bs);
             assert!(off >= r.start && off < r.start + r.len());
             assert_eq!((off - r.start) % r.bs, 0);
             seen[((off - r.start) / r.bs) as usize] = true;
@@ -158,10 +314,10 @@ mod tests {
             blocks: 1000,
             bs: 512,
         };
-        let mut p = OffsetPattern::random(r, Distribution::Zipf { theta: 1.2 });
+        let mut p = OffsetPattern::random(r, &Distribution::Zipf { theta: 1.2 }, 100, 1).unwrap();
         let mut counts = vec![0u32; 1000];
         for _ in 0..100_000 {
-            let off = p.next_offset(&mut rng);
+            let off = p.next_offset(&mut rng, r.bs);
             assert!(off < r.len() && off.is_multiple_of(512));
             counts[(off / 512) as usize] += 1;
         }
@@ -169,6 +325,123 @@ mod tests {
         let top_ten: u32 = counts[..10].iter().sum();
         // A uniform spread would put 1% of I/Os on the 10 hottest blocks.
         assert!(top_ten > 30_000, "top ten blocks got {top_ten}");
+    }
+
+    fn offsets(p: &mut OffsetPattern, len: u64, n: usize) -> Vec<u64> {
+        let mut rng = SmallRng::seed_from_u64(7);
+        (0..n).map(|_| p.next_offset(&mut rng, len)).collect()
+    }
+
+    fn blocks(n: u64) -> Region {
+        Region {
+            start: 0,
+            blocks: n,
+            bs: 4096,
+        }
+    }
+
+    #[test]
+    fn strides_leave_holes_and_negative_ones_walk_back_as_fio_does() {
+        let mut holes = OffsetPattern::sequential(blocks(256), 8192);
+        let o = offsets(&mut holes, 4096, 4);
+        assert_eq!(o, [0, 12288, 24576, 36864]);
+        // fio's rw=read:-8k at 4k on 1m: 0, then 1040384 and down by 4k.
+        let mut back = OffsetPattern::sequential(blocks(256), -8192);
+        let o = offsets(&mut back, 4096, 257);
+        assert_eq!(&o[..3], [0, 1040384, 1036288]);
+        assert_eq!(o[255], 0);
+        assert_eq!(o[256], 1040384);
+    }
+
+    #[test]
+    fn larger_blocks_never_cross_the_end_of_the_region() {
+        let r = blocks(10);
+        let mut seq = OffsetPattern::sequential(r, 0);
+        for off in offsets(&mut seq, 3 * 4096, 50) {
+            assert!(off + 3 * 4096 <= r.len(), "{off}");
+        }
+        for d in [
+            "uniform",
+            "zipf:1.1",
+            "pareto:0.3",
+            "normal:40",
+            "zoned:50/10:50/90",
+        ] {
+            let d: Distribution = d.parse().unwrap();
+            let mut p = OffsetPattern::random(r, &d, 100, 1).unwrap();
+            for off in offsets(&mut p, 4 * 4096, 2000) {
+                assert!(
+                    off + 4 * 4096 <= r.len() && off.is_multiple_of(4096),
+                    "{d}: {off}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn runs_follow_a_random_offset_as_fios_randread_colon_n() {
+        let mut p = OffsetPattern::random(blocks(1 << 20), &Distribution::Uniform, 100, 8).unwrap();
+        let o = offsets(&mut p, 4096, 16);
+        for run in o.chunks(8) {
+            for pair in run.windows(2) {
+                assert_eq!(pair[1], pair[0] + 4096);
+            }
+        }
+        assert_ne!(o[8], o[7] + 4096, "a new run starts at a new random offset");
+    }
+
+    #[test]
+    fn a_share_of_random_offsets_leaves_the_rest_sequential() {
+        let mut p = OffsetPattern::random(blocks(1 << 20), &Distribution::Uniform, 25, 1).unwrap();
+        let o = offsets(&mut p, 4096, 10_000);
+        let follow_on = o.windows(2).filter(|w| w[1] == w[0] + 4096).count();
+        assert!(
+            (7000..8000).contains(&follow_on),
+            "{follow_on} of 9,999 followed on"
+        );
+    }
+
+    #[test]
+    fn zones_get_their_share_of_the_ios() {
+        let d: Distribution = "zoned:60/10:30/20:10/70".parse().unwrap();
+        let mut p = OffsetPattern::random(blocks(1000), &d, 100, 1).unwrap();
+        let o = offsets(&mut p, 4096, 100_000);
+        let first = o.iter().filter(|&&x| x < 100 * 4096).count();
+        let second = o
+            .iter()
+            .filter(|&&x| (100 * 4096..300 * 4096).contains(&x))
+            .count();
+        assert!((58_000..62_000).contains(&first), "{first}");
+        assert!((28_000..32_000).contains(&second), "{second}");
+        let abs: Distribution = "zoned_abs:90/40k:10/360k".parse().unwrap();
+        let mut p = OffsetPattern::random(blocks(100), &abs, 100, 1).unwrap();
+        let o = offsets(&mut p, 4096, 10_000);
+        let hot = o.iter().filter(|&&x| x < 40 * 1024).count();
+        assert!((8_800..9_200).contains(&hot), "{hot}");
+        let too_big: Distribution = "zoned_abs:50/1m:50/1m".parse().unwrap();
+        let e = OffsetPattern::random(blocks(100), &too_big, 100, 1)
+            .err()
+            .unwrap();
+        assert!(e.contains("more than the region"), "{e}");
+    }
+
+    #[test]
+    fn pareto_and_normal_are_skewed() {
+        let r = blocks(1000);
+        let hottest_tenth = |d: &str| {
+            let d: Distribution = d.parse().unwrap();
+            let mut p = OffsetPattern::random(r, &d, 100, 1).unwrap();
+            let mut counts = vec![0u32; 1000];
+            for off in offsets(&mut p, 4096, 50_000) {
+                counts[(off / 4096) as usize] += 1;
+            }
+            counts.sort_unstable_by(|a, b| b.cmp(a));
+            counts[..100].iter().sum::<u32>()
+        };
+        // Uniform puts 10% (5,000) on the hottest tenth, a little more by chance.
+        assert!(hottest_tenth("uniform") < 8_000);
+        assert!(hottest_tenth("pareto:0.2") > 25_000);
+        assert!(hottest_tenth("normal:5") > 25_000);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! latency of the completions after it.
 
 use super::pattern::OffsetPattern;
+use super::sizes::BlockSizes;
 use super::{Completion, Direction, Engine, IoRequest};
 use crate::buffers::Buffers;
 use crate::measure::errors::{IoErrors, Operation};
@@ -48,7 +49,11 @@ pub struct WorkerConfig {
     /// `tuning.rs`).
     pub tuning: Option<super::tuning::EngineTuning>,
     pub pattern: OffsetPattern,
-    pub bs: u32,
+    /// How long each I/O is.
+    pub sizes: BlockSizes,
+    /// After every `every` I/Os, wait for those in flight and idle this
+    /// long (`--think-time`).
+    pub think: Option<crate::spec::ThinkTime>,
     pub depth: u32,
     /// Share of reads, 0 to 100.
     pub read_percent: u8,
@@ -146,7 +151,11 @@ pub fn run(
 ) {
     let target = config.target;
     let mut rng = SmallRng::seed_from_u64(config.seed);
-    let buffers = Buffers::new(config.depth as usize, config.bs as usize, &mut rng);
+    let buffers = Buffers::new(
+        config.depth as usize,
+        config.sizes.largest() as usize,
+        &mut rng,
+    );
     let engine = super::open(
         config.engine,
         file,
@@ -199,6 +208,7 @@ impl Schedule {
 struct SlotState {
     dir: Direction,
     offset: u64,
+    len: u32,
     generation: u64,
     submitted_at: Instant,
     due_at: Instant,
@@ -242,6 +252,10 @@ struct Job<'a> {
     stopping: bool,
     /// Set once the I/Os still due at the deadline have been counted.
     outstanding_counted: bool,
+    /// I/Os issued since the last think-time pause.
+    since_pause: u32,
+    /// A think-time pause is due once the I/Os in flight complete.
+    pause_due: bool,
     now: Instant,
     interval: [DirectionSample; 2],
     interval_index: u64,
@@ -263,13 +277,9 @@ impl<'a> Job<'a> {
         let mut verify = config.verify.take();
         let checker = verify.as_mut().and_then(|v| {
             let file = v.read_back.take()?;
-            let scratch = Buffers::new(1, config.bs as usize, &mut rng);
-            Some(Checker::start(
-                file,
-                v.map.clone(),
-                scratch,
-                config.bs as usize,
-            ))
+            let bs = config.sizes.largest() as usize;
+            let scratch = Buffers::new(1, bs, &mut rng);
+            Some(Checker::start(file, v.map.clone(), scratch, bs))
         });
         let now = Instant::now();
         Job {
@@ -287,6 +297,7 @@ impl<'a> Job<'a> {
                 SlotState {
                     dir: Direction::Read,
                     offset: 0,
+                    len: 0,
                     generation: 0,
                     submitted_at: now,
                     due_at: now,
@@ -305,6 +316,8 @@ impl<'a> Job<'a> {
             submits_on_queue: engine.submits_on_queue(),
             stopping: false,
             outstanding_counted: false,
+            since_pause: 0,
+            pause_due: false,
             now,
             config,
             engine,
@@ -323,7 +336,7 @@ impl<'a> Job<'a> {
 
     fn run(&mut self, stop: &StopFlag, halt: &AtomicBool) -> Result<Box<WorkerTotals>, String> {
         loop {
-            if !self.stopping && !self.fsync_due() {
+            if !self.stopping && !self.fsync_due() && !self.pause_due {
                 self.fill();
             }
             if self.free.len() == self.slots.len() {
@@ -352,9 +365,8 @@ impl<'a> Job<'a> {
     /// Queues I/Os into free slots until none is free, the schedule says
     /// wait, an fsync is due or the size budget is spent.
     fn fill(&mut self) {
-        let bs = self.config.bs;
         while let Some(&slot) = self.free.last() {
-            if self.fsync_due() {
+            if self.fsync_due() || self.pause_due {
                 break;
             }
             if self
@@ -376,10 +388,14 @@ impl<'a> Job<'a> {
                 self.next_due = None;
             }
             let dir = self.next_direction();
-            let mut offset = self.config.pattern.next_offset(&mut self.rng);
+            let len = self.config.sizes.pick(dir, &mut self.rng);
+            let mut offset = self
+                .config
+                .pattern
+                .next_offset(&mut self.rng, u64::from(len));
             let mut generation = 0;
             if dir == Direction::Write {
-                match self.prepare_write(slot, offset) {
+                match self.prepare_write(slot, offset, len) {
                     Some((o, g)) => (offset, generation) = (o, g),
                     None => {
                         self.blocked = true;
@@ -395,10 +411,10 @@ impl<'a> Job<'a> {
                 slot,
                 dir,
                 offset,
-                len: bs,
+                len,
             });
             let state = &mut self.slots[slot as usize];
-            (state.dir, state.offset, state.generation) = (dir, offset, generation);
+            (state.dir, state.offset, state.len, state.generation) = (dir, offset, len, generation);
             state.due_at = due_at;
             state.busy = true;
             if let Some(schedule) = &mut self.schedule {
@@ -408,7 +424,14 @@ impl<'a> Job<'a> {
                 self.batch.push(slot);
             }
             if self.now >= self.measure_start {
-                self.issued_bytes += bs as u64;
+                self.issued_bytes += u64::from(len);
+            }
+            if let Some(think) = self.config.think {
+                self.since_pause += 1;
+                if self.since_pause >= think.every {
+                    self.since_pause = 0;
+                    self.pause_due = true;
+                }
             }
         }
     }
@@ -417,8 +440,8 @@ impl<'a> Job<'a> {
     /// `--verify` the block is claimed in the map first (another offset is
     /// tried while it is being written by someone else); returns the offset
     /// and generation, or None when no block could be claimed.
-    fn prepare_write(&mut self, slot: u32, mut offset: u64) -> Option<(u64, u64)> {
-        let bs = self.config.bs as usize;
+    fn prepare_write(&mut self, slot: u32, mut offset: u64, len: u32) -> Option<(u64, u64)> {
+        let bs = len as usize;
         let sequence = self.write_sequence;
         let mut generation = 0;
         if let Some(v) = &self.verify {
@@ -427,7 +450,10 @@ impl<'a> Job<'a> {
                 if claimed.is_some() {
                     break;
                 }
-                offset = self.config.pattern.next_offset(&mut self.rng);
+                offset = self
+                    .config
+                    .pattern
+                    .next_offset(&mut self.rng, u64::from(len));
                 claimed = v.map.begin_write(offset);
             }
             generation = claimed?;
@@ -458,6 +484,12 @@ impl<'a> Job<'a> {
                 .min(WAIT_SLICE);
             return self.pause(wait, stop, halt);
         }
+        if self.pause_due && !self.stopping {
+            // Every I/O before the pause has completed: think.
+            self.pause_due = false;
+            let pause = Duration::from_nanos(self.config.think.map_or(0, |t| t.pause_ns));
+            return self.think(pause, stop, halt);
+        }
         if self.blocked && !self.stopping {
             // Other workers hold every block offered; they finish soon.
             self.blocked = false;
@@ -472,6 +504,19 @@ impl<'a> Job<'a> {
             }
         }
         Idle::Stop
+    }
+
+    /// Idles for a think-time pause, in slices so that a stop or the
+    /// deadline ends it.
+    fn think(&mut self, pause: Duration, stop: &StopFlag, halt: &AtomicBool) -> Idle {
+        let until = Instant::now() + pause;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.stopping {
+                return Idle::Continue;
+            }
+            self.pause(left.min(WAIT_SLICE), stop, halt);
+        }
     }
 
     /// Sleeps for `wait`, then looks at the clock and the stop flags.
@@ -550,12 +595,12 @@ impl<'a> Job<'a> {
 
     fn complete(&mut self, c: Completion, at: Instant, halt: &AtomicBool) {
         let slot = c.slot as usize;
-        let bs = self.config.bs;
         if self.deadline.is_some_and(|d| at >= d) {
             // Before this slot is freed: it was one of those outstanding.
             self.count_outstanding();
         }
         let state = self.slots[slot];
+        let bs = state.len;
         self.slots[slot].busy = false;
         self.free.push(c.slot);
         let ok = c.result == bs as i32;

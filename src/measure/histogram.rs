@@ -53,6 +53,14 @@ impl LatencyHistogram {
         self.0.saturating_record_n(ns.max(1), count);
     }
 
+    /// Every recorded value with its count, lowest first; each value is the
+    /// highest one equal to it at the histogram's precision.
+    pub fn recorded(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.0
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+    }
+
     pub fn add(&mut self, other: &LatencyHistogram) {
         self.0
             .add(&other.0)

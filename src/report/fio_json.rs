@@ -13,6 +13,11 @@
 //! read percentiles from `clat_ns`) and `slat_ns` is empty (N = 0), as fio
 //! writes it for synchronous engines. Metadata and certification results
 //! have no fio counterpart and are left out.
+//!
+//! `json+` adds fio's latency bins to `clat_ns`: fathom's histogram (three
+//! significant digits) regrouped into fio's layout (64 bins per power of
+//! two), keyed by each bin's middle in ns as fio keys them, so that
+//! `fio_jsonplus_clat2csv` and fio-plot read them.
 
 use super::{Exporter, Report};
 use crate::measure::histogram::LatencyHistogram;
@@ -21,7 +26,11 @@ use crate::result::{
 };
 use serde_json::{Map, Value, json};
 
-pub struct FioJsonExporter;
+/// fio's `json` (`plus: false`) or `json+`, which adds each latency
+/// histogram as fio's bins.
+pub struct FioJsonExporter {
+    pub plus: bool,
+}
 
 /// The percentiles fio lists by default, keyed as fio keys them.
 const PERCENTILES: [f64; 17] = [
@@ -50,18 +59,23 @@ impl Exporter for FioJsonExporter {
             for (group, result) in doc.results.iter().enumerate() {
                 match result {
                     RunResult::Workload(w) => {
-                        jobs.push(job(&format!("{prefix}{}", w.spec.name), group, w)?);
+                        jobs.push(job(
+                            &format!("{prefix}{}", w.spec.name),
+                            group,
+                            w,
+                            self.plus,
+                        )?);
                         add_disks(&mut disks, &w.disks);
                     }
                     RunResult::Streams(s) => {
                         let grouped = s.streams.iter().any(|w| w.spec.group_reporting);
                         if let Some(merged) = s.as_one_workload().filter(|_| grouped) {
                             let name = format!("{prefix}{}", fio_jobname(&merged.spec));
-                            jobs.push(job(&name, group, &merged)?);
+                            jobs.push(job(&name, group, &merged, self.plus)?);
                         } else {
                             for w in &s.streams {
                                 let name = format!("{prefix}{}", fio_jobname(&w.spec));
-                                jobs.push(job(&name, group, w)?);
+                                jobs.push(job(&name, group, w, self.plus)?);
                             }
                         }
                         add_disks(&mut disks, &s.disks);
@@ -121,7 +135,7 @@ fn disk_util(d: &DiskUsage) -> Value {
     })
 }
 
-fn job(name: &str, group: usize, w: &WorkloadResult) -> anyhow::Result<Value> {
+fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Result<Value> {
     let spec = &w.spec;
     let runtime_ms = (w.runtime_s * 1000.0).round() as u64;
     let mut options = Map::new();
@@ -176,9 +190,9 @@ fn job(name: &str, group: usize, w: &WorkloadResult) -> anyhow::Result<Value> {
         "eta": 0,
         "elapsed": w.runtime_s.ceil() as u64,
         "job options": options,
-        "read": direction(&w.total.read, &read_h, runtime_ms, short),
-        "write": direction(&w.total.write, &write_h, runtime_ms, 0),
-        "trim": direction(&DirectionResult::default(), &LatencyHistogram::new(), runtime_ms, 0),
+        "read": direction(&w.total.read, &read_h, runtime_ms, short, plus),
+        "write": direction(&w.total.write, &write_h, runtime_ms, 0, plus),
+        "trim": direction(&DirectionResult::default(), &LatencyHistogram::new(), runtime_ms, 0, plus),
         "sync": sync(w.sync.as_ref())?,
         "job_runtime": runtime_ms,
         "usr_cpu": cpu_pct(&w.cpu, true, w.runtime_s),
@@ -208,9 +222,19 @@ fn decoded(d: &DirectionResult) -> anyhow::Result<LatencyHistogram> {
 }
 
 /// `d` in fio's form; `h` is its decoded histogram.
-fn direction(d: &DirectionResult, h: &LatencyHistogram, runtime_ms: u64, short_ios: u64) -> Value {
+fn direction(
+    d: &DirectionResult,
+    h: &LatencyHistogram,
+    runtime_ms: u64,
+    short_ios: u64,
+    plus: bool,
+) -> Value {
     let lat = latency(&d.lat_ns, d.ios, None);
-    let clat = latency(&d.lat_ns, d.ios, Some(h));
+    let mut clat = latency(&d.lat_ns, d.ios, Some(h));
+    // As fio: a direction without I/O has no bins.
+    if plus && h.count() > 0 {
+        clat["bins"] = bins(h);
+    }
     // Per-second samples give fio's bandwidth and IOPS spread.
     let iops: Vec<f64> = d.intervals.iter().map(|i| i.iops).collect();
     let bw: Vec<f64> = d.intervals.iter().map(|i| i.bw_bytes / 1024.0).collect();
@@ -241,6 +265,52 @@ fn direction(d: &DirectionResult, h: &LatencyHistogram, runtime_ms: u64, short_i
         "iops_stddev": iops_dev,
         "iops_samples": iops.len(),
     })
+}
+
+/// fio's histogram layout (`FIO_IO_U_PLAT_BITS` and friends in stat.h):
+/// values below 128 ns have a bin each, above that every power of two is
+/// cut into 64 bins; 29 groups in all.
+const PLAT_BITS: u32 = 6;
+const PLAT_VAL: u64 = 1 << PLAT_BITS;
+const PLAT_NR: u64 = 29 * PLAT_VAL;
+
+/// The bin of `ns`, as fio's `plat_val_to_idx`.
+fn plat_index(ns: u64) -> u64 {
+    let msb = 63 - ns.max(1).leading_zeros();
+    if msb <= PLAT_BITS {
+        return ns;
+    }
+    let error_bits = msb - PLAT_BITS;
+    let base = u64::from(error_bits + 1) << PLAT_BITS;
+    let offset = (PLAT_VAL - 1) & (ns >> error_bits);
+    (base + offset).min(PLAT_NR - 1)
+}
+
+/// The value fio keys bin `index` by: the middle of its range, as fio's
+/// `plat_idx_to_val`.
+fn plat_value(index: u64) -> u64 {
+    if index < PLAT_VAL << 1 {
+        return index;
+    }
+    let error_bits = (index >> PLAT_BITS) - 1;
+    let base = 1u64 << (error_bits + u64::from(PLAT_BITS));
+    let k = index % PLAT_VAL;
+    base + ((k as f64 + 0.5) * (1u64 << error_bits) as f64) as u64
+}
+
+/// The histogram as fio's json+ `bins`: {"value in ns": count}, bins with
+/// no I/O left out.
+fn bins(h: &LatencyHistogram) -> Value {
+    let mut counts: std::collections::BTreeMap<u64, u64> = Default::default();
+    for (ns, count) in h.recorded() {
+        *counts.entry(plat_index(ns)).or_default() += count;
+    }
+    Value::Object(
+        counts
+            .into_iter()
+            .map(|(index, count)| (plat_value(index).to_string(), json!(count)))
+            .collect(),
+    )
 }
 
 /// Smallest, largest, mean and standard deviation (n - 1, as fio) of
@@ -331,4 +401,25 @@ fn share_between(h: &LatencyHistogram, above_ns: u64, up_to_ns: u64) -> f64 {
         h.share_above(above_ns)
     };
     ((lower - h.share_above(up_to_ns)) * 100.0).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_are_fios() {
+        // Values from fio's own tables: below 128 one bin per ns, then 64
+        // bins per power of two keyed by their middle.
+        assert_eq!((plat_index(100), plat_value(100)), (100, 100));
+        assert_eq!(plat_index(128), 128);
+        assert_eq!(plat_index(129), 128);
+        assert_eq!(plat_value(128), 129);
+        assert_eq!(plat_index(1_000_000), 954);
+        for ns in [200u64, 5_000, 1_000_000, 123_456_789] {
+            let v = plat_value(plat_index(ns));
+            assert!(v.abs_diff(ns) * 64 <= ns, "{ns} -> {v}");
+        }
+        assert_eq!(plat_index(u64::MAX), PLAT_NR - 1);
+    }
 }

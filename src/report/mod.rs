@@ -35,6 +35,8 @@ pub enum OutputFormat {
     Csv,
     Html,
     FioJson,
+    /// fio's `json+`: fio's JSON with latency bins.
+    FioJsonPlus,
 }
 
 impl FromStr for OutputFormat {
@@ -47,8 +49,9 @@ impl FromStr for OutputFormat {
             "csv" => Ok(OutputFormat::Csv),
             "html" => Ok(OutputFormat::Html),
             "fio-json" => Ok(OutputFormat::FioJson),
+            "fio-json+" => Ok(OutputFormat::FioJsonPlus),
             _ => Err(format!(
-                "unknown format '{s}' (expected text, json, markdown, csv, html or fio-json)"
+                "unknown format '{s}' (expected text, json, markdown, csv, html, fio-json or fio-json+)"
             )),
         }
     }
@@ -61,6 +64,7 @@ pub fn exporter(format: OutputFormat) -> Box<dyn Exporter> {
         OutputFormat::Markdown => Box::new(markdown::MarkdownExporter),
         OutputFormat::Csv => Box::new(csv::CsvExporter),
         OutputFormat::Html => Box::new(html::HtmlExporter),
-        OutputFormat::FioJson => Box::new(fio_json::FioJsonExporter),
+        OutputFormat::FioJson => Box::new(fio_json::FioJsonExporter { plus: false }),
+        OutputFormat::FioJsonPlus => Box::new(fio_json::FioJsonExporter { plus: true }),
     }
 }

@@ -3,7 +3,7 @@
 //! through this one table, so a knob means the same everywhere.
 
 use crate::spec::{VerifyMode, WorkloadSpec};
-use crate::units::{format_block_size, format_bytes, format_duration, parse_duration, parse_size};
+use crate::units::{format_bytes, format_duration, parse_duration, parse_size};
 
 /// One knob of a workload, defined once: its flag (`--rate-iops`) and job
 /// file key (`rate_iops`), help, whether a comma list sweeps it, how it is
@@ -153,7 +153,19 @@ pub const KNOBS: &[Knob] = &[
     })
     .sweeps()
     .csv(|s| s.bs.to_string())
-    .table(|s| format_block_size(s.bs)),
+    .table(|s| s.block_size_label()),
+    Knob::value(
+        "bssplit",
+        "SPLIT",
+        "Several block sizes, each for a share of the I/Os: 4k/50:64k/50 for reads and writes, or READS,WRITES (4k/100,64k/100: 4k reads, 64k writes); sizes are multiples of the smallest, which offsets are aligned to",
+        |b, v| {
+            let split: crate::spec::BlockSizeSplit = v.parse()?;
+            b.spec.bs = split.smallest();
+            b.spec.bssplit = Some(split);
+            Ok(())
+        },
+    )
+    .conflicts_with("bs"),
     Knob::value("iodepth", "N", "I/Os in flight per worker", |b, v| {
         b.spec.iodepth = parse_count(v)?;
         Ok(())
@@ -320,7 +332,7 @@ pub const KNOBS: &[Knob] = &[
     Knob::value(
         "random_distribution",
         "DIST",
-        "Spread of random offsets: uniform or zipf:THETA",
+        "Spread of random offsets: uniform, zipf:THETA (1.2: a few blocks hot), pareto:H (0 to 1), normal:DEV (a bell, DEV percent of the region wide), zoned:60/10:30/20:10/70 (60% of I/Os in the first 10% of the region, 30% in the next 20%, ...) or zoned_abs:60/1g:40/10g (zones in bytes)",
         |b, v| {
             b.spec.random_distribution = v.parse()?;
             Ok(())
@@ -328,6 +340,59 @@ pub const KNOBS: &[Knob] = &[
     )
     .csv(|s| s.random_distribution.to_string())
     .table(|s| s.random_distribution.to_string()),
+    Knob::value(
+        "random_percent",
+        "PCT",
+        "Random modes: the share of I/Os at a random offset; the others follow on from the I/O before (fio's percentage_random) [default: 100]",
+        |b, v| {
+            b.spec.random_percent = parse_percent(v)?;
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "sequential_run",
+        "N",
+        "Random modes: each random offset starts a run of N I/Os one after the other (fio's rw=randread:N)",
+        |b, v| {
+            b.spec.sequential_run = parse_count(v)?;
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "stride",
+        "SIZE",
+        "Sequential modes: skip this much after each I/O, leaving holes; -SIZE walks the region backwards (fio's rw=read:8k, rw=read:-8k)",
+        |b, v| {
+            let (sign, size) = match v.strip_prefix('-') {
+                Some(rest) => (-1, rest),
+                None => (1, v.strip_prefix('+').unwrap_or(v)),
+            };
+            b.spec.stride = sign * i64::try_from(parse_size(size)?).map_err(|_| format!("'{v}' is too large"))?;
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "think_time",
+        "TIME",
+        "After every --think-every I/Os a worker waits for those in flight, then idles this long (fio's thinktime)",
+        |b, v| {
+            let pause_ns = parse_duration(v)?.as_nanos() as u64;
+            let every = b.spec.think_time.map_or(1, |t| t.every);
+            b.spec.think_time = Some(crate::spec::ThinkTime { pause_ns, every });
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "think_every",
+        "N",
+        "I/Os between two pauses of --think-time (fio's thinktime_blocks) [default: 1]",
+        |b, v| {
+            let every = parse_count(v)?;
+            let pause_ns = b.spec.think_time.map_or(0, |t| t.pause_ns);
+            b.spec.think_time = Some(crate::spec::ThinkTime { pause_ns, every });
+            Ok(())
+        },
+    ),
     Knob::value(
         "seed",
         "N",
@@ -516,6 +581,13 @@ impl SpecBuilder {
 fn parse_count(v: &str) -> Result<u32, String> {
     v.parse()
         .map_err(|_| format!("'{v}' is not a whole number"))
+}
+
+fn parse_percent(v: &str) -> Result<u8, String> {
+    v.parse::<u8>()
+        .ok()
+        .filter(|p| *p <= 100)
+        .ok_or_else(|| format!("'{v}' is not a percentage from 0 to 100"))
 }
 
 fn parse_bool(v: &str) -> Result<bool, String> {

@@ -3,6 +3,7 @@
 //! (`knobs.rs`); the runner consumes it; it is written verbatim into the
 //! result document so a run can be repeated.
 
+pub mod block_sizes;
 pub mod capacity;
 pub mod knobs;
 pub mod meta;
@@ -10,6 +11,8 @@ pub mod meta;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
+
+pub use block_sizes::BlockSizeSplit;
 
 /// Access pattern, named as in fio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,23 +188,123 @@ impl FromStr for EngineKind {
 }
 
 /// How random offsets are spread over the region.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Distribution {
     Uniform,
     /// Zipf with exponent `theta` (> 0, != 1 is not required): a few blocks are hot.
     Zipf {
         theta: f64,
     },
+    /// Pareto with fio's power `h` (0 < h < 1), computed as fio does: the
+    /// smaller `h`, the more I/Os the hottest blocks get.
+    Pareto {
+        h: f64,
+    },
+    /// A bell around the middle of the region whose standard deviation is
+    /// `deviation` percent of it.
+    Normal {
+        deviation: f64,
+    },
+    /// `percent` of the I/Os fall in the next `share` percent of the region,
+    /// zone after zone (fio's `zoned:60/10:30/20:10/70`).
+    Zoned {
+        zones: Vec<Zone>,
+    },
+    /// As `Zoned`, with each zone's size in bytes (fio's `zoned_abs`).
+    ZonedAbs {
+        zones: Vec<Zone>,
+    },
+}
+
+/// One zone of a zoned distribution: the share of I/Os it gets, and its
+/// size (percent of the region, or bytes for `zoned_abs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zone {
+    pub percent: u8,
+    pub size: u64,
 }
 
 impl fmt::Display for Distribution {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let zones = |f: &mut fmt::Formatter<'_>, zones: &[Zone], bytes: bool| {
+            for (i, z) in zones.iter().enumerate() {
+                let sep = if i == 0 { "" } else { ":" };
+                if bytes {
+                    write!(
+                        f,
+                        "{sep}{}/{}",
+                        z.percent,
+                        crate::units::format_block_size(z.size)
+                    )?;
+                } else {
+                    write!(f, "{sep}{}/{}", z.percent, z.size)?;
+                }
+            }
+            Ok(())
+        };
         match self {
             Distribution::Uniform => f.write_str("uniform"),
             Distribution::Zipf { theta } => write!(f, "zipf:{theta}"),
+            Distribution::Pareto { h } => write!(f, "pareto:{h}"),
+            Distribution::Normal { deviation } => write!(f, "normal:{deviation}"),
+            Distribution::Zoned { zones: z } => {
+                f.write_str("zoned:")?;
+                zones(f, z, false)
+            }
+            Distribution::ZonedAbs { zones: z } => {
+                f.write_str("zoned_abs:")?;
+                zones(f, z, true)
+            }
         }
     }
+}
+
+/// `60/10:30/20:10/70` (sizes in percent) or `60/20g:40/100g` (bytes).
+fn parse_zones(text: &str, bytes: bool) -> Result<Vec<Zone>, String> {
+    let mut zones = Vec::new();
+    for entry in text.split(':') {
+        let (pct, size) = entry
+            .split_once('/')
+            .ok_or_else(|| format!("zone '{entry}' is not PCT/SIZE"))?;
+        let percent = pct
+            .trim()
+            .parse::<u8>()
+            .ok()
+            .filter(|p| *p <= 100)
+            .ok_or_else(|| format!("zone '{entry}': '{pct}' is not a percentage"))?;
+        let size = if bytes {
+            crate::units::parse_size(size.trim()).map_err(|e| format!("zone '{entry}': {e}"))?
+        } else {
+            size.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|s| (1..=100).contains(s))
+                .ok_or_else(|| {
+                    format!("zone '{entry}': '{size}' is not a percentage of the region")
+                })?
+        };
+        if size == 0 {
+            return Err(format!("zone '{entry}' has no size"));
+        }
+        zones.push(Zone { percent, size });
+    }
+    if zones.len() > 256 {
+        return Err(format!("{} zones: at most 256", zones.len()));
+    }
+    let total: u32 = zones.iter().map(|z| u32::from(z.percent)).sum();
+    if total != 100 {
+        return Err(format!("the zones get {total}% of the I/Os, not 100%"));
+    }
+    if !bytes {
+        let covered: u64 = zones.iter().map(|z| z.size).sum();
+        if covered != 100 {
+            return Err(format!(
+                "the zones cover {covered}% of the region, not 100%"
+            ));
+        }
+    }
+    Ok(zones)
 }
 
 impl FromStr for Distribution {
@@ -210,19 +313,60 @@ impl FromStr for Distribution {
         if s == "uniform" || s == "random" {
             return Ok(Distribution::Uniform);
         }
+        let number = |name: &str, v: &str| -> Result<f64, String> {
+            // fio's optional second value (where the hot spot sits) is
+            // not supported: fathom scatters the hot blocks.
+            if v.contains(':') {
+                return Err(format!(
+                    "{name}:{v}: the second value (where the distribution is centred) is not supported"
+                ));
+            }
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| format!("{name} value '{v}' is not a number"))
+        };
         if let Some(theta) = s.strip_prefix("zipf:") {
-            let theta: f64 = theta
-                .parse()
-                .map_err(|_| format!("zipf theta '{theta}' is not a number"))?;
-            if !(theta.is_finite() && theta > 0.0 && theta <= 100.0) {
+            let theta = number("zipf", theta)?;
+            if !(theta > 0.0 && theta <= 100.0) {
                 return Err(format!(
                     "zipf theta {theta} must be above 0 and at most 100"
                 ));
             }
             return Ok(Distribution::Zipf { theta });
         }
+        if let Some(h) = s.strip_prefix("pareto:") {
+            let h = number("pareto", h)?;
+            if !(h > 0.0 && h < 1.0) {
+                return Err(format!("pareto h {h} must be between 0 and 1"));
+            }
+            return Ok(Distribution::Pareto { h });
+        }
+        if let Some(d) = s.strip_prefix("normal:").or(s.strip_prefix("gauss:")) {
+            let deviation = number("normal", d)?;
+            if !(deviation > 0.0 && deviation <= 100.0) {
+                return Err(format!(
+                    "normal deviation {deviation} must be above 0 and at most 100 (percent of the region)"
+                ));
+            }
+            return Ok(Distribution::Normal { deviation });
+        }
+        // fio spells the absolute form both zoned_abs: and zoned_abs=.
+        if let Some(z) = s
+            .strip_prefix("zoned_abs:")
+            .or(s.strip_prefix("zoned_abs="))
+        {
+            return Ok(Distribution::ZonedAbs {
+                zones: parse_zones(z, true)?,
+            });
+        }
+        if let Some(z) = s.strip_prefix("zoned:") {
+            return Ok(Distribution::Zoned {
+                zones: parse_zones(z, false)?,
+            });
+        }
         Err(format!(
-            "unknown distribution '{s}' (expected uniform or zipf:THETA, e.g. zipf:1.2)"
+            "unknown distribution '{s}' (expected uniform, zipf:THETA, pareto:H, normal:DEV%, zoned:PCT/PCT:... or zoned_abs:PCT/SIZE:...)"
         ))
     }
 }
@@ -240,7 +384,13 @@ pub struct WorkloadSpec {
     pub rw: RwMode,
     /// Percentage of reads in mixed modes; 100 or 0 for pure modes.
     pub rwmix_read: u8,
+    /// Block size; with `bssplit`, the smallest of its sizes, the grid
+    /// offsets are aligned to.
     pub bs: u64,
+    /// Several block sizes, per direction, each for a share of the I/Os
+    /// (`--bssplit`, fio's `bssplit` and `bs=READ,WRITE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bssplit: Option<BlockSizeSplit>,
     pub iodepth: u32,
     pub numjobs: u32,
     /// Bytes of each target that the workload touches, starting at `offset`.
@@ -286,6 +436,23 @@ pub struct WorkloadSpec {
     #[serde(default)]
     pub fdatasync: u32,
     pub random_distribution: Distribution,
+    /// Random modes: the share of I/Os at a random offset; the others
+    /// follow on from the previous I/O (`--random-percent`, fio's
+    /// `percentage_random`).
+    #[serde(default = "all_random", skip_serializing_if = "is_all_random")]
+    pub random_percent: u8,
+    /// Random modes: each random offset starts a run of this many I/Os
+    /// one after the other (`--sequential-run`, fio's `rw=randread:N`);
+    /// 0 or 1: every I/O at a new offset.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub sequential_run: u32,
+    /// Sequential modes: bytes skipped after each I/O; negative walks the
+    /// region backwards (`--stride`, fio's `rw=read:8k`).
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub stride: i64,
+    /// A pause after every so many I/Os (`--think-time`, fio's `thinktime`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_time: Option<ThinkTime>,
     pub seed: u64,
     /// Keep files that fathom created instead of removing them at the end.
     pub keep: bool,
@@ -343,6 +510,30 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_i64(n: &i64) -> bool {
+    *n == 0
+}
+
+fn all_random() -> u8 {
+    100
+}
+
+fn is_all_random(p: &u8) -> bool {
+    *p == 100
+}
+
+/// A worker's pause: after every `every` I/Os it waits for those in
+/// flight, then idles `pause_ns` (fio's `thinktime` and `thinktime_blocks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThinkTime {
+    pub pause_ns: u64,
+    pub every: u32,
+}
+
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
@@ -357,6 +548,7 @@ impl WorkloadSpec {
             rw: RwMode::RandRead,
             rwmix_read: 100,
             bs: 4096,
+            bssplit: None,
             iodepth: 1,
             io_size: None,
             numjobs: 1,
@@ -375,6 +567,10 @@ impl WorkloadSpec {
             fsync: 0,
             fdatasync: 0,
             random_distribution: Distribution::Uniform,
+            random_percent: 100,
+            sequential_run: 0,
+            stride: 0,
+            think_time: None,
             seed: DEFAULT_SEED,
             keep: false,
             overwrite: false,
@@ -422,17 +618,35 @@ impl WorkloadSpec {
     /// I/Os per second per target the rate knobs ask for, if any.
     pub fn target_rate(&self) -> Option<f64> {
         self.rate_iops
-            .or(self.rate_bw.map(|bw| bw as f64 / self.bs as f64))
+            .or(self.rate_bw.map(|bw| bw as f64 / self.mean_block_size()))
+    }
+
+    /// Mean bytes per I/O: the block size, or the mean of `bssplit`.
+    pub fn mean_block_size(&self) -> f64 {
+        match &self.bssplit {
+            Some(split) => split.mean(self.rw.read_percent(self.rwmix_read)),
+            None => self.bs as f64,
+        }
+    }
+
+    /// The largest I/O a worker issues: its buffers' size.
+    pub fn largest_block_size(&self) -> u64 {
+        self.bssplit
+            .as_ref()
+            .map_or(self.bs, BlockSizeSplit::largest)
+    }
+
+    /// The block size as reports show it: `4k`, or the split.
+    pub fn block_size_label(&self) -> String {
+        match &self.bssplit {
+            Some(split) => split.to_string(),
+            None => crate::units::format_block_size(self.bs),
+        }
     }
 
     /// A short label such as "randread 4k QD32 x1".
     pub fn label(&self) -> String {
-        let mut label = format!(
-            "{} {} QD{}",
-            self.rw,
-            crate::units::format_block_size(self.bs),
-            self.iodepth
-        );
+        let mut label = format!("{} {} QD{}", self.rw, self.block_size_label(), self.iodepth);
         if self.numjobs > 1 {
             label.push_str(&format!(" x{}", self.numjobs));
         }
@@ -479,6 +693,28 @@ mod tests {
         assert!("zipf:0".parse::<Distribution>().is_err());
         assert!("zipf:x".parse::<Distribution>().is_err());
         assert!("pareto:1".parse::<Distribution>().is_err());
+        for text in [
+            "pareto:0.2",
+            "normal:10",
+            "zoned:60/10:30/20:10/70",
+            "zoned_abs:60/1m:40/3m",
+        ] {
+            let d: Distribution = text.parse().unwrap();
+            assert_eq!(d.to_string(), text);
+        }
+        assert!(
+            "zoned:60/10:30/20"
+                .parse::<Distribution>()
+                .unwrap_err()
+                .contains("90%")
+        );
+        assert!(
+            "zoned:60/10:40/20"
+                .parse::<Distribution>()
+                .unwrap_err()
+                .contains("30%")
+        );
+        assert!("zipf:1.2:0.25".parse::<Distribution>().is_err());
     }
 }
 
@@ -511,6 +747,65 @@ impl WorkloadSpec {
         }
         if !(MIN_BS..=MAX_BS).contains(&self.bs) {
             return fail(format!("--bs {} is outside 512 to 16m", self.bs));
+        }
+        if let Some(split) = &self.bssplit {
+            split
+                .validate(MIN_BS, MAX_BS)
+                .map_err(|e| crate::error::UsageError(format!("--bssplit {split}: {e}")))?;
+            if split.smallest() != self.bs {
+                return fail(format!(
+                    "--bs {} and --bssplit {split}: give one of them",
+                    crate::units::format_block_size(self.bs)
+                ));
+            }
+            if self.verify != VerifyMode::Off && !split.is_uniform() {
+                return fail(format!(
+                    "--verify checks blocks of one size: --bssplit {split} mixes sizes"
+                ));
+            }
+        }
+        if self.random_percent > 100 {
+            return fail(format!(
+                "--random-percent {} is above 100",
+                self.random_percent
+            ));
+        }
+        if (self.random_percent < 100 || self.sequential_run > 1) && !self.rw.is_random() {
+            let knob = if self.random_percent < 100 {
+                "--random-percent"
+            } else {
+                "--sequential-run"
+            };
+            return fail(format!(
+                "{knob} shapes random offsets: it needs a random --rw (this workload is {})",
+                self.rw
+            ));
+        }
+        if self.stride != 0 && self.rw.is_random() {
+            return fail(format!(
+                "--stride skips between sequential I/Os: it needs a sequential --rw (this workload is {}; --sequential-run makes runs of a random one)",
+                self.rw
+            ));
+        }
+        if !self.stride.unsigned_abs().is_multiple_of(self.bs) {
+            return fail(format!(
+                "--stride {} is not a multiple of the block size, {}",
+                self.stride, self.bs
+            ));
+        }
+        if self.stride != 0 && self.verify != VerifyMode::Off {
+            return fail(
+                "--verify reads back every block of the region: --stride leaves holes".into(),
+            );
+        }
+        if let Some(t) = self.think_time
+            && (t.pause_ns == 0
+                || t.every == 0
+                || t.pause_ns > MAX_RUNTIME_S as u64 * 1_000_000_000)
+        {
+            return fail(
+                "--think-time: a pause above 0 and up to 30 days, after every 1 or more I/Os (--think-every)".into(),
+            );
         }
         if self.iodepth == 0 || self.iodepth > MAX_IODEPTH {
             return fail(format!(
@@ -617,8 +912,10 @@ impl WorkloadSpec {
         if self.size == Some(0) {
             return fail("--size is 0".into());
         }
-        let buffers =
-            self.bs * self.iodepth as u64 * self.numjobs as u64 * self.targets.len() as u64;
+        let buffers = self.largest_block_size()
+            * self.iodepth as u64
+            * self.numjobs as u64
+            * self.targets.len() as u64;
         if buffers > MAX_BUFFER_BYTES {
             return fail(format!(
                 "--bs x --iodepth x --numjobs x targets needs {} of buffers, more than {}",
