@@ -134,7 +134,12 @@ impl OffsetPattern {
     #[inline]
     pub fn next_offset(&mut self, rng: &mut SmallRng, len: u64) -> u64 {
         let blocks = self.region.blocks;
-        let span = (len / self.region.bs).clamp(1, blocks.max(1));
+        // Most I/Os are one block: no division for them.
+        let span = if len == self.region.bs {
+            1
+        } else {
+            (len / self.region.bs).clamp(1, blocks.max(1))
+        };
         let block = match &self.spread {
             Spread::Sequential => {
                 let block = if self.next_block + span > blocks {
@@ -186,7 +191,7 @@ impl Spread {
         let last = blocks.saturating_sub(span);
         let block = match self {
             Spread::Sequential => 0,
-            Spread::Uniform => return rng.random_range(0..=last),
+            Spread::Uniform => return rng.random_range(0..last + 1),
             Spread::Zipf { zipf, scatter } => {
                 // Zipf ranks run from 1 to n; rank 1 is the hottest.
                 let rank = (zipf.sample(rng) as u64).clamp(1, blocks) - 1;

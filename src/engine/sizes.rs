@@ -11,6 +11,8 @@ pub struct BlockSizes {
     /// Per direction (read, write): (size, cumulative percent up to it).
     shares: [Vec<(u32, u8)>; 2],
     largest: u32,
+    /// Every I/O of either direction has this size.
+    fixed: Option<u32>,
 }
 
 impl BlockSizes {
@@ -18,6 +20,7 @@ impl BlockSizes {
         BlockSizes {
             shares: [vec![(bs, 100)], vec![(bs, 100)]],
             largest: bs,
+            fixed: Some(bs),
         }
     }
 
@@ -35,6 +38,7 @@ impl BlockSizes {
         BlockSizes {
             shares: [cumulative(&split.read), cumulative(&split.write)],
             largest: split.largest() as u32,
+            fixed: split.is_uniform().then(|| split.largest() as u32),
         }
     }
 
@@ -47,6 +51,9 @@ impl BlockSizes {
     /// only when the direction has several sizes.
     #[inline]
     pub fn pick(&self, dir: Direction, rng: &mut SmallRng) -> u32 {
+        if let Some(bs) = self.fixed {
+            return bs;
+        }
         let shares = &self.shares[dir as usize];
         if let [(bs, _)] = shares.as_slice() {
             return *bs;
