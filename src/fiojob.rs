@@ -552,6 +552,7 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
         job.set("iodepth", "1");
         job.set("engine", "sync");
         job.set("buffered", "true");
+        job.set("invalidate", "true");
         job.random_map = true;
         // fio names a job after its section; a `name` in [global] does not
         // rename every job.
@@ -578,6 +579,18 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
                 job.name, job.nrfiles
             ));
         }
+        if job.time_based
+            && job.knob("buffered") == Some("true")
+            && job.knob("invalidate") == Some("true")
+            && job
+                .knob("rw")
+                .is_some_and(|rw| rw.contains("read") || rw.contains("rw"))
+        {
+            note(format!(
+                "job {}: buffered and time_based: fio drops the file's cached pages at each pass over it, fathom once before the run, so fathom's reads after the first pass can come from the cache (a warning says so)",
+                job.name
+            ));
+        }
         if job.runtime && !job.time_based {
             note(format!(
                 "job {}: runtime without time_based: fio stops after one pass over size or at runtime, whichever is first; fathom runs for the whole runtime",
@@ -592,6 +605,13 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
         }
         if let Err(m) = job.files_of_their_own() {
             problem(format!("{}: {m}", section_at(&section.opts, &global)));
+        }
+        let logs = ["write_bw_log", "write_lat_log", "write_iops_log"];
+        if logs.iter().any(|l| job.knob(l).is_some()) && job.knob("log_avg_msec").is_none() {
+            note(format!(
+                "job {}: fio logs every I/O without log_avg_msec; fathom's logs have a line per second",
+                job.name
+            ));
         }
         if let Some(every) = job.think_every.take()
             && job.knob("think_time").is_some()
@@ -897,6 +917,7 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             job.set("buffered", (!flag(opt)?).to_string());
         }
         "buffered" => job.set("buffered", flag(opt)?.to_string()),
+        "invalidate" => job.set("invalidate", flag(opt)?.to_string()),
         "hipri" => job.set("hipri", flag(opt)?.to_string()),
         "sqthread_poll" => job.set("sqpoll", flag(opt)?.to_string()),
         "ioengine" => {
@@ -1045,6 +1066,26 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 "ss_ramp={} is accepted: fathom judges steadiness over its last window only, so an early ramp never counts",
                 value(opt)?
             )));
+        }
+        "percentile_list" => job.set("percentile_list", value(opt)?),
+        "write_bw_log" | "write_lat_log" | "write_iops_log" => {
+            // Without a name fio names the logs after the job.
+            let name = opt
+                .value
+                .as_deref()
+                .filter(|v| !v.is_empty())
+                .unwrap_or(&job.name);
+            job.set(key, name.to_string());
+        }
+        "log_avg_msec" => {
+            let ms = count(opt)?;
+            let whole = ms.div_ceil(1000).max(1) * 1000;
+            job.set("log_avg_msec", whole.to_string());
+            if whole != ms {
+                return Ok(Action::Note(format!(
+                    "log_avg_msec={ms}: fathom's figures are per second; its logs average {whole} ms"
+                )));
+            }
         }
         "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
             return unsupported(
@@ -1291,11 +1332,14 @@ mod tests {
             "iodepth = \"1\"",
             "engine = \"sync\"",
             "buffered = \"true\"",
+            "invalidate = \"true\"",
             "runtime = \"3s\"",
         ] {
             assert!(t.toml.contains(line), "{line}: {}", t.toml);
         }
-        assert!(t.notes.is_empty(), "{:?}", t.notes);
+        // fio drops the cache at each pass of a buffered time_based job.
+        assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+        assert!(t.notes[0].contains("each pass"), "{:?}", t.notes);
     }
 
     #[test]
@@ -1457,10 +1501,19 @@ mod tests {
         assert!(s.group_reporting && s.continue_on_error, "{}", t.toml);
         let steady = s.steady_state.expect("steady state");
         assert_eq!((steady.band_pct, steady.window_s), (2.0, 30));
+        assert_eq!(s.fio_logs.bw.as_deref(), Some("j"));
+        assert_eq!(s.fio_logs.avg_s, 1);
         assert!(
             t.notes
                 .iter()
-                .any(|n| n.contains("write_bw_log is accepted"))
+                .any(|n| n.contains("log_avg_msec=500") && n.contains("1000 ms")),
+            "{:?}",
+            t.notes
+        );
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("gtod_reduce is accepted"))
         );
     }
 

@@ -436,6 +436,7 @@ struct TargetAccumulator {
     /// A descriptor kept to notice the target vanishing mid-run.
     watch: File,
     map: Option<Arc<BlockMap>>,
+    queue: crate::measure::queue::QueueDepths,
 }
 
 /// One stream of a group that runs at the same time: a workload on its
@@ -487,6 +488,14 @@ pub fn run_streams(
     options: RunOptions,
     observer: &mut dyn FnMut(usize, &CompletedSecond),
 ) -> anyhow::Result<Vec<WorkloadResult>> {
+    for stream in streams
+        .iter()
+        .filter(|s| s.spec.invalidate && !s.spec.direct)
+    {
+        for target in stream.targets {
+            drop_cached(target)?;
+        }
+    }
     let Planned {
         jobs,
         accumulators,
@@ -692,6 +701,7 @@ fn plan_workers(streams: &[Stream], keep_intervals: bool) -> anyhow::Result<Plan
                 running: spec.numjobs as usize,
                 watch: target.open(false, false)?,
                 map,
+                queue: Default::default(),
             });
         }
     }
@@ -968,6 +978,7 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
         let measure_start = m.start + Duration::from_secs_f64(spec.ramp_s);
         let mut total = [DirectionSample::default(), DirectionSample::default()];
         let mut sync = LatencyHistogram::new();
+        let mut queue_depths = crate::measure::queue::QueueDepths::default();
         let mut target_results = Vec::with_capacity(stream.targets.len());
         let mut runtime_s: f64 = 0.0;
         while let Some(acc) = accumulators.next_if(|a| a.stream == s) {
@@ -981,6 +992,7 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
                 sum.add(d);
             }
             sync.add(&acc.sync);
+            queue_depths.add(&acc.queue);
             let [read, write] = acc.totals;
             target_results.push(TargetResult {
                 name: spec.target_label(acc.target).to_string(),
@@ -1013,6 +1025,7 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
             interrupted: m.interrupted,
             warnings: Vec::new(),
             engine_tuning: None,
+            queue_depths,
             disks: m.disks.clone(),
             temperature: m.temperature.clone(),
             started_unix_s: (m.start_wall + Duration::from_secs_f64(spec.ramp_s))
@@ -1053,11 +1066,37 @@ fn sync_result(h: &LatencyHistogram, fsync_every: u32, runtime_s: f64) -> Option
     })
 }
 
+/// Writes back and drops the cached pages of a target's region (fio's
+/// `invalidate`): a buffered run then reads from the device.
+fn drop_cached(target: &PreparedTarget) -> anyhow::Result<()> {
+    let file = target.open(false, false)?;
+    // Dirty pages cannot be dropped: write them first.
+    file.sync_data()?;
+    // SAFETY: advisory call on an open descriptor.
+    let rc = unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            target.plan.offset as libc::off_t,
+            target.plan.size as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    if rc != 0 {
+        anyhow::bail!(
+            "cannot drop the cached pages of {}: {}",
+            target.plan.name,
+            std::io::Error::from_raw_os_error(rc)
+        );
+    }
+    Ok(())
+}
+
 fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     for (sum, d) in acc.totals.iter_mut().zip(&totals.directions) {
         sum.add(d);
     }
     acc.sync.add(&totals.sync);
+    acc.queue.add(&totals.queue);
     acc.end = acc.end.max(totals.end);
     acc.errors.merge(&totals.errors);
     if acc.ended_early.is_none() {

@@ -510,3 +510,79 @@ fn files_of_a_job_and_offsets_of_its_clones_are_fios() {
         .collect();
     assert_eq!(names, fio_files[..4]);
 }
+
+/// fio's log options make fathom write fio's log files: the same names,
+/// a line per second and direction in fio's format, and fio2gnuplot reads
+/// them.
+#[test]
+fn fio_logs_are_written_as_fio_writes_them() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[global]\nfilename=logged\nsize=4m\nbs=4k\nruntime=2\ntime_based\nioengine=psync\ndirect=1\n\
+         write_bw_log=t\nwrite_iops_log=t\nwrite_lat_log=t\nlog_avg_msec=1000\n\
+         [mix]\nrw=randrw\n",
+    );
+    let Some(_) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    let read_log = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    let fio_logs: Vec<String> = ["t_bw.1.log", "t_iops.1.log", "t_lat.1.log", "t_clat.1.log"]
+        .iter()
+        .map(|n| read_log(n))
+        .collect();
+    for n in entries(dir.path())
+        .iter()
+        .filter(|n| n.ends_with(".log") || *n == "logged")
+    {
+        std::fs::remove_file(dir.path().join(n)).unwrap();
+    }
+    let (fathom, _) = fathom_jobs(&job, dir.path());
+    assert_eq!(fathom.len(), 1);
+    for (name, fio) in ["t_bw.1.log", "t_iops.1.log", "t_lat.1.log", "t_clat.1.log"]
+        .iter()
+        .zip(&fio_logs)
+    {
+        let ours = read_log(name);
+        let shape = |text: &str| -> Vec<(u64, String)> {
+            text.lines()
+                .map(|l| {
+                    let f: Vec<&str> = l.split(", ").collect();
+                    assert_eq!(f.len(), 5, "{name}: {l}");
+                    assert!(f[1].parse::<u64>().unwrap() > 0, "{name}: {l}");
+                    // The second of the line (fio's is a few ms late), and
+                    // direction, block size and offset.
+                    (
+                        (f[0].parse::<u64>().unwrap() + 500) / 1000,
+                        f[2..].join(","),
+                    )
+                })
+                .collect()
+        };
+        // fio leaves out the window the run ends with; fathom writes it.
+        // fio writes the directions of a window in either order.
+        let (mut ours_lines, mut fio_lines) = (shape(&ours), shape(fio));
+        ours_lines.sort();
+        fio_lines.sort();
+        assert!(
+            fio_lines.iter().all(|l| ours_lines.contains(l))
+                && ours_lines.len() <= fio_lines.len() + 2,
+            "{name}:\n{ours}\nfio:\n{fio}"
+        );
+    }
+    let Ok(out) = std::process::Command::new("fio2gnuplot")
+        .current_dir(dir.path())
+        .args(["-p", "t_bw.1.log"])
+        .output()
+    else {
+        eprintln!("SKIP (fio2gnuplot part): fio2gnuplot cannot be run");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let global = read_log("t_bw.1.global");
+    assert!(global.contains("values_count="), "{global}");
+}

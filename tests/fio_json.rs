@@ -370,3 +370,93 @@ fn json_plus_bins_are_read_by_fios_own_script() {
     // nsec, then read slat (empty), read clat: count, cumulative, percentile.
     assert_eq!(cols[5].trim().parse::<u64>().unwrap(), counted, "{last}");
 }
+
+/// fio's own JSON and json+ are results `report` and `compare` read: a
+/// job fio ran compares with the same job run by fathom, and reports in
+/// every format, percentiles from json+'s bins.
+#[test]
+fn fios_own_results_are_reported_and_compared_with_fathoms() {
+    if !fio_installed() {
+        eprintln!("SKIP: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempdir();
+    let job = job_file(dir.path());
+    let mut docs = Vec::new();
+    for format in ["json", "json+"] {
+        let out_file = dir.path().join(format!("fio-{format}.json"));
+        let status = std::process::Command::new("fio")
+            .args([job.to_str().unwrap(), &format!("--output-format={format}")])
+            .arg(format!("--output={}", out_file.display()))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        docs.push(out_file);
+    }
+    let ours = dir.path().join("fathom.json");
+    run_ok(&[
+        "run",
+        job.to_str().unwrap(),
+        "-o",
+        ours.to_str().unwrap(),
+        "--output-format",
+        "json",
+    ]);
+    for fio in &docs {
+        let out = run_ok(&["compare", fio.to_str().unwrap(), ours.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("randread 4k QD4"), "{text}");
+        assert!(text.contains("1 result(s) in both"), "{text}");
+        for format in ["text", "markdown", "csv", "html", "fio-json"] {
+            let out = run(&["report", fio.to_str().unwrap(), "--format", format]);
+            assert!(
+                out.status.success(),
+                "{format}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    // json+: the p99 fathom reports is fio's to its bin's precision.
+    let fio_plus: Value =
+        serde_json::from_str(&std::fs::read_to_string(&docs[1]).unwrap()).unwrap();
+    let fio_p99 = f(&fio_plus["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"]);
+    let out = run_ok(&["report", docs[1].to_str().unwrap(), "--format", "fio-json"]);
+    let report: Value = json_out(&out);
+    let ours_p99 = f(&report["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"]);
+    assert!(
+        (ours_p99 - fio_p99).abs() <= fio_p99 * 0.04,
+        "p99 {ours_p99} against fio's {fio_p99}"
+    );
+    let text = run_ok(&["report", docs[0].to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("'s JSON: percentiles"), "{text}");
+}
+
+/// iodepth_level, iodepth_submit and iodepth_complete are counted by the
+/// workers, ctx and the page faults come from getrusage: at depth 4 the
+/// I/Os go out with up to 4 in flight, one per submission.
+#[test]
+fn queue_depths_and_context_switches_are_measured() {
+    let dir = tempdir();
+    let job = job_file(dir.path());
+    let doc = fathom_fio_json(&job);
+    let j = &doc["jobs"][0];
+    let level = j["iodepth_level"].as_object().unwrap();
+    let total: f64 = level.values().map(f).sum();
+    assert!((total - 100.0).abs() < 0.01, "{level:?}");
+    // Never more than the depth, and up to it after each reap.
+    assert!(f(&j["iodepth_level"]["4"]) > 0.0, "{level:?}");
+    assert_eq!(f(&j["iodepth_level"]["8"]), 0.0, "{level:?}");
+    assert!(
+        f(&j["iodepth_submit"]["4"]) > 99.0,
+        "one I/O per submission: {j}"
+    );
+    let complete: f64 = j["iodepth_complete"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(f)
+        .sum();
+    assert!((complete - 100.0).abs() < 0.01);
+    assert!(u(&j["ctx"]) > 0 && u(&j["minf"]) > 0, "{}", j["ctx"]);
+}

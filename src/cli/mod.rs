@@ -660,6 +660,9 @@ pub(crate) fn exit_code(stop: &StopFlag, failed: bool) -> i32 {
 /// Writes the document in the chosen format to `--output` (and the text
 /// table to stdout), or prints it.
 pub(crate) fn emit(document: &Document, output: &OutputArgs) -> anyhow::Result<()> {
+    for log in report::fio_logs::write(document, Path::new("."))? {
+        eprintln!("fathom: wrote fio log {}", log.display());
+    }
     let report = Report::single(document.clone(), &output_label(output));
     let rendered = report::exporter(output.output_format).render(&report)?;
     match &output.output {

@@ -137,6 +137,9 @@ pub struct WorkerTotals {
     pub ended_by_error: Option<String>,
     /// Interleaved checks of this worker's writes.
     pub verify: Option<VerifyReport>,
+    /// How full the queue was at each submission, and what each
+    /// submission and reap carried.
+    pub queue: crate::measure::queue::QueueDepths,
 }
 
 /// Runs one worker to completion. Always passes the start gate (even when
@@ -404,8 +407,11 @@ impl<'a> Job<'a> {
                 }
             }
             self.free.pop();
+            let in_flight = (self.slots.len() - self.free.len()) as u32;
+            self.totals.queue.submitted_at(in_flight);
             if self.submits_on_queue {
                 self.slots[slot as usize].submitted_at = Instant::now();
+                self.totals.queue.submission(1);
             }
             self.engine.queue(IoRequest {
                 slot,
@@ -561,6 +567,9 @@ impl<'a> Job<'a> {
     /// completion (or the next due I/O, or a slice).
     fn submit(&mut self) -> std::io::Result<()> {
         let submit_time = Instant::now();
+        if !self.batch.is_empty() {
+            self.totals.queue.submission(self.batch.len() as u32);
+        }
         for slot in self.batch.drain(..) {
             self.slots[slot as usize].submitted_at = submit_time;
         }
@@ -577,6 +586,9 @@ impl<'a> Job<'a> {
     /// and records each.
     fn reap(&mut self, halt: &AtomicBool) {
         self.engine.reap(&mut self.completions);
+        if !self.completions.is_empty() {
+            self.totals.queue.reap(self.completions.len() as u32);
+        }
         self.blocked = false;
         self.now = Instant::now();
         for c in self.completions.drain(..) {

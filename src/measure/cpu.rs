@@ -1,4 +1,5 @@
-//! CPU time of the whole process (every worker thread), from getrusage.
+//! CPU time of the whole process (every worker thread), with its context
+//! switches and page faults, from getrusage.
 
 use serde::{Deserialize, Serialize};
 
@@ -6,6 +7,15 @@ use serde::{Deserialize, Serialize};
 pub struct CpuTime {
     pub user_s: f64,
     pub sys_s: f64,
+    /// Voluntary and involuntary context switches (fio's `ctx`).
+    #[serde(default)]
+    pub context_switches: u64,
+    /// Page faults that read from a disk (fio's `majf`) and that did not
+    /// (`minf`).
+    #[serde(default)]
+    pub major_faults: u64,
+    #[serde(default)]
+    pub minor_faults: u64,
 }
 
 impl CpuTime {
@@ -20,6 +30,9 @@ impl CpuTime {
         CpuTime {
             user_s: secs(usage.ru_utime),
             sys_s: secs(usage.ru_stime),
+            context_switches: (usage.ru_nvcsw + usage.ru_nivcsw).max(0) as u64,
+            major_faults: usage.ru_majflt.max(0) as u64,
+            minor_faults: usage.ru_minflt.max(0) as u64,
         }
     }
 
@@ -27,6 +40,11 @@ impl CpuTime {
         CpuTime {
             user_s: (self.user_s - earlier.user_s).max(0.0),
             sys_s: (self.sys_s - earlier.sys_s).max(0.0),
+            context_switches: self
+                .context_switches
+                .saturating_sub(earlier.context_switches),
+            major_faults: self.major_faults.saturating_sub(earlier.major_faults),
+            minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
         }
     }
 
@@ -44,17 +62,23 @@ mod tests {
         let earlier = CpuTime {
             user_s: 1.0,
             sys_s: 0.25,
+            context_switches: 10,
+            ..Default::default()
         };
         let later = CpuTime {
             user_s: 3.5,
             sys_s: 1.25,
+            context_switches: 15,
+            ..Default::default()
         };
         let used = later.since(earlier);
         assert_eq!(
             used,
             CpuTime {
                 user_s: 2.5,
-                sys_s: 1.0
+                sys_s: 1.0,
+                context_switches: 5,
+                ..Default::default()
             }
         );
         assert_eq!(used.total_s(), 3.5);

@@ -18,6 +18,9 @@ pub struct Interval {
     pub iops: f64,
     pub bw_bytes: f64,
     pub p99_ns: u64,
+    /// Mean latency of the interval; 0 in older results.
+    #[serde(default)]
+    pub mean_ns: f64,
 }
 
 /// What one worker did in one direction during one interval.
@@ -203,6 +206,7 @@ impl IntervalSeries {
                 iops: sample.ios as f64 / dur,
                 bw_bytes: sample.bytes as f64 / dur,
                 p99_ns: sample.latency.value_at_percentile(99.0),
+                mean_ns: sample.latency.summary().mean,
             });
         }
         if let Some(samples) = &mut self.samples {

@@ -8,6 +8,7 @@ pub mod errors;
 pub mod facts;
 pub mod histogram;
 pub mod intervals;
+pub mod queue;
 pub mod steady;
 
 /// `count` per second over `seconds`; 0 when no time was measured.

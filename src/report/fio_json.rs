@@ -183,6 +183,10 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
     all.add(&write_h);
     let errors: u64 = w.targets.iter().map(|t| t.errors.count).sum();
     let short: u64 = w.targets.iter().map(|t| t.errors.short).sum();
+    let out = Shape {
+        plus,
+        percentiles: &spec.percentile_list,
+    };
     Ok(json!({
         "jobname": name,
         "groupid": group,
@@ -190,17 +194,43 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
         "eta": 0,
         "elapsed": w.runtime_s.ceil() as u64,
         "job options": options,
-        "read": direction(&w.total.read, &read_h, runtime_ms, short, plus),
-        "write": direction(&w.total.write, &write_h, runtime_ms, 0, plus),
-        "trim": direction(&DirectionResult::default(), &LatencyHistogram::new(), runtime_ms, 0, plus),
-        "sync": sync(w.sync.as_ref())?,
+        "read": direction(&w.total.read, &read_h, runtime_ms, short, &out),
+        "write": direction(&w.total.write, &write_h, runtime_ms, 0, &out),
+        "trim": direction(&DirectionResult::default(), &LatencyHistogram::new(), runtime_ms, 0, &out),
+        "sync": sync(w.sync.as_ref(), &spec.percentile_list)?,
         "job_runtime": runtime_ms,
         "usr_cpu": cpu_pct(&w.cpu, true, w.runtime_s),
         "sys_cpu": cpu_pct(&w.cpu, false, w.runtime_s),
+        "iodepth_level": depth_shares(&w.queue_depths.in_flight, &["1", "2", "4", "8", "16", "32", ">=64"]),
+        "iodepth_submit": depth_shares(&w.queue_depths.per_submit, &BATCH_KEYS),
+        "iodepth_complete": depth_shares(&w.queue_depths.per_reap, &BATCH_KEYS),
+        "ctx": w.cpu.context_switches,
+        "majf": w.cpu.major_faults,
+        "minf": w.cpu.minor_faults,
         "latency_ns": buckets(&all, 1),
         "latency_us": buckets(&all, 1_000),
         "latency_ms": ms_buckets(&all),
     }))
+}
+
+/// fio's keys for the I/Os one submission or one reap carried.
+const BATCH_KEYS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+
+/// Counts per bucket as fio writes them: percent of all, under its keys.
+fn depth_shares(counts: &[u64; 7], keys: &[&str]) -> Value {
+    let total: u64 = counts.iter().sum();
+    keys.iter()
+        .zip(counts)
+        .map(|(k, &n)| {
+            let pct = if total == 0 {
+                0.0
+            } else {
+                n as f64 * 100.0 / total as f64
+            };
+            (k.to_string(), json!(pct))
+        })
+        .collect::<Map<String, Value>>()
+        .into()
 }
 
 /// fio gives CPU time as a percentage of the job's runtime.
@@ -222,15 +252,23 @@ fn decoded(d: &DirectionResult) -> anyhow::Result<LatencyHistogram> {
 }
 
 /// `d` in fio's form; `h` is its decoded histogram.
+/// What the job asked of fio's output: json+ bins, its percentile list.
+struct Shape<'a> {
+    plus: bool,
+    /// fio's `percentile_list`; empty: fio's default list.
+    percentiles: &'a [f64],
+}
+
 fn direction(
     d: &DirectionResult,
     h: &LatencyHistogram,
     runtime_ms: u64,
     short_ios: u64,
-    plus: bool,
+    out: &Shape,
 ) -> Value {
+    let (plus, percentiles) = (out.plus, out.percentiles);
     let lat = latency(&d.lat_ns, d.ios, None);
-    let mut clat = latency(&d.lat_ns, d.ios, Some(h));
+    let mut clat = latency(&d.lat_ns, d.ios, Some((h, percentiles)));
     // As fio: a direction without I/O has no bins.
     if plus && h.count() > 0 {
         clat["bins"] = bins(h);
@@ -333,7 +371,7 @@ fn spread(samples: &[f64]) -> (f64, f64, f64, f64) {
 
 /// fio's latency object: min, max, mean, stddev, N, and with a histogram
 /// the percentiles, keyed "99.000000".
-fn latency(s: &LatencySummary, n: u64, h: Option<&LatencyHistogram>) -> Value {
+fn latency(s: &LatencySummary, n: u64, h: Option<(&LatencyHistogram, &[f64])>) -> Value {
     let mut out = json!({
         "min": s.min,
         "max": s.max,
@@ -341,8 +379,13 @@ fn latency(s: &LatencySummary, n: u64, h: Option<&LatencyHistogram>) -> Value {
         "stddev": s.stddev,
         "N": n,
     });
-    if let Some(h) = h.filter(|h| h.count() > 0) {
-        let p: Map<String, Value> = PERCENTILES
+    if let Some((h, list)) = h.filter(|(h, _)| h.count() > 0) {
+        let list = if list.is_empty() {
+            &PERCENTILES[..]
+        } else {
+            list
+        };
+        let p: Map<String, Value> = list
             .iter()
             .map(|p| (format!("{p:.6}"), json!(h.value_at_percentile(*p))))
             .collect();
@@ -351,7 +394,7 @@ fn latency(s: &LatencySummary, n: u64, h: Option<&LatencyHistogram>) -> Value {
     out
 }
 
-fn sync(s: Option<&SyncResult>) -> anyhow::Result<Value> {
+fn sync(s: Option<&SyncResult>, percentiles: &[f64]) -> anyhow::Result<Value> {
     let Some(s) = s else {
         return Ok(json!({
             "total_ios": 0,
@@ -361,7 +404,7 @@ fn sync(s: Option<&SyncResult>) -> anyhow::Result<Value> {
     let h = LatencyHistogram::decode(&s.histogram).map_err(anyhow::Error::msg)?;
     Ok(json!({
         "total_ios": s.count,
-        "lat_ns": latency(&s.lat_ns, s.count, Some(&h)),
+        "lat_ns": latency(&s.lat_ns, s.count, Some((&h, percentiles))),
     }))
 }
 

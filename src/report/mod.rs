@@ -13,6 +13,7 @@ pub mod compare;
 pub mod csv;
 pub mod destination;
 pub mod fio_json;
+pub mod fio_logs;
 pub mod html;
 pub mod json;
 pub mod markdown;

@@ -270,6 +270,10 @@ fn concurrent_workloads(
         // What the ranks chose agrees when their hosts are alike; the first
         // rank's stands for the group (each rank's own results keep theirs).
         engine_tuning: first.engine_tuning.clone(),
+        queue_depths: parts.iter().fold(Default::default(), |mut q, p| {
+            q.add(&p.queue_depths);
+            q
+        }),
         // Each rank's temperatures stay in its own results.
         temperature: Vec::new(),
         disks: ranks_disks(parts.iter().map(|p| p.disks.as_slice()), ranks),

@@ -67,6 +67,11 @@ pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionRe
                 });
             }
             let sum = &mut out.intervals[i];
+            let ios = sum.ios + second.ios;
+            if ios > 0 {
+                sum.mean_ns = (sum.mean_ns * sum.ios as f64 + second.mean_ns * second.ios as f64)
+                    / ios as f64;
+            }
             sum.ios += second.ios;
             sum.bytes += second.bytes;
             sum.dur_s = sum.dur_s.max(second.dur_s);
@@ -105,6 +110,7 @@ fn merge_workload(into: &mut WorkloadResult, other: &WorkloadResult) -> Result<(
     into.runtime_s += other.runtime_s;
     merge_sync(&mut into.sync, &other.sync, into.runtime_s)?;
     into.cpu = CpuUsage::added([&into.cpu, &other.cpu], into.total.ios());
+    into.queue_depths.add(&other.queue_depths);
     into.interrupted |= other.interrupted;
     Ok(())
 }

@@ -7,6 +7,7 @@
 pub mod capacity;
 pub mod certify;
 pub mod cluster;
+pub mod from_fio;
 pub mod merge;
 pub mod meta;
 pub mod streams;
@@ -183,7 +184,17 @@ impl Document {
             schema: u32,
         }
         let not_ours = |e: serde_json::Error| format!("not a fathom result: {e}");
-        let header: Header = serde_json::from_str(text).map_err(not_ours)?;
+        let header: Header = match serde_json::from_str(text) {
+            Ok(header) => header,
+            Err(e) => {
+                // fio's own output, perhaps after lines fio printed first.
+                let json = text.find('{').map_or(text, |i| &text[i..]);
+                return match serde_json::from_str::<serde_json::Value>(json) {
+                    Ok(doc) if from_fio::is_fio_output(&doc) => from_fio::document(&doc),
+                    _ => Err(not_ours(e)),
+                };
+            }
+        };
         match header.schema {
             1 => Ok(serde_json::from_str::<DocumentV1>(text)
                 .map_err(not_ours)?
@@ -303,6 +314,7 @@ pub(crate) mod test_support {
             started_unix_s: None,
             temperature: Vec::new(),
             engine_tuning: None,
+            queue_depths: Default::default(),
         }
     }
 }

@@ -92,6 +92,9 @@ impl StreamsResult {
         one.cpu = self.cpu;
         one.interrupted = self.interrupted;
         one.disks = self.disks.clone();
+        for w in &self.streams[1..] {
+            one.queue_depths.add(&w.queue_depths);
+        }
         Some(one)
     }
 }

@@ -27,6 +27,8 @@ pub enum WarningKind {
     LatencyDrift,
     /// A file on a memory file system (tmpfs, devtmpfs, ramfs).
     MemoryTarget,
+    /// Figures read from fio's JSON rather than measured by fathom.
+    FioInput,
     /// A warning from before warnings had kinds (schema 1).
     Other,
 }
@@ -65,6 +67,9 @@ impl WarningKind {
             WarningKind::MemoryTarget => {
                 "the target is a file in memory (tmpfs, devtmpfs or ramfs), not on a disk: the figures are memory's"
             }
+            WarningKind::FioInput => {
+                "figures read from fio's JSON: percentiles as fine as fio's bins or percentile list allow"
+            }
             WarningKind::Other => "",
         }
     }
@@ -84,6 +89,9 @@ impl WarningKind {
                 "look at the per-second figures: a write cache filling up, thermal throttling or another load on the device; precondition, or run longer"
             }
             WarningKind::MemoryTarget => "put the target on the disk you mean to measure",
+            WarningKind::FioInput => {
+                "run fio with --output-format=json+ for its latency bins, or run the job with fathom"
+            }
             WarningKind::Other => "",
         }
     }

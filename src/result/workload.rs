@@ -7,6 +7,7 @@ use crate::measure::errors::IoErrors;
 use crate::measure::facts::TargetFacts;
 pub use crate::measure::histogram::LatencySummary;
 pub use crate::measure::intervals::Interval;
+use crate::measure::queue::QueueDepths;
 use crate::spec::WorkloadSpec;
 use crate::verify::VerifyReport;
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,10 @@ pub struct WorkloadResult {
     /// engines with nothing to choose and in results written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_tuning: Option<crate::engine::tuning::EngineTuning>,
+    /// How full the queues of all its workers were (fio's `iodepth_level`,
+    /// `iodepth_submit`, `iodepth_complete`); absent in older results.
+    #[serde(default, skip_serializing_if = "QueueDepths::is_empty")]
+    pub queue_depths: QueueDepths,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,6 +146,13 @@ pub struct CpuUsage {
     pub sys_s: f64,
     /// (user + sys) / all I/Os, in microseconds; 0 when nothing completed.
     pub per_io_us: f64,
+    /// Context switches and page faults of the process while measuring.
+    #[serde(default)]
+    pub context_switches: u64,
+    #[serde(default)]
+    pub major_faults: u64,
+    #[serde(default)]
+    pub minor_faults: u64,
 }
 
 impl CpuUsage {
@@ -153,19 +165,22 @@ impl CpuUsage {
             } else {
                 cpu.total_s() * 1e6 / ios as f64
             },
+            context_switches: cpu.context_switches,
+            major_faults: cpu.major_faults,
+            minor_faults: cpu.minor_faults,
         }
     }
 
     /// The CPU time of `parts` (runs on other hosts, or one after another)
     /// added, per I/O of all `ios` they did.
     pub fn added<'a>(parts: impl IntoIterator<Item = &'a CpuUsage>, ios: u64) -> Self {
-        let mut sum = CpuTime {
-            user_s: 0.0,
-            sys_s: 0.0,
-        };
+        let mut sum = CpuTime::default();
         for p in parts {
             sum.user_s += p.user_s;
             sum.sys_s += p.sys_s;
+            sum.context_switches += p.context_switches;
+            sum.major_faults += p.major_faults;
+            sum.minor_faults += p.minor_faults;
         }
         CpuUsage::new(sum, ios)
     }

@@ -252,6 +252,14 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .conflicts_with("direct"),
+    Knob::switch(
+        "invalidate",
+        "With --buffered: drop the targets' cached pages before measuring, so that reads start from the device (fio's invalidate, on in fio job files by default)",
+        |b, v| {
+            b.spec.invalidate = parse_bool(v)?;
+            Ok(())
+        },
+    ),
     Knob::value(
         "engine",
         "ENGINE",
@@ -284,6 +292,68 @@ pub const KNOBS: &[Knob] = &[
         "fio JSON output (--output-format fio-json): the streams of a workload as one job, as fio's group_reporting; without it one job per stream",
         |b, v| {
             b.spec.group_reporting = parse_bool(v)?;
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "percentile_list",
+        "LIST",
+        "fio JSON output: the percentiles to list, as fio's percentile_list (99:99.9:99.99); fathom's own outputs keep p50 to p99.99",
+        |b, v| {
+            let list = v
+                .split(':')
+                .map(|p| {
+                    p.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|p| *p > 0.0 && *p <= 100.0)
+                        .ok_or_else(|| format!("'{p}' is not a percentile above 0 up to 100"))
+                })
+                .collect::<Result<Vec<f64>, String>>()?;
+            if list.len() > 20 {
+                return Err(format!("{} percentiles: at most 20, as fio", list.len()));
+            }
+            b.spec.percentile_list = list;
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "write_bw_log",
+        "NAME",
+        "After the run, write fio's bandwidth log NAME_bw.N.log (N: the job's number) from the per-second figures, for fio2gnuplot and fio-plot",
+        |b, v| {
+            b.spec.fio_logs.bw = Some(log_name(v)?);
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "write_lat_log",
+        "NAME",
+        "After the run, write fio's latency logs NAME_lat.N.log and NAME_clat.N.log (mean latency per line)",
+        |b, v| {
+            b.spec.fio_logs.lat = Some(log_name(v)?);
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "write_iops_log",
+        "NAME",
+        "After the run, write fio's IOPS log NAME_iops.N.log",
+        |b, v| {
+            b.spec.fio_logs.iops = Some(log_name(v)?);
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "log_avg_msec",
+        "MS",
+        "Milliseconds each line of the fio logs averages: a multiple of 1000 (fathom's figures are per second) [default: 1000]",
+        |b, v| {
+            let ms: u32 = parse_count(v)?;
+            if ms == 0 || !ms.is_multiple_of(1000) {
+                return Err(format!("{ms} ms is not a whole number of seconds (1000, 2000, ...)"));
+            }
+            b.spec.fio_logs.avg_s = ms / 1000;
             Ok(())
         },
     ),
@@ -581,6 +651,14 @@ impl SpecBuilder {
 fn parse_count(v: &str) -> Result<u32, String> {
     v.parse()
         .map_err(|_| format!("'{v}' is not a whole number"))
+}
+
+/// A log name is a file name stem, perhaps with a directory.
+fn log_name(v: &str) -> Result<String, String> {
+    if v.is_empty() || v.ends_with('/') {
+        return Err(format!("'{v}' is not a file name"));
+    }
+    Ok(v.to_string())
 }
 
 fn parse_percent(v: &str) -> Result<u8, String> {

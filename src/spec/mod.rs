@@ -406,6 +406,10 @@ pub struct WorkloadSpec {
     pub runtime_s: Option<f64>,
     pub ramp_s: f64,
     pub direct: bool,
+    /// Buffered runs: drop the targets' cached pages before starting, so
+    /// reads come from the device (`--invalidate`, fio's `invalidate`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub invalidate: bool,
     pub engine: EngineKind,
     /// The null engine's service time per I/O, in ns (`--null-latency`);
     /// 0 completes at once.
@@ -423,6 +427,10 @@ pub struct WorkloadSpec {
     /// `group_reporting` does (`--group-reporting`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub group_reporting: bool,
+    /// The percentiles fio's JSON lists (`--percentile-list`, fio's
+    /// `percentile_list`); empty: fio's default list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub percentile_list: Vec<f64>,
     /// A stream translated from one clone of a fio job with `numjobs`: the
     /// job's name, which fio gives each clone in its reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -450,6 +458,10 @@ pub struct WorkloadSpec {
     /// region backwards (`--stride`, fio's `rw=read:8k`).
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub stride: i64,
+    /// fio's log files to write from the per-second figures
+    /// (`--write-bw-log` and friends).
+    #[serde(default, skip_serializing_if = "FioLogs::is_empty")]
+    pub fio_logs: FioLogs,
     /// A pause after every so many I/Os (`--think-time`, fio's `thinktime`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_time: Option<ThinkTime>,
@@ -526,6 +538,28 @@ fn is_all_random(p: &u8) -> bool {
     *p == 100
 }
 
+/// fio's bandwidth, latency and IOPS logs (`NAME_bw.N.log`, ...), written
+/// after the run from its per-second figures, averaged over `avg_s`
+/// seconds (fio's `log_avg_msec`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FioLogs {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops: Option<String>,
+    /// Seconds per line; 0 means 1.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub avg_s: u32,
+}
+
+impl FioLogs {
+    pub fn is_empty(&self) -> bool {
+        self.bw.is_none() && self.lat.is_none() && self.iops.is_none()
+    }
+}
+
 /// A worker's pause: after every `every` I/Os it waits for those in
 /// flight, then idles `pause_ns` (fio's `thinktime` and `thinktime_blocks`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -557,12 +591,14 @@ impl WorkloadSpec {
             runtime_s: None,
             ramp_s: 0.0,
             direct: true,
+            invalidate: false,
             engine: EngineKind::IoUring,
             null_latency_ns: 0,
             hipri: false,
             sqpoll: false,
             completion_wait: CompletionWait::Auto,
             group_reporting: false,
+            percentile_list: Vec::new(),
             clone_of: None,
             fsync: 0,
             fdatasync: 0,
@@ -571,6 +607,7 @@ impl WorkloadSpec {
             sequential_run: 0,
             stride: 0,
             think_time: None,
+            fio_logs: FioLogs::default(),
             seed: DEFAULT_SEED,
             keep: false,
             overwrite: false,

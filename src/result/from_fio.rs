@@ -1,0 +1,342 @@
+//! fio's own JSON output (`--output-format=json` or `json+`) read as a
+//! fathom document, so that years of fio results are reported and compared
+//! beside fathom's runs.
+//!
+//! Each fio job becomes a workload. fio's `lat_ns` (submission to
+//! completion) is what fathom measures; its min, max, mean and deviation
+//! are taken as they are. The percentiles come from `clat_ns`, fio's
+//! completion latency, which leaves out fio's submission time (small for
+//! asynchronous engines, zero for synchronous ones): from its `bins`
+//! (json+) at fio's bin precision, else from its percentile list, which
+//! gives exact figures only at the percentiles fio listed. A warning of
+//! kind `fio_input` on each workload says which.
+
+use super::warning::{Warning, WarningKind};
+use super::workload::{CpuUsage, DirectionPair, DirectionResult, TargetResult, WorkloadResult};
+use super::{Document, RunResult, SCHEMA};
+use crate::measure::facts::{HostFacts, TargetFacts, TargetKind};
+use crate::measure::histogram::{LatencyHistogram, LatencySummary};
+use crate::spec::{EngineKind, WorkloadSpec};
+use serde_json::Value;
+
+/// Whether `doc` looks like fio's output rather than fathom's.
+pub fn is_fio_output(doc: &Value) -> bool {
+    doc.get("fio version").is_some() && doc.get("jobs").is_some_and(Value::is_array)
+}
+
+/// fio's JSON document `doc` as a fathom document.
+pub fn document(doc: &Value) -> Result<Document, String> {
+    let version = doc["fio version"].as_str().unwrap_or("fio").to_string();
+    let global = doc.get("global options").cloned().unwrap_or(Value::Null);
+    let results = doc["jobs"]
+        .as_array()
+        .ok_or("fio's output has no jobs")?
+        .iter()
+        .enumerate()
+        .map(|(i, job)| workload(job, &global, &version).map_err(|e| format!("fio job {i}: {e}")))
+        .map(|w| w.map(RunResult::Workload))
+        .collect::<Result<Vec<_>, String>>()?;
+    let started_at = doc["timestamp"]
+        .as_u64()
+        .map(|s| {
+            humantime::format_rfc3339_seconds(
+                std::time::UNIX_EPOCH + std::time::Duration::from_secs(s),
+            )
+            .to_string()
+        })
+        .unwrap_or_default();
+    Ok(Document {
+        fathom_version: version,
+        schema: SCHEMA,
+        started_at,
+        host: HostFacts {
+            hostname: "fio's JSON".into(),
+            kernel: String::new(),
+            os: String::new(),
+            cpu_model: String::new(),
+            cpus: 0,
+            memory_bytes: 0,
+        },
+        label: None,
+        interrupted: false,
+        results,
+        cluster: None,
+    })
+}
+
+/// A job option of `job`, or of fio's global options.
+fn option<'a>(job: &'a Value, global: &'a Value, key: &str) -> Option<&'a str> {
+    job["job options"][key]
+        .as_str()
+        .or_else(|| global[key].as_str())
+}
+
+fn spec_of(job: &Value, global: &Value, name: &str) -> WorkloadSpec {
+    let opt = |k: &str| option(job, global, k);
+    let targets: Vec<String> = opt("filename")
+        .map(|f| f.split(':').map(str::to_string).collect())
+        .unwrap_or_else(|| vec![name.to_string()]);
+    let mut spec = WorkloadSpec::defaults(targets);
+    spec.name = name.to_string();
+    // fio's defaults, where fathom's differ.
+    spec.rw = crate::spec::RwMode::Read;
+    spec.engine = EngineKind::Sync;
+    spec.direct = false;
+    if let Some(rw) = opt("rw").or(opt("readwrite")) {
+        let mode = rw.split(':').next().unwrap_or(rw);
+        if let Ok(mode) = mode.parse() {
+            spec.rw = mode;
+        }
+    }
+    let mix = opt("rwmixread")
+        .and_then(|v| v.parse().ok())
+        .or_else(|| {
+            opt("rwmixwrite")
+                .and_then(|v: &str| v.parse::<u8>().ok())
+                .map(|w| 100 - w.min(100))
+        })
+        .unwrap_or(50);
+    spec.rwmix_read = spec.rw.read_percent(mix);
+    if let Some(bs) = opt("bs").or(opt("blocksize")) {
+        match bs.split_once(',') {
+            Some((r, w)) => {
+                if let Ok(split) = format!("{r}/100,{w}/100").parse::<crate::spec::BlockSizeSplit>()
+                {
+                    spec.bs = split.smallest();
+                    spec.bssplit = Some(split);
+                }
+            }
+            None => {
+                if let Ok(bs) = crate::units::parse_size(bs) {
+                    spec.bs = bs;
+                }
+            }
+        }
+    }
+    let count = |k: &str| opt(k).and_then(|v| v.parse::<u32>().ok());
+    spec.iodepth = count("iodepth").unwrap_or(1);
+    spec.numjobs = count("numjobs").unwrap_or(1);
+    if let Some(engine) = opt("ioengine") {
+        spec.engine = match engine {
+            "io_uring" | "libaio" | "posixaio" => EngineKind::IoUring,
+            "null" => EngineKind::Null,
+            _ => EngineKind::Sync,
+        };
+    }
+    spec.direct = opt("direct").is_some_and(|d| d == "1") || opt("buffered") == Some("0");
+    spec.size = opt("size").and_then(|s| crate::units::parse_size(s).ok());
+    spec.runtime_s = opt("runtime")
+        .and_then(|r| crate::units::parse_duration(r).ok())
+        .map(|d| d.as_secs_f64());
+    spec
+}
+
+fn workload(job: &Value, global: &Value, version: &str) -> Result<WorkloadResult, String> {
+    let name = job["jobname"].as_str().ok_or("no jobname")?.to_string();
+    let spec = spec_of(job, global, &name);
+    let runtime_ms = job["job_runtime"]
+        .as_u64()
+        .or_else(|| job["read"]["runtime"].as_u64())
+        .unwrap_or(0);
+    let runtime_s = runtime_ms as f64 / 1000.0;
+    let mut from_bins = true;
+    let read = direction(&job["read"], runtime_s, &mut from_bins)?;
+    let write = direction(&job["write"], runtime_s, &mut from_bins)?;
+    let pct = |k: &str| job[k].as_f64().unwrap_or(0.0) / 100.0 * runtime_s;
+    let ios = read.ios + write.ios;
+    let cpu = CpuUsage::new(
+        crate::measure::cpu::CpuTime {
+            user_s: pct("usr_cpu"),
+            sys_s: pct("sys_cpu"),
+            context_switches: job["ctx"].as_u64().unwrap_or(0),
+            major_faults: job["majf"].as_u64().unwrap_or(0),
+            minor_faults: job["minf"].as_u64().unwrap_or(0),
+        },
+        ios,
+    );
+    let how = if from_bins {
+        "from fio's latency bins (json+), as precise as fio's bins (1.6%)"
+    } else {
+        "from fio's percentile list: exact only at the percentiles fio listed, between them a step"
+    };
+    let warning = Warning {
+        kind: WarningKind::FioInput,
+        target: name.clone(),
+        figure: None,
+        message: format!(
+            "read from {version}'s JSON: percentiles are of fio's completion latency (clat) {how}; no per-second figures beyond fio's own"
+        ),
+        at_s: None,
+    };
+    let total = DirectionPair { read, write };
+    let target = TargetResult {
+        name: spec.targets.join(":"),
+        facts: TargetFacts {
+            kind: TargetKind::File,
+            path: spec.targets.join(":"),
+            filesystem: None,
+            mount_point: None,
+            device: None,
+        },
+        offset: 0,
+        size: spec.size.unwrap_or(0),
+        runtime_s,
+        errors: Default::default(),
+        ended_early: None,
+        verify: None,
+        io: total.clone(),
+        sync: None,
+    };
+    Ok(WorkloadResult {
+        spec,
+        targets: vec![target],
+        total,
+        cpu,
+        runtime_s,
+        interrupted: false,
+        warnings: vec![warning],
+        sync: None,
+        steady_state: None,
+        disks: Vec::new(),
+        started_unix_s: None,
+        temperature: Vec::new(),
+        engine_tuning: None,
+        queue_depths: Default::default(),
+    })
+}
+
+/// One direction of a fio job; `from_bins` is cleared when its
+/// percentiles had to come from fio's percentile list.
+fn direction(d: &Value, runtime_s: f64, from_bins: &mut bool) -> Result<DirectionResult, String> {
+    let ios = d["total_ios"].as_u64().unwrap_or(0);
+    let bytes = d["io_bytes"].as_u64().unwrap_or(0);
+    if ios == 0 {
+        return Ok(DirectionResult {
+            histogram: LatencyHistogram::new().encode(),
+            ..Default::default()
+        });
+    }
+    let clat = &d["clat_ns"];
+    let lat = if d["lat_ns"]["N"].as_u64().unwrap_or(0) > 0 {
+        &d["lat_ns"]
+    } else {
+        clat
+    };
+    let mut h = LatencyHistogram::new();
+    if let Some(bins) = clat["bins"].as_object() {
+        for (ns, count) in bins {
+            let ns: u64 = ns
+                .parse()
+                .map_err(|_| format!("bin '{ns}' is not a latency"))?;
+            h.record_n(ns, count.as_u64().unwrap_or(0));
+        }
+    } else if let Some(list) = clat["percentile"].as_object() {
+        *from_bins = false;
+        let mut points: Vec<(f64, u64)> = list
+            .iter()
+            .filter_map(|(p, v)| Some((p.parse::<f64>().ok()?, v.as_u64()?)))
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Each listed value stands for the I/Os between the percentile
+        // before it and its own; the rest are at the maximum.
+        let mut counted = 0u64;
+        for (p, ns) in points {
+            let upto = ((p / 100.0) * ios as f64).round() as u64;
+            h.record_n(ns, upto.saturating_sub(counted));
+            counted = counted.max(upto);
+        }
+        let max = lat["max"].as_u64().unwrap_or(0);
+        h.record_n(max, ios.saturating_sub(counted));
+    } else {
+        *from_bins = false;
+        let mean = lat["mean"].as_f64().unwrap_or(0.0) as u64;
+        h.record_n(mean, ios);
+    }
+    let summary = h.summary();
+    let value = |k: &str| lat[k].as_f64().unwrap_or(0.0);
+    Ok(DirectionResult {
+        ios,
+        bytes,
+        iops: d["iops"].as_f64().unwrap_or(if runtime_s > 0.0 {
+            ios as f64 / runtime_s
+        } else {
+            0.0
+        }),
+        bw_bytes: d["bw_bytes"].as_f64().unwrap_or(0.0),
+        lat_ns: LatencySummary {
+            min: value("min") as u64,
+            mean: value("mean"),
+            max: value("max") as u64,
+            stddev: value("stddev"),
+            ..summary
+        },
+        histogram: h.encode(),
+        sched_lat_ns: None,
+        sched_histogram: None,
+        unanswered: 0,
+        intervals: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fio_doc(clat: Value) -> Value {
+        json!({
+            "fio version": "fio-3.33",
+            "timestamp": 1_700_000_000u64,
+            "global options": {"ioengine": "libaio", "direct": "1"},
+            "jobs": [{
+                "jobname": "rr",
+                "job options": {"rw": "randread", "bs": "4k", "iodepth": "16", "filename": "/dev/nvme0n1"},
+                "job_runtime": 2000,
+                "usr_cpu": 10.0, "sys_cpu": 20.0,
+                "read": {
+                    "io_bytes": 4096000, "total_ios": 1000, "iops": 500.0, "bw_bytes": 2048000,
+                    "runtime": 2000,
+                    "clat_ns": clat,
+                    "lat_ns": {"min": 900, "max": 90000, "mean": 10000.0, "stddev": 3000.0, "N": 1000}
+                },
+                "write": {"io_bytes": 0, "total_ios": 0, "clat_ns": {"N": 0}, "lat_ns": {"N": 0}}
+            }]
+        })
+    }
+
+    #[test]
+    fn a_fio_job_is_a_workload_with_its_options_and_figures() {
+        let clat = json!({"N": 1000, "min": 800, "max": 89000, "mean": 9000.0,
+            "percentile": {"50.000000": 8000, "99.000000": 40000, "99.900000": 80000}});
+        let doc = document(&fio_doc(clat)).unwrap();
+        let w = doc.workloads().next().unwrap();
+        assert_eq!(w.spec.name, "rr");
+        assert_eq!(
+            (w.spec.iodepth, w.spec.engine, w.spec.direct),
+            (16, EngineKind::IoUring, true)
+        );
+        assert_eq!(w.total.read.ios, 1000);
+        assert_eq!(w.total.read.lat_ns.max, 90000);
+        // Exact to the histogram's three significant digits.
+        assert!(w.total.read.lat_ns.p50.abs_diff(8000) <= 8);
+        assert!(w.total.read.lat_ns.p99.abs_diff(40000) <= 40);
+        assert!((w.cpu.user_s - 0.2).abs() < 1e-9);
+        assert!(
+            w.warnings[0].message.contains("percentile list"),
+            "{}",
+            w.warnings[0].message
+        );
+    }
+
+    #[test]
+    fn json_plus_bins_give_the_histogram() {
+        let clat = json!({"N": 1000, "min": 800, "max": 89000, "mean": 9000.0,
+            "bins": {"8000": 500, "9000": 490, "80000": 10}});
+        let doc = document(&fio_doc(clat)).unwrap();
+        let w = doc.workloads().next().unwrap();
+        let h = LatencyHistogram::decode(&w.total.read.histogram).unwrap();
+        assert_eq!(h.count(), 1000);
+        assert!(h.value_at_percentile(99.5).abs_diff(80000) < 100);
+        assert!(w.warnings[0].message.contains("bins"));
+    }
+}
