@@ -366,6 +366,9 @@ struct Job {
     filesize: Option<String>,
     /// `offset_increment`: clone k starts `k` times this after `offset`.
     offset_increment: Option<u64>,
+    /// `rate` or `rate_iops` as fathom rates of reads and of writes, and
+    /// whether one value was given for both (fio rates each direction).
+    rates: Option<(Option<String>, Option<String>, bool)>,
     /// `thinktime_blocks`, which only counts with a `thinktime`.
     think_every: Option<u32>,
     starts_group: bool,
@@ -413,6 +416,33 @@ impl Job {
             self.set("io_size", least.to_string());
         }
         Ok(())
+    }
+
+    /// fio rates each direction: a job of one direction has fathom's rate
+    /// for its I/Os, a mixed one a rate per direction.
+    fn rates_as_knobs(&mut self) {
+        let Some((read, write, one_value)) = self.rates.take() else {
+            return;
+        };
+        let mixed = matches!(self.knob("rw"), Some("readwrite" | "randrw"));
+        let reads = !matches!(self.knob("rw"), Some("write" | "randwrite"));
+        if one_value && !mixed {
+            let rate = if reads { read } else { write };
+            if let Some(rate) = rate {
+                match rate.strip_suffix("/s") {
+                    Some(_) => self.set("rate_bw", rate),
+                    None => self.set("rate_iops", rate),
+                }
+            }
+            return;
+        }
+        // A rate of a direction the job does not issue does nothing in fio.
+        if let Some(r) = read.filter(|_| reads) {
+            self.set("rate_read", r);
+        }
+        if let Some(w) = write.filter(|_| mixed || !reads) {
+            self.set("rate_write", w);
+        }
     }
 
     /// `nrfiles` files of `filesize` (or `size / nrfiles`) each: fathom's
@@ -613,6 +643,7 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
                 job.name
             ));
         }
+        job.rates_as_knobs();
         if let Some(every) = job.think_every.take()
             && job.knob("think_time").is_some()
         {
@@ -942,8 +973,37 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 )));
             }
         }
-        "rate" => job.set("rate_bw", same_for_reads_and_writes(opt)?),
-        "rate_iops" => job.set("rate_iops", same_for_reads_and_writes(opt)?),
+        "rate" | "rate_iops" => {
+            let v = value(opt)?;
+            let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+            if parts.len() > 3 {
+                return Err(format!("{key}={v}: at most reads,writes,trims"));
+            }
+            // fio: one value rates each direction; an empty part leaves
+            // that direction unrated.
+            let given = |i: usize| {
+                parts
+                    .get(i)
+                    .filter(|p| !p.is_empty())
+                    .map(|p| p.to_string())
+            };
+            let (read, write) = if parts.len() == 1 {
+                (given(0), given(0))
+            } else {
+                (given(0), given(1))
+            };
+            let unit = if key == "rate" { "/s" } else { "" };
+            let as_rate = |r: Option<String>| -> Result<Option<String>, String> {
+                r.map(|r| {
+                    let text = format!("{r}{unit}");
+                    text.parse::<crate::spec::Rate>()
+                        .map(|_| text)
+                        .map_err(|e| format!("{key}={v}: {e}"))
+                })
+                .transpose()
+            };
+            job.rates = Some((as_rate(read)?, as_rate(write)?, parts.len() == 1));
+        }
         "fsync" => job.set("fsync", value(opt)?),
         "fdatasync" => job.set("fdatasync", value(opt)?),
         "end_fsync" => {
@@ -1381,7 +1441,7 @@ mod tests {
             ("latency_target=1ms", "capacity search"),
             ("io_submit_mode=poll", "inline or offload"),
             ("bsrange=4k-64k", "range of block sizes"),
-            ("rate_iops=10,20", "different values for reads and writes"),
+            ("rate_iops=10,20,30,40", "at most reads,writes,trims"),
             ("rw_sequencer=identical", "sequential only"),
             ("ioengine=mmap", "ioengine=mmap is not supported"),
         ] {

@@ -414,6 +414,7 @@ fn worker_configs(
                 verify: None,
                 continue_on_error: spec.continue_on_error,
                 rate: spec.target_rate().map(|r| r / jobs as f64),
+                direction_rates: spec.direction_iops().map(|r| r.map(|r| r / jobs as f64)),
             }
         })
         .collect()

@@ -586,3 +586,43 @@ fn fio_logs_are_written_as_fio_writes_them() {
     let global = read_log("t_bw.1.global");
     assert!(global.contains("values_count="), "{global}");
 }
+
+/// fio rates each direction: one value rates reads and writes each, a
+/// pair each its own, an empty side leaves that direction free. fathom
+/// does the same I/Os per direction, within 2%.
+#[test]
+fn rates_of_a_mixed_job_are_per_direction_as_in_fio() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[global]\nfilename=rated\nsize=8m\nbs=4k\nruntime=2\ntime_based\nioengine=psync\n\
+         rw=randrw\nrwmixread=80\n\
+         [both]\nrate_iops=100\n[pair]\nstonewall\nrate_iops=100,50\n\
+         [reads]\nstonewall\nrate_iops=100,\n[writes]\nstonewall\nrate=,400k\n",
+    );
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    std::fs::remove_file(dir.path().join("rated")).unwrap();
+    let (fathom, _) = fathom_jobs(&job, dir.path());
+    let close = |a: u64, b: u64| (a as f64 - b as f64).abs() <= (0.02 * b as f64).max(3.0);
+    let expected = [
+        (Some(200), Some(200)),
+        (Some(200), Some(100)),
+        (Some(200), None),
+        (None, Some(200)),
+    ];
+    for ((ours, theirs), (reads, writes)) in fathom.iter().zip(&fio).zip(expected) {
+        assert_eq!(ours.0, theirs.0);
+        for (want, a, b) in [(reads, ours.1, theirs.1), (writes, ours.2, theirs.2)] {
+            match want {
+                Some(n) => {
+                    assert!(close(b, n), "fio {fio:?}");
+                    assert!(close(a, b), "{}: fathom {fathom:?} fio {fio:?}", ours.0);
+                }
+                // The free direction goes as fast as it can.
+                None => assert!(a > 1000 && b > 1000, "fathom {fathom:?} fio {fio:?}"),
+            }
+        }
+    }
+}

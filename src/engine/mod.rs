@@ -28,6 +28,13 @@ impl Direction {
     /// The direction a load with `read_percent` reads mostly issues: the one
     /// a rated stream is judged on, and the one its not yet issued I/Os are
     /// counted in.
+    pub fn other(self) -> Direction {
+        match self {
+            Direction::Read => Direction::Write,
+            Direction::Write => Direction::Read,
+        }
+    }
+
     pub fn mostly(read_percent: u8) -> Direction {
         if read_percent >= 50 {
             Direction::Read

@@ -72,6 +72,10 @@ pub struct WorkerConfig {
     /// I/Os per second this worker issues on a fixed schedule; None: as
     /// fast as the depth allows.
     pub rate: Option<f64>,
+    /// Rates of reads and of writes on schedules of their own, in I/Os per
+    /// second (fio's `rate=R,W`); a direction without one goes as fast as
+    /// the depth allows. Not with `rate`.
+    pub direction_rates: [Option<f64>; 2],
 }
 
 /// What a worker needs for `--verify`: the target's shared block map, and
@@ -215,6 +219,8 @@ struct SlotState {
     generation: u64,
     submitted_at: Instant,
     due_at: Instant,
+    /// Issued on a schedule: its lateness is measured.
+    paced: bool,
     busy: bool,
 }
 
@@ -236,6 +242,8 @@ struct Job<'a> {
     measure_start: Instant,
     deadline: Option<Instant>,
     schedule: Option<Schedule>,
+    /// With rates per direction: the schedule of reads and of writes.
+    direction_schedules: [Option<Schedule>; 2],
     /// The next I/O's due time when the schedule held `fill` back.
     next_due: Option<Instant>,
     slots: Vec<SlotState>,
@@ -295,6 +303,13 @@ impl<'a> Job<'a> {
                 rate,
                 issued: 0,
             }),
+            direction_schedules: config.direction_rates.map(|r| {
+                r.map(|rate| Schedule {
+                    start,
+                    rate,
+                    issued: 0,
+                })
+            }),
             next_due: None,
             slots: vec![
                 SlotState {
@@ -304,6 +319,7 @@ impl<'a> Job<'a> {
                     generation: 0,
                     submitted_at: now,
                     due_at: now,
+                    paced: false,
                     busy: false,
                 };
                 depth
@@ -380,17 +396,10 @@ impl<'a> Job<'a> {
                 self.stopping = true;
                 break;
             }
-            let mut due_at = self.now;
-            if let Some(schedule) = &self.schedule {
-                let due = schedule.due(schedule.issued);
-                if due > self.now {
-                    self.next_due = Some(due);
-                    break;
-                }
-                due_at = due;
-                self.next_due = None;
-            }
-            let dir = self.next_direction();
+            let Some((dir, due)) = self.next_io() else {
+                break;
+            };
+            let due_at = due.unwrap_or(self.now);
             let len = self.config.sizes.pick(dir, &mut self.rng);
             let mut offset = self
                 .config
@@ -422,8 +431,11 @@ impl<'a> Job<'a> {
             let state = &mut self.slots[slot as usize];
             (state.dir, state.offset, state.len, state.generation) = (dir, offset, len, generation);
             state.due_at = due_at;
+            state.paced = due.is_some();
             state.busy = true;
             if let Some(schedule) = &mut self.schedule {
+                schedule.issued += 1;
+            } else if let Some(schedule) = &mut self.direction_schedules[dir as usize] {
                 schedule.issued += 1;
             }
             if !self.submits_on_queue {
@@ -440,6 +452,51 @@ impl<'a> Job<'a> {
                 }
             }
         }
+    }
+
+    /// The direction of the next I/O and, on a schedule, when it was due;
+    /// None when the schedule says wait (`next_due` says until when).
+    /// With rates per direction the mix picks a direction, and the other
+    /// goes instead when the picked one is ahead of its schedule and the
+    /// other is not (fio's `rate_ddir`).
+    #[inline]
+    fn next_io(&mut self) -> Option<(Direction, Option<Instant>)> {
+        if let Some(schedule) = &self.schedule {
+            let due = schedule.due(schedule.issued);
+            if due > self.now {
+                self.next_due = Some(due);
+                return None;
+            }
+            self.next_due = None;
+            return Some((self.next_direction(), Some(due)));
+        }
+        let dir = self.next_direction();
+        if self.direction_schedules.iter().all(Option::is_none) {
+            return Some((dir, None));
+        }
+        let due_of = |d: Direction| {
+            self.direction_schedules[d as usize]
+                .as_ref()
+                .map(|s| s.due(s.issued))
+        };
+        let other = dir.other();
+        let mixed = !matches!(self.config.read_percent, 0 | 100);
+        let mut wait = None;
+        for d in [dir, other] {
+            if d == other && !mixed {
+                break;
+            }
+            match due_of(d) {
+                None => return Some((d, None)),
+                Some(due) if due <= self.now => {
+                    self.next_due = None;
+                    return Some((d, Some(due)));
+                }
+                Some(due) => wait = Some(wait.map_or(due, |w: Instant| w.min(due))),
+            }
+        }
+        self.next_due = wait;
+        None
     }
 
     /// Fills slot `slot` with the block to write at `offset`. With
@@ -652,7 +709,7 @@ impl<'a> Job<'a> {
         sample
             .latency
             .record(at.duration_since(state.submitted_at).as_nanos() as u64);
-        if self.schedule.is_some() {
+        if state.paced {
             let late = at.duration_since(state.due_at).as_nanos() as u64;
             sample.scheduled.record(late);
         }
@@ -670,46 +727,53 @@ impl<'a> Job<'a> {
     /// counted as late by its age then: a stall at the end of a run must not
     /// disappear because the run ended before the I/Os did.
     fn count_outstanding(&mut self) {
-        let (Some(schedule), Some(deadline)) = (&self.schedule, self.deadline) else {
+        let Some(deadline) = self.deadline else {
             return;
         };
-        if self.outstanding_counted || deadline < self.measure_start {
+        let paced = self.schedule.is_some() || self.direction_schedules.iter().any(Option::is_some);
+        if !paced || self.outstanding_counted || deadline < self.measure_start {
             return;
         }
         self.outstanding_counted = true;
-        let mut late = LatencyHistogram::new();
-        let mut per_direction = [0u64; 2];
-        for s in self.slots.iter().filter(|s| s.busy && s.due_at < deadline) {
-            late.record(deadline.duration_since(s.due_at).as_nanos() as u64);
-            per_direction[s.dir as usize] += 1;
+        let mut late = [LatencyHistogram::new(), LatencyHistogram::new()];
+        for s in self
+            .slots
+            .iter()
+            .filter(|s| s.busy && s.paced && s.due_at < deadline)
+        {
+            late[s.dir as usize].record(deadline.duration_since(s.due_at).as_nanos() as u64);
         }
-        let backlog = schedule.due_by(deadline).saturating_sub(schedule.issued);
-        if backlog > 0 {
-            let step = backlog.div_ceil(BACKLOG_STEPS);
-            let mut n = schedule.issued;
-            while n < schedule.issued + backlog {
-                let count = step.min(schedule.issued + backlog - n);
-                let age = deadline.saturating_duration_since(schedule.due(n));
-                late.record_n(age.as_nanos() as u64, count);
-                n += count;
+        match &self.schedule {
+            Some(schedule) => {
+                // One schedule for the mix: the I/Os it has not issued have no
+                // direction, and everything late goes with the direction the
+                // worker mostly issues.
+                let [read, write] = &mut late;
+                read.add(write);
+                *write = LatencyHistogram::new();
+                count_backlog(schedule, deadline, read);
+                if Direction::mostly(self.config.read_percent) == Direction::Write {
+                    late.swap(0, 1);
+                }
+            }
+            None => {
+                for (d, schedule) in self.direction_schedules.iter().enumerate() {
+                    if let Some(schedule) = schedule {
+                        count_backlog(schedule, deadline, &mut late[d]);
+                    }
+                }
             }
         }
-        // Not yet issued I/Os have no direction; they go with the one the
-        // worker mostly issues.
-        per_direction[Direction::mostly(self.config.read_percent) as usize] += backlog;
-        if late.count() == 0 {
+        if late.iter().all(|h| h.count() == 0) {
             return;
         }
         while deadline > self.next_boundary {
             self.flush_interval(INTERVAL);
         }
-        let d = if per_direction[0] >= per_direction[1] {
-            0
-        } else {
-            1
-        };
-        self.interval[d].scheduled.add(&late);
-        self.interval[d].unanswered += late.count();
+        for (d, late) in late.iter().enumerate() {
+            self.interval[d].scheduled.add(late);
+            self.interval[d].unanswered += late.count();
+        }
     }
 
     /// A signal, a halt of this target, or the deadline.
@@ -822,6 +886,23 @@ impl Checker {
         self.thread
             .join()
             .unwrap_or_else(|_| VerifyReport::new("interleaved"))
+    }
+}
+
+/// The I/Os `schedule` owed by `deadline` and never issued, at their age
+/// then, into `late` (at most [`BACKLOG_STEPS`] entries).
+fn count_backlog(schedule: &Schedule, deadline: Instant, late: &mut LatencyHistogram) {
+    let backlog = schedule.due_by(deadline).saturating_sub(schedule.issued);
+    if backlog == 0 {
+        return;
+    }
+    let step = backlog.div_ceil(BACKLOG_STEPS);
+    let mut n = schedule.issued;
+    while n < schedule.issued + backlog {
+        let count = step.min(schedule.issued + backlog - n);
+        let age = deadline.saturating_duration_since(schedule.due(n));
+        late.record_n(age.as_nanos() as u64, count);
+        n += count;
     }
 }
 

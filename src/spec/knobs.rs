@@ -507,6 +507,24 @@ pub const KNOBS: &[Knob] = &[
             .map_or(String::new(), |b| format!("{}/s", format_bytes(b)))
     }),
     Knob::value(
+        "rate_read",
+        "RATE",
+        "Issue reads on a schedule of their own: N I/Os or SIZE/s per target; writes go as fast as the depth allows unless --rate-write paces them too (fio's rate=R,W); with a mix, the direction that is behind its schedule goes first",
+        |b, v| {
+            b.spec.direction_rates.read = Some(v.parse()?);
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "rate_write",
+        "RATE",
+        "Issue writes on a schedule of their own (see --rate-read)",
+        |b, v| {
+            b.spec.direction_rates.write = Some(v.parse()?);
+            Ok(())
+        },
+    ),
+    Knob::value(
         "steady_state",
         "METRIC:BAND%",
         "Stop once a figure holds steady: iops:2% or lat:5% (every second of the last 10 within the band of their mean; :30s for another window); --runtime is the longest the run may take",

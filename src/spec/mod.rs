@@ -488,6 +488,11 @@ pub struct WorkloadSpec {
     /// Fixed rate per target, in bytes per second (`--rate-bw`).
     #[serde(default)]
     pub rate_bw: Option<u64>,
+    /// Rates of reads and of writes on schedules of their own
+    /// (`--rate-read`, `--rate-write`; fio's `rate=R,W` and a rate of a
+    /// mixed fio job, which fio applies to each direction).
+    #[serde(default, skip_serializing_if = "DirectionRates::is_empty")]
+    pub direction_rates: DirectionRates,
     /// Stop once this criterion holds (`--steady-state iops:2%`).
     #[serde(default)]
     pub steady_state: Option<crate::measure::steady::SteadyState>,
@@ -536,6 +541,59 @@ fn all_random() -> u8 {
 
 fn is_all_random(p: &u8) -> bool {
     *p == 100
+}
+
+/// A rate of one direction: I/Os, or bytes, per second per target.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rate {
+    Iops(f64),
+    Bytes(u64),
+}
+
+impl FromStr for Rate {
+    type Err = String;
+    /// `500` (I/Os per second) or `10m/s` (bytes per second).
+    fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(bytes) = s.strip_suffix("/s") {
+            let b = crate::units::parse_size(bytes)?;
+            return if b > 0 {
+                Ok(Rate::Bytes(b))
+            } else {
+                Err(format!("'{s}' is not a positive rate"))
+            };
+        }
+        s.parse::<f64>()
+            .ok()
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .map(Rate::Iops)
+            .ok_or_else(|| format!("'{s}' is not a rate (500 I/Os per second, or 10m/s)"))
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rate::Iops(r) => write!(f, "{r}"),
+            Rate::Bytes(b) => write!(f, "{}/s", crate::units::format_bytes(*b)),
+        }
+    }
+}
+
+/// Rates of reads and of writes, each on a schedule of its own; a
+/// direction without one goes as fast as the depth allows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirectionRates {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<Rate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<Rate>,
+}
+
+impl DirectionRates {
+    pub fn is_empty(&self) -> bool {
+        self.read.is_none() && self.write.is_none()
+    }
 }
 
 /// fio's bandwidth, latency and IOPS logs (`NAME_bw.N.log`, ...), written
@@ -617,6 +675,7 @@ impl WorkloadSpec {
             continue_on_error: false,
             rate_iops: None,
             rate_bw: None,
+            direction_rates: DirectionRates::default(),
             steady_state: None,
             drift: Default::default(),
             streams: Vec::new(),
@@ -656,6 +715,25 @@ impl WorkloadSpec {
     pub fn target_rate(&self) -> Option<f64> {
         self.rate_iops
             .or(self.rate_bw.map(|bw| bw as f64 / self.mean_block_size()))
+    }
+
+    /// I/Os per second per target of reads and of writes on their own
+    /// schedules (`--rate-read`, `--rate-write`).
+    pub fn direction_iops(&self) -> [Option<f64>; 2] {
+        let mean = |read: bool| match &self.bssplit {
+            Some(split) => split.mean(if read { 100 } else { 0 }),
+            None => self.bs as f64,
+        };
+        let iops = |rate: Option<Rate>, read: bool| {
+            rate.map(|r| match r {
+                Rate::Iops(n) => n,
+                Rate::Bytes(b) => b as f64 / mean(read),
+            })
+        };
+        [
+            iops(self.direction_rates.read, true),
+            iops(self.direction_rates.write, false),
+        ]
     }
 
     /// Mean bytes per I/O: the block size, or the mean of `bssplit`.
@@ -915,6 +993,40 @@ impl WorkloadSpec {
         }
         if self.null_latency_ns > MAX_RUNTIME_S as u64 * 1_000_000_000 {
             return fail("--null-latency is longer than 30 days".into());
+        }
+        if !self.direction_rates.is_empty() {
+            if self.target_rate().is_some() {
+                return fail(
+                    "--rate-read/--rate-write and --rate-iops/--rate-bw: give a rate per direction, or one for the mix".into(),
+                );
+            }
+            let reads = self.rw.read_percent(self.rwmix_read);
+            for (knob, given, issued) in [
+                (
+                    "--rate-read",
+                    self.direction_rates.read.is_some(),
+                    reads > 0,
+                ),
+                (
+                    "--rate-write",
+                    self.direction_rates.write.is_some(),
+                    reads < 100,
+                ),
+            ] {
+                if given && !issued {
+                    return fail(format!("{knob}: --rw {} issues no such I/O", self.rw));
+                }
+            }
+            let total: f64 = self.direction_iops().iter().flatten().sum();
+            let slots = self.iodepth as f64 * self.numjobs as f64;
+            if self.engine != EngineKind::Null && total > slots * MAX_IOPS_PER_SLOT {
+                return fail(format!(
+                    "--rate-read/--rate-write: {} I/Os per second is more than --iodepth {} x --numjobs {} can carry",
+                    crate::units::thousands(total.round() as u64),
+                    self.iodepth,
+                    self.numjobs
+                ));
+            }
         }
         if self.rate_iops.is_some() && self.rate_bw.is_some() {
             return fail("--rate-iops and --rate-bw: give one rate, not both".into());
