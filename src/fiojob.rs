@@ -587,15 +587,30 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
         // fio names a job after its section; a `name` in [global] does not
         // rename every job.
         let global_opts = global.iter().filter(|o| o.key != "name");
+        // Which line set each knob, for problems found in its value later.
+        let mut origin: Vec<(String, String)> = Vec::new();
         for opt in global_opts.chain(&section.opts) {
+            let before = job.knobs.clone();
             match apply(&mut job, opt) {
                 Ok(Action::Done) => {}
                 Ok(Action::Note(n)) => note(n),
                 Err(m) => problem(format!("{}: {m}", opt.at)),
             }
+            let said = format!(
+                "{}: {}={}",
+                opt.at,
+                opt.key,
+                opt.value.as_deref().unwrap_or("")
+            );
+            for set in job.knobs.iter().filter(|k| !before.contains(k)) {
+                origin.retain(|(k, _)| *k != set.0);
+                origin.push((set.0.clone(), said.clone()));
+            }
         }
         if job.knob("engine") == Some("sync")
-            && let Some(depth) = job.knob("iodepth").filter(|d| *d != "1")
+            && let Some(depth) = job
+                .knob("iodepth")
+                .filter(|d| d.parse::<u32>().is_ok_and(|d| d > 1))
         {
             note(format!(
                 "job {}: iodepth={depth} with a synchronous ioengine: one I/O at a time, as fio runs it",
@@ -663,7 +678,12 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
         if let Err(m) = job.io_amount() {
             problem(format!("{}: {m}", section_at(&section.opts, &global)));
         }
-        jobs.extend(job.clones());
+        let clones = job.clones();
+        let section_line = section_at(&section.opts, &global);
+        for p in check_values(&clones[0], &origin, &section_line) {
+            problem(p);
+        }
+        jobs.extend(clones);
     }
     if !problems.is_empty() {
         return Err(UsageError(problems.join("\n")));
@@ -678,6 +698,37 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
         toml: render(path, &jobs, cli_targets),
         notes,
     })
+}
+
+/// The problems fathom would find in a job's knobs once translated, each
+/// at the fio line that set the knob (`origin`), or at the job's section
+/// for a problem of the whole job.
+fn check_values(job: &Job, origin: &[(String, String)], section_line: &str) -> Vec<String> {
+    use crate::spec::{WorkloadSpec, knobs::SpecBuilder};
+    let mut builder = SpecBuilder::new(WorkloadSpec::defaults(job.targets()));
+    let mut problems = Vec::new();
+    for (knob, value) in &job.knobs {
+        if let Err(e) = builder.set(knob, value) {
+            let at = origin
+                .iter()
+                .find(|(k, _)| k == knob)
+                .map_or_else(|| section_line.to_string(), |(_, at)| at.clone());
+            problems.push(format!("{at}: {e}"));
+        }
+    }
+    if problems.is_empty()
+        && let Err(e) = builder.finish().validate()
+    {
+        // The line of the knob the message names first, if a line set it.
+        let named = e.0.split_whitespace().find_map(|w| w.strip_prefix("--"));
+        let at = named
+            .map(|flag| flag.trim_end_matches([':', ',']).replace('-', "_"))
+            .and_then(|knob| origin.iter().find(|(k, _)| *k == knob))
+            .map_or(section_line, |(_, at)| at.as_str());
+        let name = job.clone.as_ref().map_or(&job.name, |(_, n)| n);
+        problems.push(format!("{at}: job {name}: {}", e.0));
+    }
+    problems
 }
 
 /// Where a job's problems that belong to no one line are reported: its
@@ -1574,6 +1625,32 @@ mod tests {
             t.notes
                 .iter()
                 .any(|n| n.contains("gtod_reduce is accepted"))
+        );
+    }
+
+    #[test]
+    fn values_are_checked_at_the_line_that_gave_them() {
+        let d = tmp();
+        write(&d, "inc.fio", "[global]\nnumjobs=2-2\n");
+        let p = write(
+            &d,
+            "top.fio",
+            "include inc.fio\n[j]\nfilename=/tmp/x\niodepth=$ncpus*0\nioengine=libaio\n",
+        );
+        let e = translate(&p, false).unwrap_err().0;
+        assert!(
+            e.contains("inc.fio:2: numjobs=2-2: '2-2' is not a whole number"),
+            "{e}"
+        );
+        let p = write(
+            &d,
+            "top.fio",
+            "[j]\nfilename=/tmp/x\niodepth=$ncpus*0\nioengine=libaio\n",
+        );
+        let e = translate(&p, false).unwrap_err().0;
+        assert!(
+            e.contains("top.fio:3: iodepth=0: job j: --iodepth 0 is outside"),
+            "{e}"
         );
     }
 
