@@ -244,6 +244,8 @@ struct Job<'a> {
     schedule: Option<Schedule>,
     /// With rates per direction: the schedule of reads and of writes.
     direction_schedules: [Option<Schedule>; 2],
+    /// No schedule at all: every I/O goes as soon as a slot is free.
+    unpaced: bool,
     /// The next I/O's due time when the schedule held `fill` back.
     next_due: Option<Instant>,
     slots: Vec<SlotState>,
@@ -303,6 +305,7 @@ impl<'a> Job<'a> {
                 rate,
                 issued: 0,
             }),
+            unpaced: config.rate.is_none() && config.direction_rates.iter().all(Option::is_none),
             direction_schedules: config.direction_rates.map(|r| {
                 r.map(|rate| Schedule {
                     start,
@@ -396,8 +399,13 @@ impl<'a> Job<'a> {
                 self.stopping = true;
                 break;
             }
-            let Some((dir, due)) = self.next_io() else {
-                break;
+            let (dir, due) = if self.unpaced {
+                (self.next_direction(), None)
+            } else {
+                match self.next_io() {
+                    Some(next) => next,
+                    None => break,
+                }
             };
             let due_at = due.unwrap_or(self.now);
             let len = self.config.sizes.pick(dir, &mut self.rng);
