@@ -97,6 +97,7 @@ impl Exporter for FioJsonExporter {
             "timestamp": ms / 1000,
             "timestamp_ms": ms,
             "time": started.unwrap_or_default(),
+            "global options": global_options(&jobs),
             "jobs": jobs,
             "disk_util": disks.iter().map(disk_util).collect::<Vec<_>>(),
         });
@@ -104,6 +105,28 @@ impl Exporter for FioJsonExporter {
         text.push('\n');
         Ok(text)
     }
+}
+
+/// The job options every job shares, as fio lists its [global] section;
+/// nothing for a single job, whose options are its own.
+fn global_options(jobs: &[Value]) -> Value {
+    let Some(first) = jobs.first().and_then(|j| j["job options"].as_object()) else {
+        return json!({});
+    };
+    if jobs.len() < 2 {
+        return json!({});
+    }
+    first
+        .iter()
+        .filter(|(k, v)| {
+            *k != "name"
+                && jobs
+                    .iter()
+                    .all(|j| j["job options"].get(k.as_str()) == Some(v))
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect::<Map<String, Value>>()
+        .into()
 }
 
 /// The name fio would give the job: a clone of a fio job carries the job's.
