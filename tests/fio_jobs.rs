@@ -316,18 +316,17 @@ fn rated_clones_each_keep_the_rate() {
     assert_eq!(fathom.len(), 2, "{fathom:?}");
     for (a, b) in fathom.iter().zip(&fio) {
         assert_eq!(a.0, b.0);
-        let (x, y) = (a.1 as f64, b.1 as f64);
         assert!(
-            (x - y).abs() <= (0.02 * y).max(2.0),
+            close_to(a.1, b.1, 0.02, 2.0),
             "fathom {fathom:?} fio {fio:?}"
         );
     }
     let grouped = job_file(dir.path(), &format!("{text}group_reporting\n"));
     let (one, _) = fathom_jobs(&grouped, dir.path());
     assert_eq!(one.len(), 1, "{one:?}");
-    let (x, y) = (one[0].1 as f64, fio.iter().map(|j| j.1).sum::<u64>() as f64);
+    let all: u64 = fio.iter().map(|j| j.1).sum();
     assert!(
-        (x - y).abs() <= (0.02 * y).max(4.0),
+        close_to(one[0].1, all, 0.02, 4.0),
         "{one:?} against {fio:?}"
     );
 }
@@ -450,14 +449,8 @@ fn the_shape_of_the_io_is_fios() {
         assert_eq!(job(&fathom, exact), job(&fio, exact), "{exact}");
     }
     assert_eq!(job(&fathom, "holes")[0].0, 86, "one read per 12k of 1m");
-    let (x, y) = (
-        job(&fathom, "think")[0].0 as f64,
-        job(&fio, "think")[0].0 as f64,
-    );
-    assert!(
-        (x - y).abs() <= (0.05 * y).max(3.0),
-        "think: fathom {x} fio {y}"
-    );
+    let (x, y) = (job(&fathom, "think")[0].0, job(&fio, "think")[0].0);
+    assert!(close_to(x, y, 0.05, 3.0), "think: fathom {x} fio {y}");
 }
 
 /// nrfiles gives a job files of its own, named as fio names them and
@@ -605,7 +598,7 @@ fn rates_of_a_mixed_job_are_per_direction_as_in_fio() {
     };
     std::fs::remove_file(dir.path().join("rated")).unwrap();
     let (fathom, _) = fathom_jobs(&job, dir.path());
-    let close = |a: u64, b: u64| (a as f64 - b as f64).abs() <= (0.02 * b as f64).max(3.0);
+    let close = |a: u64, b: u64| close_to(a, b, 0.02, 3.0);
     let expected = [
         (Some(200), Some(200)),
         (Some(200), Some(100)),

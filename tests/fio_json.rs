@@ -354,11 +354,7 @@ fn json_plus_bins_are_read_by_fios_own_script() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let csv = std::fs::read_to_string(dir.path().join("bins_job0.csv")).unwrap();
     assert_eq!(
         csv.lines().count(),

@@ -187,22 +187,9 @@ fn workload(job: &Value, global: &Value, version: &str) -> Result<WorkloadResult
         io: total.clone(),
         sync: None,
     };
-    Ok(WorkloadResult {
-        spec,
-        targets: vec![target],
-        total,
-        cpu,
-        runtime_s,
-        interrupted: false,
-        warnings: vec![warning],
-        sync: None,
-        steady_state: None,
-        disks: Vec::new(),
-        started_unix_s: None,
-        temperature: Vec::new(),
-        engine_tuning: None,
-        queue_depths: Default::default(),
-    })
+    let mut result = WorkloadResult::of(spec, vec![target], total, cpu, runtime_s);
+    result.warnings.push(warning);
+    Ok(result)
 }
 
 /// One direction of a fio job; `from_bins` is cleared when its

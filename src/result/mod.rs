@@ -297,24 +297,15 @@ pub(crate) mod test_support {
             histogram: LatencyHistogram::new().encode(),
             ..Default::default()
         };
-        WorkloadResult {
-            spec: crate::spec::WorkloadSpec::defaults(vec!["/tmp/x".into()]),
-            targets: Vec::new(),
-            total: DirectionPair {
+        WorkloadResult::of(
+            crate::spec::WorkloadSpec::defaults(vec!["/tmp/x".into()]),
+            Vec::new(),
+            DirectionPair {
                 read: nothing(),
                 write: nothing(),
             },
-            cpu: CpuUsage::default(),
-            runtime_s: 0.0,
-            interrupted: false,
-            warnings: Vec::new(),
-            sync: None,
-            steady_state: None,
-            disks: Vec::new(),
-            started_unix_s: None,
-            temperature: Vec::new(),
-            engine_tuning: None,
-            queue_depths: Default::default(),
-        }
+            CpuUsage::default(),
+            0.0,
+        )
     }
 }

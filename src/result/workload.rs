@@ -155,6 +155,35 @@ pub struct CpuUsage {
     pub minor_faults: u64,
 }
 
+impl WorkloadResult {
+    /// A result of these figures, with nothing else known: no warnings,
+    /// flushes, disks or intervals beyond `total`'s.
+    pub fn of(
+        spec: WorkloadSpec,
+        targets: Vec<TargetResult>,
+        total: DirectionPair,
+        cpu: CpuUsage,
+        runtime_s: f64,
+    ) -> WorkloadResult {
+        WorkloadResult {
+            spec,
+            targets,
+            total,
+            cpu,
+            runtime_s,
+            interrupted: false,
+            warnings: Vec::new(),
+            sync: None,
+            steady_state: None,
+            disks: Vec::new(),
+            started_unix_s: None,
+            temperature: Vec::new(),
+            engine_tuning: None,
+            queue_depths: QueueDepths::default(),
+        }
+    }
+}
+
 impl CpuUsage {
     pub fn new(cpu: CpuTime, ios: u64) -> Self {
         CpuUsage {

@@ -25,6 +25,22 @@ pub fn run_ok(args: &[&str]) -> Output {
     out
 }
 
+/// Asserts that a process (fio, a script, fathom) succeeded, showing its
+/// stderr when it did not.
+pub fn succeeded(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Whether count `ours` is within `share` (or `floor`, whichever is more)
+/// of `theirs`.
+pub fn close_to(ours: u64, theirs: u64, share: f64, floor: f64) -> bool {
+    (ours as f64 - theirs as f64).abs() <= (share * theirs as f64).max(floor)
+}
+
 /// Unmounts `dir`: a few tries while a process that just ended may still
 /// hold it, then detached, so that no mount outlives its test (a mount left
 /// behind keeps its directory, and the next clean checkout, from going).
