@@ -70,6 +70,7 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
 const STEP_DEFAULTS: &[(&str, &str)] = &[("runtime", "10s"), ("ramp", "2s")];
 
 pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
+    super::no_fio_form(&args.output, "a capacity search")?;
     let mut specs = args.workload.resolve(None, false, STEP_DEFAULTS)?;
     if specs.len() != 1 {
         return Err(UsageError(format!(

@@ -28,12 +28,16 @@ use std::path::{Path, PathBuf};
     name = "fathom",
     version,
     about = "Storage I/O benchmark: IOPS, bandwidth and latency percentiles (HDR histogram, 3 significant digits) of files, file systems and block devices",
-    long_about = "Storage I/O benchmark: IOPS, bandwidth and latency percentiles (HDR histogram, 3 significant digits) of files, file systems and block devices.\n\nWith no arguments, runs a quick benchmark (4k random read at depth 32 and 1, 1M sequential read; about 20 s) on a temporary file in the current directory."
+    long_about = "Storage I/O benchmark: IOPS, bandwidth and latency percentiles (HDR histogram, 3 significant digits) of files, file systems and block devices.\n\nWith no arguments, runs a quick benchmark (4k random read at depth 32 and 1, 1M sequential read; about 20 s) on a temporary file in the current directory.",
+    after_help = EXIT_CODES
 )]
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
 }
+
+/// The exit codes, as `--help` and the man page give them.
+const EXIT_CODES: &str = "Exit status:\n  0    the run (or report) finished, and every check it made passed\n  1    a certification or crashcheck FAIL, or a run ended by I/O errors or a failure\n  2    bad input (flags, job files, targets): nothing was run or written\n  130  interrupted by Ctrl-C (143 by SIGTERM): what was measured is reported, what fathom created removed";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -63,16 +67,17 @@ enum Command {
     /// another device (or machine); after the cut, --verify reads them back.
     Crashcheck(Box<crashcheck::CrashcheckArgs>),
     /// The same workloads of two result files side by side, with ratios.
-    Compare {
-        /// The baseline result.
-        a: PathBuf,
-        /// The result compared with it.
-        b: PathBuf,
-    },
+    Compare(CompareArgs),
     /// Results of runs that ran at the same time on several hosts (started
     /// with --start-at) as one cluster document: totals from merged
     /// histograms, each host's own figures kept.
     Merge(MergeArgs),
+    /// Print a completion script for a shell (bash, zsh, fish, elvish,
+    /// powershell), made from the same definitions as --help.
+    Completions { shell: clap_complete::Shell },
+    /// Print fathom's man page (roff), made from the same definitions as
+    /// --help: fathom man > /usr/local/share/man/man1/fathom.1
+    Man,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,14 +110,40 @@ fn parse_tolerance(text: &str) -> Result<f64, String> {
 }
 
 #[derive(Args, Debug)]
+struct CompareArgs {
+    /// The baseline result (fathom's JSON, or fio's json/json+).
+    a: PathBuf,
+    /// The result compared with it.
+    b: PathBuf,
+
+    /// text, markdown or csv.
+    #[arg(long = "output-format", alias = "format", value_name = "FORMAT", default_value = "text", value_parser = parse_compare_format)]
+    format: report::compare::Layout,
+
+    /// Write the comparison there instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Replace an existing --output file that is not a fathom result.
+    #[arg(long)]
+    overwrite: bool,
+}
+
+fn parse_compare_format(s: &str) -> Result<report::compare::Layout, String> {
+    let format: OutputFormat = s.parse()?;
+    report::compare::Layout::of(format)
+        .ok_or_else(|| format!("compare writes text, markdown or csv, not {s}"))
+}
+
+#[derive(Args, Debug)]
 struct ReportArgs {
     /// Result files (JSON) from fathom run; runs of the same workload in
     /// several files are merged (percentiles from merged histograms).
     #[arg(required = true)]
     files: Vec<PathBuf>,
 
-    /// text, markdown, csv, html, fio-json or fio-json+.
-    #[arg(long, default_value = "text", value_parser = parse_format)]
+    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) or fio-json+ (with fio's latency bins, as fio's json+).
+    #[arg(long = "output-format", alias = "format", value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
     format: OutputFormat,
 
     /// Write the report there instead of standard output.
@@ -205,7 +236,7 @@ struct RunArgs {
 #[derive(Args, Debug)]
 pub struct OutputArgs {
     /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) or fio-json+ (with fio's latency bins, as fio's json+).
-    #[arg(long = "output-format", default_value = "text", value_parser = parse_format)]
+    #[arg(long = "output-format", alias = "format", value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
     pub output_format: OutputFormat,
 
     /// Write the result there instead of standard output (the text table is
@@ -380,9 +411,25 @@ pub fn main() -> i32 {
                 let _ = e.print();
                 return 0;
             }
+            // The parser's whole message: the problem on the first line,
+            // then what it knows (the missing names, a "did you mean",
+            // the usage line).
             let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            eprintln!("fathom: {}", first.trim_start_matches("error: "));
+            let mut lines = rendered.trim_end().lines().peekable();
+            let first = lines.next().unwrap_or("invalid arguments");
+            if e.kind() == ErrorKind::MissingRequiredArgument {
+                // Name what is missing on the first line.
+                let mut missing = Vec::new();
+                while let Some(name) = lines.next_if(|l| l.starts_with("  ")) {
+                    missing.push(name.trim());
+                }
+                eprintln!("fathom: missing {}", missing.join(", "));
+            } else {
+                eprintln!("fathom: {}", first.trim_start_matches("error: "));
+            }
+            for line in lines {
+                eprintln!("{line}");
+            }
             return exit::USAGE;
         }
     };
@@ -419,8 +466,20 @@ pub fn main() -> i32 {
                 }
             }),
         Some(Command::Report(args)) => report_command(&args),
-        Some(Command::Compare { a, b }) => compare_command(&a, &b),
+        Some(Command::Compare(args)) => compare_command(&args),
         Some(Command::Merge(args)) => merge_command(&args),
+        Some(Command::Completions { shell }) => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "fathom", &mut std::io::stdout());
+            Ok(0)
+        }
+        Some(Command::Man) => {
+            use clap::CommandFactory;
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut std::io::stdout())
+                .map(|()| 0)
+                .map_err(anyhow::Error::from)
+        }
     };
     match result {
         Ok(code) => code,
@@ -541,10 +600,13 @@ fn load_report(paths: &[PathBuf]) -> anyhow::Result<Report> {
 }
 
 /// `fathom compare A B`: exit 2 when nothing in A has a counterpart in B.
-fn compare_command(a: &Path, b: &Path) -> anyhow::Result<i32> {
-    let a = load_report(&[a.to_path_buf()])?;
-    let b = load_report(&[b.to_path_buf()])?;
-    let comparison = report::compare::compare(&a.systems[0], &b.systems[0]);
+fn compare_command(args: &CompareArgs) -> anyhow::Result<i32> {
+    if let Some(path) = &args.output {
+        destination::check(path, args.overwrite)?;
+    }
+    let a = load_report(std::slice::from_ref(&args.a))?;
+    let b = load_report(std::slice::from_ref(&args.b))?;
+    let comparison = report::compare::compare(&a.systems[0], &b.systems[0], args.format);
     if comparison.matched == 0 {
         return Err(UsageError(format!(
             "nothing to compare: no result of {} matches one of {} ({})",
@@ -554,7 +616,10 @@ fn compare_command(a: &Path, b: &Path) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    print!("{}", comparison.text);
+    match &args.output {
+        Some(path) => destination::write(path, &comparison.text)?,
+        None => print!("{}", comparison.text),
+    }
     Ok(0)
 }
 
@@ -672,6 +737,20 @@ pub(crate) fn emit(document: &Document, output: &OutputArgs) -> anyhow::Result<(
             print!("{}", report::exporter(OutputFormat::Text).render(&report)?);
         }
         None => print!("{rendered}"),
+    }
+    Ok(())
+}
+
+/// Refuses fio's JSON for results fio's format has no place for, before
+/// anything runs.
+pub(crate) fn no_fio_form(output: &OutputArgs, what: &str) -> Result<(), UsageError> {
+    if matches!(
+        output.output_format,
+        OutputFormat::FioJson | OutputFormat::FioJsonPlus
+    ) {
+        return Err(UsageError(format!(
+            "--output-format fio-json: fio's JSON has no place for {what} (use json, or another format)"
+        )));
     }
     Ok(())
 }

@@ -51,6 +51,7 @@ pub struct MetaArgs {
 }
 
 pub fn meta_command(args: &MetaArgs) -> anyhow::Result<i32> {
+    super::no_fio_form(&args.output, "a metadata run")?;
     let spec = MetaSpec {
         dir: args.dir.clone(),
         files_k: args.files_k,
@@ -250,6 +251,7 @@ pub struct CertifyArgs {
 }
 
 pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
+    super::no_fio_form(&args.output, "a certification")?;
     use crate::certify::{self, ProfileOverrides};
     use crate::result::certify::CertifyResult;
     let (name, text) = match super::presets::PROFILES

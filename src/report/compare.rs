@@ -59,9 +59,63 @@ pub struct Comparison {
     pub unmatched: Vec<String>,
 }
 
+/// How `compare` lays out its tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    Text,
+    Markdown,
+    Csv,
+}
+
+impl Layout {
+    /// The layout of an output format, if compare has one for it.
+    pub fn of(format: super::OutputFormat) -> Option<Layout> {
+        match format {
+            super::OutputFormat::Text => Some(Layout::Text),
+            super::OutputFormat::Markdown => Some(Layout::Markdown),
+            super::OutputFormat::Csv => Some(Layout::Csv),
+            _ => None,
+        }
+    }
+}
+
+/// One table as `layout` draws it.
+fn render(t: &mut Table, layout: Layout) -> String {
+    match layout {
+        Layout::Text => format!("{t}\n"),
+        Layout::Markdown => {
+            t.load_style(comfy_table::presets::ASCII_MARKDOWN);
+            format!("{t}\n\n")
+        }
+        Layout::Csv => {
+            let quote = |s: &str| {
+                if s.contains([',', '"', '\n']) {
+                    format!("\"{}\"", s.replace('"', "\"\""))
+                } else {
+                    s.to_string()
+                }
+            };
+            let mut out = String::new();
+            let header = t
+                .header()
+                .map(|h| h.cell_iter().map(|c| c.content()).collect::<Vec<_>>());
+            for row in header.into_iter().chain(
+                t.row_iter()
+                    .map(|r| r.cell_iter().map(|c| c.content()).collect()),
+            ) {
+                let cells: Vec<String> = row.iter().map(|c| quote(c)).collect();
+                out.push_str(&cells.join(","));
+                out.push('\n');
+            }
+            out.push('\n');
+            out
+        }
+    }
+}
+
 /// Every result of A beside its counterpart in B: workloads by name and
 /// shape, metadata runs by operation, certifications by profile.
-pub fn compare(a: &System, b: &System) -> Comparison {
+pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
     let mut workloads = table(&[
         "workload",
         "target",
@@ -184,16 +238,19 @@ pub fn compare(a: &System, b: &System) -> Comparison {
                     col.set_cell_alignment(CellAlignment::Right);
                 }
             }
-            text.push_str(&format!("{t}\n"));
+            text.push_str(&render(t, layout));
         }
     }
     let (da, db) = (&a.document, &b.document);
-    text.push_str(&format!(
-        "{matched} result(s) in both; A: {} ({}, {}), B: {} ({}, {})\n",
-        a.label, da.started_at, da.host.hostname, b.label, db.started_at, db.host.hostname
-    ));
-    for u in &unmatched {
-        text.push_str(&format!("only in A: {u}\n"));
+    // The summary is prose in text and markdown; csv holds tables only.
+    if layout != Layout::Csv {
+        text.push_str(&format!(
+            "{matched} result(s) in both; A: {} ({}, {}), B: {} ({}, {})\n",
+            a.label, da.started_at, da.host.hostname, b.label, db.started_at, db.host.hostname
+        ));
+        for u in &unmatched {
+            text.push_str(&format!("only in A: {u}\n"));
+        }
     }
     Comparison {
         text,

@@ -85,6 +85,14 @@ impl Exporter for FioJsonExporter {
                 }
             }
         }
+        if jobs.is_empty() {
+            // Metadata, certification and capacity results have no fio form:
+            // an empty "jobs" would read as a run that did nothing.
+            return Err(crate::error::UsageError(
+                "fio-json: these results hold no I/O workload, and fio's JSON has no place for metadata, certification or capacity results (use json)".into(),
+            )
+            .into());
+        }
         let at = started
             .as_deref()
             .and_then(|s| humantime::parse_rfc3339(s).ok())

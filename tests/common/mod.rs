@@ -25,6 +25,18 @@ pub fn run_ok(args: &[&str]) -> Output {
     out
 }
 
+/// Bad input's message: one line naming `needle`; a parser's error goes on
+/// with its hints and usage (and then points at --help).
+pub fn names_the_problem(stderr: &str, needle: &str) {
+    let first = stderr.lines().next().unwrap_or("");
+    assert!(first.starts_with("fathom: "), "{stderr}");
+    assert!(first.contains(needle), "'{first}' should name {needle}");
+    assert!(
+        stderr.trim_end().lines().count() == 1 || stderr.contains("--help"),
+        "one line, or the parser's usage after it: {stderr}"
+    );
+}
+
 /// Asserts that a process (fio, a script, fathom) succeeded, showing its
 /// stderr when it did not.
 pub fn succeeded(out: &Output) {
@@ -79,11 +91,7 @@ pub fn refused(args: &[&str], needle: &str) {
         Some(2),
         "{args:?} should be refused: {err}"
     );
-    assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
-    assert!(
-        err.contains(needle),
-        "{args:?}: '{err}' should say {needle}"
-    );
+    names_the_problem(&err, needle);
 }
 
 /// Runs `fathom run ARGS --output-format json`, asserts success, parses.

@@ -1,0 +1,131 @@
+//! What a new user meets first: the parser's whole message with what is
+//! missing named on the first line, one spelling of the output format
+//! everywhere, refusals instead of silently empty output, the exit codes
+//! in --help, and completions and a man page made from the same flags.
+
+mod common;
+
+use common::*;
+
+fn stderr_of(args: &[&str]) -> (Option<i32>, String) {
+    let out = run(args);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_missing_argument_is_named_and_the_usage_shown() {
+    for (args, missing) in [
+        (&["meta"][..], "<DIR>"),
+        (&["seqread"][..], "<TARGET>"),
+        (&["compare", "a.json"][..], "<B>"),
+        (&["report"][..], "<FILES>"),
+        (&["capacity", "/tmp/x"][..], "--slo"),
+    ] {
+        let (code, err) = stderr_of(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        let first = err.lines().next().unwrap_or("");
+        assert!(
+            first.starts_with("fathom: missing ") && first.contains(missing),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("Usage: fathom"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_misspelt_flag_gets_the_flag_it_resembles() {
+    let (code, err) = stderr_of(&["run", ".", "--runtim", "3s"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.starts_with("fathom: unexpected argument '--runtim'"),
+        "{err}"
+    );
+    assert!(err.contains("'--runtime'"), "{err}");
+    assert!(err.contains("Usage: fathom run"), "{err}");
+}
+
+#[test]
+fn the_output_format_is_spelt_one_way_everywhere() {
+    let dir = tempdir();
+    let result = dir.path().join("r.json");
+    let target = dir.path().join("data");
+    run_ok(&[
+        "run",
+        target.to_str().unwrap(),
+        "--size",
+        "1m",
+        "--buffered",
+        "--format",
+        "json",
+        "-o",
+        result.to_str().unwrap(),
+    ]);
+    let r = result.to_str().unwrap();
+    for flag in ["--output-format", "--format"] {
+        let out = run_ok(&["report", r, flag, "markdown"]);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("| target |"));
+        let out = run_ok(&["report", r, flag, "json"]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert!(doc["results"].is_array());
+    }
+    let compared = dir.path().join("cmp.csv");
+    run_ok(&[
+        "compare",
+        r,
+        r,
+        "--output-format",
+        "csv",
+        "-o",
+        compared.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(&compared).unwrap();
+    assert!(
+        csv.starts_with("workload,target,dir,IOPS A,IOPS B,B/A"),
+        "{csv}"
+    );
+    refused(
+        &["compare", r, r, "--output-format", "html"],
+        "compare writes text, markdown or csv",
+    );
+}
+
+#[test]
+fn results_fios_json_cannot_hold_are_refused_before_anything_runs() {
+    let dir = tempdir();
+    let (code, err) = stderr_of(&[
+        "meta",
+        dir.path().to_str().unwrap(),
+        "--output-format",
+        "fio-json",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no place for a metadata run"), "{err}");
+    assert!(entries(dir.path()).is_empty(), "nothing created");
+}
+
+#[test]
+fn help_gives_the_exit_codes_and_completions_and_man_page_come_from_the_flags() {
+    let help = String::from_utf8_lossy(&run_ok(&["--help"]).stdout).into_owned();
+    for code in ["0 ", "1 ", "2 ", "130 "] {
+        assert!(
+            help.contains(&format!("\n  {code}")),
+            "exit code {code}in --help: {help}"
+        );
+    }
+    for shell in ["bash", "zsh", "fish"] {
+        let script = String::from_utf8_lossy(&run_ok(&["completions", shell]).stdout).into_owned();
+        // Flags of subcommands are completed, straight from their definitions.
+        assert!(
+            script.contains("rate-read") && script.contains("output-format"),
+            "{shell}"
+        );
+    }
+    let man = String::from_utf8_lossy(&run_ok(&["man"]).stdout).into_owned();
+    assert!(man.contains(".TH fathom 1"), "{man}");
+    assert!(man.contains("Exit status"), "{man}");
+    let (code, _) = stderr_of(&["completions", "tcsh"]);
+    assert_eq!(code, Some(2));
+}
