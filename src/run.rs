@@ -187,6 +187,22 @@ impl Session {
         &self.document
     }
 
+    /// How many of `specs` a finished workload of `previous` stands for:
+    /// the runs `--resume` skips.
+    pub fn already_done(specs: &[WorkloadSpec], previous: &[WorkloadResult]) -> usize {
+        let mut left: Vec<&WorkloadResult> = previous.iter().filter(|w| !w.interrupted).collect();
+        specs
+            .iter()
+            .filter(|spec| match left.iter().position(|w| w.spec == **spec) {
+                Some(i) => {
+                    left.swap_remove(i);
+                    true
+                }
+                None => false,
+            })
+            .count()
+    }
+
     /// Workloads of `previous` whose spec is in the plan are taken as done.
     pub fn resume_from(mut self, previous: Vec<WorkloadResult>) -> Self {
         self.previous = previous;
@@ -252,6 +268,8 @@ impl Session {
             let stop = self.stop.clone();
             let mut result = run_workload(spec, &targets, &stop, self.options(live))?;
             result.warnings = crate::warnings::check(&result, &context);
+            let shared = crate::warnings::shared_device(&[&result], &result.disks);
+            result.warnings.extend(shared);
             self.document.interrupted |= result.interrupted;
             RunResult::Workload(result)
         } else {
@@ -281,6 +299,16 @@ impl Session {
             let context = warning_context(targets);
             result.warnings = crate::warnings::check(result, &context);
         }
+        // The disks are the group's: judged against every stream's I/O, said
+        // once, on the first stream.
+        let all: Vec<&WorkloadResult> = results.iter().collect();
+        let shared = all
+            .first()
+            .map(|r| crate::warnings::shared_device(&all, &r.disks))
+            .unwrap_or_default();
+        if let Some(first) = results.first_mut() {
+            first.warnings.extend(shared);
+        }
         StreamsResult::new(spec.clone(), results).map_err(|e| anyhow::anyhow!(e))
     }
 
@@ -300,6 +328,9 @@ impl Session {
         for (i, name) in spec.targets.iter().enumerate() {
             if !self.prepared.contains_key(name) {
                 let plan = target::inspect(spec, name, i)?;
+                if let Some(notice) = plan.own_file_notice(spec.keep) {
+                    eprintln!("fathom: {notice}");
+                }
                 let created = target::prepare(plan, spec.keep, &self.stop)?;
                 self.prepared.insert(name.clone(), created);
             }

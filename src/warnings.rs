@@ -70,6 +70,29 @@ pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
     let p99: Vec<f64> = seconds.iter().map(|s| s.1 as f64).collect();
     let mut out = Vec::new();
     for f in drift::find(&iops, check.band_pct, window) {
+        // A target that finished its pass early leaves the others alone:
+        // the total drops with no change in any device.
+        let finished = (f.after < f.before)
+            .then(|| finished_target(result, f.at_s))
+            .flatten();
+        if let Some(t) = finished {
+            out.push(Warning {
+                kind: WarningKind::IopsDrift,
+                target: name.clone(),
+                figure: f.change_pct(),
+                at_s: Some(f.at_s),
+                message: format!(
+                    "{name}: IOPS fell{} at {} s of measuring (from {} to {} a second) because target {} finished then ({:.1} s) and the others went on: not a change of the device; give the targets sizes they finish together with, or --runtime",
+                    f.change_pct().map_or(String::new(), |pct| format!(" {:.0}%", pct.abs())),
+                    f.at_s,
+                    thousands(f.before.round() as u64),
+                    thousands(f.after.round() as u64),
+                    t.name,
+                    t.runtime_s
+                ),
+            });
+            continue;
+        }
         let heat = warming(result, f.at_s, window as f64)
             .map(|(disk, from, to)| {
                 format!(", while {disk} warmed from {from:.0} to {to:.0} °C (thermal throttling?)")
@@ -98,13 +121,20 @@ pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
         drift::find(&p99, 2.0 * check.band_pct, window)
     };
     for f in p99_findings {
+        let cause = match finished_target(result, f.at_s) {
+            Some(t) => format!(
+                " as target {} finished ({:.1} s) and the others went on: not a change of the device",
+                t.name, t.runtime_s
+            ),
+            None => ": the device changed during the run".into(),
+        };
         out.push(Warning {
             kind: WarningKind::LatencyDrift,
             target: name.clone(),
             figure: f.change_pct(),
             at_s: Some(f.at_s),
             message: format!(
-                "{name}: p99 latency {} from {} to {} at {} s of measuring and stayed there {} s: the device changed during the run",
+                "{name}: p99 latency {} from {} to {} at {} s of measuring and stayed there {} s{cause}",
                 if f.after > f.before { "rose" } else { "fell" },
                 latency(f.before),
                 latency(f.after),
@@ -114,6 +144,15 @@ pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
         });
     }
     out
+}
+
+/// A target that finished its pass within a second of `at_s` while the
+/// workload went on: what a step of the totals then is.
+fn finished_target(result: &WorkloadResult, at_s: f64) -> Option<&crate::result::TargetResult> {
+    result
+        .targets
+        .iter()
+        .find(|t| (t.runtime_s - at_s).abs() <= 1.0 && t.runtime_s < result.runtime_s - 1.0)
 }
 
 /// A disk that was at least `WARMING_C` warmer over the `window` seconds
@@ -135,6 +174,56 @@ fn warming(result: &WorkloadResult, at_s: f64, window: f64) -> Option<(String, f
         let after = mean(of(at_s, at_s + window))?;
         (after - before >= WARMING_C).then(|| (disk.to_string(), before, after))
     })
+}
+
+/// Another load shared a disk: with direct I/O (nothing cached, nothing
+/// written back later), a disk that moved more than half again the bytes
+/// fathom issued to it in a direction, and 16 MiB more (a file system's
+/// own metadata and journal), served someone else too. `results` are the
+/// workloads that ran together, `disks` their disks' counters.
+pub fn shared_device(
+    results: &[&WorkloadResult],
+    disks: &[crate::result::DiskUsage],
+) -> Vec<Warning> {
+    const SLACK: u64 = 16 << 20;
+    if results
+        .iter()
+        .any(|r| !r.spec.direct || r.spec.engine == EngineKind::Null)
+    {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for disk in disks {
+        let on_disk = results
+            .iter()
+            .flat_map(|r| &r.targets)
+            .filter(|t| t.facts.device.as_ref().is_some_and(|d| d.name == disk.name));
+        let (mut read, mut written) = (0u64, 0u64);
+        for t in on_disk {
+            read += t.io.read.bytes;
+            written += t.io.write.bytes;
+        }
+        for (what, device, ours) in [
+            ("read", disk.read_bytes, read),
+            ("wrote", disk.write_bytes, written),
+        ] {
+            if device > ours + ours / 2 + SLACK {
+                out.push(Warning {
+                    kind: WarningKind::SharedDevice,
+                    target: disk.name.clone(),
+                    figure: Some(device as f64),
+                    at_s: None,
+                    message: format!(
+                        "{}: the disk {what} {} while fathom issued {} to it: another load shared the device, and the figures are not the device's alone; run when it is otherwise idle",
+                        disk.name,
+                        crate::units::format_bytes(device),
+                        crate::units::format_bytes(ours)
+                    ),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// A rise of temperature this large beside a drop of IOPS is named.
@@ -282,6 +371,80 @@ mod tests {
             })
             .collect();
         w
+    }
+
+    #[test]
+    fn a_drop_is_measured_level_to_level_and_a_target_that_finished_is_named() {
+        // 2,000, one transition second of 1,240, then 1,000: a 50% drop.
+        let mut iops = vec![2_000.0; 10];
+        iops.push(1_240.0);
+        iops.extend([1_000.0; 10]);
+        let r = run(&iops, &[]);
+        let w = drift(&r, r.spec.drift);
+        assert!(
+            w[0].message.contains("IOPS fell 50% at 10 s"),
+            "{}",
+            w[0].message
+        );
+        assert!(
+            w[0].message.contains("from 2,000 to 1,000"),
+            "{}",
+            w[0].message
+        );
+        // The same drop because one of two targets finished its pass.
+        let mut r = run(&iops, &[]);
+        let mut early = crate::result::test_support::empty_target("small");
+        early.runtime_s = 10.2;
+        let mut late = crate::result::test_support::empty_target("large");
+        late.runtime_s = r.runtime_s;
+        r.targets = vec![early, late];
+        let w = drift(&r, r.spec.drift);
+        assert!(
+            w[0].message.contains("because target small finished then")
+                && !w[0].message.contains("the device changed"),
+            "{}",
+            w[0].message
+        );
+    }
+
+    #[test]
+    fn a_disk_that_did_more_than_fathom_asked_was_shared() {
+        let mut r = crate::result::test_support::empty_workload();
+        r.spec.direct = true;
+        let mut t = crate::result::test_support::empty_target("/data/f");
+        t.facts.device = Some(crate::measure::facts::DeviceFacts {
+            name: "vda".into(),
+            model: None,
+            rotational: None,
+            logical_block_size: 512,
+            physical_block_size: None,
+            size_bytes: None,
+            temperature_sensor: None,
+            polls: None,
+        });
+        t.io.read.bytes = 100 << 20;
+        r.targets = vec![t];
+        let disk = |read_bytes| crate::result::DiskUsage {
+            name: "vda".into(),
+            read_bytes,
+            ..Default::default()
+        };
+        assert!(
+            shared_device(&[&r], &[disk(110 << 20)]).is_empty(),
+            "its own I/O"
+        );
+        let w = shared_device(&[&r], &[disk(500 << 20)]);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].kind, WarningKind::SharedDevice);
+        assert!(
+            w[0].message
+                .contains("vda: the disk read 500 MiB while fathom issued 100 MiB"),
+            "{}",
+            w[0].message
+        );
+        // Buffered I/O reads ahead and writes back: no judgement.
+        r.spec.direct = false;
+        assert!(shared_device(&[&r], &[disk(500 << 20)]).is_empty());
     }
 
     #[test]

@@ -129,3 +129,44 @@ fn help_gives_the_exit_codes_and_completions_and_man_page_come_from_the_flags() 
     let (code, _) = stderr_of(&["completions", "tcsh"]);
     assert_eq!(code, Some(2));
 }
+
+#[test]
+fn fathom_says_where_its_own_file_goes_and_how_big() {
+    let dir = tempdir();
+    let out = run_ok(&[
+        "run",
+        dir.path().to_str().unwrap(),
+        "--size",
+        "1m",
+        "--buffered",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let canonical = std::fs::canonicalize(dir.path()).unwrap();
+    assert!(
+        err.contains("a file of fathom's own")
+            && err.contains("of 1 MiB")
+            && err.contains(&format!("in {}, removed afterwards", canonical.display())),
+        "{err}"
+    );
+    assert!(entries(dir.path()).is_empty(), "removed");
+}
+
+#[test]
+fn one_run_given_twice_is_not_merged_as_two_hosts() {
+    let dir = tempdir();
+    let result = dir.path().join("r.json");
+    let target = dir.path().join("data");
+    run_ok(&[
+        "run",
+        target.to_str().unwrap(),
+        "--size",
+        "1m",
+        "--buffered",
+        "--output-format",
+        "json",
+        "-o",
+        result.to_str().unwrap(),
+    ]);
+    let r = result.to_str().unwrap();
+    refused(&["merge", r, r], "are the same run");
+}

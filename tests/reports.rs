@@ -428,7 +428,21 @@ fn an_interrupted_sweep_resumes_where_it_stopped() {
 
     let mut resumed = args.to_vec();
     resumed.push("--resume");
-    run_ok(&resumed);
+    let out_resumed = run_ok(&resumed);
+    let said = String::from_utf8_lossy(&out_resumed.stderr);
+    let done = kept["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["interrupted"] == false)
+        .count();
+    assert!(
+        said.contains(&format!(
+            "--resume: {done} of 3 run(s) already in the result file, {} to run",
+            3 - done
+        )),
+        "{said}"
+    );
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let w = doc["results"].as_array().unwrap();
     assert_eq!(w.len(), 3);

@@ -544,6 +544,14 @@ fn execute(
         }
         _ => Vec::new(),
     };
+    if resume {
+        let done = Session::already_done(specs, &previous);
+        eprintln!(
+            "fathom: --resume: {done} of {} run(s) already in the result file, {} to run",
+            specs.len(),
+            specs.len() - done
+        );
+    }
     if specs.len() > 1 {
         eprintln!("fathom: plan: {}", plan::summary(specs));
     }
@@ -676,13 +684,25 @@ fn merge_command(args: &MergeArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output {
         destination::check(path, args.overwrite)?;
     }
-    let mut documents = Vec::with_capacity(args.files.len());
+    let mut documents: Vec<Document> = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let text = read_result_file(path)?;
-        documents.push(
-            Document::from_json(&text)
-                .map_err(|e| UsageError(format!("{}: {e}", path.display())))?,
-        );
+        let doc = Document::from_json(&text)
+            .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+        // The same run given twice would count one host's I/O twice.
+        if let Some(j) = documents.iter().position(|d| {
+            d.host == doc.host && d.started_at == doc.started_at && d.results == doc.results
+        }) {
+            return Err(UsageError(format!(
+                "{} and {} are the same run (host {}, started {}): merge joins the runs of different hosts",
+                args.files[j].display(),
+                path.display(),
+                doc.host.hostname,
+                doc.started_at
+            ))
+            .into());
+        }
+        documents.push(doc);
     }
     let merged = crate::result::cluster::concurrent_documents(
         documents,

@@ -49,6 +49,32 @@ pub struct TargetPlan {
 }
 
 impl TargetPlan {
+    /// The line that says where fathom lays out a file of its own in a
+    /// directory it was given (the default target is the current one).
+    pub fn own_file_notice(&self, keep: bool) -> Option<String> {
+        let dir = self.path.parent()?;
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        (self.create && Path::new(&self.name).is_dir()).then(|| {
+            format!(
+                "target {}: a file of fathom's own, {} of {}, {}",
+                if self.name == "." {
+                    "(none given: the current directory)".to_string()
+                } else {
+                    self.name.clone()
+                },
+                Path::new(&self.path)
+                    .file_name()
+                    .map_or_else(String::new, |f| f.to_string_lossy().into_owned()),
+                crate::units::format_bytes(self.file_len),
+                if keep {
+                    format!("kept in {} afterwards (--keep)", dir.display())
+                } else {
+                    format!("in {}, removed afterwards", dir.display())
+                }
+            )
+        })
+    }
+
     /// The line that says what an override lifted, if it lifted anything.
     pub fn override_notice(&self) -> Option<String> {
         (!self.overridden.is_empty()).then(|| {

@@ -110,6 +110,13 @@ pub fn find(values: &[f64], band_pct: f64, window: usize) -> Vec<Finding> {
             let at = (i..i + window)
                 .find(|&s| beyond(values[s], band_pct / 2.0))
                 .unwrap_or(i);
+            // The new level is what follows the step: a transition second
+            // half-way between the levels is not the level.
+            let after = if at + 1 < values.len() {
+                median(&values[at + 1..(at + 1 + window).min(values.len())])
+            } else {
+                next
+            };
             if let Some(prev) = out.last_mut() {
                 prev.for_s = (at - level_start) as f64;
             }
@@ -117,10 +124,10 @@ pub fn find(values: &[f64], band_pct: f64, window: usize) -> Vec<Finding> {
                 at_s: at as f64,
                 for_s: (values.len() - at) as f64,
                 before: level,
-                after: next,
+                after,
             });
             level_start = at;
-            level = next;
+            level = after;
             i = at + window;
         } else {
             i += 1;
@@ -141,6 +148,18 @@ mod tests {
                 level * (0.95 + 0.1 * x)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_transition_second_is_not_the_new_level() {
+        // 2,000 a second, one second of 1,240 on the way down, then 1,000.
+        let mut iops = vec![2000.0; 10];
+        iops.push(1240.0);
+        iops.extend([1000.0; 10]);
+        let f = find(&iops, 25.0, 5);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!((f[0].at_s, f[0].before, f[0].after), (10.0, 2000.0, 1000.0));
+        assert_eq!(f[0].change_pct(), Some(-50.0));
     }
 
     #[test]

@@ -14,7 +14,7 @@
 use super::warning::{Warning, WarningKind};
 use super::workload::{CpuUsage, DirectionPair, DirectionResult, TargetResult, WorkloadResult};
 use super::{Document, RunResult, SCHEMA};
-use crate::measure::facts::{HostFacts, TargetFacts, TargetKind};
+use crate::measure::facts::HostFacts;
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
 use crate::spec::{EngineKind, WorkloadSpec};
 use serde_json::Value;
@@ -169,24 +169,9 @@ fn workload(job: &Value, global: &Value, version: &str) -> Result<WorkloadResult
         at_s: None,
     };
     let total = DirectionPair { read, write };
-    let target = TargetResult {
-        name: spec.targets.join(":"),
-        facts: TargetFacts {
-            kind: TargetKind::File,
-            path: spec.targets.join(":"),
-            filesystem: None,
-            mount_point: None,
-            device: None,
-        },
-        offset: 0,
-        size: spec.size.unwrap_or(0),
-        runtime_s,
-        errors: Default::default(),
-        ended_early: None,
-        verify: None,
-        io: total.clone(),
-        sync: None,
-    };
+    let mut target = TargetResult::of_file(&spec.targets.join(":"), total.clone());
+    target.size = spec.size.unwrap_or(0);
+    target.runtime_s = runtime_s;
     let mut result = WorkloadResult::of(spec, vec![target], total, cpu, runtime_s);
     result.warnings.push(warning);
     Ok(result)

@@ -291,6 +291,11 @@ pub(crate) mod test_support {
             .collect()
     }
 
+    /// A file target that did nothing.
+    pub fn empty_target(name: &str) -> super::TargetResult {
+        super::TargetResult::of_file(name, Default::default())
+    }
+
     /// A workload that did nothing, on one target "/tmp/x".
     pub fn empty_workload() -> WorkloadResult {
         let nothing = || DirectionResult {

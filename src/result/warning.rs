@@ -27,6 +27,9 @@ pub enum WarningKind {
     LatencyDrift,
     /// A file on a memory file system (tmpfs, devtmpfs, ramfs).
     MemoryTarget,
+    /// The disk did clearly more I/O than fathom issued to it: another load
+    /// shared the device.
+    SharedDevice,
     /// Figures read from fio's JSON rather than measured by fathom.
     FioInput,
     /// A warning from before warnings had kinds (schema 1).
@@ -67,6 +70,9 @@ impl WarningKind {
             WarningKind::MemoryTarget => {
                 "the target is a file in memory (tmpfs, devtmpfs or ramfs), not on a disk: the figures are memory's"
             }
+            WarningKind::SharedDevice => {
+                "the disk did much more I/O than fathom issued: another load shared the device"
+            }
             WarningKind::FioInput => {
                 "figures read from fio's JSON: percentiles as fine as fio's bins or percentile list allow"
             }
@@ -89,6 +95,9 @@ impl WarningKind {
                 "look at the per-second figures: a write cache filling up, thermal throttling or another load on the device; precondition, or run longer"
             }
             WarningKind::MemoryTarget => "put the target on the disk you mean to measure",
+            WarningKind::SharedDevice => {
+                "run when the device is otherwise idle (iostat or /proc/diskstats show who uses it)"
+            }
             WarningKind::FioInput => {
                 "run fio with --output-format=json+ for its latency bins, or run the job with fathom"
             }

@@ -216,6 +216,28 @@ impl CpuUsage {
 }
 
 impl TargetResult {
+    /// A file target known by name only, that did `io`.
+    pub fn of_file(name: &str, io: DirectionPair) -> TargetResult {
+        TargetResult {
+            name: name.to_string(),
+            facts: TargetFacts {
+                kind: crate::measure::facts::TargetKind::File,
+                path: name.to_string(),
+                filesystem: None,
+                mount_point: None,
+                device: None,
+            },
+            offset: 0,
+            size: 0,
+            runtime_s: 0.0,
+            errors: IoErrors::default(),
+            ended_early: None,
+            verify: None,
+            io,
+            sync: None,
+        }
+    }
+
     /// True when the target ended early or verification failed: it did not
     /// do or prove what was asked (errors tolerated by `--continue-on-error`
     /// alone do not count).
