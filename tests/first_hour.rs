@@ -170,3 +170,67 @@ fn one_run_given_twice_is_not_merged_as_two_hosts() {
     let r = result.to_str().unwrap();
     refused(&["merge", r, r], "are the same run");
 }
+
+/// The commands in the examples' headers run as written, with the targets
+/// (real mounts and devices there) replaced by a temporary directory and
+/// the plan only shown.
+#[test]
+fn the_examples_headers_run_as_written() {
+    let dir = tempdir();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut ran = 0;
+    for entry in std::fs::read_dir(format!("{root}/examples")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let header: Vec<&str> = text
+            .lines()
+            .take_while(|l| l.starts_with(['#', ';']))
+            .map(|l| l.trim_start_matches(['#', ';']).trim())
+            .collect();
+        // Commands, continuation lines joined.
+        let mut commands: Vec<String> = Vec::new();
+        let mut open = false;
+        for line in header {
+            let (body, continues) = match line.strip_suffix('\\') {
+                Some(b) => (b.trim(), true),
+                None => (line, false),
+            };
+            if open {
+                commands.last_mut().unwrap().push_str(&format!(" {body}"));
+            } else if body.contains("fathom run ") {
+                commands.push(body.to_string());
+            }
+            open = continues && (open || body.contains("fathom run "));
+        }
+        for command in commands {
+            let at = command.find("fathom run ").unwrap();
+            let env: Vec<&str> = command[..at]
+                .split_whitespace()
+                .filter_map(|kv| kv.split_once('=').map(|(k, _)| k))
+                .collect();
+            let words: Vec<&str> = command[at..].split_whitespace().collect();
+            // fathom run EXAMPLE [targets] [flags]: the targets become
+            // directories of the temporary one, the plan is only shown.
+            let mut args = vec!["run".to_string(), format!("{root}/{}", words[2])];
+            for word in words[3..].iter().take_while(|w| !w.starts_with('-')) {
+                let label = word.split_once('=').map_or("target", |(l, _)| l);
+                let target = dir.path().join(label);
+                std::fs::create_dir_all(&target).unwrap();
+                args.push(match word.split_once('=') {
+                    Some((l, _)) => format!("{l}={}", target.display()),
+                    None => target.display().to_string(),
+                });
+            }
+            args.push("--dry-run".into());
+            let mut cmd = fathom();
+            cmd.current_dir(root).args(&args);
+            for k in env {
+                cmd.env(k, dir.path().join("fio.dat"));
+            }
+            let out = cmd.output().unwrap();
+            succeeded(&out);
+            ran += 1;
+        }
+    }
+    assert!(ran >= 4, "{ran} header commands found");
+}

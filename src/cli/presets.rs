@@ -109,6 +109,13 @@ mod tests {
                 s.validate().unwrap();
             }
             assert!(!p.description().is_empty());
+            // A description is a sentence, not a lead-in to a list.
+            assert!(
+                !p.description().ends_with(':'),
+                "{}: {}",
+                p.name,
+                p.description()
+            );
         }
     }
 
