@@ -160,7 +160,8 @@ fn certification_reports_in_every_format_and_compare() {
         "{table}"
     );
     assert!(table.contains(">64"), "the slow-share columns: {table}");
-    // Each interval's line: reads as I/Os per second, writes as MB/s.
+    // Each interval's line: reads as I/Os per second, writes as MiB/s, as
+    // every other report.
     let first = &intervals[0]["streams"];
     let (read, write) = (&first[0], &first[1]);
     assert_eq!(
@@ -168,7 +169,12 @@ fn certification_reports_in_every_format_and_compare() {
         (Some("read"), Some("write"))
     );
     let read_rate = format!("{:.0} r/s", read["iops"].as_f64().unwrap());
-    let write_rate = format!("{:.1} MB/s", write["bw_bytes"].as_f64().unwrap() / 1e6);
+    let mib = write["bw_bytes"].as_f64().unwrap() / (1 << 20) as f64;
+    let write_rate = if mib >= 100.0 {
+        format!("{mib:.0} MiB/s")
+    } else {
+        format!("{mib:.1} MiB/s")
+    };
     let line = table
         .lines()
         .find(|l| l.trim_start().starts_with("1 "))

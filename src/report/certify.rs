@@ -21,7 +21,7 @@ pub fn interval_line(i: &CertifyInterval) -> String {
         // Writes read best as bandwidth; a few large reads a second keep
         // a decimal.
         let rate = match s.direction {
-            Direction::Write => format!("{:.1} MB/s", s.bw_bytes / 1e6),
+            Direction::Write => crate::units::bandwidth(s.bw_bytes),
             Direction::Read if s.iops < 100.0 => format!("{:.1} r/s", s.iops),
             Direction::Read => format!("{:.0} r/s", s.iops),
         };
@@ -134,7 +134,7 @@ pub fn cells(c: &CertifyResult) -> (Vec<String>, Vec<Vec<String>>) {
     .map(String::from)
     .to_vec();
     header.push("offered IOPS".into());
-    header.push("MB/s".into());
+    header.push("MiB/s".into());
     header.extend(THRESHOLDS_MS.iter().map(|t| format!(">{t} ms %")));
     header.extend(["p99", "max"].map(String::from));
     let rows = c
@@ -151,7 +151,7 @@ pub fn cells(c: &CertifyResult) -> (Vec<String>, Vec<Vec<String>>) {
                     s.direction.to_string(),
                     format!("{:.0}", s.iops),
                     format!("{:.0}", s.offered_iops),
-                    format!("{:.1}", s.bw_bytes / 1e6),
+                    crate::units::mib_per_s(s.bw_bytes),
                 ];
                 row.extend(s.over_pct.iter().map(|p| format!("{p:.2}")));
                 row.push(latency(s.p99_ns as f64));
