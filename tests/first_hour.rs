@@ -15,6 +15,25 @@ fn stderr_of(args: &[&str]) -> (Option<i32>, String) {
     )
 }
 
+/// A result file of a short run in `dir`, its format given with `flag`.
+fn small_result(dir: &std::path::Path, flag: &str) -> std::path::PathBuf {
+    let result = dir.join("r.json");
+    let target = dir.join("data");
+    let (t, r) = (target.to_str().unwrap(), result.to_str().unwrap());
+    run_ok(&[
+        "run",
+        t,
+        "--size",
+        "1m",
+        "--buffered",
+        flag,
+        "json",
+        "-o",
+        r,
+    ]);
+    result
+}
+
 #[test]
 fn a_missing_argument_is_named_and_the_usage_shown() {
     for (args, missing) in [
@@ -50,19 +69,8 @@ fn a_misspelt_flag_gets_the_flag_it_resembles() {
 #[test]
 fn the_output_format_is_spelt_one_way_everywhere() {
     let dir = tempdir();
-    let result = dir.path().join("r.json");
-    let target = dir.path().join("data");
-    run_ok(&[
-        "run",
-        target.to_str().unwrap(),
-        "--size",
-        "1m",
-        "--buffered",
-        "--format",
-        "json",
-        "-o",
-        result.to_str().unwrap(),
-    ]);
+    // --format is the alias of --output-format.
+    let result = small_result(dir.path(), "--format");
     let r = result.to_str().unwrap();
     for flag in ["--output-format", "--format"] {
         let out = run_ok(&["report", r, flag, "markdown"]);
@@ -154,19 +162,7 @@ fn fathom_says_where_its_own_file_goes_and_how_big() {
 #[test]
 fn one_run_given_twice_is_not_merged_as_two_hosts() {
     let dir = tempdir();
-    let result = dir.path().join("r.json");
-    let target = dir.path().join("data");
-    run_ok(&[
-        "run",
-        target.to_str().unwrap(),
-        "--size",
-        "1m",
-        "--buffered",
-        "--output-format",
-        "json",
-        "-o",
-        result.to_str().unwrap(),
-    ]);
+    let result = small_result(dir.path(), "--output-format");
     let r = result.to_str().unwrap();
     refused(&["merge", r, r], "are the same run");
 }
