@@ -230,3 +230,21 @@ fn the_examples_headers_run_as_written() {
     }
     assert!(ran >= 4, "{ran} header commands found");
 }
+
+/// capacity's help shows its own step defaults and not the knobs it sets
+/// itself (the rates) or stops by itself (steady state).
+#[test]
+fn capacity_help_is_capacitys_own() {
+    let help = String::from_utf8_lossy(&run_ok(&["capacity", "--help"]).stdout).into_owned();
+    assert!(
+        help.contains("Warm-up of each step, excluded from its figures [default: 2s]"),
+        "{help}"
+    );
+    assert!(
+        help.contains("Length of each step (30s, 5m) [default: 10s]"),
+        "{help}"
+    );
+    for hidden in ["--rate-iops", "--rate-bw", "--rate-read", "--steady-state"] {
+        assert!(!help.contains(hidden), "{hidden} in capacity --help");
+    }
+}

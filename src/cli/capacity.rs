@@ -14,6 +14,18 @@ use crate::units;
 use clap::Args;
 
 #[derive(Args, Debug)]
+// capacity sets the rate of each step and stops on its own: the rate and
+// steady-state knobs are not its to take, and its steps have defaults of
+// their own.
+#[command(
+    mut_arg("runtime", |a| a.help("Length of each step (30s, 5m) [default: 10s]")),
+    mut_arg("ramp", |a| a.help("Warm-up of each step, excluded from its figures [default: 2s]")),
+    mut_arg("rate_iops", |a| a.hide(true)),
+    mut_arg("rate_bw", |a| a.hide(true)),
+    mut_arg("rate_read", |a| a.hide(true)),
+    mut_arg("rate_write", |a| a.hide(true)),
+    mut_arg("steady_state", |a| a.hide(true))
+)]
 pub struct CapacityArgs {
     /// The latency objective, from when each I/O was due: PERCENTILE:LATENCY,
     /// several joined by commas, all of which must hold (p99:1ms,p99.9:5ms;
