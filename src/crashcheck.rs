@@ -446,6 +446,10 @@ fn parse_header(header: &str) -> Result<Acknowledged, String> {
 pub struct CrashReport {
     /// Blocks the log names.
     pub blocks: u64,
+    /// Acknowledged writes the log holds for the run: more than `blocks`
+    /// when blocks were written again (only each block's last acknowledged
+    /// write can be checked).
+    pub writes: u64,
     /// Holding their last acknowledged generation.
     pub intact: u64,
     /// Holding a later generation: a write in flight at the cut landed.
@@ -504,6 +508,7 @@ pub fn verify(target: &Path, log: &Path) -> anyhow::Result<CrashReport> {
     }
     let mut report = CrashReport {
         run_id: acked.run_id,
+        writes: acked.count,
         runs: runs.iter().map(|r| r.run_id).collect(),
         sample,
         ..Default::default()

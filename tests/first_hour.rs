@@ -159,6 +159,47 @@ fn fathom_says_where_its_own_file_goes_and_how_big() {
     assert!(entries(dir.path()).is_empty(), "removed");
 }
 
+/// A file fathom laid out and kept is fathom's: a later run writes to it
+/// without --overwrite; once someone else changes it, it is not.
+#[test]
+fn a_file_fathom_kept_is_its_own() {
+    let dir = tempdir();
+    let d = dir.path().to_str().unwrap();
+    run_ok(&["run", d, "--size", "1m", "--runtime", "1s", "--keep"]);
+    let kept = entries(dir.path());
+    assert_eq!(kept.len(), 1, "kept: {kept:?}");
+    let file = dir.path().join(&kept[0]);
+    let write = |path: &std::path::Path| {
+        run(&[
+            "run",
+            path.to_str().unwrap(),
+            "--size",
+            "1m",
+            "--rw",
+            "randwrite",
+            "--runtime",
+            "1s",
+        ])
+    };
+    let out = write(&file);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("fathom did not create") {
+        eprintln!("SKIP: {d} keeps no user extended attributes");
+        return;
+    }
+    succeeded(&out);
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap()
+        .write_all(b"someone else's")
+        .unwrap();
+    let out = write(&file);
+    assert_eq!(out.status.code(), Some(2));
+    names_the_problem(&String::from_utf8_lossy(&out.stderr), "did not create");
+}
+
 #[test]
 fn one_run_given_twice_is_not_merged_as_two_hosts() {
     let dir = tempdir();

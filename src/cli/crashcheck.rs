@@ -120,6 +120,13 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
                 report.sample.1, report.run_id
             );
         }
+        if report.writes > report.blocks {
+            println!(
+                "the log holds {} acknowledged writes to {} distinct blocks: a block written more than once is checked for its last acknowledged write",
+                units::thousands(report.writes),
+                units::thousands(report.blocks)
+            );
+        }
         println!(
             "{} acknowledged blocks: {} intact, {} newer (in flight at the cut, landed), {} older generation, {} lost, {} torn ({} of them in flight)",
             report.blocks,
@@ -187,8 +194,8 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             );
         })?;
         println!(
-            "{} writes acknowledged in {} ({:.0} a second), run {:x}",
-            summary.acknowledged,
+            "{} writes acknowledged in {} ({:.0} a second), run {:x} (--verify checks each block's last acknowledged write, so it counts distinct blocks, fewer when blocks were written again)",
+            units::thousands(summary.acknowledged),
             units::format_duration(summary.seconds),
             summary.acknowledged as f64 / summary.seconds.max(1e-9),
             summary.run_id

@@ -108,7 +108,7 @@ fn inspect_path(
     target: &str,
     path: &Path,
     index: usize,
-    own_file: bool,
+    mut own_file: bool,
 ) -> Result<TargetPlan, UsageError> {
     let err = |msg: String| UsageError(format!("target {target}: {msg}"));
     let path = path.to_path_buf();
@@ -141,14 +141,17 @@ fn inspect_path(
                 logical_block_size_of(&m),
             )
         }
-        Some(m) if m.is_file() => (
-            TargetKind::File,
-            path.clone(),
-            false,
-            m.len(),
-            None,
-            logical_block_size_of(&m),
-        ),
+        Some(m) if m.is_file() => {
+            own_file |= kept_by_fathom(&path, m.len());
+            (
+                TargetKind::File,
+                path.clone(),
+                false,
+                m.len(),
+                None,
+                logical_block_size_of(&m),
+            )
+        }
         Some(_) => return Err(err("not a regular file, directory or block device".into())),
         None => {
             if target.ends_with('/') {
@@ -449,6 +452,9 @@ pub fn prepare(plan: TargetPlan, keep: bool, stop: &StopFlag) -> anyhow::Result<
         let file = open_for_layout(&prepared.plan)?;
         // Only now is the file fathom's to remove, even if laying it out
         // fails below.
+        if prepared.plan.create && keep {
+            mark_kept(&file, prepared.plan.file_len);
+        }
         if prepared.plan.create && !keep {
             prepared.owned = Some(
                 CreatedFile::new(&file)
@@ -459,6 +465,55 @@ pub fn prepare(plan: TargetPlan, keep: bool, stop: &StopFlag) -> anyhow::Result<
     }
     prepared.facts = target_facts(&prepared.plan)?;
     Ok(prepared)
+}
+
+/// The extended attribute that marks a file fathom created and kept
+/// (`--keep`), holding its length: a later run recognises the file as
+/// fathom's own and writes to it without `--overwrite`.
+const KEPT_XATTR: &std::ffi::CStr = c"user.fathom.kept";
+
+/// Marks a kept file as fathom's. A file system without user extended
+/// attributes keeps no mark, and the file is then treated as anyone's.
+fn mark_kept(file: &File, len: u64) {
+    use std::os::fd::AsRawFd;
+    let value = len.to_string();
+    // SAFETY: the name is NUL-terminated and the value a valid buffer of
+    // its length.
+    unsafe {
+        libc::fsetxattr(
+            file.as_raw_fd(),
+            KEPT_XATTR.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        );
+    }
+}
+
+/// Whether `path` is a file fathom created and kept, still at the length
+/// it was laid out with (a file that has since grown or shrunk was put to
+/// other use).
+fn kept_by_fathom(path: &Path, len: u64) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(name) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let mut value = [0u8; 24];
+    // SAFETY: both strings are NUL-terminated, the buffer valid for its
+    // length.
+    let n = unsafe {
+        libc::getxattr(
+            name.as_ptr(),
+            KEPT_XATTR.as_ptr(),
+            value.as_mut_ptr().cast(),
+            value.len(),
+        )
+    };
+    n > 0
+        && std::str::from_utf8(&value[..n as usize])
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            == Some(len)
 }
 
 fn open_for_layout(plan: &TargetPlan) -> anyhow::Result<File> {

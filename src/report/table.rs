@@ -74,26 +74,71 @@ type KnobFn = fn(&WorkloadSpec) -> String;
 pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTable {
     let varies = |f: KnobFn| workloads.windows(2).any(|w| f(&w[0].spec) != f(&w[1].spec));
     let rws: Vec<RwMode> = workloads.iter().map(|w| w.spec.rw).collect();
+    // Reads and writes of one point share a row when every workload only
+    // reads or only writes (desktop benchmarks' read/write pairs, sweeps
+    // over rw=randread,randwrite).
     let paired_rw = rws.len() > 1
-        && (rws
+        && rws.iter().all(|r| {
+            matches!(
+                r,
+                RwMode::Read | RwMode::Write | RwMode::RandRead | RwMode::RandWrite
+            )
+        })
+        && rws
             .iter()
-            .all(|r| matches!(r, RwMode::RandRead | RwMode::RandWrite))
-            || rws
-                .iter()
-                .all(|r| matches!(r, RwMode::Read | RwMode::Write)))
-        && rws.windows(2).any(|w| w[0] != w[1]);
+            .any(|r| matches!(r, RwMode::Read | RwMode::RandRead))
+        && rws
+            .iter()
+            .any(|r| matches!(r, RwMode::Write | RwMode::RandWrite));
     let columns: Vec<(&'static str, KnobFn)> = KNOBS
         .iter()
         .filter_map(|k| Some((k.name, k.table?)))
         .collect();
-    let mut knobs: Vec<(&'static str, KnobFn)> = columns
-        .iter()
-        .filter(|(name, f)| varies(*f) && !(paired_rw && *name == "rw"))
-        .copied()
-        .collect();
+    let mut knobs: Vec<(&'static str, KnobFn)> = Vec::new();
+    // Tests named by the user (a preset's, a job file's sections, seqread's
+    // cached/uncached) keep their names as the first column.
+    let test: KnobFn = |s| test_name(&s.name).to_string();
+    let label: KnobFn = |s| {
+        // What a name says beyond the knobs it spells out ("sas-randread-
+        // 4k-qd1" says nothing more; "SEQ1M-Q8T1" and "cached" do).
+        let mut n = test_name(&s.name).to_lowercase();
+        for k in KNOBS.iter().filter_map(|k| k.table) {
+            let v = k(s).to_lowercase();
+            if !v.is_empty() {
+                n = n.replace(&v, "");
+            }
+        }
+        n.retain(char::is_alphabetic);
+        n
+    };
+    if varies(label) {
+        knobs.push(("test", test));
+    }
+    let access: KnobFn = |s| {
+        if s.rw.is_random() {
+            "random"
+        } else {
+            "sequential"
+        }
+        .to_string()
+    };
+    for (name, f) in &columns {
+        if paired_rw && *name == "rw" {
+            if varies(access) {
+                knobs.push(("access", access));
+            }
+        } else if varies(*f) {
+            knobs.push((name, *f));
+        }
+    }
     if knobs.is_empty() && workloads.len() > 1 && !paired_rw {
         knobs.extend(columns.iter().filter(|(name, _)| *name == "rw"));
     }
+    let tests = distinct(
+        workloads
+            .iter()
+            .map(|w| test_name(&w.spec.name).to_string()),
+    );
     let mut rows: Vec<Row> = Vec::new();
     let target_name = |w: &Labelled<WorkloadResult>, target: &str| {
         if systems {
@@ -105,9 +150,18 @@ pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTabl
     for w in workloads {
         add_rows(&mut rows, w, &knobs, |t| target_name(w, t));
     }
+    // Named tests in the order given (a desktop benchmark's SEQ1M before
+    // RND4K), a sweep's points by size, depth and jobs.
+    let test_order = |r: &Row| {
+        if knobs.first().is_some_and(|(n, _)| *n == "test") {
+            tests.iter().position(|t| *t == r.keys[0])
+        } else {
+            None
+        }
+    };
     rows.sort_by(|a, b| {
-        (a.target.as_str(), a.bs, a.iodepth, a.numjobs)
-            .partial_cmp(&(b.target.as_str(), b.bs, b.iodepth, b.numjobs))
+        (test_order(a), a.target.as_str(), a.bs, a.iodepth, a.numjobs)
+            .partial_cmp(&(test_order(b), b.target.as_str(), b.bs, b.iodepth, b.numjobs))
             .expect("comparable")
     });
     // Keep the order targets were given in, not alphabetical.
@@ -122,6 +176,23 @@ pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTabl
         rows,
         paired_rw,
     }
+}
+
+/// A workload's name without what a sweep or a read/write pair adds to it:
+/// "SEQ1M-Q8T1-read" and "SEQ1M-Q8T1-write" are the test "SEQ1M-Q8T1",
+/// "run bs=4k iodepth=1" is "run".
+pub fn test_name(name: &str) -> &str {
+    let name = name.split(' ').next().unwrap_or(name);
+    for dir in ["randread", "randwrite", "read", "write"] {
+        for sep in ['-', '_', '.', ':'] {
+            if let Some(base) = name.strip_suffix(dir).and_then(|b| b.strip_suffix(sep))
+                && !base.is_empty()
+            {
+                return base;
+            }
+        }
+    }
+    name
 }
 
 fn add_rows(
@@ -433,4 +504,94 @@ pub fn detail_row(
         latency(l.p99_99 as f64),
         latency(l.max as f64),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::test_support::{direction, empty_target, empty_workload};
+
+    /// A workload `name` doing `rw` at `bs`/`iodepth` on target "d", with
+    /// one read or write measured.
+    fn workload(name: &str, rw: RwMode, bs: u64, iodepth: u32) -> WorkloadResult {
+        let mut w = empty_workload();
+        w.spec.name = name.into();
+        w.spec.rw = rw;
+        w.spec.bs = bs;
+        w.spec.iodepth = iodepth;
+        let mut t = empty_target("d");
+        let done = direction(&[1000, 2000], 1.0, &[2]);
+        if rw.writes(100) {
+            t.io.write = done;
+        } else {
+            t.io.read = done;
+        }
+        w.targets = vec![t];
+        w
+    }
+
+    fn table(ws: &[WorkloadResult]) -> SweepTable {
+        let labelled: Vec<Labelled<WorkloadResult>> = ws
+            .iter()
+            .map(|result| Labelled {
+                system: "s",
+                result,
+            })
+            .collect();
+        build(&labelled, false)
+    }
+
+    #[test]
+    fn a_desktop_benchmark_is_one_row_per_test_in_its_order_read_beside_write() {
+        let mut ws = Vec::new();
+        for (test, seq, bs, qd) in [
+            ("SEQ1M-Q8T1", true, 1 << 20, 8),
+            ("RND4K-Q32T1", false, 4096, 32),
+            ("RND4K-Q1T1", false, 4096, 1),
+        ] {
+            for (dir, rw) in [
+                ("read", if seq { RwMode::Read } else { RwMode::RandRead }),
+                (
+                    "write",
+                    if seq {
+                        RwMode::Write
+                    } else {
+                        RwMode::RandWrite
+                    },
+                ),
+            ] {
+                ws.push(workload(&format!("{test}-{dir}"), rw, bs, qd));
+            }
+        }
+        let t = table(&ws);
+        assert!(t.paired_rw);
+        assert_eq!(t.knobs[0], "test");
+        let tests: Vec<&str> = t.rows.iter().map(|r| r.keys[0].as_str()).collect();
+        assert_eq!(tests, ["SEQ1M-Q8T1", "RND4K-Q32T1", "RND4K-Q1T1"]);
+        assert!(t.rows.iter().all(|r| r.read.is_some() && r.write.is_some()));
+    }
+
+    #[test]
+    fn names_a_sweep_spells_out_from_its_knobs_are_not_a_column() {
+        let ws: Vec<WorkloadResult> = [
+            (RwMode::RandRead, "randread"),
+            (RwMode::RandWrite, "randwrite"),
+        ]
+        .into_iter()
+        .flat_map(|(rw, name)| {
+            [1, 32].map(|qd| workload(&format!("sas-{name}-4k-qd{qd}"), rw, 4096, qd))
+        })
+        .collect();
+        let t = table(&ws);
+        assert_eq!(t.knobs, ["iodepth"]);
+        assert_eq!(t.rows.len(), 2);
+    }
+
+    #[test]
+    fn test_names_drop_the_direction_and_the_sweep_point() {
+        assert_eq!(test_name("SEQ1M-Q8T1-write"), "SEQ1M-Q8T1");
+        assert_eq!(test_name("run bs=4k iodepth=1"), "run");
+        assert_eq!(test_name("uncached"), "uncached");
+        assert_eq!(test_name("read"), "read");
+    }
 }

@@ -586,7 +586,7 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .csv(|s| s.continue_on_error.to_string()),
-    Knob::switch("keep", "Keep the files fathom created", |b, v| {
+    Knob::switch("keep", "Keep the files fathom created (marked as fathom's: a later run writes to one without --overwrite)", |b, v| {
         b.spec.keep = parse_bool(v)?;
         Ok(())
     }),
