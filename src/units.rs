@@ -152,7 +152,7 @@ pub fn bandwidth(bytes_per_s: f64) -> String {
     if mib >= 10240.0 {
         format!("{:.1} GiB/s", mib / 1024.0)
     } else if mib >= 100.0 {
-        format!("{mib:.0} MiB/s")
+        format!("{} MiB/s", thousands(mib.round() as u64))
     } else {
         format!("{mib:.1} MiB/s")
     }

@@ -289,3 +289,212 @@ fn capacity_help_is_capacitys_own() {
         assert!(!help.contains(hidden), "{hidden} in capacity --help");
     }
 }
+
+/// The fathom command lines of the README's code blocks, in order, each
+/// run as written except that paths under / are moved into a temporary
+/// directory and sizes and times are shortened. Synopsis lines (with
+/// `[`, `|` or `(`, or a placeholder such as TARGET) are not commands.
+fn readme_commands() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let mut commands = Vec::new();
+    let mut in_code = false;
+    let mut open: Option<String> = None;
+    for line in readme.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if !in_code {
+            continue;
+        }
+        let line = line.trim().trim_start_matches("$ ");
+        let body = match line.find(" #") {
+            Some(at) => line[..at].trim_end(),
+            None => line,
+        };
+        let (body, continues) = match body.strip_suffix('\\') {
+            Some(b) => (b.trim_end(), true),
+            None => (body, false),
+        };
+        match open.as_mut() {
+            Some(command) => {
+                command.push(' ');
+                command.push_str(body);
+            }
+            None if body.starts_with("fathom ") => open = Some(body.to_string()),
+            None => continue,
+        }
+        if !continues {
+            let command = open.take().unwrap();
+            let placeholder = command.split_whitespace().any(|w| {
+                w.len() >= 4
+                    && w.chars()
+                        .all(|c| c.is_ascii_uppercase() || ":._".contains(c))
+            });
+            if !command.contains(['[', '|', '(']) && !placeholder {
+                commands.push(command);
+            }
+        }
+    }
+    commands
+}
+
+#[test]
+fn the_readmes_commands_run_as_written() {
+    let dir = tempdir();
+    let work = dir.path();
+    let shm = tempfile::tempdir_in("/dev/shm").ok();
+    let root = env!("CARGO_MANIFEST_DIR");
+    // What the README assumes the reader has: an fio job file and fio's
+    // output of it, two files to read, a certification profile of one's
+    // own, results from several hosts.
+    std::fs::write(
+        work.join("job.fio"),
+        "[global]\nioengine=libaio\ndirect=1\nbs=4k\nsize=1m\nruntime=1\ntime_based\nfilename=job.dat\n\n[rr-4-1]\nrw=randread\niodepth=4\n",
+    )
+    .unwrap();
+    std::fs::write(work.join("short"), vec![7u8; 1 << 20]).unwrap();
+    std::fs::write(work.join("long"), vec![7u8; 2 << 20]).unwrap();
+    std::fs::copy(
+        format!("{root}/presets/act-3x.toml"),
+        work.join("my-profile.toml"),
+    )
+    .unwrap();
+    let out = fathom()
+        .current_dir(work)
+        .args([
+            "run",
+            "job.fio",
+            "--runtime",
+            "100ms",
+            "--output-format",
+            "fio-json",
+            "-o",
+            "fio.json",
+        ])
+        .output()
+        .unwrap();
+    succeeded(&out);
+    // One run on each of three hosts, to merge.
+    for n in 1..=3 {
+        let out = fathom()
+            .current_dir(work)
+            .args(["run", ".", "--size", "1m", "--runtime", "100ms", "--label"])
+            .arg(format!("node{n}"))
+            .args(["--output-format", "json", "-o"])
+            .arg(format!("node{n}.json"))
+            .output()
+            .unwrap();
+        succeeded(&out);
+    }
+
+    // (flag, value) each subcommand is shortened to, replacing the README's.
+    let shorter = |sub: &str, verify: bool| -> &'static [(&'static str, &'static str)] {
+        match sub {
+            "run" => &[("--size", "1m"), ("--runtime", "100ms"), ("--ramp", "0")],
+            "capacity" => &[
+                ("--size", "1m"),
+                ("--runtime", "100ms"),
+                ("--ramp", "0"),
+                ("--max-time", "2s"),
+                // A first step any machine meets, busy or not.
+                ("--start", "50"),
+            ],
+            "certify" => &[("--size", "1m"), ("--duration", "2s"), ("--interval", "1s")],
+            "seqread" => &[("--size", "4m"), ("--duration", "200ms")],
+            "crashcheck" if !verify => &[("--size", "1m"), ("--runtime", "300ms")],
+            _ => &[],
+        }
+    };
+    let mut ran = 0;
+    for command in readme_commands() {
+        // Shell redirections (completions and the man page into /etc) are
+        // not fathom's: its output is enough.
+        let command = command
+            .split(" > ")
+            .next()
+            .unwrap()
+            .replace("$(hostname)", "host");
+        // Words as the shell gives them (no quoted word here has a space).
+        let words: Vec<&str> = command
+            .split_whitespace()
+            .skip(1)
+            .map(|w| w.trim_matches('\''))
+            .collect();
+        let sub = words[0];
+        if sub == "crashcheck" && shm.is_none() {
+            eprintln!("SKIP: {command}: no /dev/shm for the ack log on another disk");
+            continue;
+        }
+        let mut args: Vec<String> = Vec::new();
+        let mut skip_value = false;
+        for (i, word) in words.iter().enumerate() {
+            if skip_value {
+                skip_value = false;
+                continue;
+            }
+            let short = shorter(sub, words.contains(&"--verify"));
+            if let Some((flag, value)) = short.iter().find(|(f, _)| f == word) {
+                args.extend([flag.to_string(), value.to_string()]);
+                skip_value = true;
+                continue;
+            }
+            let word = match (*word, words.get(i.wrapping_sub(1))) {
+                ("-n", _) => "-n".to_string(),
+                (_, Some(&"-n")) => "1".to_string(),
+                (_, Some(&"--block")) => "4m".to_string(),
+                (_, Some(&"--start-at")) => "+1s".to_string(),
+                (w, _) if w.starts_with("examples/") => format!("{root}/{w}"),
+                (w, _) => {
+                    let (label, path) = match w.split_once("=/") {
+                        Some((l, p)) => (format!("{l}="), format!("/{p}")),
+                        None => (String::new(), w.to_string()),
+                    };
+                    if !path.starts_with('/') {
+                        w.to_string()
+                    } else {
+                        // Another disk for the ack log; the rest here.
+                        let base = match (&shm, path.contains("other-disk")) {
+                            (Some(s), true) => s.path().to_path_buf(),
+                            _ => work.join("root"),
+                        };
+                        let moved = base.join(path.trim_start_matches('/'));
+                        let is_file = moved.extension().is_some();
+                        std::fs::create_dir_all(if is_file {
+                            moved.parent().unwrap()
+                        } else {
+                            &moved
+                        })
+                        .unwrap();
+                        format!("{label}{}", moved.display())
+                    }
+                }
+            };
+            args.push(word);
+        }
+        for (flag, value) in shorter(sub, args.iter().any(|a| a == "--verify")) {
+            if !args.iter().any(|a| a == flag) {
+                args.extend([flag.to_string(), value.to_string()]);
+            }
+        }
+        let out = fathom().current_dir(work).args(&args).output().unwrap();
+        let code = out.status.code();
+        // A certification or a crash check may judge FAIL (exit 1) on a
+        // busy machine; what matters is that the command was understood.
+        // Nor can any start promise to meet a 1 ms objective on a shared
+        // virtual disk: a first step measured and missed was understood.
+        let err = String::from_utf8_lossy(&out.stderr);
+        let understood = code == Some(0)
+            || (code == Some(1) && ["certify", "crashcheck"].contains(&sub))
+            || (sub == "capacity" && err.contains("already misses the objective"));
+        assert!(
+            understood,
+            "README command failed: {command}\nran: fathom {}\nexit {code:?}\n{}",
+            args.join(" "),
+            err
+        );
+        ran += 1;
+    }
+    assert!(ran >= 30, "{ran} README commands found");
+}

@@ -116,12 +116,15 @@ fn two_systems_bonnie_side_by_side_in_every_format() {
         html.to_str().unwrap(),
     ]);
     let page = std::fs::read_to_string(&html).unwrap();
-    // One grouped bar chart, one bar colour per system.
-    assert!(
-        page.contains("data-colours=\"#1F77B4,#FF7F0E\""),
-        "two systems in one chart"
+    // The block tests (KiB/s) and the file operations (operations/s) on
+    // charts of their own, each with one colour per system.
+    assert_eq!(
+        page.matches("data-colours=\"#1F77B4,#FF7F0E\"").count(),
+        2,
+        "two systems on each chart"
     );
-    assert_charts_drawn(&html, 1);
+    assert!(page.contains("KiB/s") && page.contains("operations/s"));
+    assert_charts_drawn(&html, 2);
 
     let compared = text(&["compare", &disk, &shm]);
     assert!(

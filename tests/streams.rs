@@ -167,11 +167,10 @@ fn streams_from_a_job_file_sweep_with_the_workload() {
         "-o",
         html.to_str().unwrap(),
     ]);
-    assert!(
-        std::fs::read_to_string(&html)
-            .unwrap()
-            .contains("IOPS per second, per stream")
-    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("IOPS per second, per stream"));
+    // Every chart drawn, no tick label repeated, no legend over the data.
+    assert_charts_drawn(&html, page.matches("<figure class=\"chart\"").count());
     let compared = String::from_utf8(run_ok(&["compare", path, path]).stdout).unwrap();
     assert!(
         compared.contains("/wal") && compared.contains("2 result(s) in both"),

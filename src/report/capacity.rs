@@ -28,7 +28,10 @@ pub fn caption(c: &CapacityResult) -> String {
 fn workload_name(spec: &WorkloadSpec) -> String {
     if spec.streams.is_empty() {
         let targets: Vec<&str> = (0..spec.targets.len())
-            .map(|t| spec.target_label(t))
+            .map(|t| match spec.target_label(t) {
+                "." => "the current directory",
+                label => label,
+            })
             .collect();
         format!("{} on {}", spec.label(), targets.join(", "))
     } else {

@@ -149,8 +149,8 @@ pub fn cells(c: &CertifyResult) -> (Vec<String>, Vec<Vec<String>>) {
                     s.name.clone(),
                     s.target.clone().unwrap_or_else(|| "all".into()),
                     s.direction.to_string(),
-                    format!("{:.0}", s.iops),
-                    format!("{:.0}", s.offered_iops),
+                    crate::units::thousands(s.iops.round() as u64),
+                    crate::units::thousands(s.offered_iops.round() as u64),
                     crate::units::mib_per_s(s.bw_bytes),
                 ];
                 row.extend(s.over_pct.iter().map(|p| format!("{p:.2}")));

@@ -1,7 +1,7 @@
 //! HTML: one self-contained page (inline CSS and SVG, no network, no fonts to
 //! fetch) with the sweep table, charts of the sweep and per-second series.
 
-use super::charts::{self, BarChart, LineChart, Rendered, Series};
+use super::charts::{self, BarChart, LineChart, Rendered, Series, Span, XAxis};
 use super::table::{self, DIRECTIONS, Figures, Pick, Row, SweepTable};
 use super::{Exporter, Labelled, Report, Section};
 use crate::result::WorkloadResult;
@@ -31,22 +31,58 @@ th,td{border:1px solid #ccc;padding:4px 8px}td.n{text-align:right}th{background:
 const CHECK_SCRIPT: &str = r#"
 (function () {
   var figs = document.querySelectorAll('figure.chart'), drawn = 0;
-  figs.forEach(function (f) {
+  var repeats = [], covered = [];
+  function inLegend(el) { return el.closest('g.legend') !== null; }
+  function overlap(a, b) {
+    return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  }
+  figs.forEach(function (f, n) {
     var colours = f.dataset.colours.split(','), mark = f.dataset.mark, ok = true;
+    var marks = [];
     colours.forEach(function (c) {
       var seen = 0;
       f.querySelectorAll(mark).forEach(function (el) {
+        if (inLegend(el)) return;
         var paint = (el.getAttribute('stroke') || '') + (el.getAttribute('fill') || '');
         var b = el.getBBox();
-        if (paint.toUpperCase().indexOf(c) >= 0 && (b.width > 0 || b.height > 0)) seen++;
+        if (paint.toUpperCase().indexOf(c) >= 0 && (b.width > 0 || b.height > 0)) {
+          seen++;
+          marks.push(el);
+        }
       });
-      // Bars: the legend swatch is one rect of the colour; data needs more.
-      if (seen < (mark === 'rect' && colours.length > 1 ? 2 : 1)) ok = false;
+      if (seen < 1) ok = false;
     });
     f.dataset.drawn = ok ? 'yes' : 'no';
     if (ok) drawn++;
+    // Tick labels: texts on one line under the plot (x) or right-aligned
+    // at one x (y) are an axis; on an axis no label may repeat.
+    var axes = {};
+    f.querySelectorAll('svg text').forEach(function (t) {
+      if (inLegend(t) || t.textContent.trim() === '' || t.getAttribute('transform')) return;
+      var key = t.getAttribute('text-anchor') === 'end'
+        ? 'y@' + Math.round(parseFloat(t.getAttribute('x')))
+        : 'x@' + Math.round(parseFloat(t.getAttribute('y')));
+      (axes[key] = axes[key] || []).push(t.textContent.trim());
+    });
+    Object.keys(axes).forEach(function (k) {
+      var labels = axes[k];
+      if (labels.length < 2) return;
+      labels.forEach(function (l, i) {
+        if (labels.indexOf(l) !== i) repeats.push('chart ' + n + ' ' + k + ': ' + l);
+      });
+    });
+    // No legend covers a drawn point, line or bar.
+    var legend = f.querySelector('g.legend');
+    if (legend) {
+      var box = legend.getBoundingClientRect();
+      marks.forEach(function (el) {
+        if (overlap(box, el.getBoundingClientRect())) covered.push('chart ' + n);
+      });
+    }
   });
   document.body.dataset.chartsDrawn = drawn + '/' + figs.length;
+  document.body.dataset.repeatedTicks = repeats.length ? repeats.join('; ') : 'none';
+  document.body.dataset.coveredByLegend = covered.length ? covered.join('; ') : 'none';
 })();
 "#;
 
@@ -59,7 +95,12 @@ impl Exporter for HtmlExporter {
             match section {
                 Section::Workloads(workloads) => {
                     let table = table::build(&workloads, systems);
-                    results.push_str(&html_table(&table));
+                    if let [one] = workloads.as_slice() {
+                        let (header, rows) = table::detail_cells(one, systems);
+                        results.push_str(&cells_table(&header, &rows, table::DETAIL_FIRST_FIGURE));
+                    } else {
+                        results.push_str(&html_table(&table));
+                    }
                     sweep_charts(&table, &mut charts)?;
                     target_bars(&table, &mut charts)?;
                     time_series(&workloads, systems, &mut charts)?;
@@ -174,12 +215,8 @@ fn drift_marks(w: &WorkloadResult, kind: WarningKind, series: &[Series]) -> Vec<
 /// A chart of per-second values over the run.
 fn over_time(title: String, y_label: &str, series: Vec<Series>) -> anyhow::Result<Rendered> {
     charts::line_chart(&LineChart {
-        title,
-        x_label: "time (s)".into(),
-        y_label: y_label.into(),
-        series,
-        x_format: |v| format!("{v:.0}"),
-        x_log2: false,
+        x_axis: XAxis::Whole,
+        ..LineChart::new(title, "time (s)", y_label, series)
     })
 }
 
@@ -231,9 +268,11 @@ fn stream_charts(
             summaries.push(sync.lat_ns);
         }
     }
+    let (div, unit) =
+        charts::latency_unit(summaries.iter().map(|l| l.p99_9 as f64).fold(0.0, f64::max));
     out.push(charts::bar_chart(&BarChart {
         title: format!("{name}: latency per stream"),
-        y_label: "latency (µs)".into(),
+        y_label: format!("latency ({unit})"),
         categories,
         groups: percentiles
             .iter()
@@ -242,7 +281,7 @@ fn stream_charts(
                 points: summaries
                     .iter()
                     .enumerate()
-                    .map(|(i, l)| (i as f64, pick(l) as f64 / 1e3))
+                    .map(|(i, l)| (i as f64, pick(l) as f64 / div))
                     .collect(),
             })
             .collect(),
@@ -275,11 +314,12 @@ fn rank_bars(
 ) -> anyhow::Result<()> {
     let categories: Vec<String> = c.per_rank.iter().map(|r| r.label()).collect();
     type Pick = fn(&crate::result::DirectionResult) -> f64;
-    let figures: [(&str, &str, Pick); 2] = [
-        ("IOPS", "IOPS", |d| d.iops),
-        ("p99", "p99 latency (µs)", |d| d.lat_ns.p99 as f64 / 1e3),
+    // (title, axis, figure, whether it is a latency in ns)
+    let figures: [(&str, &str, Pick, bool); 2] = [
+        ("IOPS", "IOPS", |d| d.iops, false),
+        ("p99", "p99 latency", |d| d.lat_ns.p99 as f64, true),
     ];
-    for (what, y_label, pick) in figures {
+    for (what, y_label, pick, latency) in figures {
         let mut groups: Vec<Series> = Vec::new();
         for (r, rank) in c.per_rank.iter().enumerate() {
             for (workload, dir, d) in super::cluster::directions(&rank.results) {
@@ -300,9 +340,22 @@ fn rank_bars(
         if groups.is_empty() {
             continue;
         }
+        let mut y_label = y_label.to_string();
+        if latency {
+            let top = groups
+                .iter()
+                .flat_map(|g| g.points.iter().map(|p| p.1))
+                .fold(0.0, f64::max);
+            let (div, unit) = charts::latency_unit(top);
+            groups
+                .iter_mut()
+                .flat_map(|g| g.points.iter_mut())
+                .for_each(|p| p.1 /= div);
+            y_label = format!("{y_label} ({unit})");
+        }
         out.push(charts::bar_chart(&BarChart {
             title: format!("{name}{what} per rank"),
-            y_label: y_label.into(),
+            y_label,
             categories: categories.clone(),
             groups,
         })?);
@@ -349,13 +402,20 @@ fn capacity_charts(
         return Ok(());
     }
     let prefix = system_prefix(c.system, systems);
-    let ms = |ns: u64| ns as f64 / 1e6;
     let (lo, hi) = (steps[0].offered_iops, steps[steps.len() - 1].offered_iops);
+    let slowest = steps
+        .iter()
+        .flat_map(|s| s.slo_ns.iter().copied().chain([s.lat_ns.p50]))
+        .chain(c.search.slo.0.iter().map(|t| t.limit_ns))
+        .max()
+        .unwrap_or(0);
+    let (div, unit) = charts::latency_unit(slowest as f64);
+    let scaled = |ns: u64| ns as f64 / div;
     let mut series = vec![Series {
         name: "p50".into(),
         points: steps
             .iter()
-            .map(|s| (s.offered_iops, ms(s.lat_ns.p50)))
+            .map(|s| (s.offered_iops, scaled(s.lat_ns.p50)))
             .collect(),
     }];
     for (k, term) in c.search.slo.0.iter().enumerate() {
@@ -364,7 +424,7 @@ fn capacity_charts(
             name: name.clone(),
             points: steps
                 .iter()
-                .filter_map(|s| Some((s.offered_iops, ms(*s.slo_ns.get(k)?))))
+                .filter_map(|s| Some((s.offered_iops, scaled(*s.slo_ns.get(k)?))))
                 .collect(),
         });
         series.push(Series {
@@ -373,27 +433,46 @@ fn capacity_charts(
                 crate::units::latency(term.limit_ns as f64)
             ),
             points: vec![
-                (lo, ms(term.limit_ns)),
-                (hi.max(lo * 1.01), ms(term.limit_ns)),
+                (lo, scaled(term.limit_ns)),
+                (hi.max(lo * 1.01), scaled(term.limit_ns)),
             ],
         });
     }
-    out.push(charts::line_chart(&LineChart {
-        title: format!(
+    // The answer and the knee as vertical lines across the latencies.
+    let (bottom, top) = charts::bounds(
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|v| *v > 0.0),
+    );
+    if bottom.is_finite() {
+        let marks = [("answer", c.answer_iops), ("knee", c.knee_iops)];
+        for (what, at) in marks {
+            if let Some(at) = at {
+                series.push(Series {
+                    name: format!(
+                        "{what}: {} IOPS",
+                        crate::units::thousands(at.round() as u64)
+                    ),
+                    points: vec![(at, bottom), (at, top)],
+                });
+            }
+        }
+    }
+    out.push(charts::line_chart(&LineChart::new(
+        format!(
             "{prefix}{}: latency from the due time against load",
-            c.spec.name
+            c.spec.title()
         ),
-        x_label: "offered I/Os per second".into(),
-        y_label: "latency (ms)".into(),
+        "offered I/Os per second",
+        &format!("latency ({unit})"),
         series,
-        x_format: charts::short_number,
-        x_log2: false,
-    })?);
-    out.push(charts::line_chart(&LineChart {
-        title: format!("{prefix}{}: achieved against offered load", c.spec.name),
-        x_label: "offered I/Os per second".into(),
-        y_label: "I/Os per second".into(),
-        series: vec![
+    ))?);
+    out.push(charts::line_chart(&LineChart::new(
+        format!("{prefix}{}: achieved against offered load", c.spec.title()),
+        "offered I/Os per second",
+        "I/Os per second",
+        vec![
             Series {
                 name: "achieved".into(),
                 points: steps
@@ -406,9 +485,7 @@ fn capacity_charts(
                 points: vec![(lo, lo), (hi.max(lo * 1.01), hi.max(lo * 1.01))],
             },
         ],
-        x_format: charts::short_number,
-        x_log2: false,
-    })?);
+    ))?);
     Ok(())
 }
 
@@ -428,9 +505,14 @@ fn certify_section(c: &Labelled<CertifyResult>, systems: bool, out: &mut String)
         "<p><strong>verdict: {}</strong></p>",
         super::certify::verdict(c)
     );
-    if !c.reasons.is_empty() || !c.notes.is_empty() {
-        out.push_str("<ul>\n");
-        for r in c.reasons.iter().chain(&c.notes) {
+    // Why it failed, then, apart, how the run differed from the profile
+    // (a shortened stabilisation is not a failure).
+    for (heading, lines) in [("failed", &c.reasons), ("notes", &c.notes)] {
+        if lines.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "<p>{heading}:</p>\n<ul>");
+        for r in lines {
             let _ = writeln!(out, "<li>{}</li>", escape(r));
         }
         out.push_str("</ul>\n");
@@ -444,7 +526,23 @@ fn certify_chart(
     systems: bool,
     out: &mut Vec<Rendered>,
 ) -> anyhow::Result<()> {
-    let fmt_interval: fn(f64) -> String = |v| format!("{v:.0}");
+    // The stabilisation period, not judged, shaded.
+    let unjudged = charts::bounds(
+        c.intervals
+            .iter()
+            .filter(|i| !i.judged)
+            .map(|i| i.index as f64),
+    );
+    let shaded: Vec<Span> = unjudged
+        .0
+        .is_finite()
+        .then(|| Span {
+            from: unjudged.0 - 0.5,
+            to: unjudged.1 + 0.5,
+            name: "stabilisation (not judged)".into(),
+        })
+        .into_iter()
+        .collect();
     for (stream, direction) in c.streams() {
         let mut series = Vec::new();
         for limit in c.profile.stream_limits(&stream, direction) {
@@ -482,24 +580,26 @@ fn certify_chart(
             continue;
         }
         out.push(charts::line_chart(&LineChart {
-            title: format!(
-                "{}{}: % of I/Os slower than the limits",
-                if systems {
-                    format!("{}: ", c.system)
-                } else {
-                    String::new()
-                },
-                if stream == direction.name() {
-                    stream.clone()
-                } else {
-                    format!("{stream} ({direction})")
-                }
-            ),
-            x_label: "interval".into(),
-            y_label: "% of I/Os".into(),
-            series,
-            x_format: fmt_interval,
-            x_log2: false,
+            x_axis: XAxis::Whole,
+            shaded: shaded.clone(),
+            ..LineChart::new(
+                format!(
+                    "{}{}: % of I/Os slower than the limits",
+                    if systems {
+                        format!("{}: ", c.system)
+                    } else {
+                        String::new()
+                    },
+                    if stream == direction.name() {
+                        stream.clone()
+                    } else {
+                        format!("{stream} ({direction})")
+                    }
+                ),
+                "interval",
+                "% of I/Os",
+                series,
+            )
         })?);
     }
     Ok(())
@@ -588,8 +688,25 @@ fn targets(table: &SweepTable) -> Vec<String> {
 fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<()> {
     let depths = table.knobs.contains(&"iodepth");
     let sizes = table.knobs.contains(&"bs");
-    let fmt_depth: fn(f64) -> String = |v| format!("{}", v.round());
-    let fmt_bs: fn(f64) -> String = |v| format_block_size(v.round() as u64);
+    let by_depth = XAxis::PowersOfTwo(|v| format!("{}", v.round()));
+    let by_size = XAxis::PowersOfTwo(|v| format_block_size(v.round() as u64));
+    // Charts of one kind are read side by side (read beside write, one
+    // target beside another): they share their scale and latency unit.
+    let all = || {
+        table
+            .rows
+            .iter()
+            .flat_map(|r| DIRECTIONS.into_iter().filter_map(|(_, pick)| pick(r)))
+    };
+    let shared_log = |values: &mut dyn Iterator<Item = f64>| {
+        let (lo, hi) = charts::bounds(values.filter(|v| *v > 0.0));
+        charts::wants_log(lo, hi)
+    };
+    let iops_log = shared_log(&mut all().map(|f| f.iops));
+    let bw_log = shared_log(&mut all().map(|f| f.bw_bytes));
+    let latency_log = shared_log(&mut all().flat_map(|f| [f.p50_ns as f64, f.p99_9_ns as f64]));
+    let (div, unit) = charts::latency_unit(all().map(|f| f.p99_9_ns as f64).fold(0.0, f64::max));
+    let latency_label = format!("latency ({unit})");
     for target in targets(table) {
         // Each direction's charts in the same order; then paired, so that
         // the read and the write chart of one kind sit side by side.
@@ -597,53 +714,45 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
         for ((dir, pick), out) in DIRECTIONS.into_iter().zip(&mut by_direction) {
             if depths {
                 let groups = grouped(table, &target, pick, &["iodepth", "rw"]);
-                let series =
-                    |value: fn(&Figures) -> f64, groups: &[(String, Vec<(&Row, Figures)>)]| {
-                        groups
-                            .iter()
-                            .map(|(name, rows)| {
-                                let mut points: Vec<(f64, f64)> = rows
-                                    .iter()
-                                    .map(|(r, f)| (r.iodepth as f64, value(f)))
-                                    .collect();
-                                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                                Series {
-                                    name: name.clone(),
-                                    points,
-                                }
-                            })
-                            .collect::<Vec<_>>()
-                    };
                 if !groups.is_empty() {
+                    let series = groups
+                        .iter()
+                        .map(|(name, rows)| Series {
+                            name: name.clone(),
+                            points: sorted(rows.iter().map(|(r, f)| (r.iodepth as f64, f.iops))),
+                        })
+                        .collect();
                     out.push(charts::line_chart(&LineChart {
-                        title: format!("{target}: {dir} IOPS vs depth"),
-                        x_label: "iodepth (I/Os in flight)".into(),
-                        y_label: "IOPS".into(),
-                        series: series(|f| f.iops, &groups),
-                        x_format: fmt_depth,
-                        x_log2: true,
+                        x_axis: by_depth,
+                        y_log: Some(iops_log),
+                        ..LineChart::new(
+                            format!("{target}: {dir} IOPS vs depth"),
+                            "iodepth (I/Os in flight)",
+                            "IOPS",
+                            series,
+                        )
                     })?);
                     for (name, rows) in &groups {
-                        let mut rows = rows.clone();
-                        rows.sort_by_key(|(r, _)| r.iodepth);
                         let pct = |label: &str, v: fn(&Figures) -> u64| Series {
                             name: label.into(),
-                            points: rows
-                                .iter()
-                                .map(|(r, f)| (r.iodepth as f64, v(f) as f64 / 1e3))
-                                .collect(),
+                            points: sorted(
+                                rows.iter()
+                                    .map(|(r, f)| (r.iodepth as f64, v(f) as f64 / div)),
+                            ),
                         };
                         out.push(charts::line_chart(&LineChart {
-                            title: format!("{target}: {dir} latency vs depth ({name})"),
-                            x_label: "iodepth (I/Os in flight)".into(),
-                            y_label: "latency (µs)".into(),
-                            series: vec![
-                                pct("p50", |f| f.p50_ns),
-                                pct("p99", |f| f.p99_ns),
-                                pct("p99.9", |f| f.p99_9_ns),
-                            ],
-                            x_format: fmt_depth,
-                            x_log2: true,
+                            x_axis: by_depth,
+                            y_log: Some(latency_log),
+                            ..LineChart::new(
+                                format!("{target}: {dir} latency vs depth ({name})"),
+                                "iodepth (I/Os in flight)",
+                                &latency_label,
+                                vec![
+                                    pct("p50", |f| f.p50_ns),
+                                    pct("p99", |f| f.p99_ns),
+                                    pct("p99.9", |f| f.p99_9_ns),
+                                ],
+                            )
                         })?);
                     }
                 }
@@ -653,25 +762,23 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
                 if !groups.is_empty() {
                     let series = groups
                         .iter()
-                        .map(|(name, rows)| {
-                            let mut points: Vec<(f64, f64)> = rows
-                                .iter()
-                                .map(|(r, f)| (r.bs as f64, f.bw_bytes / (1 << 20) as f64))
-                                .collect();
-                            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                            Series {
-                                name: name.clone(),
-                                points,
-                            }
+                        .map(|(name, rows)| Series {
+                            name: name.clone(),
+                            points: sorted(
+                                rows.iter()
+                                    .map(|(r, f)| (r.bs as f64, f.bw_bytes / (1 << 20) as f64)),
+                            ),
                         })
                         .collect();
                     out.push(charts::line_chart(&LineChart {
-                        title: format!("{target}: {dir} bandwidth vs block size"),
-                        x_label: "block size".into(),
-                        y_label: "bandwidth (MiB/s)".into(),
-                        series,
-                        x_format: fmt_bs,
-                        x_log2: true,
+                        x_axis: by_size,
+                        y_log: Some(bw_log),
+                        ..LineChart::new(
+                            format!("{target}: {dir} bandwidth vs block size"),
+                            "block size",
+                            "bandwidth (MiB/s)",
+                            series,
+                        )
                     })?);
                 }
             }
@@ -686,6 +793,13 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
         }
     }
     Ok(())
+}
+
+/// Points in the order of x.
+fn sorted(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+    let mut points: Vec<(f64, f64)> = points.collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    points
 }
 
 /// Several targets (or result files with different targets) side by side.
@@ -745,56 +859,78 @@ fn time_series(
         })
         .collect();
     runs.truncate(MAX_TIME_SERIES);
+    // The same workload on several systems: one chart, the systems
+    // overlaid on one set of axes.
+    let mut groups: Vec<(String, Vec<&Labelled<WorkloadResult>>)> = Vec::new();
     for w in runs {
-        let name = if systems {
-            format!("{}: {}", w.system, w.spec.name)
-        } else {
-            w.spec.name.clone()
+        let title = w.spec.title();
+        match groups.iter_mut().find(|(t, _)| systems && *t == title) {
+            Some((_, members)) => members.push(w),
+            None => groups.push((title, vec![w])),
+        }
+    }
+    for (name, members) in groups {
+        let who = |w: &Labelled<WorkloadResult>, what: &str| {
+            if systems {
+                format!("{}: {what}", w.system)
+            } else {
+                what.to_string()
+            }
         };
-        let dirs = [("read", &w.total.read), ("write", &w.total.write)];
-        let present: Vec<_> = dirs.iter().filter(|(_, d)| d.ios > 0).collect();
-        let mut iops: Vec<Series> = present
-            .iter()
-            .map(|(n, d)| Series {
-                name: n.to_string(),
-                points: d
-                    .intervals
-                    .iter()
-                    .map(|i| (i.t_s + i.dur_s, i.iops))
-                    .collect(),
-            })
-            .collect();
-        iops.extend(drift_marks(w, WarningKind::IopsDrift, &iops));
+        let mut iops: Vec<Series> = Vec::new();
+        let mut p99_ns: Vec<Series> = Vec::new();
+        let mut heat: Vec<Series> = Vec::new();
+        for w in &members {
+            let dirs = [("read", &w.total.read), ("write", &w.total.write)];
+            let present: Vec<_> = dirs.iter().filter(|(_, d)| d.ios > 0).collect();
+            let ours: Vec<Series> = present
+                .iter()
+                .map(|(n, d)| Series {
+                    name: who(w, n),
+                    points: d
+                        .intervals
+                        .iter()
+                        .map(|i| (i.t_s + i.dur_s, i.iops))
+                        .collect(),
+                })
+                .collect();
+            let marks = drift_marks(w, WarningKind::IopsDrift, &ours);
+            iops.extend(ours);
+            iops.extend(marks);
+            let ours: Vec<Series> = present
+                .iter()
+                .map(|(n, d)| Series {
+                    name: who(w, &format!("{n} p99")),
+                    points: d
+                        .intervals
+                        .iter()
+                        .filter(|i| i.ios > 0)
+                        .map(|i| (i.t_s + i.dur_s, i.p99_ns as f64))
+                        .collect(),
+                })
+                .collect();
+            let marks = drift_marks(w, WarningKind::LatencyDrift, &ours);
+            p99_ns.extend(ours);
+            p99_ns.extend(marks);
+            let mut disks: Vec<&str> = w.temperature.iter().map(|t| t.disk.as_str()).collect();
+            disks.sort_unstable();
+            disks.dedup();
+            heat.extend(
+                disks
+                    .into_iter()
+                    .map(|disk| Series {
+                        name: who(w, disk),
+                        points: w
+                            .temperature
+                            .iter()
+                            .filter(|t| t.disk == disk)
+                            .map(|t| (t.t_s, t.celsius))
+                            .collect(),
+                    })
+                    .filter(|s| s.points.len() >= 2),
+            );
+        }
         out.push(over_time(format!("{name}: IOPS per second"), "IOPS", iops)?);
-        let mut p99: Vec<Series> = present
-            .iter()
-            .map(|(n, d)| Series {
-                name: format!("{n} p99"),
-                points: d
-                    .intervals
-                    .iter()
-                    .filter(|i| i.ios > 0)
-                    .map(|i| (i.t_s + i.dur_s, i.p99_ns as f64 / 1e3))
-                    .collect(),
-            })
-            .collect();
-        p99.extend(drift_marks(w, WarningKind::LatencyDrift, &p99));
-        let mut disks: Vec<&str> = w.temperature.iter().map(|t| t.disk.as_str()).collect();
-        disks.sort_unstable();
-        disks.dedup();
-        let heat: Vec<Series> = disks
-            .into_iter()
-            .map(|disk| Series {
-                name: disk.to_string(),
-                points: w
-                    .temperature
-                    .iter()
-                    .filter(|t| t.disk == disk)
-                    .map(|t| (t.t_s, t.celsius))
-                    .collect(),
-            })
-            .filter(|s| s.points.len() >= 2)
-            .collect();
         if !heat.is_empty() {
             out.push(over_time(
                 format!("{name}: device temperature"),
@@ -802,58 +938,68 @@ fn time_series(
                 heat,
             )?);
         }
+        let (div, unit) = charts::latency_unit(
+            p99_ns
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .fold(0.0, f64::max),
+        );
+        for s in &mut p99_ns {
+            s.points.iter_mut().for_each(|p| p.1 /= div);
+        }
         out.push(over_time(
             format!("{name}: p99 latency per second"),
-            "p99 latency (µs)",
-            p99,
+            &format!("p99 latency ({unit})"),
+            p99_ns,
         )?);
     }
     Ok(())
 }
 
-/// Operations per second of the metadata tests, one bar per system (log
-/// axis: they span decades on most file systems).
+/// The bonnie++ block tests (KiB/s) and the metadata operations
+/// (operations/s) of every system, each on its own chart: one unit per
+/// axis.
 fn meta_bars(metas: &[Labelled<MetaResult>], out: &mut Vec<Rendered>) -> anyhow::Result<()> {
-    let categories = table::meta_operations(metas);
-    if categories.is_empty() {
-        return Ok(());
+    let operations = table::meta_operations(metas);
+    let block = |name: &String| {
+        metas
+            .iter()
+            .flat_map(|m| &m.ops)
+            .any(|o| &o.name == name && o.bw_bytes.is_some())
+    };
+    let (blocks, files): (Vec<String>, Vec<String>) = operations.into_iter().partition(block);
+    for (categories, title, unit) in [
+        (blocks, "block tests: throughput", "KiB/s"),
+        (files, "metadata operations per second", "operations/s"),
+    ] {
+        if categories.is_empty() {
+            continue;
+        }
+        let groups = metas
+            .iter()
+            .map(|m| Series {
+                name: if metas.len() > 1 {
+                    m.system.to_string()
+                } else {
+                    m.filesystem.clone().unwrap_or_else(|| unit.into())
+                },
+                points: categories
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, name)| {
+                        let op = m.ops.iter().find(|o| &o.name == name)?;
+                        Some((i as f64, op.rate().0))
+                    })
+                    .collect(),
+            })
+            .collect();
+        out.push(charts::bar_chart(&BarChart {
+            title: title.into(),
+            y_label: unit.into(),
+            categories: categories.iter().map(|c| c.replace('_', " ")).collect(),
+            groups,
+        })?);
     }
-    let groups = metas
-        .iter()
-        .map(|m| Series {
-            name: if metas.len() > 1 {
-                m.system.to_string()
-            } else {
-                m.filesystem.clone().unwrap_or_else(|| "ops/s".into())
-            },
-            points: categories
-                .iter()
-                .enumerate()
-                .filter_map(|(i, name)| {
-                    let op = m.ops.iter().find(|o| &o.name == name)?;
-                    Some((i as f64, op.rate().0))
-                })
-                .collect(),
-        })
-        .collect();
-    let block = metas
-        .iter()
-        .flat_map(|m| &m.ops)
-        .any(|o| o.bw_bytes.is_some());
-    out.push(charts::bar_chart(&BarChart {
-        title: if block {
-            "bonnie++ tests: rate per system".into()
-        } else {
-            "metadata operations per second".into()
-        },
-        y_label: if block {
-            "KiB/s (block tests), operations/s".into()
-        } else {
-            "operations/s".into()
-        },
-        categories: categories.iter().map(|c| c.replace('_', " ")).collect(),
-        groups,
-    })?);
     Ok(())
 }
 

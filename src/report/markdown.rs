@@ -14,11 +14,17 @@ impl Exporter for MarkdownExporter {
                 out.push('\n');
             }
             match section {
-                Section::Workloads(workloads) => {
-                    let sweep = table::build(&workloads, systems);
-                    let (header, rows) = table::cells(&sweep);
-                    out.push_str(&markdown_table(&header, &rows, sweep.knobs.len() + 1));
-                }
+                Section::Workloads(workloads) => match workloads.as_slice() {
+                    [one] => {
+                        let (header, rows) = table::detail_cells(one, systems);
+                        out.push_str(&markdown_table(&header, &rows, table::DETAIL_FIRST_FIGURE));
+                    }
+                    _ => {
+                        let sweep = table::build(&workloads, systems);
+                        let (header, rows) = table::cells(&sweep);
+                        out.push_str(&markdown_table(&header, &rows, sweep.knobs.len() + 1));
+                    }
+                },
                 Section::Meta(metas) => {
                     for meta in &metas {
                         out.push_str(&format!("{}\n\n", table::meta_caption(meta, systems)));

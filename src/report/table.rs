@@ -481,6 +481,50 @@ pub fn detail_header(first: &str) -> Vec<String> {
     .to_vec()
 }
 
+/// The detailed table of one workload: a row per target and direction,
+/// flushes as a `sync` direction of their own, and a `total` row when
+/// there are several targets. Shared by the text, Markdown and HTML
+/// reports.
+pub fn detail_cells(
+    workload: &Labelled<WorkloadResult>,
+    systems: bool,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    use crate::result::{DirectionPair, SyncResult};
+    let label = if systems {
+        format!("{}: {}", workload.system, workload.spec.label())
+    } else {
+        workload.spec.label()
+    };
+    let mut rows = Vec::new();
+    let mut add = |name: &str, io: &DirectionPair, sync: &Option<SyncResult>| {
+        for (dir, d) in [("read", &io.read), ("write", &io.write)] {
+            if d.ios > 0 {
+                rows.push(detail_row(
+                    &label,
+                    name,
+                    dir,
+                    d.iops,
+                    Some(d.bw_bytes),
+                    &d.lat_ns,
+                ));
+            }
+        }
+        if let Some(s) = sync.as_ref().filter(|s| s.count > 0) {
+            rows.push(detail_row(&label, name, "sync", s.rate, None, &s.lat_ns));
+        }
+    };
+    for target in &workload.targets {
+        add(&target.name, &target.io, &target.sync);
+    }
+    if workload.targets.len() > 1 {
+        add("total", &workload.total, &workload.sync);
+    }
+    (detail_header("workload"), rows)
+}
+
+/// Columns from here on in a detailed table are figures.
+pub const DETAIL_FIRST_FIGURE: usize = 3;
+
 /// One row of a detailed table; flushes have a rate but no bandwidth.
 pub fn detail_row(
     name: &str,

@@ -5,7 +5,7 @@ use super::{Labelled, Report, Section};
 use crate::result::capacity::CapacityResult;
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
-use crate::result::{DirectionPair, LatencySummary, SyncResult, TargetResult, WorkloadResult};
+use crate::result::{TargetResult, WorkloadResult};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
@@ -156,7 +156,9 @@ fn workload_tables(workloads: &[Labelled<WorkloadResult>], systems: bool) -> Str
         .load_style(UTF8_FULL_CONDENSED)
         .set_header(super::table::detail_header("workload"));
     for workload in workloads {
-        add_rows(&mut table, workload, systems);
+        for row in super::table::detail_cells(workload, systems).1 {
+            table.add_row(row);
+        }
     }
     right_align(&mut table, 3..11);
     let mut out = table.to_string();
@@ -269,35 +271,4 @@ fn target_notes<'a>(targets: impl Iterator<Item = (String, &'a TargetResult)>) -
         }
     }
     out
-}
-
-fn add_rows<'a>(table: &mut Table, workload: &'a Labelled<WorkloadResult>, systems: bool) {
-    let label = if systems {
-        format!("{}: {}", workload.system, workload.spec.label())
-    } else {
-        workload.spec.label()
-    };
-    // (target, direction, rate, bandwidth, latency); flushes as a `sync`
-    // direction of their own, their rate per second and no bandwidth.
-    type Row<'a> = (String, &'a str, f64, Option<f64>, &'a LatencySummary);
-    let mut rows: Vec<Row> = Vec::new();
-    let mut add = |name: &str, io: &'a DirectionPair, sync: &'a Option<SyncResult>| {
-        for (dir, d) in [("read", &io.read), ("write", &io.write)] {
-            if d.ios > 0 {
-                rows.push((name.to_string(), dir, d.iops, Some(d.bw_bytes), &d.lat_ns));
-            }
-        }
-        if let Some(s) = sync.as_ref().filter(|s| s.count > 0) {
-            rows.push((name.to_string(), "sync", s.rate, None, &s.lat_ns));
-        }
-    };
-    for target in &workload.targets {
-        add(&target.name, &target.io, &target.sync);
-    }
-    if workload.targets.len() > 1 {
-        add("total", &workload.total, &workload.sync);
-    }
-    for (target, dir, rate, bw, l) in rows {
-        table.add_row(super::table::detail_row(&label, &target, dir, rate, bw, l));
-    }
 }

@@ -760,6 +760,16 @@ impl WorkloadSpec {
     }
 
     /// A short label such as "randread 4k QD32 x1".
+    /// What a title calls the workload: its name, or what it does when it
+    /// has only the default name ("randread 4k QD32", not "run").
+    pub fn title(&self) -> String {
+        if self.name == "run" {
+            self.label()
+        } else {
+            self.name.clone()
+        }
+    }
+
     pub fn label(&self) -> String {
         let mut label = format!("{} {} QD{}", self.rw, self.block_size_label(), self.iodepth);
         if self.numjobs > 1 {

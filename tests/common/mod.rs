@@ -257,11 +257,26 @@ pub fn assert_charts_drawn(html_path: &Path, charts: usize) {
         .output()
         .unwrap();
     let dom = String::from_utf8_lossy(&dom.stdout);
-    assert!(
-        dom.contains(&format!("data-charts-drawn=\"{charts}/{charts}\"")),
-        "every chart drew its data in {browser}: {}",
-        dom.split("data-charts-drawn")
+    let found = |attr: &str| -> String {
+        dom.split(&format!("{attr}=\""))
             .nth(1)
-            .map_or("no result", |s| &s[..20.min(s.len())])
+            .and_then(|s| s.split('"').next())
+            .unwrap_or("no result")
+            .to_string()
+    };
+    assert_eq!(
+        found("data-charts-drawn"),
+        format!("{charts}/{charts}"),
+        "every chart drew its data in {browser}"
+    );
+    assert_eq!(
+        found("data-repeated-ticks"),
+        "none",
+        "tick labels repeat on an axis"
+    );
+    assert_eq!(
+        found("data-covered-by-legend"),
+        "none",
+        "a legend covers data"
     );
 }
