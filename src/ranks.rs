@@ -179,7 +179,7 @@ pub fn run(
 ) -> anyhow::Result<Option<crate::result::Document>> {
     use crate::error::UsageError;
     use crate::result::Document;
-    use crate::result::cluster::{Launcher, concurrent_documents};
+    use crate::result::cluster::{Launcher, RankFailure, concurrent_ranks};
     let sent = if ranks.rank() == 0 {
         serde_json::to_vec(&plan)?
     } else {
@@ -217,20 +217,41 @@ pub fn run(
         return result.map(|_| None);
     };
     let mut documents = Vec::with_capacity(all.len());
-    let mut failures = Vec::new();
+    let mut failed = Vec::new();
     for (rank, bytes) in all.iter().enumerate() {
         let value: serde_json::Value = serde_json::from_slice(bytes)?;
         match value.get("error").and_then(|e| e.as_str()) {
-            Some(e) => failures.push(format!("rank {rank}: {e}")),
-            None => documents.push(serde_json::from_value::<Document>(value)?),
+            Some(e) => failed.push(RankFailure {
+                rank: rank as u32,
+                error: e.to_string(),
+            }),
+            None => documents.push((rank as u32, serde_json::from_value::<Document>(value)?)),
         }
     }
-    if !failures.is_empty() {
-        anyhow::bail!("{}", failures.join("; "));
+    let said = |f: &[RankFailure]| {
+        f.iter()
+            .map(|f| format!("rank {}: {}", f.rank, f.error))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    // What the ranks that did not fail measured, marked interrupted and
+    // naming the ranks that failed; nothing when none measured anything.
+    if documents.iter().all(|(_, d)| d.results.is_empty()) {
+        anyhow::bail!("{}", said(&failed));
     }
-    let mut merged = concurrent_documents(documents, Launcher::Mpi).map_err(anyhow::Error::msg)?;
+    documents.retain(|(_, d)| !d.results.is_empty());
+    let mut merged = concurrent_ranks(documents, Launcher::Mpi).map_err(anyhow::Error::msg)?;
+    if !failed.is_empty() {
+        eprintln!(
+            "fathom: {}; the document holds the other ranks' results, marked interrupted",
+            said(&failed)
+        );
+        merged.interrupted = true;
+    }
     if let Some(c) = merged.cluster.as_mut() {
         c.mpi_library = Some(library());
+        c.ranks = ranks.size();
+        c.failed = failed;
     }
     Ok(Some(merged))
 }

@@ -6,36 +6,7 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::process::{Command, Stdio};
-
-/// A tmpfs of `size` mounted on a fresh directory, unmounted on drop.
-struct SmallTmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl SmallTmpfs {
-    fn new(size: &str) -> Option<SmallTmpfs> {
-        let dir = tempdir();
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .stderr(Stdio::null())
-            .status();
-        match status {
-            Ok(s) if s.success() => Some(SmallTmpfs { dir }),
-            _ => {
-                eprintln!("SKIP: cannot mount a tmpfs here (needs root)");
-                None
-            }
-        }
-    }
-}
-
-impl Drop for SmallTmpfs {
-    fn drop(&mut self) {
-        unmount(self.dir.path());
-    }
-}
+use std::process::Stdio;
 
 fn target(doc: &Value, i: usize) -> &Value {
     &doc["results"][0]["targets"][i]

@@ -12,6 +12,10 @@ use serde_json::Value;
 use std::process::{Command, Output};
 
 fn mpirun(args: &[&str]) -> Option<Output> {
+    mpirun_with(4, args)
+}
+
+fn mpirun_with(n: u32, args: &[&str]) -> Option<Output> {
     let found = Command::new("mpirun").arg("--version").output().is_ok();
     if !found {
         eprintln!("skipped: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)");
@@ -19,7 +23,8 @@ fn mpirun(args: &[&str]) -> Option<Output> {
     }
     Some(
         Command::new("mpirun")
-            .args(["--allow-run-as-root", "--oversubscribe", "-n", "4"])
+            .args(["--allow-run-as-root", "--oversubscribe", "-n"])
+            .arg(n.to_string())
             .arg(env!("CARGO_BIN_EXE_fathom"))
             .args(args)
             .output()
@@ -194,4 +199,149 @@ fn a_binary_of_another_mpi_than_the_launcher_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("started 4 ranks (PMI_SIZE)"), "{err}");
+}
+
+/// `mpirun -n N fathom ARGS`, started, with the ranks' process ids once
+/// every rank has started.
+fn mpirun_spawn(n: u32, args: &[&str]) -> Option<std::process::Child> {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        eprintln!("skipped: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)");
+        return None;
+    }
+    Some(
+        Command::new("mpirun")
+            .args(["--allow-run-as-root", "--oversubscribe", "-n"])
+            .arg(n.to_string())
+            .arg(env!("CARGO_BIN_EXE_fathom"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// The launcher ends the job when one rank is killed: the others, stopped
+/// by its SIGTERM, remove the files they created, as a plain run does.
+#[test]
+fn ranks_stopped_by_the_launcher_remove_their_files() {
+    let dir = tempdir();
+    let pattern = format!("{}/r{{rank}}.dat", dir.path().display());
+    let Some(child) = mpirun_spawn(
+        3,
+        &["run", "--mpi", &pattern, "--size", "8m", "--runtime", "30s"],
+    ) else {
+        return;
+    };
+    let files: Vec<_> = (0..3)
+        .map(|r| dir.path().join(format!("r{r}.dat")))
+        .collect();
+    wait_until("every rank laid out its file", || {
+        files
+            .iter()
+            .all(|f| f.metadata().is_ok_and(|m| m.len() == 8 << 20))
+    });
+    // Rank 2: the fathom process whose command line made r2.dat.
+    let ranks = String::from_utf8(
+        Command::new("pgrep")
+            .args(["-P", &child.id().to_string()])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let victim = ranks
+        .split_whitespace()
+        .find(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok()
+                && std::fs::read_dir(format!("/proc/{pid}/fd"))
+                    .map(|fds| {
+                        fds.flatten()
+                            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|p| p == files[2]))
+                    })
+                    .unwrap_or(false)
+        })
+        .expect("the rank with r2.dat open")
+        .to_string();
+    Command::new("kill")
+        .args(["-KILL", &victim])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "the job ends in failure");
+    // The killed rank could not clean up; the others did.
+    assert!(
+        !files[0].exists() && !files[1].exists(),
+        "{:?}",
+        entries(dir.path())
+    );
+}
+
+/// A rank that fails (here: its file system is too full to grow its file
+/// for the second workload) sends an error instead of results: rank 0
+/// writes what the others measured, marked interrupted, naming the rank
+/// that failed, and exits 1.
+#[test]
+fn a_rank_that_fails_is_named_in_the_document_of_the_others() {
+    let Some(small) = SmallTmpfs::new("6m") else {
+        return;
+    };
+    let dir = tempdir();
+    // Rank 0 on the disk; ranks 1 and 2 on one 6 MiB tmpfs, where both
+    // files fit at 2 MiB, and each fits alone at 4 MiB (the checks pass)
+    // but not both.
+    std::fs::create_dir(dir.path().join("d0")).unwrap();
+    for r in [1, 2] {
+        std::os::unix::fs::symlink(small.dir.path(), dir.path().join(format!("d{r}"))).unwrap();
+    }
+    let pattern = format!("{}/d{{rank}}/r{{rank}}.dat", dir.path().display());
+    let job = dir.path().join("grows.toml");
+    std::fs::write(
+        &job,
+        "[defaults]\nruntime = \"300ms\"\n\n[workload.first]\nsize = \"2m\"\n\n[workload.grown]\nsize = \"4m\"\n",
+    )
+    .unwrap();
+    let out_path = dir.path().join("cluster.json");
+    let Some(o) = mpirun_with(
+        3,
+        &[
+            "run",
+            job.to_str().unwrap(),
+            "--mpi",
+            &pattern,
+            "-o",
+            out_path.to_str().unwrap(),
+            "--output-format",
+            "json",
+        ],
+    ) else {
+        return;
+    };
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let doc = document(&out_path);
+    assert_eq!(doc["interrupted"], true);
+    let failed = doc["cluster"]["failed"].as_array().expect("failed ranks");
+    assert!(!failed.is_empty(), "{failed:?}");
+    let rank = failed[0]["rank"].as_u64().unwrap();
+    assert!(rank == 1 || rank == 2, "{failed:?}");
+    assert!(
+        failed[0]["error"].as_str().unwrap().contains("space"),
+        "{failed:?}"
+    );
+    // What was measured: the first workload, by the ranks that did not fail.
+    assert_eq!(doc["results"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["cluster"]["ranks"], 3);
+    let reported: Vec<u64> = doc["cluster"]["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert!(
+        reported.contains(&0) && !reported.contains(&rank),
+        "{reported:?}"
+    );
+    let text = String::from_utf8(run_ok(&["report", out_path.to_str().unwrap()]).stdout).unwrap();
+    assert!(text.contains(&format!("rank {rank} FAILED")), "{text}");
 }

@@ -15,14 +15,21 @@ pub fn caption(c: &Cluster) -> String {
         (Launcher::Mpi, None) => "mpi".into(),
         (Launcher::Merge, _) => "started at one time, merged".into(),
     };
-    format!(
+    let mut caption = format!(
         "{} ranks on {} host{} ({launcher}): measuring started within {} of each other and ended within {}",
         c.ranks,
         c.hosts.len(),
         if c.hosts.len() == 1 { "" } else { "s" },
         latency(c.start_spread_s * 1e9),
         latency(c.end_spread_s * 1e9)
-    )
+    );
+    for f in &c.failed {
+        caption.push_str(&format!(
+            "; rank {} FAILED and sent no results ({})",
+            f.rank, f.error
+        ));
+    }
+    caption
 }
 
 /// One row per rank, workload (or stream) and direction that did I/O.

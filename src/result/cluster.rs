@@ -26,6 +26,17 @@ pub struct Cluster {
     pub end_spread_s: f64,
     /// Each rank's own results, in rank order.
     pub per_rank: Vec<Rank>,
+    /// Ranks that failed and sent no results (an error fathom saw on that
+    /// rank): the document holds the others' and is marked interrupted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<RankFailure>,
+}
+
+/// A rank that failed, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankFailure {
+    pub rank: u32,
+    pub error: String,
 }
 
 /// How the ranks were started together.
@@ -63,6 +74,24 @@ impl Rank {
 /// target named after its rank and host), and `cluster` keeps each rank's
 /// own results. Ranks are numbered in the order given.
 pub fn concurrent_documents(ranks: Vec<Document>, launcher: Launcher) -> Result<Document, String> {
+    concurrent_ranks(
+        ranks
+            .into_iter()
+            .enumerate()
+            .map(|(r, d)| (r as u32, d))
+            .collect(),
+        launcher,
+    )
+}
+
+/// As `concurrent_documents`, each document with its rank's number (a rank
+/// that failed sent none, and the others keep their numbers).
+pub fn concurrent_ranks(
+    numbered: Vec<(u32, Document)>,
+    launcher: Launcher,
+) -> Result<Document, String> {
+    let numbers: Vec<u32> = numbered.iter().map(|(r, _)| *r).collect();
+    let ranks: Vec<Document> = numbered.into_iter().map(|(_, d)| d).collect();
     let Some(first) = ranks.first() else {
         return Err("no documents".into());
     };
@@ -79,8 +108,8 @@ pub fn concurrent_documents(ranks: Vec<Document>, launcher: Launcher) -> Result<
     }
     let names: Vec<RankName> = ranks
         .iter()
-        .enumerate()
-        .map(|(r, d)| RankName {
+        .zip(&numbers)
+        .map(|(d, r)| RankName {
             label: format!("rank{r}@{}", d.host.hostname),
             host: d.host.hostname.clone(),
         })
@@ -131,11 +160,12 @@ pub fn concurrent_documents(ranks: Vec<Document>, launcher: Launcher) -> Result<
             0.0
         },
         end_spread_s: if ends.len() > 1 { spread(&ends) } else { 0.0 },
+        failed: Vec::new(),
         per_rank: ranks
             .into_iter()
-            .enumerate()
-            .map(|(r, d)| Rank {
-                rank: r as u32,
+            .zip(numbers)
+            .map(|(d, r)| Rank {
+                rank: r,
                 host: d.host.hostname,
                 started_at: d.started_at,
                 interrupted: d.interrupted,

@@ -104,16 +104,18 @@ impl Document {
     /// True when a target failed (`TargetResult::failed`) or a certification
     /// did: the run did not do or prove what was asked.
     pub fn failed(&self) -> bool {
-        self.results.iter().any(|r| match r {
-            RunResult::Workload(w) => w.targets.iter().any(TargetResult::failed),
-            RunResult::Meta(_) => false,
-            RunResult::Certify(c) => c.pass == Some(false),
-            RunResult::Streams(s) => s
-                .streams
-                .iter()
-                .any(|w| w.targets.iter().any(TargetResult::failed)),
-            RunResult::Capacity(_) => false,
-        })
+        let rank_failed = self.cluster.as_ref().is_some_and(|c| !c.failed.is_empty());
+        rank_failed
+            || self.results.iter().any(|r| match r {
+                RunResult::Workload(w) => w.targets.iter().any(TargetResult::failed),
+                RunResult::Meta(_) => false,
+                RunResult::Certify(c) => c.pass == Some(false),
+                RunResult::Streams(s) => s
+                    .streams
+                    .iter()
+                    .any(|w| w.targets.iter().any(TargetResult::failed)),
+                RunResult::Capacity(_) => false,
+            })
     }
 
     /// Every warning of every result, with the run it concerns (a workload's

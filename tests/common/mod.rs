@@ -280,3 +280,32 @@ pub fn assert_charts_drawn(html_path: &Path, charts: usize) {
         "a legend covers data"
     );
 }
+
+/// A tmpfs of `size` mounted on a fresh directory, unmounted on drop.
+pub struct SmallTmpfs {
+    pub dir: tempfile::TempDir,
+}
+
+impl SmallTmpfs {
+    pub fn new(size: &str) -> Option<SmallTmpfs> {
+        let dir = tempdir();
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status();
+        match status {
+            Ok(s) if s.success() => Some(SmallTmpfs { dir }),
+            _ => {
+                eprintln!("SKIP: cannot mount a tmpfs here (needs root)");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        unmount(self.dir.path());
+    }
+}
