@@ -81,16 +81,29 @@ impl Buffers {
     /// and a deduplicating device could store it once. Sixteen bytes per
     /// sector keep it cheap: 2 KiB of stores for a 64 KiB write.
     pub fn stamp(&mut self, slot: usize, len: usize, offset: u64, sequence: u64) {
+        self.stamp_every(slot, len, offset, sequence, SECTOR);
+    }
+
+    /// As `stamp`, every `stride` bytes (a multiple of a sector: a compress
+    /// chunk whose zeroed share must stay zero).
+    pub fn stamp_every(
+        &mut self,
+        slot: usize,
+        len: usize,
+        offset: u64,
+        sequence: u64,
+        stride: usize,
+    ) {
         let buf = self.slot_mut(slot);
         let len = len.min(buf.len());
         let write = splitmix64(sequence).to_le_bytes();
-        for (i, sector) in buf[..len].chunks_mut(SECTOR).enumerate() {
-            if sector.len() < 16 {
+        for (i, unit) in buf[..len].chunks_mut(stride).enumerate() {
+            if unit.len() < 16 {
                 break;
             }
-            let at = offset + (i * SECTOR) as u64;
-            sector[..8].copy_from_slice(&splitmix64(at).to_le_bytes());
-            sector[8..16].copy_from_slice(&write);
+            let at = offset + (i * stride) as u64;
+            unit[..8].copy_from_slice(&splitmix64(at).to_le_bytes());
+            unit[8..16].copy_from_slice(&write);
         }
     }
 }

@@ -1204,6 +1204,35 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             );
         }
         "io_size" | "io_limit" => job.set("io_size", value(opt)?),
+        "buffer_compress_percentage" => job.set("compress", value(opt)?),
+        "buffer_compress_chunk" => job.set("compress_chunk", value(opt)?),
+        "dedupe_percentage" => job.set("dedupe", value(opt)?),
+        "dedupe_working_set_percentage" => job.set("dedupe_working_set", value(opt)?),
+        "zero_buffers" => {
+            if opt.value.as_deref().is_none_or(|v| v != "0") {
+                job.set("pattern", "zeros");
+            }
+        }
+        "buffer_pattern" => {
+            let v = value(opt)?;
+            // fio's forms: 0xHEX, "string" or 'string'; a bare string is
+            // fio's too (a number is a byte value there).
+            let pattern =
+                if v.starts_with(['"', '\'']) || v.starts_with("0x") || v.starts_with("0X") {
+                    v.to_string()
+                } else if let Ok(n) = v.parse::<u32>() {
+                    match u8::try_from(n) {
+                        Ok(b) => format!("0x{b:02x}"),
+                        Err(_) => format!("0x{n:08x}"),
+                    }
+                } else {
+                    format!("'{v}'")
+                };
+            pattern
+                .parse::<crate::spec::content::DataPattern>()
+                .map_err(|e| format!("{key}={v}: {e}"))?;
+            job.set("pattern", pattern);
+        }
         "number_ios" => job.number_ios = Some(count(opt)?),
         "loops" => job.loops = Some(count(opt)?),
         "kb_base" if opt.value.as_deref() != Some("1024") => {

@@ -446,6 +446,12 @@ fn worker_configs(
                 continue_on_error: spec.continue_on_error,
                 rate: spec.target_rate().map(|r| r / jobs as f64),
                 direction_rates: spec.direction_iops().map(|r| r.map(|r| r / jobs as f64)),
+                content: spec.content.clone(),
+                working_set_blocks: (blocks * u64::from(spec.content.dedupe_working_set_pct)
+                    / 100
+                    / jobs) as usize,
+                sample_bytes: (crate::engine::content::SAMPLE_BYTES as u64 / jobs).max(spec.bs)
+                    as usize,
             }
         })
         .collect()
@@ -469,6 +475,8 @@ struct TargetAccumulator {
     watch: File,
     map: Option<Arc<BlockMap>>,
     queue: crate::measure::queue::QueueDepths,
+    /// The first blocks the workers wrote, as written.
+    written: Vec<u8>,
 }
 
 /// One stream of a group that runs at the same time: a workload on its
@@ -734,6 +742,7 @@ fn plan_workers(streams: &[Stream], keep_intervals: bool) -> anyhow::Result<Plan
                 watch: target.open(false, false)?,
                 map,
                 queue: Default::default(),
+                written: Vec::new(),
             });
         }
     }
@@ -1013,6 +1022,7 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
         let mut queue_depths = crate::measure::queue::QueueDepths::default();
         let mut target_results = Vec::with_capacity(stream.targets.len());
         let mut runtime_s: f64 = 0.0;
+        let mut written: Vec<u8> = Vec::new();
         while let Some(acc) = accumulators.next_if(|a| a.stream == s) {
             let target = &stream.targets[acc.target];
             let runtime = acc.end.map_or(0.0, |e| {
@@ -1025,6 +1035,7 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
             }
             sync.add(&acc.sync);
             queue_depths.add(&acc.queue);
+            written.extend_from_slice(&acc.written);
             let [read, write] = acc.totals;
             target_results.push(TargetResult {
                 name: spec.target_label(acc.target).to_string(),
@@ -1065,6 +1076,11 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
                 .ok()
                 .map(|d| d.as_secs_f64()),
             sync: sync_result(&sync, spec.flush_every(), runtime_s),
+            data: crate::measure::reduction::measure(&written, spec.bs).map(|mut d| {
+                d.asked_compress = spec.content.asked_compression();
+                d.asked_dedupe = spec.content.asked_dedupe();
+                d
+            }),
             steady_state: spec.steady_state.map(|criterion| {
                 crate::measure::steady::SteadyStateResult {
                     criterion,
@@ -1131,6 +1147,7 @@ fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     acc.queue.add(&totals.queue);
     acc.end = acc.end.max(totals.end);
     acc.errors.merge(&totals.errors);
+    acc.written.extend_from_slice(&totals.written_sample);
     if acc.ended_early.is_none() {
         acc.ended_early = totals.ended_by_error;
     }

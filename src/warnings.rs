@@ -234,6 +234,20 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
     use crate::units::{latency, thousands};
     let spec = &result.spec;
     let mut out = drift(result, spec.drift);
+    if let Some(data) = result.data.as_ref().filter(|d| d.reducible())
+        && spec.content.incompressible()
+    {
+        out.push(Warning {
+            kind: WarningKind::ReducibleData,
+            target: spec.target_label(0).to_string(),
+            figure: Some(data.compress_zstd.max(data.dedupe)),
+            at_s: None,
+            message: format!(
+                "the data written reduces ({}) though fresh random data was asked for: a device that compresses or deduplicates stored less than was written",
+                spec.content.describe(data)
+            ),
+        });
+    }
     if spec.engine == EngineKind::Null {
         return out;
     }

@@ -2,6 +2,7 @@
 //! loop (`worker.rs`) queues, submits and reaps without knowing which engine
 //! it drives. One file per engine.
 
+pub mod content;
 pub mod io_uring;
 pub mod null;
 pub mod pattern;

@@ -8,6 +8,7 @@
 //! a second. Work done between completions therefore never shows up as
 //! latency of the completions after it.
 
+use super::content::ContentWriter;
 use super::pattern::OffsetPattern;
 use super::sizes::BlockSizes;
 use super::{Completion, Direction, Engine, IoRequest};
@@ -76,6 +77,12 @@ pub struct WorkerConfig {
     /// second (fio's `rate=R,W`); a direction without one goes as fast as
     /// the depth allows. Not with `rate`.
     pub direction_rates: [Option<f64>; 2],
+    /// What writes carry (`--compress`, `--dedupe`, `--pattern`).
+    pub content: crate::spec::content::DataContent,
+    /// This worker's share of the blocks `--dedupe` repeats.
+    pub working_set_blocks: usize,
+    /// Bytes of its first writes this worker keeps to measure.
+    pub sample_bytes: usize,
 }
 
 /// What a worker needs for `--verify`: the target's shared block map, and
@@ -144,6 +151,8 @@ pub struct WorkerTotals {
     /// How full the queue was at each submission, and what each
     /// submission and reap carried.
     pub queue: crate::measure::queue::QueueDepths,
+    /// The first blocks this worker wrote, as written.
+    pub written_sample: Vec<u8>,
 }
 
 /// Runs one worker to completion. Always passes the start gate (even when
@@ -158,10 +167,16 @@ pub fn run(
 ) {
     let target = config.target;
     let mut rng = SmallRng::seed_from_u64(config.seed);
-    let buffers = Buffers::new(
+    let mut buffers = Buffers::new(
         config.depth as usize,
         config.sizes.largest() as usize,
         &mut rng,
+    );
+    let content = ContentWriter::new(
+        &config.content,
+        &mut buffers,
+        config.working_set_blocks,
+        config.sample_bytes,
     );
     let engine = super::open(
         config.engine,
@@ -175,7 +190,7 @@ pub fn run(
     let start = gate.wait();
     let (outcome, last_interval) = match engine {
         Ok(engine) => {
-            let mut job = Job::new(config, engine, rng, start, &events);
+            let mut job = Job::new(config, engine, content, rng, start, &events);
             let outcome = job.run(stop, halt);
             (outcome, job.last_interval)
         }
@@ -233,6 +248,7 @@ enum Idle {
 struct Job<'a> {
     config: WorkerConfig,
     engine: Box<dyn Engine>,
+    content: ContentWriter,
     rng: SmallRng,
     events: &'a Sender<WorkerEvent>,
     verify: Option<WorkerVerify>,
@@ -281,6 +297,7 @@ impl<'a> Job<'a> {
     fn new(
         mut config: WorkerConfig,
         engine: Box<dyn Engine>,
+        content: ContentWriter,
         mut rng: SmallRng,
         start: Instant,
         events: &'a Sender<WorkerEvent>,
@@ -343,6 +360,7 @@ impl<'a> Job<'a> {
             now,
             config,
             engine,
+            content,
             rng,
             events,
             verify,
@@ -530,11 +548,13 @@ impl<'a> Job<'a> {
             generation = claimed?;
         }
         let buffers = self.engine.buffers();
-        buffers.stamp(slot as usize, bs, offset, sequence);
+        self.content
+            .prepare(buffers, slot as usize, bs, offset, sequence, &mut self.rng);
         if let Some(v) = &self.verify {
             let block = &mut buffers.slot_mut(slot as usize)[..bs];
             BlockHeader::stamp(block, offset, generation, v.map.run_id, v.map.seed);
         }
+        self.content.sample(&buffers.slot_mut(slot as usize)[..bs]);
         self.write_sequence += 1;
         self.writes_since_sync += 1;
         Some((offset, generation))
@@ -851,6 +871,7 @@ impl<'a> Job<'a> {
             self.flush_interval(partial);
         }
         self.totals.end = Some(end);
+        self.totals.written_sample = self.content.take_sample();
         if let Some(checker) = self.checker.take() {
             self.totals.verify = Some(checker.finish());
         }

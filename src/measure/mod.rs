@@ -9,6 +9,7 @@ pub mod facts;
 pub mod histogram;
 pub mod intervals;
 pub mod queue;
+pub mod reduction;
 pub mod steady;
 
 /// `count` per second over `seconds`; 0 when no time was measured.

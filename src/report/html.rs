@@ -101,6 +101,14 @@ impl Exporter for HtmlExporter {
                     } else {
                         results.push_str(&html_table(&table));
                     }
+                    let data = table::data_lines(&workloads);
+                    if !data.is_empty() {
+                        results.push_str("<ul>\n");
+                        for line in data {
+                            let _ = writeln!(results, "<li>{}</li>", escape(&line));
+                        }
+                        results.push_str("</ul>\n");
+                    }
                     sweep_charts(&table, &mut charts)?;
                     target_bars(&table, &mut charts)?;
                     time_series(&workloads, systems, &mut charts)?;

@@ -14,17 +14,29 @@ impl Exporter for MarkdownExporter {
                 out.push('\n');
             }
             match section {
-                Section::Workloads(workloads) => match workloads.as_slice() {
-                    [one] => {
-                        let (header, rows) = table::detail_cells(one, systems);
-                        out.push_str(&markdown_table(&header, &rows, table::DETAIL_FIRST_FIGURE));
+                Section::Workloads(workloads) => {
+                    match workloads.as_slice() {
+                        [one] => {
+                            let (header, rows) = table::detail_cells(one, systems);
+                            out.push_str(&markdown_table(
+                                &header,
+                                &rows,
+                                table::DETAIL_FIRST_FIGURE,
+                            ));
+                        }
+                        _ => {
+                            let sweep = table::build(&workloads, systems);
+                            let (header, rows) = table::cells(&sweep);
+                            out.push_str(&markdown_table(&header, &rows, sweep.knobs.len() + 1));
+                        }
                     }
-                    _ => {
-                        let sweep = table::build(&workloads, systems);
-                        let (header, rows) = table::cells(&sweep);
-                        out.push_str(&markdown_table(&header, &rows, sweep.knobs.len() + 1));
+                    if !table::data_lines(&workloads).is_empty() {
+                        out.push('\n');
+                        for line in table::data_lines(&workloads) {
+                            out.push_str(&format!("- {line}\n"));
+                        }
                     }
-                },
+                }
                 Section::Meta(metas) => {
                     for meta in &metas {
                         out.push_str(&format!("{}\n\n", table::meta_caption(meta, systems)));

@@ -522,6 +522,30 @@ pub fn detail_cells(
     (detail_header("workload"), rows)
 }
 
+/// What each workload's writes held and how far they reduce, one line per
+/// workload that wrote (a long sweep's are in the CSV).
+pub fn data_lines(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
+    const MAX: usize = 8;
+    let wrote: Vec<_> = workloads.iter().filter(|w| w.data.is_some()).collect();
+    if wrote.len() > MAX {
+        return vec![format!(
+            "{} workloads wrote: how far each one's data reduces is in the CSV (data_compress_zstd, data_dedupe)",
+            wrote.len()
+        )];
+    }
+    wrote
+        .iter()
+        .filter_map(|w| {
+            let d = w.data.as_ref()?;
+            Some(format!(
+                "{}: {}",
+                w.spec.title(),
+                w.spec.content.describe(d)
+            ))
+        })
+        .collect()
+}
+
 /// Columns from here on in a detailed table are figures.
 pub const DETAIL_FIRST_FIGURE: usize = 3;
 

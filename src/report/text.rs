@@ -219,6 +219,9 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
             workload.cpu.per_io_us
         ));
         out.push_str(&disk_lines(&workload.disks));
+        if let Some(data) = &workload.data {
+            out.push_str(&format!("  {}\n", workload.spec.content.describe(data)));
+        }
     }
     out.push_str(&target_notes(
         workloads

@@ -297,6 +297,9 @@ fn concurrent_workloads(
             Some(concurrent_sync(&syncs, span_s)?)
         },
         steady_state: None,
+        // Each rank measured its own writes; the first rank's stands for
+        // all (they wrote the same kind of content).
+        data: first.data.clone(),
         // What the ranks chose agrees when their hosts are alike; the first
         // rank's stands for the group (each rank's own results keep theirs).
         engine_tuning: first.engine_tuning.clone(),

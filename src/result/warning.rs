@@ -32,6 +32,9 @@ pub enum WarningKind {
     SharedDevice,
     /// Figures read from fio's JSON rather than measured by fathom.
     FioInput,
+    /// Written data that compresses or deduplicates though none was asked
+    /// for: a device that reduces data was given an easy job.
+    ReducibleData,
     /// A warning from before warnings had kinds (schema 1).
     Other,
 }
@@ -76,6 +79,9 @@ impl WarningKind {
             WarningKind::FioInput => {
                 "figures read from fio's JSON: percentiles as fine as fio's bins or percentile list allow"
             }
+            WarningKind::ReducibleData => {
+                "the data written compresses or deduplicates though incompressible, unique data was asked for: a reducing device had an easy job"
+            }
             WarningKind::Other => "",
         }
     }
@@ -100,6 +106,9 @@ impl WarningKind {
             }
             WarningKind::FioInput => {
                 "run fio with --output-format=json+ for its latency bins, or run the job with fathom"
+            }
+            WarningKind::ReducibleData => {
+                "look for what made the data alike (a pattern in the job, a file system under the target that rewrites it)"
             }
             WarningKind::Other => "",
         }

@@ -32,6 +32,10 @@ pub struct WorkloadResult {
     /// With `--steady-state`: whether and when the criterion held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<crate::measure::steady::SteadyStateResult>,
+    /// How far what was written compresses and deduplicates, measured on
+    /// the first blocks written; absent when nothing was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<crate::measure::reduction::DataReduction>,
     /// What the disks under the targets did while measuring (of the whole
     /// group, when streams ran together); empty where the kernel has no
     /// counters for them (tmpfs, network file systems).
@@ -175,6 +179,7 @@ impl WorkloadResult {
             warnings: Vec::new(),
             sync: None,
             steady_state: None,
+            data: None,
             disks: Vec::new(),
             started_unix_s: None,
             temperature: Vec::new(),

@@ -442,6 +442,64 @@ pub const KNOBS: &[Knob] = &[
         },
     ),
     Knob::value(
+        "compress",
+        "PCT",
+        "Share of each written chunk that compresses away, 0 to 100 (fio's buffer_compress_percentage) [default: 0]",
+        |b, v| {
+            b.spec.content.compress_pct = crate::spec::content::parse_percent(v)?;
+            Ok(())
+        },
+    )
+    .csv(|s| s.content.compress_pct.to_string())
+    .table(|s| format!("{}%", s.content.compress_pct)),
+    Knob::value(
+        "compress_chunk",
+        "SIZE",
+        "The unit --compress applies to (fio's buffer_compress_chunk) [default: 512]",
+        |b, v| {
+            let n = parse_size(v)?;
+            if !(1..=16 << 20).contains(&n) {
+                return Err(format!("'{v}' is outside 1 byte to 16m"));
+            }
+            b.spec.content.compress_chunk = n;
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "dedupe",
+        "PCT",
+        "Share of written blocks that repeat an earlier block, 0 to 100 (fio's dedupe_percentage) [default: 0]",
+        |b, v| {
+            b.spec.content.dedupe_pct = crate::spec::content::parse_percent(v)?;
+            Ok(())
+        },
+    )
+    .csv(|s| s.content.dedupe_pct.to_string())
+    .table(|s| format!("{}%", s.content.dedupe_pct)),
+    Knob::value(
+        "dedupe_working_set",
+        "PCT",
+        "The earlier blocks --dedupe repeats, as a share of the region (fio's dedupe_working_set_percentage) [default: 5]",
+        |b, v| {
+            let p = crate::spec::content::parse_percent(v)?;
+            if p == 0 {
+                return Err("'0': the working set needs at least 1%".into());
+            }
+            b.spec.content.dedupe_working_set_pct = p;
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "pattern",
+        "PATTERN",
+        "What written blocks hold: random, zeros, 0xHEX or a quoted string (fio's buffer_pattern, zero_buffers) [default: random]",
+        |b, v| {
+            b.spec.content.pattern = v.parse()?;
+            Ok(())
+        },
+    )
+    .csv(|s| s.content.pattern.to_string()),
+    Knob::value(
         "think_time",
         "TIME",
         "After every --think-every I/Os a worker waits for those in flight, then idles this long (fio's thinktime)",

@@ -5,6 +5,7 @@
 
 pub mod block_sizes;
 pub mod capacity;
+pub mod content;
 pub mod knobs;
 pub mod meta;
 
@@ -465,6 +466,9 @@ pub struct WorkloadSpec {
     /// A pause after every so many I/Os (`--think-time`, fio's `thinktime`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_time: Option<ThinkTime>,
+    /// What written blocks hold (`--compress`, `--dedupe`, `--pattern`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub content: content::DataContent,
     pub seed: u64,
     /// Keep files that fathom created instead of removing them at the end.
     pub keep: bool,
@@ -665,6 +669,7 @@ impl WorkloadSpec {
             sequential_run: 0,
             stride: 0,
             think_time: None,
+            content: content::DataContent::default(),
             fio_logs: FioLogs::default(),
             seed: DEFAULT_SEED,
             keep: false,
@@ -904,6 +909,19 @@ impl WorkloadSpec {
             return fail(format!(
                 "{knob} shapes random offsets: it needs a random --rw (this workload is {})",
                 self.rw
+            ));
+        }
+        let c = &self.content;
+        if (c.compress_pct > 0 || c.dedupe_pct > 0) && c.pattern != content::DataPattern::Random {
+            return fail(format!(
+                "--compress and --dedupe shape random data: not with --pattern {}",
+                c.pattern
+            ));
+        }
+        if c.compress_pct > 0 && c.compress_chunk < 64 {
+            return fail(format!(
+                "--compress-chunk {}: at least 64 bytes, so each chunk keeps a part unique to its write",
+                c.compress_chunk
             ));
         }
         if self.stride != 0 && self.rw.is_random() {
