@@ -15,21 +15,22 @@ fn mpirun(args: &[&str]) -> Option<Output> {
     mpirun_with(4, args)
 }
 
-fn mpirun_with(n: u32, args: &[&str]) -> Option<Output> {
-    let found = Command::new("mpirun").arg("--version").output().is_ok();
-    if !found {
+/// `mpirun -n N fathom ARGS`, or None (saying why) without mpirun.
+fn mpirun_command(n: u32, args: &[&str]) -> Option<Command> {
+    if Command::new("mpirun").arg("--version").output().is_err() {
         eprintln!("skipped: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)");
         return None;
     }
-    Some(
-        Command::new("mpirun")
-            .args(["--allow-run-as-root", "--oversubscribe", "-n"])
-            .arg(n.to_string())
-            .arg(env!("CARGO_BIN_EXE_fathom"))
-            .args(args)
-            .output()
-            .unwrap(),
-    )
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-n"])
+        .arg(n.to_string())
+        .arg(env!("CARGO_BIN_EXE_fathom"))
+        .args(args);
+    Some(cmd)
+}
+
+fn mpirun_with(n: u32, args: &[&str]) -> Option<Output> {
+    Some(mpirun_command(n, args)?.output().unwrap())
 }
 
 fn document(path: &std::path::Path) -> Value {
@@ -201,19 +202,10 @@ fn a_binary_of_another_mpi_than_the_launcher_is_refused() {
     assert!(err.contains("started 4 ranks (PMI_SIZE)"), "{err}");
 }
 
-/// `mpirun -n N fathom ARGS`, started, with the ranks' process ids once
-/// every rank has started.
+/// `mpirun -n N fathom ARGS`, started.
 fn mpirun_spawn(n: u32, args: &[&str]) -> Option<std::process::Child> {
-    if Command::new("mpirun").arg("--version").output().is_err() {
-        eprintln!("skipped: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)");
-        return None;
-    }
     Some(
-        Command::new("mpirun")
-            .args(["--allow-run-as-root", "--oversubscribe", "-n"])
-            .arg(n.to_string())
-            .arg(env!("CARGO_BIN_EXE_fathom"))
-            .args(args)
+        mpirun_command(n, args)?
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()

@@ -142,14 +142,9 @@ fn tick_step(span: f64) -> f64 {
         .unwrap_or(10.0 * decade)
 }
 
-/// A tick label with as many decimals as ticks `step` apart need to differ
-/// ("1.25k" beside "1.5k"), and no more.
-pub fn axis_number(v: f64, step: f64) -> String {
-    if v.abs() < step.abs() * 1e-6 {
-        return "0".into();
-    }
-    let a = v.abs();
-    let (div, unit) = if a >= 1e9 {
+/// The SI prefix numbers as large as `a` are written with, and its size.
+fn si_unit(a: f64) -> (f64, &'static str) {
+    if a >= 1e9 {
         (1e9, "G")
     } else if a >= 1e6 {
         (1e6, "M")
@@ -157,7 +152,16 @@ pub fn axis_number(v: f64, step: f64) -> String {
         (1e3, "k")
     } else {
         (1.0, "")
-    };
+    }
+}
+
+/// A tick label with as many decimals as ticks `step` apart need to differ
+/// ("1.25k" beside "1.5k"), and no more.
+pub fn axis_number(v: f64, step: f64) -> String {
+    if v.abs() < step.abs() * 1e-6 {
+        return "0".into();
+    }
+    let (div, unit) = si_unit(v.abs());
     // Half the step: plotters sometimes ticks between the round steps.
     let fine = step.abs() / div / 2.0;
     let decimals = (0..=4)
@@ -179,16 +183,7 @@ pub fn axis_number(v: f64, step: f64) -> String {
 /// A tick of a logarithmic axis, to three significant digits: "0.015",
 /// "1.5", "250k" (ticks there are a decade's 1, 2, 5 and steps between).
 pub fn log_number(v: f64) -> String {
-    let a = v.abs();
-    let (div, unit) = if a >= 1e9 {
-        (1e9, "G")
-    } else if a >= 1e6 {
-        (1e6, "M")
-    } else if a >= 1e3 {
-        (1e3, "k")
-    } else {
-        (1.0, "")
-    };
+    let (div, unit) = si_unit(v.abs());
     let x = v / div;
     let decimals = if x.abs() >= 100.0 || x == 0.0 {
         0
@@ -208,16 +203,8 @@ pub fn log_number(v: f64) -> String {
 
 /// 1500 -> "1.5k", 2300000 -> "2.3M": short numbers for titles and marks.
 pub fn short_number(v: f64) -> String {
-    let a = v.abs();
-    let (x, unit) = if a >= 1e9 {
-        (v / 1e9, "G")
-    } else if a >= 1e6 {
-        (v / 1e6, "M")
-    } else if a >= 1e3 {
-        (v / 1e3, "k")
-    } else {
-        (v, "")
-    };
+    let (div, unit) = si_unit(v.abs());
+    let x = v / div;
     let text = if x.abs() >= 100.0 || x.fract().abs() < 1e-9 {
         format!("{x:.0}")
     } else {
@@ -796,28 +783,21 @@ mod tests {
 
     #[test]
     fn bars_on_a_log_axis_become_points_across() {
-        let r = bar_chart(&BarChart {
-            title: "t".into(),
-            y_label: "operations/s".into(),
-            categories: vec!["create".into(), "stat".into()],
-            groups: vec![Series {
-                name: "ext4".into(),
-                points: vec![(0.0, 50.0), (1.0, 500_000.0)],
-            }],
-        })
-        .unwrap();
-        assert_eq!(r.mark, "circle");
-        let linear = bar_chart(&BarChart {
-            title: "t".into(),
-            y_label: "operations/s".into(),
-            categories: vec!["create".into(), "stat".into()],
-            groups: vec![Series {
-                name: "ext4".into(),
-                points: vec![(0.0, 500.0), (1.0, 900.0)],
-            }],
-        })
-        .unwrap();
-        assert_eq!(linear.mark, "rect");
+        let drawn = |values: [f64; 2]| {
+            bar_chart(&BarChart {
+                title: "t".into(),
+                y_label: "operations/s".into(),
+                categories: vec!["create".into(), "stat".into()],
+                groups: vec![Series {
+                    name: "ext4".into(),
+                    points: vec![(0.0, values[0]), (1.0, values[1])],
+                }],
+            })
+            .unwrap()
+            .mark
+        };
+        assert_eq!(drawn([50.0, 500_000.0]), "circle");
+        assert_eq!(drawn([500.0, 900.0]), "rect");
     }
 
     #[test]
