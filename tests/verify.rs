@@ -103,30 +103,44 @@ fn clean_write_verifies_intact_and_read_only_check_passes() {
 
 #[test]
 fn tampering_between_write_and_verify_is_classified() {
+    tampering_is_classified(&[]);
+}
+
+/// Blocks whose payloads repeat (all zeros, or every write a repeat of an
+/// earlier one) are told apart by their headers: a swap, a stale block and
+/// a flipped bit are found as with fresh data.
+#[test]
+fn tampering_is_classified_when_payloads_repeat() {
+    tampering_is_classified(&["--pattern", "zeros"]);
+    tampering_is_classified(&["--dedupe", "100"]);
+}
+
+fn tampering_is_classified(content: &[&str]) {
     let dir = tempdir();
     let file = dir.path().join("v");
     let f = file.to_str().unwrap();
     // An earlier run's copy of block 9, to put back later (a lost write).
-    run_json(&[f, "--rw", "write", "--size", "256k", "--verify", "--keep"]);
+    let mut first = vec![f, "--rw", "write", "--size", "256k", "--verify", "--keep"];
+    first.extend_from_slice(content);
+    run_json(&first);
     let old_block_9 = read_block(&file, 9);
 
     let handshake = tempfile::tempdir_in(dir.path()).unwrap();
-    let child = spawn_with_handshake(
-        &[
-            "run",
-            f,
-            "--rw",
-            "write",
-            "--size",
-            "256k",
-            "--verify",
-            "--keep",
-            "--overwrite",
-            "--output-format",
-            "json",
-        ],
-        handshake.path(),
-    );
+    let mut args = vec![
+        "run",
+        f,
+        "--rw",
+        "write",
+        "--size",
+        "256k",
+        "--verify",
+        "--keep",
+        "--overwrite",
+        "--output-format",
+        "json",
+    ];
+    args.extend_from_slice(content);
+    let child = spawn_with_handshake(&args, handshake.path());
     wait_until("fathom finished writing", || {
         handshake.path().join("written").exists()
     });
