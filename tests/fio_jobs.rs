@@ -449,8 +449,12 @@ fn the_shape_of_the_io_is_fios() {
         assert_eq!(job(&fathom, exact), job(&fio, exact), "{exact}");
     }
     assert_eq!(job(&fathom, "holes")[0].0, 86, "one read per 12k of 1m");
+    // A second of 20 ms pauses holds at most 51 reads whatever the machine;
+    // how far below that each tool lands depends on its timer slack and the
+    // load beside it, so the two are held only loosely to each other.
     let (x, y) = (job(&fathom, "think")[0].0, job(&fio, "think")[0].0);
-    assert!(close_to(x, y, 0.05, 3.0), "think: fathom {x} fio {y}");
+    assert!(x <= 51 && y <= 51, "think not honoured: fathom {x} fio {y}");
+    assert!(close_to(x, y, 0.25, 5.0), "think: fathom {x} fio {y}");
 }
 
 /// nrfiles gives a job files of its own, named as fio names them and
