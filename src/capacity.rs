@@ -284,7 +284,7 @@ fn judge(
     let mut warnings = Vec::new();
     let mut interrupted = false;
     for w in runs {
-        for d in [&w.total.read, &w.total.write] {
+        for (_, d) in w.total.named() {
             completion.add(&LatencyHistogram::decode(&d.histogram).map_err(anyhow::Error::msg)?);
             if let Some(h) = &d.sched_histogram {
                 due.add(&LatencyHistogram::decode(h).map_err(anyhow::Error::msg)?);

@@ -685,7 +685,7 @@ mod tests {
             ..Default::default()
         };
         sample.scheduled.record_n(late_ns, ios);
-        let mut directions = [DirectionSample::default(), DirectionSample::default()];
+        let mut directions: [DirectionSample; 3] = Default::default();
         // The tests give writes 10 I/Os a second, reads 100.
         directions[usize::from(ios == 10)] = sample;
         CompletedSecond {

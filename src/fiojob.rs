@@ -788,7 +788,7 @@ fn same_for_reads_and_writes(opt: &Opt) -> Result<&str, String> {
 
 /// fio's "read,write" pairs: (reads, writes), an empty or missing part
 /// being fio's default for block sizes. A third part (trims) must match
-/// one of them, as fathom issues no trims.
+/// the writes' part: fathom trims with the writes' sizes.
 fn reads_and_writes(opt: &Opt) -> Result<(&str, &str), String> {
     let v = value(opt)?;
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
@@ -800,7 +800,16 @@ fn reads_and_writes(opt: &Opt) -> Result<(&str, &str), String> {
     }
     match parts.len() {
         1 => Ok((parts[0], parts[0])),
-        2 | 3 => Ok((or_default(parts.first()), or_default(parts.get(1)))),
+        2 | 3 => {
+            let write = or_default(parts.get(1));
+            match parts.get(2) {
+                Some(trim) if !trim.is_empty() && *trim != write => Err(format!(
+                    "{}={v}: trims take the writes' size in fathom ({write}), not {trim}",
+                    opt.key
+                )),
+                _ => Ok((or_default(parts.first()), write)),
+            }
+        }
         _ => Err(format!("{}={v}: at most reads,writes,trims", opt.key)),
     }
 }
@@ -840,8 +849,13 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 "randwrite" => "randwrite",
                 "rw" | "readwrite" => "readwrite",
                 "randrw" => "randrw",
+                "trim" => "trim",
+                "randtrim" => "randtrim",
+                "trimwrite" => "trimwrite",
                 other if other.contains("trim") => {
-                    return Err(format!("{key}={other}: trim is not supported"));
+                    return Err(format!(
+                        "{key}={other}: not supported (trim, randtrim and trimwrite are)"
+                    ));
                 }
                 other => return Err(format!("{key}={other}: unknown mode")),
             };
@@ -1512,7 +1526,10 @@ mod tests {
     fn unsupported_options_are_refused_with_file_and_line() {
         let d = tmp();
         for (body, needle) in [
-            ("rw=randtrim", "trim is not supported"),
+            (
+                "rw=randtrimwrite",
+                "not supported (trim, randtrim and trimwrite are)",
+            ),
             ("bssplit=4k/50:8k/40", "not 100%"),
             (
                 "random_distribution=zipf:1.2,random",
@@ -1612,7 +1629,7 @@ mod tests {
         let p = write(
             &d,
             "bad.fio",
-            "[global]\nthinktime_iotime=1s\n[a]\nrw=trim\niodepht=4\n[b]\nlatency_target=1ms\n",
+            "[global]\nthinktime_iotime=1s\n[a]\nrw=randtrimwrite\niodepht=4\n[b]\nlatency_target=1ms\n",
         );
         let e = translate(&p, false).unwrap_err().0;
         let lines: Vec<&str> = e.lines().collect();
@@ -1621,7 +1638,7 @@ mod tests {
             lines[0].contains("bad.fio:2: option 'thinktime_iotime' is not supported"),
             "{e}"
         );
-        assert!(lines[1].contains("bad.fio:4: rw=trim"), "{e}");
+        assert!(lines[1].contains("bad.fio:4: rw=randtrimwrite"), "{e}");
         assert!(
             lines[2]
                 .contains("bad.fio:5: option 'iodepht' is not supported (did you mean 'iodepth'?)"),

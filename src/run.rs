@@ -1,12 +1,13 @@
 //! Runs a plan: prepares targets, starts the workers of each workload, merges
 //! their reports into results, shows the live line, and cleans up.
 
+use crate::engine::Direction;
 use crate::engine::pattern::{OffsetPattern, Region};
 use crate::engine::sizes::BlockSizes;
 use crate::engine::target::{self, PreparedTarget, TargetPlan};
 use crate::engine::tuning::{EngineTuning, choose as choose_tuning};
 use crate::engine::worker::{
-    self, StartGate, WorkerConfig, WorkerEvent, WorkerTotals, WorkerVerify,
+    self, StartGate, Trims, WorkerConfig, WorkerEvent, WorkerTotals, WorkerVerify,
 };
 use crate::error::UsageError;
 use crate::measure::cpu::CpuTime;
@@ -14,7 +15,9 @@ use crate::measure::disk::DiskSnapshot;
 use crate::measure::errors::IoErrors;
 use crate::measure::facts;
 use crate::measure::histogram::LatencyHistogram;
-use crate::measure::intervals::{CompletedSecond, DirectionSample, IntervalReport, IntervalSeries};
+use crate::measure::intervals::{
+    CompletedSecond, DIRECTIONS, DirectionSample, IntervalReport, IntervalSeries,
+};
 use crate::measure::per_second;
 use crate::result::TemperatureSample;
 use crate::result::streams::StreamsResult;
@@ -437,6 +440,7 @@ fn worker_configs(
                 think: spec.think_time,
                 depth: spec.iodepth,
                 read_percent: spec.rw.read_percent(spec.rwmix_read),
+                trims: Trims::of(spec.rw),
                 budget_bytes: size_bound.then_some(budget),
                 ramp: Duration::from_secs_f64(spec.ramp_s),
                 runtime: spec.runtime_s.map(Duration::from_secs_f64),
@@ -445,7 +449,10 @@ fn worker_configs(
                 verify: None,
                 continue_on_error: spec.continue_on_error,
                 rate: spec.target_rate().map(|r| r / jobs as f64),
-                direction_rates: spec.direction_iops().map(|r| r.map(|r| r / jobs as f64)),
+                direction_rates: {
+                    let [read, write] = spec.direction_iops().map(|r| r.map(|r| r / jobs as f64));
+                    [read, write, None]
+                },
                 content: spec.content.clone(),
                 working_set_blocks: (blocks * u64::from(spec.content.dedupe_working_set_pct)
                     / 100
@@ -463,7 +470,7 @@ struct TargetAccumulator {
     /// Index of the target within its stream.
     target: usize,
     series: IntervalSeries,
-    totals: [DirectionSample; 2],
+    totals: [DirectionSample; DIRECTIONS],
     sync: LatencyHistogram,
     end: Option<Instant>,
     errors: IoErrors,
@@ -711,7 +718,7 @@ fn plan_workers(streams: &[Stream], keep_intervals: bool) -> anyhow::Result<Plan
                 ))
             });
             for mut config in worker_configs(spec, slot, &target.plan, stream_workers[s]) {
-                let file = target.open(spec.direct, writes)?;
+                let file = target.open(spec.direct, spec.rw.modifies(spec.rwmix_read))?;
                 if let Some(map) = &map {
                     config.verify = Some(WorkerVerify {
                         map: map.clone(),
@@ -1010,14 +1017,14 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
     let group_ios: u64 = progress
         .accumulators
         .iter()
-        .map(|a| a.totals[0].ios + a.totals[1].ios)
+        .map(|a| a.totals.iter().map(|d| d.ios).sum::<u64>())
         .sum();
     let mut results = Vec::with_capacity(streams.len());
     let mut accumulators = progress.accumulators.into_iter().peekable();
     for ((s, stream), series) in streams.iter().enumerate().zip(progress.totals) {
         let spec = stream.spec;
         let measure_start = m.start + Duration::from_secs_f64(spec.ramp_s);
-        let mut total = [DirectionSample::default(), DirectionSample::default()];
+        let mut total: [DirectionSample; DIRECTIONS] = Default::default();
         let mut sync = LatencyHistogram::new();
         let mut queue_depths = crate::measure::queue::QueueDepths::default();
         let mut target_results = Vec::with_capacity(stream.targets.len());
@@ -1029,14 +1036,14 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
                 e.saturating_duration_since(measure_start).as_secs_f64()
             });
             runtime_s = runtime_s.max(runtime);
-            let [read_iv, write_iv] = acc.series.finish();
+            let [read_iv, write_iv, trim_iv] = acc.series.finish();
             for (sum, d) in total.iter_mut().zip(&acc.totals) {
                 sum.add(d);
             }
             sync.add(&acc.sync);
             queue_depths.add(&acc.queue);
             written.extend_from_slice(&acc.written);
-            let [read, write] = acc.totals;
+            let [read, write, trim] = acc.totals;
             target_results.push(TargetResult {
                 name: spec.target_label(acc.target).to_string(),
                 facts: target.facts.clone(),
@@ -1049,15 +1056,17 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
                 io: DirectionPair {
                     read: direction_result(read, runtime, read_iv),
                     write: direction_result(write, runtime, write_iv),
+                    trim: direction_result(trim, runtime, trim_iv),
                 },
                 sync: sync_result(&acc.sync, spec.flush_every(), runtime),
             });
         }
-        let [read_iv, write_iv] = series.finish();
-        let [read, write] = total;
+        let [read_iv, write_iv, trim_iv] = series.finish();
+        let [read, write, trim] = total;
         let total = DirectionPair {
             read: direction_result(read, runtime_s, read_iv),
             write: direction_result(write, runtime_s, write_iv),
+            trim: direction_result(trim, runtime_s, trim_iv),
         };
         results.push(WorkloadResult {
             spec: spec.clone(),
@@ -1284,7 +1293,8 @@ impl LiveLine {
             Some(p) => format!("{}: {:>4.0}s / {:.0}s", self.label, elapsed, p),
             None => format!("{}: {:>4.0}s", self.label, elapsed),
         };
-        for (name, interval) in ["read", "write"].iter().zip(series.latest()) {
+        for (dir, interval) in Direction::ALL.iter().zip(series.latest()) {
+            let name = dir.name();
             if let Some(i) = interval.filter(|i| i.ios > 0) {
                 msg.push_str(&format!(
                     "  {name} {} IOPS {}/s",

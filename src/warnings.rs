@@ -49,20 +49,12 @@ pub fn is_sparse(meta: &std::fs::Metadata) -> bool {
 /// latency per second is noisier).
 pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
     use crate::units::{latency, thousands};
-    let [r, w] = [&result.total.read.intervals, &result.total.write.intervals];
-    let seconds: Vec<(f64, u64)> = (0..r.len().max(w.len()))
-        .filter(|&i| {
-            let dur = r.get(i).or(w.get(i)).map_or(0.0, |s| s.dur_s);
-            dur >= 0.99
-        })
-        .map(|i| {
-            let iops = r.get(i).map_or(0.0, |s| s.iops) + w.get(i).map_or(0.0, |s| s.iops);
-            let p99 = r
-                .get(i)
-                .map_or(0, |s| s.p99_ns)
-                .max(w.get(i).map_or(0, |s| s.p99_ns));
-            (iops, p99)
-        })
+    let seconds: Vec<(f64, u64)> = result
+        .total
+        .seconds()
+        .into_iter()
+        .filter(|&(_, dur_s, _, _)| dur_s >= 0.99)
+        .map(|(_, _, iops, p99)| (iops, p99))
         .collect();
     let window = check.window_s as usize;
     let name = &result.spec.name;
@@ -203,10 +195,17 @@ pub fn shared_device(
             read += t.io.read.bytes;
             written += t.io.write.bytes;
         }
+        // Trims make a file system rewrite its extents and journal, and a
+        // device may count discards as writes: what it wrote says nothing
+        // of another load then.
+        let trims = results.iter().any(|r| r.spec.rw.trims());
         for (what, device, ours) in [
             ("read", disk.read_bytes, read),
             ("wrote", disk.write_bytes, written),
         ] {
+            if what == "wrote" && trims {
+                continue;
+            }
             if device > ours + ours / 2 + SLACK {
                 out.push(Warning {
                     kind: WarningKind::SharedDevice,
@@ -435,6 +434,7 @@ mod tests {
             size_bytes: None,
             temperature_sensor: None,
             polls: None,
+            discards: None,
         });
         t.io.read.bytes = 100 << 20;
         r.targets = vec![t];

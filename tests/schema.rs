@@ -74,6 +74,9 @@ fn other_kinds() -> Vec<Value> {
         "r:rw=randread,rate-iops=100",
         "--stream",
         "w:rw=write,fsync=2",
+        // Trims: the `trim` direction of targets and totals.
+        "--stream",
+        "t:rw=randtrim,bs=64k",
     ]);
     // A short search of a target of known speed (4 slots of 1 ms), with
     // the null engine's service time in its spec.

@@ -8,6 +8,7 @@
 //! virtio disk and a loop device. How a worker waits is chosen per run
 //! (`tuning.rs`).
 
+use super::trim::{BLOCK_URING_CMD_DISCARD, TrimMethod};
 use super::{Completion, Direction, Engine, IoRequest};
 use crate::buffers::Buffers;
 use crate::error::UsageError;
@@ -26,8 +27,15 @@ const ENTER_GETEVENTS: u32 = 1;
 
 pub struct IoUringEngine {
     ring: IoUring,
-    // Kept open for the ring's registered-file table.
-    _file: File,
+    // Kept open for the ring's registered-file table, and for trims made
+    // in this thread.
+    file: File,
+    /// How the target discards, and whether the ring can do it.
+    trim: TrimMethod,
+    ring_trims: bool,
+    /// Trims done in this thread (a device on a kernel without io_uring's
+    /// discard command), waiting to be reaped.
+    done: Vec<Completion>,
     buffers: Buffers,
     /// False when the kernel refused to register the buffers (e.g. locked
     /// memory limit); plain Read/Write are used then.
@@ -59,9 +67,13 @@ impl IoUringEngine {
             // SAFETY: the buffers outlive the ring: both are owned by this
             // engine and the ring field is declared (so dropped) first.
             && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let trim = TrimMethod::of(&file)?;
         Ok(IoUringEngine {
             ring,
-            _file: file,
+            ring_trims: trim == TrimMethod::PunchHole || kernel_discards_through_io_uring(),
+            trim,
+            done: Vec::new(),
+            file,
             buffers,
             fixed_buffers,
             spin_limit,
@@ -153,6 +165,20 @@ impl IoUringEngine {
     }
 }
 
+/// Whether io_uring takes discards of a block device (the block layer's
+/// `BLOCK_URING_CMD_DISCARD`, Linux 6.12); before it a device is trimmed
+/// in the worker's thread, as fio's io_uring engine always does.
+fn kernel_discards_through_io_uring() -> bool {
+    let Ok(release) = std::fs::read_to_string("/proc/sys/kernel/osrelease") else {
+        return false;
+    };
+    let mut numbers = release
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse::<u32>().ok());
+    let (major, minor) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
+    (major, minor) >= (6, 12)
+}
+
 /// How long the submission thread of `--sqpoll` spins without work before
 /// it sleeps (and the next submission wakes it with a system call).
 const SQPOLL_IDLE_MS: u32 = 1000;
@@ -220,6 +246,30 @@ impl Engine for IoUringEngine {
         let buf = self.buffers.slot_ptr(slot);
         let fd = types::Fixed(0);
         let entry = match (request.dir, self.fixed_buffers) {
+            (Direction::Trim, _) if !self.ring_trims => {
+                let result = self.trim.trim(&self.file, request.offset, request.len);
+                self.done.push(Completion {
+                    slot: request.slot,
+                    result,
+                });
+                return;
+            }
+            (Direction::Trim, _) => match self.trim {
+                TrimMethod::PunchHole => opcode::Fallocate::new(fd, u64::from(request.len))
+                    .offset(request.offset)
+                    .mode(TrimMethod::PUNCH_HOLE_MODE)
+                    .build(),
+                TrimMethod::Discard => {
+                    // The command's length is the sqe's addr3, where its
+                    // command bytes begin; the start is in addr.
+                    let mut cmd = [0u8; 16];
+                    cmd[..8].copy_from_slice(&u64::from(request.len).to_ne_bytes());
+                    opcode::UringCmd16::new(fd, BLOCK_URING_CMD_DISCARD)
+                        .addr(Some(request.offset))
+                        .cmd(cmd)
+                        .build()
+                }
+            },
             (Direction::Read, true) => opcode::ReadFixed::new(fd, buf, request.len, slot as u16)
                 .offset(request.offset)
                 .build(),
@@ -251,6 +301,10 @@ impl Engine for IoUringEngine {
         if let Some(e) = self.submit_error.take() {
             return Err(e);
         }
+        if !self.done.is_empty() {
+            // Trims done in this thread: the worker reaps them now.
+            return self.enter(0, None);
+        }
         let Some(limit) = self.spin_limit.filter(|_| min_complete > 0) else {
             return self.enter(min_complete, Some(timeout));
         };
@@ -279,6 +333,7 @@ impl Engine for IoUringEngine {
     }
 
     fn reap(&mut self, out: &mut Vec<Completion>) {
+        out.append(&mut self.done);
         for cqe in self.ring.completion() {
             out.push(Completion {
                 slot: cqe.user_data() as u32,

@@ -9,6 +9,7 @@ pub mod pattern;
 pub mod sizes;
 pub mod sync;
 pub mod target;
+pub mod trim;
 pub mod tuning;
 pub mod worker;
 
@@ -23,9 +24,16 @@ use std::time::Duration;
 pub enum Direction {
     Read = 0,
     Write = 1,
+    /// Discards the blocks: BLKDISCARD on a device, a punched hole in a file.
+    Trim = 2,
 }
 
+const _: () = assert!(Direction::ALL.len() == crate::measure::intervals::DIRECTIONS);
+
 impl Direction {
+    /// Every direction, in the order per-direction arrays are indexed.
+    pub const ALL: [Direction; 3] = [Direction::Read, Direction::Write, Direction::Trim];
+
     /// The direction a load with `read_percent` reads mostly issues: the one
     /// a rated stream is judged on, and the one its not yet issued I/Os are
     /// counted in.
@@ -33,6 +41,7 @@ impl Direction {
         match self {
             Direction::Read => Direction::Write,
             Direction::Write => Direction::Read,
+            Direction::Trim => Direction::Trim,
         }
     }
 
@@ -48,6 +57,7 @@ impl Direction {
         match self {
             Direction::Read => "read",
             Direction::Write => "write",
+            Direction::Trim => "trim",
         }
     }
 }
@@ -114,7 +124,7 @@ pub fn open(
         EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(
             file, depth, buffers, ring, spin_limit,
         )?),
-        EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers)),
+        EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers)?),
         EngineKind::Null => Box::new(null::NullEngine::new(buffers, null_latency)),
     })
 }

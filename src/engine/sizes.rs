@@ -54,7 +54,12 @@ impl BlockSizes {
         if let Some(bs) = self.fixed {
             return bs;
         }
-        let shares = &self.shares[dir as usize];
+        // Trims take the sizes of writes, as a trim stands where a write
+        // would (trimwrite trims exactly the block it writes next).
+        let shares = match dir {
+            Direction::Read => &self.shares[0],
+            Direction::Write | Direction::Trim => &self.shares[1],
+        };
         if let [(bs, _)] = shares.as_slice() {
             return *bs;
         }

@@ -1,6 +1,7 @@
 //! The portable engine: plain pread/pwrite, one I/O at a time per worker
 //! (fio's `psync`). Parallelism comes from `--numjobs`.
 
+use super::trim::TrimMethod;
 use super::{Completion, Direction, Engine, IoRequest};
 use crate::buffers::Buffers;
 use std::fs::File;
@@ -10,19 +11,21 @@ use std::time::Duration;
 
 pub struct SyncEngine {
     file: File,
+    trim: TrimMethod,
     buffers: Buffers,
     queued: Vec<IoRequest>,
     completed: Vec<Completion>,
 }
 
 impl SyncEngine {
-    pub fn new(file: File, buffers: Buffers) -> Self {
-        SyncEngine {
+    pub fn new(file: File, buffers: Buffers) -> io::Result<Self> {
+        Ok(SyncEngine {
+            trim: TrimMethod::of(&file)?,
             file,
             buffers,
             queued: Vec::with_capacity(1),
             completed: Vec::with_capacity(1),
-        }
+        })
     }
 }
 
@@ -41,6 +44,14 @@ impl Engine for SyncEngine {
             let buf = self.buffers.slot_ptr(request.slot as usize);
             let len = request.len as usize;
             let offset = request.offset as libc::off_t;
+            if request.dir == Direction::Trim {
+                let result = self.trim.trim(&self.file, request.offset, request.len);
+                self.completed.push(Completion {
+                    slot: request.slot,
+                    result,
+                });
+                continue;
+            }
             let result = loop {
                 // SAFETY: buf points at a slot of at least `len` bytes owned by
                 // self.buffers, which the worker does not touch until reaped.
@@ -48,6 +59,7 @@ impl Engine for SyncEngine {
                     match request.dir {
                         Direction::Read => libc::pread(fd, buf.cast(), len, offset),
                         Direction::Write => libc::pwrite(fd, buf.cast(), len, offset),
+                        Direction::Trim => unreachable!("trims are done above"),
                     }
                 };
                 if n < 0 {

@@ -270,8 +270,11 @@ fn inspect_path(
     if spec.hipri {
         check_polls(kind, &file_path).map_err(err)?;
     }
+    if spec.rw.trims() {
+        check_discards(kind, &file_path).map_err(|e| err(format!("--rw {}: {e}", spec.rw)))?;
+    }
     let mut overridden = Vec::new();
-    if spec.rw.writes(spec.rwmix_read) {
+    if spec.rw.modifies(spec.rwmix_read) {
         match kind {
             TargetKind::BlockDevice => {
                 overridden = safety::risks_of_writing(&path, device_len.unwrap_or(0))
@@ -327,6 +330,48 @@ fn check_polls(kind: TargetKind, file_path: &Path) -> Result<(), String> {
             "--hipri: no block device under it to poll (tmpfs, a network or a stacked file system)"
                 .into(),
         ),
+    }
+}
+
+/// Trims discard blocks: a device must take discards (`discard_max_bytes`
+/// above 0), and a file system must punch holes. A file system is asked
+/// with an unnamed temporary file (O_TMPFILE) punched past its end, so
+/// nothing is created or changed; where it cannot make one, the first trim
+/// says what failed.
+fn check_discards(kind: TargetKind, file_path: &Path) -> Result<(), String> {
+    match kind {
+        TargetKind::BlockDevice => {
+            let rdev = fs::metadata(file_path).map_err(|e| e.to_string())?.rdev();
+            match facts::device_facts(libc::major(rdev), libc::minor(rdev)) {
+                Some(d) if d.discards == Some(false) => Err(format!(
+                    "{} does not take discards (its queue/discard_max_bytes is 0)",
+                    d.name
+                )),
+                _ => Ok(()),
+            }
+        }
+        TargetKind::File => {
+            let dir = match file_path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            let Ok(probe) = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_TMPFILE)
+                .open(dir)
+            else {
+                return Ok(());
+            };
+            let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+            // SAFETY: a plain syscall on a descriptor this function owns.
+            if unsafe { libc::fallocate(probe.as_raw_fd(), mode, 0, 4096) } == 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            let fs = facts::mount_of(dir).map_or_else(|| "its file system".into(), |(t, _)| t);
+            Err(format!("{fs} under it cannot punch holes in a file ({e})"))
+        }
     }
 }
 

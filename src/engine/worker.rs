@@ -15,7 +15,7 @@ use super::{Completion, Direction, Engine, IoRequest};
 use crate::buffers::Buffers;
 use crate::measure::errors::{IoErrors, Operation};
 use crate::measure::histogram::LatencyHistogram;
-use crate::measure::intervals::{DirectionSample, IntervalReport};
+use crate::measure::intervals::{DIRECTIONS, DirectionSample, IntervalReport};
 use crate::stop::StopFlag;
 use crate::verify::header::BlockHeader;
 use crate::verify::{BlockMap, VerifyReport};
@@ -58,6 +58,8 @@ pub struct WorkerConfig {
     pub depth: u32,
     /// Share of reads, 0 to 100.
     pub read_percent: u8,
+    /// Which of the I/Os that are not reads are trims.
+    pub trims: Trims,
     /// Size bound: stop after issuing this many bytes (ramp excluded).
     pub budget_bytes: Option<u64>,
     pub ramp: Duration,
@@ -76,13 +78,36 @@ pub struct WorkerConfig {
     /// Rates of reads and of writes on schedules of their own, in I/Os per
     /// second (fio's `rate=R,W`); a direction without one goes as fast as
     /// the depth allows. Not with `rate`.
-    pub direction_rates: [Option<f64>; 2],
+    pub direction_rates: [Option<f64>; DIRECTIONS],
     /// What writes carry (`--compress`, `--dedupe`, `--pattern`).
     pub content: crate::spec::content::DataContent,
     /// This worker's share of the blocks `--dedupe` repeats.
     pub working_set_blocks: usize,
     /// Bytes of its first writes this worker keeps to measure.
     pub sample_bytes: usize,
+}
+
+/// Which I/Os of a worker discard their blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Trims {
+    /// None: reads and writes only.
+    #[default]
+    None,
+    /// Every I/O (`--rw trim`, `randtrim`).
+    Every,
+    /// Each block is trimmed, then written (`--rw trimwrite`).
+    BeforeEachWrite,
+}
+
+impl Trims {
+    pub fn of(rw: crate::spec::RwMode) -> Trims {
+        use crate::spec::RwMode;
+        match rw {
+            RwMode::Trim | RwMode::RandTrim => Trims::Every,
+            RwMode::TrimWrite => Trims::BeforeEachWrite,
+            _ => Trims::None,
+        }
+    }
 }
 
 /// What a worker needs for `--verify`: the target's shared block map, and
@@ -136,7 +161,7 @@ pub enum WorkerEvent {
 
 #[derive(Debug, Default)]
 pub struct WorkerTotals {
-    pub directions: [DirectionSample; 2],
+    pub directions: [DirectionSample; DIRECTIONS],
     /// When this worker stopped counting: its deadline, or its last
     /// completion for size-bound and interrupted runs.
     pub end: Option<Instant>,
@@ -259,7 +284,9 @@ struct Job<'a> {
     deadline: Option<Instant>,
     schedule: Option<Schedule>,
     /// With rates per direction: the schedule of reads and of writes.
-    direction_schedules: [Option<Schedule>; 2],
+    direction_schedules: [Option<Schedule>; DIRECTIONS],
+    /// With `--rw trimwrite`: the block just trimmed, written next.
+    trimmed: Option<(u64, u32)>,
     /// No schedule at all: every I/O goes as soon as a slot is free.
     unpaced: bool,
     /// The next I/O's due time when the schedule held `fill` back.
@@ -286,7 +313,7 @@ struct Job<'a> {
     /// A think-time pause is due once the I/Os in flight complete.
     pause_due: bool,
     now: Instant,
-    interval: [DirectionSample; 2],
+    interval: [DirectionSample; DIRECTIONS],
     interval_index: u64,
     next_boundary: Instant,
     last_interval: Option<u64>,
@@ -331,6 +358,7 @@ impl<'a> Job<'a> {
                 })
             }),
             next_due: None,
+            trimmed: None,
             slots: vec![
                 SlotState {
                     dir: Direction::Read,
@@ -426,11 +454,20 @@ impl<'a> Job<'a> {
                 }
             };
             let due_at = due.unwrap_or(self.now);
-            let len = self.config.sizes.pick(dir, &mut self.rng);
-            let mut offset = self
-                .config
-                .pattern
-                .next_offset(&mut self.rng, u64::from(len));
+            let (len, mut offset) = match self.trimmed.take() {
+                Some((offset, len)) if dir == Direction::Write => (len, offset),
+                _ => {
+                    let len = self.config.sizes.pick(dir, &mut self.rng);
+                    let offset = self
+                        .config
+                        .pattern
+                        .next_offset(&mut self.rng, u64::from(len));
+                    (len, offset)
+                }
+            };
+            if dir == Direction::Trim && self.config.trims == Trims::BeforeEachWrite {
+                self.trimmed = Some((offset, len));
+            }
             let mut generation = 0;
             if dir == Direction::Write {
                 match self.prepare_write(slot, offset, len) {
@@ -467,7 +504,10 @@ impl<'a> Job<'a> {
             if !self.submits_on_queue {
                 self.batch.push(slot);
             }
-            if self.now >= self.measure_start {
+            // As in fio, trimwrite's size is what it writes: the trim before
+            // each write is not counted again.
+            let counted = dir != Direction::Trim || self.config.trims == Trims::Every;
+            if self.now >= self.measure_start && counted {
                 self.issued_bytes += u64::from(len);
             }
             if let Some(think) = self.config.think {
@@ -700,7 +740,11 @@ impl<'a> Job<'a> {
         let bs = state.len;
         self.slots[slot].busy = false;
         self.free.push(c.slot);
-        let ok = c.result == bs as i32;
+        // A trim answers 0 when done; a read or write the bytes it moved.
+        let ok = match state.dir {
+            Direction::Trim => c.result >= 0,
+            _ => c.result == bs as i32,
+        };
         if state.dir == Direction::Write
             && let Some(v) = &self.verify
         {
@@ -715,6 +759,7 @@ impl<'a> Job<'a> {
             let op = match state.dir {
                 Direction::Read => Operation::Read,
                 Direction::Write => Operation::Write,
+                Direction::Trim => Operation::Trim,
             };
             self.totals.errors.record(op, c.result, describe);
             if !self.config.continue_on_error && self.totals.ended_by_error.is_none() {
@@ -763,7 +808,8 @@ impl<'a> Job<'a> {
             return;
         }
         self.outstanding_counted = true;
-        let mut late = [LatencyHistogram::new(), LatencyHistogram::new()];
+        let mut late: [LatencyHistogram; DIRECTIONS] =
+            std::array::from_fn(|_| LatencyHistogram::new());
         for s in self
             .slots
             .iter()
@@ -776,13 +822,13 @@ impl<'a> Job<'a> {
                 // One schedule for the mix: the I/Os it has not issued have no
                 // direction, and everything late goes with the direction the
                 // worker mostly issues.
-                let [read, write] = &mut late;
-                read.add(write);
-                *write = LatencyHistogram::new();
-                count_backlog(schedule, deadline, read);
-                if Direction::mostly(self.config.read_percent) == Direction::Write {
-                    late.swap(0, 1);
+                let mut all = LatencyHistogram::new();
+                for h in &mut late {
+                    all.add(h);
+                    *h = LatencyHistogram::new();
                 }
+                count_backlog(schedule, deadline, &mut all);
+                late[self.mostly() as usize] = all;
             }
             None => {
                 for (d, schedule) in self.direction_schedules.iter().enumerate() {
@@ -813,8 +859,26 @@ impl<'a> Job<'a> {
         stop.is_set() || halt.load(Ordering::Relaxed) || past_deadline
     }
 
+    /// The direction this worker issues most: the one the I/Os a single
+    /// schedule has not issued are counted in.
+    fn mostly(&self) -> Direction {
+        match (
+            Direction::mostly(self.config.read_percent),
+            self.config.trims,
+        ) {
+            (Direction::Write, Trims::Every) => Direction::Trim,
+            (dir, _) => dir,
+        }
+    }
+
     #[inline]
     fn next_direction(&mut self) -> Direction {
+        match self.config.trims {
+            Trims::None => {}
+            Trims::Every => return Direction::Trim,
+            Trims::BeforeEachWrite if self.trimmed.is_some() => return Direction::Write,
+            Trims::BeforeEachWrite => return Direction::Trim,
+        }
         match self.config.read_percent {
             100 => Direction::Read,
             0 => Direction::Write,

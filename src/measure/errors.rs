@@ -17,12 +17,14 @@ pub struct IoErrors {
     /// Fewer bytes than asked (end of file, a shrunken target).
     pub short: u64,
     pub other: u64,
-    /// The same errors by what failed: reads, writes and flushes (fsync,
-    /// fdatasync).
+    /// The same errors by what failed: reads, writes, trims and flushes
+    /// (fsync, fdatasync).
     #[serde(default)]
     pub read: u64,
     #[serde(default)]
     pub write: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trim: u64,
     #[serde(default)]
     pub flush: u64,
     /// The first few errors, described.
@@ -34,7 +36,12 @@ pub struct IoErrors {
 pub enum Operation {
     Read,
     Write,
+    Trim,
     Flush,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl IoErrors {
@@ -45,6 +52,7 @@ impl IoErrors {
         match op {
             Operation::Read => self.read += 1,
             Operation::Write => self.write += 1,
+            Operation::Trim => self.trim += 1,
             Operation::Flush => self.flush += 1,
         }
         match -result {
@@ -66,6 +74,7 @@ impl IoErrors {
         self.other += other.other;
         self.read += other.read;
         self.write += other.write;
+        self.trim += other.trim;
         self.flush += other.flush;
         for e in &other.first {
             if self.first.len() < LISTED {

@@ -33,6 +33,10 @@ pub struct DeviceFacts {
     /// (`queue/io_poll`: NVMe with poll queues), as `--hipri` needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub polls: Option<bool>,
+    /// Whether the device takes discards (`queue/discard_max_bytes` above
+    /// 0), as trims need.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discards: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,6 +155,7 @@ fn device_facts_in(sysfs: &Path, major: u32, minor: u32) -> Option<DeviceFacts> 
         temperature_sensor: temperature_sensor(&sys.join("device"))
             .map(|p| p.display().to_string()),
         polls: read_trimmed(queue.join("io_poll")).map(|p| p == "1"),
+        discards: read_trimmed(queue.join("discard_max_bytes")).map(|b| b != "0"),
     })
 }
 

@@ -116,10 +116,16 @@ impl LatencyHistogram {
         BASE64.encode(bytes)
     }
 
-    /// Decodes what `encode` produced. The text may come from a file anyone
-    /// wrote, so sizes claimed inside it are checked before anything is
-    /// allocated (the decoder would otherwise trust a header asking for 4 GiB).
+    /// Decodes what `encode` produced; an empty text is an empty histogram
+    /// (a direction a result leaves out). The text may come from a file
+    /// anyone wrote, so sizes claimed inside it are checked before anything
+    /// is allocated (the decoder would otherwise trust a header asking for
+    /// 4 GiB).
     pub fn decode(text: &str) -> Result<Self, String> {
+        if text.is_empty() {
+            // A direction a result leaves out (no trims) has no histogram.
+            return Ok(LatencyHistogram::new());
+        }
         if text.len() > MAX_ENCODED_LEN {
             return Err(format!(
                 "histogram is {} bytes of text, more than fathom ever writes",

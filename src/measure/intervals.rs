@@ -7,6 +7,10 @@ use super::histogram::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// Directions an I/O can go, and so the length of every per-direction
+/// array: read, write and trim, indexed by `engine::Direction as usize`.
+pub const DIRECTIONS: usize = 3;
+
 /// One second of a run (the last one may be shorter).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Interval {
@@ -53,14 +57,14 @@ pub struct IntervalReport {
     pub index: u64,
     pub dur_s: f64,
     /// Indexed by `Direction as usize`.
-    pub directions: [DirectionSample; 2],
+    pub directions: [DirectionSample; DIRECTIONS],
 }
 
 #[derive(Default)]
 struct Pending {
     reports: usize,
     dur_s: f64,
-    directions: [DirectionSample; 2],
+    directions: [DirectionSample; DIRECTIONS],
 }
 
 /// One second of a set of workers, merged, histograms kept.
@@ -68,7 +72,7 @@ struct Pending {
 pub struct CompletedSecond {
     pub index: u64,
     pub dur_s: f64,
-    pub directions: [DirectionSample; 2],
+    pub directions: [DirectionSample; DIRECTIONS],
 }
 
 /// The merged series of a set of workers (one target, or all of them).
@@ -83,7 +87,7 @@ pub struct IntervalSeries {
     /// before reporting any).
     finished: Vec<Option<u64>>,
     pending: BTreeMap<u64, Pending>,
-    complete: [Vec<Interval>; 2],
+    complete: [Vec<Interval>; DIRECTIONS],
 }
 
 impl IntervalSeries {
@@ -94,7 +98,7 @@ impl IntervalSeries {
             samples: None,
             finished: Vec::new(),
             pending: BTreeMap::new(),
-            complete: [Vec::new(), Vec::new()],
+            complete: Default::default(),
         }
     }
 
@@ -144,8 +148,8 @@ impl IntervalSeries {
     }
 
     /// The most recent complete interval in each direction, for the live line.
-    pub fn latest(&self) -> [Option<&Interval>; 2] {
-        [self.complete[0].last(), self.complete[1].last()]
+    pub fn latest(&self) -> [Option<&Interval>; DIRECTIONS] {
+        std::array::from_fn(|d| self.complete[d].last())
     }
 
     /// Whole seconds completed so far.
@@ -153,22 +157,25 @@ impl IntervalSeries {
         self.complete[0].len()
     }
 
-    /// Per completed second: IOPS of both directions, or the higher p99.
+    /// Per completed second: IOPS of all directions, or the highest p99.
     pub fn values(&self, metric: super::steady::SteadyMetric) -> Vec<f64> {
-        self.complete[0]
-            .iter()
-            .zip(&self.complete[1])
-            .filter(|(r, _)| r.dur_s >= 0.99)
-            .map(|(r, w)| match metric {
-                super::steady::SteadyMetric::Iops => r.iops + w.iops,
-                super::steady::SteadyMetric::Lat => r.p99_ns.max(w.p99_ns) as f64,
+        (0..self.complete[0].len())
+            .filter(|&i| self.complete[0][i].dur_s >= 0.99)
+            .map(|i| {
+                let seconds = self.complete.iter().map(|series| &series[i]);
+                match metric {
+                    super::steady::SteadyMetric::Iops => seconds.map(|s| s.iops).sum(),
+                    super::steady::SteadyMetric::Lat => {
+                        seconds.map(|s| s.p99_ns).max().unwrap_or(0) as f64
+                    }
+                }
             })
             .collect()
     }
 
     /// Finishes every interval still waiting (workers that stopped early or
-    /// were interrupted) and returns the read and write series.
-    pub fn finish(mut self) -> [Vec<Interval>; 2] {
+    /// were interrupted) and returns the read, write and trim series.
+    pub fn finish(mut self) -> [Vec<Interval>; DIRECTIONS] {
         self.flush();
         self.complete
     }
@@ -236,7 +243,7 @@ mod tests {
             target: 0,
             index,
             dur_s: 1.0,
-            directions: [read, DirectionSample::default()],
+            directions: [read, DirectionSample::default(), DirectionSample::default()],
         }
     }
 
@@ -290,7 +297,7 @@ mod tests {
         s.worker_finished(Some(0));
         s.add(&report(1, 10, 1000));
         assert_eq!(s.latest()[0].unwrap().t_s, 1.0);
-        let [read, write] = s.finish();
+        let [read, write, _] = s.finish();
         assert_eq!(read.len(), 2);
         assert_eq!(write.len(), 2);
         assert_eq!(write[0].ios, 0);
@@ -300,7 +307,7 @@ mod tests {
     fn finish_flushes_pending() {
         let mut s = IntervalSeries::new(3);
         s.add(&report(0, 10, 1000));
-        let [read, _] = s.finish();
+        let [read, ..] = s.finish();
         assert_eq!(read.len(), 1);
         assert_eq!(read[0].ios, 10);
     }

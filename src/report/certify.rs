@@ -21,7 +21,7 @@ pub fn interval_line(i: &CertifyInterval) -> String {
         // Writes read best as bandwidth; a few large reads a second keep
         // a decimal.
         let rate = match s.direction {
-            Direction::Write => crate::units::bandwidth(s.bw_bytes),
+            Direction::Write | Direction::Trim => crate::units::bandwidth(s.bw_bytes),
             Direction::Read if s.iops < 100.0 => format!("{:.1} r/s", s.iops),
             Direction::Read => format!("{:.0} r/s", s.iops),
         };

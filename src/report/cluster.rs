@@ -81,7 +81,7 @@ pub fn directions(results: &[RunResult]) -> Vec<(String, &'static str, &Directio
     }
     let mut out = Vec::new();
     for (name, pair) in pairs {
-        for (dir, d) in [("read", &pair.read), ("write", &pair.write)] {
+        for (dir, d) in pair.named() {
             if d.ios > 0 {
                 out.push((name.clone(), dir, d));
             }

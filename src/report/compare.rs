@@ -285,10 +285,7 @@ fn workload_rows(table: &mut Table, name: &str, wa: &WorkloadResult, wb: &Worklo
         else {
             continue;
         };
-        for (dir, da, db) in [
-            ("read", &ta.io.read, &tb.io.read),
-            ("write", &ta.io.write, &tb.io.write),
-        ] {
+        for ((dir, da), (_, db)) in ta.io.named().into_iter().zip(tb.io.named()) {
             if da.ios == 0 || db.ios == 0 {
                 continue;
             }

@@ -117,6 +117,10 @@ fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<Strin
                     let d = &t.io.write;
                     rows.push(("write", d.ios, d.bytes, d.iops, d.bw_bytes, &d.lat_ns));
                 }
+                if s.rw.trims() {
+                    let d = &t.io.trim;
+                    rows.push(("trim", d.ios, d.bytes, d.iops, d.bw_bytes, &d.lat_ns));
+                }
                 if let Some(sync) = &t.sync {
                     rows.push(("sync", sync.count, 0, sync.rate, 0.0, &sync.lat_ns));
                 }

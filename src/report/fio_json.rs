@@ -210,8 +210,10 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
     // added into the job's latency tables.
     let read_h = decoded(&w.total.read)?;
     let write_h = decoded(&w.total.write)?;
+    let trim_h = decoded(&w.total.trim)?;
     let mut all = read_h.clone();
     all.add(&write_h);
+    all.add(&trim_h);
     let errors: u64 = w.targets.iter().map(|t| t.errors.count).sum();
     let short: u64 = w.targets.iter().map(|t| t.errors.short).sum();
     let out = Shape {
@@ -227,7 +229,7 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
         "job options": options,
         "read": direction(&w.total.read, &read_h, runtime_ms, short, &out),
         "write": direction(&w.total.write, &write_h, runtime_ms, 0, &out),
-        "trim": direction(&DirectionResult::default(), &LatencyHistogram::new(), runtime_ms, 0, &out),
+        "trim": direction(&w.total.trim, &trim_h, runtime_ms, 0, &out),
         "sync": sync(w.sync.as_ref(), &spec.percentile_list)?,
         "job_runtime": runtime_ms,
         "usr_cpu": cpu_pct(&w.cpu, true, w.runtime_s),

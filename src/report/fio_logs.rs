@@ -43,18 +43,18 @@ pub fn write(doc: &Document, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 fn logs(w: &WorkloadResult, number: usize) -> Vec<(String, String)> {
     let logs = &w.spec.fio_logs;
     let window = logs.avg_s.max(1) as usize;
-    let read_pct = w.spec.rw.read_percent(w.spec.rwmix_read);
-    let directions: Vec<(u8, Vec<Window>)> = [(0u8, &w.total.read), (1u8, &w.total.write)]
-        .into_iter()
-        .filter(|(d, _)| {
-            if *d == 0 {
-                read_pct > 0
-            } else {
-                read_pct < 100
-            }
-        })
-        .map(|(d, r)| (d, windows(&r.intervals, window)))
-        .collect();
+    let (rw, mix) = (w.spec.rw, w.spec.rwmix_read);
+    let done = [rw.read_percent(mix) > 0, rw.writes(mix), rw.trims()];
+    // fio's direction column: 0 read, 1 write, 2 trim.
+    let directions: Vec<(u8, Vec<Window>)> = [
+        (0u8, &w.total.read),
+        (1u8, &w.total.write),
+        (2u8, &w.total.trim),
+    ]
+    .into_iter()
+    .filter(|(d, _)| done[*d as usize])
+    .map(|(d, r)| (d, windows(&r.intervals, window)))
+    .collect();
     let render = |value: fn(&Window) -> f64| {
         let mut text = String::new();
         let count = directions.iter().map(|(_, w)| w.len()).max().unwrap_or(0);

@@ -239,29 +239,17 @@ fn stream_charts(
     } else {
         s.spec.name.clone()
     };
-    // A stream's IOPS each second: its reads and writes together.
+    // A stream's IOPS each second: all its directions together.
     let iops_per_second = |w: &WorkloadResult| -> Vec<(f64, f64)> {
-        let (r, wr) = (&w.total.read.intervals, &w.total.write.intervals);
-        (0..r.len().max(wr.len()))
-            .map(|i| {
-                let (read, write) = (r.get(i), wr.get(i));
-                let at = read.or(write).map_or(i as f64, |x| x.t_s + x.dur_s);
-                (
-                    at,
-                    read.map_or(0.0, |x| x.iops) + write.map_or(0.0, |x| x.iops),
-                )
-            })
+        w.total
+            .seconds()
+            .into_iter()
+            .map(|(t_s, dur_s, iops, _)| (t_s + dur_s, iops))
             .collect()
     };
     // Latency per stream: of the direction it mostly does, and of its
     // flushes when it makes them.
-    let main = |w: &WorkloadResult| {
-        if w.total.read.ios >= w.total.write.ios {
-            w.total.read.lat_ns
-        } else {
-            w.total.write.lat_ns
-        }
-    };
+    let main = |w: &WorkloadResult| w.total.main().lat_ns;
     type Pick = fn(&crate::result::LatencySummary) -> u64;
     let percentiles: [(&str, Pick); 3] = [
         ("p50", |l| l.p50),
@@ -718,7 +706,7 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
     for target in targets(table) {
         // Each direction's charts in the same order; then paired, so that
         // the read and the write chart of one kind sit side by side.
-        let mut by_direction: [Vec<Rendered>; 2] = [Vec::new(), Vec::new()];
+        let mut by_direction: [Vec<Rendered>; DIRECTIONS.len()] = Default::default();
         for ((dir, pick), out) in DIRECTIONS.into_iter().zip(&mut by_direction) {
             if depths {
                 let groups = grouped(table, &target, pick, &["iodepth", "rw"]);
@@ -791,13 +779,13 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
                 }
             }
         }
-        let [read, write] = by_direction;
-        let (mut read, mut write) = (read.into_iter(), write.into_iter());
+        let mut each = by_direction.map(Vec::into_iter);
         loop {
-            match (read.next(), write.next()) {
-                (None, None) => break,
-                (r, w) => out.extend(r.into_iter().chain(w)),
+            let next: Vec<Rendered> = each.iter_mut().filter_map(Iterator::next).collect();
+            if next.is_empty() {
+                break;
             }
+            out.extend(next);
         }
     }
     Ok(())
@@ -861,9 +849,10 @@ fn time_series(
     let mut runs: Vec<_> = workloads
         .iter()
         .filter(|w| {
-            [&w.total.read, &w.total.write]
+            w.total
+                .named()
                 .iter()
-                .any(|d| d.intervals.iter().filter(|i| i.ios > 0).count() >= 2)
+                .any(|(_, d)| d.intervals.iter().filter(|i| i.ios > 0).count() >= 2)
         })
         .collect();
     runs.truncate(MAX_TIME_SERIES);
@@ -889,7 +878,7 @@ fn time_series(
         let mut p99_ns: Vec<Series> = Vec::new();
         let mut heat: Vec<Series> = Vec::new();
         for w in &members {
-            let dirs = [("read", &w.total.read), ("write", &w.total.write)];
+            let dirs = w.total.named();
             let present: Vec<_> = dirs.iter().filter(|(_, d)| d.ios > 0).collect();
             let ours: Vec<Series> = present
                 .iter()

@@ -40,6 +40,7 @@ pub struct Row {
     pub target: String,
     pub read: Option<Figures>,
     pub write: Option<Figures>,
+    pub trim: Option<Figures>,
     /// Flushes (`--fsync`, `--fdatasync`): their rate as `iops`.
     pub sync: Option<Figures>,
     /// Sort key and chart coordinates: the same values as numbers.
@@ -59,11 +60,9 @@ pub struct SweepTable {
 }
 
 impl SweepTable {
-    pub fn has_reads(&self) -> bool {
-        self.rows.iter().any(|r| r.read.is_some())
-    }
-    pub fn has_writes(&self) -> bool {
-        self.rows.iter().any(|r| r.write.is_some())
+    /// Whether any row has figures in the direction `pick` picks.
+    pub fn has(&self, pick: Pick) -> bool {
+        self.rows.iter().any(|r| pick(r).is_some())
     }
 }
 
@@ -205,6 +204,7 @@ fn add_rows(
     for t in &w.targets {
         let read = Figures::of(&t.io.read);
         let write = Figures::of(&t.io.write);
+        let trim = Figures::of(&t.io.trim);
         let sync = t.sync.as_ref().filter(|s| s.count > 0).map(|s| Figures {
             iops: s.rate,
             bw_bytes: 0.0,
@@ -216,6 +216,7 @@ fn add_rows(
         if let Some(row) = rows.iter_mut().find(|r| r.keys == keys && r.target == name) {
             row.read = row.read.or(read);
             row.write = row.write.or(write);
+            row.trim = row.trim.or(trim);
             row.sync = row.sync.or(sync);
             continue;
         }
@@ -224,6 +225,7 @@ fn add_rows(
             target: name,
             read,
             write,
+            trim,
             sync,
             bs: w.spec.bs,
             iodepth: w.spec.iodepth,
@@ -235,7 +237,11 @@ fn add_rows(
 
 /// Picks a row's figures for one direction.
 pub type Pick = fn(&Row) -> Option<Figures>;
-pub const DIRECTIONS: [(&str, Pick); 2] = [("read", |r| r.read), ("write", |r| r.write)];
+pub const DIRECTIONS: [(&str, Pick); 3] = [
+    ("read", |r| r.read),
+    ("write", |r| r.write),
+    ("trim", |r| r.trim),
+];
 
 /// Column headers and cells, shared by the text and Markdown tables.
 pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
@@ -244,13 +250,7 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
     header.push("target".into());
     let dirs: Vec<(&str, Pick)> = DIRECTIONS
         .into_iter()
-        .filter(|(d, _)| {
-            if *d == "read" {
-                table.has_reads()
-            } else {
-                table.has_writes()
-            }
-        })
+        .filter(|(_, pick)| table.has(*pick))
         .collect();
     for (d, _) in &dirs {
         header.extend([
@@ -432,7 +432,7 @@ pub fn streams_cells(
     for w in &s.streams {
         let stream = format!("{group}/{}", w.spec.name);
         for t in &w.targets {
-            for (dir, d) in [("read", &t.io.read), ("write", &t.io.write)] {
+            for (dir, d) in t.io.named() {
                 if d.ios > 0 {
                     add(&stream, &t.name, dir, d.iops, Some(d.bw_bytes), &d.lat_ns);
                 }
@@ -442,7 +442,7 @@ pub fn streams_cells(
             }
         }
     }
-    for (dir, d) in [("read", &s.total.read), ("write", &s.total.write)] {
+    for (dir, d) in s.total.named() {
         if d.ios > 0 {
             add(
                 &group,
@@ -497,7 +497,7 @@ pub fn detail_cells(
     };
     let mut rows = Vec::new();
     let mut add = |name: &str, io: &DirectionPair, sync: &Option<SyncResult>| {
-        for (dir, d) in [("read", &io.read), ("write", &io.write)] {
+        for (dir, d) in io.named() {
             if d.ios > 0 {
                 rows.push(detail_row(
                     &label,

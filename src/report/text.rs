@@ -254,7 +254,7 @@ fn disk_lines(disks: &[crate::result::DiskUsage]) -> String {
 fn target_notes<'a>(targets: impl Iterator<Item = (String, &'a TargetResult)>) -> String {
     let mut out = String::new();
     for (name, target) in targets {
-        for (dir, d) in [("read", &target.io.read), ("write", &target.io.write)] {
+        for (dir, d) in target.io.named() {
             if let Some(s) = d.sched_lat_ns.filter(|_| d.ios > 0) {
                 out.push_str(&format!(
                     "{name}: {dir} latency from schedule: p50 {}, p99 {}, max {} (from submission: p50 {}, p99 {})\n",

@@ -92,7 +92,8 @@ impl Profile {
     pub fn limits(&self, direction: Direction) -> &[Limit] {
         match direction {
             Direction::Read => &self.read_limits,
-            Direction::Write => &self.write_limits,
+            // A trimming stream is judged as a writing one.
+            Direction::Write | Direction::Trim => &self.write_limits,
         }
     }
 

@@ -258,6 +258,7 @@ fn concurrent_workloads(
     let total = DirectionPair {
         read: side(|d| &d.read)?,
         write: side(|d| &d.write)?,
+        trim: side(|d| &d.trim)?,
     };
     let syncs: Vec<&SyncResult> = parts.iter().filter_map(|p| p.sync.as_ref()).collect();
     let cpu = CpuUsage::added(parts.iter().map(|p| &p.cpu), total.ios());

@@ -142,8 +142,12 @@ fn workload(job: &Value, global: &Value, version: &str) -> Result<WorkloadResult
     let mut from_bins = true;
     let read = direction(&job["read"], runtime_s, &mut from_bins)?;
     let write = direction(&job["write"], runtime_s, &mut from_bins)?;
+    let trim = match &job["trim"] {
+        Value::Null => DirectionResult::default(),
+        t => direction(t, runtime_s, &mut from_bins)?,
+    };
     let pct = |k: &str| job[k].as_f64().unwrap_or(0.0) / 100.0 * runtime_s;
-    let ios = read.ios + write.ios;
+    let ios = read.ios + write.ios + trim.ios;
     let cpu = CpuUsage::new(
         crate::measure::cpu::CpuTime {
             user_s: pct("usr_cpu"),
@@ -168,7 +172,7 @@ fn workload(job: &Value, global: &Value, version: &str) -> Result<WorkloadResult
         ),
         at_s: None,
     };
-    let total = DirectionPair { read, write };
+    let total = DirectionPair { read, write, trim };
     let mut target = TargetResult::of_file(&spec.targets.join(":"), total.clone());
     target.size = spec.size.unwrap_or(0);
     target.runtime_s = runtime_s;

@@ -310,6 +310,7 @@ pub(crate) mod test_support {
             DirectionPair {
                 read: nothing(),
                 write: nothing(),
+                trim: nothing(),
             },
             CpuUsage::default(),
             0.0,

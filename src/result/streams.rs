@@ -43,6 +43,10 @@ impl StreamsResult {
                 &streams.iter().map(|s| &s.total.write).collect::<Vec<_>>(),
                 runtime_s,
             )?,
+            trim: concurrent(
+                &streams.iter().map(|s| &s.total.trim).collect::<Vec<_>>(),
+                runtime_s,
+            )?,
         };
         let syncs: Vec<&SyncResult> = streams.iter().filter_map(|s| s.sync.as_ref()).collect();
         let sync = if syncs.is_empty() {

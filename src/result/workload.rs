@@ -101,6 +101,10 @@ pub struct TargetResult {
 pub struct DirectionPair {
     pub read: DirectionResult,
     pub write: DirectionResult,
+    /// Discards (`--rw trim`, `randtrim`, `trimwrite`); absent when the
+    /// workload trims nothing.
+    #[serde(default, skip_serializing_if = "DirectionResult::is_unused")]
+    pub trim: DirectionResult,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -131,6 +135,13 @@ pub struct DirectionResult {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+impl DirectionResult {
+    /// Nothing issued in this direction: no I/O, none left unanswered.
+    pub fn is_unused(&self) -> bool {
+        self.ios == 0 && self.unanswered == 0 && self.intervals.iter().all(|i| i.ios == 0)
+    }
 }
 
 /// Flushes (`--fsync N`): how many were made while measuring and how long
@@ -269,6 +280,49 @@ impl TargetResult {
 
 impl DirectionPair {
     pub fn ios(&self) -> u64 {
-        self.read.ios + self.write.ios
+        self.read.ios + self.write.ios + self.trim.ios
+    }
+
+    /// Each second of all directions together: (start, length, IOPS, the
+    /// highest p99 of any direction).
+    pub fn seconds(&self) -> Vec<(f64, f64, f64, u64)> {
+        let series = [
+            &self.read.intervals,
+            &self.write.intervals,
+            &self.trim.intervals,
+        ];
+        let len = series.iter().map(|s| s.len()).max().unwrap_or(0);
+        (0..len)
+            .map(|i| {
+                let present = series.iter().filter_map(|s| s.get(i));
+                let (mut t_s, mut dur_s, mut iops, mut p99) = (i as f64, 0.0, 0.0, 0);
+                for (n, s) in present.enumerate() {
+                    if n == 0 {
+                        (t_s, dur_s) = (s.t_s, s.dur_s);
+                    }
+                    iops += s.iops;
+                    p99 = p99.max(s.p99_ns);
+                }
+                (t_s, dur_s, iops, p99)
+            })
+            .collect()
+    }
+
+    /// The direction with the most I/Os (reads on a tie).
+    pub fn main(&self) -> &DirectionResult {
+        self.named()
+            .into_iter()
+            .map(|(_, d)| d)
+            .reduce(|best, d| if d.ios > best.ios { d } else { best })
+            .expect("three directions")
+    }
+
+    /// Each direction with its name: read, write, trim.
+    pub fn named(&self) -> [(&'static str, &DirectionResult); 3] {
+        [
+            ("read", &self.read),
+            ("write", &self.write),
+            ("trim", &self.trim),
+        ]
     }
 }

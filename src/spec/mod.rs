@@ -25,16 +25,24 @@ pub enum RwMode {
     RandWrite,
     ReadWrite,
     RandRw,
+    /// Sequential trims (discards): every I/O frees its blocks.
+    Trim,
+    RandTrim,
+    /// Each block trimmed, then written: trim, write, trim the next ...
+    TrimWrite,
 }
 
 impl RwMode {
-    pub const ALL: [RwMode; 6] = [
+    pub const ALL: [RwMode; 9] = [
         RwMode::Read,
         RwMode::Write,
         RwMode::RandRead,
         RwMode::RandWrite,
         RwMode::ReadWrite,
         RwMode::RandRw,
+        RwMode::Trim,
+        RwMode::RandTrim,
+        RwMode::TrimWrite,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,11 +53,28 @@ impl RwMode {
             RwMode::RandWrite => "randwrite",
             RwMode::ReadWrite => "readwrite",
             RwMode::RandRw => "randrw",
+            RwMode::Trim => "trim",
+            RwMode::RandTrim => "randtrim",
+            RwMode::TrimWrite => "trimwrite",
         }
     }
 
     pub fn is_random(self) -> bool {
-        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+        matches!(
+            self,
+            RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw | RwMode::RandTrim
+        )
+    }
+
+    /// Whether the mode discards blocks.
+    pub fn trims(self) -> bool {
+        matches!(self, RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite)
+    }
+
+    /// Whether the mode changes what the target holds (writes or trims):
+    /// what the safety rules and write access are decided on.
+    pub fn modifies(self, rwmix_read: u8) -> bool {
+        self.writes(rwmix_read) || self.trims()
     }
 
     pub fn is_mixed(self) -> bool {
@@ -63,11 +88,16 @@ impl RwMode {
             RwMode::Read | RwMode::RandRead => 100,
             RwMode::Write | RwMode::RandWrite => 0,
             RwMode::ReadWrite | RwMode::RandRw => rwmix_read,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite => 0,
         }
     }
 
+    /// Whether the mode issues writes (a trim alone writes nothing).
     pub fn writes(self, rwmix_read: u8) -> bool {
-        self.read_percent(rwmix_read) < 100
+        match self {
+            RwMode::Trim | RwMode::RandTrim => false,
+            _ => self.read_percent(rwmix_read) < 100,
+        }
     }
 }
 
@@ -89,7 +119,7 @@ impl FromStr for RwMode {
             .into_iter()
             .find(|m| m.name() == wanted)
             .ok_or_else(|| {
-                format!("unknown rw '{s}' (expected read, write, randread, randwrite, readwrite or randrw)")
+                format!("unknown rw '{s}' (expected read, write, randread, randwrite, readwrite, randrw, trim, randtrim or trimwrite)")
             })
     }
 }
@@ -1009,6 +1039,18 @@ impl WorkloadSpec {
             return fail(
                 "--hipri: a polled ring takes only reads and writes, not the flushes of --fsync or --fdatasync".into(),
             );
+        }
+        if self.rw.trims() && self.verify != VerifyMode::Off {
+            return fail(format!(
+                "--verify checks blocks against what was written: --rw {} discards blocks, which then read back as zeros or as they were, as the device chooses",
+                self.rw
+            ));
+        }
+        if self.rw.trims() && self.hipri {
+            return fail(format!(
+                "--hipri: a polled ring takes only reads and writes, not the trims of --rw {}",
+                self.rw
+            ));
         }
         if self.verify != VerifyMode::Off && self.engine == EngineKind::Null {
             return fail("--verify needs real I/O: --engine null reads and writes nothing".into());

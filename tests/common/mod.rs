@@ -229,6 +229,13 @@ impl LoopDevice {
     }
 }
 
+impl LoopDevice {
+    /// The image file under the device.
+    pub fn image(&self) -> &Path {
+        self._image.path()
+    }
+}
+
 impl Drop for LoopDevice {
     fn drop(&mut self) {
         let _ = Command::new("losetup").args(["-d", &self.path]).status();
