@@ -338,3 +338,20 @@ fn no_mount_outlives_its_test_after_io_uring_used_it() {
         dir.display()
     );
 }
+
+/// A file system that cannot punch holes (this one has no fallocate) is
+/// named before anything runs, and the file is left as it was.
+#[test]
+fn trims_on_a_file_system_without_holes_are_refused() {
+    let Some(fs) = skip_or_mount() else { return };
+    let file = fs.path("data");
+    std::fs::write(&file, vec![7u8; MIB]).unwrap();
+    let f = file.to_str().unwrap();
+    for rw in ["trim", "randtrim", "trimwrite"] {
+        refused(
+            &["run", f, "--rw", rw, "--bs", "4k", "--overwrite"],
+            "cannot punch holes",
+        );
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; MIB]);
+}

@@ -177,6 +177,10 @@ fn a_loop_device_passes_its_discards_to_the_image_under_it() {
         assert_eq!(t["facts"]["device"]["discards"], true, "{t}");
         assert!(u(&t["trim"]["ios"]) >= 32, "{engine}: {t}");
         assert_eq!(u(&t["errors"]["count"]), 0, "{engine}: {t}");
+        // The device's own counters saw the discards.
+        let disk = &doc["results"][0]["disks"][0];
+        assert!(u(&disk["discard_ios"]) > 0, "{engine}: {disk}");
+        assert!(u(&disk["discard_bytes"]) >= 2 * MIB, "{engine}: {disk}");
     }
     // The image holds data before the trimmed range and a hole in it.
     assert_eq!(seek(&image, 4 * MIB, libc::SEEK_HOLE), Some(4 * MIB));

@@ -270,9 +270,6 @@ fn inspect_path(
     if spec.hipri {
         check_polls(kind, &file_path).map_err(err)?;
     }
-    if spec.rw.trims() {
-        check_discards(kind, &file_path).map_err(|e| err(format!("--rw {}: {e}", spec.rw)))?;
-    }
     let mut overridden = Vec::new();
     if spec.rw.modifies(spec.rwmix_read) {
         match kind {
@@ -289,6 +286,12 @@ fn inspect_path(
             }
             _ => {}
         }
+    }
+
+    // After the safety rules: the probe of an existing file opens it for
+    // writing.
+    if spec.rw.trims() {
+        check_discards(kind, &file_path).map_err(|e| err(format!("--rw {}: {e}", spec.rw)))?;
     }
 
     Ok(TargetPlan {
@@ -335,9 +338,10 @@ fn check_polls(kind: TargetKind, file_path: &Path) -> Result<(), String> {
 
 /// Trims discard blocks: a device must take discards (`discard_max_bytes`
 /// above 0), and a file system must punch holes. A file system is asked
-/// with an unnamed temporary file (O_TMPFILE) punched past its end, so
-/// nothing is created or changed; where it cannot make one, the first trim
-/// says what failed.
+/// by punching past the end of an unnamed temporary file (O_TMPFILE), or,
+/// where it cannot make one, of the target itself when it exists: nothing
+/// is created or changed. Where neither can be asked, the first trim says
+/// what failed.
 fn check_discards(kind: TargetKind, file_path: &Path) -> Result<(), String> {
     match kind {
         TargetKind::BlockDevice => {
@@ -355,17 +359,21 @@ fn check_discards(kind: TargetKind, file_path: &Path) -> Result<(), String> {
                 Some(d) if !d.as_os_str().is_empty() => d,
                 _ => Path::new("."),
             };
-            let Ok(probe) = OpenOptions::new()
+            let temporary = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .custom_flags(libc::O_TMPFILE)
-                .open(dir)
+                .open(dir);
+            let Some(probe) = temporary
+                .or_else(|_| OpenOptions::new().write(true).open(file_path))
+                .ok()
             else {
                 return Ok(());
             };
+            let end = probe.metadata().map_or(0, |m| m.len()) as libc::off_t;
             let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
             // SAFETY: a plain syscall on a descriptor this function owns.
-            if unsafe { libc::fallocate(probe.as_raw_fd(), mode, 0, 4096) } == 0 {
+            if unsafe { libc::fallocate(probe.as_raw_fd(), mode, end, 4096) } == 0 {
                 return Ok(());
             }
             let e = io::Error::last_os_error();

@@ -25,8 +25,17 @@ pub struct DiskUsage {
     pub write_ticks_ms: u64,
     /// Weighted milliseconds of requests in flight.
     pub in_queue_ms: u64,
+    /// Discard requests and the bytes they covered (Linux 4.18 and later).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub discard_ios: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub discard_bytes: u64,
     /// Share of the time the disk had at least one request in flight.
     pub util_pct: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl DiskUsage {
@@ -42,6 +51,8 @@ impl DiskUsage {
         self.read_ticks_ms += other.read_ticks_ms;
         self.write_ticks_ms += other.write_ticks_ms;
         self.in_queue_ms += other.in_queue_ms;
+        self.discard_ios += other.discard_ios;
+        self.discard_bytes += other.discard_bytes;
         self.util_pct = self.util_pct.max(other.util_pct);
     }
 }
@@ -60,6 +71,8 @@ struct Counters {
     write_ticks_ms: u64,
     io_ticks_ms: u64,
     time_in_queue_ms: u64,
+    discard_ios: u64,
+    discard_sectors: u64,
 }
 
 impl Counters {
@@ -82,6 +95,9 @@ impl Counters {
             write_ticks_ms: f[7],
             io_ticks_ms: f[9],
             time_in_queue_ms: f[10],
+            // Older kernels end at the eleventh field.
+            discard_ios: f.get(11).copied().unwrap_or(0),
+            discard_sectors: f.get(13).copied().unwrap_or(0),
         })
     }
 }
@@ -139,6 +155,8 @@ fn usage(name: &str, then: &Counters, now: &Counters, elapsed_ms: f64) -> DiskUs
         read_ticks_ms: d(then.read_ticks_ms, now.read_ticks_ms),
         write_ticks_ms: d(then.write_ticks_ms, now.write_ticks_ms),
         in_queue_ms: d(then.time_in_queue_ms, now.time_in_queue_ms),
+        discard_ios: d(then.discard_ios, now.discard_ios),
+        discard_bytes: d(then.discard_sectors, now.discard_sectors) * 512,
         util_pct: if elapsed_ms > 0.0 {
             (busy_ms as f64 * 100.0 / elapsed_ms).min(100.0)
         } else {
@@ -168,6 +186,9 @@ mod tests {
             (20, 2, 160, 7)
         );
         assert_eq!((c.io_ticks_ms, c.time_in_queue_ms), (30, 12));
+        assert_eq!((c.discard_ios, c.discard_sectors), (0, 0));
+        let c = Counters::parse("10 1 80 5 20 2 160 7 0 30 12 4 1 64 3 0 0\n").unwrap();
+        assert_eq!((c.discard_ios, c.discard_sectors), (4, 64));
         assert!(Counters::parse("1 2 3").is_none());
         assert!(Counters::parse("1 2 3 4 5 6 7 8 9 10 x").is_none());
     }

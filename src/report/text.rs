@@ -236,8 +236,16 @@ fn disk_lines(disks: &[crate::result::DiskUsage]) -> String {
     disks
         .iter()
         .map(|d| {
+            let discards = match d.discard_ios {
+                0 => String::new(),
+                n => format!(
+                    ", {} discards ({})",
+                    crate::units::thousands(n),
+                    crate::units::format_bytes(d.discard_bytes)
+                ),
+            };
             format!(
-                "  disk {}: {} reads ({}), {} writes ({}), busy {:.0}% of the time\n",
+                "  disk {}: {} reads ({}), {} writes ({}){discards}, busy {:.0}% of the time\n",
                 d.name,
                 crate::units::thousands(d.read_ios),
                 crate::units::format_bytes(d.read_bytes),
