@@ -105,6 +105,10 @@ fn blank_device_accepts_writes_file_system_does_not() {
         &["run", &dev.path, "--rw", "randrw"],
         "--i-know-this-destroys-data",
     );
+    // A trim destroys data as a write does.
+    for rw in ["trim", "randtrim", "trimwrite"] {
+        refused(&["run", &dev.path, "--rw", rw], "ext2/ext3/ext4");
+    }
     // Reading is always allowed.
     run_json(&[&dev.path, "--rw", "randread", "--size", "1m"]);
     let probe = Command::new("blkid").arg(&dev.path).output().unwrap();
