@@ -273,6 +273,7 @@ pub fn run(
         keep_intervals: false,
         start_at: None,
         barrier: None,
+        record: None,
     };
     let mut cutter = IntervalCutter::new(profile, plan.targets().to_vec());
     let mut callback_error = None;

@@ -20,12 +20,14 @@ pub mod meta;
 pub mod plan;
 #[cfg(feature = "mpi")]
 pub mod ranks;
+pub mod replay;
 pub mod report;
 pub mod result;
 pub mod run;
 pub mod safety;
 pub mod spec;
 pub mod stop;
+pub mod trace;
 pub mod units;
 pub mod verify;
 pub mod warnings;

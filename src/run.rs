@@ -139,6 +139,8 @@ pub struct Session {
     start_at: Option<std::time::SystemTime>,
     /// Waits for the other hosts before each workload (`--mpi`).
     barrier: Option<Box<Barrier>>,
+    /// Where every I/O of the (one) workload is recorded (`--record`).
+    record: Option<std::path::PathBuf>,
 }
 
 impl Session {
@@ -152,7 +154,14 @@ impl Session {
             document: Document::new(facts::host_facts(), None),
             start_at: None,
             barrier: None,
+            record: None,
         }
+    }
+
+    /// Records every I/O the session's workload issues into `path`.
+    pub fn recording(mut self, path: Option<std::path::PathBuf>) -> Self {
+        self.record = path;
+        self
     }
 
     /// Waits on `barrier` before each workload starts (the targets laid
@@ -176,6 +185,7 @@ impl Session {
             keep_intervals: true,
             start_at: self.start_at.take(),
             barrier: self.barrier.as_deref(),
+            record: self.record.as_deref(),
         }
     }
 
@@ -459,6 +469,8 @@ fn worker_configs(
                     / jobs) as usize,
                 sample_bytes: (crate::engine::content::SAMPLE_BYTES as u64 / jobs).max(spec.bs)
                     as usize,
+                script: None,
+                record: None,
             }
         })
         .collect()
@@ -484,6 +496,9 @@ struct TargetAccumulator {
     queue: crate::measure::queue::QueueDepths,
     /// The first blocks the workers wrote, as written.
     written: Vec<u8>,
+    /// A replay: I/Os issued more than 1 ms late, the longest lag.
+    late_issues: u64,
+    worst_lag_ns: u64,
 }
 
 /// One stream of a group that runs at the same time: a workload on its
@@ -511,6 +526,8 @@ pub struct RunOptions<'a> {
     pub start_at: Option<std::time::SystemTime>,
     /// Called once the targets are ready, just before the workers start.
     pub barrier: Option<&'a Barrier>,
+    /// Record every I/O issued into this file (`--record`).
+    pub record: Option<&'a std::path::Path>,
 }
 
 /// Runs one workload on prepared targets and returns its result.
@@ -543,12 +560,24 @@ pub fn run_streams(
             drop_cached(target)?;
         }
     }
+    let recording = match options.record {
+        Some(path) => {
+            let names: Vec<String> = streams
+                .iter()
+                .flat_map(|s| s.targets.iter().map(|t| t.plan.name.clone()))
+                .collect();
+            let recording = crate::trace::record::Recording::create(path, &names)
+                .map_err(|e| UsageError(format!("--record {}: {e}", path.display())))?;
+            Some(recording)
+        }
+        None => None,
+    };
     let Planned {
         jobs,
         accumulators,
         stream_workers,
         tunings,
-    } = plan_workers(streams, options.keep_intervals)?;
+    } = plan_workers(streams, options.keep_intervals, recording.as_ref())?;
     let workers = jobs.len();
     let mut disks = DiskWatch::new(streams);
     let gate = Arc::new(StartGate::new(workers));
@@ -597,6 +626,12 @@ pub fn run_streams(
         let _ = handle.join();
     }
     live_line.finish();
+    if let Some(recording) = recording {
+        // Every worker, and so every sink, is gone: the writer ends.
+        recording
+            .finish()
+            .context("--record: cannot write the recording")?;
+    }
     for (s, series) in progress.totals.iter_mut().enumerate() {
         series.flush();
         for second in series.drain_completed() {
@@ -697,7 +732,11 @@ struct Planned {
 
 /// Opens each worker's descriptors (and, with `--verify`, the block map of
 /// each target a stream writes) before anything starts.
-fn plan_workers(streams: &[Stream], keep_intervals: bool) -> anyhow::Result<Planned> {
+fn plan_workers(
+    streams: &[Stream],
+    keep_intervals: bool,
+    recording: Option<&crate::trace::record::Recording>,
+) -> anyhow::Result<Planned> {
     let mut jobs = Vec::new();
     let mut accumulators: Vec<TargetAccumulator> = Vec::new();
     let mut stream_workers = vec![0usize; streams.len()];
@@ -718,6 +757,12 @@ fn plan_workers(streams: &[Stream], keep_intervals: bool) -> anyhow::Result<Plan
                 ))
             });
             for mut config in worker_configs(spec, slot, &target.plan, stream_workers[s]) {
+                if let Some(replay) = &spec.replay {
+                    play(&mut config, replay, t, &target.plan)?;
+                }
+                if let Some(recording) = recording {
+                    config.record = Some(recording.sink(slot as u16));
+                }
                 let file = target.open(spec.direct, spec.rw.modifies(spec.rwmix_read))?;
                 if let Some(map) = &map {
                     config.verify = Some(WorkerVerify {
@@ -750,6 +795,8 @@ fn plan_workers(streams: &[Stream], keep_intervals: bool) -> anyhow::Result<Plan
                 map,
                 queue: Default::default(),
                 written: Vec::new(),
+                late_issues: 0,
+                worst_lag_ns: 0,
             });
         }
     }
@@ -776,6 +823,36 @@ fn plan_workers(streams: &[Stream], keep_intervals: bool) -> anyhow::Result<Plan
         stream_workers,
         tunings,
     })
+}
+
+/// Makes `config` the worker of a replay that plays the trace's device of
+/// target `t`: its script, buffers for its longest I/O, no size bound.
+fn play(
+    config: &mut WorkerConfig,
+    replay: &crate::spec::replay::ReplaySpec,
+    t: usize,
+    plan: &TargetPlan,
+) -> anyhow::Result<()> {
+    use crate::trace::script::{Fold, Script};
+    let trace = replay
+        .loaded
+        .as_ref()
+        .context("the replay's trace is not loaded")?;
+    let device = trace
+        .devices
+        .iter()
+        .position(|d| Some(d) == replay.devices.get(t))
+        .map_or(u32::MAX, |d| d as u32);
+    let fold = replay.wrap.then_some(Fold {
+        size: plan.size,
+        align: trace.alignment(),
+    });
+    let script = Script::of(trace, device, replay.speed, fold, replay.loops);
+    config.sizes = BlockSizes::fixed(script.largest().max(512));
+    config.read_percent = script.read_percent();
+    config.budget_bytes = None;
+    config.script = Some(Arc::new(script));
+    Ok(())
 }
 
 /// The disks under a group's targets: their counters are read when
@@ -1030,7 +1107,10 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
         let mut target_results = Vec::with_capacity(stream.targets.len());
         let mut runtime_s: f64 = 0.0;
         let mut written: Vec<u8> = Vec::new();
+        let (mut late_ios, mut worst_lag_ns) = (0, 0);
         while let Some(acc) = accumulators.next_if(|a| a.stream == s) {
+            late_ios += acc.late_issues;
+            worst_lag_ns = worst_lag_ns.max(acc.worst_lag_ns);
             let target = &stream.targets[acc.target];
             let runtime = acc.end.map_or(0.0, |e| {
                 e.saturating_duration_since(measure_start).as_secs_f64()
@@ -1077,6 +1157,10 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
             interrupted: m.interrupted,
             warnings: Vec::new(),
             engine_tuning: None,
+            replay: spec
+                .replay
+                .as_ref()
+                .map(|replay| replay_result(replay, stream.targets.len(), late_ios, worst_lag_ns)),
             queue_depths,
             disks: m.disks.clone(),
             temperature: m.temperature.clone(),
@@ -1102,6 +1186,44 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
     results
 }
 
+/// A replay's own figures: what it was to play, how late it issued.
+fn replay_result(
+    replay: &crate::spec::replay::ReplaySpec,
+    targets: usize,
+    late_ios: u64,
+    worst_lag_ns: u64,
+) -> crate::result::replay::ReplayResult {
+    use crate::result::replay::{OriginalLatency, ReplayResult};
+    let Some(trace) = &replay.loaded else {
+        return ReplayResult::default();
+    };
+    let played: Vec<u32> = (0..targets)
+        .filter_map(|t| {
+            let name = replay.devices.get(t)?;
+            trace
+                .devices
+                .iter()
+                .position(|d| d == name)
+                .map(|d| d as u32)
+        })
+        .collect();
+    let ios = trace
+        .ios
+        .iter()
+        .filter(|io| played.contains(&io.device))
+        .count() as u64;
+    let last_ns = trace.ios.last().map_or(0, |io| io.t_ns) as f64;
+    ReplayResult {
+        trace_ios: ios * u64::from(replay.loops.max(1)),
+        trace_span_s: replay
+            .speed
+            .map_or(0.0, |s| last_ns / s / 1e9 * f64::from(replay.loops.max(1))),
+        late_ios,
+        worst_lag_ns,
+        original: OriginalLatency::of(trace),
+    }
+}
+
 /// Sleeps until the wall clock reaches `at`, or a signal stops the run.
 fn wait_until(at: std::time::SystemTime, stop: &StopFlag) {
     while !stop.is_set() {
@@ -1114,8 +1236,10 @@ fn wait_until(at: std::time::SystemTime, stop: &StopFlag) {
 
 /// The flushes of a target or workload run with `--fsync` or `--fdatasync`;
 /// None without.
+/// Flushes of a workload that makes them (`--fsync`, or a replayed trace's
+/// sync points), even none.
 fn sync_result(h: &LatencyHistogram, fsync_every: u32, runtime_s: f64) -> Option<SyncResult> {
-    (fsync_every > 0).then(|| SyncResult {
+    (fsync_every > 0 || h.count() > 0).then(|| SyncResult {
         count: h.count(),
         rate: per_second(h.count(), runtime_s),
         lat_ns: h.summary(),
@@ -1157,6 +1281,8 @@ fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     acc.end = acc.end.max(totals.end);
     acc.errors.merge(&totals.errors);
     acc.written.extend_from_slice(&totals.written_sample);
+    acc.late_issues += totals.late_issues;
+    acc.worst_lag_ns = acc.worst_lag_ns.max(totals.worst_lag_ns);
     if acc.ended_early.is_none() {
         acc.ended_early = totals.ended_by_error;
     }

@@ -104,7 +104,22 @@ fn other_kinds() -> Vec<Value> {
         "--precision",
         "50%",
     ]);
+    // A replay of a trace with its own latencies, at a speed.
+    let trace = dir.path().join("t.csv");
+    std::fs::write(
+        &trace,
+        "time,offset,length,rw,latency_ns\n0,0,4096,read,90000\n0.001,4096,4096,write,120000\n0.002,0,0,sync,1000\n",
+    )
+    .unwrap();
+    let replay = json(&[
+        "replay",
+        trace.to_str().unwrap(),
+        dir.path().join("r").to_str().unwrap(),
+        "--speed",
+        "2x",
+    ]);
     vec![
+        replay,
         json(&["meta", d, "-n", "1", "--block", "1m"]),
         certify,
         streams,

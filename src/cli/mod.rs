@@ -5,6 +5,7 @@ mod capacity;
 mod crashcheck;
 mod knob_args;
 pub mod presets;
+mod replay;
 pub mod tools;
 
 use knob_args::KnobArgs;
@@ -66,6 +67,10 @@ enum Command {
     /// write stamped blocks, flush each, log what was acknowledged on
     /// another device (or machine); after the cut, --verify reads them back.
     Crashcheck(Box<crashcheck::CrashcheckArgs>),
+    /// Play a recorded workload (an fio iolog, blkparse's text, a CSV or a
+    /// fathom recording) on targets at the recorded times or faster, with
+    /// latency from when each I/O was due: will this workload fit here?
+    Replay(Box<replay::ReplayArgs>),
     /// The same workloads of two result files side by side, with ratios.
     Compare(CompareArgs),
     /// Results of runs that ran at the same time on several hosts (started
@@ -228,6 +233,11 @@ struct RunArgs {
     /// goes on where it stopped).
     #[arg(long, requires = "output")]
     resume: bool,
+
+    /// Record every I/O issued into FILE (fathom's trace format), to replay
+    /// with `fathom replay FILE TARGET...`. One workload only.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -436,12 +446,13 @@ pub fn main() -> i32 {
     let result = match cli.command {
         None => presets::load("quick", &jobfile::Overrides::default())
             .map_err(anyhow::Error::from)
-            .and_then(|specs| execute(&specs, &OutputArgs::default(), false, None)),
+            .and_then(|specs| execute(&specs, &OutputArgs::default(), false, None, None)),
         Some(Command::Meta(args)) => tools::meta_command(&args),
         Some(Command::Seqread(args)) => tools::seqread_command(&args),
         Some(Command::Certify(args)) => tools::certify_command(&args),
         Some(Command::Capacity(args)) => capacity::capacity_command(&args),
         Some(Command::Crashcheck(args)) => crashcheck::crashcheck_command(&args),
+        Some(Command::Replay(args)) => replay::replay_command(&args),
         Some(Command::Presets) => {
             print!("{}", presets::listing());
             Ok(0)
@@ -462,7 +473,23 @@ pub fn main() -> i32 {
                         .map(|t| units::parse_start_at(t, std::time::SystemTime::now()))
                         .transpose()
                         .map_err(|m| UsageError(format!("--start-at: {m}")))?;
-                    execute(&specs, &args.output, args.resume, start_at)
+                    if let Some(record) = &args.record {
+                        if specs.len() != 1 {
+                            return Err(UsageError(format!(
+                                "--record records one workload: this plan has {}",
+                                specs.len()
+                            ))
+                            .into());
+                        }
+                        replay::check_record_file(record, Path::new(""))?;
+                    }
+                    execute(
+                        &specs,
+                        &args.output,
+                        args.resume,
+                        start_at,
+                        args.record.clone(),
+                    )
                 }
             }),
         Some(Command::Report(args)) => report_command(&args),
@@ -529,6 +556,7 @@ fn execute(
     output: &OutputArgs,
     resume: bool,
     start_at: Option<std::time::SystemTime>,
+    record: Option<PathBuf>,
 ) -> anyhow::Result<i32> {
     if let Some(path) = &output.output {
         destination::check(path, specs.iter().any(|s| s.overwrite))?;
@@ -569,6 +597,7 @@ fn execute(
         .labelled(output.label.clone())
         .resume_from(previous)
         .starting_at(start_at)
+        .recording(record)
         .run(specs, &mut stream)?;
     emit(&document, output)?;
     let problems = document.problems();

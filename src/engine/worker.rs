@@ -17,6 +17,9 @@ use crate::measure::errors::{IoErrors, Operation};
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{DIRECTIONS, DirectionSample, IntervalReport};
 use crate::stop::StopFlag;
+use crate::trace::Op;
+use crate::trace::record::RecordSink;
+use crate::trace::script::Script;
 use crate::verify::header::BlockHeader;
 use crate::verify::{BlockMap, VerifyReport};
 use rand::rngs::SmallRng;
@@ -37,6 +40,13 @@ const CLAIM_TRIES: usize = 16;
 /// worker at its deadline (each entry carries its share of the count), so a
 /// long stall cannot make the end of a run slow.
 const BACKLOG_STEPS: u64 = 10_000;
+/// A replay's first I/O is due this long after the workers start, so that
+/// every worker is past its start-up and the trace's first I/Os are not
+/// late for fathom's own reasons.
+const REPLAY_LEAD: Duration = Duration::from_millis(10);
+/// How long before an idle replay worker's next I/O is due it stops
+/// sleeping and spins: more than a sleep's timer slack.
+const REPLAY_SPIN: Duration = Duration::from_micros(200);
 
 pub struct WorkerConfig {
     pub target: usize,
@@ -85,6 +95,11 @@ pub struct WorkerConfig {
     pub working_set_blocks: usize,
     /// Bytes of its first writes this worker keeps to measure.
     pub sample_bytes: usize,
+    /// `fathom replay`: the I/Os to issue, each when it is due, instead of
+    /// the pattern's.
+    pub script: Option<Arc<Script>>,
+    /// Where every I/O issued is recorded (`--record`).
+    pub record: Option<RecordSink>,
 }
 
 /// Which I/Os of a worker discard their blocks.
@@ -178,6 +193,10 @@ pub struct WorkerTotals {
     pub queue: crate::measure::queue::QueueDepths,
     /// The first blocks this worker wrote, as written.
     pub written_sample: Vec<u8>,
+    /// A replay at a speed: I/Os issued more than 1 ms after they were due,
+    /// and the longest any waited to be issued.
+    pub late_issues: u64,
+    pub worst_lag_ns: u64,
 }
 
 /// Runs one worker to completion. Always passes the start gate (even when
@@ -287,6 +306,13 @@ struct Job<'a> {
     direction_schedules: [Option<Schedule>; DIRECTIONS],
     /// With `--rw trimwrite`: the block just trimmed, written next.
     trimmed: Option<(u64, u32)>,
+    /// When the workers started: time zero of a replay's script.
+    started: Instant,
+    /// The next I/O of the script to issue.
+    script_next: usize,
+    /// The script reached a sync point: flush once the I/Os before it are
+    /// done.
+    script_sync_due: bool,
     /// No schedule at all: every I/O goes as soon as a slot is free.
     unpaced: bool,
     /// The next I/O's due time when the schedule held `fill` back.
@@ -359,6 +385,9 @@ impl<'a> Job<'a> {
             }),
             next_due: None,
             trimmed: None,
+            started: start,
+            script_next: 0,
+            script_sync_due: false,
             slots: vec![
                 SlotState {
                     dir: Direction::Read,
@@ -427,7 +456,8 @@ impl<'a> Job<'a> {
     }
 
     fn fsync_due(&self) -> bool {
-        self.config.fsync_every > 0 && self.writes_since_sync >= self.config.fsync_every
+        self.script_sync_due
+            || (self.config.fsync_every > 0 && self.writes_since_sync >= self.config.fsync_every)
     }
 
     /// Queues I/Os into free slots until none is free, the schedule says
@@ -445,7 +475,16 @@ impl<'a> Job<'a> {
                 self.stopping = true;
                 break;
             }
-            let (dir, due) = if self.unpaced {
+            let mut placed = None;
+            let (dir, due) = if self.config.script.is_some() {
+                match self.next_scripted() {
+                    Some((dir, due, offset, len)) => {
+                        placed = Some((len, offset));
+                        (dir, due)
+                    }
+                    None => break,
+                }
+            } else if self.unpaced {
                 (self.next_direction(), None)
             } else {
                 match self.next_io() {
@@ -454,8 +493,9 @@ impl<'a> Job<'a> {
                 }
             };
             let due_at = due.unwrap_or(self.now);
-            let (len, mut offset) = match self.trimmed.take() {
-                Some((offset, len)) if dir == Direction::Write => (len, offset),
+            let (len, mut offset) = match (placed, self.trimmed.take()) {
+                (Some(placed), _) => placed,
+                (None, Some((offset, len))) if dir == Direction::Write => (len, offset),
                 _ => {
                     let len = self.config.sizes.pick(dir, &mut self.rng);
                     let offset = self
@@ -479,6 +519,9 @@ impl<'a> Job<'a> {
                 }
             }
             self.free.pop();
+            if self.config.script.is_some() || self.config.record.is_some() {
+                self.issued(dir, due, offset, len);
+            }
             let in_flight = (self.slots.len() - self.free.len()) as u32;
             self.totals.queue.submitted_at(in_flight);
             if self.submits_on_queue {
@@ -565,6 +608,59 @@ impl<'a> Job<'a> {
         None
     }
 
+    /// The next I/O of a replay's script and when it was due; None when the
+    /// next is not due yet (`next_due` says when), is a sync point (then
+    /// due), or the script is done (then the worker stops).
+    fn next_scripted(&mut self) -> Option<(Direction, Option<Instant>, u64, u32)> {
+        let script = self.config.script.as_ref()?;
+        let Some(io) = script.get(self.script_next) else {
+            self.stopping = true;
+            return None;
+        };
+        let due = self.started + REPLAY_LEAD + Duration::from_nanos(io.due_ns);
+        if script.paced && due > self.now {
+            self.next_due = Some(due);
+            return None;
+        }
+        self.next_due = None;
+        self.script_next += 1;
+        let dir = match io.op {
+            Op::Read => Direction::Read,
+            Op::Write => Direction::Write,
+            Op::Trim => Direction::Trim,
+            Op::Sync => {
+                self.script_sync_due = true;
+                return None;
+            }
+        };
+        Some((dir, script.paced.then_some(due), io.offset, io.len))
+    }
+
+    /// Books an I/O as it is issued: how late a replay issues it, and the
+    /// recording.
+    #[cold]
+    fn issued(&mut self, dir: Direction, due: Option<Instant>, offset: u64, len: u32) {
+        let now = Instant::now();
+        if let Some(due) = due
+            && self.counts(now)
+        {
+            let lag = now.saturating_duration_since(due).as_nanos() as u64;
+            if lag > 1_000_000 {
+                self.totals.late_issues += 1;
+            }
+            self.totals.worst_lag_ns = self.totals.worst_lag_ns.max(lag);
+        }
+        if let Some(record) = &mut self.config.record {
+            let op = match dir {
+                Direction::Read => Op::Read,
+                Direction::Write => Op::Write,
+                Direction::Trim => Op::Trim,
+            };
+            let t_ns = now.saturating_duration_since(self.started).as_nanos() as u64;
+            record.push(t_ns, op, offset, len);
+        }
+    }
+
     /// Fills slot `slot` with the block to write at `offset`. With
     /// `--verify` the block is claimed in the map first (another offset is
     /// tried while it is being written by someone else); returns the offset
@@ -610,10 +706,20 @@ impl<'a> Job<'a> {
         {
             // Sleep in slices, so the stop flags and the deadline are still
             // looked at.
-            let wait = due
-                .saturating_duration_since(Instant::now())
-                .min(WAIT_SLICE);
-            return self.pause(wait, stop, halt);
+            let left = due.saturating_duration_since(Instant::now());
+            if self.config.script.is_some() {
+                // A replay issues each I/O at its time: a sleep ends up to
+                // a timer slack late, so the last stretch is spun.
+                if left <= REPLAY_SPIN {
+                    while Instant::now() < due {
+                        std::hint::spin_loop();
+                    }
+                    self.now = Instant::now();
+                    return Idle::Continue;
+                }
+                return self.pause((left - REPLAY_SPIN).min(WAIT_SLICE), stop, halt);
+            }
+            return self.pause(left.min(WAIT_SLICE), stop, halt);
         }
         if self.pause_due && !self.stopping {
             // Every I/O before the pause has completed: think.
@@ -662,9 +768,14 @@ impl<'a> Job<'a> {
     /// fsync ends the worker.
     fn flush(&mut self, halt: &AtomicBool) -> bool {
         let started = Instant::now();
+        if let Some(record) = &mut self.config.record {
+            let t_ns = started.saturating_duration_since(self.started).as_nanos() as u64;
+            record.push(t_ns, Op::Sync, 0, 0);
+        }
         let outcome = self.engine.sync(self.config.sync_data_only);
         self.now = Instant::now();
         self.writes_since_sync = 0;
+        self.script_sync_due = false;
         match outcome {
             Ok(()) => {
                 if self.counts(self.now) {
@@ -803,7 +914,10 @@ impl<'a> Job<'a> {
         let Some(deadline) = self.deadline else {
             return;
         };
-        let paced = self.schedule.is_some() || self.direction_schedules.iter().any(Option::is_some);
+        let scripted = self.config.script.as_ref().filter(|s| s.paced).cloned();
+        let paced = self.schedule.is_some()
+            || self.direction_schedules.iter().any(Option::is_some)
+            || scripted.is_some();
         if !paced || self.outstanding_counted || deadline < self.measure_start {
             return;
         }
@@ -816,6 +930,23 @@ impl<'a> Job<'a> {
             .filter(|s| s.busy && s.paced && s.due_at < deadline)
         {
             late[s.dir as usize].record(deadline.duration_since(s.due_at).as_nanos() as u64);
+        }
+        if let Some(script) = &scripted {
+            // The script's I/Os due by now and not issued: late by their age.
+            let mut n = self.script_next;
+            while let Some(io) = script.get(n) {
+                let due = self.started + REPLAY_LEAD + Duration::from_nanos(io.due_ns);
+                if due >= deadline || n - self.script_next >= BACKLOG_STEPS as usize {
+                    break;
+                }
+                let dir = match io.op {
+                    Op::Read => Direction::Read,
+                    Op::Write | Op::Sync => Direction::Write,
+                    Op::Trim => Direction::Trim,
+                };
+                late[dir as usize].record(deadline.duration_since(due).as_nanos() as u64);
+                n += 1;
+            }
         }
         match &self.schedule {
             Some(schedule) => {

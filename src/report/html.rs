@@ -101,7 +101,7 @@ impl Exporter for HtmlExporter {
                     } else {
                         results.push_str(&html_table(&table));
                     }
-                    let data = table::data_lines(&workloads);
+                    let data = table::notes(&workloads);
                     if !data.is_empty() {
                         results.push_str("<ul>\n");
                         for line in data {

@@ -30,9 +30,9 @@ impl Exporter for MarkdownExporter {
                             out.push_str(&markdown_table(&header, &rows, sweep.knobs.len() + 1));
                         }
                     }
-                    if !table::data_lines(&workloads).is_empty() {
+                    if !table::notes(&workloads).is_empty() {
                         out.push('\n');
-                        for line in table::data_lines(&workloads) {
+                        for line in table::notes(&workloads) {
                             out.push_str(&format!("- {line}\n"));
                         }
                     }

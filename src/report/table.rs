@@ -524,6 +524,57 @@ pub fn detail_cells(
 
 /// What each workload's writes held and how far they reduce, one line per
 /// workload that wrote (a long sweep's are in the CSV).
+/// What the tables of `workloads` do not show: how far what they wrote
+/// reduces, how replays kept to their traces.
+pub fn notes(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
+    let mut out = data_lines(workloads);
+    for w in workloads {
+        out.extend(replay_lines(w));
+    }
+    out
+}
+
+/// A replay's own figures: the trace, how late the target made it, and the
+/// latency the trace recorded beside the one replayed.
+pub fn replay_lines(w: &WorkloadResult) -> Vec<String> {
+    use crate::units::{latency, thousands};
+    let (Some(spec), Some(r)) = (&w.spec.replay, &w.replay) else {
+        return Vec::new();
+    };
+    let mut lines = vec![match spec.speed {
+        Some(_) => format!(
+            "replay of {} ({}) at {}: {} I/Os over {}, {} issued more than 1 ms after due (the worst {} late)",
+            spec.trace_name(),
+            spec.format,
+            spec.pace(),
+            thousands(r.trace_ios),
+            crate::units::format_duration(r.trace_span_s),
+            thousands(r.late_ios),
+            latency(r.worst_lag_ns as f64)
+        ),
+        None => format!(
+            "replay of {} ({}) as fast as possible at depth {}: {} I/Os in order",
+            spec.trace_name(),
+            spec.format,
+            w.spec.iodepth,
+            thousands(r.trace_ios)
+        ),
+    }];
+    for ((dir, replayed), (_, original)) in w.total.named().into_iter().zip(r.original.named()) {
+        if let Some(o) = original.filter(|_| replayed.ios > 0) {
+            let now = replayed.sched_lat_ns.unwrap_or(replayed.lat_ns);
+            lines.push(format!(
+                "{dir} latency, replayed against recorded: p50 {} against {}, p99 {} against {}",
+                latency(now.p50 as f64),
+                latency(o.p50 as f64),
+                latency(now.p99 as f64),
+                latency(o.p99 as f64)
+            ));
+        }
+    }
+    lines
+}
+
 pub fn data_lines(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
     const MAX: usize = 8;
     let wrote: Vec<_> = workloads.iter().filter(|w| w.data.is_some()).collect();

@@ -222,6 +222,9 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
         if let Some(data) = &workload.data {
             out.push_str(&format!("  {}\n", workload.spec.content.describe(data)));
         }
+        for line in super::table::replay_lines(workload) {
+            out.push_str(&format!("  {line}\n"));
+        }
     }
     out.push_str(&target_notes(
         workloads

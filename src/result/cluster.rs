@@ -304,6 +304,8 @@ fn concurrent_workloads(
         // What the ranks chose agrees when their hosts are alike; the first
         // rank's stands for the group (each rank's own results keep theirs).
         engine_tuning: first.engine_tuning.clone(),
+        // Replays are of one host.
+        replay: first.replay.clone(),
         queue_depths: parts.iter().fold(Default::default(), |mut q, p| {
             q.add(&p.queue_depths);
             q

@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod from_fio;
 pub mod merge;
 pub mod meta;
+pub mod replay;
 pub mod streams;
 pub mod warning;
 pub mod workload;

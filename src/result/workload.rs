@@ -54,6 +54,9 @@ pub struct WorkloadResult {
     /// engines with nothing to choose and in results written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_tuning: Option<crate::engine::tuning::EngineTuning>,
+    /// `fathom replay`: how well the target kept to the trace's times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<super::replay::ReplayResult>,
     /// How full the queues of all its workers were (fio's `iodepth_level`,
     /// `iodepth_submit`, `iodepth_complete`); absent in older results.
     #[serde(default, skip_serializing_if = "QueueDepths::is_empty")]
@@ -195,6 +198,7 @@ impl WorkloadResult {
             started_unix_s: None,
             temperature: Vec::new(),
             engine_tuning: None,
+            replay: None,
             queue_depths: QueueDepths::default(),
         }
     }

@@ -8,6 +8,7 @@ pub mod capacity;
 pub mod content;
 pub mod knobs;
 pub mod meta;
+pub mod replay;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -499,6 +500,10 @@ pub struct WorkloadSpec {
     /// What written blocks hold (`--compress`, `--dedupe`, `--pattern`).
     #[serde(default, skip_serializing_if = "is_default")]
     pub content: content::DataContent,
+    /// `fathom replay`: the trace whose I/Os are issued instead of the
+    /// pattern's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<replay::ReplaySpec>,
     pub seed: u64,
     /// Keep files that fathom created instead of removing them at the end.
     pub keep: bool,
@@ -700,6 +705,7 @@ impl WorkloadSpec {
             stride: 0,
             think_time: None,
             content: content::DataContent::default(),
+            replay: None,
             fio_logs: FioLogs::default(),
             seed: DEFAULT_SEED,
             keep: false,
@@ -806,6 +812,9 @@ impl WorkloadSpec {
     }
 
     pub fn label(&self) -> String {
+        if let Some(replay) = &self.replay {
+            return format!("replay {} {}", replay.trace_name(), replay.pace());
+        }
         let mut label = format!("{} {} QD{}", self.rw, self.block_size_label(), self.iodepth);
         if self.numjobs > 1 {
             label.push_str(&format!(" x{}", self.numjobs));

@@ -1,0 +1,185 @@
+//! `fathom replay`: flags into the library's replay request, the workload
+//! run by a session, the document out.
+
+use super::OutputArgs;
+use crate::error::UsageError;
+use crate::replay::{self, ReplayRequest};
+use crate::run::Session;
+use crate::spec::EngineKind;
+use crate::stop::StopFlag;
+use crate::units;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The trace: an fio iolog (version 2 or 3), blkparse's text output, a
+    /// CSV (time,offset,length,rw[,device][,latency_ns]) or a recording
+    /// made with --record.
+    trace: PathBuf,
+
+    /// Files or block devices to play it on: the trace's devices in the
+    /// order it names them, one target each (or --map).
+    #[arg(required = true)]
+    targets: Vec<String>,
+
+    /// Play trace device DEVICE (a file name, or MAJ,MIN of blkparse) on
+    /// TARGET; with --map, only the devices mapped are played. Repeatable.
+    #[arg(long, value_name = "DEVICE=TARGET", value_parser = parse_map)]
+    map: Vec<(String, String)>,
+
+    /// How much faster than recorded each I/O is due: 1x plays it as it
+    /// was, 2x twice as fast. Latency is from when each I/O was due, and
+    /// I/Os the target cannot take on time are late, never dropped.
+    #[arg(long, value_name = "FACTOR", default_value = "1x", value_parser = parse_speed)]
+    speed: f64,
+
+    /// Ignore the trace's times: issue its I/Os in order as fast as
+    /// --iodepth allows (closed loop, as fio replays).
+    #[arg(long = "as-fast-as-possible")]
+    as_fast_as_possible: bool,
+
+    /// Most I/Os in flight per target.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    iodepth: u32,
+
+    /// Play the trace (or its --from/--to part) N times, one after the
+    /// other.
+    #[arg(long = "loop", value_name = "N", default_value_t = 1)]
+    loops: u32,
+
+    /// Stop after this long, even if the trace goes on.
+    #[arg(long, value_name = "TIME", value_parser = parse_seconds)]
+    runtime: Option<f64>,
+
+    /// Play the trace from this far into it (e.g. 10m).
+    #[arg(long, value_name = "TIME", default_value = "0s", value_parser = parse_seconds)]
+    from: f64,
+
+    /// Play the trace up to this far into it.
+    #[arg(long, value_name = "TIME", value_parser = parse_seconds)]
+    to: Option<f64>,
+
+    /// Fold offsets past a target's end into it (otherwise refused).
+    #[arg(long)]
+    wrap: bool,
+
+    /// Record every I/O issued into FILE (fathom's trace format).
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+
+    /// Through the page cache (default: O_DIRECT).
+    #[arg(long)]
+    buffered: bool,
+
+    /// io_uring, sync or null.
+    #[arg(long, value_name = "ENGINE", default_value = "io_uring")]
+    engine: EngineKind,
+
+    /// With --engine null: how long each I/O takes (a target of known
+    /// speed).
+    #[arg(long = "null-latency", value_name = "TIME", value_parser = parse_seconds)]
+    null_latency: Option<f64>,
+
+    /// Allow writing an existing file fathom did not create.
+    #[arg(long)]
+    overwrite: bool,
+
+    /// Allow writing a block device, destroying what it holds.
+    #[arg(long = "i-know-this-destroys-data")]
+    destroy_data: bool,
+
+    /// Allow writing a block device in use (mounted, swap, LVM, RAID), with
+    /// --i-know-this-destroys-data.
+    #[arg(long = "even-if-mounted")]
+    even_if_mounted: bool,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+fn parse_map(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((d, t)) if !d.is_empty() && !t.is_empty() => Ok((d.to_string(), t.to_string())),
+        _ => Err(format!("'{text}' is not DEVICE=TARGET")),
+    }
+}
+
+/// `2x`, `2.5x`, `0.5` (the x is optional).
+fn parse_speed(text: &str) -> Result<f64, String> {
+    let number = text.strip_suffix(['x', 'X']).unwrap_or(text);
+    match number.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
+        _ => Err(format!("'{text}' is not a speed above 0 (1x, 2.5x)")),
+    }
+}
+
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    units::parse_duration(text).map(|d| d.as_secs_f64())
+}
+
+pub fn replay_command(args: &ReplayArgs) -> anyhow::Result<i32> {
+    let request = ReplayRequest {
+        trace: args.trace.clone(),
+        targets: args.targets.clone(),
+        map: args.map.clone(),
+        speed: (!args.as_fast_as_possible).then_some(args.speed),
+        iodepth: args.iodepth,
+        loops: args.loops,
+        runtime_s: args.runtime,
+        from_s: args.from,
+        to_s: args.to,
+        wrap: args.wrap,
+        direct: !args.buffered,
+        engine: args.engine,
+        null_latency_ns: args.null_latency.map_or(0, |s| (s * 1e9).round() as u64),
+        overwrite: args.overwrite,
+        destroy_data: args.destroy_data,
+        even_if_mounted: args.even_if_mounted,
+    };
+    let spec = replay::workload(&request)?;
+    if let Some(path) = &args.output.output {
+        crate::report::destination::check(path, args.overwrite)?;
+    }
+    if let Some(record) = &args.record {
+        check_record_file(record, &args.trace)?;
+    }
+    let stop = StopFlag::on_signals()?;
+    let document = Session::new(stop.clone())
+        .labelled(args.output.label.clone())
+        .recording(args.record.clone())
+        .run(std::slice::from_ref(&spec), &mut |_| Ok(()))?;
+    super::emit(&document, &args.output)?;
+    for problem in document.problems() {
+        eprintln!("fathom: {problem}");
+    }
+    Ok(super::exit_code(&stop, document.failed()))
+}
+
+/// A recording never replaces the trace it plays, nor a file that is not a
+/// recording (checked again when it is created).
+pub(crate) fn check_record_file(
+    record: &std::path::Path,
+    trace: &std::path::Path,
+) -> Result<(), UsageError> {
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        std::fs::canonicalize(a)
+            .ok()
+            .is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a))
+    };
+    if same(record, trace) {
+        return Err(UsageError(format!(
+            "--record {}: that is the trace being played",
+            record.display()
+        )));
+    }
+    if let Ok(bytes) = std::fs::read(record).map(|b| b.into_iter().take(8).collect::<Vec<u8>>())
+        && bytes != crate::trace::record::MAGIC
+    {
+        return Err(UsageError(format!(
+            "--record {}: exists and is not a fathom recording (fathom replaces only its own)",
+            record.display()
+        )));
+    }
+    Ok(())
+}

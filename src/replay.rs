@@ -1,0 +1,192 @@
+//! `fathom replay`: a trace and the targets to play it on, made into a
+//! workload. The trace is read and checked against the targets here, before
+//! anything is created; the run itself is an ordinary workload whose
+//! workers follow the trace (`trace::script`).
+
+use crate::error::UsageError;
+use crate::spec::replay::ReplaySpec;
+use crate::spec::{EngineKind, RwMode, WorkloadSpec};
+use crate::trace::{self, Op, Trace};
+use crate::units::format_bytes;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What to replay and how, as asked.
+#[derive(Debug, Clone)]
+pub struct ReplayRequest {
+    pub trace: PathBuf,
+    pub targets: Vec<String>,
+    /// DEVICE=TARGET pairs: which of the trace's devices each target plays.
+    pub map: Vec<(String, String)>,
+    /// None: as fast as possible.
+    pub speed: Option<f64>,
+    pub iodepth: u32,
+    pub loops: u32,
+    pub runtime_s: Option<f64>,
+    pub from_s: f64,
+    pub to_s: Option<f64>,
+    pub wrap: bool,
+    pub direct: bool,
+    pub engine: EngineKind,
+    /// The null engine's time per I/O.
+    pub null_latency_ns: u64,
+    pub overwrite: bool,
+    pub destroy_data: bool,
+    pub even_if_mounted: bool,
+}
+
+/// The workload that plays `request`, its trace loaded and windowed.
+pub fn workload(request: &ReplayRequest) -> Result<WorkloadSpec, UsageError> {
+    let fail = |m: String| Err(UsageError(m));
+    if let Some(s) = request.speed
+        && !(s.is_finite() && s > 0.0)
+    {
+        return fail(format!(
+            "--speed {s}: a speed above 0 (2x plays twice as fast)"
+        ));
+    }
+    if request.loops == 0 {
+        return fail("--loop 0: play the trace at least once".into());
+    }
+    if request.to_s.is_some_and(|to| to <= request.from_s) {
+        return fail("--to must be later than --from".into());
+    }
+    let name = request.trace.display().to_string();
+    let mut trace = trace::load(&request.trace).map_err(|e| UsageError(e.to_string()))?;
+    let seconds = |s: f64| (s * 1e9).round() as u64;
+    trace.window(seconds(request.from_s), request.to_s.map(seconds));
+    if trace.ios.is_empty() {
+        return fail(format!("{name}: no I/O between --from and --to"));
+    }
+    let devices = assign(&trace, &request.targets, &request.map, &name)?;
+    let played: Vec<u32> = devices
+        .iter()
+        .filter_map(|d| trace.devices.iter().position(|x| x == d))
+        .map(|d| d as u32)
+        .collect();
+    let ops = |op: Op| {
+        trace
+            .ios
+            .iter()
+            .filter(|io| io.op == op && played.contains(&io.device))
+            .count()
+    };
+    let (reads, writes, trims) = (ops(Op::Read), ops(Op::Write), ops(Op::Trim));
+    let mut spec = WorkloadSpec::defaults(request.targets.clone());
+    spec.name = "replay".into();
+    (spec.rw, spec.rwmix_read) = match (reads, writes, trims) {
+        (_, 0, 0) => (RwMode::RandRead, 100),
+        (0, _, 0) => (RwMode::RandWrite, 0),
+        (r, w, 0) => (RwMode::RandRw, (r * 100 / (r + w)) as u8),
+        (_, 0, _) => (RwMode::RandTrim, 0),
+        _ => (RwMode::TrimWrite, 0),
+    };
+    spec.bs = trace.alignment().max(512);
+    spec.iodepth = request.iodepth;
+    spec.runtime_s = request.runtime_s;
+    spec.direct = request.direct;
+    spec.engine = request.engine;
+    spec.null_latency_ns = request.null_latency_ns;
+    spec.overwrite = request.overwrite;
+    spec.destroy_data = request.destroy_data;
+    spec.even_if_mounted = request.even_if_mounted;
+    let extent = played.iter().map(|&d| trace.extent(d)).max().unwrap_or(0);
+    let extent = extent.div_ceil(spec.bs).max(1) * spec.bs;
+    spec.size = (!request.wrap).then_some(extent);
+    check_extents(&spec, &trace, &devices, request.wrap, &name)?;
+    spec.replay = Some(ReplaySpec {
+        trace: name,
+        format: trace.format.to_string(),
+        devices,
+        speed: request.speed,
+        wrap: request.wrap,
+        from_s: request.from_s,
+        to_s: request.to_s,
+        loops: request.loops,
+        loaded: Some(Arc::new(trace)),
+    });
+    Ok(spec)
+}
+
+/// Which trace device each target plays: those `--map` names, the rest in
+/// order. Every device of the trace is played unless `--map` picks some.
+fn assign(
+    trace: &Trace,
+    targets: &[String],
+    map: &[(String, String)],
+    name: &str,
+) -> Result<Vec<String>, UsageError> {
+    let listed = || trace.devices.join(", ");
+    let mut devices: Vec<Option<String>> = vec![None; targets.len()];
+    for (device, target) in map {
+        if !trace.devices.contains(device) {
+            return Err(UsageError(format!(
+                "--map {device}={target}: {name} has no device {device} (it has {})",
+                listed()
+            )));
+        }
+        let Some(t) = targets.iter().position(|x| x == target) else {
+            return Err(UsageError(format!(
+                "--map {device}={target}: {target} is not one of the targets given"
+            )));
+        };
+        devices[t] = Some(device.clone());
+    }
+    if map.is_empty() {
+        if trace.devices.len() > targets.len() {
+            return Err(UsageError(format!(
+                "{name} names {} devices ({}) and {} target(s) were given: give a target for each, or --map DEVICE=TARGET the ones to play",
+                trace.devices.len(),
+                listed(),
+                targets.len()
+            )));
+        }
+        for (slot, device) in devices.iter_mut().zip(&trace.devices) {
+            *slot = Some(device.clone());
+        }
+    }
+    Ok(devices.into_iter().map(|d| d.unwrap_or_default()).collect())
+}
+
+/// Without `--wrap`, every existing target must hold the furthest I/O of
+/// the device it plays.
+fn check_extents(
+    spec: &WorkloadSpec,
+    trace: &Trace,
+    devices: &[String],
+    wrap: bool,
+    name: &str,
+) -> Result<(), UsageError> {
+    let mut whole = spec.clone();
+    whole.size = None;
+    for (t, target) in spec.targets.iter().enumerate() {
+        let Some(d) = trace.devices.iter().position(|x| Some(x) == devices.get(t)) else {
+            continue;
+        };
+        let plan = crate::engine::target::inspect(&whole, target, t)?;
+        let largest = trace
+            .ios
+            .iter()
+            .filter(|io| io.device == d as u32)
+            .map(|io| u64::from(io.len))
+            .max()
+            .unwrap_or(0);
+        if plan.size < largest {
+            return Err(UsageError(format!(
+                "target {target}: {} is smaller than an I/O of {name} ({})",
+                format_bytes(plan.size),
+                format_bytes(largest)
+            )));
+        }
+        let extent = trace.extent(d as u32);
+        if !wrap && !plan.create && plan.size < extent {
+            return Err(UsageError(format!(
+                "target {target}: {name} reaches {} on {}, past its end ({}): give --wrap to fold the offsets into it",
+                format_bytes(extent),
+                trace.devices[d],
+                format_bytes(plan.size)
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,72 @@
+//! What a replay adds to a workload's result: how well the target kept to
+//! the trace's times, and the latency the trace itself recorded.
+
+use crate::measure::histogram::{LatencyHistogram, LatencySummary};
+use crate::trace::{Op, Trace};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ReplayResult {
+    /// I/Os of the trace to play (all passes, all targets), sync points
+    /// included.
+    pub trace_ios: u64,
+    /// How long the trace (or its window) lasts at the speed played, all
+    /// passes; 0 as fast as possible.
+    pub trace_span_s: f64,
+    /// I/Os issued more than 1 ms after they were due: the target (or
+    /// fathom) could not take them on time. Their latency from when they
+    /// were due is in each direction's `sched_lat_ns`.
+    pub late_ios: u64,
+    /// The longest an I/O waited past its due time to be issued, in ns.
+    pub worst_lag_ns: u64,
+    /// The latency each direction had when the trace was taken, where the
+    /// trace says (blkparse's completions, a CSV's latency column).
+    #[serde(default, skip_serializing_if = "OriginalLatency::is_empty")]
+    pub original: OriginalLatency,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct OriginalLatency {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<LatencySummary>,
+}
+
+impl OriginalLatency {
+    pub fn is_empty(&self) -> bool {
+        self.read.is_none() && self.write.is_none() && self.trim.is_none()
+    }
+
+    /// The latencies `trace` recorded, per direction.
+    pub fn of(trace: &Trace) -> OriginalLatency {
+        let of = |op: Op| {
+            let mut h = LatencyHistogram::new();
+            for ns in trace
+                .ios
+                .iter()
+                .filter(|io| io.op == op)
+                .filter_map(|io| io.latency_ns)
+            {
+                h.record(ns.max(1));
+            }
+            (h.count() > 0).then(|| h.summary())
+        };
+        OriginalLatency {
+            read: of(Op::Read),
+            write: of(Op::Write),
+            trim: of(Op::Trim),
+        }
+    }
+
+    /// Each direction with its name.
+    pub fn named(&self) -> [(&'static str, Option<&LatencySummary>); 3] {
+        [
+            ("read", self.read.as_ref()),
+            ("write", self.write.as_ref()),
+            ("trim", self.trim.as_ref()),
+        ]
+    }
+}

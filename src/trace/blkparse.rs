@@ -1,0 +1,160 @@
+//! blkparse's default text output (`blkparse -i DEV`): one event per line,
+//! `MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS SECTOR + BLOCKS [PROCESS]`.
+//! Queue events (`Q`) are the application's I/Os; a completion (`C`) of the
+//! same device and sector gives the latency the I/O had when traced.
+//! Flushes without data (`F` in RWBS, no blocks) are sync points. Lines of
+//! blkparse's summary and of other events are skipped.
+
+use super::{At, Op, Trace, TraceError, TraceIo, number};
+use std::collections::HashMap;
+
+pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
+    let mut trace = Trace {
+        format: "blkparse",
+        ..Trace::default()
+    };
+    // Queued I/Os waiting for their completion: (device, sector) -> index.
+    let mut pending: HashMap<(u32, u64), Vec<usize>> = HashMap::new();
+    let mut events = 0usize;
+    for (i, line) in text.lines().enumerate() {
+        let fail = |message: String| at.line(i + 1, message);
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(device) = words.first().filter(|w| is_device(w)) else {
+            continue;
+        };
+        let [_, _cpu, _seq, seconds, _pid, action, rwbs, rest @ ..] = words.as_slice() else {
+            return Err(fail(format!(
+                "'{}': too few fields for an event",
+                line.trim()
+            )));
+        };
+        events += 1;
+        if !matches!(*action, "Q" | "C") {
+            continue;
+        }
+        let t_ns = seconds_to_ns(seconds).map_err(fail)?;
+        let (sector, blocks) = match rest {
+            [sector, "+", blocks, ..] => (
+                number::<u64>(sector, "sector").map_err(fail)?,
+                number::<u32>(blocks, "block count").map_err(fail)?,
+            ),
+            _ => (0, 0),
+        };
+        let op = if rwbs.contains('D') {
+            Op::Trim
+        } else if rwbs.contains('W') && blocks > 0 {
+            Op::Write
+        } else if rwbs.contains('R') && blocks > 0 {
+            Op::Read
+        } else if rwbs.contains('F') {
+            Op::Sync
+        } else {
+            // No data and no flush (`N`): nothing to replay.
+            continue;
+        };
+        let device = trace.device(device);
+        if *action == "C" {
+            if let Some(queued) = pending.get_mut(&(device, sector))
+                && !queued.is_empty()
+            {
+                let io = &mut trace.ios[queued.remove(0)];
+                io.latency_ns = Some(t_ns.saturating_sub(io.t_ns));
+            }
+            continue;
+        }
+        let len = blocks
+            .checked_mul(512)
+            .ok_or_else(|| fail(format!("{blocks} blocks is more than one I/O can be")))?;
+        if op != Op::Sync {
+            pending
+                .entry((device, sector))
+                .or_default()
+                .push(trace.ios.len());
+        }
+        trace.ios.push(TraceIo {
+            t_ns,
+            device,
+            op,
+            offset: sector * 512,
+            len,
+            latency_ns: None,
+        });
+    }
+    if events == 0 {
+        return Err(at.line(
+            0,
+            "not a trace fathom reads (a fio iolog, blkparse's text, a CSV starting 'time,offset,length,rw', or a fathom recording)",
+        ));
+    }
+    trace.sort();
+    Ok(trace)
+}
+
+/// `8,16`: a device as blkparse names it.
+fn is_device(word: &str) -> bool {
+    word.split_once(',').is_some_and(|(a, b)| {
+        !a.is_empty()
+            && !b.is_empty()
+            && a.bytes().all(|c| c.is_ascii_digit())
+            && b.bytes().all(|c| c.is_ascii_digit())
+    })
+}
+
+/// blkparse's `SECONDS.NANOSECONDS` as ns.
+fn seconds_to_ns(text: &str) -> Result<u64, String> {
+    let (s, frac) = text.split_once('.').unwrap_or((text, "0"));
+    let whole: u64 = number(s, "time")?;
+    let digits = frac.len().min(9);
+    let frac_ns: u64 = number::<u64>(&frac[..digits], "time")? * 10u64.pow((9 - digits) as u32);
+    Ok(whole * 1_000_000_000 + frac_ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "\
+  8,0    3        1     0.000000000   697  Q  WS 3417048 + 8 [kworker/u8:2]
+  8,0    3        2     0.000003811   697  G  WS 3417048 + 8 [kworker/u8:2]
+  8,0    3        4     0.000011283   697  D  WS 3417048 + 8 [kworker/u8:2]
+  8,0    1        1     0.000100000  1200  Q   R 2048 + 256 [fio]
+  8,0    3        5     0.000215618     0  C  WS 3417048 + 8 [0]
+  8,0    1        2     0.000350000  1200  Q FWS [fio]
+  8,0    1        3     0.001100000     0  C   R 2048 + 256 [0]
+  8,0    2        1     0.002000000  1300  Q   D 4096 + 64 [fstrim]
+
+CPU0 (8,0):
+ Reads Queued:           1,        128KiB\t Writes Queued:           1,        4KiB
+Total (8,0):
+";
+
+    #[test]
+    fn queue_events_are_the_ios_and_completions_their_latency() {
+        let t = parse(SAMPLE, At { file: "trace.txt" }).unwrap();
+        assert_eq!(t.devices, ["8,0"]);
+        let ios: Vec<(u64, Op, u64, u32, Option<u64>)> = t
+            .ios
+            .iter()
+            .map(|io| (io.t_ns, io.op, io.offset, io.len, io.latency_ns))
+            .collect();
+        assert_eq!(
+            ios,
+            [
+                (0, Op::Write, 3417048 * 512, 4096, Some(215_618)),
+                (100_000, Op::Read, 2048 * 512, 131072, Some(1_000_000)),
+                (350_000, Op::Sync, 0, 0, None),
+                (2_000_000, Op::Trim, 4096 * 512, 32768, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_damaged_event_is_named_by_line() {
+        let e = parse("  8,0  1  1  0.5  9  Q  R 12x + 8 [a]\n", At { file: "t" })
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("t:1: sector '12x'"), "{e}");
+        let e = parse("hello\n", At { file: "t" }).unwrap_err().to_string();
+        assert!(e.contains("not a trace fathom reads"), "{e}");
+    }
+}

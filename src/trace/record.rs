@@ -1,0 +1,242 @@
+//! fathom's own recordings (`--record FILE`): every I/O a run issued, when
+//! (ns from the moment its workers started), on which target, what, where
+//! and how long; sync points too. Binary and little-endian, documented in
+//! docs/trace-format.md:
+//!
+//! - `FATHOMTR`, then the version (u32, 1) and the number of targets (u32),
+//!   then each target's name (u32 length, UTF-8);
+//! - then 24-byte records: time (u64 ns), offset (u64), length (u32),
+//!   target (u16), operation (u8: 0 read, 1 write, 2 trim, 3 sync), 0 (u8).
+//!
+//! Workers append their records in batches through one writer thread, so
+//! records are in time order within a target, not across the file; the
+//! reader sorts them.
+
+use super::{At, Op, Trace, TraceError, TraceIo};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::sync::mpsc::{Sender, channel};
+use std::thread::JoinHandle;
+
+pub const MAGIC: &[u8; 8] = b"FATHOMTR";
+const VERSION: u32 = 1;
+const RECORD: usize = 24;
+/// Records a worker gathers before handing them to the writer.
+const BATCH: usize = 4096;
+
+/// A recording being written: the writer thread and the way to it.
+pub struct Recording {
+    tx: Option<Sender<Vec<u8>>>,
+    writer: Option<JoinHandle<io::Result<u64>>>,
+}
+
+impl Recording {
+    /// Creates `path` (replacing a recording, never another file) with the
+    /// header naming `targets`.
+    pub fn create(path: &Path, targets: &[String]) -> io::Result<Recording> {
+        if let Ok(mut existing) = File::open(path) {
+            let mut head = [0u8; 8];
+            let is_recording =
+                std::io::Read::read_exact(&mut existing, &mut head).is_ok() && &head == MAGIC;
+            if !is_recording {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "exists and is not a fathom recording: fathom replaces only its own",
+                ));
+            }
+        }
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+        out.write_all(MAGIC)?;
+        out.write_all(&VERSION.to_le_bytes())?;
+        out.write_all(&(targets.len() as u32).to_le_bytes())?;
+        for t in targets {
+            out.write_all(&(t.len() as u32).to_le_bytes())?;
+            out.write_all(t.as_bytes())?;
+        }
+        let (tx, rx) = channel::<Vec<u8>>();
+        let writer = std::thread::Builder::new()
+            .name("fathom-record".into())
+            .spawn(move || {
+                let mut records = 0u64;
+                for batch in rx {
+                    out.write_all(&batch)?;
+                    records += (batch.len() / RECORD) as u64;
+                }
+                out.flush()?;
+                out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+                Ok(records)
+            })?;
+        Ok(Recording {
+            tx: Some(tx),
+            writer: Some(writer),
+        })
+    }
+
+    /// What a worker of target `target` records through.
+    pub fn sink(&self, target: u16) -> RecordSink {
+        RecordSink {
+            tx: self.tx.clone().expect("sinks are made before finish"),
+            buf: Vec::with_capacity(BATCH * RECORD),
+            target,
+        }
+    }
+
+    /// Waits for every sink's records to be written; the number written.
+    pub fn finish(mut self) -> io::Result<u64> {
+        drop(self.tx.take());
+        match self.writer.take().map(JoinHandle::join) {
+            Some(Ok(written)) => written,
+            Some(Err(_)) => Err(io::Error::other("the recording's writer panicked")),
+            None => Ok(0),
+        }
+    }
+}
+
+/// One worker's way into a recording: records gathered in a buffer of its
+/// own, handed over a batch at a time (and the rest when dropped).
+pub struct RecordSink {
+    tx: Sender<Vec<u8>>,
+    buf: Vec<u8>,
+    target: u16,
+}
+
+impl RecordSink {
+    /// Records an I/O issued `t_ns` after the workers started.
+    #[inline]
+    pub fn push(&mut self, t_ns: u64, op: Op, offset: u64, len: u32) {
+        self.buf.extend_from_slice(&t_ns.to_le_bytes());
+        self.buf.extend_from_slice(&offset.to_le_bytes());
+        self.buf.extend_from_slice(&len.to_le_bytes());
+        self.buf.extend_from_slice(&self.target.to_le_bytes());
+        self.buf.push(op as u8);
+        self.buf.push(0);
+        if self.buf.len() >= BATCH * RECORD {
+            self.hand_over();
+        }
+    }
+
+    fn hand_over(&mut self) {
+        let full = std::mem::replace(&mut self.buf, Vec::with_capacity(BATCH * RECORD));
+        // The writer outlives every sink (finish drops them first).
+        let _ = self.tx.send(full);
+    }
+}
+
+impl Drop for RecordSink {
+    fn drop(&mut self) {
+        if !self.buf.is_empty() {
+            self.hand_over();
+        }
+    }
+}
+
+/// Reads a recording made by [`Recording`].
+pub fn parse(bytes: &[u8], at: At) -> Result<Trace, TraceError> {
+    let damaged = |what: &str| at.line(0, format!("a damaged fathom recording: {what}"));
+    let u32_at = |pos: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(
+            bytes.get(pos..pos + 4)?.try_into().ok()?,
+        ))
+    };
+    let version = u32_at(8).ok_or_else(|| damaged("no header"))?;
+    if version != VERSION {
+        return Err(at.line(
+            0,
+            format!("a fathom recording of version {version}: this fathom reads version {VERSION}"),
+        ));
+    }
+    let count = u32_at(12).ok_or_else(|| damaged("no target count"))? as usize;
+    let mut pos = 16;
+    let mut trace = Trace {
+        format: "fathom recording",
+        ..Trace::default()
+    };
+    for _ in 0..count.min(1 << 16) {
+        let len = u32_at(pos).ok_or_else(|| damaged("a target name cut short"))? as usize;
+        let name = bytes
+            .get(pos + 4..pos + 4 + len)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .ok_or_else(|| damaged("a target name cut short"))?;
+        trace.devices.push(name.to_string());
+        pos += 4 + len;
+    }
+    let body = &bytes[pos..];
+    if !body.len().is_multiple_of(RECORD) {
+        return Err(damaged("its records are cut short"));
+    }
+    for record in body.chunks_exact(RECORD) {
+        let u64_of = |r: &[u8]| u64::from_le_bytes(r.try_into().expect("8 bytes"));
+        let device = u16::from_le_bytes([record[20], record[21]]);
+        let op = match record[22] {
+            0 => Op::Read,
+            1 => Op::Write,
+            2 => Op::Trim,
+            3 => Op::Sync,
+            other => return Err(damaged(&format!("operation {other}"))),
+        };
+        if usize::from(device) >= trace.devices.len() {
+            return Err(damaged(&format!(
+                "target {device} of {}",
+                trace.devices.len()
+            )));
+        }
+        trace.ios.push(TraceIo {
+            t_ns: u64_of(&record[0..8]),
+            offset: u64_of(&record[8..16]),
+            len: u32::from_le_bytes(record[16..20].try_into().expect("4 bytes")),
+            device: u32::from(device),
+            op,
+            latency_ns: None,
+        });
+    }
+    trace.sort();
+    Ok(trace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_recorded_reads_back_in_time_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.trace");
+        let recording = Recording::create(&path, &["a".into(), "/dev/b".into()]).unwrap();
+        let (mut one, mut two) = (recording.sink(0), recording.sink(1));
+        let later = |ms: u64| ms * 1_000_000;
+        two.push(later(5), Op::Write, 8192, 4096);
+        one.push(later(1), Op::Read, 0, 4096);
+        one.push(later(9), Op::Sync, 0, 0);
+        drop((one, two));
+        assert_eq!(recording.finish().unwrap(), 3);
+        let bytes = std::fs::read(&path).unwrap();
+        let t = parse(&bytes, At { file: "r" }).unwrap();
+        assert_eq!(t.devices, ["a", "/dev/b"]);
+        let ios: Vec<(u64, u32, Op, u64)> = t
+            .ios
+            .iter()
+            .map(|io| (io.t_ns / 1_000_000, io.device, io.op, io.offset))
+            .collect();
+        assert_eq!(
+            ios,
+            [
+                (1, 0, Op::Read, 0),
+                (5, 1, Op::Write, 8192),
+                (9, 0, Op::Sync, 0)
+            ]
+        );
+        // Cut short: named, never half read.
+        let e = parse(&bytes[..bytes.len() - 3], At { file: "r" }).unwrap_err();
+        assert!(e.to_string().contains("cut short"), "{e}");
+    }
+
+    #[test]
+    fn another_file_is_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.txt");
+        std::fs::write(&path, "keep me").unwrap();
+        assert!(Recording::create(&path, &[]).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep me");
+    }
+}

@@ -1,0 +1,337 @@
+//! `fathom replay`: traces made by fio, blkparse, a CSV and fathom itself
+//! are played I/O for I/O at their times (or faster), latency is counted
+//! from when each I/O was due, a slow target makes late I/Os and never a
+//! shorter trace, and bad traces are refused before anything is created.
+
+mod common;
+use common::*;
+use fathom::trace::{self, Op};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `fathom replay ARGS --output-format json`, asserting success.
+fn replay_json(args: &[&str]) -> Value {
+    let mut full = vec!["replay"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["--output-format", "json"]);
+    json_out(&run(&full))
+}
+
+fn result(doc: &Value) -> &Value {
+    &doc["results"][0]
+}
+
+/// A CSV trace of `n` I/Os `gap_ms` apart, alternating reads and writes of
+/// 4 KiB over the first `n` blocks.
+fn csv_trace(path: &Path, n: u64, gap_ms: u64) {
+    let mut text = String::from("time_ns,offset,length,rw\n");
+    for i in 0..n {
+        let rw = if i % 2 == 0 { "read" } else { "write" };
+        text.push_str(&format!(
+            "{},{},4096,{rw}\n",
+            i * gap_ms * 1_000_000,
+            i * 4096
+        ));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn fios_iolog_is_replayed_io_for_io_at_its_times() {
+    let dir = tempdir();
+    let data = dir.path().join("data");
+    let log = dir.path().join("io.log");
+    // A mixed job at a rate, so that its I/Os have times worth keeping.
+    let fio = Command::new("fio")
+        .args([
+            "--name=mixed",
+            &format!("--filename={}", data.display()),
+            "--size=4m",
+            "--bs=4k",
+            "--rw=randrw",
+            "--rate_iops=100",
+            "--runtime=1",
+            "--time_based",
+            "--ioengine=psync",
+            &format!("--write_iolog={}", log.display()),
+        ])
+        .output();
+    match fio {
+        Ok(o) if o.status.success() => {}
+        _ => {
+            eprintln!("SKIP: fio is not installed or failed");
+            return;
+        }
+    }
+    std::fs::remove_file(&data).unwrap();
+    let recording = dir.path().join("replayed.trace");
+    let target = dir.path().join("target");
+    let doc = replay_json(&[
+        log.to_str().unwrap(),
+        target.to_str().unwrap(),
+        "--record",
+        recording.to_str().unwrap(),
+    ]);
+    let fio_trace = trace::load(&log).unwrap();
+    let ours = trace::load(&recording).unwrap();
+    assert_eq!(fio_trace.format, "fio iolog v3");
+    let wanted: Vec<_> = fio_trace
+        .ios
+        .iter()
+        .map(|io| (io.op, io.offset, io.len))
+        .collect();
+    let issued: Vec<_> = ours
+        .ios
+        .iter()
+        .map(|io| (io.op, io.offset, io.len))
+        .collect();
+    assert!(wanted.len() > 150, "fio logged {} I/Os", wanted.len());
+    assert_eq!(issued, wanted, "the same I/Os in the same order");
+    // Each at its time: the trace's times from its first I/O, the
+    // recording's from the replay's first.
+    let (t0, r0) = (fio_trace.ios[0].t_ns, ours.ios[0].t_ns);
+    let lags: Vec<i64> = fio_trace
+        .ios
+        .iter()
+        .zip(&ours.ios)
+        .map(|(f, o)| (o.t_ns - r0) as i64 - (f.t_ns - t0) as i64)
+        .collect();
+    let on_time = lags.iter().filter(|l| l.abs() < 1_000_000).count();
+    assert!(
+        on_time * 100 >= lags.len() * 99,
+        "{on_time} of {} I/Os issued within 1 ms of their time: {lags:?}",
+        lags.len()
+    );
+    let r = result(&doc);
+    assert_eq!(u(&r["replay"]["trace_ios"]), wanted.len() as u64);
+    assert_eq!(r["spec"]["replay"]["format"], "fio iolog v3");
+    let reads = wanted.iter().filter(|w| w.0 == Op::Read).count() as u64;
+    assert_eq!(u(&r["total"]["read"]["ios"]), reads);
+    // Latency from when each I/O was due, as a rated run has it.
+    assert!(r["total"]["read"]["sched_lat_ns"]["p50"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn blkparse_text_is_replayed_with_the_original_latency_beside() {
+    let dir = tempdir();
+    let trace = dir.path().join("blk.txt");
+    std::fs::write(
+        &trace,
+        "  8,16   1        1     0.000000000  1200  Q   R 2048 + 8 [db]
+  8,16   1        2     0.000010000  1200  D   R 2048 + 8 [db]
+  8,16   1        3     0.000500000     0  C   R 2048 + 8 [0]
+  8,16   1        4     0.001000000  1200  Q  WS 4096 + 16 [db]
+  8,16   1        5     0.003000000     0  C  WS 4096 + 16 [0]
+  8,16   1        6     0.004000000  1200  Q FWS [db]
+  8,16   1        7     0.005000000  1200  Q   R 0 + 8 [db]
+  8,16   1        8     0.007000000     0  C   R 0 + 8 [0]
+CPU1 (8,16):
+ Reads Queued:           2,        8KiB
+",
+    )
+    .unwrap();
+    let target = dir.path().join("t");
+    let out = run(&["replay", trace.to_str().unwrap(), target.to_str().unwrap()]);
+    succeeded(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("replay of blk.txt (blkparse) at 1x: 4 I/Os"),
+        "{text}"
+    );
+    assert!(
+        text.contains("read latency, replayed against recorded"),
+        "{text}"
+    );
+    let doc = replay_json(&[trace.to_str().unwrap(), target.to_str().unwrap()]);
+    let r = result(&doc);
+    assert_eq!(u(&r["total"]["read"]["ios"]), 2);
+    assert_eq!(u(&r["total"]["write"]["ios"]), 1);
+    assert_eq!(u(&r["total"]["write"]["bytes"]), 8192);
+    let original = &r["replay"]["original"];
+    // 0.5 ms and 2 ms reads, a 2 ms write, as traced.
+    assert_eq!(u(&original["write"]["p50"]) / 100_000, 20, "{original}");
+    assert!(u(&original["read"]["max"]) >= 1_990_000, "{original}");
+    // The flush of the trace was made.
+    assert_eq!(u(&r["sync"]["count"]), 1, "{r}");
+    assert!(!target.exists(), "the file fathom made is removed");
+}
+
+#[test]
+fn twice_the_speed_takes_half_the_time() {
+    let dir = tempdir();
+    let trace = dir.path().join("t.csv");
+    csv_trace(&trace, 41, 25);
+    let target = dir.path().join("x");
+    let span = |speed: &str| {
+        let recording = dir.path().join(format!("{speed}.trace"));
+        replay_json(&[
+            trace.to_str().unwrap(),
+            target.to_str().unwrap(),
+            "--speed",
+            speed,
+            "--engine",
+            "null",
+            "--record",
+            recording.to_str().unwrap(),
+        ]);
+        let t = trace::load(&recording).unwrap();
+        assert_eq!(t.ios.len(), 41);
+        t.span_ns() as f64 / 1e9
+    };
+    let (one, two) = (span("1x"), span("2x"));
+    assert!((0.99..1.05).contains(&one), "1x: {one} s");
+    assert!((0.49..0.55).contains(&two), "2x: {two} s");
+}
+
+#[test]
+fn a_slow_target_makes_late_ios_and_never_shortens_the_trace() {
+    let dir = tempdir();
+    let trace = dir.path().join("t.csv");
+    // 100 I/Os a millisecond apart on a target that takes 4 ms each, one
+    // at a time: it cannot keep up.
+    csv_trace(&trace, 100, 1);
+    let target = dir.path().join("x");
+    let doc = replay_json(&[
+        trace.to_str().unwrap(),
+        target.to_str().unwrap(),
+        "--engine",
+        "null",
+        "--null-latency",
+        "4ms",
+        "--iodepth",
+        "1",
+    ]);
+    let r = result(&doc);
+    let done = u(&r["total"]["read"]["ios"]) + u(&r["total"]["write"]["ios"]);
+    assert_eq!(done, 100, "every I/O of the trace issued");
+    assert!(f(&r["runtime_s"]) >= 0.39, "{}", r["runtime_s"]);
+    assert!(u(&r["replay"]["late_ios"]) > 80, "{}", r["replay"]);
+    // The last I/Os waited for the device: from when they were due, far
+    // more than the 4 ms each took.
+    let sched = u(&r["total"]["write"]["sched_lat_ns"]["max"]);
+    let service = u(&r["total"]["write"]["lat_ns"]["max"]);
+    assert!(sched > 200_000_000, "{sched}");
+    assert!(service < 50_000_000, "{service}");
+    // As fast as possible, the same I/Os, none late.
+    let doc = replay_json(&[
+        trace.to_str().unwrap(),
+        target.to_str().unwrap(),
+        "--engine",
+        "null",
+        "--null-latency",
+        "4ms",
+        "--as-fast-as-possible",
+        "--iodepth",
+        "4",
+    ]);
+    let r = result(&doc);
+    assert_eq!(u(&r["replay"]["late_ios"]), 0);
+    assert!(r["total"]["read"].get("sched_lat_ns").is_none());
+}
+
+#[test]
+fn a_recorded_run_replays_as_it_ran() {
+    let dir = tempdir();
+    let target = dir.path().join("data");
+    let recording = dir.path().join("run.trace");
+    let doc = run_json(&[
+        target.to_str().unwrap(),
+        "--rw",
+        "randrw",
+        "--size",
+        "1m",
+        "--bs",
+        "8k",
+        "--fsync",
+        "16",
+        "--record",
+        recording.to_str().unwrap(),
+    ]);
+    let ran = &doc["results"][0]["total"];
+    let t = trace::load(&recording).unwrap();
+    assert_eq!(t.format, "fathom recording");
+    let count = |op| t.ios.iter().filter(|io| io.op == op).count() as u64;
+    assert_eq!(count(Op::Read), u(&ran["read"]["ios"]));
+    assert_eq!(count(Op::Write), u(&ran["write"]["ios"]));
+    assert_eq!(count(Op::Sync), u(&doc["results"][0]["sync"]["count"]));
+    assert!(t.ios.iter().all(|io| io.op == Op::Sync || io.len == 8192));
+    let again = dir.path().join("again");
+    let doc = replay_json(&[
+        recording.to_str().unwrap(),
+        again.to_str().unwrap(),
+        "--as-fast-as-possible",
+    ]);
+    let r = &doc["results"][0]["total"];
+    assert_eq!(u(&r["read"]["ios"]), u(&ran["read"]["ios"]));
+    assert_eq!(u(&r["write"]["bytes"]), u(&ran["write"]["bytes"]));
+}
+
+#[test]
+fn bad_traces_and_flags_are_refused_before_anything_is_created() {
+    let dir = tempdir();
+    let good = dir.path().join("good.csv");
+    csv_trace(&good, 4, 1);
+    let two = dir.path().join("two.csv");
+    std::fs::write(
+        &two,
+        "time,offset,length,rw,device\n0,0,4096,read,a\n0.001,0,4096,read,b\n",
+    )
+    .unwrap();
+    let bad = dir.path().join("bad.log");
+    std::fs::write(&bad, "fio version 3 iolog\n10 /f add\n20 /f read 0\n").unwrap();
+    let small = dir.path().join("small");
+    std::fs::write(&small, vec![0u8; 4096]).unwrap();
+    let target = dir.path().join("new");
+    let t = target.to_str().unwrap();
+    let missing = dir.path().join("missing.log");
+    for (args, needle) in [
+        (vec![missing.to_str().unwrap(), t], "cannot read"),
+        (
+            vec![bad.to_str().unwrap(), t],
+            "bad.log:3: 'read' needs an offset and a length",
+        ),
+        (
+            vec![two.to_str().unwrap(), t],
+            "names 2 devices (a, b) and 1 target(s)",
+        ),
+        (vec![good.to_str().unwrap(), t, "--speed", "0"], "--speed"),
+        (vec![good.to_str().unwrap(), t, "--speed=-2x"], "--speed"),
+        (
+            vec![good.to_str().unwrap(), t, "--map", "zz=new"],
+            "has no device zz",
+        ),
+        (
+            vec![
+                good.to_str().unwrap(),
+                small.to_str().unwrap(),
+                "--overwrite",
+            ],
+            "past its end",
+        ),
+        (
+            vec![good.to_str().unwrap(), t, "--from", "1s", "--to", "1s"],
+            "--to",
+        ),
+    ] {
+        let mut full = vec!["replay"];
+        full.extend_from_slice(&args);
+        refused(&full, needle);
+        assert!(!target.exists(), "{args:?} created the target");
+    }
+    // The file too small is left as it was; with --wrap it is played.
+    assert_eq!(std::fs::read(&small).unwrap(), vec![0u8; 4096]);
+    let doc = replay_json(&[
+        good.to_str().unwrap(),
+        small.to_str().unwrap(),
+        "--overwrite",
+        "--wrap",
+    ]);
+    assert_eq!(u(&result(&doc)["total"]["read"]["ios"]), 2);
+    // Two devices on two targets, or one picked by --map.
+    let a = dir.path().join("a");
+    let doc = replay_json(&[two.to_str().unwrap(), t, a.to_str().unwrap()]);
+    assert_eq!(u(&result(&doc)["total"]["read"]["ios"]), 2);
+    let doc = replay_json(&[two.to_str().unwrap(), t, "--map", &format!("b={t}")]);
+    assert_eq!(u(&result(&doc)["total"]["read"]["ios"]), 1);
+}
