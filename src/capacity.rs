@@ -28,7 +28,13 @@ pub const SATURATION_SHORTFALL: f64 = 0.10;
 /// one or a streams one), whose rates are the search's to set.
 pub fn check(base: &WorkloadSpec, search: &CapacitySpec) -> Result<(), UsageError> {
     search.validate().map_err(UsageError)?;
-    if base.streams.is_empty() {
+    if base.replay.is_some() {
+        if trace_iops(base).is_none() {
+            return Err(UsageError(
+                "the trace's I/Os are all at one instant: there is no speed to search over".into(),
+            ));
+        }
+    } else if base.streams.is_empty() {
         if base.target_rate().is_some() {
             return Err(UsageError(
                 "--rate-iops/--rate-bw: capacity sets each step's rate (give the first with --start)"
@@ -41,7 +47,7 @@ pub fn check(base: &WorkloadSpec, search: &CapacitySpec) -> Result<(), UsageErro
                 .into(),
         ));
     }
-    if base.runtime_s.is_none() {
+    if base.runtime_s.is_none() && base.replay.is_none() {
         return Err(UsageError(
             "--runtime: each step of a capacity search is time-bound; give its length".into(),
         ));
@@ -63,7 +69,10 @@ pub fn check(base: &WorkloadSpec, search: &CapacitySpec) -> Result<(), UsageErro
 /// as background load).
 pub fn at_rate(base: &WorkloadSpec, total_iops: f64) -> WorkloadSpec {
     let mut spec = base.clone();
-    if spec.streams.is_empty() {
+    if let (Some(replay), Some(at_1x)) = (&mut spec.replay, trace_iops(base)) {
+        // A replay's load is its speed: the trace's own rate times it.
+        replay.speed = Some(total_iops / at_1x);
+    } else if spec.streams.is_empty() {
         spec.rate_iops = Some(total_iops / spec.targets.len() as f64);
         spec.rate_bw = None;
     } else {
@@ -78,6 +87,32 @@ pub fn at_rate(base: &WorkloadSpec, total_iops: f64) -> WorkloadSpec {
     spec
 }
 
+/// A replay's I/Os per second at the speed recorded (its data I/Os over
+/// the time from its first to its last, one pass); None for a workload
+/// that is not a replay, or a trace without a span.
+pub fn trace_iops(base: &WorkloadSpec) -> Option<f64> {
+    let trace = base.replay.as_ref()?.loaded.as_ref()?;
+    let ios = trace
+        .ios
+        .iter()
+        .filter(|io| io.op != crate::trace::Op::Sync)
+        .count();
+    let span_s = trace.span_ns() as f64 / 1e9;
+    (span_s > 0.0 && ios > 1).then(|| ios as f64 / span_s)
+}
+
+/// A replay's mean bytes per data I/O.
+fn trace_io_bytes(base: &WorkloadSpec) -> Option<f64> {
+    let trace = base.replay.as_ref()?.loaded.as_ref()?;
+    let data: Vec<u64> = trace
+        .ios
+        .iter()
+        .filter(|io| io.op != crate::trace::Op::Sync)
+        .map(|io| u64::from(io.len))
+        .collect();
+    (!data.is_empty()).then(|| data.iter().sum::<u64>() as f64 / data.len() as f64)
+}
+
 /// I/Os per second the rated streams ask for over all their targets.
 fn rated_total(base: &WorkloadSpec) -> f64 {
     base.streams
@@ -89,6 +124,9 @@ fn rated_total(base: &WorkloadSpec) -> f64 {
 /// Bytes per second of `total_iops` offered (block sizes may differ
 /// between streams).
 fn bandwidth_at(base: &WorkloadSpec, total_iops: f64) -> f64 {
+    if let Some(bytes) = trace_io_bytes(base) {
+        return total_iops * bytes;
+    }
     let spec = at_rate(base, total_iops);
     if spec.streams.is_empty() {
         total_iops * spec.bs as f64
@@ -111,6 +149,11 @@ fn queue_carries(base: &WorkloadSpec, total_iops: f64) -> bool {
 
 /// Seconds one step measures and warms up.
 pub fn step_seconds(base: &WorkloadSpec) -> f64 {
+    if let Some(trace) = base.replay.as_ref().and_then(|r| r.loaded.as_ref()) {
+        // At the speed recorded; faster steps are shorter.
+        let span_s = trace.span_ns() as f64 / 1e9;
+        return base.runtime_s.map_or(span_s, |r| r.min(span_s)) + base.ramp_s;
+    }
     base.runs()
         .iter()
         .map(|s| s.runtime_s.unwrap_or(0.0) + s.ramp_s)
@@ -139,6 +182,7 @@ pub fn search(
         answer_bw_bytes: None,
         missed_iops: None,
         knee_iops: None,
+        trace_iops: trace_iops(base),
         end: SearchEnd::Converged,
         runtime_s: 0.0,
         interrupted: false,

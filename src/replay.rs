@@ -11,6 +11,11 @@ use crate::units::format_bytes;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The trace's first I/O is due this long after the workers start (the
+/// replay's ramp), so that every worker is past its start-up and the first
+/// I/Os are not late for fathom's own reasons.
+pub const LEAD_S: f64 = 0.01;
+
 /// What to replay and how, as asked.
 #[derive(Debug, Clone)]
 pub struct ReplayRequest {
@@ -84,6 +89,7 @@ pub fn workload(request: &ReplayRequest) -> Result<WorkloadSpec, UsageError> {
     spec.bs = trace.alignment().max(512);
     spec.iodepth = request.iodepth;
     spec.runtime_s = request.runtime_s;
+    spec.ramp_s = LEAD_S;
     spec.direct = request.direct;
     spec.engine = request.engine;
     spec.null_latency_ns = request.null_latency_ns;

@@ -335,3 +335,36 @@ fn bad_traces_and_flags_are_refused_before_anything_is_created() {
     let doc = replay_json(&[two.to_str().unwrap(), t, "--map", &format!("b={t}")]);
     assert_eq!(u(&result(&doc)["total"]["read"]["ios"]), 1);
 }
+
+#[test]
+fn capacity_over_speed_finds_how_many_times_the_trace_fits() {
+    let dir = tempdir();
+    let trace = dir.path().join("t.csv");
+    // 250 I/Os a second; a target of two slots of 1 ms takes 2,000: the
+    // trace fits 8 times over.
+    csv_trace(&trace, 50, 4);
+    let out = run(&[
+        "capacity",
+        trace.to_str().unwrap(),
+        dir.path().join("x").to_str().unwrap(),
+        "--engine",
+        "null",
+        "--null-latency",
+        "1ms",
+        "--iodepth",
+        "2",
+        "--slo",
+        "p99:20ms",
+        "--precision",
+        "5%",
+        "--output-format",
+        "json",
+    ]);
+    let doc = json_out(&out);
+    let c = &doc["results"][0];
+    let at_1x = f(&c["trace_iops"]);
+    assert!((240.0..260.0).contains(&at_1x), "{at_1x}");
+    let fits = f(&c["answer_iops"]) / at_1x;
+    assert!((6.5..8.5).contains(&fits), "fits {fits} times: {c}");
+    assert_eq!(c["spec"]["replay"]["format"], "csv");
+}

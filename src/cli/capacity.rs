@@ -33,9 +33,10 @@ pub struct CapacityArgs {
     #[arg(long, value_name = "OBJECTIVE", value_parser = parse_slo)]
     slo: Slo,
 
-    /// Total I/Os per second offered at the first step (over every target).
-    #[arg(long, value_name = "IOPS", default_value_t = CapacitySpec::DEFAULT_START_IOPS)]
-    start: f64,
+    /// Total I/Os per second offered at the first step (over every target)
+    /// [default: 1000; for a trace, its own rate as recorded].
+    #[arg(long, value_name = "IOPS")]
+    start: Option<f64>,
 
     /// Each climbing step offers this many times the last.
     #[arg(long, value_name = "FACTOR", default_value_t = CapacitySpec::DEFAULT_GROWTH)]
@@ -83,7 +84,13 @@ const STEP_DEFAULTS: &[(&str, &str)] = &[("runtime", "10s"), ("ramp", "2s")];
 
 pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     super::no_fio_form(&args.output, "a capacity search")?;
-    let mut specs = args.workload.resolve(None, false, STEP_DEFAULTS)?;
+    let positional = &args.workload.targets;
+    let mut specs = match positional.first() {
+        Some(first) if positional.len() >= 2 && crate::trace::looks_like_trace(first.as_ref()) => {
+            vec![replay_base(args, first)?]
+        }
+        _ => args.workload.resolve(None, false, STEP_DEFAULTS)?,
+    };
     if specs.len() != 1 {
         return Err(UsageError(format!(
             "capacity searches one workload, and these arguments give {} (a sweep, or a job file of several): give one",
@@ -92,9 +99,12 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         .into());
     }
     let base = specs.remove(0);
+    let start_iops = args
+        .start
+        .unwrap_or_else(|| capacity::trace_iops(&base).unwrap_or(CapacitySpec::DEFAULT_START_IOPS));
     let search = CapacitySpec {
         slo: args.slo.clone(),
-        start_iops: args.start,
+        start_iops,
         growth: args.growth,
         precision: args.precision,
         max_time_s: args.max_time,
@@ -148,6 +158,44 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     document.results = vec![RunResult::Capacity(result)];
     super::emit(&document, &args.output)?;
     Ok(super::exit_code(&stop, false))
+}
+
+/// `fathom capacity TRACE TARGET...`: the replay whose speed is searched,
+/// made with the other flags (the engine, its depth, safety); each step
+/// plays the whole trace unless --runtime cuts it.
+fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<crate::spec::WorkloadSpec> {
+    let rest = super::WorkloadArgs {
+        targets: args.workload.targets[1..].to_vec(),
+        labelled: Vec::new(),
+        knobs: args.workload.knobs.clone(),
+        streams: Vec::new(),
+    };
+    let given = |knob: &str| args.workload.knobs.given.iter().any(|(k, _)| k == knob);
+    let mut specs = rest.resolve(None, false, &[])?;
+    let flags = specs.remove(0);
+    let request = crate::replay::ReplayRequest {
+        trace: trace.into(),
+        targets: flags.targets.clone(),
+        map: Vec::new(),
+        speed: Some(1.0),
+        iodepth: if given("iodepth") { flags.iodepth } else { 32 },
+        loops: 1,
+        runtime_s: flags.runtime_s,
+        from_s: 0.0,
+        to_s: None,
+        wrap: false,
+        direct: flags.direct,
+        engine: flags.engine,
+        null_latency_ns: flags.null_latency_ns,
+        overwrite: flags.overwrite,
+        destroy_data: flags.destroy_data,
+        even_if_mounted: flags.even_if_mounted,
+    };
+    let mut spec = crate::replay::workload(&request)?;
+    if given("ramp") {
+        spec.ramp_s = flags.ramp_s;
+    }
+    Ok(spec)
 }
 
 /// "step 3 (climb): 4,000/s offered, 3,998/s achieved, p99 1.20 ms: met".

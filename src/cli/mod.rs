@@ -162,27 +162,27 @@ struct ReportArgs {
 
 /// What to run and where: a job file or knob flags, targets, streams.
 #[derive(Args, Debug)]
-struct WorkloadArgs {
+pub(crate) struct WorkloadArgs {
     /// A job file (NAME.toml, or an fio job file: NAME.fio or INI content)
     /// and/or targets: files, directories (fathom
     /// creates its own file there) or block devices; LABEL=PATH names a
     /// target in reports. Default: a temporary file in the current directory.
-    targets: Vec<String>,
+    pub(crate) targets: Vec<String>,
 
     /// A labelled target, LABEL=PATH (repeatable); the label is its name in
     /// reports.
     #[arg(long = "target", value_name = "LABEL=PATH")]
-    labelled: Vec<String>,
+    pub(crate) labelled: Vec<String>,
 
     #[command(flatten)]
-    knobs: KnobArgs,
+    pub(crate) knobs: KnobArgs,
 
     /// A stream of the workload, run at the same time as the others:
     /// NAME:KNOB=VALUE,... with knobs named as the flags (rw=write,bs=16k,
     /// fsync=1,rate-iops=500); targets=a|b picks targets by label. Each
     /// starts from the other flags. Repeatable.
     #[arg(long = "stream", value_name = "NAME:KNOB=VALUE,...", value_parser = knobs::parse_stream)]
-    streams: Vec<(String, Vec<(String, String)>)>,
+    pub(crate) streams: Vec<(String, Vec<(String, String)>)>,
 }
 
 #[derive(Args, Debug)]

@@ -40,10 +40,6 @@ const CLAIM_TRIES: usize = 16;
 /// worker at its deadline (each entry carries its share of the count), so a
 /// long stall cannot make the end of a run slow.
 const BACKLOG_STEPS: u64 = 10_000;
-/// A replay's first I/O is due this long after the workers start, so that
-/// every worker is past its start-up and the trace's first I/Os are not
-/// late for fathom's own reasons.
-const REPLAY_LEAD: Duration = Duration::from_millis(10);
 /// How long before an idle replay worker's next I/O is due it stops
 /// sleeping and spins: more than a sleep's timer slack.
 const REPLAY_SPIN: Duration = Duration::from_micros(200);
@@ -617,9 +613,15 @@ impl<'a> Job<'a> {
             self.stopping = true;
             return None;
         };
-        let due = self.started + REPLAY_LEAD + Duration::from_nanos(io.due_ns);
-        if script.paced && due > self.now {
-            self.next_due = Some(due);
+        let due = self.measure_start + Duration::from_nanos(io.due_ns);
+        // As fast as possible still starts when measuring does.
+        let ready = if script.paced {
+            due
+        } else {
+            self.measure_start
+        };
+        if ready > self.now {
+            self.next_due = Some(ready);
             return None;
         }
         self.next_due = None;
@@ -935,7 +937,7 @@ impl<'a> Job<'a> {
             // The script's I/Os due by now and not issued: late by their age.
             let mut n = self.script_next;
             while let Some(io) = script.get(n) {
-                let due = self.started + REPLAY_LEAD + Duration::from_nanos(io.due_ns);
+                let due = self.measure_start + Duration::from_nanos(io.due_ns);
                 if due >= deadline || n - self.script_next >= BACKLOG_STEPS as usize {
                     break;
                 }

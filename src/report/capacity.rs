@@ -164,6 +164,13 @@ pub fn conclusion(c: &CapacityResult) -> Vec<String> {
                 rate(a),
                 c.search.slo
             ));
+            if let Some(at_1x) = c.trace_iops {
+                out.push(format!(
+                    "the trace ({}/s as recorded) fits {:.2} times over: played that much faster, it still met the objective",
+                    rate(at_1x),
+                    a / at_1x
+                ));
+            }
         }
         (None, _) => out.push("answer: none (no step finished)".into()),
     }

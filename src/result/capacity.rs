@@ -27,6 +27,11 @@ pub struct CapacityResult {
     /// latency-against-load curve); None with fewer than three steps or when
     /// latency never climbed to twice its level there.
     pub knee_iops: Option<f64>,
+    /// A search over a replay's speed: the trace's own I/Os per second as
+    /// recorded, so that a rate is that many times the trace
+    /// (`answer_iops / trace_iops`: "it fits 3.4 times over").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_iops: Option<f64>,
     pub end: SearchEnd,
     /// Seconds the whole search took, laying out targets included.
     pub runtime_s: f64,

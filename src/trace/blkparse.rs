@@ -90,6 +90,12 @@ pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
     Ok(trace)
 }
 
+/// Whether `line` is a blkparse event (`8,16 CPU SEQ SECONDS PID ACTION`).
+pub fn is_event(line: &str) -> bool {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    words.len() >= 7 && is_device(words[0]) && words[3].contains('.')
+}
+
 /// `8,16`: a device as blkparse names it.
 fn is_device(word: &str) -> bool {
     word.split_once(',').is_some_and(|(a, b)| {

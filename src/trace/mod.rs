@@ -163,6 +163,31 @@ pub fn number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String>
         .map_err(|_| format!("{what} '{text}' is not a whole number"))
 }
 
+/// Whether `path` is a trace fathom reads, by its first bytes (a fathom
+/// recording, an fio iolog, a CSV of I/Os, or blkparse events): a command
+/// that takes either a trace or a target tells them apart so.
+pub fn looks_like_trace(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = Vec::with_capacity(4096);
+    if std::io::Read::read_to_end(&mut std::io::Read::take(file, 4096), &mut head).is_err() {
+        return false;
+    }
+    if head.starts_with(record::MAGIC) {
+        return true;
+    }
+    let text = String::from_utf8_lossy(&head);
+    let first = text.lines().next().unwrap_or("").trim();
+    first.starts_with("fio version")
+        || first.starts_with("time,")
+        || first.starts_with("time_ns,")
+        || blkparse::is_event(first)
+}
+
 /// Reads the trace at `path`, its format told by its first bytes: fathom's
 /// recordings and fio's iologs say what they are, a CSV starts with its
 /// header, and anything else is taken as blkparse's text.
