@@ -41,8 +41,9 @@ const CLAIM_TRIES: usize = 16;
 /// long stall cannot make the end of a run slow.
 const BACKLOG_STEPS: u64 = 10_000;
 /// How long before an idle replay worker's next I/O is due it stops
-/// sleeping and spins: more than a sleep's timer slack.
-const REPLAY_SPIN: Duration = Duration::from_micros(200);
+/// sleeping and spins: about what waking from a sleep takes (its timer
+/// slack is set to nothing).
+const REPLAY_SPIN: Duration = Duration::from_micros(20);
 
 pub struct WorkerConfig {
     pub target: usize,
@@ -428,6 +429,12 @@ impl<'a> Job<'a> {
     }
 
     fn run(&mut self, stop: &StopFlag, halt: &AtomicBool) -> Result<Box<WorkerTotals>, String> {
+        if self.config.script.as_ref().is_some_and(|s| s.paced) {
+            // A replay sleeps until each I/O is due: its sleeps end on time
+            // rather than up to the default 50 µs of timer slack later.
+            // SAFETY: prctl on the calling thread, no pointers.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        }
         loop {
             if !self.stopping && !self.fsync_due() && !self.pause_due {
                 self.fill();
@@ -515,13 +522,15 @@ impl<'a> Job<'a> {
                 }
             }
             self.free.pop();
-            if self.config.script.is_some() || self.config.record.is_some() {
-                self.issued(dir, due, offset, len);
+            let booked = self.config.script.is_some() || self.config.record.is_some();
+            let issued_at = (self.submits_on_queue || booked).then(Instant::now);
+            if let (true, Some(at)) = (booked, issued_at) {
+                self.issued(at, dir, due, offset, len);
             }
             let in_flight = (self.slots.len() - self.free.len()) as u32;
             self.totals.queue.submitted_at(in_flight);
-            if self.submits_on_queue {
-                self.slots[slot as usize].submitted_at = Instant::now();
+            if let (true, Some(at)) = (self.submits_on_queue, issued_at) {
+                self.slots[slot as usize].submitted_at = at;
                 self.totals.queue.submission(1);
             }
             self.engine.queue(IoRequest {
@@ -640,9 +649,8 @@ impl<'a> Job<'a> {
 
     /// Books an I/O as it is issued: how late a replay issues it, and the
     /// recording.
-    #[cold]
-    fn issued(&mut self, dir: Direction, due: Option<Instant>, offset: u64, len: u32) {
-        let now = Instant::now();
+    #[inline]
+    fn issued(&mut self, now: Instant, dir: Direction, due: Option<Instant>, offset: u64, len: u32) {
         if let Some(due) = due
             && self.counts(now)
         {
