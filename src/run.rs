@@ -1193,7 +1193,7 @@ fn replay_result(
     late_ios: u64,
     worst_lag_ns: u64,
 ) -> crate::result::replay::ReplayResult {
-    use crate::result::replay::{OriginalLatency, ReplayResult};
+    use crate::result::replay::{OriginalLatency, OriginalSecond, ReplayResult};
     let Some(trace) = &replay.loaded else {
         return ReplayResult::default();
     };
@@ -1221,6 +1221,10 @@ fn replay_result(
         late_ios,
         worst_lag_ns,
         original: OriginalLatency::of(trace),
+        original_seconds: replay
+            .speed
+            .map(|s| OriginalSecond::of(trace, s))
+            .unwrap_or_default(),
     }
 }
 

@@ -309,6 +309,11 @@ fn bad_traces_and_flags_are_refused_before_anything_is_created() {
             ],
             "past its end",
         ),
+        // Writes in a trace are writes.
+        (
+            vec![good.to_str().unwrap(), small.to_str().unwrap(), "--wrap"],
+            "refusing to write to an existing file fathom did not create",
+        ),
         (
             vec![good.to_str().unwrap(), t, "--from", "1s", "--to", "1s"],
             "--to",
@@ -367,4 +372,63 @@ fn capacity_over_speed_finds_how_many_times_the_trace_fits() {
     let fits = f(&c["answer_iops"]) / at_1x;
     assert!((6.5..8.5).contains(&fits), "fits {fits} times: {c}");
     assert_eq!(c["spec"]["replay"]["format"], "csv");
+}
+
+#[test]
+fn the_html_report_draws_the_replayed_latency_against_the_recorded() {
+    let dir = tempdir();
+    let trace = dir.path().join("t.csv");
+    // Three seconds of I/Os played three times as fast, each recorded at
+    // 2 ms.
+    let mut text = String::from("time_ns,offset,length,rw,latency_ns\n");
+    for i in 0..300u64 {
+        text.push_str(&format!(
+            "{},{},4096,read,2000000\n",
+            i * 30_000_000,
+            i * 4096
+        ));
+    }
+    std::fs::write(&trace, text).unwrap();
+    let result = dir.path().join("r.json");
+    let out = run(&[
+        "replay",
+        trace.to_str().unwrap(),
+        dir.path().join("x").to_str().unwrap(),
+        "--engine",
+        "null",
+        "--null-latency",
+        "100us",
+        "--speed",
+        "3x",
+        "--output-format",
+        "json",
+        "-o",
+        result.to_str().unwrap(),
+    ]);
+    succeeded(&out);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    let seconds = doc["results"][0]["replay"]["original_seconds"]
+        .as_array()
+        .unwrap();
+    assert_eq!(seconds.len(), 3, "{seconds:?}");
+    assert_eq!(u(&seconds[0]["ios"]), 100);
+    let html = dir.path().join("r.html");
+    let out = run(&[
+        "report",
+        result.to_str().unwrap(),
+        "--output-format",
+        "html",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    succeeded(&out);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("p99 as recorded"),
+        "the recorded series is drawn"
+    );
+    assert!(page.contains("read latency, replayed against recorded"));
+    let charts = page.matches("<figure class=\"chart\"").count();
+    assert!(charts >= 2, "{charts} charts");
+    assert_charts_drawn(&html, charts);
 }

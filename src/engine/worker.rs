@@ -650,7 +650,14 @@ impl<'a> Job<'a> {
     /// Books an I/O as it is issued: how late a replay issues it, and the
     /// recording.
     #[inline]
-    fn issued(&mut self, now: Instant, dir: Direction, due: Option<Instant>, offset: u64, len: u32) {
+    fn issued(
+        &mut self,
+        now: Instant,
+        dir: Direction,
+        due: Option<Instant>,
+        offset: u64,
+        len: u32,
+    ) {
         if let Some(due) = due
             && self.counts(now)
         {

@@ -909,6 +909,17 @@ fn time_series(
             let marks = drift_marks(w, WarningKind::LatencyDrift, &ours);
             p99_ns.extend(ours);
             p99_ns.extend(marks);
+            // A replay's latency as its trace recorded it, on the same clock.
+            if let Some(r) = w.replay.as_ref().filter(|r| r.original_seconds.len() >= 2) {
+                p99_ns.push(Series {
+                    name: who(w, "p99 as recorded"),
+                    points: r
+                        .original_seconds
+                        .iter()
+                        .map(|s| (s.t_s + 1.0, s.p99_ns as f64))
+                        .collect(),
+                });
+            }
             let mut disks: Vec<&str> = w.temperature.iter().map(|t| t.disk.as_str()).collect();
             disks.sort_unstable();
             disks.dedup();

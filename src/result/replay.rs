@@ -23,6 +23,41 @@ pub struct ReplayResult {
     /// trace says (blkparse's completions, a CSV's latency column).
     #[serde(default, skip_serializing_if = "OriginalLatency::is_empty")]
     pub original: OriginalLatency,
+    /// The recorded latency second by second, on the replay's clock (the
+    /// trace's times divided by the speed), first pass only: what the
+    /// replayed p99 per second is drawn against.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub original_seconds: Vec<OriginalSecond>,
+}
+
+/// One second of the recorded latency, of every direction.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct OriginalSecond {
+    /// Start, in seconds from the replay's first I/O.
+    pub t_s: f64,
+    pub ios: u64,
+    pub p99_ns: u64,
+}
+
+impl OriginalSecond {
+    /// The seconds of `trace`'s recorded latencies played at `speed`.
+    pub fn of(trace: &Trace, speed: f64) -> Vec<OriginalSecond> {
+        let mut seconds: std::collections::BTreeMap<u64, LatencyHistogram> = Default::default();
+        for io in trace.ios.iter().filter(|io| io.op != Op::Sync) {
+            if let Some(ns) = io.latency_ns {
+                let second = (io.t_ns as f64 / speed / 1e9) as u64;
+                seconds.entry(second).or_default().record(ns.max(1));
+            }
+        }
+        seconds
+            .into_iter()
+            .map(|(s, h)| OriginalSecond {
+                t_s: s as f64,
+                ios: h.count(),
+                p99_ns: h.value_at_percentile(99.0),
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
