@@ -67,18 +67,8 @@ pub struct CrashcheckArgs {
     #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
     runtime: Option<Duration>,
 
-    /// Allow writing an existing file.
-    #[arg(long)]
-    overwrite: bool,
-
-    /// Allow writing a block device, destroying what it holds.
-    #[arg(long = "i-know-this-destroys-data")]
-    destroy_data: bool,
-
-    /// Allow writing a block device in use right now (mounted, swap, held
-    /// by LVM, RAID or dm-crypt), with --i-know-this-destroys-data.
-    #[arg(long = "even-if-mounted")]
-    even_if_mounted: bool,
+    #[command(flatten)]
+    write: super::WriteFlags,
 
     /// Add this run to an --ack-log that already holds one (--verify then
     /// judges the run whose blocks the target holds).
@@ -179,10 +169,10 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             durability: args.sync,
             rate_iops: args.rate_iops,
             runtime: args.runtime,
-            overwrite: args.overwrite,
+            overwrite: args.write.overwrite,
             permission: crate::safety::WritePermission {
-                destroy_data: args.destroy_data,
-                even_if_mounted: args.even_if_mounted,
+                destroy_data: args.write.destroy_data,
+                even_if_mounted: args.write.even_if_mounted,
             },
             append: args.append,
         };

@@ -243,6 +243,26 @@ struct RunArgs {
     output: OutputArgs,
 }
 
+/// Permission to write what fathom otherwise refuses to, for the commands
+/// that write outside the knob table (crashcheck, replay).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct WriteFlags {
+    /// Allow writing an existing file fathom did not create (and replacing
+    /// an --output file that is not a fathom result).
+    #[arg(long)]
+    pub overwrite: bool,
+
+    /// Allow writing a block device that carries a file system, partition
+    /// table or volume signature, destroying what it holds.
+    #[arg(long = "i-know-this-destroys-data")]
+    pub destroy_data: bool,
+
+    /// Allow writing a block device in use right now (mounted, swap, held
+    /// by LVM, RAID or dm-crypt), with --i-know-this-destroys-data.
+    #[arg(long = "even-if-mounted")]
+    pub even_if_mounted: bool,
+}
+
 #[derive(Args, Debug)]
 pub struct OutputArgs {
     /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) or fio-json+ (with fio's latency bins, as fio's json+).

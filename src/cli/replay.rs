@@ -81,18 +81,8 @@ pub struct ReplayArgs {
     #[arg(long = "null-latency", value_name = "TIME", value_parser = parse_seconds)]
     null_latency: Option<f64>,
 
-    /// Allow writing an existing file fathom did not create.
-    #[arg(long)]
-    overwrite: bool,
-
-    /// Allow writing a block device, destroying what it holds.
-    #[arg(long = "i-know-this-destroys-data")]
-    destroy_data: bool,
-
-    /// Allow writing a block device in use (mounted, swap, LVM, RAID), with
-    /// --i-know-this-destroys-data.
-    #[arg(long = "even-if-mounted")]
-    even_if_mounted: bool,
+    #[command(flatten)]
+    write: super::WriteFlags,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -133,13 +123,13 @@ pub fn replay_command(args: &ReplayArgs) -> anyhow::Result<i32> {
         direct: !args.buffered,
         engine: args.engine,
         null_latency_ns: args.null_latency.map_or(0, |s| (s * 1e9).round() as u64),
-        overwrite: args.overwrite,
-        destroy_data: args.destroy_data,
-        even_if_mounted: args.even_if_mounted,
+        overwrite: args.write.overwrite,
+        destroy_data: args.write.destroy_data,
+        even_if_mounted: args.write.even_if_mounted,
     };
     let spec = replay::workload(&request)?;
     if let Some(path) = &args.output.output {
-        crate::report::destination::check(path, args.overwrite)?;
+        crate::report::destination::check(path, args.write.overwrite)?;
     }
     if let Some(record) = &args.record {
         check_record_file(record, &args.trace)?;

@@ -227,20 +227,8 @@ pub struct CertifyArgs {
     #[arg(long)]
     pub size: Option<String>,
 
-    /// Allow writes to an existing file that fathom did not create (and
-    /// replacing an --output file that is not a fathom result).
-    #[arg(long)]
-    pub overwrite: bool,
-
-    /// Allow writes to a block device that carries a file system,
-    /// partition table or volume signature.
-    #[arg(long = "i-know-this-destroys-data")]
-    pub destroy_data: bool,
-
-    /// Allow writes to a block device in use right now (mounted, swap,
-    /// held by LVM, RAID or dm-crypt), with --i-know-this-destroys-data.
-    #[arg(long = "even-if-mounted")]
-    pub even_if_mounted: bool,
+    #[command(flatten)]
+    pub write: super::WriteFlags,
 
     /// Keep the file fathom created.
     #[arg(long)]
@@ -279,9 +267,9 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
     };
     let mut knobs = Vec::new();
     for (k, set) in [
-        ("overwrite", args.overwrite),
-        ("i_know_this_destroys_data", args.destroy_data),
-        ("even_if_mounted", args.even_if_mounted),
+        ("overwrite", args.write.overwrite),
+        ("i_know_this_destroys_data", args.write.destroy_data),
+        ("even_if_mounted", args.write.even_if_mounted),
         ("keep", args.keep),
     ] {
         if set {
@@ -301,7 +289,7 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
     };
     let plan = certify::plan(&text, &name, &overrides)?;
     if let Some(path) = &args.output.output {
-        destination::check(path, args.overwrite)?;
+        destination::check(path, args.write.overwrite)?;
     }
     let stop = StopFlag::on_signals()?;
     let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
