@@ -18,6 +18,7 @@ pub mod jobfile;
 pub mod measure;
 pub mod meta;
 pub mod plan;
+pub mod pts;
 #[cfg(feature = "mpi")]
 pub mod ranks;
 pub mod replay;

@@ -404,11 +404,18 @@ fn the_readmes_commands_run_as_written() {
             "certify" => &[("--size", "1m"), ("--duration", "2s"), ("--interval", "1s")],
             "seqread" => &[("--size", "4m"), ("--duration", "200ms")],
             "crashcheck" if !verify => &[("--size", "1m"), ("--runtime", "300ms")],
+            "pts" => &[
+                ("--round", "1s"),
+                ("--max-rounds", "5"),
+                ("--block-sizes", "4k"),
+                ("--mixes", "0"),
+            ],
             _ => &[],
         }
     };
+    let pts_device = LoopDevice::new(16 << 20, 4096);
     let mut ran = 0;
-    for command in readme_commands() {
+    'commands: for command in readme_commands() {
         // Shell redirections (completions and the man page into /etc) are
         // not fathom's: its output is enough.
         let command = command
@@ -445,6 +452,14 @@ fn the_readmes_commands_run_as_written() {
                 (_, Some(&"-n")) => "1".to_string(),
                 (_, Some(&"--block")) => "4m".to_string(),
                 (_, Some(&"--start-at")) => "+1s".to_string(),
+                // A SNIA PTS test needs a block device: a loop device's.
+                (w, _) if sub == "pts" && w.starts_with("/dev/") => match &pts_device {
+                    Some(dev) => dev.path.clone(),
+                    None => {
+                        eprintln!("SKIP: {command}: no loop device");
+                        continue 'commands;
+                    }
+                },
                 (w, _) if w.starts_with("examples/") => format!("{root}/{w}"),
                 (w, _) => {
                     let (label, path) = match w.split_once("=/") {

@@ -118,13 +118,30 @@ fn other_kinds() -> Vec<Value> {
         "--speed",
         "2x",
     ]);
-    vec![
+    let mut kinds = vec![
         replay,
         json(&["meta", d, "-n", "1", "--block", "1m"]),
         certify,
         streams,
         capacity,
-    ]
+    ];
+    // A SNIA PTS test, where a loop device can be had.
+    if let Some(dev) = LoopDevice::new(8 << 20, 4096) {
+        kinds.push(json(&[
+            "pts",
+            "latency",
+            &dev.path,
+            "--round",
+            "1s",
+            "--max-rounds",
+            "5",
+            "--block-sizes",
+            "4k",
+            "--mixes",
+            "0",
+        ]));
+    }
+    kinds
 }
 
 #[test]

@@ -5,6 +5,7 @@ mod capacity;
 mod crashcheck;
 mod knob_args;
 pub mod presets;
+mod pts;
 mod replay;
 pub mod tools;
 
@@ -71,6 +72,10 @@ enum Command {
     /// fathom recording) on targets at the recorded times or faster, with
     /// latency from when each I/O was due: will this workload fit here?
     Replay(Box<replay::ReplayArgs>),
+    /// A test of SNIA's Solid State Performance Test Specification on a
+    /// block device: purge, precondition, rounds until steady state, and
+    /// the report in the specification's layout. Destroys what it holds.
+    Pts(Box<pts::PtsArgs>),
     /// The same workloads of two result files side by side, with ratios.
     Compare(CompareArgs),
     /// Results of runs that ran at the same time on several hosts (started
@@ -473,6 +478,7 @@ pub fn main() -> i32 {
         Some(Command::Capacity(args)) => capacity::capacity_command(&args),
         Some(Command::Crashcheck(args)) => crashcheck::crashcheck_command(&args),
         Some(Command::Replay(args)) => replay::replay_command(&args),
+        Some(Command::Pts(args)) => pts::pts_command(&args),
         Some(Command::Presets) => {
             print!("{}", presets::listing());
             Ok(0)

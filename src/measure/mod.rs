@@ -10,6 +10,7 @@ pub mod histogram;
 pub mod intervals;
 pub mod queue;
 pub mod reduction;
+pub mod snia_window;
 pub mod steady;
 
 /// `count` per second over `seconds`; 0 when no time was measured.

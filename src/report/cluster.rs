@@ -76,7 +76,10 @@ pub fn directions(results: &[RunResult]) -> Vec<(String, &'static str, &Directio
                     pairs.push((format!("{}/{}", s.spec.name, w.spec.name), &w.total));
                 }
             }
-            RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) => {}
+            RunResult::Meta(_)
+            | RunResult::Certify(_)
+            | RunResult::Capacity(_)
+            | RunResult::Pts(_) => {}
         }
     }
     let mut out = Vec::new();

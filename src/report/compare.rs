@@ -149,6 +149,7 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
         "verdict A",
         "verdict B",
     ]);
+    let mut pts = table(&["pts cell", "steady A", "steady B", "B/A"]);
     let mut capacity = table(&[
         "workload",
         "objective",
@@ -223,6 +224,16 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
                 .ok_or_else(|| {
                     format!("capacity search of {} for {}", ca.spec.name, ca.search.slo)
                 }),
+            RunResult::Pts(pa) => b
+                .document
+                .results
+                .iter()
+                .find_map(|r| match r {
+                    RunResult::Pts(p) if p.spec.test == pa.spec.test => Some(p),
+                    _ => None,
+                })
+                .map(|pb| pts_rows(&mut pts, pa, pb))
+                .ok_or_else(|| format!("pts {}", pa.spec.test)),
         };
         match found {
             Ok(()) => matched += 1,
@@ -230,7 +241,13 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
         }
     }
     let mut text = String::new();
-    for t in [&mut workloads, &mut meta, &mut certify, &mut capacity] {
+    for t in [
+        &mut workloads,
+        &mut meta,
+        &mut certify,
+        &mut capacity,
+        &mut pts,
+    ] {
         if t.row_count() > 0 {
             let columns = t.column_count();
             for c in 1..columns {
@@ -348,6 +365,28 @@ fn meta_rows(table: &mut Table, a: &MetaResult, b: &MetaResult) {
 /// Per stream and limited threshold: the worst judged interval of each.
 /// Two searches of one workload for one objective: their answers, knees,
 /// and whether the answers differ by more than the searches' precision.
+/// The steady-state figure of each cell both tests ran: IOPS, MiB/s for
+/// throughput, mean latency for latency.
+fn pts_rows(
+    table: &mut Table,
+    a: &crate::result::pts::PtsResult,
+    b: &crate::result::pts::PtsResult,
+) {
+    let figure = crate::report::pts::steady_figure;
+    let bs = b.steady_cells();
+    for ca in a.steady_cells() {
+        if let Some(cb) = bs.iter().find(|c| c.label() == ca.label()) {
+            let (x, y) = (figure(a.spec.test, &ca), figure(b.spec.test, cb));
+            table.add_row(vec![
+                format!("{} {}", a.spec.test, ca.label()),
+                crate::report::pts::format_figure(a.spec.test, x),
+                crate::report::pts::format_figure(b.spec.test, y),
+                ratio(x, y),
+            ]);
+        }
+    }
+}
+
 fn capacity_row(table: &mut Table, a: &CapacityResult, b: &CapacityResult) {
     let rate =
         |v: Option<f64>| v.map_or("-".into(), |v| format!("{}/s", thousands(v.round() as u64)));

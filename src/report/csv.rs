@@ -62,6 +62,7 @@ impl Exporter for CsvExporter {
                 Section::Meta(metas) => meta_rows(&metas)?,
                 Section::Certify(certifications) => certify_rows(&certifications)?,
                 Section::Capacity(searches) => capacity_rows(&searches)?,
+                Section::Pts(tests) => pts_rows(&tests)?,
                 Section::Streams(groups) => {
                     // Each stream as a workload named WORKLOAD/STREAM.
                     let streams: Vec<WorkloadResult> = groups
@@ -235,6 +236,18 @@ fn meta_rows(metas: &[Labelled<MetaResult>]) -> anyhow::Result<String> {
 /// One row per step of every search, figures unformatted (ns, bytes, I/Os
 /// per second); the answer and knee on every row of their search, so that a
 /// filter on one step keeps them.
+/// Every cell of every round of each SNIA PTS test.
+fn pts_rows(tests: &[Labelled<crate::result::pts::PtsResult>]) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(std::iter::once("system").chain(super::pts::CSV_HEADER))?;
+    for t in tests {
+        for row in super::pts::csv_rows(t) {
+            w.write_record(std::iter::once(t.system.to_string()).chain(row))?;
+        }
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
 fn capacity_rows(searches: &[Labelled<CapacityResult>]) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([

@@ -81,7 +81,10 @@ impl Exporter for FioJsonExporter {
                         add_disks(&mut disks, &s.disks);
                     }
                     // fio has no such results: its readers would not know them.
-                    RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) => {}
+                    RunResult::Meta(_)
+                    | RunResult::Certify(_)
+                    | RunResult::Capacity(_)
+                    | RunResult::Pts(_) => {}
                 }
             }
         }
@@ -89,7 +92,7 @@ impl Exporter for FioJsonExporter {
             // Metadata, certification and capacity results have no fio form:
             // an empty "jobs" would read as a run that did nothing.
             return Err(crate::error::UsageError(
-                "fio-json: these results hold no I/O workload, and fio's JSON has no place for metadata, certification or capacity results (use json)".into(),
+                "fio-json: these results hold no I/O workload, and fio's JSON has no place for metadata, certification, capacity or pts results (use json)".into(),
             )
             .into());
         }

@@ -25,7 +25,10 @@ pub fn write(doc: &Document, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         let jobs: Vec<&WorkloadResult> = match result {
             RunResult::Workload(w) => vec![w],
             RunResult::Streams(s) => s.streams.iter().collect(),
-            RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) => Vec::new(),
+            RunResult::Meta(_)
+            | RunResult::Certify(_)
+            | RunResult::Capacity(_)
+            | RunResult::Pts(_) => Vec::new(),
         };
         for w in jobs {
             number += 1;

@@ -138,6 +138,22 @@ impl Exporter for HtmlExporter {
                         capacity_charts(&c, systems, &mut charts)?;
                     }
                 }
+                Section::Pts(tests) => {
+                    for t in tests {
+                        let prefix = system_prefix(t.system, systems);
+                        let _ = writeln!(
+                            results,
+                            "<p>{}{}</p>",
+                            escape(&prefix),
+                            escape(&super::pts::caption(&t))
+                        );
+                        for (caption, header, rows) in super::pts::tables(&t) {
+                            let _ = writeln!(results, "<p>{}</p>", escape(&caption));
+                            results.push_str(&cells_table(&header, &rows, 1));
+                        }
+                        charts.extend(super::pts::charts(&t, &prefix)?);
+                    }
+                }
                 Section::Certify(certifications) => {
                     for c in certifications {
                         certify_section(&c, systems, &mut results);

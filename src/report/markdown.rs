@@ -68,6 +68,19 @@ impl Exporter for MarkdownExporter {
                         }
                     }
                 }
+                Section::Pts(tests) => {
+                    for t in tests {
+                        if systems {
+                            out.push_str(&format!("**{}**: ", t.system));
+                        }
+                        out.push_str(&format!("{}\n\n", super::pts::caption(&t)));
+                        for (caption, header, rows) in super::pts::tables(&t) {
+                            out.push_str(&format!("{caption}\n\n"));
+                            out.push_str(&markdown_table(&header, &rows, 1));
+                            out.push('\n');
+                        }
+                    }
+                }
                 Section::Certify(certifications) => {
                     for c in certifications {
                         if systems {

@@ -17,6 +17,7 @@ pub mod fio_logs;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod pts;
 pub mod sections;
 pub mod table;
 pub mod text;

@@ -53,6 +53,7 @@ pub enum Section<'a> {
     Certify(Vec<Labelled<'a, CertifyResult>>),
     Streams(Vec<Labelled<'a, StreamsResult>>),
     Capacity(Vec<Labelled<'a, CapacityResult>>),
+    Pts(Vec<Labelled<'a, crate::result::pts::PtsResult>>),
 }
 
 impl Report {
@@ -204,6 +205,10 @@ impl Report {
                             _ => None,
                         })
                     }
+                    RunResult::Pts(p) => gather(&mut out, label, p, Section::Pts, |s| match s {
+                        Section::Pts(v) => Some(v),
+                        _ => None,
+                    }),
                 }
             }
         }

@@ -42,6 +42,11 @@ impl Exporter for TextExporter {
                         out.push_str(&capacity_table(&c, systems));
                     }
                 }
+                Section::Pts(tests) => {
+                    for t in tests {
+                        out.push_str(&pts_tables(&t, systems));
+                    }
+                }
             }
         }
         for (label, c) in super::cluster::clusters(report) {
@@ -81,6 +86,30 @@ fn right_align(table: &mut Table, columns: impl Iterator<Item = usize>) {
 }
 
 /// A capacity search: its caption, one row per step, the answer and knee.
+/// A SNIA PTS test: its caption, then each table of the report.
+fn pts_tables(t: &Labelled<crate::result::pts::PtsResult>, systems: bool) -> String {
+    let name = if systems {
+        format!("{}: ", t.system)
+    } else {
+        String::new()
+    };
+    let mut out = format!("{name}{}\n", super::pts::caption(t));
+    for (caption, header, rows) in super::pts::tables(t) {
+        let mut table = Table::new();
+        table.load_style(UTF8_FULL_CONDENSED).set_header(header);
+        for row in rows {
+            table.add_row(row);
+        }
+        // The set-up table is words; the others, figures.
+        if caption != "test set-up" {
+            let columns = table.column_count();
+            right_align(&mut table, 1..columns);
+        }
+        out.push_str(&format!("{caption}\n{table}\n"));
+    }
+    out
+}
+
 fn capacity_table(c: &Labelled<CapacityResult>, systems: bool) -> String {
     let (header, rows) = super::capacity::cells(c);
     let mut table = Table::new();

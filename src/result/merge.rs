@@ -33,7 +33,8 @@ pub fn sequential(mut documents: Vec<Document>) -> Result<Document, String> {
                 other @ (RunResult::Meta(_)
                 | RunResult::Certify(_)
                 | RunResult::Streams(_)
-                | RunResult::Capacity(_)) => out.results.push(other),
+                | RunResult::Capacity(_)
+                | RunResult::Pts(_)) => out.results.push(other),
             }
         }
     }

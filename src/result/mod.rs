@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod from_fio;
 pub mod merge;
 pub mod meta;
+pub mod pts;
 pub mod replay;
 pub mod streams;
 pub mod warning;
@@ -72,6 +73,9 @@ pub enum RunResult {
     Streams(StreamsResult),
     /// `fathom capacity`: the most load that meets a latency objective.
     Capacity(CapacityResult),
+    /// `fathom pts`: a test of SNIA's Solid State Performance Test
+    /// Specification.
+    Pts(pts::PtsResult),
 }
 
 impl Document {
@@ -115,7 +119,7 @@ impl Document {
                     .streams
                     .iter()
                     .any(|w| w.targets.iter().any(TargetResult::failed)),
-                RunResult::Capacity(_) => false,
+                RunResult::Capacity(_) | RunResult::Pts(_) => false,
             })
     }
 
@@ -132,7 +136,7 @@ impl Document {
                         .map(|x| (w.spec.name.clone(), x))
                         .collect(),
                     RunResult::Meta(m) => m.warnings.iter().map(|x| ("meta".into(), x)).collect(),
-                    RunResult::Certify(_) => Vec::new(),
+                    RunResult::Certify(_) | RunResult::Pts(_) => Vec::new(),
                     RunResult::Streams(s) => s
                         .streams
                         .iter()

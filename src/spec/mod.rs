@@ -8,6 +8,7 @@ pub mod capacity;
 pub mod content;
 pub mod knobs;
 pub mod meta;
+pub mod pts;
 pub mod replay;
 
 use serde::{Deserialize, Serialize};
