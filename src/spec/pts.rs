@@ -113,7 +113,7 @@ impl FromStr for Purge {
             "discard" => Ok(Purge::Discard),
             "none" => Ok(Purge::None),
             "nvme-format" | "sanitize" => Err(format!(
-                "--purge {s}: fathom does not drive nvme-cli yet; purge with `nvme {}` first and give --purge none, or use --purge discard",
+                "fathom does not drive nvme-cli yet: purge with `nvme {}` first and give none, or use discard",
                 if s == "sanitize" {
                     "sanitize"
                 } else {
