@@ -187,6 +187,24 @@ fn one_ranks_bad_input_stops_every_rank_before_anything_is_created() {
     assert!(entries(dir.path()).is_empty());
 }
 
+/// A recording is one process's I/O: under MPI it would be one rank's,
+/// so it is refused rather than silently left out.
+#[test]
+fn recording_is_refused_under_mpi() {
+    let dir = tempdir();
+    let file = dir.path().join("f");
+    let trace = dir.path().join("t.trace");
+    let o = fathom()
+        .args(["run", "--mpi", file.to_str().unwrap(), "--size", "1m"])
+        .args(["--record", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--record are for runs without MPI"), "{err}");
+    assert!(entries(dir.path()).is_empty(), "nothing created");
+}
+
 #[test]
 fn a_binary_of_another_mpi_than_the_launcher_is_refused() {
     // Launched "by" a 4-rank MPICH/PMI launcher, but alone in its own MPI.

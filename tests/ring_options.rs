@@ -115,7 +115,10 @@ fn sqpoll_runs_and_is_recorded() {
     let w = &doc["results"][0];
     assert_eq!(w["spec"]["sqpoll"], true, "{}", w["spec"]);
     assert!(w["spec"].get("hipri").is_none(), "off is not written");
-    let (reads, writes) = (u(&w["total"]["read"]["ios"]), u(&w["total"]["write"]["ios"]));
+    let (reads, writes) = (
+        u(&w["total"]["read"]["ios"]),
+        u(&w["total"]["write"]["ios"]),
+    );
     assert_eq!(reads + writes, 512, "2 MiB in 4 KiB I/Os: {}", w["total"]);
     assert!(reads > 0 && writes > 0, "{}", w["total"]);
 }

@@ -240,7 +240,7 @@ struct RunArgs {
     resume: bool,
 
     /// Record every I/O issued into FILE (fathom's trace format), to replay
-    /// with `fathom replay FILE TARGET...`. One workload only.
+    /// with `fathom replay FILE TARGET...`. One workload, without --mpi.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
 
@@ -690,9 +690,15 @@ fn compare_command(args: &CompareArgs) -> anyhow::Result<i32> {
 #[cfg(feature = "mpi")]
 fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
     use crate::ranks;
-    if args.start_at.is_some() || args.explain || args.dry_run || args.resume {
+    if args.start_at.is_some()
+        || args.explain
+        || args.dry_run
+        || args.resume
+        || args.record.is_some()
+    {
         return Err(UsageError(
-            "--mpi: --start-at, --explain, --dry-run and --resume are for runs without MPI".into(),
+            "--mpi: --start-at, --explain, --dry-run, --resume and --record are for runs without MPI"
+                .into(),
         )
         .into());
     }
