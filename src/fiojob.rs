@@ -852,11 +852,7 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 "trim" => "trim",
                 "randtrim" => "randtrim",
                 "trimwrite" => "trimwrite",
-                other if other.contains("trim") => {
-                    return Err(format!(
-                        "{key}={other}: not supported (trim, randtrim and trimwrite are)"
-                    ));
-                }
+                "randtrimwrite" => "randtrimwrite",
                 other => return Err(format!("{key}={other}: unknown mode")),
             };
             job.random = mode.starts_with("rand");
@@ -1526,10 +1522,6 @@ mod tests {
     fn unsupported_options_are_refused_with_file_and_line() {
         let d = tmp();
         for (body, needle) in [
-            (
-                "rw=randtrimwrite",
-                "not supported (trim, randtrim and trimwrite are)",
-            ),
             ("bssplit=4k/50:8k/40", "not 100%"),
             (
                 "random_distribution=zipf:1.2,random",
@@ -1629,7 +1621,7 @@ mod tests {
         let p = write(
             &d,
             "bad.fio",
-            "[global]\nthinktime_iotime=1s\n[a]\nrw=randtrimwrite\niodepht=4\n[b]\nlatency_target=1ms\n",
+            "[global]\nthinktime_iotime=1s\n[a]\nrw=trimread\niodepht=4\n[b]\nlatency_target=1ms\n",
         );
         let e = translate(&p, false).unwrap_err().0;
         let lines: Vec<&str> = e.lines().collect();
@@ -1638,7 +1630,10 @@ mod tests {
             lines[0].contains("bad.fio:2: option 'thinktime_iotime' is not supported"),
             "{e}"
         );
-        assert!(lines[1].contains("bad.fio:4: rw=randtrimwrite"), "{e}");
+        assert!(
+            lines[1].contains("bad.fio:4: rw=trimread: unknown mode"),
+            "{e}"
+        );
         assert!(
             lines[2]
                 .contains("bad.fio:5: option 'iodepht' is not supported (did you mean 'iodepth'?)"),

@@ -347,7 +347,7 @@ fn trims_on_a_file_system_without_holes_are_refused() {
     let file = fs.path("data");
     std::fs::write(&file, vec![7u8; MIB]).unwrap();
     let f = file.to_str().unwrap();
-    for rw in ["trim", "randtrim", "trimwrite"] {
+    for rw in ["trim", "randtrim", "trimwrite", "randtrimwrite"] {
         refused(
             &["run", f, "--rw", rw, "--bs", "4k", "--overwrite"],
             "cannot punch holes",

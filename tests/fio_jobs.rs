@@ -187,10 +187,7 @@ fn unsupported_fio_options_are_refused_before_anything_is_created() {
         ("bssplit=4k/50:64k/40", ":5: bssplit=4k/50:64k/40: "),
         ("ioengine=rbd", ":5: ioengine=rbd is not supported"),
         ("latency_target=1ms", "capacity search"),
-        (
-            "rw=randtrimwrite",
-            "not supported (trim, randtrim and trimwrite are)",
-        ),
+        ("rw=trimread", ":5: rw=trimread: unknown mode"),
     ] {
         let text = format!(
             "[global]\nfilename={}\nsize=1m\n[j]\n{extra}\n",

@@ -106,7 +106,7 @@ fn blank_device_accepts_writes_file_system_does_not() {
         "--i-know-this-destroys-data",
     );
     // A trim destroys data as a write does.
-    for rw in ["trim", "randtrim", "trimwrite"] {
+    for rw in ["trim", "randtrim", "trimwrite", "randtrimwrite"] {
         refused(&["run", &dev.path, "--rw", rw], "ext2/ext3/ext4");
     }
     // Reading is always allowed.

@@ -1,4 +1,4 @@
-//! Trims (`--rw trim`, `randtrim`, `trimwrite`): the blocks of a file become
+//! Trims (`--rw trim`, `randtrim`, `trimwrite`, `randtrimwrite`): the blocks of a file become
 //! holes, a loop device passes its discards to the image under it, results
 //! carry a `trim` direction in every format, and what cannot be trimmed is
 //! refused before anything runs.
@@ -81,27 +81,32 @@ fn trimwrite_trims_each_block_before_writing_it() {
     let path = dir.path().join("data");
     data_file(&path, 2 * MIB);
     let file = path.to_str().unwrap();
-    for engine in ["io_uring", "sync"] {
-        let doc = run_json(&[
-            file,
-            "--rw",
-            "trimwrite",
-            "--bs",
-            "64k",
-            "--size",
-            "1m",
-            "--engine",
-            engine,
-            "--overwrite",
-        ]);
-        let total = &doc["results"][0]["total"];
-        // As in fio, the size is what is written; each write has its trim.
-        assert_eq!(u(&total["write"]["bytes"]), MIB, "{engine}: {total}");
-        assert_eq!(u(&total["trim"]["ios"]), 16, "{engine}: {total}");
-        assert_eq!(u(&total["write"]["ios"]), 16, "{engine}: {total}");
+    for rw in ["trimwrite", "randtrimwrite"] {
+        for engine in ["io_uring", "sync"] {
+            let doc = run_json(&[
+                file,
+                "--rw",
+                rw,
+                "--bs",
+                "64k",
+                "--size",
+                "1m",
+                "--engine",
+                engine,
+                "--overwrite",
+            ]);
+            let w = &doc["results"][0];
+            assert_eq!(w["spec"]["rw"], rw);
+            let total = &w["total"];
+            // As in fio, the size is what is written; each write has its trim.
+            assert_eq!(u(&total["write"]["bytes"]), MIB, "{rw} {engine}: {total}");
+            assert_eq!(u(&total["trim"]["ios"]), 16, "{rw} {engine}: {total}");
+            assert_eq!(u(&total["write"]["ios"]), 16, "{rw} {engine}: {total}");
+            // Every block trimmed was written next: data, no hole before
+            // the region's end.
+            assert_eq!(first_hole_and_data(&path, 0), (Some(2 * MIB), Some(0)));
+        }
     }
-    // Written again after the trim: data, no hole before the region's end.
-    assert_eq!(first_hole_and_data(&path, 0), (Some(2 * MIB), Some(0)));
 }
 
 #[test]
@@ -177,10 +182,15 @@ fn a_loop_device_passes_its_discards_to_the_image_under_it() {
         assert_eq!(t["facts"]["device"]["discards"], true, "{t}");
         assert!(u(&t["trim"]["ios"]) >= 32, "{engine}: {t}");
         assert_eq!(u(&t["errors"]["count"]), 0, "{engine}: {t}");
-        // The device's own counters saw the discards.
+        // The device's own counters saw the discards. The kernel counts a
+        // request just after it signals its completion, so the last one (at
+        // depth 1) may not be counted yet when the run reads them.
         let disk = &doc["results"][0]["disks"][0];
-        assert!(u(&disk["discard_ios"]) > 0, "{engine}: {disk}");
-        assert!(u(&disk["discard_bytes"]) >= 2 * MIB, "{engine}: {disk}");
+        assert!(u(&disk["discard_ios"]) >= 31, "{engine}: {disk}");
+        assert!(
+            u(&disk["discard_bytes"]) >= 2 * MIB - 64 * 1024,
+            "{engine}: {disk}"
+        );
     }
     // The image holds data before the trimmed range and a hole in it.
     assert_eq!(seek(&image, 4 * MIB, libc::SEEK_HOLE), Some(4 * MIB));
@@ -200,7 +210,7 @@ fn what_cannot_be_trimmed_is_refused_before_anything_runs() {
         &["run", t, "--rw", "randtrim", "--hipri", "--size", "1m"],
         "--hipri",
     );
-    refused(&["run", t, "--rw", "randtrimwrite"], "unknown rw");
+    refused(&["run", t, "--rw", "trimread"], "unknown rw");
     assert!(!target.exists(), "nothing created");
 }
 
@@ -209,28 +219,31 @@ fn fio_trim_jobs_run_as_fio_runs_them() {
     let dir = tempdir();
     let path = dir.path().join("data");
     data_file(&path, 2 * MIB);
-    let job = dir.path().join("t.fio");
-    std::fs::write(
-        &job,
-        format!(
-            "[tw]\nfilename={}\nrw=trimwrite\nbs=64k\nsize=1m\nioengine=io_uring\n",
-            path.display()
-        ),
-    )
-    .unwrap();
-    let out = fathom()
-        .args([
-            "run",
-            job.to_str().unwrap(),
-            "--overwrite",
-            "--output-format",
-            "fio-json",
-        ])
-        .output()
+    for rw in ["trimwrite", "randtrimwrite"] {
+        let job = dir.path().join("t.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[tw]\nfilename={}\nrw={rw}\nbs=64k\nsize=1m\nioengine=io_uring\n",
+                path.display()
+            ),
+        )
         .unwrap();
-    let doc = json_out(&out);
-    let job = &doc["jobs"][0];
-    // What fio 3.33 does with this job on a device: 16 trims and 16 writes.
-    assert_eq!(u(&job["trim"]["total_ios"]), 16, "{job}");
-    assert_eq!(u(&job["write"]["total_ios"]), 16, "{job}");
+        let out = fathom()
+            .args([
+                "run",
+                job.to_str().unwrap(),
+                "--overwrite",
+                "--output-format",
+                "fio-json",
+            ])
+            .output()
+            .unwrap();
+        let doc = json_out(&out);
+        let job = &doc["jobs"][0];
+        // What fio 3.33 does with this job on a device (it cannot trim a
+        // file): 16 trims and 16 writes.
+        assert_eq!(u(&job["trim"]["total_ios"]), 16, "{rw}: {job}");
+        assert_eq!(u(&job["write"]["total_ios"]), 16, "{rw}: {job}");
+    }
 }

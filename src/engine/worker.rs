@@ -107,7 +107,7 @@ pub enum Trims {
     None,
     /// Every I/O (`--rw trim`, `randtrim`).
     Every,
-    /// Each block is trimmed, then written (`--rw trimwrite`).
+    /// Each block is trimmed, then written (`--rw trimwrite`, `randtrimwrite`).
     BeforeEachWrite,
 }
 
@@ -116,7 +116,7 @@ impl Trims {
         use crate::spec::RwMode;
         match rw {
             RwMode::Trim | RwMode::RandTrim => Trims::Every,
-            RwMode::TrimWrite => Trims::BeforeEachWrite,
+            RwMode::TrimWrite | RwMode::RandTrimWrite => Trims::BeforeEachWrite,
             _ => Trims::None,
         }
     }
@@ -301,7 +301,8 @@ struct Job<'a> {
     schedule: Option<Schedule>,
     /// With rates per direction: the schedule of reads and of writes.
     direction_schedules: [Option<Schedule>; DIRECTIONS],
-    /// With `--rw trimwrite`: the block just trimmed, written next.
+    /// With `--rw trimwrite` or `randtrimwrite`: the block just trimmed,
+    /// written next.
     trimmed: Option<(u64, u32)>,
     /// When the workers started: time zero of a replay's script.
     started: Instant,

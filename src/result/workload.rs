@@ -104,7 +104,7 @@ pub struct TargetResult {
 pub struct DirectionPair {
     pub read: DirectionResult,
     pub write: DirectionResult,
-    /// Discards (`--rw trim`, `randtrim`, `trimwrite`); absent when the
+    /// Discards (`--rw trim`, `randtrim`, `trimwrite`, `randtrimwrite`); absent when the
     /// workload trims nothing.
     #[serde(default, skip_serializing_if = "DirectionResult::is_unused")]
     pub trim: DirectionResult,

@@ -116,7 +116,7 @@ pub const KNOBS: &[Knob] = &[
     Knob::value(
         "rw",
         "MODE",
-        "Access pattern: read, write, randread, randwrite, readwrite, randrw; trim, randtrim, trimwrite discard blocks (a device's BLKDISCARD, a hole punched in a file)",
+        "Access pattern: read, write, randread, randwrite, readwrite, randrw; trim, randtrim, trimwrite, randtrimwrite discard blocks (a device's BLKDISCARD, a hole punched in a file)",
         |b, v| {
             b.spec.rw = v.parse()?;
             Ok(())

@@ -32,10 +32,12 @@ pub enum RwMode {
     RandTrim,
     /// Each block trimmed, then written: trim, write, trim the next ...
     TrimWrite,
+    /// As trimwrite, at random offsets.
+    RandTrimWrite,
 }
 
 impl RwMode {
-    pub const ALL: [RwMode; 9] = [
+    pub const ALL: [RwMode; 10] = [
         RwMode::Read,
         RwMode::Write,
         RwMode::RandRead,
@@ -45,6 +47,7 @@ impl RwMode {
         RwMode::Trim,
         RwMode::RandTrim,
         RwMode::TrimWrite,
+        RwMode::RandTrimWrite,
     ];
 
     pub fn name(self) -> &'static str {
@@ -58,19 +61,27 @@ impl RwMode {
             RwMode::Trim => "trim",
             RwMode::RandTrim => "randtrim",
             RwMode::TrimWrite => "trimwrite",
+            RwMode::RandTrimWrite => "randtrimwrite",
         }
     }
 
     pub fn is_random(self) -> bool {
         matches!(
             self,
-            RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw | RwMode::RandTrim
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandRw
+                | RwMode::RandTrim
+                | RwMode::RandTrimWrite
         )
     }
 
     /// Whether the mode discards blocks.
     pub fn trims(self) -> bool {
-        matches!(self, RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite)
+        matches!(
+            self,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite
+        )
     }
 
     /// Whether the mode changes what the target holds (writes or trims):
@@ -90,7 +101,7 @@ impl RwMode {
             RwMode::Read | RwMode::RandRead => 100,
             RwMode::Write | RwMode::RandWrite => 0,
             RwMode::ReadWrite | RwMode::RandRw => rwmix_read,
-            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite => 0,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => 0,
         }
     }
 
@@ -121,7 +132,7 @@ impl FromStr for RwMode {
             .into_iter()
             .find(|m| m.name() == wanted)
             .ok_or_else(|| {
-                format!("unknown rw '{s}' (expected read, write, randread, randwrite, readwrite, randrw, trim, randtrim or trimwrite)")
+                format!("unknown rw '{s}' (expected read, write, randread, randwrite, readwrite, randrw, trim, randtrim, trimwrite or randtrimwrite)")
             })
     }
 }

@@ -1,12 +1,13 @@
 //! blkparse's default text output (`blkparse -i DEV`): one event per line,
 //! `MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS SECTOR + BLOCKS [PROCESS]`.
-//! Queue events (`Q`) are the application's I/Os; a completion (`C`) of the
-//! same device and sector gives the latency the I/O had when traced.
+//! Queue events (`Q`) are the application's I/Os; a completion (`C`) gives
+//! the latency when traced to every I/O queued in the sectors it covers (the
+//! block layer merges adjacent I/Os into one request, completed once).
 //! Flushes without data (`F` in RWBS, no blocks) are sync points. Lines of
 //! blkparse's summary and of other events are skipped.
 
 use super::{At, Op, Trace, TraceError, TraceIo, number};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
     let mut trace = Trace {
@@ -14,7 +15,7 @@ pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
         ..Trace::default()
     };
     // Queued I/Os waiting for their completion: (device, sector) -> index.
-    let mut pending: HashMap<(u32, u64), Vec<usize>> = HashMap::new();
+    let mut pending: BTreeMap<(u32, u64), Vec<usize>> = BTreeMap::new();
     let mut events = 0usize;
     for (i, line) in text.lines().enumerate() {
         let fail = |message: String| at.line(i + 1, message);
@@ -54,11 +55,18 @@ pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
         };
         let device = trace.device(device);
         if *action == "C" {
-            if let Some(queued) = pending.get_mut(&(device, sector))
-                && !queued.is_empty()
-            {
+            let end = sector.saturating_add(u64::from(blocks.max(1)));
+            let covered: Vec<(u32, u64)> = pending
+                .range((device, sector)..(device, end))
+                .map(|(key, _)| *key)
+                .collect();
+            for key in covered {
+                let queued = pending.get_mut(&key).expect("a key just seen");
                 let io = &mut trace.ios[queued.remove(0)];
                 io.latency_ns = Some(t_ns.saturating_sub(io.t_ns));
+                if queued.is_empty() {
+                    pending.remove(&key);
+                }
             }
             continue;
         }
@@ -152,6 +160,22 @@ Total (8,0):
                 (2_000_000, Op::Trim, 4096 * 512, 32768, None),
             ]
         );
+    }
+
+    /// Two writes merged into one request (`M`) complete together: both get
+    /// the completion's latency, measured from each one's own queueing.
+    #[test]
+    fn a_completion_covers_every_io_merged_into_it() {
+        let text = "\
+  8,0    0        1     0.000000000   10  Q   W 100 + 8 [db]
+  8,0    0        2     0.000010000   10  Q   W 108 + 8 [db]
+  8,0    0        3     0.000011000   10  M   W 108 + 8 [db]
+  8,0    0        4     0.000020000   10  Q   W 500 + 8 [db]
+  8,0    0        5     0.001000000    0  C   W 100 + 16 [0]
+";
+        let t = parse(text, At { file: "t" }).unwrap();
+        let latencies: Vec<Option<u64>> = t.ios.iter().map(|io| io.latency_ns).collect();
+        assert_eq!(latencies, [Some(1_000_000), Some(990_000), None]);
     }
 
     #[test]
