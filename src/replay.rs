@@ -58,6 +58,12 @@ pub fn workload(request: &ReplayRequest) -> Result<WorkloadSpec, UsageError> {
     }
     let name = request.trace.display().to_string();
     let mut trace = trace::load(&request.trace).map_err(|e| UsageError(e.to_string()))?;
+    if trace.timeless && request.speed.is_some() {
+        return fail(format!(
+            "{name}: a {} has no times to play it at: play it --as-fast-as-possible",
+            trace.format
+        ));
+    }
     let seconds = |s: f64| (s * 1e9).round() as u64;
     trace.window(seconds(request.from_s), request.to_s.map(seconds));
     if trace.ios.is_empty() {

@@ -320,6 +320,12 @@ fn bad_traces_and_flags_are_refused_before_anything_is_created() {
     .unwrap();
     let bad = dir.path().join("bad.log");
     std::fs::write(&bad, "fio version 3 iolog\n10 /f add\n20 /f read 0\n").unwrap();
+    let untimed = dir.path().join("v2.log");
+    std::fs::write(
+        &untimed,
+        "fio version 2 iolog\n/f add\n/f read 0 4096\n/f read 4096 4096\n",
+    )
+    .unwrap();
     let small = dir.path().join("small");
     std::fs::write(&small, vec![0u8; 4096]).unwrap();
     let target = dir.path().join("new");
@@ -336,6 +342,10 @@ fn bad_traces_and_flags_are_refused_before_anything_is_created() {
             "names 2 devices (a, b) and 1 target(s)",
         ),
         (vec![good.to_str().unwrap(), t, "--speed", "0"], "--speed"),
+        (
+            vec![untimed.to_str().unwrap(), t],
+            "a fio iolog v2 has no times to play it at: play it --as-fast-as-possible",
+        ),
         (vec![good.to_str().unwrap(), t, "--speed=-2x"], "--speed"),
         (
             vec![good.to_str().unwrap(), t, "--map", "zz=new"],
@@ -379,6 +389,9 @@ fn bad_traces_and_flags_are_refused_before_anything_is_created() {
     assert_eq!(u(&result(&doc)["total"]["read"]["ios"]), 2);
     let doc = replay_json(&[two.to_str().unwrap(), t, "--map", &format!("b={t}")]);
     assert_eq!(u(&result(&doc)["total"]["read"]["ios"]), 1);
+    // A log without times plays as fast as possible.
+    let doc = replay_json(&[untimed.to_str().unwrap(), t, "--as-fast-as-possible"]);
+    assert_eq!(u(&result(&doc)["total"]["read"]["ios"]), 2);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! file action (`add`, `open`, `close`) or I/O (`read`, `write`, `trim`,
 //! `sync`, `datasync` with an offset and a length). Version 3 starts each
 //! line with the time it was issued, in microseconds; version 2 has no
-//! times, so every I/O of it is due at once.
+//! times, so it can only be played as fast as possible.
 
 use super::{At, Op, Trace, TraceError, TraceIo, number};
 
@@ -25,6 +25,7 @@ pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
         } else {
             "fio iolog v2"
         },
+        timeless: !timed,
         ..Trace::default()
     };
     for (i, line) in lines {
@@ -125,7 +126,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.devices, ["/a", "/b"]);
-        assert!(t.ios.iter().all(|io| io.t_ns == 0));
+        assert!(t.timeless && t.ios.iter().all(|io| io.t_ns == 0));
         assert_eq!(t.ios[1].device, 1);
     }
 

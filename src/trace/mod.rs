@@ -56,6 +56,9 @@ pub struct Trace {
     pub format: &'static str,
     pub devices: Vec<String>,
     pub ios: Vec<TraceIo>,
+    /// The format records no times (fio's version 2 iologs): every I/O is
+    /// at time 0, so the trace can only be played as fast as possible.
+    pub timeless: bool,
 }
 
 impl Trace {
@@ -242,6 +245,7 @@ mod tests {
             ios: (0..10)
                 .map(|i| io(1_000 + i * 100, i * 4096, 4096))
                 .collect(),
+            ..Trace::default()
         };
         assert_eq!(t.span_ns(), 900);
         assert_eq!(t.extent(0), 40960);

@@ -138,6 +138,7 @@ mod tests {
             format: "csv",
             devices: vec!["a".into(), "b".into()],
             ios: vec![io(0, 0, 0), io(1000, 1, 8192), io(2000, 0, 1 << 30)],
+            ..Trace::default()
         }
     }
 
