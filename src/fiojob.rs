@@ -26,6 +26,17 @@ pub struct Translation {
     /// One line per difference between what fio would do and what fathom
     /// does, and per option accepted that changes nothing measured.
     pub notes: Vec<String>,
+    /// The job plays an iolog (`read_iolog`): its workload is a replay.
+    pub replay: Option<FioReplay>,
+}
+
+/// What a job with `read_iolog` plays, and how fast.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FioReplay {
+    pub trace: PathBuf,
+    /// `replay_time_scale` as a speed (100% is 1x); None: as fast as
+    /// possible (`replay_no_stall`, or a log without times).
+    pub speed: Option<f64>,
 }
 
 /// Whether `path` is a fio job file: by extension, or by INI content (a
@@ -372,6 +383,12 @@ struct Job {
     /// `thinktime_blocks`, which only counts with a `thinktime`.
     think_every: Option<u32>,
     starts_group: bool,
+    /// `read_iolog`, `replay_no_stall`, `replay_time_scale` (percent) and
+    /// `replay_redirect`.
+    read_iolog: Option<String>,
+    replay_no_stall: bool,
+    replay_time_scale: Option<u64>,
+    replay_redirect: Option<String>,
 }
 
 impl Job {
@@ -694,10 +711,71 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
             path.display()
         )));
     }
+    let replay = replay_of(&mut jobs, &mut notes)?;
+    let mut toml = render(path, &jobs, cli_targets);
+    if let (Some(r), [job]) = (&replay, jobs.as_slice()) {
+        let pace = r
+            .speed
+            .map_or("--as-fast-as-possible".into(), |s| format!("--speed {s}x"));
+        toml.insert_str(
+            toml.find('\n').map_or(0, |i| i + 1),
+            &format!(
+                "# The job {} plays {} as `fathom replay {} TARGET... {pace} --iodepth {}` does.\n",
+                job.name,
+                r.trace.display(),
+                r.trace.display(),
+                job.knob("iodepth").unwrap_or("1"),
+            ),
+        );
+    }
     Ok(Translation {
-        toml: render(path, &jobs, cli_targets),
+        toml,
         notes,
+        replay,
     })
+}
+
+/// A job that plays an iolog (`read_iolog`): the only job of its file (a
+/// replay is a workload of its own), its targets the files the log names,
+/// or the one `replay_redirect` gives.
+fn replay_of(jobs: &mut [Job], notes: &mut Vec<String>) -> Result<Option<FioReplay>, UsageError> {
+    let Some(playing) = jobs.iter().find(|j| j.read_iolog.is_some()) else {
+        return Ok(None);
+    };
+    let [job] = jobs else {
+        return Err(UsageError(format!(
+            "job {}: read_iolog: fathom plays an iolog as a run of its own: a job file of that one job (this one has {} jobs, numjobs clones counted)",
+            playing.name,
+            jobs.len()
+        )));
+    };
+    let log = PathBuf::from(job.read_iolog.take().expect("found above"));
+    let trace = crate::trace::load(&log).map_err(|e| UsageError(format!("read_iolog: {e}")))?;
+    let speed = match (job.replay_no_stall, trace.timeless) {
+        (true, _) | (_, true) => None,
+        (false, false) => Some(job.replay_time_scale.unwrap_or(100) as f64 / 100.0),
+    };
+    match job.replay_redirect.take() {
+        Some(to) if trace.devices.len() > 1 => {
+            return Err(UsageError(format!(
+                "job {}: replay_redirect={to}: {} names {} files ({}); fathom plays each on a target of its own: give them as filename=a:b",
+                job.name,
+                log.display(),
+                trace.devices.len(),
+                trace.devices.join(", ")
+            )));
+        }
+        Some(to) => job.files = vec![to],
+        None if job.files.is_empty() => job.files = trace.devices.clone(),
+        None => {}
+    }
+    if speed.is_some() {
+        notes.push(format!(
+            "job {}: read_iolog: each I/O is due at its recorded time and its latency counts from then; fio waits behind a slow device, stretching the log (replay_no_stall=1 plays it closed loop in both)",
+            job.name
+        ));
+    }
+    Ok(Some(FioReplay { trace: log, speed }))
 }
 
 /// The problems fathom would find in a job's knobs once translated, each
@@ -1244,6 +1322,10 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             job.set("pattern", pattern);
         }
         "number_ios" => job.number_ios = Some(count(opt)?),
+        "read_iolog" => job.read_iolog = Some(value(opt)?.to_string()),
+        "replay_no_stall" => job.replay_no_stall = flag(opt)?,
+        "replay_time_scale" => job.replay_time_scale = Some(count(opt)?),
+        "replay_redirect" => job.replay_redirect = Some(value(opt)?.to_string()),
         "loops" => job.loops = Some(count(opt)?),
         "kb_base" if opt.value.as_deref() != Some("1024") => {
             return unsupported(" other than 1024 (fathom's k is 1024)");

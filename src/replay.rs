@@ -120,6 +120,37 @@ pub fn workload(request: &ReplayRequest) -> Result<WorkloadSpec, UsageError> {
     Ok(spec)
 }
 
+/// The workload of a job that plays `trace` on its targets (a fio job
+/// file's `read_iolog`): the job's name, depth, engine, direct I/O, time
+/// limit and write permissions are kept; what it would have done itself is
+/// not.
+pub fn of_job(
+    job: &WorkloadSpec,
+    trace: PathBuf,
+    speed: Option<f64>,
+) -> Result<WorkloadSpec, UsageError> {
+    let mut spec = workload(&ReplayRequest {
+        trace,
+        targets: job.targets.clone(),
+        map: Vec::new(),
+        speed,
+        iodepth: job.iodepth,
+        loops: 1,
+        runtime_s: job.runtime_s,
+        from_s: 0.0,
+        to_s: None,
+        wrap: false,
+        direct: job.direct,
+        engine: job.engine,
+        null_latency_ns: job.null_latency_ns,
+        overwrite: job.overwrite,
+        destroy_data: job.destroy_data,
+        even_if_mounted: job.even_if_mounted,
+    })?;
+    spec.name = job.name.clone();
+    Ok(spec)
+}
+
 /// Which trace device each target plays: those `--map` names, the rest in
 /// order. Every device of the trace is played unless `--map` picks some.
 fn assign(

@@ -138,6 +138,100 @@ fn fios_iolog_is_replayed_io_for_io_at_its_times() {
     assert!(r["total"]["read"]["sched_lat_ns"]["p50"].as_u64().unwrap() > 0);
 }
 
+/// A fio job file with `read_iolog` runs as fio runs it: the log's I/Os
+/// on the file it names, as many of each as fio replays; its replay
+/// options become the replay's pace; a file of more jobs is refused.
+#[test]
+fn a_fio_job_that_reads_an_iolog_plays_it() {
+    let _serial = timing();
+    let dir = tempdir();
+    let data = dir.path().join("data");
+    let log = dir.path().join("io.log");
+    let fio = Command::new("fio")
+        .args([
+            "--name=mixed",
+            &format!("--filename={}", data.display()),
+            "--size=1m",
+            "--bs=4k",
+            "--rw=randrw",
+            "--rate_iops=200",
+            "--runtime=0.3",
+            "--time_based",
+            "--ioengine=psync",
+            &format!("--write_iolog={}", log.display()),
+        ])
+        .output();
+    match fio {
+        Ok(o) if o.status.success() => {}
+        _ => {
+            eprintln!("SKIP: fio is not installed or failed");
+            return;
+        }
+    }
+    let logged = trace::load(&log).unwrap();
+    let count = |op: Op| logged.ios.iter().filter(|io| io.op == op).count() as u64;
+    let (reads, writes) = (count(Op::Read), count(Op::Write));
+    assert!(reads > 10 && writes > 10, "{reads} {writes}");
+    let job = |extra: &str| {
+        let path = dir.path().join("play.fio");
+        std::fs::write(
+            &path,
+            format!(
+                "[play]\nread_iolog={}\nioengine=io_uring\niodepth=4\ndirect=1\n{extra}",
+                log.display()
+            ),
+        )
+        .unwrap();
+        path
+    };
+    // What fio itself does with the job file.
+    let fio = Command::new("fio")
+        .args([job("").to_str().unwrap(), "--output-format=json"])
+        .output()
+        .unwrap();
+    let fio: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    assert_eq!(u(&fio["jobs"][0]["read"]["total_ios"]), reads);
+    assert_eq!(u(&fio["jobs"][0]["write"]["total_ios"]), writes);
+    for (extra, speed) in [
+        ("", Some(1.0)),
+        ("replay_time_scale=200\n", Some(2.0)),
+        ("replay_no_stall=1\n", None),
+    ] {
+        let path = job(extra);
+        let doc = json_out(&run(&[
+            "run",
+            path.to_str().unwrap(),
+            "--overwrite",
+            "--output-format",
+            "json",
+        ]));
+        let r = result(&doc);
+        assert_eq!(r["spec"]["name"], "play", "{extra}");
+        assert_eq!(r["spec"]["targets"][0], data.to_str().unwrap());
+        assert_eq!(r["spec"]["replay"]["speed"].as_f64(), speed, "{extra}");
+        assert_eq!(u(&r["total"]["read"]["ios"]), reads, "{extra}");
+        assert_eq!(u(&r["total"]["write"]["ios"]), writes, "{extra}");
+    }
+    let two = dir.path().join("two.fio");
+    std::fs::write(
+        &two,
+        format!(
+            "[play]\nread_iolog={}\n[other]\nfilename={}\nsize=1m\n",
+            log.display(),
+            data.display()
+        ),
+    )
+    .unwrap();
+    refused(
+        &["run", two.to_str().unwrap()],
+        "read_iolog: fathom plays an iolog as a run of its own",
+    );
+    refused(
+        &["run", job("replay_time_scale=0\n").to_str().unwrap()],
+        "replay_time_scale=0: a whole number from 1",
+    );
+}
+
 #[test]
 fn blkparse_text_is_replayed_with_the_original_latency_beside() {
     let _serial = timing();

@@ -392,13 +392,19 @@ impl WorkloadArgs {
             (Some(path), None) if fiojob::is_fio_job(&path) => {
                 let t = fiojob::translate(&path, !overrides.targets.is_empty())?;
                 let source = format!("{} (as translated: see --explain)", path.display());
-                let specs = jobfile::parse(&t.toml, &source, "fio", &overrides)?;
+                let mut specs = jobfile::parse(&t.toml, &source, "fio", &overrides)?;
                 if explain {
                     for n in &t.notes {
                         println!("# note: {n}");
                     }
                     print!("{}", t.toml);
                     return Ok(Vec::new());
+                }
+                if let Some(r) = &t.replay {
+                    specs = specs
+                        .iter()
+                        .map(|s| crate::replay::of_job(s, r.trace.clone(), r.speed))
+                        .collect::<Result<_, _>>()?;
                 }
                 for n in &t.notes {
                     eprintln!("note: {n}");
