@@ -205,6 +205,36 @@ fn recording_is_refused_under_mpi() {
     assert!(entries(dir.path()).is_empty(), "nothing created");
 }
 
+/// A job file that replays an iolog plays one trace from one process:
+/// under MPI it is refused, by rank 0 alone, before anything is created.
+#[test]
+fn a_replay_job_is_refused_under_mpi() {
+    let dir = tempdir();
+    let data = dir.path().join("data");
+    let log = dir.path().join("io.log");
+    std::fs::write(
+        &log,
+        format!(
+            "fio version 3 iolog\n0 {d} add\n1 {d} open\n2 {d} read 0 4096\n",
+            d = data.display()
+        ),
+    )
+    .unwrap();
+    let job = dir.path().join("play.fio");
+    std::fs::write(&job, format!("[play]\nread_iolog={}\n", log.display())).unwrap();
+    let Some(o) = mpirun_with(2, &["run", "--mpi", job.to_str().unwrap()]) else {
+        return;
+    };
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        err.matches("(read_iolog) is for runs without MPI").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(entries(dir.path()), ["io.log", "play.fio"]);
+}
+
 #[test]
 fn a_binary_of_another_mpi_than_the_launcher_is_refused() {
     // Launched "by" a 4-rank MPICH/PMI launcher, but alone in its own MPI.

@@ -62,33 +62,39 @@ fn csv_trace(path: &Path, n: u64, gap_ms: u64) {
     std::fs::write(path, text).unwrap();
 }
 
+/// fio runs a mixed job on `data` at `iops` a second (so that its I/Os
+/// have times worth keeping) for `runtime` seconds and logs it into `log`;
+/// false (saying so) where fio is missing or fails.
+fn fio_writes_an_iolog(data: &Path, log: &Path, size: &str, iops: u32, runtime: &str) -> bool {
+    let fio = Command::new("fio")
+        .args([
+            "--name=mixed",
+            &format!("--filename={}", data.display()),
+            &format!("--size={size}"),
+            "--bs=4k",
+            "--rw=randrw",
+            &format!("--rate_iops={iops}"),
+            &format!("--runtime={runtime}"),
+            "--time_based",
+            "--ioengine=psync",
+            &format!("--write_iolog={}", log.display()),
+        ])
+        .output();
+    let ok = fio.is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIP: fio is not installed or failed");
+    }
+    ok
+}
+
 #[test]
 fn fios_iolog_is_replayed_io_for_io_at_its_times() {
     let _serial = timing();
     let dir = tempdir();
     let data = dir.path().join("data");
     let log = dir.path().join("io.log");
-    // A mixed job at a rate, so that its I/Os have times worth keeping.
-    let fio = Command::new("fio")
-        .args([
-            "--name=mixed",
-            &format!("--filename={}", data.display()),
-            "--size=4m",
-            "--bs=4k",
-            "--rw=randrw",
-            "--rate_iops=100",
-            "--runtime=1",
-            "--time_based",
-            "--ioengine=psync",
-            &format!("--write_iolog={}", log.display()),
-        ])
-        .output();
-    match fio {
-        Ok(o) if o.status.success() => {}
-        _ => {
-            eprintln!("SKIP: fio is not installed or failed");
-            return;
-        }
+    if !fio_writes_an_iolog(&data, &log, "4m", 100, "1") {
+        return;
     }
     std::fs::remove_file(&data).unwrap();
     let recording = dir.path().join("replayed.trace");
@@ -147,26 +153,8 @@ fn a_fio_job_that_reads_an_iolog_plays_it() {
     let dir = tempdir();
     let data = dir.path().join("data");
     let log = dir.path().join("io.log");
-    let fio = Command::new("fio")
-        .args([
-            "--name=mixed",
-            &format!("--filename={}", data.display()),
-            "--size=1m",
-            "--bs=4k",
-            "--rw=randrw",
-            "--rate_iops=200",
-            "--runtime=0.3",
-            "--time_based",
-            "--ioengine=psync",
-            &format!("--write_iolog={}", log.display()),
-        ])
-        .output();
-    match fio {
-        Ok(o) if o.status.success() => {}
-        _ => {
-            eprintln!("SKIP: fio is not installed or failed");
-            return;
-        }
+    if !fio_writes_an_iolog(&data, &log, "1m", 200, "0.3") {
+        return;
     }
     let logged = trace::load(&log).unwrap();
     let count = |op: Op| logged.ios.iter().filter(|io| io.op == op).count() as u64;

@@ -711,7 +711,16 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
     let ranks = std::rc::Rc::new(ranks::Ranks::join().map_err(UsageError)?);
     let root = ranks.rank() == 0;
     let plan = if root {
-        args.resolve().map_err(|e| e.0)
+        args.resolve().map_err(|e| e.0).and_then(|plan| {
+            if plan.iter().any(|s| s.replay.is_some()) {
+                Err(
+                    "--mpi: a job that replays an iolog (read_iolog) is for runs without MPI"
+                        .into(),
+                )
+            } else {
+                Ok(plan)
+            }
+        })
     } else {
         Ok(Vec::new())
     };
