@@ -1,8 +1,12 @@
 //! Refusing to destroy data: before any write to a block device, fathom looks
 //! for signs that it holds someone's data (mounted, in use by RAID/LVM/swap/
 //! device-mapper, or carrying a file system, partition table or volume
-//! signature) and refuses unless told explicitly. Probing reads the first and
-//! last MiB, like libblkid's superblock probes.
+//! signature) and refuses unless told explicitly. libblkid's full probe
+//! (through `blkid -p`, which knows every format util-linux knows) runs at the
+//! start of the device and at the usual partition starts, so a file system
+//! whose partition table is gone is found too; an ambivalent probe counts as
+//! data. fathom's own list of magics in the first and last MiB stands beside
+//! it, for machines without blkid.
 
 use std::fs::{self, File};
 use std::io;
@@ -46,6 +50,27 @@ pub fn signatures(head: &[u8], tail: &[u8], tail_start: u64, len: u64) -> Vec<&'
     }
     if at(head, 54, b"FAT") || at(head, 82, b"FAT32") {
         found.push("a FAT file system");
+    }
+    if at(head, 3, b"EXFAT   ") {
+        found.push("an exFAT file system");
+    }
+    if [0x137Fu16, 0x138F, 0x2468, 0x2478, 0x4D5A]
+        .iter()
+        .any(|m| at(head, 0x410, &m.to_le_bytes()))
+    {
+        found.push("a minix file system");
+    }
+    const CRAMFS_MAGIC: u32 = 0x28cd_3d45;
+    if [0, 512].iter().any(|&o| {
+        le32(head, o).is_some_and(|m| m == CRAMFS_MAGIC || m.swap_bytes() == CRAMFS_MAGIC)
+    }) {
+        found.push("a cramfs image");
+    }
+    if le32(head, 0) == Some(0x1BAD_FACE) {
+        found.push("a BFS file system");
+    }
+    if at(head, 32, b"ORCLDISK") {
+        found.push("an Oracle ASM disk");
     }
     if at(head, 0, b"LUKS\xba\xbe") {
         found.push("a LUKS encrypted volume");
@@ -182,6 +207,15 @@ pub struct WritePermission {
     pub even_if_mounted: bool,
 }
 
+/// Where a partition of a disk usually starts (DOS's sector 63, then the
+/// MiB-aligned starts of every partitioning tool since): a file system there
+/// outlives a wiped or overwritten partition table.
+const PARTITION_STARTS: [u64; 6] = [63 * 512, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20];
+
+/// How much of a partition start fathom's own magics look at (btrfs's
+/// superblock, the deepest of them, is at 64 KiB).
+const START_SPAN: u64 = 128 << 10;
+
 /// Reads what makes writing to `device` (of `len` bytes) destructive.
 pub fn risks_of_writing(device: &Path, len: u64) -> io::Result<DeviceRisks> {
     let in_use = holders(device)?;
@@ -192,11 +226,96 @@ pub fn risks_of_writing(device: &Path, len: u64) -> io::Result<DeviceRisks> {
     let tail_start = len.saturating_sub(PROBE_SPAN);
     let mut tail = vec![0u8; (len - tail_start) as usize];
     file.read_exact_at(&mut tail, tail_start)?;
-    let holds_data = signatures(&head, &tail, tail_start, len)
+    let mut found: Vec<String> = signatures(&head, &tail, tail_start, len)
         .into_iter()
-        .map(|s| format!("it carries {s}"))
+        .map(String::from)
         .collect();
+    found.extend(libblkid_probe(device, 0));
+    let mut at_start = vec![0u8; START_SPAN as usize];
+    for start in PARTITION_STARTS {
+        if start + START_SPAN > len {
+            break;
+        }
+        file.read_exact_at(&mut at_start, start)?;
+        let mut here: Vec<String> = signatures(&at_start, &[], len, len)
+            .into_iter()
+            // A boot sector's two bytes say little away from the start.
+            .filter(|s| !s.contains("MBR"))
+            .map(String::from)
+            .collect();
+        here.extend(
+            libblkid_probe(device, start)
+                .into_iter()
+                .filter(|s| !s.contains("partition table")),
+        );
+        found.extend(
+            here.into_iter()
+                .map(|s| format!("{s} at {} (where a partition starts)", crate::units::format_bytes(start))),
+        );
+    }
+    let mut holds_data: Vec<String> = Vec::new();
+    for s in found {
+        let s = format!("it carries {s}");
+        if !holds_data.contains(&s) {
+            holds_data.push(s);
+        }
+    }
     Ok(DeviceRisks { in_use, holds_data })
+}
+
+/// What libblkid's full probe (`blkid -p`) finds at `offset` of `device`:
+/// file systems, RAID and volume members, partition tables. An ambivalent
+/// result (more than one signature) is data too. Empty where blkid is not
+/// installed: fathom's own magics then stand alone.
+fn libblkid_probe(device: &Path, offset: u64) -> Vec<String> {
+    let out = std::process::Command::new("blkid")
+        .args(["-p", "-o", "export", "-O", &offset.to_string()])
+        .arg(device)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output();
+    let Ok(out) = out else { return vec![] };
+    match out.status.code() {
+        Some(0) => String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| {
+                let (key, value) = line.split_once('=')?;
+                matches!(key, "TYPE" | "PTTYPE").then(|| blkid_type_name(value))
+            })
+            .collect(),
+        Some(8) => vec![
+            "more than one signature (libblkid's probe is ambivalent; `wipefs` lists them)"
+                .to_string(),
+        ],
+        _ => vec![],
+    }
+}
+
+/// libblkid's name of a format, said as fathom's own probe says it.
+fn blkid_type_name(kind: &str) -> String {
+    match kind {
+        "ext2" | "ext3" | "ext4" | "ext4dev" | "jbd" => "an ext2/ext3/ext4 file system",
+        "xfs" | "xfs_external_log" => "an XFS file system",
+        "btrfs" => "a btrfs file system",
+        "f2fs" => "an F2FS file system",
+        "squashfs" | "squashfs3" => "a squashfs image",
+        "iso9660" | "udf" => "an ISO 9660 image",
+        "ntfs" => "an NTFS file system",
+        "vfat" | "msdos" => "a FAT file system",
+        "exfat" => "an exFAT file system",
+        "minix" => "a minix file system",
+        "cramfs" => "a cramfs image",
+        "bfs" => "a BFS file system",
+        "oracleasm" => "an Oracle ASM disk",
+        "crypto_LUKS" => "a LUKS encrypted volume",
+        "swap" | "swsuspend" => "swap space",
+        "LVM2_member" | "LVM1_member" => "an LVM physical volume",
+        "linux_raid_member" => "a Linux RAID member",
+        "gpt" | "PMBR" => "a GPT partition table",
+        "dos" => "an MBR partition table or boot sector",
+        other => return format!("a {other} signature (as libblkid names it)"),
+    }
+    .to_string()
 }
 
 impl DeviceRisks {

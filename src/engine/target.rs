@@ -142,7 +142,7 @@ fn inspect_path(
             )
         }
         Some(m) if m.is_file() => {
-            own_file |= kept_by_fathom(&path, m.len());
+            own_file |= kept_by_fathom(&path, &m);
             (
                 TargetKind::File,
                 path.clone(),
@@ -521,15 +521,29 @@ pub fn prepare(plan: TargetPlan, keep: bool, stop: &StopFlag) -> anyhow::Result<
 }
 
 /// The extended attribute that marks a file fathom created and kept
-/// (`--keep`), holding its length: a later run recognises the file as
-/// fathom's own and writes to it without `--overwrite`.
+/// (`--keep`): a later run recognises the file as fathom's own and writes to
+/// it without `--overwrite`. The mark names the very file it was set on
+/// (inode and birth time) and its length, so a mark copied with the file
+/// (`cp -a`, `rsync -X`, `tar --xattrs`) or written by hand with only a
+/// length proves nothing.
 const KEPT_XATTR: &std::ffi::CStr = c"user.fathom.kept";
+
+/// The mark's value for a file of `len` bytes with metadata `meta`.
+fn kept_mark(meta: &fs::Metadata, len: u64) -> String {
+    let born = meta
+        .created()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    format!("fathom-kept:2:ino={}:born={born}:len={len}", meta.ino())
+}
 
 /// Marks a kept file as fathom's. A file system without user extended
 /// attributes keeps no mark, and the file is then treated as anyone's.
 fn mark_kept(file: &File, len: u64) {
     use std::os::fd::AsRawFd;
-    let value = len.to_string();
+    let Ok(meta) = file.metadata() else { return };
+    let value = kept_mark(&meta, len);
     // SAFETY: the name is NUL-terminated and the value a valid buffer of
     // its length.
     unsafe {
@@ -543,15 +557,15 @@ fn mark_kept(file: &File, len: u64) {
     }
 }
 
-/// Whether `path` is a file fathom created and kept, still at the length
-/// it was laid out with (a file that has since grown or shrunk was put to
-/// other use).
-fn kept_by_fathom(path: &Path, len: u64) -> bool {
+/// Whether `path` is a file fathom created and kept: the mark on it names
+/// this inode, born when it was, at the length it was laid out with (a file
+/// that has since grown or shrunk was put to other use).
+fn kept_by_fathom(path: &Path, meta: &fs::Metadata) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let Ok(name) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
         return false;
     };
-    let mut value = [0u8; 24];
+    let mut value = [0u8; 128];
     // SAFETY: both strings are NUL-terminated, the buffer valid for its
     // length.
     let n = unsafe {
@@ -562,11 +576,7 @@ fn kept_by_fathom(path: &Path, len: u64) -> bool {
             value.len(),
         )
     };
-    n > 0
-        && std::str::from_utf8(&value[..n as usize])
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            == Some(len)
+    n > 0 && value[..n as usize] == *kept_mark(meta, meta.len()).as_bytes()
 }
 
 fn open_for_layout(plan: &TargetPlan) -> anyhow::Result<File> {
