@@ -30,5 +30,6 @@ pub mod spec;
 pub mod stop;
 pub mod trace;
 pub mod units;
+pub mod util;
 pub mod verify;
 pub mod warnings;

@@ -248,10 +248,12 @@ pub fn risks_of_writing(device: &Path, len: u64) -> io::Result<DeviceRisks> {
                 .into_iter()
                 .filter(|s| !s.contains("partition table")),
         );
-        found.extend(
-            here.into_iter()
-                .map(|s| format!("{s} at {} (where a partition starts)", crate::units::format_bytes(start))),
-        );
+        found.extend(here.into_iter().map(|s| {
+            format!(
+                "{s} at {} (where a partition starts)",
+                crate::units::format_bytes(start)
+            )
+        }));
     }
     let mut holds_data: Vec<String> = Vec::new();
     for s in found {

@@ -28,7 +28,15 @@ fn set_xattr(path: &Path, name: &str, value: &[u8]) -> bool {
     let p = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
     let n = std::ffi::CString::new(name).unwrap();
     // SAFETY: NUL-terminated strings and a buffer of its length.
-    unsafe { libc::setxattr(p.as_ptr(), n.as_ptr(), value.as_ptr().cast(), value.len(), 0) == 0 }
+    unsafe {
+        libc::setxattr(
+            p.as_ptr(),
+            n.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        ) == 0
+    }
 }
 
 fn randwrite(path: &Path) -> std::process::Output {
@@ -151,11 +159,21 @@ fn every_signature_libblkid_knows_is_refused_and_named() {
         }
         let before = std::fs::read(dev.image()).unwrap();
         let out = run(&[
-            "run", &dev.path, "--rw", "randwrite", "--runtime", "1s", "--size", "1m",
+            "run",
+            &dev.path,
+            "--rw",
+            "randwrite",
+            "--runtime",
+            "1s",
+            "--size",
+            "1m",
         ]);
         assert_eq!(out.status.code(), Some(2), "{name} was written");
         names_the_problem(&String::from_utf8_lossy(&out.stderr), name);
-        assert!(std::fs::read(dev.image()).unwrap() == before, "{name}: image changed");
+        assert!(
+            std::fs::read(dev.image()).unwrap() == before,
+            "{name}: image changed"
+        );
     }
     // The same rule for a fio job file and for pts.
     let Some(dev) = device_with(|i| {
@@ -167,15 +185,365 @@ fn every_signature_libblkid_knows_is_refused_and_named() {
     let job = dir.path().join("dev.fio");
     std::fs::write(
         &job,
-        format!("[w]\nfilename={}\nrw=randwrite\nsize=1m\nruntime=1\n", dev.path),
+        format!(
+            "[w]\nfilename={}\nrw=randwrite\nsize=1m\nruntime=1\n",
+            dev.path
+        ),
     )
     .unwrap();
     // A job file's notes may come before the refusal.
     let out = run(&["run", job.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to write: it carries an Oracle ASM disk"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("refusing to write: it carries an Oracle ASM disk")
+    );
     refused(
-        &["pts", "iops", &dev.path, "--round", "1s", "--block-sizes", "4k"],
+        &[
+            "pts",
+            "iops",
+            &dev.path,
+            "--round",
+            "1s",
+            "--block-sizes",
+            "4k",
+        ],
         "Oracle ASM",
     );
+}
+
+/// Runs fathom with `args`, killing it if it has not ended within
+/// `seconds`: a hang fails the test instead of holding the suite.
+fn run_within(seconds: u64, args: &[&str]) -> std::process::Output {
+    let mut child = fathom()
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "fathom {args:?} hung for {seconds} s: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn csv_trace(path: &Path, n: u64) {
+    let mut text = String::from("time_ns,offset,length,rw\n");
+    for i in 0..n {
+        text.push_str(&format!("{},{},4096,read\n", i * 1_000_000, i * 4096));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+// 3. A recording never replaces the trace being played, whatever names it:
+// the same path, a symbolic link or a hard link.
+#[test]
+fn a_recording_never_replaces_the_trace_through_a_hard_link() {
+    let dir = tempdir();
+    let trace = dir.path().join("t.csv");
+    csv_trace(&trace, 16);
+    let before = std::fs::read(&trace).unwrap();
+    let hard = dir.path().join("hard.trace");
+    std::fs::hard_link(&trace, &hard).unwrap();
+    let target = dir.path().join("data");
+    refused(
+        &[
+            "replay",
+            trace.to_str().unwrap(),
+            target.to_str().unwrap(),
+            "--record",
+            hard.to_str().unwrap(),
+        ],
+        "the trace being played",
+    );
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+    assert!(!target.exists(), "nothing is created");
+}
+
+// 4. An output that is one of the inputs is refused: report's result file,
+// through a link too, and a recording given as --output.
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let dir = tempdir();
+    let r = dir.path().join("r.json");
+    run_ok(&[
+        "run",
+        "--engine",
+        "null",
+        "--runtime",
+        "1s",
+        "--size",
+        "1m",
+        "-o",
+        r.to_str().unwrap(),
+    ]);
+    let before = std::fs::read(&r).unwrap();
+    refused(
+        &["report", r.to_str().unwrap(), "-o", r.to_str().unwrap()],
+        "that is the result file",
+    );
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&r, &link).unwrap();
+    refused(
+        &["report", r.to_str().unwrap(), "-o", link.to_str().unwrap()],
+        "that is the result file",
+    );
+    refused(
+        &[
+            "compare",
+            r.to_str().unwrap(),
+            r.to_str().unwrap(),
+            "-o",
+            link.to_str().unwrap(),
+        ],
+        "that is the result file",
+    );
+    assert_eq!(std::fs::read(&r).unwrap(), before);
+    // --record X -o X: the recording would be replaced by the result.
+    let rec = dir.path().join("x.trace");
+    let target = dir.path().join("data");
+    run_ok(&[
+        "run",
+        target.to_str().unwrap(),
+        "--size",
+        "1m",
+        "--runtime",
+        "1s",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    let recorded = std::fs::read(&rec).unwrap();
+    refused(
+        &[
+            "run",
+            target.to_str().unwrap(),
+            "--size",
+            "1m",
+            "--runtime",
+            "1s",
+            "--record",
+            rec.to_str().unwrap(),
+            "-o",
+            rec.to_str().unwrap(),
+        ],
+        "that is the --record file",
+    );
+    assert_eq!(std::fs::read(&rec).unwrap(), recorded);
+}
+
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let p = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(p.as_ptr(), 0o600) }, 0);
+}
+
+// 7. A FIFO with no reader, as --output (run, report, --resume) or as
+// --record, is refused at once instead of blocking in open() forever.
+#[test]
+fn a_fifo_without_a_reader_is_refused_not_waited_for() {
+    let dir = tempdir();
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let f = fifo.to_str().unwrap();
+    let r = dir.path().join("r.json");
+    run_ok(&[
+        "run",
+        "--engine",
+        "null",
+        "--runtime",
+        "1s",
+        "--size",
+        "1m",
+        "-o",
+        r.to_str().unwrap(),
+    ]);
+    let null_run = ["run", "--engine", "null", "--runtime", "1s", "--size", "1m"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        ([&null_run[..], &["-o", f]].concat(), "no reader"),
+        (vec!["report", r.to_str().unwrap(), "-o", f], "no reader"),
+        (
+            [
+                &null_run[..],
+                &["-o", f, "--resume", "--output-format", "json"],
+            ]
+            .concat(),
+            "a FIFO",
+        ),
+        (
+            [&null_run[..], &["--record", f]].concat(),
+            "not a regular file",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = run_within(20, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        names_the_problem(&String::from_utf8_lossy(&out.stderr), needle);
+    }
+    // With a reader, the result goes through the FIFO whole.
+    let reader = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || std::fs::read_to_string(fifo).unwrap()
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let out = run_within(
+        30,
+        &[&null_run[..], &["-o", f, "--output-format", "json"]].concat(),
+    );
+    succeeded(&out);
+    let text = reader.join().unwrap();
+    assert!(text.contains("\"fathom_version\""), "{text}");
+}
+
+// 8. Inputs that are not regular files are refused, not read without end.
+#[test]
+fn inputs_that_are_not_regular_files_are_refused() {
+    let dir = tempdir();
+    let target = dir.path().join("t.dat");
+    for args in [
+        vec!["report", "/dev/zero"],
+        vec!["compare", "/dev/zero", "/dev/zero"],
+        vec!["replay", "/dev/zero", target.to_str().unwrap()],
+    ] {
+        let out = run_within(20, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("a character device"),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let job = dir.path().join("iolog.fio");
+    std::fs::write(
+        &job,
+        format!("[r]\nfilename={}\nread_iolog=/dev/zero\n", target.display()),
+    )
+    .unwrap();
+    let out = run_within(20, &["run", job.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!target.exists());
+}
+
+// 16. An --output that cannot be written is found before measuring, naming
+// the path; a full file system leaves no temporary file behind.
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_measuring() {
+    let Some(fs) = SmallTmpfs::new("64k") else {
+        return;
+    };
+    let full = fs.dir.path().join("fill");
+    let _ = std::fs::write(&full, vec![0u8; 64 << 10]);
+    let out_path = fs.dir.path().join("r.json");
+    let started = std::time::Instant::now();
+    let out = run(&[
+        "run",
+        "--engine",
+        "null",
+        "--runtime",
+        "3s",
+        "--size",
+        "1m",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(started.elapsed().as_secs() < 3, "measured first");
+    let err = String::from_utf8_lossy(&out.stderr);
+    names_the_problem(&err, &fs.dir.path().display().to_string());
+    assert!(err.contains("No space left"), "{err}");
+    assert_eq!(entries(fs.dir.path()), ["fill"]);
+    // Read-only: the same, named.
+    let remount = Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(fs.dir.path())
+        .status();
+    if remount.is_ok_and(|s| s.success()) {
+        let _ = std::fs::remove_file(&full);
+        let out = run(&[
+            "run",
+            "--engine",
+            "null",
+            "--runtime",
+            "3s",
+            "--size",
+            "1m",
+            "-o",
+            out_path.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        names_the_problem(&err, "Read-only file system");
+        assert!(err.contains(&fs.dir.path().display().to_string()), "{err}");
+    }
+}
+
+// 20. --record under /dev is the same rule as a target: no file is made there.
+#[test]
+fn a_recording_is_never_created_under_dev() {
+    let dir = tempdir();
+    let target = dir.path().join("data");
+    refused(
+        &[
+            "run",
+            target.to_str().unwrap(),
+            "--size",
+            "1m",
+            "--runtime",
+            "1s",
+            "--record",
+            "/dev/fathom-missing-recording",
+        ],
+        "under /dev",
+    );
+    assert!(!Path::new("/dev/fathom-missing-recording").exists());
+}
+
+// 22. -o x.json without --output-format writes JSON (csv, md, html alike).
+#[test]
+fn the_output_format_follows_the_extension() {
+    let dir = tempdir();
+    let json = dir.path().join("x.json");
+    run_ok(&[
+        "run",
+        "--engine",
+        "null",
+        "--runtime",
+        "1s",
+        "--size",
+        "1m",
+        "-o",
+        json.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&text).is_ok(),
+        "{text}"
+    );
+    for (ext, starts) in [("csv", "system,"), ("md", "|"), ("html", "<!DOCTYPE html>")] {
+        let p = dir.path().join(format!("x.{ext}"));
+        run_ok(&["report", json.to_str().unwrap(), "-o", p.to_str().unwrap()]);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.trim_start().starts_with(starts), "{ext}: {text}");
+    }
+    // An explicit format wins over the extension.
+    let t = dir.path().join("y.json");
+    run_ok(&[
+        "report",
+        json.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+        "--output-format",
+        "csv",
+    ]);
+    assert!(std::fs::read_to_string(&t).unwrap().starts_with("system,"));
 }

@@ -126,9 +126,9 @@ struct CompareArgs {
     /// The result compared with it.
     b: PathBuf,
 
-    /// text, markdown or csv.
-    #[arg(long = "output-format", alias = "format", value_name = "FORMAT", default_value = "text", value_parser = parse_compare_format)]
-    format: report::compare::Layout,
+    /// text, markdown or csv. Default: the --output file's extension (.md, .csv), else text.
+    #[arg(long = "output-format", alias = "format", value_name = "FORMAT", value_parser = parse_compare_format)]
+    format: Option<report::compare::Layout>,
 
     /// Write the comparison there instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -152,9 +152,9 @@ struct ReportArgs {
     #[arg(required = true)]
     files: Vec<PathBuf>,
 
-    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) or fio-json+ (with fio's latency bins, as fio's json+).
-    #[arg(long = "output-format", alias = "format", value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
-    format: OutputFormat,
+    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) or fio-json+ (with fio's latency bins, as fio's json+). Default: the --output file's extension (.json, .csv, .md, .html), else text.
+    #[arg(long = "output-format", alias = "format", value_name = "FORMAT", value_parser = parse_format)]
+    format: Option<OutputFormat>,
 
     /// Write the report there instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -270,9 +270,9 @@ pub struct WriteFlags {
 
 #[derive(Args, Debug)]
 pub struct OutputArgs {
-    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) or fio-json+ (with fio's latency bins, as fio's json+).
-    #[arg(long = "output-format", alias = "format", value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
-    pub output_format: OutputFormat,
+    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) or fio-json+ (with fio's latency bins, as fio's json+). Default: the --output file's extension (.json, .csv, .md, .html), else text.
+    #[arg(long = "output-format", alias = "format", value_name = "FORMAT", value_parser = parse_format)]
+    pub output_format: Option<OutputFormat>,
 
     /// Write the result there instead of standard output (the text table is
     /// still printed).
@@ -286,20 +286,26 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// The format asked for, else the one the --output file's extension
+    /// names, else text.
+    pub fn format(&self) -> OutputFormat {
+        format_for(self.output_format, self.output.as_deref())
+    }
+
     /// Where each finished part of a long run is written as it comes, so an
     /// interrupted run keeps it: a JSON --output that is a regular file (a
     /// stream takes the result once, at the end).
     pub fn progress_file(&self) -> Option<&Path> {
-        self.output.as_deref().filter(|path| {
-            self.output_format == OutputFormat::Json && destination::is_rewritable(path)
-        })
+        self.output
+            .as_deref()
+            .filter(|path| self.format() == OutputFormat::Json && destination::is_rewritable(path))
     }
 }
 
 impl Default for OutputArgs {
     fn default() -> Self {
         OutputArgs {
-            output_format: OutputFormat::Text,
+            output_format: None,
             output: None,
             label: None,
         }
@@ -318,6 +324,13 @@ fn parse_label(s: &str) -> Result<String, String> {
 
 fn parse_format(s: &str) -> Result<OutputFormat, String> {
     s.parse()
+}
+
+/// `given`, else the format `output`'s extension names, else text.
+fn format_for(given: Option<OutputFormat>, output: Option<&Path>) -> OutputFormat {
+    given
+        .or_else(|| output.and_then(OutputFormat::of_path))
+        .unwrap_or(OutputFormat::Text)
 }
 
 impl RunArgs {
@@ -514,6 +527,9 @@ pub fn main() -> i32 {
                             .into());
                         }
                         replay::check_record_file(record, Path::new(""))?;
+                        if let Some(out) = &args.output.output {
+                            destination::check_not_input(out, &[record], "the --record file")?;
+                        }
                     }
                     execute(
                         &specs,
@@ -641,13 +657,16 @@ fn execute(
 
 fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output {
+        let inputs: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
+        destination::check_not_input(path, &inputs, "the result file")?;
         destination::check(path, args.overwrite)?;
     }
     let report = load_report(&args.files)?;
     if report.is_empty() {
         return Err(UsageError("the result files hold no finished result".into()).into());
     }
-    let rendered = report::exporter(args.format).render(&report)?;
+    let format = format_for(args.format, args.output.as_deref());
+    let rendered = report::exporter(format).render(&report)?;
     match &args.output {
         Some(path) => destination::write(path, &rendered)?,
         None => print!("{rendered}"),
@@ -671,11 +690,19 @@ fn load_report(paths: &[PathBuf]) -> anyhow::Result<Report> {
 /// `fathom compare A B`: exit 2 when nothing in A has a counterpart in B.
 fn compare_command(args: &CompareArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output {
+        destination::check_not_input(path, &[&args.a, &args.b], "the result file")?;
         destination::check(path, args.overwrite)?;
     }
     let a = load_report(std::slice::from_ref(&args.a))?;
     let b = load_report(std::slice::from_ref(&args.b))?;
-    let comparison = report::compare::compare(&a.systems[0], &b.systems[0], args.format);
+    let layout = args.format.unwrap_or_else(|| {
+        args.output
+            .as_deref()
+            .and_then(OutputFormat::of_path)
+            .and_then(report::compare::Layout::of)
+            .unwrap_or(report::compare::Layout::of(OutputFormat::Text).expect("text compares"))
+    });
+    let comparison = report::compare::compare(&a.systems[0], &b.systems[0], layout);
     if comparison.matched == 0 {
         return Err(UsageError(format!(
             "nothing to compare: no result of {} matches one of {} ({})",
@@ -758,6 +785,8 @@ fn mpi_run(_: &RunArgs) -> anyhow::Result<i32> {
 /// `fathom merge A B ...`: one cluster document from runs of several hosts.
 fn merge_command(args: &MergeArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output {
+        let inputs: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
+        destination::check_not_input(path, &inputs, "the result file")?;
         destination::check(path, args.overwrite)?;
     }
     let mut documents: Vec<Document> = Vec::with_capacity(args.files.len());
@@ -825,7 +854,7 @@ pub(crate) fn emit(document: &Document, output: &OutputArgs) -> anyhow::Result<(
         eprintln!("fathom: wrote fio log {}", log.display());
     }
     let report = Report::single(document.clone(), &output_label(output));
-    let rendered = report::exporter(output.output_format).render(&report)?;
+    let rendered = report::exporter(output.format()).render(&report)?;
     match &output.output {
         Some(path) if destination::is_stdout(path) => print!("{rendered}"),
         Some(path) => {
@@ -841,7 +870,7 @@ pub(crate) fn emit(document: &Document, output: &OutputArgs) -> anyhow::Result<(
 /// anything runs.
 pub(crate) fn no_fio_form(output: &OutputArgs, what: &str) -> Result<(), UsageError> {
     if matches!(
-        output.output_format,
+        output.format(),
         OutputFormat::FioJson | OutputFormat::FioJsonPlus
     ) {
         return Err(UsageError(format!(
@@ -869,13 +898,5 @@ pub(crate) fn json(document: &Document) -> anyhow::Result<String> {
 /// Reads a result file given on the command line; the size cap keeps a
 /// wrong path (a disk image, say) from being read into memory.
 pub fn read_result_file(path: &Path) -> Result<String, UsageError> {
-    const MAX_RESULT_FILE: u64 = 1 << 30;
-    let err = |m: String| UsageError(format!("{}: {m}", path.display()));
-    let len = std::fs::metadata(path)
-        .map_err(|e| err(e.to_string()))?
-        .len();
-    if len > MAX_RESULT_FILE {
-        return Err(err(format!("{len} bytes is too large for a fathom result")));
-    }
-    std::fs::read_to_string(path).map_err(|e| err(e.to_string()))
+    crate::util::input::read_bounded(path, 1 << 30, "a result file")
 }

@@ -133,6 +133,9 @@ pub fn replay_command(args: &ReplayArgs) -> anyhow::Result<i32> {
     }
     if let Some(record) = &args.record {
         check_record_file(record, &args.trace)?;
+        if let Some(out) = &args.output.output {
+            crate::report::destination::check_not_input(out, &[record], "the --record file")?;
+        }
     }
     let stop = StopFlag::on_signals()?;
     let document = Session::new(stop.clone())
@@ -152,24 +155,42 @@ pub(crate) fn check_record_file(
     record: &std::path::Path,
     trace: &std::path::Path,
 ) -> Result<(), UsageError> {
-    let same = |a: &std::path::Path, b: &std::path::Path| {
-        std::fs::canonicalize(a)
-            .ok()
-            .is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a))
-    };
-    if same(record, trace) {
+    // The same file by device and inode: a path, a symbolic link or a hard
+    // link may name it.
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    if id(record).is_some() && id(record) == id(trace) {
         return Err(UsageError(format!(
             "--record {}: that is the trace being played",
             record.display()
         )));
     }
-    if let Ok(bytes) = std::fs::read(record).map(|b| b.into_iter().take(8).collect::<Vec<u8>>())
-        && bytes != crate::trace::record::MAGIC
-    {
-        return Err(UsageError(format!(
-            "--record {}: exists and is not a fathom recording (fathom replaces only its own)",
-            record.display()
-        )));
+    let refuse = |m: &str| Err(UsageError(format!("--record {}: {m}", record.display())));
+    match std::fs::metadata(record) {
+        // Only a regular file is a recording: a FIFO without a reader
+        // would hold the open forever, a device would be written over.
+        Ok(m) if !m.is_file() => {
+            return refuse("not a regular file (a recording is written to a file of its own)");
+        }
+        Ok(_) => {
+            use std::io::Read;
+            let mut head = Vec::with_capacity(8);
+            let read = std::fs::File::open(record).and_then(|f| f.take(8).read_to_end(&mut head));
+            if read.is_err() || head != crate::trace::record::MAGIC {
+                return refuse(
+                    "exists and is not a fathom recording (fathom replaces only its own)",
+                );
+            }
+        }
+        Err(_) => {
+            let dir = match record.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => std::path::Path::new("."),
+            };
+            if crate::engine::target::is_device_directory(dir) {
+                return refuse("fathom does not create files under /dev");
+            }
+        }
     }
     Ok(())
 }

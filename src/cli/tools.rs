@@ -156,7 +156,7 @@ pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
             w.warnings.clear();
         }
     }
-    if args.output.output_format == OutputFormat::Text && args.output.output.is_none() {
+    if args.output.format() == OutputFormat::Text && args.output.output.is_none() {
         print!("{}", seqread_text(&args.target, &document));
     } else {
         emit(&document, &args.output)?;
@@ -295,7 +295,7 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
     let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
     let targets = session.prepare(plan.sizing_stream())?;
     let mut document = session.document().clone();
-    let text_out = args.output.output_format == OutputFormat::Text || args.output.output.is_some();
+    let text_out = args.output.format() == OutputFormat::Text || args.output.output.is_some();
     if text_out {
         print!(
             "{}",
@@ -324,11 +324,11 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
     match &args.output.output {
         Some(path) => destination::write(
             path,
-            &report::exporter(args.output.output_format).render(&report)?,
+            &report::exporter(args.output.format()).render(&report)?,
         )?,
         None if !text_out => print!(
             "{}",
-            report::exporter(args.output.output_format).render(&report)?
+            report::exporter(args.output.format()).render(&report)?
         ),
         None => {}
     }

@@ -388,7 +388,7 @@ fn check_discards(kind: TargetKind, file_path: &Path) -> Result<(), String> {
 /// device node is a typo or a partition not yet seen, never a place for a
 /// file, which would be memory reported as the disk. File systems mounted
 /// below it (/dev/shm) are places for files.
-fn is_device_directory(dir: &Path) -> bool {
+pub(crate) fn is_device_directory(dir: &Path) -> bool {
     facts::mount_of(dir)
         .is_some_and(|(fstype, mount_point)| fstype == "devtmpfs" || mount_point == "/dev")
 }

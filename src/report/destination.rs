@@ -6,7 +6,7 @@
 use crate::error::UsageError;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// How a path is written.
@@ -25,44 +25,149 @@ enum Kind {
 pub fn check(path: &Path, overwrite: bool) -> Result<(), UsageError> {
     let err = |m: String| UsageError(format!("--output {}: {m}", path.display()));
     match kind(path).map_err(err)? {
-        Kind::InPlace => Ok(()),
-        Kind::File(real) => match fs::metadata(&real) {
-            Ok(_) if overwrite || is_replaceable(&real) => Ok(()),
-            Ok(_) => Err(err(
-                "an existing file that is not a fathom result (pass --overwrite to replace it)"
-                    .into(),
-            )),
-            Err(_) => {
-                let dir = match real.parent() {
-                    Some(p) if !p.as_os_str().is_empty() => p,
-                    _ => Path::new("."),
-                };
-                match dir.is_dir() {
-                    true => Ok(()),
-                    false => Err(err(format!("directory {} does not exist", dir.display()))),
+        Kind::InPlace => open_in_place(path)
+            .map(|file| hold_open(path, file))
+            .map_err(|e| err(e.to_string())),
+        Kind::File(real) => {
+            match fs::metadata(&real) {
+                Ok(_) if overwrite || is_replaceable(&real) => {}
+                Ok(_) => {
+                    return Err(err(
+                        "an existing file that is not a fathom result (pass --overwrite to replace it)"
+                            .into(),
+                    ));
+                }
+                Err(_) => {
+                    let dir = directory_of(&real);
+                    if !dir.is_dir() {
+                        return Err(err(format!("directory {} does not exist", dir.display())));
+                    }
                 }
             }
-        },
+            probe_writable(&real).map_err(err)
+        }
     }
+}
+
+/// Refuses an output that is one of the command's inputs (the same file,
+/// by device and inode, whatever path or link names it): writing it would
+/// replace what is being read.
+pub fn check_not_input(path: &Path, inputs: &[&Path], what: &str) -> Result<(), UsageError> {
+    let id = |p: &Path| fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let Some(out) = id(path) else { return Ok(()) };
+    match inputs.iter().find(|input| id(input) == Some(out)) {
+        Some(input) => Err(UsageError(format!(
+            "--output {}: that is {what} {} (give another file)",
+            path.display(),
+            input.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn directory_of(real: &Path) -> &Path {
+    match real.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Whether a result can be written beside `real` (the temporary file the
+/// rename starts from): a read-only or full file system is found before
+/// anything is measured, not after.
+fn probe_writable(real: &Path) -> Result<(), String> {
+    let probe = temporary_beside(real);
+    let written = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .and_then(|mut f| {
+            let wrote = f.write_all(&[0u8; 4096]).and_then(|()| f.sync_data());
+            let _ = fs::remove_file(&probe);
+            wrote
+        });
+    written.map_err(|e| format!("cannot write in {}: {e}", directory_of(real).display()))
+}
+
+fn temporary_beside(real: &Path) -> PathBuf {
+    real.with_extension(format!("tmp.{}", std::process::id()))
+}
+
+/// Streams opened by `check`, kept open until the result is written: a
+/// reader at the other end of a FIFO would see the end of its input if the
+/// check closed it.
+static HELD: std::sync::Mutex<Vec<(PathBuf, fs::File)>> = std::sync::Mutex::new(Vec::new());
+
+fn hold_open(path: &Path, file: fs::File) {
+    if let Ok(mut held) = HELD.lock() {
+        held.push((path.to_path_buf(), file));
+    }
+}
+
+fn held_stream(path: &Path) -> Option<fs::File> {
+    let held = HELD.lock().ok()?;
+    let (_, file) = held.iter().find(|(p, _)| p == path)?;
+    file.try_clone().ok()
+}
+
+/// Opens a stream for writing. A FIFO is opened without blocking: with no
+/// reader at the other end, an open for writing would wait forever, deaf
+/// to Ctrl-C; it is refused instead.
+fn open_in_place(path: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let fifo = fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    let mut options = OpenOptions::new();
+    options.append(true);
+    if fifo {
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENXIO) if fifo => {
+            io::Error::other("a FIFO with no reader (start the reader first)")
+        }
+        _ => e,
+    })?;
+    if fifo {
+        // Writes then wait for the reader to drain the pipe, as a pipe's do.
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid descriptor, and flags read from it.
+        unsafe {
+            let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(file)
 }
 
 /// Writes `contents` to `path`: a regular file through a temporary file and
 /// a rename, so a reader never sees half a result; a stream in place.
-pub fn write(path: &Path, contents: &str) -> io::Result<()> {
-    match kind(path).map_err(io::Error::other)? {
+/// An error names the path it concerns; the temporary file of a write that
+/// failed (a full file system) is removed.
+pub fn write(path: &Path, contents: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let kind = kind(path)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    match kind {
         Kind::InPlace => {
             // Appending keeps the order of what else goes to a file the
             // shell opened for standard output.
-            let mut out = OpenOptions::new().append(true).open(path)?;
-            out.write_all(contents.as_bytes())?;
-            out.flush()
+            held_stream(path)
+                .map_or_else(|| open_in_place(path), Ok)
+                .and_then(|mut out| {
+                    out.write_all(contents.as_bytes())?;
+                    out.flush()
+                })
+                .with_context(|| format!("cannot write {}", path.display()))
         }
         Kind::File(real) => {
-            let tmp = real.with_extension(format!("tmp.{}", std::process::id()));
-            fs::write(&tmp, contents)?;
-            fs::rename(&tmp, &real).inspect_err(|_| {
-                let _ = fs::remove_file(&tmp);
-            })
+            let tmp = temporary_beside(&real);
+            fs::write(&tmp, contents)
+                .and_then(|()| fs::rename(&tmp, &real))
+                .inspect_err(|_| {
+                    let _ = fs::remove_file(&tmp);
+                })
+                .with_context(|| format!("cannot write {}", real.display()))
         }
     }
 }

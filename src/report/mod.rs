@@ -59,6 +59,22 @@ impl FromStr for OutputFormat {
     }
 }
 
+impl OutputFormat {
+    /// The format a file's extension names (`r.json`, `r.csv`, `r.md`,
+    /// `r.html`), for an `--output` given without `--output-format`.
+    pub fn of_path(path: &std::path::Path) -> Option<OutputFormat> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "json" => Some(OutputFormat::Json),
+            "csv" => Some(OutputFormat::Csv),
+            "md" | "markdown" => Some(OutputFormat::Markdown),
+            "html" | "htm" => Some(OutputFormat::Html),
+            "txt" | "text" => Some(OutputFormat::Text),
+            _ => None,
+        }
+    }
+}
+
 pub fn exporter(format: OutputFormat) -> Box<dyn Exporter> {
     match format {
         OutputFormat::Text => Box::new(text::TextExporter),

@@ -191,13 +191,26 @@ pub fn looks_like_trace(path: &Path) -> bool {
         || blkparse::is_event(first)
 }
 
+/// The largest trace file fathom reads (it holds a trace's I/Os in memory,
+/// about 40 bytes each).
+pub const MAX_TRACE_BYTES: u64 = 16 << 30;
+
 /// Reads the trace at `path`, its format told by its first bytes: fathom's
 /// recordings and fio's iologs say what they are, a CSV starts with its
 /// header, and anything else is taken as blkparse's text.
 pub fn load(path: &Path) -> Result<Trace, TraceError> {
     let name = path.display().to_string();
     let at = At { file: &name };
-    let bytes = std::fs::read(path).map_err(|e| at.line(0, format!("cannot read: {e}")))?;
+    // A trace is a regular file: a device or a FIFO (/dev/zero) would be
+    // read until memory ran out.
+    let bytes =
+        crate::util::input::read_bytes_bounded(path, MAX_TRACE_BYTES, "a trace").map_err(|e| {
+            TraceError {
+                file: name.clone(),
+                line: 0,
+                message: e.0.trim_start_matches(&format!("{name}: ")).to_string(),
+            }
+        })?;
     let trace = if bytes.starts_with(record::MAGIC) {
         record::parse(&bytes, at)?
     } else {

@@ -1,0 +1,3 @@
+//! Small pieces the rest of fathom shares.
+
+pub mod input;
