@@ -233,6 +233,7 @@ pub fn parse(
                 )?;
                 spec.streams.push(stream);
             }
+            crate::spec::seed_streams_apart(&mut spec.streams);
             specs.push(spec);
         }
     }
@@ -460,7 +461,11 @@ pub fn flag_streams(
             set_targets(&mut spec, &chosen);
             Ok(spec)
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .map(|mut specs| {
+            crate::spec::seed_streams_apart(&mut specs);
+            specs
+        })
 }
 
 #[cfg(test)]

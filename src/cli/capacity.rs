@@ -123,6 +123,9 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
     let mut document = session.document().clone();
     let json_file = args.output.progress_file();
+    // A search refused after its first step (the target cannot carry it)
+    // is bad input: the result written after that step goes with it.
+    let new_file = json_file.filter(|p| !p.exists());
     let mut bracketed = false;
     let result = capacity::search(
         &mut session,
@@ -151,7 +154,14 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
             }
             Ok(())
         },
-    )?;
+    )
+    .inspect_err(|e| {
+        if let Some(path) = new_file
+            && e.is::<crate::error::UsageError>()
+        {
+            let _ = std::fs::remove_file(path);
+        }
+    })?;
     // The session removes the files it laid out before the report is out.
     drop(session);
     document.interrupted = result.interrupted;

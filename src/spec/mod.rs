@@ -574,6 +574,26 @@ pub enum VerifyMode {
 /// offsets and data.
 pub const DEFAULT_SEED: u64 = 0x0fa7_4011;
 
+/// Gives every stream a seed of its own: a stream whose seed an earlier
+/// stream already has (fio's clones of one job, streams that did not set
+/// one) gets one derived from it and its place, as fio seeds each job and
+/// clone apart. Copies of a job on one file would otherwise hit the same
+/// block at the same moment and flatter every cache. The seed is in each
+/// stream's spec, so the result records it.
+pub fn seed_streams_apart(streams: &mut [WorkloadSpec]) {
+    for i in 1..streams.len() {
+        let (earlier, rest) = streams.split_at_mut(i);
+        let stream = &mut rest[0];
+        if earlier.iter().any(|e| e.seed == stream.seed) {
+            let mut x = stream.seed ^ (i as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+            // splitmix64's finaliser: nearby inputs, unrelated outputs.
+            x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            stream.seed = x ^ (x >> 31);
+        }
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
