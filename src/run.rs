@@ -47,8 +47,21 @@ pub fn check_plan(specs: &[WorkloadSpec]) -> Result<(), UsageError> {
         check_cache_modes(spec)?;
         for run in spec.runs() {
             crate::engine::io_uring::check_options(run.ring_options())?;
+            let mut seen: Vec<(TargetIdentity, &str)> = Vec::new();
             for (i, name) in run.targets.iter().enumerate() {
                 let plan = target::inspect(run, name, i)?;
+                let id = TargetIdentity::of(&plan.path);
+                if let Some((_, first)) = seen.iter().find(|(other, _)| *other == id) {
+                    return Err(UsageError(format!(
+                        "targets {first} and {name} are the same {}: its workers would race each other (a verify would blame the device) and its IOPS count twice; give it once (--numjobs runs more workers on it)",
+                        if plan.kind == crate::measure::facts::TargetKind::BlockDevice {
+                            "device"
+                        } else {
+                            "file"
+                        }
+                    )));
+                }
+                seen.push((id, name));
                 check_region(run, &plan).map_err(|e| match spec.streams.is_empty() {
                     true => e,
                     false => UsageError(format!("stream {}: {}", run.name, e.0)),
@@ -57,6 +70,34 @@ pub fn check_plan(specs: &[WorkloadSpec]) -> Result<(), UsageError> {
         }
     }
     Ok(())
+}
+
+/// What a target is, whatever path names it: a device by its number, a
+/// file by its inode, a file still to be created by its real directory and
+/// name.
+#[derive(Debug, PartialEq, Eq)]
+enum TargetIdentity {
+    Device(u64),
+    File(u64, u64),
+    New(std::path::PathBuf),
+}
+
+impl TargetIdentity {
+    fn of(path: &std::path::Path) -> TargetIdentity {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        match std::fs::metadata(path) {
+            Ok(m) if m.file_type().is_block_device() => TargetIdentity::Device(m.rdev()),
+            Ok(m) => TargetIdentity::File(m.dev(), m.ino()),
+            Err(_) => {
+                let dir = match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => std::path::Path::new("."),
+                };
+                let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+                TargetIdentity::New(dir.join(path.file_name().unwrap_or_default()))
+            }
+        }
+    }
 }
 
 /// Streams run at once, so a file two of them open must be opened the same
@@ -214,6 +255,43 @@ impl Session {
                 None => false,
             })
             .count()
+    }
+
+    /// What keeps `--resume` from going on with `previous`: a result in the
+    /// file that no run of the plan stands for was made with other settings,
+    /// and going on would drop it. Names the settings that differ from the
+    /// closest run of the plan.
+    pub fn resume_conflict(specs: &[WorkloadSpec], previous: &[WorkloadResult]) -> Option<String> {
+        let stray = previous.iter().find(|w| !specs.contains(&w.spec))?;
+        let fields = |spec: &WorkloadSpec| match serde_json::to_value(spec) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        let theirs = fields(&stray.spec);
+        let differences = |spec: &WorkloadSpec| -> Vec<String> {
+            let ours = fields(spec);
+            let mut keys: Vec<&String> = theirs.keys().chain(ours.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter()
+                .filter(|k| theirs.get(*k) != ours.get(*k))
+                .map(|k| {
+                    let show = |v: Option<&serde_json::Value>| {
+                        v.map_or_else(|| "unset".to_string(), |v| v.to_string())
+                    };
+                    format!(
+                        "{k} {} in the file, {} now",
+                        show(theirs.get(k)),
+                        show(ours.get(k))
+                    )
+                })
+                .collect()
+        };
+        let closest = specs.iter().map(differences).min_by_key(Vec::len)?;
+        Some(format!(
+            "the file holds a result of other settings ({}): going on would drop it; run without --resume to start again, or write to another file",
+            closest.join(", ")
+        ))
     }
 
     /// Workloads of `previous` whose spec is in the plan are taken as done.
@@ -748,13 +826,16 @@ fn plan_workers(
             let slot = accumulators.len();
             let map = (writes && spec.verify != VerifyMode::Off).then(|| {
                 let blocks = target.plan.size / spec.bs;
-                Arc::new(BlockMap::new(
-                    target.plan.offset,
-                    spec.bs,
-                    blocks,
-                    run_id,
-                    spec.seed,
-                ))
+                let mut map = BlockMap::new(target.plan.offset, spec.bs, blocks, run_id, spec.seed);
+                // One sequential writer leaves no block before its last one
+                // unwritten: a later read-only check can tell a lost block.
+                if spec.rw == crate::spec::RwMode::Write
+                    && spec.numjobs == 1
+                    && spec.replay.is_none()
+                {
+                    map.flags = crate::verify::header::IN_ORDER;
+                }
+                Arc::new(map)
             });
             for mut config in worker_configs(spec, slot, &target.plan, stream_workers[s]) {
                 if let Some(replay) = &spec.replay {

@@ -547,3 +547,169 @@ fn the_output_format_follows_the_extension() {
     ]);
     assert!(std::fs::read_to_string(&t).unwrap().starts_with("system,"));
 }
+
+// 5. --resume with other settings refuses, naming what differs, instead of
+// dropping the earlier results.
+#[test]
+fn resume_with_other_settings_is_refused_naming_them() {
+    let dir = tempdir();
+    let r = dir.path().join("r.json");
+    let base = ["run", "--engine", "null", "--runtime", "1s", "--size", "1m"];
+    run_ok(&[&base[..], &["--name", "a", "-o", r.to_str().unwrap()]].concat());
+    let before = std::fs::read(&r).unwrap();
+    let out = run(&[
+        &base[..],
+        &["--name", "b", "-o", r.to_str().unwrap(), "--resume"],
+    ]
+    .concat());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    names_the_problem(&err, "--resume");
+    assert!(err.contains("name \"a\" in the file, \"b\" now"), "{err}");
+    assert_eq!(
+        std::fs::read(&r).unwrap(),
+        before,
+        "the earlier result is kept"
+    );
+    // The same settings resume as before.
+    succeeded(&run(&[
+        &base[..],
+        &["--name", "a", "-o", r.to_str().unwrap(), "--resume"],
+    ]
+    .concat()));
+}
+
+// 10. The clones of an fio job draw their own offsets.
+#[test]
+fn clones_of_an_fio_job_draw_their_own_offsets() {
+    let dir = tempdir();
+    let data = dir.path().join("data");
+    let job = dir.path().join("clones.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[r]\nfilename={}\nrw=randread\nbs=4k\nsize=1m\nnorandommap\nnumjobs=2\nioengine=psync\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let rec = dir.path().join("clones.trace");
+    let out = run(&[
+        "run",
+        job.to_str().unwrap(),
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    succeeded(&out);
+    let trace = fathom::trace::load(&rec).unwrap();
+    let offsets: Vec<u64> = trace.ios.iter().map(|io| io.offset).collect();
+    assert_eq!(offsets.len(), 512, "two clones of 256 reads");
+    let distinct = offsets
+        .iter()
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    // Two independent draws of 256 over 256 blocks touch about 221 blocks;
+    // one sequence drawn twice, about 162.
+    assert!(distinct > 195, "{distinct} distinct offsets of 512 reads");
+    // The seeds each clone drew with are in the result.
+    let doc = run_json(&[job.to_str().unwrap()]);
+    let streams = doc["results"][0]["streams"].as_array().unwrap();
+    let seeds: Vec<&serde_json::Value> = streams.iter().map(|s| &s["spec"]["seed"]).collect();
+    assert_eq!(seeds.len(), 2);
+    assert_ne!(seeds[0], seeds[1], "{seeds:?}");
+}
+
+// 11. One target given twice (the same path, ./path, a link) is refused.
+#[test]
+fn a_target_given_twice_is_refused() {
+    let dir = tempdir();
+    let x = dir.path().join("x");
+    std::fs::write(&x, vec![0u8; 1 << 20]).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&x, &link).unwrap();
+    let dotted = format!("{}/./x", dir.path().display());
+    for second in [x.to_str().unwrap(), &dotted, link.to_str().unwrap()] {
+        refused(
+            &[
+                "run",
+                x.to_str().unwrap(),
+                second,
+                "--runtime",
+                "1s",
+                "--size",
+                "1m",
+            ],
+            "are the same file",
+        );
+    }
+    // A file still to be created, named twice.
+    let new = dir.path().join("new");
+    refused(
+        &[
+            "run",
+            new.to_str().unwrap(),
+            &format!("{}/./new", dir.path().display()),
+            "--runtime",
+            "1s",
+        ],
+        "are the same file",
+    );
+    assert!(!new.exists());
+}
+
+// 12. A read-only --verify that finds no fathom block is "nothing checked",
+// exit 1; a block an in-order pass wrote and that is gone is a failure.
+#[test]
+fn a_read_only_verify_fails_what_it_cannot_check_or_no_longer_finds() {
+    let dir = tempdir();
+    let zeros = dir.path().join("zeros");
+    std::fs::write(&zeros, vec![0u8; 1 << 20]).unwrap();
+    let out = run(&[
+        "run",
+        zeros.to_str().unwrap(),
+        "--rw",
+        "read",
+        "--size",
+        "1m",
+        "--verify",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NOTHING CHECKED"));
+
+    let stamped = dir.path().join("stamped");
+    run_ok(&[
+        "run",
+        stamped.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--size",
+        "1m",
+        "--verify",
+        "--keep",
+    ]);
+    let read_only = [
+        "run",
+        stamped.to_str().unwrap(),
+        "--rw",
+        "read",
+        "--size",
+        "1m",
+        "--verify",
+    ];
+    succeeded(&run(&read_only));
+    // Zero three blocks in the middle: lost, not "never written".
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&stamped)
+        .unwrap();
+    f.write_all_at(&[0u8; 3 * 4096], 10 * 4096).unwrap();
+    f.sync_all().unwrap();
+    let out = run(&read_only);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("3 of 256 blocks failed") && err.contains("offset 40960"),
+        "{err}"
+    );
+}

@@ -621,6 +621,13 @@ fn execute(
         _ => Vec::new(),
     };
     if resume {
+        if let Some(conflict) = Session::resume_conflict(specs, &previous) {
+            return Err(UsageError(format!(
+                "--resume: {}: {conflict}",
+                output.output.as_deref().unwrap_or(Path::new("")).display()
+            ))
+            .into());
+        }
         let done = Session::already_done(specs, &previous);
         eprintln!(
             "fathom: --resume: {done} of {} run(s) already in the result file, {} to run",

@@ -706,7 +706,14 @@ impl<'a> Job<'a> {
             .prepare(buffers, slot as usize, bs, offset, sequence, &mut self.rng);
         if let Some(v) = &self.verify {
             let block = &mut buffers.slot_mut(slot as usize)[..bs];
-            BlockHeader::stamp(block, offset, generation, v.map.run_id, v.map.seed);
+            BlockHeader::stamp_flagged(
+                block,
+                offset,
+                generation,
+                v.map.run_id,
+                v.map.seed,
+                v.map.flags,
+            );
         }
         self.content.sample(&buffers.slot_mut(slot as usize)[..bs]);
         self.write_sequence += 1;

@@ -306,7 +306,7 @@ fn target_notes<'a>(targets: impl Iterator<Item = (String, &'a TargetResult)>) -
                 ));
             }
         }
-        if let Some(v) = target.verify.as_ref().filter(|v| v.failed() == 0) {
+        if let Some(v) = target.verify.as_ref().filter(|v| !v.is_failure()) {
             out.push_str(&format!("{name}: verify ({}): {}\n", v.mode, v.summary()));
         }
         for problem in target.problems() {

@@ -262,7 +262,7 @@ impl TargetResult {
     /// do or prove what was asked (errors tolerated by `--continue-on-error`
     /// alone do not count).
     pub fn failed(&self) -> bool {
-        self.ended_early.is_some() || self.verify.as_ref().is_some_and(|v| v.failed() > 0)
+        self.ended_early.is_some() || self.verify.as_ref().is_some_and(|v| v.is_failure())
     }
 
     /// What went wrong on this target, one line each: I/O errors, an early
@@ -275,7 +275,7 @@ impl TargetResult {
         if let Some(why) = &self.ended_early {
             out.push(format!("ended early: {why}"));
         }
-        if let Some(v) = self.verify.as_ref().filter(|v| v.failed() > 0) {
+        if let Some(v) = self.verify.as_ref().filter(|v| v.is_failure()) {
             out.push(format!("verify: {}", v.summary()));
         }
         out

@@ -20,7 +20,7 @@ pub const HEADER_LEN: usize = 64;
 /// | 32..40 | run id         |
 /// | 40..48 | seed           |
 /// | 48..56 | write time, ns since the Unix epoch |
-/// | 56..60 | reserved, 0    |
+/// | 56..60 | flags: bit 0, the run writes its region in order from the start |
 /// | 60..64 | crc32c of bytes `0..60` |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockHeader {
@@ -31,12 +31,31 @@ pub struct BlockHeader {
     pub run_id: u64,
     pub seed: u64,
     pub written_at_ns: u64,
+    pub flags: u32,
 }
+
+/// A header flag: the run that wrote the block writes its region in order
+/// from its start (one sequential worker), so every block before the last
+/// one it wrote holds one of its headers: a later read-only check knows a
+/// block without one was lost, not skipped.
+pub const IN_ORDER: u32 = 1;
 
 impl BlockHeader {
     /// Writes the header into the start of `block` (whose length is the
     /// block's) and checksums the payload that follows it.
     pub fn stamp(block: &mut [u8], offset: u64, generation: u64, run_id: u64, seed: u64) {
+        Self::stamp_flagged(block, offset, generation, run_id, seed, 0);
+    }
+
+    /// As `stamp`, with `flags` ([`IN_ORDER`]).
+    pub fn stamp_flagged(
+        block: &mut [u8],
+        offset: u64,
+        generation: u64,
+        run_id: u64,
+        seed: u64,
+        flags: u32,
+    ) {
         let payload_crc = crc32c::crc32c(&block[HEADER_LEN..]);
         let written_at_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -51,7 +70,7 @@ impl BlockHeader {
         h[32..40].copy_from_slice(&run_id.to_le_bytes());
         h[40..48].copy_from_slice(&seed.to_le_bytes());
         h[48..56].copy_from_slice(&written_at_ns.to_le_bytes());
-        h[56..60].fill(0);
+        h[56..60].copy_from_slice(&flags.to_le_bytes());
         let header_crc = crc32c::crc32c(&h[..60]);
         h[60..64].copy_from_slice(&header_crc.to_le_bytes());
     }
@@ -75,6 +94,7 @@ impl BlockHeader {
             run_id: u64_at(32),
             seed: u64_at(40),
             written_at_ns: u64_at(48),
+            flags: u32_at(56),
         }))
     }
 }

@@ -27,6 +27,8 @@ pub const MAX_BLOCKS: u64 = 1 << 26;
 pub struct BlockMap {
     pub run_id: u64,
     pub seed: u64,
+    /// Header flags of this run's blocks ([`header::IN_ORDER`]).
+    pub flags: u32,
     start: u64,
     bs: u64,
     generations: Box<[AtomicU32]>,
@@ -41,6 +43,7 @@ impl BlockMap {
         BlockMap {
             run_id,
             seed,
+            flags: 0,
             start,
             bs,
             generations: (0..blocks).map(|_| AtomicU32::new(0)).collect(),
@@ -144,6 +147,17 @@ impl VerifyReport {
         self.stale + self.misplaced + self.corrupt
     }
 
+    /// No block read held a fathom header to judge: the check proved
+    /// nothing, which is no pass.
+    pub fn nothing_checked(&self) -> bool {
+        self.checked == self.unwritten && self.failed() == 0
+    }
+
+    /// Whether the check fails the run: blocks failed, or none was checked.
+    pub fn is_failure(&self) -> bool {
+        self.failed() > 0 || self.nothing_checked()
+    }
+
     pub fn record(&mut self, offset: u64, verdict: Verdict, detail: String) {
         self.checked += 1;
         match verdict {
@@ -184,6 +198,19 @@ impl VerifyReport {
 
     /// "3 of 512 blocks failed: 1 stale, 2 corrupt; first at offset 8192 (stale: ...)".
     pub fn summary(&self) -> String {
+        if self.nothing_checked() {
+            let mut s = format!(
+                "NOTHING CHECKED: none of the {} blocks read holds a fathom header (was the region written with --verify?)",
+                self.checked
+            );
+            if self.uncertain > 0 {
+                s.push_str(&format!(
+                    "; {} blocks not checked (their last write failed)",
+                    self.uncertain
+                ));
+            }
+            return s;
+        }
         let mut parts = Vec::new();
         for (n, what) in [
             (self.stale, "stale"),
@@ -252,6 +279,7 @@ pub fn read_back(
     let per_read = (READ_CHUNK as u64 / bs).max(1);
     let mut rng = rand::rngs::SmallRng::seed_from_u64(0);
     let mut buffer = Buffers::new(1, (per_read * bs) as usize, &mut rng);
+    let mut gaps = Gaps::default();
     let mut block = 0;
     while block < blocks {
         if stop.is_set() {
@@ -276,11 +304,59 @@ pub fn read_back(
                 Some(Some(Ok(e))) => Some(e),
             };
             let (verdict, detail) = header::judge(data, at, expected);
+            if map.is_none() {
+                gaps.see(data, at, verdict, &mut report);
+            }
             report.record(at, verdict, detail);
         }
         block += n;
     }
     Ok(report)
+}
+
+/// In a read-only check, the blocks without a header seen since the last
+/// block of an in-order run: once a later block of that run turns up, they
+/// were written and lost. Kept as runs of offsets, so a region of millions
+/// of blocks costs a few entries.
+#[derive(Default)]
+struct Gaps {
+    /// (first offset, blocks) of each run of header-less blocks.
+    pending: Vec<(u64, u64)>,
+    bs: u64,
+}
+
+impl Gaps {
+    fn see(&mut self, data: &[u8], at: u64, verdict: Verdict, report: &mut VerifyReport) {
+        self.bs = data.len() as u64;
+        match verdict {
+            Verdict::Unwritten => match self.pending.last_mut() {
+                Some((first, n)) if *first + *n * self.bs == at => *n += 1,
+                _ => self.pending.push((at, 1)),
+            },
+            _ => {
+                let in_order = header::BlockHeader::parse(data)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|h| h.flags & header::IN_ORDER != 0);
+                if !in_order {
+                    self.pending.clear();
+                    return;
+                }
+                for (first, n) in self.pending.drain(..) {
+                    for i in 0..n {
+                        // Counted again as lost, not as never written.
+                        report.unwritten -= 1;
+                        report.checked -= 1;
+                        report.record(
+                            first + i * self.bs,
+                            Verdict::Corrupt,
+                            "no fathom header where the in-order pass that wrote the blocks after it wrote one".into(),
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Lets the tests make each interleaved check slow
