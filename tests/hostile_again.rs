@@ -713,3 +713,88 @@ fn a_read_only_verify_fails_what_it_cannot_check_or_no_longer_finds() {
         "{err}"
     );
 }
+
+// 14. Workloads that differ only in their seed each keep their row in text,
+// markdown and html.
+#[test]
+fn workloads_that_differ_only_in_seed_each_keep_their_row() {
+    let dir = tempdir();
+    let job = dir.path().join("seeds.toml");
+    std::fs::write(
+        &job,
+        format!(
+            "[defaults]\nengine = \"null\"\nsize = \"1m\"\nruntime = \"1s\"\ntargets = [\"{}\"]\n\
+             [workload.w]\nseed = 1\n[workload.w2]\nname = \"w\"\nseed = 2\n",
+            dir.path().join("t").display()
+        ),
+    )
+    .unwrap();
+    let r = dir.path().join("s.json");
+    run_ok(&["run", job.to_str().unwrap(), "-o", r.to_str().unwrap()]);
+    let text = String::from_utf8(run_ok(&["report", r.to_str().unwrap()]).stdout).unwrap();
+    let rows = text.lines().filter(|l| l.contains("randread")).count();
+    assert!(rows >= 2 && text.contains("seed"), "{text}");
+    let md = String::from_utf8(
+        run_ok(&["report", r.to_str().unwrap(), "--output-format", "markdown"]).stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        md.lines()
+            .filter(|l| l.starts_with("| 1 ") || l.starts_with("| 2 "))
+            .count(),
+        2,
+        "{md}"
+    );
+    let html = String::from_utf8(
+        run_ok(&["report", r.to_str().unwrap(), "--output-format", "html"]).stdout,
+    )
+    .unwrap();
+    assert!(html.contains("<td>1</td>") && html.contains("<td>2</td>"));
+}
+
+// 17. A path that exists is a path, even with '=' in its name.
+#[test]
+fn a_path_with_an_equals_sign_is_a_path() {
+    let dir = tempdir();
+    let odd = dir.path().join("k=v.dat");
+    std::fs::write(&odd, vec![7u8; 1 << 20]).unwrap();
+    let doc = run_json(&[odd.to_str().unwrap(), "--runtime", "1s", "--size", "1m"]);
+    let t = &doc["results"][0]["targets"][0];
+    assert_eq!(t["name"], odd.to_str().unwrap(), "{t}");
+    assert!(!dir.path().join("v.dat").exists() && !Path::new("v.dat").exists());
+    // And a label is given in front of it.
+    let labelled = format!("data={}", odd.display());
+    let doc = run_json(&[&labelled, "--runtime", "1s", "--size", "1m"]);
+    assert_eq!(doc["results"][0]["targets"][0]["name"], "data");
+}
+
+// 18. A rate under one I/O a second per worker is refused.
+#[test]
+fn a_rate_under_one_io_a_second_per_worker_is_refused() {
+    refused(
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--rate-iops",
+            "0.001",
+            "--runtime",
+            "1s",
+        ],
+        "under one",
+    );
+    refused(
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--rate-iops",
+            "3",
+            "--numjobs",
+            "4",
+            "--runtime",
+            "1s",
+        ],
+        "under one",
+    );
+}

@@ -133,6 +133,26 @@ pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTabl
     if knobs.is_empty() && workloads.len() > 1 && !paired_rw {
         knobs.extend(columns.iter().filter(|(name, _)| *name == "rw"));
     }
+    // Two workloads whose rows would coincide (the same knobs in every
+    // column, both reading or both writing) must not fold into one row:
+    // whatever else tells them apart becomes a column.
+    let collides = |knobs: &[(&'static str, KnobFn)]| {
+        workloads.iter().enumerate().any(|(i, a)| {
+            workloads[i + 1..].iter().any(|b| {
+                let overlap = (a.spec.rw.read_percent(a.spec.rwmix_read) > 0
+                    && b.spec.rw.read_percent(b.spec.rwmix_read) > 0)
+                    || (a.spec.rw.writes(a.spec.rwmix_read) && b.spec.rw.writes(b.spec.rwmix_read));
+                overlap && knobs.iter().all(|(_, f)| f(&a.spec) == f(&b.spec))
+            })
+        })
+    };
+    let seed: KnobFn = |s| s.seed.to_string();
+    let name: KnobFn = |s| s.name.clone();
+    for (column, f) in [("test", test), ("name", name), ("seed", seed)] {
+        if collides(&knobs) && varies(f) && !knobs.iter().any(|(n, _)| *n == column) {
+            knobs.insert(0, (column, f));
+        }
+    }
     let tests = distinct(
         workloads
             .iter()

@@ -783,8 +783,13 @@ pub fn parse_stream(text: &str) -> Result<(String, Vec<(String, String)>), Strin
     Ok((name.to_string(), settings))
 }
 
-/// A target as given: `PATH`, or `LABEL=PATH` to name it in reports.
+/// A target as given: `PATH`, or `LABEL=PATH` to name it in reports. A
+/// path that exists is a path, `=` and all (`k=v.dat`); to label it, give
+/// the label too (`data=k=v.dat`).
 pub fn split_label(target: &str) -> (Option<&str>, &str) {
+    if std::path::Path::new(target).symlink_metadata().is_ok() {
+        return (None, target);
+    }
     if let Some((label, path)) = target.split_once('=') {
         let simple = !label.is_empty()
             && label

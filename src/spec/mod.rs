@@ -1149,6 +1149,32 @@ impl WorkloadSpec {
                 "--rate-iops {r} is outside 1 I/O per second to 100 million"
             ));
         }
+        // Each worker keeps its share of the rate: a share under one I/O a
+        // second leaves seconds with nothing to measure.
+        let rates = [self.target_rate()]
+            .into_iter()
+            .chain(self.direction_iops())
+            .flatten();
+        for r in rates {
+            let per_worker = r / f64::from(self.numjobs.max(1));
+            if per_worker < 1.0 {
+                let knob = match (self.rate_bw.is_some(), self.rate_iops.is_some()) {
+                    (true, _) => "--rate-bw",
+                    (_, true) => "--rate-iops",
+                    _ => "--rate-read/--rate-write",
+                };
+                return fail(format!(
+                    "{knob}: {} I/Os per second over --numjobs {} is {per_worker:.3} a second per worker, under one: give at least {} I/Os per second",
+                    if r >= 1.0 {
+                        crate::units::thousands(r.round() as u64)
+                    } else {
+                        format!("{r}")
+                    },
+                    self.numjobs,
+                    self.numjobs
+                ));
+            }
+        }
         if let Some(r) = self.target_rate()
             && !self.queue_carries_rate()
         {
