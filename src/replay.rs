@@ -92,6 +92,24 @@ pub fn workload(request: &ReplayRequest) -> Result<WorkloadSpec, UsageError> {
         (_, 0, _) => (RwMode::RandTrim, 0),
         _ => (RwMode::TrimWrite, 0),
     };
+    if request.direct
+        && let Some(io) = trace.ios.iter().find(|io| {
+            io.op != Op::Sync
+                && played.contains(&io.device)
+                && (io.offset % 512 != 0 || io.len % 512 != 0)
+        })
+    {
+        let place = match io.line {
+            0 => format!("{name}: an I/O at {:.6} s", io.t_ns as f64 / 1e9),
+            line => format!("{name}:{line}"),
+        };
+        return fail(format!(
+            "{place}: {} of {} bytes at offset {} is not aligned to 512 bytes, which O_DIRECT needs: play the trace --buffered",
+            io.op.name(),
+            io.len,
+            io.offset
+        ));
+    }
     spec.bs = trace.alignment().max(512);
     spec.iodepth = request.iodepth;
     spec.runtime_s = request.runtime_s;

@@ -798,3 +798,61 @@ fn a_rate_under_one_io_a_second_per_worker_is_refused() {
         "under one",
     );
 }
+
+// 15. Trace times past a year and a day are refused, naming the line.
+#[test]
+fn absurd_trace_times_are_refused() {
+    let dir = tempdir();
+    let target = dir.path().join("t.dat");
+    for (name, text, line) in [
+        (
+            "secs.csv",
+            "time,offset,length,rw\n0,0,4096,read\n1e13,4096,4096,read\n",
+            3,
+        ),
+        (
+            "ns.csv",
+            "time_ns,offset,length,rw\n0,0,4096,read\n18446744073709551615,4096,4096,read\n",
+            3,
+        ),
+        (
+            "v3.log",
+            "fio version 3 iolog\n0 f add\n0 f open\n18446744073709551 f read 0 4096\n",
+            4,
+        ),
+    ] {
+        let trace = dir.path().join(name);
+        std::fs::write(&trace, text).unwrap();
+        let out = run(&["replay", trace.to_str().unwrap(), target.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        names_the_problem(&err, &format!("{name}:{line}"));
+        assert!(err.contains("more than a year"), "{err}");
+        assert!(!target.exists());
+    }
+}
+
+// 21. An offset O_DIRECT cannot take is refused before starting, naming the
+// trace's line.
+#[test]
+fn an_unaligned_trace_under_o_direct_is_refused_naming_the_line() {
+    let dir = tempdir();
+    let trace = dir.path().join("t.csv");
+    std::fs::write(
+        &trace,
+        "time,offset,length,rw\n0,0,4096,read\n0.001,1000,4096,read\n",
+    )
+    .unwrap();
+    let target = dir.path().join("t.dat");
+    std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+    let out = run(&["replay", trace.to_str().unwrap(), target.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    names_the_problem(&String::from_utf8_lossy(&out.stderr), "t.csv:3");
+    // Buffered, it plays.
+    succeeded(&run(&[
+        "replay",
+        trace.to_str().unwrap(),
+        target.to_str().unwrap(),
+        "--buffered",
+    ]));
+}

@@ -80,6 +80,7 @@ pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
                 .push(trace.ios.len());
         }
         trace.ios.push(TraceIo {
+            line: (i + 1) as u32,
             t_ns,
             device,
             op,
@@ -120,7 +121,12 @@ fn seconds_to_ns(text: &str) -> Result<u64, String> {
     let whole: u64 = number(s, "time")?;
     let digits = frac.len().min(9);
     let frac_ns: u64 = number::<u64>(&frac[..digits], "time")? * 10u64.pow((9 - digits) as u32);
-    Ok(whole * 1_000_000_000 + frac_ns)
+    super::bounded_time(
+        whole
+            .checked_mul(1_000_000_000)
+            .and_then(|ns| ns.checked_add(frac_ns)),
+        text,
+    )
 }
 
 #[cfg(test)]

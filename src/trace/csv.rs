@@ -47,9 +47,12 @@ pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
                 .ok()
                 .filter(|s: &f64| s.is_finite() && *s >= 0.0)
                 .ok_or_else(|| fail(format!("time '{t}' is not a number of seconds")))?;
-            (s * 1e9).round() as u64
+            let ns = s * 1e9;
+            super::bounded_time((ns <= u64::MAX as f64).then_some(ns.round() as u64), t)
+                .map_err(fail)?
         } else {
-            number::<u64>(t, "time_ns").map_err(fail)?
+            super::bounded_time(Some(number::<u64>(t, "time_ns").map_err(fail)?), t)
+                .map_err(fail)?
         };
         let op = match cell(rw)? {
             "read" | "r" | "R" => Op::Read,
@@ -76,6 +79,7 @@ pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
             None => None,
         };
         trace.ios.push(TraceIo {
+            line: (i + 1) as u32,
             t_ns,
             device,
             op,

@@ -34,7 +34,8 @@ pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
         let mut words = line.split_whitespace();
         let t_ns = if timed {
             let Some(t) = words.next() else { continue };
-            number::<u64>(t, "time").map_err(fail)? * 1000
+            let ms: u64 = number(t, "time").map_err(fail)?;
+            super::bounded_time(ms.checked_mul(1000), t).map_err(fail)?
         } else {
             0
         };
@@ -74,6 +75,7 @@ pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
         }
         let device = trace.device(file);
         trace.ios.push(TraceIo {
+            line: line_no as u32,
             t_ns,
             device,
             op,

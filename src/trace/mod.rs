@@ -46,6 +46,9 @@ pub struct TraceIo {
     /// How long it took when recorded (submission to completion), where
     /// the trace says (blkparse's completions, a CSV's latency column).
     pub latency_ns: Option<u64>,
+    /// The line of a text trace it was read from (0 for a recording), so
+    /// that a problem found later names it.
+    pub line: u32,
 }
 
 /// A trace: its devices (files, device numbers) in the order first seen,
@@ -160,6 +163,19 @@ impl At<'_> {
     }
 }
 
+/// The latest time a trace may give an I/O: a year and a day from its
+/// start. Later times are a unit mix-up or garbage, and would be "due"
+/// beyond any run.
+pub const MAX_TRACE_TIME_NS: u64 = 366 * 86_400 * 1_000_000_000;
+
+/// A time of a trace, in ns (`None` when its arithmetic overflowed),
+/// within [`MAX_TRACE_TIME_NS`]; `text` is the time as written.
+pub fn bounded_time(ns: Option<u64>, text: &str) -> Result<u64, String> {
+    ns.filter(|&ns| ns <= MAX_TRACE_TIME_NS).ok_or_else(|| {
+        format!("time {text} is more than a year and a day from the trace's start: not a time fathom plays")
+    })
+}
+
 /// Parses `text` as a number, naming `what` when it is not one.
 pub fn number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> {
     text.parse()
@@ -232,6 +248,12 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
     if trace.ios.is_empty() {
         return Err(at.line(0, "holds no I/O"));
     }
+    if let Some(io) = trace.ios.iter().find(|io| io.t_ns > MAX_TRACE_TIME_NS) {
+        return Err(at.line(
+            0,
+            bounded_time(None, &format!("{} ns", io.t_ns)).unwrap_err(),
+        ));
+    }
     Ok(trace)
 }
 
@@ -241,6 +263,7 @@ mod tests {
 
     fn io(t_ns: u64, offset: u64, len: u32) -> TraceIo {
         TraceIo {
+            line: 0,
             t_ns,
             device: 0,
             op: Op::Read,

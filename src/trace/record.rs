@@ -182,6 +182,7 @@ pub fn parse(bytes: &[u8], at: At) -> Result<Trace, TraceError> {
             )));
         }
         trace.ios.push(TraceIo {
+            line: 0,
             t_ns: u64_of(&record[0..8]),
             offset: u64_of(&record[8..16]),
             len: u32::from_le_bytes(record[16..20].try_into().expect("4 bytes")),

@@ -127,6 +127,7 @@ mod tests {
 
     fn trace() -> Trace {
         let io = |t_ns, device, offset| TraceIo {
+            line: 0,
             t_ns,
             device,
             op: Op::Write,
