@@ -224,7 +224,7 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
             TraceError {
                 file: name.clone(),
                 line: 0,
-                message: e.0.trim_start_matches(&format!("{name}: ")).to_string(),
+                message: format!("cannot read: {}", e.0.trim_start_matches(&format!("{name}: "))),
             }
         })?;
     let trace = if bytes.starts_with(record::MAGIC) {
