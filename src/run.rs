@@ -677,9 +677,13 @@ pub fn run_streams(
         }
         return Err(Interrupted.into());
     }
+    // Counting starts before the gate opens: once it is open, a thousand
+    // workers can keep this thread off both CPUs for a good part of a
+    // second, and their first I/Os would fall outside the disks' window.
+    let counting = MeasureClock::before_start(streams, disks.names.clone());
     let start = gate.open();
     let start_wall = std::time::SystemTime::now();
-    let mut clock = MeasureClock::start(streams, start, disks.names.clone());
+    let mut clock = counting.started(start);
     let mut live_line = LiveLine::new(options.live, streams[0].spec);
     // Each completed second of a stream goes to the observer; the disks'
     // temperatures are read at the end of each of the first stream's.
@@ -752,15 +756,35 @@ struct MeasureClock {
     disk_names: Vec<String>,
 }
 
+/// A [`MeasureClock`] whose counters, when no ramp delays them, were read
+/// just before the workers were let go.
+struct UnstartedClock {
+    first_ramp: f64,
+    cpu: Option<CpuTime>,
+    disks: Option<DiskSnapshot>,
+    disk_names: Vec<String>,
+}
+
+impl UnstartedClock {
+    fn started(self, start: Instant) -> MeasureClock {
+        MeasureClock {
+            from: start + Duration::from_secs_f64(self.first_ramp),
+            cpu: self.cpu,
+            disks: self.disks,
+            disk_names: self.disk_names,
+        }
+    }
+}
+
 impl MeasureClock {
-    fn start(streams: &[Stream], start: Instant, disk_names: Vec<String>) -> Self {
+    fn before_start(streams: &[Stream], disk_names: Vec<String>) -> UnstartedClock {
         let first_ramp = streams
             .iter()
             .map(|s| s.spec.ramp_s)
             .fold(f64::INFINITY, f64::min);
         let now = first_ramp == 0.0;
-        MeasureClock {
-            from: start + Duration::from_secs_f64(first_ramp),
+        UnstartedClock {
+            first_ramp,
             cpu: now.then(CpuTime::now),
             disks: now.then(|| DiskSnapshot::take(&disk_names)),
             disk_names,

@@ -856,3 +856,33 @@ fn an_unaligned_trace_under_o_direct_is_refused_naming_the_line() {
         "--buffered",
     ]));
 }
+
+// 13. The disks' counters cover the measured window however many workers
+// start: the device cannot have done fewer reads than fathom measured.
+#[test]
+fn disk_counters_cover_the_window_at_a_thousand_workers() {
+    let dir = tempdir();
+    let data = dir.path().join("many");
+    let doc = run_json(&[
+        data.to_str().unwrap(),
+        "--numjobs",
+        "1000",
+        "--runtime",
+        "1s",
+        "--size",
+        "16m",
+    ]);
+    let w = &doc["results"][0];
+    let Some(disk) = w["disks"].as_array().and_then(|d| d.first()) else {
+        eprintln!("SKIP: no disk under {}", dir.path().display());
+        return;
+    };
+    let ours = u(&w["total"]["read"]["ios"]);
+    let theirs = u(&disk["read_ios"]) + u(&disk["read_merges"]);
+    // The last completions may be accounted a moment after they are
+    // signalled: a depth's worth per worker at most.
+    assert!(
+        theirs + 1000 >= ours,
+        "the disk counted {theirs} reads where fathom measured {ours}"
+    );
+}

@@ -224,7 +224,10 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
             TraceError {
                 file: name.clone(),
                 line: 0,
-                message: format!("cannot read: {}", e.0.trim_start_matches(&format!("{name}: "))),
+                message: format!(
+                    "cannot read: {}",
+                    e.0.trim_start_matches(&format!("{name}: "))
+                ),
             }
         })?;
     let trace = if bytes.starts_with(record::MAGIC) {
