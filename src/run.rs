@@ -325,7 +325,21 @@ impl Session {
             let result = match self.run_checked(spec) {
                 Ok(r) => r,
                 Err(e) if e.is::<Interrupted>() => break,
-                Err(e) => return Err(e),
+                Err(e) => {
+                    // The plan was checked before the first run: what goes
+                    // wrong now (a device detached, a file system gone) is
+                    // a failure of the run, not bad input, and what was
+                    // measured before it is kept.
+                    let e = match e.downcast::<UsageError>() {
+                        Ok(usage) => anyhow::anyhow!("{} (after the run had started)", usage.0),
+                        Err(e) => e,
+                    };
+                    if self.document.results.is_empty() {
+                        return Err(e);
+                    }
+                    self.document.failure = Some(format!("{e:#}"));
+                    break;
+                }
             };
             self.document.results.push(result);
             progress(&self.document)?;

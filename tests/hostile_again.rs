@@ -886,3 +886,45 @@ fn disk_counters_cover_the_window_at_a_thousand_workers() {
         "the disk counted {theirs} reads where fathom measured {ours}"
     );
 }
+
+// 23. A target that goes away mid-plan is a run failure (exit 1) with what
+// was measured before it, not bad input (exit 2).
+#[test]
+fn a_target_gone_mid_plan_is_a_failure_with_what_was_measured() {
+    let dir = tempdir();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let data = sub.join("x.dat");
+    std::fs::write(&data, vec![1u8; 1 << 20]).unwrap();
+    let r = dir.path().join("r.json");
+    let child = fathom()
+        .args([
+            "run",
+            data.to_str().unwrap(),
+            "--bs",
+            "4k,8k,16k",
+            "--runtime",
+            "1s",
+            "--size",
+            "1m",
+            "-o",
+            r.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the first run's result", || r.exists());
+    std::fs::remove_dir_all(&sub).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&r).unwrap()).unwrap();
+    assert!(!doc["results"].as_array().unwrap().is_empty());
+    assert!(
+        doc["failure"]
+            .as_str()
+            .is_some_and(|f| f.contains("does not exist")),
+        "{doc}"
+    );
+}

@@ -148,6 +148,7 @@ pub fn concurrent_ranks(
         interrupted: ranks.iter().any(|d| d.interrupted),
         results: merged,
         cluster: None,
+        failure: None,
     };
     out.cluster = Some(Cluster {
         ranks: ranks.len() as u32,

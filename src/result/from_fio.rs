@@ -61,6 +61,7 @@ pub fn document(doc: &Value) -> Result<Document, String> {
         interrupted: false,
         results,
         cluster: None,
+        failure: None,
     })
 }
 

@@ -52,6 +52,11 @@ pub struct Document {
     /// host's own figures and how closely they ran together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<cluster::Cluster>,
+    /// Why the run stopped before its plan was done (a target that went
+    /// away between two workloads, a run that failed): `results` hold what
+    /// was measured before it, and the run failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// One finished (or interrupted) piece of work. Every exporter and
@@ -89,6 +94,7 @@ impl Document {
             interrupted: false,
             results: Vec::new(),
             cluster: None,
+            failure: None,
         }
     }
 
@@ -111,6 +117,7 @@ impl Document {
     pub fn failed(&self) -> bool {
         let rank_failed = self.cluster.as_ref().is_some_and(|c| !c.failed.is_empty());
         rank_failed
+            || self.failure.is_some()
             || self.results.iter().any(|r| match r {
                 RunResult::Workload(w) => w.targets.iter().any(TargetResult::failed),
                 RunResult::Meta(_) => false,
@@ -181,6 +188,11 @@ impl Document {
                     .into_iter()
                     .map(move |p| format!("target {}: {p}", t.name))
             })
+            .chain(
+                self.failure
+                    .iter()
+                    .map(|f| format!("the run stopped before its plan was done: {f}")),
+            )
             .collect()
     }
 
@@ -247,6 +259,7 @@ impl DocumentV1 {
             interrupted: self.interrupted,
             results,
             cluster: None,
+            failure: None,
         }
     }
 }
