@@ -928,3 +928,49 @@ fn a_target_gone_mid_plan_is_a_failure_with_what_was_measured() {
         "{doc}"
     );
 }
+
+// 19. Right after an io_uring run, the file system under its target can be
+// unmounted: the ring's files are released before fathom exits.
+#[test]
+fn a_file_system_unmounts_right_after_an_io_uring_run() {
+    for round in 0..5 {
+        let Some(dev) = LoopDevice::new(64 << 20, 512) else {
+            return;
+        };
+        if !mkfs("mkfs.ext4", &["-q", "-F"], Path::new(&dev.path)) {
+            return;
+        }
+        let dir = tempdir();
+        let mounted = Command::new("mount")
+            .arg(&dev.path)
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("SKIP: cannot mount here");
+            return;
+        }
+        let out = run(&[
+            "run",
+            dir.path().join("x").to_str().unwrap(),
+            "--size",
+            "8m",
+            "--runtime",
+            "1s",
+            "--engine",
+            "io_uring",
+            "--iodepth",
+            "16",
+        ]);
+        let first = Command::new("umount").arg(dir.path()).output().unwrap();
+        if !first.status.success() {
+            unmount(dir.path());
+        }
+        succeeded(&out);
+        assert!(
+            first.status.success(),
+            "round {round}: {}",
+            String::from_utf8_lossy(&first.stderr)
+        );
+    }
+}

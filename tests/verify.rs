@@ -84,17 +84,23 @@ fn clean_write_verifies_intact_and_read_only_check_passes() {
 
     // A file no fathom run wrote: every block of the region (300 blocks,
     // more than one 1 MiB read and less than the file) is counted
-    // unwritten, and that is not a failure.
+    // unwritten, and a check that found nothing to check is no pass.
     let blank = dir.path().join("blank");
     std::fs::write(&blank, vec![0u8; 2 << 20]).unwrap();
-    let doc = run_json(&[
+    let out = run(&[
+        "run",
         blank.to_str().unwrap(),
         "--rw",
         "read",
         "--size",
         "1200k",
         "--verify",
+        "--output-format",
+        "json",
     ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NOTHING CHECKED"));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let v = verify_report(&doc);
     assert_eq!(u(&v["checked"]), 300, "{v}");
     assert_eq!(u(&v["unwritten"]), 300, "{v}");

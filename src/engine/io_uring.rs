@@ -52,6 +52,19 @@ pub struct IoUringEngine {
     expected_wait_ns: u64,
 }
 
+impl Drop for IoUringEngine {
+    fn drop(&mut self) {
+        // The ring's own teardown runs later, in the kernel's workqueue, and
+        // holds the registered file until then: a umount right after fathom
+        // exits would find the file system busy. Unregistering is done now,
+        // in this thread, and the file is released on the way back.
+        let _ = self.ring.submitter().unregister_files();
+        if self.fixed_buffers {
+            let _ = self.ring.submitter().unregister_buffers();
+        }
+    }
+}
+
 impl IoUringEngine {
     pub fn new(
         file: File,
