@@ -377,6 +377,37 @@ struct Step {
     /// Write the result to a user file (`notes.md`) or a result file.
     output_to_notes: bool,
     resume: bool,
+    /// Before the run, forge fathom's keep mark on the user file targeted:
+    /// 1, a length alone; 2, the shape of a real mark naming another inode.
+    forge: u8,
+    /// Name the user file through a hard link of its own.
+    via_hard_link: bool,
+}
+
+fn forge_mark(path: &std::path::Path, how: u8) {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).unwrap();
+    let value = match how {
+        1 => meta.len().to_string(),
+        _ => format!(
+            "fathom-kept:2:ino={}:born=0:len={}",
+            meta.ino() + 1,
+            meta.len()
+        ),
+    };
+    let p = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: NUL-terminated strings and a buffer of its length. A file
+    // system without user attributes keeps no mark, which is no forgery.
+    unsafe {
+        libc::setxattr(
+            p.as_ptr(),
+            c"user.fathom.kept".as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        );
+    }
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -389,9 +420,10 @@ fn step() -> impl Strategy<Value = Step> {
         prop::bool::weighted(0.3),
         prop::bool::weighted(0.2),
         any::<bool>(),
+        (0u8..3, prop::bool::weighted(0.3)),
     )
         .prop_map(
-            |(target, rw, size_k, offset_k, keep, overwrite, output_to_notes, resume)| Step {
+            |(
                 target,
                 rw,
                 size_k,
@@ -400,6 +432,18 @@ fn step() -> impl Strategy<Value = Step> {
                 overwrite,
                 output_to_notes,
                 resume,
+                (forge, via_hard_link),
+            )| Step {
+                target,
+                rw,
+                size_k,
+                offset_k,
+                keep,
+                overwrite,
+                output_to_notes,
+                resume,
+                forge,
+                via_hard_link,
             },
         )
 }
@@ -420,7 +464,19 @@ proptest! {
         let result = dir.path().join("result.json");
         for s in &steps {
             let target = match s.target {
-                i @ 0..3 => users[i].clone(),
+                i @ 0..3 => {
+                    if s.forge > 0 {
+                        forge_mark(&users[i], s.forge);
+                    }
+                    if s.via_hard_link {
+                        let link = dir.path().join(format!("link{i}.dat"));
+                        let _ = std::fs::remove_file(&link);
+                        std::fs::hard_link(&users[i], &link).unwrap();
+                        link
+                    } else {
+                        users[i].clone()
+                    }
+                }
                 3 => dir.path().join("new.dat"),
                 _ => dir.path().to_path_buf(),
             };
