@@ -268,7 +268,7 @@ pub struct WriteFlags {
     pub even_if_mounted: bool,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Default)]
 pub struct OutputArgs {
     /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) or fio-json+ (with fio's latency bins, as fio's json+). Default: the --output file's extension (.json, .csv, .md, .html), else text.
     #[arg(long = "output-format", alias = "format", value_name = "FORMAT", value_parser = parse_format)]
@@ -302,15 +302,6 @@ impl OutputArgs {
     }
 }
 
-impl Default for OutputArgs {
-    fn default() -> Self {
-        OutputArgs {
-            output_format: None,
-            output: None,
-            label: None,
-        }
-    }
-}
 
 fn parse_label(s: &str) -> Result<String, String> {
     let s = s.trim();
