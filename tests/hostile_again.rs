@@ -6,7 +6,6 @@
 mod common;
 
 use common::*;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 

@@ -302,7 +302,6 @@ impl OutputArgs {
     }
 }
 
-
 fn parse_label(s: &str) -> Result<String, String> {
     let s = s.trim();
     if s.is_empty() || s.len() > 64 || s.chars().any(|c| c.is_control()) {
