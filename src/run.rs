@@ -529,6 +529,9 @@ fn worker_configs(
             };
             WorkerConfig {
                 target: target_index,
+                worker: 0,
+                pulse: Arc::default(),
+                snapshots: false,
                 seed: worker_seed(spec.seed, first_worker + j as usize),
                 engine: spec.engine,
                 null_latency: Duration::from_nanos(spec.null_latency_ns),
@@ -591,6 +594,8 @@ struct TargetAccumulator {
     /// A replay: I/Os issued more than 1 ms late, the longest lag.
     late_issues: u64,
     worst_lag_ns: u64,
+    /// I/Os its workers abandoned in flight.
+    unfinished: worker::Unfinished,
 }
 
 /// One stream of a group that runs at the same time: a workload on its
@@ -675,7 +680,10 @@ pub fn run_streams(
     let gate = Arc::new(StartGate::new(workers));
     let mut progress = Progress::new(streams, accumulators, &stream_workers, options);
     let (tx, rx) = mpsc::channel::<WorkerEvent>();
-    let handles = spawn_workers(jobs, &gate, &progress.halts, tx, stop)?;
+    let (handles, watched): (Vec<_>, Vec<_>) =
+        spawn_workers(jobs, &gate, &progress.halts, tx, stop)?
+            .into_iter()
+            .unzip();
 
     if let Some(at) = options.start_at {
         wait_until(at, stop);
@@ -698,6 +706,7 @@ pub fn run_streams(
     let start = gate.open();
     let start_wall = std::time::SystemTime::now();
     let mut clock = counting.started(start);
+    progress.watch(watched, start);
     let mut live_line = LiveLine::new(options.live, streams[0].spec);
     // Each completed second of a stream goes to the observer; the disks'
     // temperatures are read at the end of each of the first stream's.
@@ -718,8 +727,22 @@ pub fn run_streams(
         },
         &mut second_done,
     );
-    for handle in handles {
-        let _ = handle.join();
+    // Closing a file on a stuck file system waits for it (FUSE flushes on
+    // close): the descriptors of a target with I/Os abandoned in flight are
+    // left open for the process's end to close.
+    for acc in progress.accumulators.iter_mut() {
+        if acc.unfinished.ios > 0
+            && let Ok(null) = File::open("/dev/null")
+        {
+            std::mem::forget(std::mem::replace(&mut acc.watch, null));
+        }
+    }
+    // A worker left behind stuck in a call is not waited for: its thread
+    // ends with the process.
+    for (handle, abandoned) in handles.into_iter().zip(&progress.abandoned) {
+        if !abandoned {
+            let _ = handle.join();
+        }
     }
     live_line.finish();
     if let Some(recording) = recording {
@@ -741,7 +764,9 @@ pub fn run_streams(
     if !stop.is_set() {
         for acc in progress.accumulators.iter_mut() {
             let stream = streams[acc.stream];
-            if stream.spec.verify != VerifyMode::Off {
+            // A target with I/Os abandoned in flight is not read back: the
+            // read-back would wait on it too.
+            if stream.spec.verify != VerifyMode::Off && acc.unfinished.ios == 0 {
                 read_back(stream.spec, acc, &stream.targets[acc.target], stop);
             }
         }
@@ -916,6 +941,7 @@ fn plan_workers(
                 written: Vec::new(),
                 late_issues: 0,
                 worst_lag_ns: 0,
+                unfinished: worker::Unfinished::default(),
             });
         }
     }
@@ -1024,19 +1050,38 @@ fn spawn_workers(
     halts: &[Arc<AtomicBool>],
     tx: mpsc::Sender<WorkerEvent>,
     stop: &StopFlag,
-) -> anyhow::Result<Vec<std::thread::JoinHandle<()>>> {
+) -> anyhow::Result<Vec<(std::thread::JoinHandle<()>, Watched)>> {
     let mut handles = Vec::with_capacity(jobs.len());
-    for (i, (config, file)) in jobs.into_iter().enumerate() {
+    let few = jobs.len() <= SNAPSHOT_WORKERS;
+    for (i, (mut config, file)) in jobs.into_iter().enumerate() {
+        config.worker = i;
+        config.snapshots = few;
+        let watched = Watched {
+            target: config.target,
+            pulse: config.pulse.clone(),
+        };
         let halt = halts[config.target].clone();
         let (gate, tx, stop) = (gate.clone(), tx.clone(), stop.clone());
         handles.push(
             std::thread::Builder::new()
                 .name(format!("fathom-w{i}"))
                 .spawn(move || worker::run(config, file, &gate, tx, &stop, &halt))
+                .map(|handle| (handle, watched))
                 .context("cannot start a worker thread")?,
         );
     }
     Ok(handles)
+}
+
+/// Runs of at most this many workers send their totals each second, so a
+/// worker stuck in a call can be left behind with its figures; above it, a
+/// stuck worker's figures are missing from the totals (and said so).
+const SNAPSHOT_WORKERS: usize = 8;
+
+/// What the coordinator knows of one worker beside its events.
+struct Watched {
+    target: usize,
+    pulse: Arc<worker::WorkerPulse>,
 }
 
 /// What the coordinating thread knows while the workers run: each target's
@@ -1052,6 +1097,62 @@ struct Progress<'a> {
     steady_at: Vec<Option<f64>>,
     failures: Vec<String>,
     finished: usize,
+    /// Per worker: what it shows while it may be stuck, whether it has
+    /// finished, its last totals (engines that block send them each
+    /// second), and whether the run went on without it.
+    watched: Vec<Watched>,
+    done: Vec<bool>,
+    snapshots: Vec<Option<(Option<u64>, Box<WorkerTotals>)>>,
+    abandoned: Vec<bool>,
+    /// When the workers started, and when the last of them is due to end.
+    origin: Option<Instant>,
+    deadline: Option<Instant>,
+    /// When a signal was first seen.
+    signalled: Option<Instant>,
+    /// Looks at the targets' paths on a thread of its own: a stat on a
+    /// stuck file system would otherwise hold the coordinator.
+    watcher: Option<TargetWatcher>,
+}
+
+/// Whether each target's path still names the file the run opened, looked
+/// at every 200 ms by a thread that nobody waits for.
+struct TargetWatcher {
+    gone: Arc<Vec<AtomicBool>>,
+    done: Arc<AtomicBool>,
+}
+
+impl TargetWatcher {
+    fn start(targets: Vec<(std::path::PathBuf, (u64, u64, u64))>) -> TargetWatcher {
+        use std::os::unix::fs::MetadataExt;
+        let gone: Arc<Vec<AtomicBool>> =
+            Arc::new(targets.iter().map(|_| AtomicBool::new(false)).collect());
+        let done = Arc::new(AtomicBool::new(false));
+        let (g, d) = (gone.clone(), done.clone());
+        let _ = std::thread::Builder::new()
+            .name("fathom-watch".into())
+            .spawn(move || {
+                while !d.load(Ordering::Relaxed) {
+                    for (i, (path, id)) in targets.iter().enumerate() {
+                        let now = std::fs::metadata(path).map(|m| (m.dev(), m.ino(), m.rdev()));
+                        if now.ok() != Some(*id) {
+                            g[i].store(true, Ordering::Relaxed);
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            });
+        TargetWatcher { gone, done }
+    }
+
+    fn gone(&self, i: usize) -> bool {
+        self.gone[i].load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for TargetWatcher {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+    }
 }
 
 impl<'a> Progress<'a> {
@@ -1082,6 +1183,106 @@ impl<'a> Progress<'a> {
             steady_at: vec![None; streams.len()],
             failures: Vec::new(),
             finished: 0,
+            watched: Vec::new(),
+            done: Vec::new(),
+            snapshots: Vec::new(),
+            abandoned: Vec::new(),
+            origin: None,
+            deadline: None,
+            signalled: None,
+            watcher: None,
+        }
+    }
+
+    /// The workers to watch, and when they started: from then on a worker
+    /// stuck in a call past the grace is left behind.
+    fn watch(&mut self, watched: Vec<Watched>, origin: Instant) {
+        use std::os::unix::fs::MetadataExt;
+        let targets = self
+            .accumulators
+            .iter()
+            .map(|acc| {
+                let path = self.streams[acc.stream].targets[acc.target]
+                    .plan
+                    .path
+                    .clone();
+                let id = acc
+                    .watch
+                    .metadata()
+                    .map_or((0, 0, 0), |m| (m.dev(), m.ino(), m.rdev()));
+                (path, id)
+            })
+            .collect();
+        self.watcher = Some(TargetWatcher::start(targets));
+        let n = watched.len();
+        self.watched = watched;
+        self.done = vec![false; n];
+        self.snapshots = (0..n).map(|_| None).collect();
+        self.abandoned = vec![false; n];
+        self.origin = Some(origin);
+        let ends: Option<Vec<f64>> = self
+            .streams
+            .iter()
+            .map(|s| s.spec.runtime_s.map(|r| r + s.spec.ramp_s))
+            .collect();
+        self.deadline =
+            ends.map(|e| origin + Duration::from_secs_f64(e.into_iter().fold(0.0, f64::max)));
+    }
+
+    /// Whether the run goes on without the workers still out: a signal was
+    /// seen and the workers' own grace (and half a second more) has passed,
+    /// or the same after the last deadline. A worker waits out its grace by
+    /// itself where it can; this is for one stuck inside a call.
+    fn past_grace(&self, now: Instant) -> bool {
+        let margin = Duration::from_millis(500);
+        let signalled = self
+            .signalled
+            .is_some_and(|at| now >= at + worker::GRACE_AFTER_SIGNAL + margin);
+        let overdue = self
+            .deadline
+            .is_some_and(|d| now >= d + worker::GRACE_AT_END + margin * 2);
+        signalled || overdue
+    }
+
+    /// Ends the workers still out with what they last sent, each call they
+    /// are stuck in counted as an unfinished I/O at its age.
+    fn leave_stuck_workers(&mut self, second_done: &mut dyn FnMut(usize, &CompletedSecond)) {
+        let now = Instant::now();
+        let origin = self.origin.unwrap_or(now);
+        for w in 0..self.watched.len() {
+            if self.done[w] {
+                continue;
+            }
+            let (last_interval, mut totals) = self.snapshots[w]
+                .take()
+                .unwrap_or_else(|| (None, Box::default()));
+            let had_snapshot = last_interval.is_some() || totals.end.is_some();
+            let mut stuck_for = Duration::ZERO;
+            let pulse = &self.watched[w].pulse;
+            if let Some((since, dir)) = pulse.blocked(origin) {
+                stuck_for = now.saturating_duration_since(since);
+                let age = stuck_for.as_nanos() as u64;
+                for _ in 0..pulse.in_flight() {
+                    totals.unfinished.add(age);
+                }
+                totals.directions[dir as usize].latency.record(age);
+            }
+            let target = self.watched[w].target;
+            let acc = &mut self.accumulators[target];
+            acc.ended_early.get_or_insert_with(|| {
+                format!(
+                    "a worker was stuck in a call to the target for {} and was left behind; {}",
+                    crate::units::format_duration(stuck_for.as_secs_f64()),
+                    if had_snapshot {
+                        "its figures after its last whole second are missing"
+                    } else {
+                        "its figures are missing from the totals (the per-second figures have them)"
+                    }
+                )
+            });
+            self.abandoned[w] = true;
+            self.done[w] = true;
+            self.on_finished(target, last_interval, Ok(totals), second_done);
         }
     }
 
@@ -1102,6 +1303,7 @@ impl<'a> Progress<'a> {
             clock.tick();
             if stop.is_set() {
                 self.halt_all();
+                self.signalled.get_or_insert_with(Instant::now);
             }
             self.check_targets_are_still_there();
             match event {
@@ -1109,13 +1311,35 @@ impl<'a> Progress<'a> {
                     let s = self.on_interval(&report, second_done);
                     interval(self, s, &report);
                 }
+                Ok(WorkerEvent::Snapshot {
+                    worker,
+                    last_interval,
+                    totals,
+                }) => {
+                    if let Some(slot) = self.snapshots.get_mut(worker) {
+                        *slot = Some((last_interval, totals));
+                    }
+                }
                 Ok(WorkerEvent::Finished {
+                    worker,
                     target,
                     last_interval,
                     outcome,
-                }) => self.on_finished(target, last_interval, outcome, second_done),
+                }) => {
+                    if self.abandoned.get(worker).copied().unwrap_or(false) {
+                        continue;
+                    }
+                    if let Some(done) = self.done.get_mut(worker) {
+                        *done = true;
+                    }
+                    self.snapshots.get_mut(worker).map(Option::take);
+                    self.on_finished(target, last_interval, outcome, second_done)
+                }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if self.finished < workers && self.past_grace(Instant::now()) {
+                self.leave_stuck_workers(second_done);
             }
         }
     }
@@ -1126,11 +1350,13 @@ impl<'a> Progress<'a> {
         }
     }
 
-    /// A target removed or replaced mid-run ends that target.
+    /// A target removed or replaced mid-run ends that target (as the
+    /// watcher thread found it).
     fn check_targets_are_still_there(&mut self) {
-        for (acc, halt) in self.accumulators.iter_mut().zip(&self.halts) {
-            let target = &self.streams[acc.stream].targets[acc.target];
-            if acc.running > 0 && acc.ended_early.is_none() && !target.still_names(&acc.watch) {
+        let Some(watcher) = &self.watcher else { return };
+        for (i, (acc, halt)) in self.accumulators.iter_mut().zip(&self.halts).enumerate() {
+            if acc.running > 0 && acc.ended_early.is_none() && watcher.gone(i) {
+                let target = &self.streams[acc.stream].targets[acc.target];
                 acc.ended_early = Some(format!(
                     "{} was removed or replaced during the run",
                     target.plan.path.display()
@@ -1258,6 +1484,10 @@ fn stream_results(streams: &[Stream], progress: Progress, m: Measured) -> Vec<Wo
                     trim: direction_result(trim, runtime, trim_iv),
                 },
                 sync: sync_result(&acc.sync, spec.flush_every(), runtime),
+                unfinished: (acc.unfinished.ios > 0).then_some(crate::result::UnfinishedIos {
+                    ios: acc.unfinished.ios,
+                    oldest_ns: acc.unfinished.oldest_ns,
+                }),
             });
         }
         let [read_iv, write_iv, trim_iv] = series.finish();
@@ -1406,6 +1636,8 @@ fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     acc.written.extend_from_slice(&totals.written_sample);
     acc.late_issues += totals.late_issues;
     acc.worst_lag_ns = acc.worst_lag_ns.max(totals.worst_lag_ns);
+    acc.unfinished.ios += totals.unfinished.ios;
+    acc.unfinished.oldest_ns = acc.unfinished.oldest_ns.max(totals.unfinished.oldest_ns);
     if acc.ended_early.is_none() {
         acc.ended_early = totals.ended_by_error;
     }

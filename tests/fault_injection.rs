@@ -355,3 +355,98 @@ fn trims_on_a_file_system_without_holes_are_refused() {
     }
     assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; MIB]);
 }
+
+/// Runs fathom on `args` with `-o` to a file, sending `signal` after
+/// `after` (if given); returns the result, how long it took to be written,
+/// and fathom's exit code. A process with a thread stuck in a FUSE request
+/// its server has taken cannot end before the server answers (the kernel
+/// waits that out, uninterruptibly): the result is what must not wait.
+fn run_until_written(
+    args: &[&str],
+    signal: Option<(i32, Duration)>,
+) -> (Value, Duration, Option<i32>) {
+    let dir = tempdir();
+    let out = dir.path().join("r.json");
+    let started = std::time::Instant::now();
+    let mut child = fathom()
+        .args(args)
+        .args(["-o", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    if let Some((signal, after)) = signal {
+        std::thread::sleep(after);
+        // SAFETY: a signal to the child we started.
+        unsafe { libc::kill(child.id() as i32, signal) };
+    }
+    let doc = loop {
+        if let Some(doc) = std::fs::read(&out)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        {
+            break doc;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "no result");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let took = started.elapsed();
+    let code = child.wait().unwrap().code();
+    (doc, took, code)
+}
+
+// A stuck I/O holds neither the result past the runtime and a bounded grace,
+// nor past a second after a signal, and it is reported: its count and age,
+// and a maximum latency at least its age.
+#[test]
+fn a_stuck_io_ends_with_the_run_and_is_reported() {
+    let Some(fs) = skip_or_mount() else { return };
+    let file = fs.path("stuck");
+    std::fs::write(&file, vec![1u8; MIB]).unwrap();
+    let stall = Duration::from_secs(10);
+    for engine in ["io_uring", "sync"] {
+        for signal in [None, Some((libc::SIGINT, Duration::from_millis(1500)))] {
+            fs.control.set(Plan {
+                armed: true,
+                stall: Some((0..MIB as u64, stall)),
+                stall_after: 50,
+                ..Plan::default()
+            });
+            let (doc, took, code) = run_until_written(
+                &[
+                    "run",
+                    file.to_str().unwrap(),
+                    "--rw",
+                    "randread",
+                    "--engine",
+                    engine,
+                    "--buffered",
+                    "--runtime",
+                    "1s",
+                    "--output-format",
+                    "json",
+                ],
+                signal,
+            );
+            let what = format!("{engine} {signal:?}");
+            match signal {
+                // The runtime, the grace of 5 s, and a second's margin.
+                None => assert!(took < Duration::from_secs(8), "{what}: {took:?}"),
+                Some((_, after)) => {
+                    assert!(took < after + Duration::from_secs(2), "{what}: {took:?}");
+                    assert_eq!(code, Some(130), "{what}");
+                }
+            }
+            let t = target(&doc);
+            let stuck = &t["unfinished"];
+            assert!(u(&stuck["ios"]) >= 1, "{what}: {t}");
+            let age = u(&stuck["oldest_ns"]);
+            assert!(age >= 400_000_000, "{what}: {stuck}");
+            assert!(
+                u(&t["read"]["lat_ns"]["max"]) >= age,
+                "{what}: {}",
+                t["read"]["lat_ns"]
+            );
+        }
+    }
+}

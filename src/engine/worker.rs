@@ -47,6 +47,14 @@ const REPLAY_SPIN: Duration = Duration::from_micros(20);
 
 pub struct WorkerConfig {
     pub target: usize,
+    /// This worker's place among the run's workers.
+    pub worker: usize,
+    /// Read by the coordinator while this worker may be stuck in a call.
+    pub pulse: Arc<WorkerPulse>,
+    /// Send the totals each second, for the coordinator to end the run
+    /// with if this worker gets stuck in a call (runs of a few workers: a
+    /// copy costs a couple of MB).
+    pub snapshots: bool,
     pub seed: u64,
     pub engine: crate::spec::EngineKind,
     /// The null engine's service time per I/O (`--null-latency`).
@@ -164,14 +172,90 @@ impl StartGate {
 
 pub enum WorkerEvent {
     Interval(Box<IntervalReport>),
+    /// A worker whose engine blocks in its calls (sync) sends its totals
+    /// each second: if a call never returns, the coordinator ends the run
+    /// with these.
+    Snapshot {
+        worker: usize,
+        last_interval: Option<u64>,
+        totals: Box<WorkerTotals>,
+    },
     Finished {
+        worker: usize,
         target: usize,
         last_interval: Option<u64>,
         outcome: Result<Box<WorkerTotals>, String>,
     },
 }
 
+/// How long a worker waits for its I/Os in flight once its run is over, and
+/// once a signal asked it to stop; what is still in flight then is
+/// abandoned: counted at its age, never waited for.
+pub const GRACE_AT_END: Duration = Duration::from_secs(5);
+pub const GRACE_AFTER_SIGNAL: Duration = Duration::from_millis(500);
+
+/// I/Os that never completed: abandoned after the grace (a stuck device or
+/// file system).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unfinished {
+    pub ios: u64,
+    /// The age of the oldest, when it was abandoned.
+    pub oldest_ns: u64,
+}
+
+impl Unfinished {
+    pub fn add(&mut self, age_ns: u64) {
+        self.ios += 1;
+        self.oldest_ns = self.oldest_ns.max(age_ns);
+    }
+}
+
+/// What a worker whose engine blocks in its calls shows the coordinator
+/// while it may be stuck: when the call it is in was made, and for which
+/// direction. A blocked thread can send nothing.
 #[derive(Debug, Default)]
+pub struct WorkerPulse {
+    /// ns from `origin` to the call now blocking, plus one; 0: none.
+    blocked_since: std::sync::atomic::AtomicU64,
+    blocked_dir: std::sync::atomic::AtomicU8,
+    /// I/Os in flight during the call.
+    in_flight: std::sync::atomic::AtomicU32,
+}
+
+impl WorkerPulse {
+    fn block(&self, origin: Instant, at: Instant, dir: Direction) {
+        self.block_many(origin, at, dir, 1);
+    }
+
+    fn block_many(&self, origin: Instant, at: Instant, dir: Direction, in_flight: u32) {
+        self.in_flight.store(in_flight, Ordering::Relaxed);
+        self.blocked_dir.store(dir as u8, Ordering::Relaxed);
+        let ns = at.saturating_duration_since(origin).as_nanos() as u64;
+        self.blocked_since.store(ns + 1, Ordering::Release);
+    }
+
+    fn unblock(&self) {
+        self.blocked_since.store(0, Ordering::Release);
+    }
+
+    /// I/Os in flight during the call now blocking.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight.load(Ordering::Relaxed).max(1)
+    }
+
+    /// When the call now blocking was made, and its direction.
+    pub fn blocked(&self, origin: Instant) -> Option<(Instant, Direction)> {
+        let ns = self.blocked_since.load(Ordering::Acquire);
+        let dir = match self.blocked_dir.load(Ordering::Relaxed) {
+            0 => Direction::Read,
+            1 => Direction::Write,
+            _ => Direction::Trim,
+        };
+        (ns > 0).then(|| (origin + Duration::from_nanos(ns - 1), dir))
+    }
+}
+
+#[derive(Debug, Default, Clone)]
 pub struct WorkerTotals {
     pub directions: [DirectionSample; DIRECTIONS],
     /// When this worker stopped counting: its deadline, or its last
@@ -194,6 +278,8 @@ pub struct WorkerTotals {
     /// and the longest any waited to be issued.
     pub late_issues: u64,
     pub worst_lag_ns: u64,
+    /// I/Os abandoned in flight after the grace.
+    pub unfinished: Unfinished,
 }
 
 /// Runs one worker to completion. Always passes the start gate (even when
@@ -207,6 +293,7 @@ pub fn run(
     halt: &AtomicBool,
 ) {
     let target = config.target;
+    let worker = config.worker;
     let mut rng = SmallRng::seed_from_u64(config.seed);
     let mut buffers = Buffers::new(
         config.depth as usize,
@@ -241,6 +328,7 @@ pub fn run(
         ),
     };
     let _ = events.send(WorkerEvent::Finished {
+        worker,
         target,
         last_interval,
         outcome,
@@ -288,7 +376,12 @@ enum Idle {
 
 struct Job<'a> {
     config: WorkerConfig,
-    engine: Box<dyn Engine>,
+    /// Dropped with the job, unless I/Os were abandoned in it: the kernel
+    /// may still write into its buffers, which must then outlive the job.
+    engine: std::mem::ManuallyDrop<Box<dyn Engine>>,
+    /// When the worker began to stop, for the grace its I/Os get.
+    stopping_since: Option<Instant>,
+    abandoned: bool,
     content: ContentWriter,
     rng: SmallRng,
     events: &'a Sender<WorkerEvent>,
@@ -414,7 +507,9 @@ impl<'a> Job<'a> {
             pause_due: false,
             now,
             config,
-            engine,
+            engine: std::mem::ManuallyDrop::new(engine),
+            stopping_since: None,
+            abandoned: false,
             content,
             rng,
             events,
@@ -454,9 +549,33 @@ impl<'a> Job<'a> {
             }
             self.reap(halt);
             self.stopping = self.stopping || self.must_stop(stop, halt);
+            if self.stopping && self.free.len() < self.slots.len() {
+                let since = *self.stopping_since.get_or_insert(self.now);
+                let grace = match stop.is_set() {
+                    true => GRACE_AFTER_SIGNAL,
+                    false => GRACE_AT_END,
+                };
+                if self.now.saturating_duration_since(since) >= grace {
+                    self.abandon();
+                    break;
+                }
+            }
         }
         self.finish();
         Ok(Box::new(std::mem::take(&mut self.totals)))
+    }
+
+    /// Gives up on the I/Os still in flight after the grace: each is counted
+    /// at its age, in the count of unfinished I/Os and in its direction's
+    /// latency, so the maximum is at least that age.
+    fn abandon(&mut self) {
+        let now = Instant::now();
+        for s in self.slots.iter().filter(|s| s.busy) {
+            let age = now.saturating_duration_since(s.submitted_at).as_nanos() as u64;
+            self.totals.unfinished.add(age);
+            self.interval[s.dir as usize].latency.record(age);
+        }
+        self.abandoned = true;
     }
 
     fn fsync_due(&self) -> bool {
@@ -534,12 +653,18 @@ impl<'a> Job<'a> {
                 self.slots[slot as usize].submitted_at = at;
                 self.totals.queue.submission(1);
             }
+            if let (true, Some(at)) = (self.submits_on_queue, issued_at) {
+                self.config.pulse.block(self.started, at, dir);
+            }
             self.engine.queue(IoRequest {
                 slot,
                 dir,
                 offset,
                 len,
             });
+            if self.submits_on_queue {
+                self.config.pulse.unblock();
+            }
             let state = &mut self.slots[slot as usize];
             (state.dir, state.offset, state.len, state.generation) = (dir, offset, len, generation);
             state.due_at = due_at;
@@ -797,7 +922,11 @@ impl<'a> Job<'a> {
             let t_ns = started.saturating_duration_since(self.started).as_nanos() as u64;
             record.push(t_ns, Op::Sync, 0, 0);
         }
+        self.config
+            .pulse
+            .block(self.started, started, Direction::Write);
         let outcome = self.engine.sync(self.config.sync_data_only);
+        self.config.pulse.unblock();
         self.now = Instant::now();
         self.writes_since_sync = 0;
         self.script_sync_due = false;
@@ -828,6 +957,13 @@ impl<'a> Job<'a> {
     /// completion (or the next due I/O, or a slice).
     fn submit(&mut self) -> std::io::Result<()> {
         let submit_time = Instant::now();
+        // A file system that cannot take I/O without blocking (FUSE) makes
+        // even io_uring issue the batch in this call: the coordinator must
+        // see it, should the call never return.
+        let issuing = self
+            .batch
+            .first()
+            .map(|&slot| self.slots[slot as usize].dir);
         if !self.batch.is_empty() {
             self.totals.queue.submission(self.batch.len() as u32);
         }
@@ -840,7 +976,17 @@ impl<'a> Job<'a> {
                 .min(WAIT_SLICE),
             None => WAIT_SLICE,
         };
-        self.engine.submit_and_wait(1, wait)
+        if let Some(dir) = issuing {
+            let in_flight = (self.slots.len() - self.free.len()) as u32;
+            self.config
+                .pulse
+                .block_many(self.started, submit_time, dir, in_flight);
+        }
+        let outcome = self.engine.submit_and_wait(1, wait);
+        if issuing.is_some() {
+            self.config.pulse.unblock();
+        }
+        outcome
     }
 
     /// Takes every available completion's time first, then checks, counts
@@ -1066,6 +1212,13 @@ impl<'a> Job<'a> {
         self.last_interval = Some(self.interval_index);
         self.interval_index += 1;
         self.next_boundary += INTERVAL;
+        if self.config.snapshots {
+            let _ = self.events.send(WorkerEvent::Snapshot {
+                worker: self.config.worker,
+                last_interval: self.last_interval,
+                totals: Box::new(self.totals.clone()),
+            });
+        }
     }
 
     /// Ends measurement: the end is the deadline when the run reached it,
@@ -1094,6 +1247,15 @@ impl<'a> Job<'a> {
         self.totals.written_sample = self.content.take_sample();
         if let Some(checker) = self.checker.take() {
             self.totals.verify = Some(checker.finish());
+        }
+    }
+}
+
+impl Drop for Job<'_> {
+    fn drop(&mut self) {
+        if !self.abandoned {
+            // SAFETY: dropped once, here; nothing uses it after.
+            unsafe { std::mem::ManuallyDrop::drop(&mut self.engine) };
         }
     }
 }

@@ -18,7 +18,7 @@ pub mod workload;
 
 pub use workload::{
     CpuUsage, DirectionPair, DirectionResult, DiskUsage, Interval, LatencySummary, SyncResult,
-    TargetResult, TemperatureSample, WorkloadResult,
+    TargetResult, TemperatureSample, UnfinishedIos, WorkloadResult,
 };
 
 use crate::measure::facts::HostFacts;

@@ -98,6 +98,19 @@ pub struct TargetResult {
     /// With `--fsync`: the flushes of this target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<SyncResult>,
+    /// I/Os still in flight when the run gave up waiting for them (its
+    /// runtime and grace were over, or a signal came): a stuck device or
+    /// file system. Absent when every I/O completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfinished: Option<UnfinishedIos>,
+}
+
+/// I/Os abandoned in flight: how many, and the age of the oldest when it
+/// was abandoned (its direction's maximum latency is at least that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UnfinishedIos {
+    pub ios: u64,
+    pub oldest_ns: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -255,6 +268,7 @@ impl TargetResult {
             verify: None,
             io,
             sync: None,
+            unfinished: None,
         }
     }
 
@@ -262,7 +276,9 @@ impl TargetResult {
     /// do or prove what was asked (errors tolerated by `--continue-on-error`
     /// alone do not count).
     pub fn failed(&self) -> bool {
-        self.ended_early.is_some() || self.verify.as_ref().is_some_and(|v| v.is_failure())
+        self.ended_early.is_some()
+            || self.unfinished.is_some()
+            || self.verify.as_ref().is_some_and(|v| v.is_failure())
     }
 
     /// What went wrong on this target, one line each: I/O errors, an early
@@ -274,6 +290,14 @@ impl TargetResult {
         }
         if let Some(why) = &self.ended_early {
             out.push(format!("ended early: {why}"));
+        }
+        if let Some(u) = &self.unfinished {
+            out.push(format!(
+                "{} I/O{} never completed: abandoned in flight, the oldest after {} (a stuck device or file system), and counted in the latency at that age; the process itself ends only when the kernel lets go of it",
+                u.ios,
+                if u.ios == 1 { "" } else { "s" },
+                crate::units::format_duration(u.oldest_ns as f64 / 1e9)
+            ));
         }
         if let Some(v) = self.verify.as_ref().filter(|v| v.is_failure()) {
             out.push(format!("verify: {}", v.summary()));

@@ -27,7 +27,9 @@ const BATCH: usize = 4096;
 
 /// A recording being written: the writer thread and the way to it.
 pub struct Recording {
-    tx: Option<Sender<Vec<u8>>>,
+    /// Batches, then `None` from `finish`: the writer ends then, even if
+    /// the sink of a worker left stuck in a call is never dropped.
+    tx: Option<Sender<Option<Vec<u8>>>>,
     writer: Option<JoinHandle<io::Result<u64>>>,
 }
 
@@ -54,12 +56,12 @@ impl Recording {
             out.write_all(&(t.len() as u32).to_le_bytes())?;
             out.write_all(t.as_bytes())?;
         }
-        let (tx, rx) = channel::<Vec<u8>>();
+        let (tx, rx) = channel::<Option<Vec<u8>>>();
         let writer = std::thread::Builder::new()
             .name("fathom-record".into())
             .spawn(move || {
                 let mut records = 0u64;
-                for batch in rx {
+                for batch in rx.iter().map_while(|b| b) {
                     out.write_all(&batch)?;
                     records += (batch.len() / RECORD) as u64;
                 }
@@ -84,7 +86,9 @@ impl Recording {
 
     /// Waits for every sink's records to be written; the number written.
     pub fn finish(mut self) -> io::Result<u64> {
-        drop(self.tx.take());
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(None);
+        }
         match self.writer.take().map(JoinHandle::join) {
             Some(Ok(written)) => written,
             Some(Err(_)) => Err(io::Error::other("the recording's writer panicked")),
@@ -96,7 +100,7 @@ impl Recording {
 /// One worker's way into a recording: records gathered in a buffer of its
 /// own, handed over a batch at a time (and the rest when dropped).
 pub struct RecordSink {
-    tx: Sender<Vec<u8>>,
+    tx: Sender<Option<Vec<u8>>>,
     buf: Vec<u8>,
     target: u16,
 }
@@ -119,7 +123,7 @@ impl RecordSink {
     fn hand_over(&mut self) {
         let full = std::mem::replace(&mut self.buf, Vec::with_capacity(BATCH * RECORD));
         // The writer outlives every sink (finish drops them first).
-        let _ = self.tx.send(full);
+        let _ = self.tx.send(Some(full));
     }
 }
 
