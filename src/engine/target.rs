@@ -46,6 +46,9 @@ pub struct TargetPlan {
     /// `--i-know-this-destroys-data` / `--even-if-mounted`: said before the
     /// first write.
     pub overridden: Vec<String>,
+    /// A file fathom kept earlier (`--keep`), known by its mark: growing it
+    /// moves the mark to the new length.
+    pub kept: bool,
 }
 
 impl TargetPlan {
@@ -112,6 +115,7 @@ fn inspect_path(
 ) -> Result<TargetPlan, UsageError> {
     let err = |msg: String| UsageError(format!("target {target}: {msg}"));
     let path = path.to_path_buf();
+    let mut kept = false;
     let metadata = match fs::metadata(&path) {
         Ok(m) => Some(m),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -142,7 +146,8 @@ fn inspect_path(
             )
         }
         Some(m) if m.is_file() => {
-            own_file |= kept_by_fathom(&path, &m);
+            kept = kept_by_fathom(&path, &m);
+            own_file |= kept;
             (
                 TargetKind::File,
                 path.clone(),
@@ -305,6 +310,7 @@ fn inspect_path(
         size,
         logical_block_size: lbs,
         overridden,
+        kept,
     })
 }
 
@@ -505,7 +511,7 @@ pub fn prepare(plan: TargetPlan, keep: bool, stop: &StopFlag) -> anyhow::Result<
         let file = open_for_layout(&prepared.plan)?;
         // Only now is the file fathom's to remove, even if laying it out
         // fails below.
-        if prepared.plan.create && keep {
+        if (prepared.plan.create && keep) || prepared.plan.kept {
             mark_kept(&file, prepared.plan.file_len);
         }
         if prepared.plan.create && !keep {
