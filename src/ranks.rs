@@ -5,16 +5,20 @@
 //! doubles as a barrier (a rank that failed votes no, and every rank stops);
 //! each rank's document goes to rank 0, which merges them.
 //!
-//! The MPI calls are collective, so every rank makes the same calls in the
-//! same order: one plan broadcast, one check, one vote before each workload
-//! and one after the last (a rank that failed makes a single "no" vote, which
-//! ends everyone's voting), and one gather.
+//! Every rank meets the others in the same order: one plan broadcast, one
+//! check, one vote before each workload and one after the last (a rank that
+//! failed makes a single "no" vote, which ends everyone's voting), and one
+//! gather. Each meeting is point-to-point messages to and from rank 0 with a
+//! deadline (`--mpi-timeout`), not a collective call: a rank that was
+//! stopped or hangs is named as failed by rank 0, which writes what the
+//! others measured and then ends the job, instead of every rank waiting
+//! for it forever.
 
-use mpi::collective::SystemOperation;
-use mpi::datatype::PartitionMut;
+use mpi::request::StaticScope;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::time::{Duration, Instant};
 
 pub struct Ranks {
     // Finalises MPI when dropped, after every use of `world`.
@@ -22,6 +26,13 @@ pub struct Ranks {
     world: SimpleCommunicator,
     /// Whether votes still happen: false once one said "stop".
     voting: Cell<bool>,
+    /// Each meeting's messages carry its number as their tag: every rank
+    /// meets in the same order.
+    meeting: Cell<i32>,
+    timeout: Duration,
+    /// Ranks that missed a meeting (rank 0 knows them), with what was
+    /// missed; they are not waited for again.
+    lost: RefCell<Vec<(u32, String)>>,
 }
 
 /// The number of ranks the launcher meant to start, from the variables
@@ -36,7 +47,7 @@ impl Ranks {
     /// Joins the MPI job. A binary built for one MPI library but started by
     /// another's launcher runs as separate one-rank jobs that would each
     /// succeed alone; that is refused.
-    pub fn join() -> Result<Ranks, String> {
+    pub fn join(timeout: Duration) -> Result<Ranks, String> {
         let universe = mpi::initialize().ok_or("MPI was already initialised")?;
         let world = universe.world();
         if world.size() == 1
@@ -51,6 +62,9 @@ impl Ranks {
             _universe: universe,
             world,
             voting: Cell::new(true),
+            meeting: Cell::new(1),
+            timeout,
+            lost: RefCell::new(Vec::new()),
         })
     }
 
@@ -62,69 +76,146 @@ impl Ranks {
         self.world.size() as u32
     }
 
-    /// Rank 0's bytes, on every rank.
-    pub fn broadcast(&self, bytes: Vec<u8>) -> Vec<u8> {
-        let root = self.world.process_at_rank(0);
-        // One leading byte, dropped again: Open MPI refuses empty buffers.
-        let mut len = bytes.len() as u64 + 1;
-        root.broadcast_into(&mut len);
-        let mut buf = if self.rank() == 0 {
-            std::iter::once(0).chain(bytes).collect()
-        } else {
-            vec![0u8; len as usize]
-        };
-        root.broadcast_into(&mut buf[..]);
-        buf.remove(0);
-        buf
+    /// The ranks that missed a meeting, and which (rank 0's view).
+    pub fn lost(&self) -> Vec<(u32, String)> {
+        self.lost.borrow().clone()
     }
 
-    /// Every rank's bytes, in rank order, at rank 0 (None elsewhere).
-    pub fn gather(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>> {
-        // Open MPI refuses an empty buffer: every message starts with one
-        // byte that is dropped again.
-        let mine: Vec<u8> = std::iter::once(0).chain(mine.iter().copied()).collect();
-        let mine = &mine[..];
-        let root = self.world.process_at_rank(0);
-        let len = mine.len() as i32;
+    /// Ends the whole job at once: after rank 0 wrote its document, with a
+    /// rank lost, the launcher would otherwise wait for it forever.
+    pub fn abort(&self, code: i32) -> ! {
+        self.world.abort(code)
+    }
+
+    fn next_meeting(&self) -> i32 {
+        let m = self.meeting.get();
+        self.meeting.set(m + 1);
+        m
+    }
+
+    /// Sends `bytes` to `rank` under tag `meeting`, waiting at most the
+    /// timeout for it to go; false when it did not (the other end is gone).
+    fn send(&self, rank: u32, meeting: i32, bytes: Vec<u8>) -> bool {
+        // The buffer outlives a send that never completes: it is leaked
+        // with it rather than freed under MPI.
+        let buf: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        let mut request = self
+            .world
+            .process_at_rank(rank as i32)
+            .immediate_send_with_tag(StaticScope, buf, meeting);
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            match request.test() {
+                Ok(_) => {
+                    // SAFETY: the send is complete; nothing refers to the
+                    // buffer any more.
+                    drop(unsafe { Box::from_raw(buf as *const [u8] as *mut [u8]) });
+                    return true;
+                }
+                Err(pending) if Instant::now() >= deadline => {
+                    std::mem::forget(pending);
+                    return false;
+                }
+                Err(pending) => {
+                    request = pending;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+    }
+
+    /// The message `rank` sends under tag `meeting`, or None when none came
+    /// within the timeout.
+    fn receive(&self, rank: u32, meeting: i32) -> Option<Vec<u8>> {
+        let deadline = Instant::now() + self.timeout;
+        let source = self.world.process_at_rank(rank as i32);
+        loop {
+            if let Some(probed) = source.immediate_matched_probe_with_tag(meeting) {
+                use mpi::point_to_point::MatchedReceiveVec;
+                return Some(probed.matched_receive_vec::<u8>().0);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Rank 0 takes `rank` as lost at `what`.
+    fn lose(&self, rank: u32, what: &str) {
+        let mut lost = self.lost.borrow_mut();
+        if !lost.iter().any(|(r, _)| *r == rank) {
+            lost.push((
+                rank,
+                format!(
+                    "did not answer at {what} within {} (stopped, hung or gone)",
+                    crate::units::format_duration(self.timeout.as_secs_f64())
+                ),
+            ));
+        }
+    }
+
+    fn is_lost(&self, rank: u32) -> bool {
+        self.lost.borrow().iter().any(|(r, _)| *r == rank)
+    }
+
+    /// Rank 0's bytes, on every rank (None on a rank rank 0 did not reach).
+    pub fn broadcast(&self, bytes: Vec<u8>) -> Option<Vec<u8>> {
+        let meeting = self.next_meeting();
         if self.rank() != 0 {
-            root.gather_into(&len);
-            root.gather_varcount_into(mine);
+            return self.receive(0, meeting);
+        }
+        for r in 1..self.size() {
+            if !self.is_lost(r) && !self.send(r, meeting, bytes.clone()) {
+                self.lose(r, "a broadcast");
+            }
+        }
+        Some(bytes)
+    }
+
+    /// Every rank's bytes, in rank order, at rank 0 (None elsewhere); a
+    /// rank that sent nothing in time has None.
+    pub fn gather(&self, mine: &[u8]) -> Option<Vec<Option<Vec<u8>>>> {
+        self.gather_at(mine, "the gathering of results")
+    }
+
+    /// As `gather`, naming the meeting (`what`) for a rank that misses it.
+    fn gather_at(&self, mine: &[u8], what: &str) -> Option<Vec<Option<Vec<u8>>>> {
+        let meeting = self.next_meeting();
+        if self.rank() != 0 {
+            self.send(0, meeting, mine.to_vec());
             return None;
         }
-        let mut lens = vec![0i32; self.size() as usize];
-        root.gather_into_root(&len, &mut lens[..]);
-        let displs: Vec<i32> = lens
-            .iter()
-            .scan(0, |at, &l| {
-                let here = *at;
-                *at += l;
-                Some(here)
-            })
-            .collect();
-        let mut all = vec![0u8; lens.iter().map(|&l| l as usize).sum()];
-        {
-            let mut partition = PartitionMut::new(&mut all[..], &lens[..], &displs[..]);
-            root.gather_varcount_into_root(mine, &mut partition);
+        let mut all = vec![Some(mine.to_vec())];
+        for r in 1..self.size() {
+            let got = match self.is_lost(r) {
+                true => None,
+                false => self.receive(r, meeting),
+            };
+            if got.is_none() {
+                self.lose(r, what);
+            }
+            all.push(got);
         }
-        Some(
-            lens.iter()
-                .zip(&displs)
-                .map(|(&l, &d)| all[d as usize + 1..(d + l) as usize].to_vec())
-                .collect(),
-        )
+        Some(all)
     }
 
     /// Whether every rank says `ok`; a barrier too. After a "no" nobody
-    /// votes again.
+    /// votes again. A rank that does not vote in time is lost, and counts
+    /// as a "no".
     pub fn vote(&self, ok: bool) -> bool {
         if !self.voting.get() {
             return false;
         }
-        let mine = i32::from(ok);
-        let mut all = 0i32;
-        self.world
-            .all_reduce_into(&mine, &mut all, SystemOperation::min());
-        let go = all == 1;
+        let votes = self.gather_at(&[u8::from(ok)], "a vote (before or after a workload)");
+        let go = match votes {
+            Some(all) => {
+                let go = all.iter().all(|v| v.as_deref() == Some(&[1u8][..]));
+                let decided = self.broadcast(vec![u8::from(go)]);
+                go && decided.is_some()
+            }
+            None => self.broadcast(Vec::new()).is_some_and(|d| d == [1]),
+        };
         self.voting.set(go);
         go
     }
@@ -137,12 +228,20 @@ impl Ranks {
             .map(|all| {
                 all.iter()
                     .enumerate()
-                    .find(|(_, m)| !m.is_empty())
-                    .map(|(r, m)| format!("rank {r}: {}", String::from_utf8_lossy(m)))
+                    .find_map(|(r, m)| match m {
+                        Some(m) if !m.is_empty() => {
+                            Some(format!("rank {r}: {}", String::from_utf8_lossy(m)))
+                        }
+                        Some(_) => None,
+                        None => Some(format!("rank {r}: did not answer (stopped, hung or gone)")),
+                    })
                     .unwrap_or_default()
             })
             .unwrap_or_default();
-        let text = String::from_utf8_lossy(&self.broadcast(first.into_bytes())).into_owned();
+        let text = match self.broadcast(first.into_bytes()) {
+            Some(t) => String::from_utf8_lossy(&t).into_owned(),
+            None => "rank 0 did not answer (stopped, hung or gone)".into(),
+        };
         (!text.is_empty()).then_some(text)
     }
 }
@@ -185,8 +284,10 @@ pub fn run(
     } else {
         Vec::new()
     };
-    let plan: Result<Vec<crate::spec::WorkloadSpec>, String> =
-        serde_json::from_slice(&ranks.broadcast(sent))?;
+    let received = ranks.broadcast(sent).ok_or_else(|| {
+        UsageError("--mpi: rank 0 did not send the plan (stopped, hung or gone)".into())
+    })?;
+    let plan: Result<Vec<crate::spec::WorkloadSpec>, String> = serde_json::from_slice(&received)?;
     let specs = plan.map_err(UsageError)?;
     let host = crate::measure::facts::host_facts().hostname;
     let mine = crate::plan::plan_for_rank(&specs, ranks.rank(), ranks.size(), &host, shared)
@@ -205,7 +306,15 @@ pub fn run(
     let session = crate::run::Session::new(stop)
         .labelled(label)
         .with_barrier(Box::new(move || voter.vote(true)));
-    let result = session.run(&mine, &mut |_| Ok(()));
+    // A rank whose plan stopped early (a target gone, a full file system)
+    // has failed, whatever it measured before: it votes no, and sends its
+    // error.
+    let result = session
+        .run(&mine, &mut |_| Ok(()))
+        .and_then(|doc| match &doc.failure {
+            Some(why) => Err(anyhow::anyhow!("{why}")),
+            None => Ok(doc),
+        });
     // The vote after the last workload; a rank that failed votes no here,
     // and the others learn it at their next vote.
     ranks.vote(result.is_ok());
@@ -218,7 +327,19 @@ pub fn run(
     };
     let mut documents = Vec::with_capacity(all.len());
     let mut failed = Vec::new();
+    let lost = ranks.lost();
     for (rank, bytes) in all.iter().enumerate() {
+        let Some(bytes) = bytes else {
+            let why = lost
+                .iter()
+                .find(|(r, _)| *r as usize == rank)
+                .map_or_else(|| "sent no result".to_string(), |(_, w)| w.clone());
+            failed.push(RankFailure {
+                rank: rank as u32,
+                error: why,
+            });
+            continue;
+        };
         let value: serde_json::Value = serde_json::from_slice(bytes)?;
         match value.get("error").and_then(|e| e.as_str()) {
             Some(e) => failed.push(RankFailure {

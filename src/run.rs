@@ -1253,20 +1253,25 @@ impl<'a> Progress<'a> {
             if self.done[w] {
                 continue;
             }
+            // Only a worker inside a call for longer than the grace is left:
+            // one that is merely slow to be scheduled is waited for.
+            let pulse = &self.watched[w].pulse;
+            let Some((since, dir)) = pulse.blocked(origin) else {
+                continue;
+            };
+            let stuck_for = now.saturating_duration_since(since);
+            if stuck_for < worker::GRACE_AFTER_SIGNAL {
+                continue;
+            }
             let (last_interval, mut totals) = self.snapshots[w]
                 .take()
                 .unwrap_or_else(|| (None, Box::default()));
             let had_snapshot = last_interval.is_some() || totals.end.is_some();
-            let mut stuck_for = Duration::ZERO;
-            let pulse = &self.watched[w].pulse;
-            if let Some((since, dir)) = pulse.blocked(origin) {
-                stuck_for = now.saturating_duration_since(since);
-                let age = stuck_for.as_nanos() as u64;
-                for _ in 0..pulse.in_flight() {
-                    totals.unfinished.add(age);
-                }
-                totals.directions[dir as usize].latency.record(age);
+            let age = stuck_for.as_nanos() as u64;
+            for _ in 0..pulse.in_flight() {
+                totals.unfinished.add(age);
             }
+            totals.directions[dir as usize].latency.record(age);
             let target = self.watched[w].target;
             let acc = &mut self.accumulators[target];
             acc.ended_early.get_or_insert_with(|| {

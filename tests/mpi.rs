@@ -11,6 +11,15 @@ use fathom::measure::histogram::LatencyHistogram;
 use serde_json::Value;
 use std::process::{Command, Output};
 
+/// The tests here run one at a time: each starts several ranks on a
+/// 2-core machine, and the launcher gives a rank one second between its
+/// SIGTERM and its SIGKILL, which a machine busy with other ranks can
+/// miss.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn mpirun(args: &[&str]) -> Option<Output> {
     mpirun_with(4, args)
 }
@@ -39,6 +48,7 @@ fn document(path: &std::path::Path) -> Value {
 
 #[test]
 fn four_ranks_make_one_document_with_exact_totals() {
+    let _serial = serial();
     let dir = tempdir();
     let out = dir.path().join("cluster.json");
     let pattern = format!("{}/r{{rank}}.dat", dir.path().display());
@@ -89,6 +99,7 @@ fn four_ranks_make_one_document_with_exact_totals() {
 
 #[test]
 fn a_shared_file_is_cut_into_disjoint_slices_that_writes_stay_in() {
+    let _serial = serial();
     const SENTINEL: u8 = 0x5A;
     let dir = tempdir();
     let file = dir.path().join("shared");
@@ -160,6 +171,7 @@ fn a_shared_file_is_cut_into_disjoint_slices_that_writes_stay_in() {
 
 #[test]
 fn one_ranks_bad_input_stops_every_rank_before_anything_is_created() {
+    let _serial = serial();
     let dir = tempdir();
     let file = dir.path().join("shared");
     let Some(o) = mpirun(&[
@@ -191,6 +203,7 @@ fn one_ranks_bad_input_stops_every_rank_before_anything_is_created() {
 /// so it is refused rather than silently left out.
 #[test]
 fn recording_is_refused_under_mpi() {
+    let _serial = serial();
     let dir = tempdir();
     let file = dir.path().join("f");
     let trace = dir.path().join("t.trace");
@@ -209,6 +222,7 @@ fn recording_is_refused_under_mpi() {
 /// under MPI it is refused, by rank 0 alone, before anything is created.
 #[test]
 fn a_replay_job_is_refused_under_mpi() {
+    let _serial = serial();
     let dir = tempdir();
     let data = dir.path().join("data");
     let log = dir.path().join("io.log");
@@ -237,6 +251,7 @@ fn a_replay_job_is_refused_under_mpi() {
 
 #[test]
 fn a_binary_of_another_mpi_than_the_launcher_is_refused() {
+    let _serial = serial();
     // Launched "by" a 4-rank MPICH/PMI launcher, but alone in its own MPI.
     let o = fathom()
         .args(["run", "--mpi", "/nonexistent/x", "--runtime", "1s"])
@@ -265,6 +280,7 @@ fn mpirun_spawn(n: u32, args: &[&str]) -> Option<std::process::Child> {
 /// by its SIGTERM, remove the files they created, as a plain run does.
 #[test]
 fn ranks_stopped_by_the_launcher_remove_their_files() {
+    let _serial = serial();
     let dir = tempdir();
     let pattern = format!("{}/r{{rank}}.dat", dir.path().display());
     let Some(child) = mpirun_spawn(
@@ -323,6 +339,7 @@ fn ranks_stopped_by_the_launcher_remove_their_files() {
 /// that failed, and exits 1.
 #[test]
 fn a_rank_that_fails_is_named_in_the_document_of_the_others() {
+    let _serial = serial();
     let Some(small) = SmallTmpfs::new("6m") else {
         return;
     };
@@ -384,4 +401,144 @@ fn a_rank_that_fails_is_named_in_the_document_of_the_others() {
     );
     let text = String::from_utf8(run_ok(&["report", out_path.to_str().unwrap()]).stdout).unwrap();
     assert!(text.contains(&format!("rank {rank} FAILED")), "{text}");
+}
+
+/// The pid of rank `rank` among the children of mpirun `child`, from the
+/// rank number Open MPI puts in each rank's environment.
+fn rank_pid(child: &std::process::Child, rank: u32) -> Option<String> {
+    let ranks = String::from_utf8(
+        Command::new("pgrep")
+            .args(["-P", &child.id().to_string()])
+            .output()
+            .ok()?
+            .stdout,
+    )
+    .ok()?;
+    let wanted = format!("OMPI_COMM_WORLD_RANK={rank}");
+    ranks.split_whitespace().find_map(|pid| {
+        let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        env.split(|&b| b == 0)
+            .any(|v| v == wanted.as_bytes())
+            .then(|| pid.to_string())
+    })
+}
+
+/// Ctrl-C on mpirun (which sends each rank SIGTERM, then SIGKILL a second
+/// later): rank 0 still writes what every rank measured, marked
+/// interrupted, and says so; the ranks remove their files.
+#[test]
+fn ctrl_c_on_mpirun_writes_what_the_ranks_measured() {
+    let _serial = serial();
+    let dir = tempdir();
+    let pattern = format!("{}/r{{rank}}.dat", dir.path().display());
+    let out_path = dir.path().join("cluster.json");
+    let Some(child) = mpirun_spawn(
+        2,
+        &[
+            "run",
+            "--mpi",
+            &pattern,
+            "--size",
+            "4m",
+            "--runtime",
+            "30s",
+            "-o",
+            out_path.to_str().unwrap(),
+        ],
+    ) else {
+        return;
+    };
+    let files: Vec<_> = (0..2)
+        .map(|r| dir.path().join(format!("r{r}.dat")))
+        .collect();
+    wait_until("every rank laid out its file", || {
+        files
+            .iter()
+            .all(|f| f.metadata().is_ok_and(|m| m.len() == 4 << 20))
+    });
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: a signal to the launcher we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // mpirun's own exit code after Ctrl-C is 1, whatever its ranks return,
+    // and it may stop passing on what they print: the document is the
+    // evidence.
+    assert!(!out.status.success(), "{err}");
+    let doc = document(&out_path);
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(doc["cluster"]["ranks"], 2);
+    assert!(u(&doc["results"][0]["total"]["read"]["ios"]) > 0, "{doc}");
+    assert!(
+        !files[0].exists() && !files[1].exists(),
+        "{:?}",
+        entries(dir.path())
+    );
+}
+
+/// A rank stopped (SIGSTOP) mid-run does not hold the others: after
+/// --mpi-timeout, rank 0 names it as failed, writes what the others
+/// measured and ends the job.
+#[test]
+fn a_stopped_rank_is_named_failed_after_the_timeout() {
+    let _serial = serial();
+    let dir = tempdir();
+    let pattern = format!("{}/r{{rank}}.dat", dir.path().display());
+    let out_path = dir.path().join("cluster.json");
+    let Some(child) = mpirun_spawn(
+        3,
+        &[
+            "run",
+            "--mpi",
+            &pattern,
+            "--size",
+            "4m",
+            "--runtime",
+            "2s",
+            "--mpi-timeout",
+            "3s",
+            "-o",
+            out_path.to_str().unwrap(),
+        ],
+    ) else {
+        return;
+    };
+    let files: Vec<_> = (0..3)
+        .map(|r| dir.path().join(format!("r{r}.dat")))
+        .collect();
+    wait_until("every rank laid out its file", || {
+        files
+            .iter()
+            .all(|f| f.metadata().is_ok_and(|m| m.len() == 4 << 20))
+    });
+    let victim = rank_pid(&child, 2).expect("rank 2's process");
+    Command::new("kill")
+        .args(["-STOP", &victim])
+        .status()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    // The runtime, the timeout, and a margin.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    let doc = document(&out_path);
+    assert_eq!(doc["interrupted"], true);
+    let failed = doc["cluster"]["failed"].as_array().expect("failed ranks");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["rank"], 2);
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer"),
+        "{failed:?}"
+    );
+    assert!(u(&doc["results"][0]["total"]["read"]["ios"]) > 0);
 }

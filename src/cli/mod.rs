@@ -115,6 +115,16 @@ struct MergeArgs {
     tolerance: f64,
 }
 
+fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
+    units::parse_duration(text).and_then(|d| {
+        if d.is_zero() {
+            Err("a timeout above 0".into())
+        } else {
+            Ok(d)
+        }
+    })
+}
+
 fn parse_tolerance(text: &str) -> Result<f64, String> {
     units::parse_duration(text).map(|d| d.as_secs_f64())
 }
@@ -218,6 +228,13 @@ struct RunArgs {
     /// slice of --size on the same targets).
     #[arg(long, value_enum, default_value = "per-rank", requires = "mpi")]
     layout: Layout,
+
+    /// With --mpi: how long a rank waits for the others where they meet
+    /// (the plan, the vote before each workload, the results); a rank that
+    /// does not come in time (stopped, hung) is reported as failed, and
+    /// rank 0 writes what the others measured and ends the job.
+    #[arg(long = "mpi-timeout", value_name = "TIME", default_value = "120s", value_parser = parse_timeout, requires = "mpi")]
+    mpi_timeout: std::time::Duration,
 
     /// Start measuring at this wall-clock time (RFC 3339, or +30s from now),
     /// after the targets are laid out: runs started on several hosts by any
@@ -741,7 +758,7 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
         )
         .into());
     }
-    let ranks = std::rc::Rc::new(ranks::Ranks::join().map_err(UsageError)?);
+    let ranks = std::rc::Rc::new(ranks::Ranks::join(args.mpi_timeout).map_err(UsageError)?);
     let root = ranks.rank() == 0;
     let plan = if root {
         args.resolve().map_err(|e| e.0).and_then(|plan| {
@@ -765,11 +782,25 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
     }
     let stop = StopFlag::on_signals()?;
     let shared = args.layout == Layout::Shared;
-    match ranks::run(ranks, plan, shared, stop.clone(), args.output.label.clone()) {
-        Ok(Some(document)) => {
-            emit(&document, &args.output)?;
-            Ok(exit_code(&stop, document.failed()))
-        }
+    // MPI is finalised when the last handle goes: only after the document
+    // is written and any error said. A launcher that is aborting the job
+    // (Ctrl-C on mpirun sends each rank SIGTERM, then SIGKILL a second
+    // later) never completes a finalise, so a stopped rank skips it.
+    let kept = ranks.clone();
+    let outcome = match ranks::run(ranks, plan, shared, stop.clone(), args.output.label.clone()) {
+        Ok(Some(document)) => emit(&document, &args.output).map(|()| {
+            if stop.is_set() {
+                eprintln!(
+                    "fathom: interrupted: the cluster document holds what every rank measured before it{}",
+                    args.output
+                        .output
+                        .as_deref()
+                        .map(|p| format!(" ({})", p.display()))
+                        .unwrap_or_default()
+                );
+            }
+            exit_code(&stop, document.failed())
+        }),
         Ok(None) => Ok(exit_code(&stop, false)),
         // Rank 0 has this rank's error (a usage error every rank shares, or
         // this rank's failure, gathered) and says it with its exit code. A
@@ -777,7 +808,34 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
         // before it could.
         Err(_) if !root => Ok(exit_code(&stop, false)),
         Err(e) => Err(e),
+    };
+    // The other ranks wait until rank 0 has written the document: a rank
+    // that exits during an abort (Ctrl-C on mpirun) has the launcher kill
+    // the rest, rank 0 too, before it could.
+    kept.broadcast(Vec::new());
+    let lost = kept.lost();
+    if root && !lost.is_empty() {
+        // A rank that never came would keep the launcher, and so this job,
+        // waiting forever: the document is out, the job ends here.
+        if let Err(e) = &outcome {
+            eprintln!("fathom: {e:#}");
+        }
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        kept.abort(exit::RUNTIME_ERROR);
     }
+    if stop.is_set() {
+        if let Err(e) = &outcome {
+            eprintln!("fathom: {e:#}");
+        }
+        let code = outcome.unwrap_or(exit::RUNTIME_ERROR);
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        std::process::exit(code);
+    }
+    drop(kept);
+    outcome
 }
 
 #[cfg(not(feature = "mpi"))]
