@@ -236,6 +236,21 @@ fn run_within(seconds: u64, args: &[&str]) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
+/// A second of the null engine, its result written to `out`.
+fn null_result(out: &Path) {
+    run_ok(&[
+        "run",
+        "--engine",
+        "null",
+        "--runtime",
+        "1s",
+        "--size",
+        "1m",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+}
+
 fn csv_trace(path: &Path, n: u64) {
     let mut text = String::from("time_ns,offset,length,rw\n");
     for i in 0..n {
@@ -275,17 +290,7 @@ fn a_recording_never_replaces_the_trace_through_a_hard_link() {
 fn an_output_that_is_an_input_is_refused() {
     let dir = tempdir();
     let r = dir.path().join("r.json");
-    run_ok(&[
-        "run",
-        "--engine",
-        "null",
-        "--runtime",
-        "1s",
-        "--size",
-        "1m",
-        "-o",
-        r.to_str().unwrap(),
-    ]);
+    null_result(&r);
     let before = std::fs::read(&r).unwrap();
     refused(
         &["report", r.to_str().unwrap(), "-o", r.to_str().unwrap()],
@@ -356,17 +361,7 @@ fn a_fifo_without_a_reader_is_refused_not_waited_for() {
     mkfifo(&fifo);
     let f = fifo.to_str().unwrap();
     let r = dir.path().join("r.json");
-    run_ok(&[
-        "run",
-        "--engine",
-        "null",
-        "--runtime",
-        "1s",
-        "--size",
-        "1m",
-        "-o",
-        r.to_str().unwrap(),
-    ]);
+    null_result(&r);
     let null_run = ["run", "--engine", "null", "--runtime", "1s", "--size", "1m"];
     let cases: Vec<(Vec<&str>, &str)> = vec![
         ([&null_run[..], &["-o", f]].concat(), "no reader"),
@@ -512,17 +507,7 @@ fn a_recording_is_never_created_under_dev() {
 fn the_output_format_follows_the_extension() {
     let dir = tempdir();
     let json = dir.path().join("x.json");
-    run_ok(&[
-        "run",
-        "--engine",
-        "null",
-        "--runtime",
-        "1s",
-        "--size",
-        "1m",
-        "-o",
-        json.to_str().unwrap(),
-    ]);
+    null_result(&json);
     let text = std::fs::read_to_string(&json).unwrap();
     assert!(
         serde_json::from_str::<serde_json::Value>(&text).is_ok(),

@@ -265,6 +265,18 @@ fn a_binary_of_another_mpi_than_the_launcher_is_refused() {
     assert!(err.contains("started 4 ranks (PMI_SIZE)"), "{err}");
 }
 
+/// Each of `ranks` ranks' files `DIR/r{rank}.dat`, once all are laid out
+/// at `len` bytes.
+fn laid_out(dir: &std::path::Path, ranks: u32, len: u64) -> Vec<std::path::PathBuf> {
+    let files: Vec<_> = (0..ranks).map(|r| dir.join(format!("r{r}.dat"))).collect();
+    wait_until("every rank laid out its file", || {
+        files
+            .iter()
+            .all(|f| f.metadata().is_ok_and(|m| m.len() == len))
+    });
+    files
+}
+
 /// `mpirun -n N fathom ARGS`, started.
 fn mpirun_spawn(n: u32, args: &[&str]) -> Option<std::process::Child> {
     Some(
@@ -289,14 +301,7 @@ fn ranks_stopped_by_the_launcher_remove_their_files() {
     ) else {
         return;
     };
-    let files: Vec<_> = (0..3)
-        .map(|r| dir.path().join(format!("r{r}.dat")))
-        .collect();
-    wait_until("every rank laid out its file", || {
-        files
-            .iter()
-            .all(|f| f.metadata().is_ok_and(|m| m.len() == 8 << 20))
-    });
+    let files = laid_out(dir.path(), 3, 8 << 20);
     // Rank 2: the fathom process whose command line made r2.dat.
     let ranks = String::from_utf8(
         Command::new("pgrep")
@@ -448,14 +453,7 @@ fn ctrl_c_on_mpirun_writes_what_the_ranks_measured() {
     ) else {
         return;
     };
-    let files: Vec<_> = (0..2)
-        .map(|r| dir.path().join(format!("r{r}.dat")))
-        .collect();
-    wait_until("every rank laid out its file", || {
-        files
-            .iter()
-            .all(|f| f.metadata().is_ok_and(|m| m.len() == 4 << 20))
-    });
+    let files = laid_out(dir.path(), 2, 4 << 20);
     std::thread::sleep(std::time::Duration::from_millis(1500));
     // SAFETY: a signal to the launcher we started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -505,14 +503,7 @@ fn a_stopped_rank_is_named_failed_after_the_timeout() {
     ) else {
         return;
     };
-    let files: Vec<_> = (0..3)
-        .map(|r| dir.path().join(format!("r{r}.dat")))
-        .collect();
-    wait_until("every rank laid out its file", || {
-        files
-            .iter()
-            .all(|f| f.metadata().is_ok_and(|m| m.len() == 4 << 20))
-    });
+    laid_out(dir.path(), 3, 4 << 20);
     let victim = rank_pid(&child, 2).expect("rank 2's process");
     Command::new("kill")
         .args(["-STOP", &victim])
