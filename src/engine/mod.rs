@@ -96,6 +96,13 @@ pub trait Engine {
     fn submits_on_queue(&self) -> bool {
         false
     }
+    /// Whether a call can block on the target, without end if it hangs
+    /// (a read of a stuck device or file system): the worker then shows the
+    /// coordinator when each call began. An engine that touches no target
+    /// (null) says no, and pays nothing for it.
+    fn may_block(&self) -> bool {
+        true
+    }
     /// Sends the batch and waits until at least `min_complete` I/Os have
     /// completed or `timeout` has passed, whichever is first.
     fn submit_and_wait(&mut self, min_complete: u32, timeout: Duration) -> io::Result<()>;

@@ -55,6 +55,10 @@ impl NullEngine {
 }
 
 impl Engine for NullEngine {
+    fn may_block(&self) -> bool {
+        false
+    }
+
     fn buffers(&mut self) -> &mut Buffers {
         &mut self.buffers
     }

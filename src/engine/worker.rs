@@ -422,6 +422,8 @@ struct Job<'a> {
     blocked: bool,
     /// The engine sends each I/O as it is queued: each is timestamped then.
     submits_on_queue: bool,
+    /// The engine's calls can block on the target (see `Engine::may_block`).
+    may_block: bool,
     stopping: bool,
     /// Set once the I/Os still due at the deadline have been counted.
     outstanding_counted: bool,
@@ -501,6 +503,7 @@ impl<'a> Job<'a> {
             write_sequence: 0,
             blocked: false,
             submits_on_queue: engine.submits_on_queue(),
+            may_block: engine.may_block(),
             stopping: false,
             outstanding_counted: false,
             since_pause: 0,
@@ -653,8 +656,16 @@ impl<'a> Job<'a> {
                 self.slots[slot as usize].submitted_at = at;
                 self.totals.queue.submission(1);
             }
-            if let (true, Some(at)) = (self.submits_on_queue, issued_at) {
-                self.config.pulse.block(self.started, at, dir);
+            // An engine that issues each I/O as it is queued can block in
+            // that call (io_uring issues inline on a file system that cannot
+            // take I/O without blocking, FUSE): the coordinator must see it,
+            // should it never return.
+            let watched = self.may_block && self.submits_on_queue;
+            if let (true, Some(at)) = (watched, issued_at) {
+                let in_flight = (self.slots.len() - self.free.len()) as u32;
+                self.config
+                    .pulse
+                    .block_many(self.started, at, dir, in_flight);
             }
             self.engine.queue(IoRequest {
                 slot,
@@ -662,7 +673,7 @@ impl<'a> Job<'a> {
                 offset,
                 len,
             });
-            if self.submits_on_queue {
+            if watched {
                 self.config.pulse.unblock();
             }
             let state = &mut self.slots[slot as usize];
@@ -922,11 +933,15 @@ impl<'a> Job<'a> {
             let t_ns = started.saturating_duration_since(self.started).as_nanos() as u64;
             record.push(t_ns, Op::Sync, 0, 0);
         }
-        self.config
-            .pulse
-            .block(self.started, started, Direction::Write);
+        if self.may_block {
+            self.config
+                .pulse
+                .block(self.started, started, Direction::Write);
+        }
         let outcome = self.engine.sync(self.config.sync_data_only);
-        self.config.pulse.unblock();
+        if self.may_block {
+            self.config.pulse.unblock();
+        }
         self.now = Instant::now();
         self.writes_since_sync = 0;
         self.script_sync_due = false;
@@ -957,13 +972,6 @@ impl<'a> Job<'a> {
     /// completion (or the next due I/O, or a slice).
     fn submit(&mut self) -> std::io::Result<()> {
         let submit_time = Instant::now();
-        // A file system that cannot take I/O without blocking (FUSE) makes
-        // even io_uring issue the batch in this call: the coordinator must
-        // see it, should the call never return.
-        let issuing = self
-            .batch
-            .first()
-            .map(|&slot| self.slots[slot as usize].dir);
         if !self.batch.is_empty() {
             self.totals.queue.submission(self.batch.len() as u32);
         }
@@ -976,14 +984,25 @@ impl<'a> Job<'a> {
                 .min(WAIT_SLICE),
             None => WAIT_SLICE,
         };
-        if let Some(dir) = issuing {
-            let in_flight = (self.slots.len() - self.free.len()) as u32;
-            self.config
-                .pulse
-                .block_many(self.started, submit_time, dir, in_flight);
+        // The sync engine makes its I/Os in this call.
+        let watched =
+            self.may_block && !self.submits_on_queue && self.free.len() < self.slots.len();
+        if watched {
+            let oldest = self
+                .slots
+                .iter()
+                .filter(|s| s.busy)
+                .map(|s| (s.submitted_at, s.dir))
+                .min_by_key(|(at, _)| *at);
+            if let Some((at, dir)) = oldest {
+                let in_flight = (self.slots.len() - self.free.len()) as u32;
+                self.config
+                    .pulse
+                    .block_many(self.started, at, dir, in_flight);
+            }
         }
         let outcome = self.engine.submit_and_wait(1, wait);
-        if issuing.is_some() {
+        if watched {
             self.config.pulse.unblock();
         }
         outcome
