@@ -104,10 +104,7 @@ pub struct WriterSummary {
 /// The device numbers of the disk under `path` (a file, its directory if it
 /// does not exist yet, or a block device itself).
 fn device_of(path: &Path) -> Option<u64> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let parent = crate::util::directory_of(path);
     let meta = std::fs::metadata(path)
         .or_else(|_| std::fs::metadata(parent))
         .ok()?;

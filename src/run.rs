@@ -89,10 +89,7 @@ impl TargetIdentity {
             Ok(m) if m.file_type().is_block_device() => TargetIdentity::Device(m.rdev()),
             Ok(m) => TargetIdentity::File(m.dev(), m.ino()),
             Err(_) => {
-                let dir = match path.parent() {
-                    Some(p) if !p.as_os_str().is_empty() => p,
-                    _ => std::path::Path::new("."),
-                };
+                let dir = crate::util::directory_of(path);
                 let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
                 TargetIdentity::New(dir.join(path.file_name().unwrap_or_default()))
             }
@@ -1123,7 +1120,6 @@ struct TargetWatcher {
 
 impl TargetWatcher {
     fn start(targets: Vec<(std::path::PathBuf, (u64, u64, u64))>) -> TargetWatcher {
-        use std::os::unix::fs::MetadataExt;
         let gone: Arc<Vec<AtomicBool>> =
             Arc::new(targets.iter().map(|_| AtomicBool::new(false)).collect());
         let done = Arc::new(AtomicBool::new(false));
@@ -1133,7 +1129,7 @@ impl TargetWatcher {
             .spawn(move || {
                 while !d.load(Ordering::Relaxed) {
                     for (i, (path, id)) in targets.iter().enumerate() {
-                        let now = std::fs::metadata(path).map(|m| (m.dev(), m.ino(), m.rdev()));
+                        let now = std::fs::metadata(path).map(|m| target::identity(&m));
                         if now.ok() != Some(*id) {
                             g[i].store(true, Ordering::Relaxed);
                         }
@@ -1197,7 +1193,6 @@ impl<'a> Progress<'a> {
     /// The workers to watch, and when they started: from then on a worker
     /// stuck in a call past the grace is left behind.
     fn watch(&mut self, watched: Vec<Watched>, origin: Instant) {
-        use std::os::unix::fs::MetadataExt;
         let targets = self
             .accumulators
             .iter()
@@ -1209,7 +1204,7 @@ impl<'a> Progress<'a> {
                 let id = acc
                     .watch
                     .metadata()
-                    .map_or((0, 0, 0), |m| (m.dev(), m.ino(), m.rdev()));
+                    .map_or((0, 0, 0), |m| target::identity(&m));
                 (path, id)
             })
             .collect();
@@ -1641,8 +1636,7 @@ fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     acc.written.extend_from_slice(&totals.written_sample);
     acc.late_issues += totals.late_issues;
     acc.worst_lag_ns = acc.worst_lag_ns.max(totals.worst_lag_ns);
-    acc.unfinished.ios += totals.unfinished.ios;
-    acc.unfinished.oldest_ns = acc.unfinished.oldest_ns.max(totals.unfinished.oldest_ns);
+    acc.unfinished.merge(&totals.unfinished);
     if acc.ended_early.is_none() {
         acc.ended_early = totals.ended_by_error;
     }

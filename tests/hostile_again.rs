@@ -438,18 +438,21 @@ fn an_output_that_cannot_be_written_is_refused_before_measuring() {
     let full = fs.dir.path().join("fill");
     let _ = std::fs::write(&full, vec![0u8; 64 << 10]);
     let out_path = fs.dir.path().join("r.json");
+    let three_seconds_to = || {
+        run(&[
+            "run",
+            "--engine",
+            "null",
+            "--runtime",
+            "3s",
+            "--size",
+            "1m",
+            "-o",
+            out_path.to_str().unwrap(),
+        ])
+    };
     let started = std::time::Instant::now();
-    let out = run(&[
-        "run",
-        "--engine",
-        "null",
-        "--runtime",
-        "3s",
-        "--size",
-        "1m",
-        "-o",
-        out_path.to_str().unwrap(),
-    ]);
+    let out = three_seconds_to();
     assert_eq!(out.status.code(), Some(2));
     assert!(started.elapsed().as_secs() < 3, "measured first");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -463,17 +466,7 @@ fn an_output_that_cannot_be_written_is_refused_before_measuring() {
         .status();
     if remount.is_ok_and(|s| s.success()) {
         let _ = std::fs::remove_file(&full);
-        let out = run(&[
-            "run",
-            "--engine",
-            "null",
-            "--runtime",
-            "3s",
-            "--size",
-            "1m",
-            "-o",
-            out_path.to_str().unwrap(),
-        ]);
+        let out = three_seconds_to();
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8_lossy(&out.stderr);
         names_the_problem(&err, "Read-only file system");

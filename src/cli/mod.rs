@@ -533,10 +533,11 @@ pub fn main() -> i32 {
                             ))
                             .into());
                         }
-                        replay::check_record_file(record, Path::new(""))?;
-                        if let Some(out) = &args.output.output {
-                            destination::check_not_input(out, &[record], "the --record file")?;
-                        }
+                        replay::check_record_file(
+                            record,
+                            Path::new(""),
+                            args.output.output.as_deref(),
+                        )?;
                     }
                     execute(
                         &specs,

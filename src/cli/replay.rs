@@ -132,10 +132,7 @@ pub fn replay_command(args: &ReplayArgs) -> anyhow::Result<i32> {
         crate::report::destination::check(path, args.write.overwrite)?;
     }
     if let Some(record) = &args.record {
-        check_record_file(record, &args.trace)?;
-        if let Some(out) = &args.output.output {
-            crate::report::destination::check_not_input(out, &[record], "the --record file")?;
-        }
+        check_record_file(record, &args.trace, args.output.output.as_deref())?;
     }
     let stop = StopFlag::on_signals()?;
     let document = Session::new(stop.clone())
@@ -150,16 +147,19 @@ pub fn replay_command(args: &ReplayArgs) -> anyhow::Result<i32> {
 }
 
 /// A recording never replaces the trace it plays, nor a file that is not a
-/// recording (checked again when it is created).
+/// recording (checked again when it is created), and the result never
+/// replaces the recording.
 pub(crate) fn check_record_file(
     record: &std::path::Path,
     trace: &std::path::Path,
+    output: Option<&std::path::Path>,
 ) -> Result<(), UsageError> {
+    if let Some(out) = output {
+        crate::report::destination::check_not_input(out, &[record], "the --record file")?;
+    }
     // The same file by device and inode: a path, a symbolic link or a hard
     // link may name it.
-    use std::os::unix::fs::MetadataExt;
-    let id = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-    if id(record).is_some() && id(record) == id(trace) {
+    if crate::util::same_file(record, trace) {
         return Err(UsageError(format!(
             "--record {}: that is the trace being played",
             record.display()
@@ -183,11 +183,7 @@ pub(crate) fn check_record_file(
             }
         }
         Err(_) => {
-            let dir = match record.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => std::path::Path::new("."),
-            };
-            if crate::engine::target::is_device_directory(dir) {
+            if crate::engine::target::is_device_directory(crate::util::directory_of(record)) {
                 return refuse("fathom does not create files under /dev");
             }
         }

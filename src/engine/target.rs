@@ -168,10 +168,7 @@ fn inspect_path(
                     link.display()
                 )));
             }
-            let parent = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
+            let parent = crate::util::directory_of(&path).to_path_buf();
             let parent_meta = fs::metadata(&parent)
                 .map_err(|_| err(format!("directory {} does not exist", parent.display())))?;
             if !parent_meta.is_dir() {
@@ -255,12 +252,7 @@ fn inspect_path(
         )));
     }
     if kind == TargetKind::File && file_len > layout_from {
-        let dir = file_path.parent().unwrap_or(Path::new("."));
-        let free = free_bytes(if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        });
+        let free = free_bytes(crate::util::directory_of(&file_path));
         if let Some(free) = free
             && free < file_len - layout_from
         {
@@ -475,15 +467,11 @@ impl PreparedTarget {
     }
 }
 
-impl PreparedTarget {
-    /// Whether the path still names what `opened` was opened from; false once
-    /// the file is removed or replaced, or the device node is gone.
-    pub fn still_names(&self, opened: &File) -> bool {
-        let (Ok(now), Ok(then)) = (fs::metadata(&self.plan.path), opened.metadata()) else {
-            return false;
-        };
-        (now.dev(), now.ino(), now.rdev()) == (then.dev(), then.ino(), then.rdev())
-    }
+/// What a path or descriptor names: device, inode and device number. A
+/// path names what a run opened while its identity is the descriptor's;
+/// the file removed or replaced, or the device node gone, it is not.
+pub fn identity(meta: &fs::Metadata) -> (u64, u64, u64) {
+    (meta.dev(), meta.ino(), meta.rdev())
 }
 
 impl Drop for PreparedTarget {

@@ -172,9 +172,9 @@ impl StartGate {
 
 pub enum WorkerEvent {
     Interval(Box<IntervalReport>),
-    /// A worker whose engine blocks in its calls (sync) sends its totals
-    /// each second: if a call never returns, the coordinator ends the run
-    /// with these.
+    /// A worker whose engine's calls can block on the target sends its
+    /// totals each second (in runs of a few workers): if a call never
+    /// returns, the coordinator ends the run with these.
     Snapshot {
         worker: usize,
         last_interval: Option<u64>,
@@ -207,6 +207,12 @@ impl Unfinished {
     pub fn add(&mut self, age_ns: u64) {
         self.ios += 1;
         self.oldest_ns = self.oldest_ns.max(age_ns);
+    }
+
+    /// Another worker's, added to these.
+    pub fn merge(&mut self, other: &Unfinished) {
+        self.ios += other.ios;
+        self.oldest_ns = self.oldest_ns.max(other.oldest_ns);
     }
 }
 

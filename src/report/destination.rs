@@ -4,9 +4,10 @@
 //! file that is not a fathom result, is refused before anything runs.
 
 use crate::error::UsageError;
+use crate::util::directory_of;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 /// How a path is written.
@@ -53,22 +54,16 @@ pub fn check(path: &Path, overwrite: bool) -> Result<(), UsageError> {
 /// by device and inode, whatever path or link names it): writing it would
 /// replace what is being read.
 pub fn check_not_input(path: &Path, inputs: &[&Path], what: &str) -> Result<(), UsageError> {
-    let id = |p: &Path| fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-    let Some(out) = id(path) else { return Ok(()) };
-    match inputs.iter().find(|input| id(input) == Some(out)) {
+    match inputs
+        .iter()
+        .find(|input| crate::util::same_file(path, input))
+    {
         Some(input) => Err(UsageError(format!(
             "--output {}: that is {what} {} (give another file)",
             path.display(),
             input.display()
         ))),
         None => Ok(()),
-    }
-}
-
-fn directory_of(real: &Path) -> &Path {
-    match real.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
     }
 }
 
