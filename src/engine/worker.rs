@@ -1237,7 +1237,8 @@ impl<'a> Job<'a> {
         self.last_interval = Some(self.interval_index);
         self.interval_index += 1;
         self.next_boundary += INTERVAL;
-        if self.config.snapshots {
+        // Only a worker that can get stuck in a call needs them.
+        if self.config.snapshots && self.may_block {
             let _ = self.events.send(WorkerEvent::Snapshot {
                 worker: self.config.worker,
                 last_interval: self.last_interval,
