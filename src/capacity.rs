@@ -92,25 +92,15 @@ pub fn at_rate(base: &WorkloadSpec, total_iops: f64) -> WorkloadSpec {
 /// that is not a replay, or a trace without a span.
 pub fn trace_iops(base: &WorkloadSpec) -> Option<f64> {
     let trace = base.replay.as_ref()?.loaded.as_ref()?;
-    let ios = trace
-        .ios
-        .iter()
-        .filter(|io| io.op != crate::trace::Op::Sync)
-        .count();
+    let ios = trace.all().data_ios();
     let span_s = trace.span_ns() as f64 / 1e9;
     (span_s > 0.0 && ios > 1).then(|| ios as f64 / span_s)
 }
 
 /// A replay's mean bytes per data I/O.
 fn trace_io_bytes(base: &WorkloadSpec) -> Option<f64> {
-    let trace = base.replay.as_ref()?.loaded.as_ref()?;
-    let data: Vec<u64> = trace
-        .ios
-        .iter()
-        .filter(|io| io.op != crate::trace::Op::Sync)
-        .map(|io| u64::from(io.len))
-        .collect();
-    (!data.is_empty()).then(|| data.iter().sum::<u64>() as f64 / data.len() as f64)
+    let all = base.replay.as_ref()?.loaded.as_ref()?.all();
+    (all.data_ios() > 0).then(|| all.data_bytes as f64 / all.data_ios() as f64)
 }
 
 /// I/Os per second the rated streams ask for over all their targets.

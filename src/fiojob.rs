@@ -750,7 +750,8 @@ fn replay_of(jobs: &mut [Job], notes: &mut Vec<String>) -> Result<Option<FioRepl
         )));
     };
     let log = PathBuf::from(job.read_iolog.take().expect("found above"));
-    let trace = crate::trace::load(&log).map_err(|e| UsageError(format!("read_iolog: {e}")))?;
+    let trace = crate::trace::Trace::open(&log, 0, None)
+        .map_err(|e| UsageError(format!("read_iolog: {e}")))?;
     let speed = match (job.replay_no_stall, trace.timeless) {
         (true, _) | (_, true) => None,
         (false, false) => Some(job.replay_time_scale.unwrap_or(100) as f64 / 100.0),

@@ -6,7 +6,8 @@
 use crate::error::UsageError;
 use crate::spec::replay::ReplaySpec;
 use crate::spec::{EngineKind, RwMode, WorkloadSpec};
-use crate::trace::{self, Op, Trace};
+use crate::trace::Trace;
+use crate::trace::file::DeviceIos;
 use crate::units::format_bytes;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -57,32 +58,30 @@ pub fn workload(request: &ReplayRequest) -> Result<WorkloadSpec, UsageError> {
         return fail("--to must be later than --from".into());
     }
     let name = request.trace.display().to_string();
-    let mut trace = trace::load(&request.trace).map_err(|e| UsageError(e.to_string()))?;
+    let seconds = |s: f64| (s * 1e9).round() as u64;
+    let trace = Trace::open(
+        &request.trace,
+        seconds(request.from_s),
+        request.to_s.map(seconds),
+    )
+    .map_err(|e| UsageError(e.to_string()))?;
     if trace.timeless && request.speed.is_some() {
         return fail(format!(
             "{name}: a {} has no times to play it at: play it --as-fast-as-possible",
             trace.format
         ));
     }
-    let seconds = |s: f64| (s * 1e9).round() as u64;
-    trace.window(seconds(request.from_s), request.to_s.map(seconds));
-    if trace.ios.is_empty() {
+    if trace.all().ios == 0 {
         return fail(format!("{name}: no I/O between --from and --to"));
     }
     let devices = assign(&trace, &request.targets, &request.map, &name)?;
-    let played: Vec<u32> = devices
+    let played: Vec<DeviceIos> = devices
         .iter()
-        .filter_map(|d| trace.devices.iter().position(|x| x == d))
-        .map(|d| d as u32)
+        .filter_map(|d| trace.device(d))
+        .map(|d| trace.of_device(d))
         .collect();
-    let ops = |op: Op| {
-        trace
-            .ios
-            .iter()
-            .filter(|io| io.op == op && played.contains(&io.device))
-            .count()
-    };
-    let (reads, writes, trims) = (ops(Op::Read), ops(Op::Write), ops(Op::Trim));
+    let ops = |count: fn(&DeviceIos) -> u64| played.iter().map(count).sum::<u64>();
+    let (reads, writes, trims) = (ops(|d| d.reads), ops(|d| d.writes), ops(|d| d.trims));
     let mut spec = WorkloadSpec::defaults(request.targets.clone());
     spec.name = "replay".into();
     (spec.rw, spec.rwmix_read) = match (reads, writes, trims) {
@@ -93,11 +92,10 @@ pub fn workload(request: &ReplayRequest) -> Result<WorkloadSpec, UsageError> {
         _ => (RwMode::TrimWrite, 0),
     };
     if request.direct
-        && let Some(io) = trace.ios.iter().find(|io| {
-            io.op != Op::Sync
-                && played.contains(&io.device)
-                && (io.offset % 512 != 0 || io.len % 512 != 0)
-        })
+        && let Some(io) = played
+            .iter()
+            .filter_map(|d| d.first_unaligned)
+            .min_by_key(|io| (io.line, io.t_ns))
     {
         let place = match io.line {
             0 => format!("{name}: an I/O at {:.6} s", io.t_ns as f64 / 1e9),
@@ -120,7 +118,7 @@ pub fn workload(request: &ReplayRequest) -> Result<WorkloadSpec, UsageError> {
     spec.overwrite = request.overwrite;
     spec.destroy_data = request.destroy_data;
     spec.even_if_mounted = request.even_if_mounted;
-    let extent = played.iter().map(|&d| trace.extent(d)).max().unwrap_or(0);
+    let extent = played.iter().map(|d| d.extent).max().unwrap_or(0);
     let extent = extent.div_ceil(spec.bs).max(1) * spec.bs;
     spec.size = (!request.wrap).then_some(extent);
     check_extents(&spec, &trace, &devices, request.wrap, &name)?;
@@ -221,17 +219,12 @@ fn check_extents(
     let mut whole = spec.clone();
     whole.size = None;
     for (t, target) in spec.targets.iter().enumerate() {
-        let Some(d) = trace.devices.iter().position(|x| Some(x) == devices.get(t)) else {
+        let Some(d) = devices.get(t).and_then(|x| trace.device(x)) else {
             continue;
         };
         let plan = crate::engine::target::inspect(&whole, target, t)?;
-        let largest = trace
-            .ios
-            .iter()
-            .filter(|io| io.device == d as u32)
-            .map(|io| u64::from(io.len))
-            .max()
-            .unwrap_or(0);
+        let played = trace.of_device(d);
+        let largest = u64::from(played.largest);
         if plan.size < largest {
             return Err(UsageError(format!(
                 "target {target}: {} is smaller than an I/O of {name} ({})",
@@ -239,12 +232,12 @@ fn check_extents(
                 format_bytes(largest)
             )));
         }
-        let extent = trace.extent(d as u32);
+        let extent = played.extent;
         if !wrap && !plan.create && plan.size < extent {
             return Err(UsageError(format!(
                 "target {target}: {name} reaches {} on {}, past its end ({}): give --wrap to fold the offsets into it",
                 format_bytes(extent),
-                trace.devices[d],
+                trace.devices[d as usize],
                 format_bytes(plan.size)
             )));
         }

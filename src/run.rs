@@ -975,25 +975,33 @@ fn play(
     t: usize,
     plan: &TargetPlan,
 ) -> anyhow::Result<()> {
-    use crate::trace::script::{Fold, Script};
+    use crate::trace::script::{Fold, Part, Script};
     let trace = replay
         .loaded
         .as_ref()
         .context("the replay's trace is not loaded")?;
-    let device = trace
+    let device = replay
         .devices
-        .iter()
-        .position(|d| Some(d) == replay.devices.get(t))
-        .map_or(u32::MAX, |d| d as u32);
-    let fold = replay.wrap.then_some(Fold {
-        size: plan.size,
-        align: trace.alignment(),
-    });
-    let script = Script::of(trace, device, replay.speed, fold, replay.loops);
-    config.sizes = BlockSizes::fixed(script.largest().max(512));
-    config.read_percent = script.read_percent();
+        .get(t)
+        .and_then(|d| trace.device(d))
+        .unwrap_or(u32::MAX);
+    let played = trace.of_device(device);
+    let part = Part {
+        device,
+        speed: replay.speed,
+        fold: replay.wrap.then_some(Fold {
+            size: plan.size,
+            align: trace.alignment(),
+        }),
+        loops: replay.loops,
+    };
+    config.sizes = BlockSizes::fixed(played.largest.max(512));
+    config.read_percent = played.read_percent();
     config.budget_bytes = None;
-    config.script = Some(Arc::new(script));
+    config.script = Some(
+        Script::play(trace.clone(), part)
+            .with_context(|| format!("cannot start reading {}", trace.path().display()))?,
+    );
     Ok(())
 }
 
@@ -1542,38 +1550,28 @@ fn replay_result(
     late_ios: u64,
     worst_lag_ns: u64,
 ) -> crate::result::replay::ReplayResult {
-    use crate::result::replay::{OriginalLatency, OriginalSecond, ReplayResult};
+    use crate::result::replay::ReplayResult;
     let Some(trace) = &replay.loaded else {
         return ReplayResult::default();
     };
-    let played: Vec<u32> = (0..targets)
-        .filter_map(|t| {
-            let name = replay.devices.get(t)?;
-            trace
-                .devices
-                .iter()
-                .position(|d| d == name)
-                .map(|d| d as u32)
-        })
-        .collect();
-    let ios = trace
-        .ios
-        .iter()
-        .filter(|io| played.contains(&io.device))
-        .count() as u64;
-    let last_ns = trace.ios.last().map_or(0, |io| io.t_ns) as f64;
+    let ios: u64 = (0..targets)
+        .filter_map(|t| trace.device(replay.devices.get(t)?))
+        .map(|d| trace.of_device(d).ios)
+        .sum();
+    let loops = replay.loops.max(1);
+    let (original, original_seconds) = match trace.has_latencies() {
+        true => crate::result::replay::original(trace, replay.speed),
+        false => Default::default(),
+    };
     ReplayResult {
-        trace_ios: ios * u64::from(replay.loops.max(1)),
+        trace_ios: ios * u64::from(loops),
         trace_span_s: replay
             .speed
-            .map_or(0.0, |s| last_ns / s / 1e9 * f64::from(replay.loops.max(1))),
+            .map_or(0.0, |s| trace.last_ns() as f64 / s / 1e9 * f64::from(loops)),
         late_ios,
         worst_lag_ns,
-        original: OriginalLatency::of(trace),
-        original_seconds: replay
-            .speed
-            .map(|s| OriginalSecond::of(trace, s))
-            .unwrap_or_default(),
+        original,
+        original_seconds,
     }
 }
 

@@ -428,6 +428,57 @@ fn inputs_that_are_not_regular_files_are_refused() {
     assert!(!target.exists());
 }
 
+/// The most memory (KiB) `fathom args` held at once, and whether it
+/// succeeded: its own rusage, not the test process's other children's.
+fn peak_kib(args: &[&str]) -> (i64, bool) {
+    let child = fathom()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: waits for the child spawned above, writing into locals.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid);
+    (usage.ru_maxrss, libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
+}
+
+// 8. A trace is streamed, not held: a replay of 400,000 I/Os takes about
+// the memory of one of 1,000 (held, they took some 30 MiB more).
+#[test]
+fn a_long_trace_is_streamed_not_held_in_memory() {
+    let dir = tempdir();
+    let (short, long) = (dir.path().join("short.csv"), dir.path().join("long.csv"));
+    csv_trace(&short, 1_000);
+    csv_trace(&long, 400_000);
+    let target = dir.path().join("t.dat");
+    std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+    let replay = |trace: &Path| {
+        peak_kib(&[
+            "replay",
+            trace.to_str().unwrap(),
+            target.to_str().unwrap(),
+            "--engine",
+            "null",
+            "--as-fast-as-possible",
+            "--wrap",
+            "--overwrite",
+        ])
+    };
+    let (small, ok_small) = replay(&short);
+    let (large, ok_large) = replay(&long);
+    assert!(ok_small && ok_large, "both replays run");
+    assert!(
+        large - small < 12 * 1024,
+        "400,000 I/Os took {} KiB more than 1,000",
+        large - small
+    );
+}
+
 // 16. An --output that cannot be written is found before measuring, naming
 // the path; a full file system leaves no temporary file behind.
 #[test]

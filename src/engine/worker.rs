@@ -102,7 +102,7 @@ pub struct WorkerConfig {
     pub sample_bytes: usize,
     /// `fathom replay`: the I/Os to issue, each when it is due, instead of
     /// the pattern's.
-    pub script: Option<Arc<Script>>,
+    pub script: Option<Script>,
     /// Where every I/O issued is recorded (`--record`).
     pub record: Option<RecordSink>,
 }
@@ -405,8 +405,6 @@ struct Job<'a> {
     trimmed: Option<(u64, u32)>,
     /// When the workers started: time zero of a replay's script.
     started: Instant,
-    /// The next I/O of the script to issue.
-    script_next: usize,
     /// The script reached a sync point: flush once the I/Os before it are
     /// done.
     script_sync_due: bool,
@@ -485,7 +483,6 @@ impl<'a> Job<'a> {
             next_due: None,
             trimmed: None,
             started: start,
-            script_next: 0,
             script_sync_due: false,
             slots: vec![
                 SlotState {
@@ -571,6 +568,9 @@ impl<'a> Job<'a> {
             }
         }
         self.finish();
+        if let Some(e) = self.config.script.as_ref().and_then(Script::failure) {
+            return Err(format!("the replay stopped early: {e}"));
+        }
         Ok(Box::new(std::mem::take(&mut self.totals)))
     }
 
@@ -760,8 +760,8 @@ impl<'a> Job<'a> {
     /// next is not due yet (`next_due` says when), is a sync point (then
     /// due), or the script is done (then the worker stops).
     fn next_scripted(&mut self) -> Option<(Direction, Option<Instant>, u64, u32)> {
-        let script = self.config.script.as_ref()?;
-        let Some(io) = script.get(self.script_next) else {
+        let script = self.config.script.as_mut()?;
+        let Some(io) = script.peek(0) else {
             self.stopping = true;
             return None;
         };
@@ -777,7 +777,7 @@ impl<'a> Job<'a> {
             return None;
         }
         self.next_due = None;
-        self.script_next += 1;
+        script.advance();
         let dir = match io.op {
             Op::Read => Direction::Read,
             Op::Write => Direction::Write,
@@ -1110,10 +1110,10 @@ impl<'a> Job<'a> {
         let Some(deadline) = self.deadline else {
             return;
         };
-        let scripted = self.config.script.as_ref().filter(|s| s.paced).cloned();
+        let scripted = self.config.script.as_ref().is_some_and(|s| s.paced);
         let paced = self.schedule.is_some()
             || self.direction_schedules.iter().any(Option::is_some)
-            || scripted.is_some();
+            || scripted;
         if !paced || self.outstanding_counted || deadline < self.measure_start {
             return;
         }
@@ -1127,12 +1127,12 @@ impl<'a> Job<'a> {
         {
             late[s.dir as usize].record(deadline.duration_since(s.due_at).as_nanos() as u64);
         }
-        if let Some(script) = &scripted {
+        if let Some(script) = self.config.script.as_mut().filter(|s| s.paced) {
             // The script's I/Os due by now and not issued: late by their age.
-            let mut n = self.script_next;
-            while let Some(io) = script.get(n) {
+            let mut n = 0;
+            while let Some(io) = script.peek(n) {
                 let due = self.measure_start + Duration::from_nanos(io.due_ns);
-                if due >= deadline || n - self.script_next >= BACKLOG_STEPS as usize {
+                if due >= deadline || n >= BACKLOG_STEPS as usize {
                     break;
                 }
                 let dir = match io.op {

@@ -39,25 +39,50 @@ pub struct OriginalSecond {
     pub p99_ns: u64,
 }
 
-impl OriginalSecond {
-    /// The seconds of `trace`'s recorded latencies played at `speed`.
-    pub fn of(trace: &Trace, speed: f64) -> Vec<OriginalSecond> {
-        let mut seconds: std::collections::BTreeMap<u64, LatencyHistogram> = Default::default();
-        for io in trace.ios.iter().filter(|io| io.op != Op::Sync) {
-            if let Some(ns) = io.latency_ns {
-                let second = (io.t_ns as f64 / speed / 1e9) as u64;
-                seconds.entry(second).or_default().record(ns.max(1));
-            }
+/// The latencies `trace` recorded: per direction, and second by second
+/// on the replay's clock (the trace's times divided by `speed`; none as
+/// fast as possible). Read from the file in one pass; a trace that can no
+/// longer be read gives nothing.
+pub fn original(trace: &Trace, speed: Option<f64>) -> (OriginalLatency, Vec<OriginalSecond>) {
+    let mut per_op: [LatencyHistogram; 3] = std::array::from_fn(|_| LatencyHistogram::new());
+    let mut seconds = Vec::new();
+    let mut current: Option<(u64, LatencyHistogram)> = None;
+    let close = |(s, h): (u64, LatencyHistogram), seconds: &mut Vec<OriginalSecond>| {
+        seconds.push(OriginalSecond {
+            t_s: s as f64,
+            ios: h.count(),
+            p99_ns: h.value_at_percentile(99.0),
+        })
+    };
+    let Ok(answers) = trace.answers() else {
+        return Default::default();
+    };
+    for answer in answers {
+        let Ok(a) = answer else {
+            return Default::default();
+        };
+        let ns = a.latency_ns.max(1);
+        match a.op {
+            Op::Read => per_op[0].record(ns),
+            Op::Write => per_op[1].record(ns),
+            Op::Trim => per_op[2].record(ns),
+            Op::Sync => continue,
         }
-        seconds
-            .into_iter()
-            .map(|(s, h)| OriginalSecond {
-                t_s: s as f64,
-                ios: h.count(),
-                p99_ns: h.value_at_percentile(99.0),
-            })
-            .collect()
+        let Some(speed) = speed else { continue };
+        let second = (a.t_ns as f64 / speed / 1e9) as u64;
+        if current.as_ref().is_some_and(|(s, _)| *s != second) {
+            close(current.take().expect("just seen"), &mut seconds);
+        }
+        current
+            .get_or_insert_with(|| (second, LatencyHistogram::new()))
+            .1
+            .record(ns);
     }
+    if let Some(last) = current {
+        close(last, &mut seconds);
+    }
+    let [read, write, trim] = per_op.map(|h| (h.count() > 0).then(|| h.summary()));
+    (OriginalLatency { read, write, trim }, seconds)
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -73,27 +98,6 @@ pub struct OriginalLatency {
 impl OriginalLatency {
     pub fn is_empty(&self) -> bool {
         self.read.is_none() && self.write.is_none() && self.trim.is_none()
-    }
-
-    /// The latencies `trace` recorded, per direction.
-    pub fn of(trace: &Trace) -> OriginalLatency {
-        let of = |op: Op| {
-            let mut h = LatencyHistogram::new();
-            for ns in trace
-                .ios
-                .iter()
-                .filter(|io| io.op == op)
-                .filter_map(|io| io.latency_ns)
-            {
-                h.record(ns.max(1));
-            }
-            (h.count() > 0).then(|| h.summary())
-        };
-        OriginalLatency {
-            read: of(Op::Read),
-            write: of(Op::Write),
-            trim: of(Op::Trim),
-        }
     }
 
     /// Each direction with its name.

@@ -6,38 +6,53 @@
 //! Flushes without data (`F` in RWBS, no blocks) are sync points. Lines of
 //! blkparse's summary and of other events are skipped.
 
-use super::{At, Op, Trace, TraceError, TraceIo, number};
+use super::read::{Answer, Out, TextFormat};
+use super::{Op, number};
 use std::collections::BTreeMap;
 
-pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
-    let mut trace = Trace {
-        format: "blkparse",
-        ..Trace::default()
-    };
-    // Queued I/Os waiting for their completion: (device, sector) -> index.
-    let mut pending: BTreeMap<(u32, u64), Vec<usize>> = BTreeMap::new();
-    let mut events = 0usize;
-    for (i, line) in text.lines().enumerate() {
-        let fail = |message: String| at.line(i + 1, message);
+/// An I/O queued and not yet completed.
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    io: u64,
+    t_ns: u64,
+    op: Op,
+}
+
+/// The most queued I/Os waited on for their completions: a trace of queue
+/// events alone (`blktrace -a queue`) would otherwise keep every I/O.
+const MAX_PENDING: usize = 1 << 20;
+
+/// blkparse's text.
+#[derive(Default)]
+pub struct Blkparse {
+    /// Queued I/Os waiting for their completion: (device, sector) -> I/Os.
+    pending: BTreeMap<(u32, u64), Vec<Queued>>,
+    pending_count: usize,
+    events: usize,
+}
+
+impl TextFormat for Blkparse {
+    fn name(&self) -> &'static str {
+        "blkparse"
+    }
+
+    fn line(&mut self, line: &str, out: &mut Out) -> Result<(), String> {
         let words: Vec<&str> = line.split_whitespace().collect();
         let Some(device) = words.first().filter(|w| is_device(w)) else {
-            continue;
+            return Ok(());
         };
         let [_, _cpu, _seq, seconds, _pid, action, rwbs, rest @ ..] = words.as_slice() else {
-            return Err(fail(format!(
-                "'{}': too few fields for an event",
-                line.trim()
-            )));
+            return Err(format!("'{}': too few fields for an event", line.trim()));
         };
-        events += 1;
+        self.events += 1;
         if !matches!(*action, "Q" | "C") {
-            continue;
+            return Ok(());
         }
-        let t_ns = seconds_to_ns(seconds).map_err(fail)?;
+        let t_ns = seconds_to_ns(seconds)?;
         let (sector, blocks) = match rest {
             [sector, "+", blocks, ..] => (
-                number::<u64>(sector, "sector").map_err(fail)?,
-                number::<u32>(blocks, "block count").map_err(fail)?,
+                number::<u64>(sector, "sector")?,
+                number::<u32>(blocks, "block count")?,
             ),
             _ => (0, 0),
         };
@@ -51,52 +66,67 @@ pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
             Op::Sync
         } else {
             // No data and no flush (`N`): nothing to replay.
-            continue;
+            return Ok(());
         };
-        let device = trace.device(device);
+        let device = out.devices.of(device);
         if *action == "C" {
-            let end = sector.saturating_add(u64::from(blocks.max(1)));
-            let covered: Vec<(u32, u64)> = pending
-                .range((device, sector)..(device, end))
-                .map(|(key, _)| *key)
-                .collect();
-            for key in covered {
-                let queued = pending.get_mut(&key).expect("a key just seen");
-                let io = &mut trace.ios[queued.remove(0)];
-                io.latency_ns = Some(t_ns.saturating_sub(io.t_ns));
-                if queued.is_empty() {
-                    pending.remove(&key);
-                }
-            }
-            continue;
+            self.complete(device, sector, blocks, t_ns, out);
+            return Ok(());
         }
         let len = blocks
             .checked_mul(512)
-            .ok_or_else(|| fail(format!("{blocks} blocks is more than one I/O can be")))?;
+            .ok_or_else(|| format!("{blocks} blocks is more than one I/O can be"))?;
+        let io = out.io(t_ns, device, op, sector * 512, len);
         if op != Op::Sync {
-            pending
+            if self.pending_count >= MAX_PENDING {
+                // Completions are not traced, or far behind: these go
+                // without a recorded latency.
+                self.pending.clear();
+                self.pending_count = 0;
+            }
+            self.pending
                 .entry((device, sector))
                 .or_default()
-                .push(trace.ios.len());
+                .push(Queued { io, t_ns, op });
+            self.pending_count += 1;
         }
-        trace.ios.push(TraceIo {
-            line: (i + 1) as u32,
-            t_ns,
-            device,
-            op,
-            offset: sector * 512,
-            len,
-            latency_ns: None,
-        });
+        Ok(())
     }
-    if events == 0 {
-        return Err(at.line(
-            0,
-            "not a trace fathom reads (a fio iolog, blkparse's text, a CSV starting 'time,offset,length,rw', or a fathom recording)",
-        ));
+
+    fn end(&mut self, _out: &mut Out) -> Result<(), String> {
+        if self.events == 0 {
+            return Err("not a trace fathom reads (a fio iolog, blkparse's text, a CSV starting 'time,offset,length,rw', or a fathom recording)".into());
+        }
+        Ok(())
     }
-    trace.sort();
-    Ok(trace)
+}
+
+impl Blkparse {
+    /// A completion at `t_ns` answers every I/O queued in the sectors it
+    /// covers, the first queued at each.
+    fn complete(&mut self, device: u32, sector: u64, blocks: u32, t_ns: u64, out: &mut Out) {
+        let end = sector.saturating_add(u64::from(blocks.max(1)));
+        let covered: Vec<(u32, u64)> = self
+            .pending
+            .range((device, sector)..(device, end))
+            .map(|(key, _)| *key)
+            .collect();
+        for key in covered {
+            let queued = self.pending.get_mut(&key).expect("a key just seen");
+            let q = queued.remove(0);
+            self.pending_count -= 1;
+            if queued.is_empty() {
+                self.pending.remove(&key);
+            }
+            out.answered(Answer {
+                io: q.io,
+                t_ns: q.t_ns,
+                device,
+                op: q.op,
+                latency_ns: t_ns.saturating_sub(q.t_ns),
+            });
+        }
+    }
 }
 
 /// Whether `line` is a blkparse event (`8,16 CPU SEQ SECONDS PID ACTION`).
@@ -132,6 +162,7 @@ fn seconds_to_ns(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::{At, parse};
 
     const SAMPLE: &str = "\
   8,0    3        1     0.000000000   697  Q  WS 3417048 + 8 [kworker/u8:2]
@@ -155,7 +186,8 @@ Total (8,0):
         let ios: Vec<(u64, Op, u64, u32, Option<u64>)> = t
             .ios
             .iter()
-            .map(|io| (io.t_ns, io.op, io.offset, io.len, io.latency_ns))
+            .zip(&t.latencies)
+            .map(|(io, l)| (io.t_ns, io.op, io.offset, io.len, *l))
             .collect();
         assert_eq!(
             ios,
@@ -180,8 +212,7 @@ Total (8,0):
   8,0    0        5     0.001000000    0  C   W 100 + 16 [0]
 ";
         let t = parse(text, At { file: "t" }).unwrap();
-        let latencies: Vec<Option<u64>> = t.ios.iter().map(|io| io.latency_ns).collect();
-        assert_eq!(latencies, [Some(1_000_000), Some(990_000), None]);
+        assert_eq!(t.latencies, [Some(1_000_000), Some(990_000), None]);
     }
 
     #[test]

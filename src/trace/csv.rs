@@ -4,97 +4,115 @@
 //! `r`, `w` too), and optionally `device` (a name, mapped to a target) and
 //! `latency_ns` (what the I/O took when traced).
 
-use super::{At, Op, Trace, TraceError, TraceIo, number};
+use super::read::{Answer, Devices, Out, TextFormat};
+use super::{Op, number};
 
-pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
-    let mut lines = text.lines().enumerate();
-    let (_, header) = lines.next().unwrap_or((0, ""));
-    let columns: Vec<&str> = header.split(',').map(str::trim).collect();
-    let find = |name: &str| columns.iter().position(|c| *c == name);
-    let (time, seconds) = match (find("time_ns"), find("time")) {
-        (Some(i), _) => (i, false),
-        (None, Some(i)) => (i, true),
-        _ => return Err(at.line(1, "the header names no time or time_ns column")),
-    };
-    let need = |name: &str| {
-        find(name).ok_or_else(|| at.line(1, format!("the header names no {name} column")))
-    };
-    let (offset, length, rw) = (need("offset")?, need("length")?, need("rw")?);
-    let (device, latency) = (find("device"), find("latency_ns"));
-    let mut trace = Trace {
-        format: "csv",
-        ..Trace::default()
-    };
-    for (i, line) in lines {
+/// A CSV trace's columns, found in its header.
+pub struct Csv {
+    width: usize,
+    time: usize,
+    /// The time column is in seconds (`time`), not ns (`time_ns`).
+    seconds: bool,
+    offset: usize,
+    length: usize,
+    rw: usize,
+    device: Option<usize>,
+    latency: Option<usize>,
+}
+
+impl Csv {
+    /// The reader of a CSV with this header line.
+    pub fn new(header: &str) -> Result<Csv, String> {
+        let columns: Vec<&str> = header.split(',').map(str::trim).collect();
+        let find = |name: &str| columns.iter().position(|c| *c == name);
+        let (time, seconds) = match (find("time_ns"), find("time")) {
+            (Some(i), _) => (i, false),
+            (None, Some(i)) => (i, true),
+            _ => return Err("the header names no time or time_ns column".into()),
+        };
+        let need =
+            |name: &str| find(name).ok_or_else(|| format!("the header names no {name} column"));
+        Ok(Csv {
+            width: columns.len(),
+            time,
+            seconds,
+            offset: need("offset")?,
+            length: need("length")?,
+            rw: need("rw")?,
+            device: find("device"),
+            latency: find("latency_ns"),
+        })
+    }
+}
+
+impl TextFormat for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+
+    fn line(&mut self, line: &str, out: &mut Out) -> Result<(), String> {
         if line.trim().is_empty() {
-            continue;
+            return Ok(());
         }
-        let fail = |message: String| at.line(i + 1, message);
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
         let cell = |c: usize| {
-            cells.get(c).copied().ok_or_else(|| {
-                fail(format!(
-                    "{} cells, the header names {}",
-                    cells.len(),
-                    columns.len()
-                ))
-            })
+            cells
+                .get(c)
+                .copied()
+                .ok_or_else(|| format!("{} cells, the header names {}", cells.len(), self.width))
         };
-        let t = cell(time)?;
-        let t_ns = if seconds {
+        let t = cell(self.time)?;
+        let t_ns = if self.seconds {
             let s: f64 = t
                 .parse()
                 .ok()
                 .filter(|s: &f64| s.is_finite() && *s >= 0.0)
-                .ok_or_else(|| fail(format!("time '{t}' is not a number of seconds")))?;
+                .ok_or_else(|| format!("time '{t}' is not a number of seconds"))?;
             let ns = s * 1e9;
-            super::bounded_time((ns <= u64::MAX as f64).then_some(ns.round() as u64), t)
-                .map_err(fail)?
+            super::bounded_time((ns <= u64::MAX as f64).then_some(ns.round() as u64), t)?
         } else {
-            super::bounded_time(Some(number::<u64>(t, "time_ns").map_err(fail)?), t)
-                .map_err(fail)?
+            super::bounded_time(Some(number::<u64>(t, "time_ns")?), t)?
         };
-        let op = match cell(rw)? {
+        let op = match cell(self.rw)? {
             "read" | "r" | "R" => Op::Read,
             "write" | "w" | "W" => Op::Write,
             "trim" | "discard" => Op::Trim,
             "sync" | "flush" => Op::Sync,
-            other => {
-                return Err(fail(format!(
-                    "rw '{other}' is not read, write, trim or sync"
-                )));
-            }
+            other => return Err(format!("rw '{other}' is not read, write, trim or sync")),
         };
-        let offset = number::<u64>(cell(offset)?, "offset").map_err(fail)?;
-        let len = number::<u32>(cell(length)?, "length").map_err(fail)?;
+        let offset = number::<u64>(cell(self.offset)?, "offset")?;
+        let len = number::<u32>(cell(self.length)?, "length")?;
         if op != Op::Sync && len == 0 {
-            return Err(fail("an I/O of length 0".into()));
+            return Err("an I/O of length 0".into());
         }
-        let device = trace.device(match device {
-            Some(d) => cell(d)?,
-            None => "1",
-        });
-        let latency_ns = match latency {
-            Some(l) => Some(number::<u64>(cell(l)?, "latency_ns").map_err(fail)?),
+        let device = device_of(&mut out.devices, self.device.map(cell).transpose()?);
+        let latency_ns = match self.latency {
+            Some(l) => Some(number::<u64>(cell(l)?, "latency_ns")?),
             None => None,
         };
-        trace.ios.push(TraceIo {
-            line: (i + 1) as u32,
-            t_ns,
-            device,
-            op,
-            offset,
-            len,
-            latency_ns,
-        });
+        let io = out.io(t_ns, device, op, offset, len);
+        if let Some(latency_ns) = latency_ns {
+            out.answered(Answer {
+                io,
+                t_ns,
+                device,
+                op,
+                latency_ns,
+            });
+        }
+        Ok(())
     }
-    trace.sort();
-    Ok(trace)
+}
+
+/// The device a row names; "1" for a CSV without a device column.
+fn device_of(devices: &mut Devices, named: Option<&str>) -> u32 {
+    devices.of(named.unwrap_or("1"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::{At, parse};
 
     #[test]
     fn rows_are_ios_with_the_columns_the_header_names() {
@@ -109,7 +127,7 @@ mod tests {
             (0, Op::Read, 8192)
         );
         assert_eq!(t.ios[1].t_ns, 500_000_000);
-        assert_eq!(t.ios[1].latency_ns, Some(120_000));
+        assert_eq!(t.latencies[1], Some(120_000));
     }
 
     #[test]

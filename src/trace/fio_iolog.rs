@@ -4,93 +4,92 @@
 //! line with the time it was issued, in microseconds; version 2 has no
 //! times, so it can only be played as fast as possible.
 
-use super::{At, Op, Trace, TraceError, TraceIo, number};
+use super::read::{Out, TextFormat};
+use super::{Op, number};
 
-pub fn parse(text: &str, at: At) -> Result<Trace, TraceError> {
-    let mut lines = text.lines().enumerate();
-    let (_, header) = lines.next().unwrap_or((0, ""));
-    let timed = match header.trim() {
-        "fio version 2 iolog" => false,
-        "fio version 3 iolog" => true,
-        other => {
-            return Err(at.line(
-                1,
-                format!("'{other}': fathom reads fio iologs of version 2 and 3"),
-            ));
+/// An fio iolog of version 2 (no times) or 3.
+pub struct FioIolog {
+    timed: bool,
+}
+
+impl FioIolog {
+    /// The reader of an iolog whose first line is `header`.
+    pub fn new(header: &str) -> Result<FioIolog, String> {
+        match header {
+            "fio version 2 iolog" => Ok(FioIolog { timed: false }),
+            "fio version 3 iolog" => Ok(FioIolog { timed: true }),
+            other => Err(format!(
+                "'{other}': fathom reads fio iologs of version 2 and 3"
+            )),
         }
-    };
-    let mut trace = Trace {
-        format: if timed {
+    }
+}
+
+impl TextFormat for FioIolog {
+    fn name(&self) -> &'static str {
+        if self.timed {
             "fio iolog v3"
         } else {
             "fio iolog v2"
-        },
-        timeless: !timed,
-        ..Trace::default()
-    };
-    for (i, line) in lines {
-        let line_no = i + 1;
-        let fail = |message: String| at.line(line_no, message);
+        }
+    }
+
+    fn timeless(&self) -> bool {
+        !self.timed
+    }
+
+    fn line(&mut self, line: &str, out: &mut Out) -> Result<(), String> {
         let mut words = line.split_whitespace();
-        let t_ns = if timed {
-            let Some(t) = words.next() else { continue };
-            let ms: u64 = number(t, "time").map_err(fail)?;
-            super::bounded_time(ms.checked_mul(1000), t).map_err(fail)?
+        let t_ns = if self.timed {
+            let Some(t) = words.next() else {
+                return Ok(());
+            };
+            let ms: u64 = number(t, "time")?;
+            super::bounded_time(ms.checked_mul(1000), t)?
         } else {
             0
         };
         let words: Vec<&str> = words.collect();
         let (file, action, rest) = match words.as_slice() {
-            [] if !timed => continue,
+            [] if !self.timed => return Ok(()),
             [file, action, rest @ ..] => (*file, *action, rest),
             _ => {
-                return Err(fail(format!(
-                    "'{}': expected a file and an action",
-                    line.trim()
-                )));
+                return Err(format!("'{}': expected a file and an action", line.trim()));
             }
         };
         let op = match action {
             "add" | "open" | "close" => {
-                trace.device(file);
-                continue;
+                out.devices.of(file);
+                return Ok(());
             }
             "read" => Op::Read,
             "write" => Op::Write,
             "trim" => Op::Trim,
             "sync" | "datasync" => Op::Sync,
-            "wait" => continue,
-            other => return Err(fail(format!("unknown action '{other}'"))),
+            "wait" => return Ok(()),
+            other => return Err(format!("unknown action '{other}'")),
         };
         let (offset, len) = match (op, rest) {
             (Op::Sync, _) => (0, 0),
             (_, [offset, len]) => (
-                number::<u64>(offset, "offset").map_err(fail)?,
-                number::<u32>(len, "length").map_err(fail)?,
+                number::<u64>(offset, "offset")?,
+                number::<u32>(len, "length")?,
             ),
-            _ => return Err(fail(format!("'{action}' needs an offset and a length"))),
+            _ => return Err(format!("'{action}' needs an offset and a length")),
         };
         if op != Op::Sync && len == 0 {
-            return Err(fail("an I/O of length 0".into()));
+            return Err("an I/O of length 0".into());
         }
-        let device = trace.device(file);
-        trace.ios.push(TraceIo {
-            line: line_no as u32,
-            t_ns,
-            device,
-            op,
-            offset,
-            len,
-            latency_ns: None,
-        });
+        let device = out.devices.of(file);
+        out.io(t_ns, device, op, offset, len);
+        Ok(())
     }
-    trace.sort();
-    Ok(trace)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::{At, parse};
 
     fn at() -> At<'static> {
         At { file: "io.log" }

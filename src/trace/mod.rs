@@ -1,13 +1,21 @@
 //! Traces of I/O: what a workload issued, when, where and how much. Read
 //! from fio's iologs, blkparse's text, a CSV, or fathom's own recordings
-//! (`record.rs`), and turned into the script a replay's workers follow.
-//! One file per format.
+//! (`record.rs`), one file per format, one event at a time (`read.rs`).
+//! A trace is never held in memory: `file.rs` reads it once to learn what
+//! it holds, and every replay pass streams it again, in time order
+//! (`order.rs`), into the script a replay's workers follow (`script.rs`).
 
 pub mod blkparse;
 pub mod csv;
+pub mod file;
 pub mod fio_iolog;
+pub mod order;
+pub mod read;
 pub mod record;
 pub mod script;
+
+pub use file::Trace;
+pub use read::{Answer, Event, Reader};
 
 use std::fmt;
 use std::path::Path;
@@ -38,93 +46,14 @@ impl Op {
 pub struct TraceIo {
     /// When it was issued, in ns from the start of the trace.
     pub t_ns: u64,
-    /// Index into [`Trace::devices`].
+    /// Index into the trace's devices, in the order first seen.
     pub device: u32,
     pub op: Op,
     pub offset: u64,
     pub len: u32,
-    /// How long it took when recorded (submission to completion), where
-    /// the trace says (blkparse's completions, a CSV's latency column).
-    pub latency_ns: Option<u64>,
     /// The line of a text trace it was read from (0 for a recording), so
     /// that a problem found later names it.
     pub line: u32,
-}
-
-/// A trace: its devices (files, device numbers) in the order first seen,
-/// and its I/Os in the order issued.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Trace {
-    /// What the trace's format is called in reports.
-    pub format: &'static str,
-    pub devices: Vec<String>,
-    pub ios: Vec<TraceIo>,
-    /// The format records no times (fio's version 2 iologs): every I/O is
-    /// at time 0, so the trace can only be played as fast as possible.
-    pub timeless: bool,
-}
-
-impl Trace {
-    /// The index of `name`, added when new.
-    fn device(&mut self, name: &str) -> u32 {
-        match self.devices.iter().position(|d| d == name) {
-            Some(i) => i as u32,
-            None => {
-                self.devices.push(name.to_string());
-                (self.devices.len() - 1) as u32
-            }
-        }
-    }
-
-    /// Sorts the I/Os by time, keeping the order of I/Os issued at the same
-    /// time (a recording's workers write their I/Os in batches).
-    fn sort(&mut self) {
-        self.ios.sort_by_key(|io| io.t_ns);
-    }
-
-    /// From the first I/O to the last, in ns.
-    pub fn span_ns(&self) -> u64 {
-        match (self.ios.first(), self.ios.last()) {
-            (Some(a), Some(b)) => b.t_ns - a.t_ns,
-            _ => 0,
-        }
-    }
-
-    /// The end of the furthest I/O on `device`.
-    pub fn extent(&self, device: u32) -> u64 {
-        self.ios
-            .iter()
-            .filter(|io| io.device == device && io.op != Op::Sync)
-            .map(|io| io.offset + u64::from(io.len))
-            .max()
-            .unwrap_or(0)
-    }
-
-    /// The largest power of two, up to 4096, that every offset and length
-    /// is a multiple of: what O_DIRECT needs of a target to replay it.
-    pub fn alignment(&self) -> u64 {
-        let bits = self
-            .ios
-            .iter()
-            .filter(|io| io.op != Op::Sync)
-            .fold(0u64, |acc, io| acc | io.offset | u64::from(io.len));
-        match bits {
-            0 => 4096,
-            b => (1u64 << b.trailing_zeros()).min(4096),
-        }
-    }
-
-    /// The I/Os from `from_ns` up to `to_ns` of the trace, their times made
-    /// relative to `from_ns`.
-    pub fn window(&mut self, from_ns: u64, to_ns: Option<u64>) {
-        let start = self.ios.first().map_or(0, |io| io.t_ns);
-        let (from, to) = (start + from_ns, to_ns.map(|t| start + t));
-        self.ios
-            .retain(|io| io.t_ns >= from && to.is_none_or(|t| io.t_ns < t));
-        for io in &mut self.ios {
-            io.t_ns -= from;
-        }
-    }
 }
 
 /// What is wrong with a trace, and where.
@@ -207,100 +136,54 @@ pub fn looks_like_trace(path: &Path) -> bool {
         || blkparse::is_event(first)
 }
 
-/// The largest trace file fathom reads (it holds a trace's I/Os in memory,
-/// about 40 bytes each).
-pub const MAX_TRACE_BYTES: u64 = 16 << 30;
-
-/// Reads the trace at `path`, its format told by its first bytes: fathom's
-/// recordings and fio's iologs say what they are, a CSV starts with its
-/// header, and anything else is taken as blkparse's text.
-pub fn load(path: &Path) -> Result<Trace, TraceError> {
-    let name = path.display().to_string();
-    let at = At { file: &name };
-    // A trace is a regular file: a device or a FIFO (/dev/zero) would be
-    // read until memory ran out.
-    let bytes =
-        crate::util::input::read_bytes_bounded(path, MAX_TRACE_BYTES, "a trace").map_err(|e| {
-            TraceError {
-                file: name.clone(),
-                line: 0,
-                message: format!(
-                    "cannot read: {}",
-                    e.0.trim_start_matches(&format!("{name}: "))
-                ),
-            }
-        })?;
-    let trace = if bytes.starts_with(record::MAGIC) {
-        record::parse(&bytes, at)?
-    } else {
-        let text = std::str::from_utf8(&bytes).map_err(|_| {
-            at.line(
-                0,
-                "not a trace fathom reads (neither text nor a fathom recording)",
-            )
-        })?;
-        let first = text.lines().next().unwrap_or("").trim();
-        if first.starts_with("fio version") {
-            fio_iolog::parse(text, at)?
-        } else if first.starts_with("time,") || first.starts_with("time_ns,") {
-            csv::parse(text, at)?
-        } else {
-            blkparse::parse(text, at)?
-        }
-    };
-    if trace.ios.is_empty() {
-        return Err(at.line(0, "holds no I/O"));
-    }
-    if let Some(io) = trace.ios.iter().find(|io| io.t_ns > MAX_TRACE_TIME_NS) {
-        return Err(at.line(
-            0,
-            bounded_time(None, &format!("{} ns", io.t_ns)).unwrap_err(),
-        ));
-    }
-    Ok(trace)
+/// A whole trace in memory, in time order: for tests and small tools
+/// (a replay streams its trace through [`Trace`] instead).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    pub format: &'static str,
+    pub devices: Vec<String>,
+    pub ios: Vec<TraceIo>,
+    /// Per I/O, how long it took when recorded, where the trace says.
+    pub latencies: Vec<Option<u64>>,
+    pub timeless: bool,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn io(t_ns: u64, offset: u64, len: u32) -> TraceIo {
-        TraceIo {
-            line: 0,
-            t_ns,
-            device: 0,
-            op: Op::Read,
-            offset,
-            len,
-            latency_ns: None,
+/// Reads every event of `reader` into memory, sorted by time (the order of
+/// I/Os at the same time kept).
+pub fn collect(mut reader: Reader) -> Result<Loaded, TraceError> {
+    let mut ios = Vec::new();
+    let mut answers = Vec::new();
+    for event in reader.by_ref() {
+        match event? {
+            Event::Io(io) => ios.push(io),
+            Event::Answered(a) => answers.push(a),
         }
     }
-
-    #[test]
-    fn a_window_keeps_its_part_and_starts_it_at_zero() {
-        let mut t = Trace {
-            format: "csv",
-            devices: vec!["d".into()],
-            ios: (0..10)
-                .map(|i| io(1_000 + i * 100, i * 4096, 4096))
-                .collect(),
-            ..Trace::default()
-        };
-        assert_eq!(t.span_ns(), 900);
-        assert_eq!(t.extent(0), 40960);
-        t.window(200, Some(500));
-        let times: Vec<u64> = t.ios.iter().map(|io| io.t_ns).collect();
-        assert_eq!(times, [0, 100, 200]);
+    let mut latencies = vec![None; ios.len()];
+    for a in answers {
+        latencies[a.io as usize] = Some(a.latency_ns);
     }
+    let mut order: Vec<usize> = (0..ios.len()).collect();
+    order.sort_by_key(|&i| ios[i].t_ns);
+    Ok(Loaded {
+        format: reader.format(),
+        devices: reader.devices().to_vec(),
+        ios: order.iter().map(|&i| ios[i]).collect(),
+        latencies: order.iter().map(|&i| latencies[i]).collect(),
+        timeless: reader.timeless(),
+    })
+}
 
-    #[test]
-    fn alignment_is_what_every_io_shares() {
-        let mut t = Trace {
-            ios: vec![io(0, 8192, 4096), io(1, 4096, 8192)],
-            ..Trace::default()
-        };
-        assert_eq!(t.alignment(), 4096);
-        t.ios.push(io(2, 512, 1024));
-        assert_eq!(t.alignment(), 512);
-    }
+/// Reads a whole trace from text, its problems named as of `at`'s file.
+#[cfg(test)]
+pub fn parse(text: &str, at: At) -> Result<Loaded, TraceError> {
+    collect(Reader::new(
+        Box::new(std::io::Cursor::new(text.to_string())),
+        at.file,
+    )?)
+}
+
+/// Reads the whole trace at `path` into memory (see [`Loaded`]).
+pub fn load(path: &Path) -> Result<Loaded, TraceError> {
+    collect(Reader::open(path)?)
 }

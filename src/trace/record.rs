@@ -9,11 +9,13 @@
 //!   target (u16), operation (u8: 0 read, 1 write, 2 trim, 3 sync), 0 (u8).
 //!
 //! Workers append their records in batches through one writer thread, so
-//! records are in time order within a target, not across the file; the
-//! reader sorts them.
+//! records are in time order within a worker, not across the file: a
+//! replay puts them in order as it reads (`order.rs`).
 
-use super::{At, Op, Trace, TraceError, TraceIo};
+use super::read::{Devices, Out};
+use super::{At, Op, TraceError};
 use std::fs::File;
+use std::io::BufRead;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::mpsc::{Sender, channel};
@@ -135,68 +137,90 @@ impl Drop for RecordSink {
     }
 }
 
-/// Reads a recording made by [`Recording`].
-pub fn parse(bytes: &[u8], at: At) -> Result<Trace, TraceError> {
+/// Reads a recording's header (made by [`Recording`]): its targets become
+/// the trace's devices, in order.
+pub fn read_header(
+    input: &mut dyn BufRead,
+    devices: &mut Devices,
+    at: At,
+) -> Result<(), TraceError> {
     let damaged = |what: &str| at.line(0, format!("a damaged fathom recording: {what}"));
-    let u32_at = |pos: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(
-            bytes.get(pos..pos + 4)?.try_into().ok()?,
-        ))
+    let u32_of = |input: &mut dyn BufRead, what: &str| -> Result<u32, TraceError> {
+        let mut b = [0u8; 4];
+        input.read_exact(&mut b).map_err(|_| damaged(what))?;
+        Ok(u32::from_le_bytes(b))
     };
-    let version = u32_at(8).ok_or_else(|| damaged("no header"))?;
+    let mut magic = [0u8; 8];
+    input
+        .read_exact(&mut magic)
+        .map_err(|_| damaged("no header"))?;
+    let version = u32_of(input, "no header")?;
     if version != VERSION {
         return Err(at.line(
             0,
             format!("a fathom recording of version {version}: this fathom reads version {VERSION}"),
         ));
     }
-    let count = u32_at(12).ok_or_else(|| damaged("no target count"))? as usize;
-    let mut pos = 16;
-    let mut trace = Trace {
-        format: "fathom recording",
-        ..Trace::default()
-    };
-    for _ in 0..count.min(1 << 16) {
-        let len = u32_at(pos).ok_or_else(|| damaged("a target name cut short"))? as usize;
-        let name = bytes
-            .get(pos + 4..pos + 4 + len)
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .ok_or_else(|| damaged("a target name cut short"))?;
-        trace.devices.push(name.to_string());
-        pos += 4 + len;
+    let count = u32_of(input, "no target count")?;
+    if count > 1 << 16 {
+        return Err(damaged(&format!("{count} targets")));
     }
-    let body = &bytes[pos..];
-    if !body.len().is_multiple_of(RECORD) {
-        return Err(damaged("its records are cut short"));
-    }
-    for record in body.chunks_exact(RECORD) {
-        let u64_of = |r: &[u8]| u64::from_le_bytes(r.try_into().expect("8 bytes"));
-        let device = u16::from_le_bytes([record[20], record[21]]);
-        let op = match record[22] {
-            0 => Op::Read,
-            1 => Op::Write,
-            2 => Op::Trim,
-            3 => Op::Sync,
-            other => return Err(damaged(&format!("operation {other}"))),
-        };
-        if usize::from(device) >= trace.devices.len() {
-            return Err(damaged(&format!(
-                "target {device} of {}",
-                trace.devices.len()
-            )));
+    for _ in 0..count {
+        let len = u32_of(input, "a target name cut short")? as usize;
+        if len > 4096 {
+            return Err(damaged("a target name cut short"));
         }
-        trace.ios.push(TraceIo {
-            line: 0,
-            t_ns: u64_of(&record[0..8]),
-            offset: u64_of(&record[8..16]),
-            len: u32::from_le_bytes(record[16..20].try_into().expect("4 bytes")),
-            device: u32::from(device),
-            op,
-            latency_ns: None,
-        });
+        let mut name = vec![0u8; len];
+        input
+            .read_exact(&mut name)
+            .map_err(|_| damaged("a target name cut short"))?;
+        let name = String::from_utf8(name).map_err(|_| damaged("a target name cut short"))?;
+        devices.push(&name);
     }
-    trace.sort();
-    Ok(trace)
+    Ok(())
+}
+
+/// Reads the next record of a recording into `out`; false at its end.
+pub fn read_record(input: &mut dyn BufRead, out: &mut Out, at: At) -> Result<bool, TraceError> {
+    let damaged = |what: &str| at.line(0, format!("a damaged fathom recording: {what}"));
+    let mut record = [0u8; RECORD];
+    let mut filled = 0;
+    while filled < RECORD {
+        match input.read(&mut record[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(at.line(0, format!("cannot read: {e}"))),
+        }
+    }
+    match filled {
+        0 => return Ok(false),
+        RECORD => {}
+        _ => return Err(damaged("its records are cut short")),
+    }
+    let u64_of = |r: &[u8]| u64::from_le_bytes(r.try_into().expect("8 bytes"));
+    let device = u16::from_le_bytes([record[20], record[21]]);
+    let op = match record[22] {
+        0 => Op::Read,
+        1 => Op::Write,
+        2 => Op::Trim,
+        3 => Op::Sync,
+        other => return Err(damaged(&format!("operation {other}"))),
+    };
+    let devices = out.devices.names().len();
+    if usize::from(device) >= devices {
+        return Err(damaged(&format!("target {device} of {devices}")));
+    }
+    let t_ns = u64_of(&record[0..8]);
+    let t_ns = super::bounded_time(Some(t_ns), &format!("{t_ns} ns")).map_err(|m| at.line(0, m))?;
+    out.io(
+        t_ns,
+        u32::from(device),
+        op,
+        u64_of(&record[8..16]),
+        u32::from_le_bytes(record[16..20].try_into().expect("4 bytes")),
+    );
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -216,7 +240,7 @@ mod tests {
         drop((one, two));
         assert_eq!(recording.finish().unwrap(), 3);
         let bytes = std::fs::read(&path).unwrap();
-        let t = parse(&bytes, At { file: "r" }).unwrap();
+        let t = crate::trace::load(&path).unwrap();
         assert_eq!(t.devices, ["a", "/dev/b"]);
         let ios: Vec<(u64, u32, Op, u64)> = t
             .ios
@@ -232,7 +256,11 @@ mod tests {
             ]
         );
         // Cut short: named, never half read.
-        let e = parse(&bytes[..bytes.len() - 3], At { file: "r" }).unwrap_err();
+        let cut = bytes[..bytes.len() - 3].to_vec();
+        let e = crate::trace::Reader::new(Box::new(std::io::Cursor::new(cut)), "r")
+            .unwrap()
+            .find_map(Result::err)
+            .unwrap();
         assert!(e.to_string().contains("cut short"), "{e}");
     }
 

@@ -1,8 +1,13 @@
 //! What one replay worker issues: the I/Os of one of the trace's devices,
 //! each with the time it is due, its offset folded into the target when
-//! asked, passes of the trace one after the other.
+//! asked, passes of the trace one after the other. A thread of its own
+//! reads them from the trace file as the worker goes, a bounded queue
+//! ahead of it; the worker never waits on the file while I/Os are queued.
 
-use super::{Op, Trace};
+use super::{Op, Trace, TraceError};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 /// One I/O of a replay, as its worker issues it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,15 +20,22 @@ pub struct ScriptIo {
     pub len: u32,
 }
 
+/// I/Os handed from the reader to the worker at a time, and how many such
+/// batches wait at most: about a million I/Os' worth of memory per target.
+const BATCH: usize = 4096;
+const BATCHES_AHEAD: usize = 16;
+
+type Batch = Result<Vec<ScriptIo>, String>;
+
 /// A target's part of a replay.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug)]
 pub struct Script {
     /// Each I/O waits for its time (false: as fast as the depth allows).
     pub paced: bool,
-    ios: Vec<ScriptIo>,
-    loops: u32,
-    /// How long one pass lasts: the next starts this much later.
-    pass_ns: u64,
+    feed: Receiver<Batch>,
+    ahead: VecDeque<ScriptIo>,
+    ended: bool,
+    failure: Option<String>,
 }
 
 /// How a target's region takes offsets beyond it (`--wrap`).
@@ -33,80 +45,104 @@ pub struct Fold {
     pub align: u64,
 }
 
+/// What a target plays of a trace, and how.
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub device: u32,
+    /// Times divided by this; None: everything due at once.
+    pub speed: Option<f64>,
+    pub fold: Option<Fold>,
+    pub loops: u32,
+}
+
 impl Script {
-    /// The I/Os of trace device `device`, due at their recorded times
-    /// divided by `speed` (all at once when None), `loops` passes.
-    pub fn of(
-        trace: &Trace,
-        device: u32,
-        speed: Option<f64>,
-        fold: Option<Fold>,
-        loops: u32,
-    ) -> Script {
-        let due = |t_ns: u64| speed.map_or(0, |s| (t_ns as f64 / s).round() as u64);
-        let ios = trace
-            .ios
-            .iter()
-            .filter(|io| io.device == device)
-            .map(|io| ScriptIo {
-                due_ns: due(io.t_ns),
+    /// The I/Os of `part.device`, due at their recorded times divided by
+    /// the speed, `part.loops` passes, read from `trace` by a thread that
+    /// starts now and keeps a queue filled ahead of the worker.
+    pub fn play(trace: Arc<Trace>, part: Part) -> std::io::Result<Script> {
+        let (tx, feed) = sync_channel(BATCHES_AHEAD);
+        let paced = part.speed.is_some();
+        std::thread::Builder::new()
+            .name("fathom-trace".into())
+            .spawn(move || {
+                if let Err(e) = feed_script(&trace, &part, &tx) {
+                    let _ = tx.send(Err(e.to_string()));
+                }
+            })?;
+        Ok(Script {
+            paced,
+            feed,
+            ahead: VecDeque::with_capacity(BATCH),
+            ended: false,
+            failure: None,
+        })
+    }
+
+    /// The I/O `k` places after the next one to issue; None past the last.
+    /// Waits for the reader only when the queue ahead is empty.
+    #[inline]
+    pub fn peek(&mut self, k: usize) -> Option<ScriptIo> {
+        while self.ahead.len() <= k && !self.ended {
+            match self.feed.recv() {
+                Ok(Ok(batch)) => self.ahead.extend(batch),
+                Ok(Err(e)) => {
+                    self.failure = Some(e);
+                    self.ended = true;
+                }
+                Err(_) => self.ended = true,
+            }
+        }
+        self.ahead.get(k).copied()
+    }
+
+    /// The next I/O was issued.
+    #[inline]
+    pub fn advance(&mut self) {
+        self.ahead.pop_front();
+    }
+
+    /// Why the script ended before the trace did (the file could not be
+    /// read again).
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+}
+
+/// Reads `part` of `trace`, pass after pass, into `tx`; stops early when
+/// the worker is gone.
+fn feed_script(trace: &Trace, part: &Part, tx: &SyncSender<Batch>) -> Result<(), TraceError> {
+    let due = |t_ns: u64| part.speed.map_or(0, |s| (t_ns as f64 / s).round() as u64);
+    // A pass ends with the last I/O of any device, so that devices stay in
+    // step from one pass to the next.
+    let pass_ns = due(trace.last_ns()) + 1;
+    let mut batch = Vec::with_capacity(BATCH);
+    for pass in 0..u64::from(part.loops.max(1)) {
+        for io in trace.ios()? {
+            let io = io?;
+            if io.device != part.device {
+                continue;
+            }
+            batch.push(ScriptIo {
+                due_ns: due(io.t_ns) + pass * pass_ns,
                 op: io.op,
-                offset: match fold {
+                offset: match part.fold {
                     Some(f) if io.op != Op::Sync => folded(io.offset, io.len, f),
                     _ => io.offset,
                 },
                 len: io.len,
-            })
-            .collect();
-        // A pass ends with the last I/O of any device, so that devices stay
-        // in step from one pass to the next.
-        let last = trace.ios.last().map_or(0, |io| io.t_ns);
-        Script {
-            paced: speed.is_some(),
-            ios,
-            loops: loops.max(1),
-            pass_ns: due(last) + 1,
+            });
+            if batch.len() == BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                if tx.send(Ok(full)).is_err() {
+                    return Ok(());
+                }
+            }
         }
     }
-
-    /// The `n`th I/O to issue, over all passes; None after the last.
-    #[inline]
-    pub fn get(&self, n: usize) -> Option<ScriptIo> {
-        if self.ios.is_empty() {
-            return None;
-        }
-        let (pass, i) = (n / self.ios.len(), n % self.ios.len());
-        if pass >= self.loops as usize {
-            return None;
-        }
-        let mut io = self.ios[i];
-        io.due_ns += pass as u64 * self.pass_ns;
-        Some(io)
+    if !batch.is_empty() {
+        let _ = tx.send(Ok(batch));
     }
-
-    /// I/Os in all passes.
-    pub fn len(&self) -> usize {
-        self.ios.len() * self.loops as usize
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ios.is_empty()
-    }
-
-    /// The longest I/O: what a buffer slot must hold.
-    pub fn largest(&self) -> u32 {
-        self.ios.iter().map(|io| io.len).max().unwrap_or(0)
-    }
-
-    /// Share of the data I/Os that read, in percent.
-    pub fn read_percent(&self) -> u8 {
-        let data = self.ios.iter().filter(|io| io.op != Op::Sync).count();
-        let reads = self.ios.iter().filter(|io| io.op == Op::Read).count();
-        match data {
-            0 => 0,
-            d => (reads * 100 / d) as u8,
-        }
-    }
+    Ok(())
 }
 
 /// `offset` moved into `[0, size)` on the `align` grid, so that the I/O
@@ -123,51 +159,62 @@ fn folded(offset: u64, len: u32, fold: Fold) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::TraceIo;
 
-    fn trace() -> Trace {
-        let io = |t_ns, device, offset| TraceIo {
-            line: 0,
-            t_ns,
-            device,
-            op: Op::Write,
-            offset,
-            len: 4096,
-            latency_ns: None,
-        };
-        Trace {
-            format: "csv",
-            devices: vec!["a".into(), "b".into()],
-            ios: vec![io(0, 0, 0), io(1000, 1, 8192), io(2000, 0, 1 << 30)],
-            ..Trace::default()
+    fn trace(dir: &std::path::Path) -> Arc<Trace> {
+        let p = dir.join("t.csv");
+        std::fs::write(
+            &p,
+            "time_ns,offset,length,rw,device\n0,0,4096,w,a\n1000,8192,4096,w,b\n2000,1073741824,4096,w,a\n",
+        )
+        .unwrap();
+        Arc::new(Trace::open(&p, 0, None).unwrap())
+    }
+
+    fn all(mut s: Script) -> Vec<ScriptIo> {
+        let mut ios = Vec::new();
+        while let Some(io) = s.peek(0) {
+            ios.push(io);
+            s.advance();
+        }
+        assert_eq!(s.failure(), None);
+        ios
+    }
+
+    fn part(speed: Option<f64>, fold: Option<Fold>, loops: u32) -> Part {
+        Part {
+            device: 0,
+            speed,
+            fold,
+            loops,
         }
     }
 
     #[test]
     fn a_device_plays_its_own_ios_at_the_speed_asked() {
-        let s = Script::of(&trace(), 0, Some(2.0), None, 1);
+        let dir = tempfile::tempdir().unwrap();
+        let s = all(Script::play(trace(dir.path()), part(Some(2.0), None, 1)).unwrap());
         assert_eq!(s.len(), 2);
-        assert_eq!(s.get(1).unwrap().due_ns, 1000);
-        assert_eq!(s.get(2), None);
-        let afap = Script::of(&trace(), 0, None, None, 1);
-        assert_eq!(afap.get(1).unwrap().due_ns, 0);
+        assert_eq!(s[1].due_ns, 1000);
+        let afap = all(Script::play(trace(dir.path()), part(None, None, 1)).unwrap());
+        assert_eq!(afap[1].due_ns, 0);
     }
 
     #[test]
     fn passes_follow_each_other_and_offsets_fold_into_the_target() {
+        let dir = tempfile::tempdir().unwrap();
         let fold = Fold {
             size: 1 << 20,
             align: 4096,
         };
-        let s = Script::of(&trace(), 0, Some(1.0), Some(fold), 2);
+        let mut script = Script::play(trace(dir.path()), part(Some(1.0), Some(fold), 2)).unwrap();
+        assert_eq!(script.peek(2).unwrap().due_ns, 2001);
+        let s = all(script);
         assert_eq!(s.len(), 4);
-        let second = s.get(2).unwrap();
-        assert_eq!(second.due_ns, 2001);
-        let far = s.get(1).unwrap();
+        let far = s[1];
         assert!(
             far.offset + 4096 <= 1 << 20 && far.offset.is_multiple_of(4096),
             "{far:?}"
         );
-        assert_eq!(s.get(0).unwrap().offset, 0);
+        assert_eq!(s[0].offset, 0);
     }
 }
