@@ -444,7 +444,10 @@ fn peak_kib(args: &[&str]) -> (i64, bool) {
     // SAFETY: waits for the child spawned above, writing into locals.
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(waited, pid);
-    (usage.ru_maxrss, libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
+    (
+        usage.ru_maxrss,
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+    )
 }
 
 // 8. A trace is streamed, not held: a replay of 400,000 I/Os takes about

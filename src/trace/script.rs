@@ -62,6 +62,17 @@ impl Script {
     pub fn play(trace: Arc<Trace>, part: Part) -> std::io::Result<Script> {
         let (tx, feed) = sync_channel(BATCHES_AHEAD);
         let paced = part.speed.is_some();
+        let script = Script {
+            paced,
+            feed,
+            ahead: VecDeque::with_capacity(BATCH),
+            ended: false,
+            failure: None,
+        };
+        if trace.of_device(part.device).ios == 0 {
+            // Nothing to read for: the script is over before it starts.
+            return Ok(script);
+        }
         std::thread::Builder::new()
             .name("fathom-trace".into())
             .spawn(move || {
@@ -69,13 +80,7 @@ impl Script {
                     let _ = tx.send(Err(e.to_string()));
                 }
             })?;
-        Ok(Script {
-            paced,
-            feed,
-            ahead: VecDeque::with_capacity(BATCH),
-            ended: false,
-            failure: None,
-        })
+        Ok(script)
     }
 
     /// The I/O `k` places after the next one to issue; None past the last.
