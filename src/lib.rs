@@ -1,35 +1,24 @@
 //! fathom: a storage I/O benchmark.
 //!
-//! Data flows spec -> plan -> engine -> measure -> result -> report:
-//! - [`cli`] turns flags into [`spec::WorkloadSpec`]s, [`plan`] lists the runs;
+//! `ls src/` reads as the data flow (ARCHITECTURE.md has the map):
+//! - [`cli`] turns flags into specs and a mode, and picks the exit code;
+//! - [`input`] is where specs come from (flags, presets, TOML job files,
+//!   fio job files, sweeps) and [`spec`] what they say;
 //! - [`run`] prepares targets and drives [`engine`] workers;
+//! - [`commands`] are the library side of the commands built on runs
+//!   (capacity, certify, crashcheck, pts, replay, meta, ranks);
 //! - [`measure`] holds histograms, intervals, CPU time and host facts;
-//! - [`result`] is the JSON document, [`report`] renders it.
+//! - [`result`] is the JSON document, [`report`] renders it;
+//! - [`trace`] reads and writes traces, [`util`] holds what all share.
 
-pub mod buffers;
-pub mod capacity;
-pub mod certify;
 pub mod cli;
-pub mod crashcheck;
+pub mod commands;
 pub mod engine;
-pub mod error;
-pub mod fiojob;
-pub mod jobfile;
+pub mod input;
 pub mod measure;
-pub mod meta;
-pub mod plan;
-pub mod pts;
-#[cfg(feature = "mpi")]
-pub mod ranks;
-pub mod replay;
 pub mod report;
 pub mod result;
 pub mod run;
-pub mod safety;
 pub mod spec;
-pub mod stop;
 pub mod trace;
-pub mod units;
 pub mod util;
-pub mod verify;
-pub mod warnings;

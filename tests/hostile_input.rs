@@ -5,10 +5,10 @@
 
 mod common;
 
-use fathom::jobfile::{self, Overrides};
+use fathom::input::jobfile::{self, Overrides};
 use fathom::measure::histogram::LatencyHistogram;
 use fathom::result::Document;
-use fathom::units::{parse_duration, parse_size};
+use fathom::util::units::{parse_duration, parse_size};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 

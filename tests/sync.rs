@@ -40,7 +40,7 @@ fn flushes_are_counted_timed_and_shown_everywhere() {
     )
     .unwrap();
     assert_eq!(h.count(), 128);
-    let p99 = fathom::units::latency(u(&t["sync"]["lat_ns"]["p99"]) as f64);
+    let p99 = fathom::util::units::latency(u(&t["sync"]["lat_ns"]["p99"]) as f64);
 
     let sync_row = |text: &str| {
         text.lines()

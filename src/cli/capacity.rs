@@ -2,15 +2,15 @@
 //! search, and the document out.
 
 use super::{OutputArgs, WorkloadArgs};
-use crate::capacity;
-use crate::error::UsageError;
+use crate::commands::capacity;
+use crate::util::error::UsageError;
 use crate::report;
 use crate::result::RunResult;
 use crate::result::capacity::CapacityResult;
 use crate::run::Session;
 use crate::spec::capacity::{CapacitySpec, Slo};
-use crate::stop::StopFlag;
-use crate::units;
+use crate::util::stop::StopFlag;
+use crate::util::units;
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -157,7 +157,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     )
     .inspect_err(|e| {
         if let Some(path) = new_file
-            && e.is::<crate::error::UsageError>()
+            && e.is::<crate::util::error::UsageError>()
         {
             let _ = std::fs::remove_file(path);
         }
@@ -183,7 +183,7 @@ fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<crate::spec::
     let given = |knob: &str| args.workload.knobs.given.iter().any(|(k, _)| k == knob);
     let mut specs = rest.resolve(None, false, &[])?;
     let flags = specs.remove(0);
-    let request = crate::replay::ReplayRequest {
+    let request = crate::commands::replay::ReplayRequest {
         trace: trace.into(),
         targets: flags.targets.clone(),
         map: Vec::new(),
@@ -201,7 +201,7 @@ fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<crate::spec::
         destroy_data: flags.destroy_data,
         even_if_mounted: flags.even_if_mounted,
     };
-    let mut spec = crate::replay::workload(&request)?;
+    let mut spec = crate::commands::replay::workload(&request)?;
     if given("ramp") {
         spec.ramp_s = flags.ramp_s;
     }

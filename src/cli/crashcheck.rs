@@ -1,10 +1,10 @@
 //! `fathom crashcheck`: flags into the writer, the read-back or the
 //! listener of the library's `crashcheck`, and the verdict out.
 
-use crate::crashcheck::{self, AckSink, Durability, WriterSpec};
-use crate::error::UsageError;
-use crate::stop::StopFlag;
-use crate::units;
+use crate::commands::crashcheck::{self, AckSink, Durability, WriterSpec};
+use crate::util::error::UsageError;
+use crate::util::stop::StopFlag;
+use crate::util::units;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -170,7 +170,7 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             rate_iops: args.rate_iops,
             runtime: args.runtime,
             overwrite: args.write.overwrite,
-            permission: crate::safety::WritePermission {
+            permission: crate::util::safety::WritePermission {
                 destroy_data: args.write.destroy_data,
                 even_if_mounted: args.write.even_if_mounted,
             },

@@ -4,7 +4,6 @@
 mod capacity;
 mod crashcheck;
 mod knob_args;
-pub mod presets;
 mod pts;
 mod replay;
 pub mod tools;
@@ -12,16 +11,16 @@ pub mod tools;
 use knob_args::KnobArgs;
 
 use crate::spec::knobs;
-use crate::units;
-use crate::{fiojob, jobfile};
+use crate::util::units;
+use crate::input::{fio, jobfile, presets};
 
-use crate::error::{UsageError, exit};
-use crate::plan;
+use crate::util::error::{UsageError, exit};
+use crate::input::plan;
 use crate::report::{self, OutputFormat, Report, destination};
 use crate::result::Document;
 use crate::run::Session;
 use crate::spec::WorkloadSpec;
-use crate::stop::{Interrupted, StopFlag};
+use crate::util::stop::{Interrupted, StopFlag};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
@@ -368,13 +367,13 @@ impl WorkloadArgs {
         let job = match positional.first() {
             Some(first)
                 if (first.ends_with(".toml") && !Path::new(first).is_dir())
-                    || fiojob::is_fio_job(Path::new(first)) =>
+                    || fio::is_fio_job(Path::new(first)) =>
             {
                 Some(PathBuf::from(positional.remove(0)))
             }
             _ => None,
         };
-        if explain && !job.as_deref().is_some_and(fiojob::is_fio_job) {
+        if explain && !job.as_deref().is_some_and(fio::is_fio_job) {
             return Err(UsageError(
                 "--explain: give an fio job file (NAME.fio) to translate".into(),
             ));
@@ -409,8 +408,8 @@ impl WorkloadArgs {
                 ));
             }
             (None, Some(name)) => presets::load(name, &overrides)?,
-            (Some(path), None) if fiojob::is_fio_job(&path) => {
-                let t = fiojob::translate(&path, !overrides.targets.is_empty())?;
+            (Some(path), None) if fio::is_fio_job(&path) => {
+                let t = fio::translate(&path, !overrides.targets.is_empty())?;
                 let source = format!("{} (as translated: see --explain)", path.display());
                 let mut specs = jobfile::parse(&t.toml, &source, "fio", &overrides)?;
                 if explain {
@@ -423,7 +422,7 @@ impl WorkloadArgs {
                 if let Some(r) = &t.replay {
                     specs = specs
                         .iter()
-                        .map(|s| crate::replay::of_job(s, r.trace.clone(), r.speed))
+                        .map(|s| crate::commands::replay::of_job(s, r.trace.clone(), r.speed))
                         .collect::<Result<_, _>>()?;
                 }
                 for n in &t.notes {
@@ -746,7 +745,7 @@ fn compare_command(args: &CompareArgs) -> anyhow::Result<i32> {
 /// `fathom run --mpi`: this process is one rank; rank 0 writes the result.
 #[cfg(feature = "mpi")]
 fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
-    use crate::ranks;
+    use crate::commands::ranks;
     if args.start_at.is_some()
         || args.explain
         || args.dry_run
@@ -963,5 +962,5 @@ pub(crate) fn json(document: &Document) -> anyhow::Result<String> {
 /// Reads a result file given on the command line; the size cap keeps a
 /// wrong path (a disk image, say) from being read into memory.
 pub fn read_result_file(path: &Path) -> Result<String, UsageError> {
-    crate::util::input::read_bounded(path, 1 << 30, "a result file")
+    crate::util::input_file::read_bounded(path, 1 << 30, "a result file")
 }

@@ -2,14 +2,14 @@
 //! document out.
 
 use super::OutputArgs;
-use crate::pts;
+use crate::commands::pts;
 use crate::result::RunResult;
 use crate::result::pts::PtsResult;
 use crate::run::Session;
 use crate::spec::EngineKind;
 use crate::spec::pts::{PtsSpec, PtsTest, Purge};
-use crate::stop::StopFlag;
-use crate::units;
+use crate::util::stop::StopFlag;
+use crate::util::units;
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -83,8 +83,8 @@ pub struct PtsArgs {
 fn earlier(
     path: &std::path::Path,
     spec: &PtsSpec,
-) -> Result<Option<PtsResult>, crate::error::UsageError> {
-    use crate::error::UsageError;
+) -> Result<Option<PtsResult>, crate::util::error::UsageError> {
+    use crate::util::error::UsageError;
     let text = super::read_result_file(path)?;
     let doc = crate::result::Document::from_json(&text)
         .map_err(|e| UsageError(format!("--resume: {}: {e}", path.display())))?;

@@ -2,12 +2,12 @@
 //! run by a session, the document out.
 
 use super::OutputArgs;
-use crate::error::UsageError;
-use crate::replay::{self, ReplayRequest};
+use crate::util::error::UsageError;
+use crate::commands::replay::{self, ReplayRequest};
 use crate::run::Session;
 use crate::spec::EngineKind;
-use crate::stop::StopFlag;
-use crate::units;
+use crate::util::stop::StopFlag;
+use crate::util::units;
 use clap::Args;
 use std::path::PathBuf;
 

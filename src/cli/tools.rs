@@ -2,16 +2,16 @@
 //! hdparm -tT and ACT style measurements, as thin commands over the library.
 
 use super::{OutputArgs, emit, exit_code};
-use crate::error::UsageError;
-use crate::meta;
+use crate::util::error::UsageError;
+use crate::commands::meta;
 use crate::report::destination;
 use crate::report::{self, OutputFormat, Report};
 use crate::result::RunResult;
 use crate::run::Session;
 use crate::spec::meta::MetaSpec;
 use crate::spec::{EngineKind, RwMode};
-use crate::stop::StopFlag;
-use crate::units::{parse_duration, parse_size};
+use crate::util::stop::StopFlag;
+use crate::util::units::{parse_duration, parse_size};
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -240,9 +240,9 @@ pub struct CertifyArgs {
 
 pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
     super::no_fio_form(&args.output, "a certification")?;
-    use crate::certify::{self, ProfileOverrides};
+    use crate::commands::certify::{self, ProfileOverrides};
     use crate::result::certify::CertifyResult;
-    let (name, text) = match super::presets::PROFILES
+    let (name, text) = match crate::input::presets::PROFILES
         .iter()
         .find(|p| p.name == args.profile)
     {
@@ -256,7 +256,7 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
             return Err(UsageError(format!(
                 "--profile: unknown profile '{}' (built in: {}; or a .toml file)",
                 args.profile,
-                super::presets::PROFILES
+                crate::input::presets::PROFILES
                     .iter()
                     .map(|p| p.name)
                     .collect::<Vec<_>>()

@@ -8,7 +8,7 @@
 //! The first writes of each worker are also copied aside, so that what was
 //! written can be measured afterwards (`measure/reduction.rs`).
 
-use crate::buffers::{Buffers, SECTOR};
+use crate::util::buffers::{Buffers, SECTOR};
 use crate::spec::content::{DataContent, DataPattern};
 use rand::Rng;
 use rand::rngs::SmallRng;

@@ -13,7 +13,7 @@ pub mod trim;
 pub mod tuning;
 pub mod worker;
 
-use crate::buffers::Buffers;
+use crate::util::buffers::Buffers;
 use crate::spec::{EngineKind, RingOptions};
 use std::fs::File;
 use std::io;

@@ -6,7 +6,7 @@
 //! (iodepth / service time), for testing what fathom concludes about it.
 
 use super::{Completion, Engine, IoRequest};
-use crate::buffers::Buffers;
+use crate::util::buffers::Buffers;
 use std::collections::VecDeque;
 use std::io;
 use std::time::{Duration, Instant};

@@ -108,8 +108,8 @@ impl OffsetPattern {
                 if covered > region.len() {
                     return Err(format!(
                         "the zones of {distribution} cover {}, more than the region's {}",
-                        crate::units::format_bytes(covered),
-                        crate::units::format_bytes(region.len())
+                        crate::util::units::format_bytes(covered),
+                        crate::util::units::format_bytes(region.len())
                     ));
                 }
                 Spread::Zoned(zoned(

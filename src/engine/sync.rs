@@ -3,7 +3,7 @@
 
 use super::trim::TrimMethod;
 use super::{Completion, Direction, Engine, IoRequest};
-use crate::buffers::Buffers;
+use crate::util::buffers::Buffers;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;

@@ -3,12 +3,12 @@
 //! out new files with real data, opening it for I/O, and removing what fathom
 //! created.
 
-use crate::error::UsageError;
+use crate::util::error::UsageError;
 use crate::measure::facts::{self, TargetFacts, TargetKind};
-use crate::safety;
+use crate::util::safety;
 use crate::spec::WorkloadSpec;
-use crate::stop::StopFlag;
-use crate::units::{format_block_size, format_bytes};
+use crate::util::stop::StopFlag;
+use crate::util::units::{format_block_size, format_bytes};
 use anyhow::{Context, bail};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -68,7 +68,7 @@ impl TargetPlan {
                 Path::new(&self.path)
                     .file_name()
                     .map_or_else(String::new, |f| f.to_string_lossy().into_owned()),
-                crate::units::format_bytes(self.file_len),
+                crate::util::units::format_bytes(self.file_len),
                 if keep {
                     format!("kept in {} afterwards (--keep)", dir.display())
                 } else {
@@ -614,7 +614,7 @@ fn lay_out(mut file: File, plan: &TargetPlan, stop: &StopFlag) -> anyhow::Result
     let mut pos = plan.layout_from;
     while pos < plan.file_len {
         if stop.is_set() {
-            bail!(crate::stop::Interrupted);
+            bail!(crate::util::stop::Interrupted);
         }
         let n = (plan.file_len - pos).min(LAYOUT_CHUNK as u64) as usize;
         rng.fill_bytes(&mut chunk[..n]);

@@ -12,16 +12,16 @@ use super::content::ContentWriter;
 use super::pattern::OffsetPattern;
 use super::sizes::BlockSizes;
 use super::{Completion, Direction, Engine, IoRequest};
-use crate::buffers::Buffers;
+use crate::util::buffers::Buffers;
 use crate::measure::errors::{IoErrors, Operation};
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{DIRECTIONS, DirectionSample, IntervalReport};
-use crate::stop::StopFlag;
+use crate::util::stop::StopFlag;
 use crate::trace::Op;
 use crate::trace::record::RecordSink;
 use crate::trace::script::Script;
-use crate::verify::header::BlockHeader;
-use crate::verify::{BlockMap, VerifyReport};
+use crate::util::verify::header::BlockHeader;
+use crate::util::verify::{BlockMap, VerifyReport};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::fs::File;
@@ -1300,7 +1300,7 @@ impl Checker {
             let mut report = VerifyReport::new("interleaved");
             for (offset, generation) in written {
                 let block = &mut scratch.slot_mut(0)[..bs];
-                crate::verify::check_one(&file, block, offset, generation, &map, &mut report);
+                crate::util::verify::check_one(&file, block, offset, generation, &map, &mut report);
                 map.end_write(offset, generation, true);
             }
             report

@@ -36,7 +36,7 @@ impl std::str::FromStr for DriftCheck {
             .and_then(|b| b.parse().ok())
             .filter(|b: &f64| *b > 0.0 && *b < 1000.0)
             .ok_or_else(bad)?;
-        let window_s = crate::units::parse_duration(window)?.as_secs();
+        let window_s = crate::util::units::parse_duration(window)?.as_secs();
         let window_s = u32::try_from(window_s)
             .ok()
             .filter(|w| (1..=3600).contains(w))

@@ -40,7 +40,7 @@ impl std::str::FromStr for SteadyState {
             .ok_or_else(bad)?;
         let window_s = match parts.next() {
             Some(w) => {
-                let secs = crate::units::parse_duration(w)?.as_secs();
+                let secs = crate::util::units::parse_duration(w)?.as_secs();
                 u32::try_from(secs)
                     .ok()
                     .filter(|s| (2..=86400).contains(s))

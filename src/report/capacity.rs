@@ -6,7 +6,7 @@
 use crate::result::capacity::{CapacityResult, CapacityStep, SearchEnd};
 use crate::spec::WorkloadSpec;
 use crate::spec::capacity::{CapacitySpec, percentile_name};
-use crate::units::{format_duration, latency, mib_per_s, thousands};
+use crate::util::units::{format_duration, latency, mib_per_s, thousands};
 
 /// Columns before this one are names; from it on, figures.
 pub const FIRST_FIGURE: usize = 2;
@@ -153,7 +153,7 @@ pub fn conclusion(c: &CapacityResult) -> Vec<String> {
         (Some(a), missed) => {
             let bw = c
                 .answer_bw_bytes
-                .map(|b| format!(" ({})", crate::units::bandwidth(b)))
+                .map(|b| format!(" ({})", crate::util::units::bandwidth(b)))
                 .unwrap_or_default();
             let above = match missed {
                 Some(m) => format!("; {}/s did not", rate(m)),

@@ -4,8 +4,8 @@
 
 use crate::engine::Direction;
 use crate::result::certify::{CertifyInterval, CertifyResult, Profile, THRESHOLDS_MS};
-use crate::units::format_duration;
-use crate::units::latency;
+use crate::util::units::format_duration;
+use crate::util::units::latency;
 
 /// One line per interval: rates and slow shares of each stream; with
 /// several devices, a line per device follows.
@@ -21,7 +21,7 @@ pub fn interval_line(i: &CertifyInterval) -> String {
         // Writes read best as bandwidth; a few large reads a second keep
         // a decimal.
         let rate = match s.direction {
-            Direction::Write | Direction::Trim => crate::units::bandwidth(s.bw_bytes),
+            Direction::Write | Direction::Trim => crate::util::units::bandwidth(s.bw_bytes),
             Direction::Read if s.iops < 100.0 => format!("{:.1} r/s", s.iops),
             Direction::Read => format!("{:.0} r/s", s.iops),
         };
@@ -149,9 +149,9 @@ pub fn cells(c: &CertifyResult) -> (Vec<String>, Vec<Vec<String>>) {
                     s.name.clone(),
                     s.target.clone().unwrap_or_else(|| "all".into()),
                     s.direction.to_string(),
-                    crate::units::thousands(s.iops.round() as u64),
-                    crate::units::thousands(s.offered_iops.round() as u64),
-                    crate::units::mib_per_s(s.bw_bytes),
+                    crate::util::units::thousands(s.iops.round() as u64),
+                    crate::util::units::thousands(s.offered_iops.round() as u64),
+                    crate::util::units::mib_per_s(s.bw_bytes),
                 ];
                 row.extend(s.over_pct.iter().map(|p| format!("{p:.2}")));
                 row.push(latency(s.p99_ns as f64));

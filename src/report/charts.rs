@@ -729,7 +729,7 @@ mod tests {
     #[test]
     fn a_log2_axis_ticks_each_power_of_two_with_its_value() {
         let mut c = chart(vec![(4096.0, 10.0), (65536.0, 20.0), (1_048_576.0, 30.0)]);
-        c.x_axis = XAxis::PowersOfTwo(|v| crate::units::format_block_size(v as u64));
+        c.x_axis = XAxis::PowersOfTwo(|v| crate::util::units::format_block_size(v as u64));
         let svg = line_chart(&c).unwrap().svg;
         for label in ["4k", "8k", "64k", "256k", "1m"] {
             assert!(svg.contains(&format!(">\n{label}\n<")), "no tick {label}");

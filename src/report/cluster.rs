@@ -5,7 +5,7 @@
 use super::Report;
 use crate::result::cluster::{Cluster, Launcher};
 use crate::result::{DirectionResult, RunResult};
-use crate::units::{latency, thousands};
+use crate::util::units::{latency, thousands};
 
 /// "4 ranks on 2 hosts (mpi, Open MPI v4.1.4): measuring started within
 /// 3 ms of each other and ended within 12 ms".
@@ -54,7 +54,7 @@ pub fn cells(c: &Cluster) -> (Vec<String>, Vec<Vec<String>>) {
                 name,
                 dir.into(),
                 thousands(d.iops.round() as u64),
-                crate::units::bandwidth(d.bw_bytes),
+                crate::util::units::bandwidth(d.bw_bytes),
                 latency(d.lat_ns.p99 as f64),
             ]);
         }

@@ -7,7 +7,7 @@ use crate::result::capacity::CapacityResult;
 use crate::result::certify::{CertifyResult, StreamInterval, THRESHOLDS_MS};
 use crate::result::meta::MetaResult;
 use crate::result::{DirectionResult, Interval, RunResult, WorkloadResult};
-use crate::units::{latency, thousands};
+use crate::util::units::{latency, thousands};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 

@@ -3,7 +3,7 @@
 //! `/dev/stdout`) written in place. A path that names anything else, or a
 //! file that is not a fathom result, is refused before anything runs.
 
-use crate::error::UsageError;
+use crate::util::error::UsageError;
 use crate::util::directory_of;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};

@@ -91,7 +91,7 @@ impl Exporter for FioJsonExporter {
         if jobs.is_empty() {
             // Metadata, certification and capacity results have no fio form:
             // an empty "jobs" would read as a run that did nothing.
-            return Err(crate::error::UsageError(
+            return Err(crate::util::error::UsageError(
                 "fio-json: these results hold no I/O workload, and fio's JSON has no place for metadata, certification, capacity or pts results (use json)".into(),
             )
             .into());

@@ -10,7 +10,7 @@ use crate::result::certify::{CertifyResult, THRESHOLDS_MS};
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
 use crate::result::warning::WarningKind;
-use crate::units::format_block_size;
+use crate::util::units::format_block_size;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -442,7 +442,7 @@ fn capacity_charts(
         series.push(Series {
             name: format!(
                 "limit {name} {}",
-                crate::units::latency(term.limit_ns as f64)
+                crate::util::units::latency(term.limit_ns as f64)
             ),
             points: vec![
                 (lo, scaled(term.limit_ns)),
@@ -464,7 +464,7 @@ fn capacity_charts(
                 series.push(Series {
                     name: format!(
                         "{what}: {} IOPS",
-                        crate::units::thousands(at.round() as u64)
+                        crate::util::units::thousands(at.round() as u64)
                     ),
                     points: vec![(at, bottom), (at, top)],
                 });

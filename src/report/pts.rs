@@ -7,7 +7,7 @@
 use super::charts::{self, LineChart, Rendered, Series, XAxis};
 use crate::result::pts::{PtsCell, PtsResult};
 use crate::spec::pts::PtsTest;
-use crate::units::{format_block_size, format_bytes, format_duration, latency, thousands};
+use crate::util::units::{format_block_size, format_bytes, format_duration, latency, thousands};
 
 /// A table with its caption: (caption, header, rows).
 pub type Captioned = (String, Vec<String>, Vec<Vec<String>>);
@@ -22,7 +22,7 @@ pub fn format_figure(test: PtsTest, value: f64) -> String {
         PtsTest::Iops | PtsTest::WriteSaturation => {
             format!("{} IOPS", thousands(value.round() as u64))
         }
-        PtsTest::Throughput => crate::units::bandwidth(value),
+        PtsTest::Throughput => crate::util::units::bandwidth(value),
         PtsTest::Latency => latency(value),
     }
 }
@@ -211,7 +211,7 @@ fn steady(p: &PtsResult) -> Captioned {
         PtsTest::Throughput => {
             let rows = cells
                 .iter()
-                .map(|c| vec![c.label(), crate::units::bandwidth(c.bw_bytes)])
+                .map(|c| vec![c.label(), crate::util::units::bandwidth(c.bw_bytes)])
                 .collect();
             (caption, strings(["cell", "bandwidth"]), rows)
         }

@@ -265,7 +265,7 @@ pub const DIRECTIONS: [(&str, Pick); 3] = [
 
 /// Column headers and cells, shared by the text and Markdown tables.
 pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
-    use crate::units::{latency, mib_per_s, thousands};
+    use crate::util::units::{latency, mib_per_s, thousands};
     let mut header: Vec<String> = table.knobs.iter().map(|k| k.to_string()).collect();
     header.push("target".into());
     let dirs: Vec<(&str, Pick)> = DIRECTIONS
@@ -324,14 +324,14 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
 /// or "251,234 KiB/s".
 pub fn meta_rate(op: &crate::result::meta::MetaOp) -> String {
     let (value, unit) = op.rate();
-    format!("{} {unit}", crate::units::thousands(value.round() as u64)).replace(" /s", "/s")
+    format!("{} {unit}", crate::util::units::thousands(value.round() as u64)).replace(" /s", "/s")
 }
 
 /// The `fathom meta` table: one row per phase. One system gets its latency
 /// percentiles; several get their rates side by side, and two of them the
 /// ratio of the second to the first.
 pub fn meta_cells(metas: &[Labelled<MetaResult>]) -> (Vec<String>, Vec<Vec<String>>) {
-    use crate::units::{latency, thousands};
+    use crate::util::units::{latency, thousands};
     if let [meta] = metas {
         let header = [
             "operation",
@@ -414,7 +414,7 @@ pub fn meta_caption(meta: &Labelled<MetaResult>, named: bool) -> String {
         if meta.spec.block_size > 0 {
             format!(
                 "block tests on {} in 8 KiB chunks, then ",
-                crate::units::format_bytes(meta.spec.block_size)
+                crate::util::units::format_bytes(meta.spec.block_size)
             )
         } else {
             String::new()
@@ -557,7 +557,7 @@ pub fn notes(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
 /// A replay's own figures: the trace, how late the target made it, and the
 /// latency the trace recorded beside the one replayed.
 pub fn replay_lines(w: &WorkloadResult) -> Vec<String> {
-    use crate::units::{latency, thousands};
+    use crate::util::units::{latency, thousands};
     let (Some(spec), Some(r)) = (&w.spec.replay, &w.replay) else {
         return Vec::new();
     };
@@ -568,7 +568,7 @@ pub fn replay_lines(w: &WorkloadResult) -> Vec<String> {
             spec.format,
             spec.pace(),
             thousands(r.trace_ios),
-            crate::units::format_duration(r.trace_span_s),
+            crate::util::units::format_duration(r.trace_span_s),
             thousands(r.late_ios),
             latency(r.worst_lag_ns as f64)
         ),
@@ -629,7 +629,7 @@ pub fn detail_row(
     bw: Option<f64>,
     l: &LatencySummary,
 ) -> Vec<String> {
-    use crate::units::{bandwidth, latency, thousands};
+    use crate::util::units::{bandwidth, latency, thousands};
     vec![
         name.to_string(),
         target.to_string(),

@@ -272,17 +272,17 @@ fn disk_lines(disks: &[crate::result::DiskUsage]) -> String {
                 0 => String::new(),
                 n => format!(
                     ", {} discards ({})",
-                    crate::units::thousands(n),
-                    crate::units::format_bytes(d.discard_bytes)
+                    crate::util::units::thousands(n),
+                    crate::util::units::format_bytes(d.discard_bytes)
                 ),
             };
             format!(
                 "  disk {}: {} reads ({}), {} writes ({}){discards}, busy {:.0}% of the time\n",
                 d.name,
-                crate::units::thousands(d.read_ios),
-                crate::units::format_bytes(d.read_bytes),
-                crate::units::thousands(d.write_ios),
-                crate::units::format_bytes(d.write_bytes),
+                crate::util::units::thousands(d.read_ios),
+                crate::util::units::format_bytes(d.read_bytes),
+                crate::util::units::thousands(d.write_ios),
+                crate::util::units::format_bytes(d.write_bytes),
                 d.util_pct
             )
         })
@@ -298,11 +298,11 @@ fn target_notes<'a>(targets: impl Iterator<Item = (String, &'a TargetResult)>) -
             if let Some(s) = d.sched_lat_ns.filter(|_| d.ios > 0) {
                 out.push_str(&format!(
                     "{name}: {dir} latency from schedule: p50 {}, p99 {}, max {} (from submission: p50 {}, p99 {})\n",
-                    crate::units::latency(s.p50 as f64),
-                    crate::units::latency(s.p99 as f64),
-                    crate::units::latency(s.max as f64),
-                    crate::units::latency(d.lat_ns.p50 as f64),
-                    crate::units::latency(d.lat_ns.p99 as f64),
+                    crate::util::units::latency(s.p50 as f64),
+                    crate::util::units::latency(s.p99 as f64),
+                    crate::util::units::latency(s.max as f64),
+                    crate::util::units::latency(d.lat_ns.p50 as f64),
+                    crate::util::units::latency(d.lat_ns.p99 as f64),
                 ));
             }
         }

@@ -108,7 +108,7 @@ fn spec_of(job: &Value, global: &Value, name: &str) -> WorkloadSpec {
                 }
             }
             None => {
-                if let Ok(bs) = crate::units::parse_size(bs) {
+                if let Ok(bs) = crate::util::units::parse_size(bs) {
                     spec.bs = bs;
                 }
             }
@@ -125,9 +125,9 @@ fn spec_of(job: &Value, global: &Value, name: &str) -> WorkloadSpec {
         };
     }
     spec.direct = opt("direct").is_some_and(|d| d == "1") || opt("buffered") == Some("0");
-    spec.size = opt("size").and_then(|s| crate::units::parse_size(s).ok());
+    spec.size = opt("size").and_then(|s| crate::util::units::parse_size(s).ok());
     spec.runtime_s = opt("runtime")
-        .and_then(|r| crate::units::parse_duration(r).ok())
+        .and_then(|r| crate::util::units::parse_duration(r).ok())
         .map(|d| d.as_secs_f64());
     spec
 }

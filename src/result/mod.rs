@@ -162,7 +162,7 @@ impl Document {
                                     format!(
                                         "{} at {}/s",
                                         c.spec.name,
-                                        crate::units::thousands(step.offered_iops.round() as u64)
+                                        crate::util::units::thousands(step.offered_iops.round() as u64)
                                     ),
                                     x,
                                 )

@@ -96,7 +96,7 @@ impl PtsCell {
 
     /// "4k 65/35", "1m seq write".
     pub fn label(&self) -> String {
-        let bs = crate::units::format_block_size(self.bs);
+        let bs = crate::util::units::format_block_size(self.bs);
         match (self.sequential, self.read_pct) {
             (true, 100) => format!("{bs} seq read"),
             (true, _) => format!("{bs} seq write"),

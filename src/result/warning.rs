@@ -116,12 +116,12 @@ impl WarningKind {
 
     /// A figure of this kind as people read it.
     pub fn format(self, figure: f64) -> String {
-        use crate::units::{latency, thousands};
+        use crate::util::units::{latency, thousands};
         match self {
             WarningKind::RotationalIops => format!("{} IOPS", thousands(figure.round() as u64)),
             WarningKind::RotationalLatency | WarningKind::BelowDeviceFloor => latency(figure),
             WarningKind::IopsDrift | WarningKind::LatencyDrift => format!("{figure:+.0}%"),
-            _ => crate::units::format_bytes(figure as u64),
+            _ => crate::util::units::format_bytes(figure as u64),
         }
     }
 }

@@ -9,7 +9,7 @@ pub use crate::measure::histogram::LatencySummary;
 pub use crate::measure::intervals::Interval;
 use crate::measure::queue::QueueDepths;
 use crate::spec::WorkloadSpec;
-use crate::verify::VerifyReport;
+use crate::util::verify::VerifyReport;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -296,7 +296,7 @@ impl TargetResult {
                 "{} I/O{} never completed: abandoned in flight, the oldest after {} (a stuck device or file system), and counted in the latency at that age; the process itself ends only when the kernel lets go of it",
                 u.ios,
                 if u.ios == 1 { "" } else { "s" },
-                crate::units::format_duration(u.oldest_ns as f64 / 1e9)
+                crate::util::units::format_duration(u.oldest_ns as f64 / 1e9)
             ));
         }
         if let Some(v) = self.verify.as_ref().filter(|v| v.is_failure()) {

@@ -1,7 +1,7 @@
 //! A mix of block sizes, per direction: fio's `bssplit` (`4k/50:64k/50`)
 //! and its read,write pairs (`bs=4k,64k`, written `4k/100,64k/100`).
 
-use crate::units::{format_block_size, parse_size};
+use crate::util::units::{format_block_size, parse_size};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;

@@ -2,7 +2,7 @@
 //! offered while its latency, counted from when each I/O was due, meets a
 //! service-level objective (`--slo p99:1ms,p99.9:5ms`).
 
-use crate::units;
+use crate::util::units;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;

@@ -71,7 +71,7 @@ impl DataContent {
             d.compress_zstd,
             compress.join("; "),
             d.dedupe,
-            crate::units::format_bytes(d.sampled_bytes)
+            crate::util::units::format_bytes(d.sampled_bytes)
         )
     }
 

@@ -3,7 +3,7 @@
 //! through this one table, so a knob means the same everywhere.
 
 use crate::spec::{VerifyMode, WorkloadSpec};
-use crate::units::{format_bytes, format_duration, parse_duration, parse_size};
+use crate::util::units::{format_bytes, format_duration, parse_duration, parse_size};
 
 /// One knob of a workload, defined once: its flag (`--rate-iops`) and job
 /// file key (`rate_iops`), help, whether a comma list sweeps it, how it is

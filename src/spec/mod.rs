@@ -279,7 +279,7 @@ impl fmt::Display for Distribution {
                         f,
                         "{sep}{}/{}",
                         z.percent,
-                        crate::units::format_block_size(z.size)
+                        crate::util::units::format_block_size(z.size)
                     )?;
                 } else {
                     write!(f, "{sep}{}/{}", z.percent, z.size)?;
@@ -318,7 +318,7 @@ fn parse_zones(text: &str, bytes: bool) -> Result<Vec<Zone>, String> {
             .filter(|p| *p <= 100)
             .ok_or_else(|| format!("zone '{entry}': '{pct}' is not a percentage"))?;
         let size = if bytes {
-            crate::units::parse_size(size.trim()).map_err(|e| format!("zone '{entry}': {e}"))?
+            crate::util::units::parse_size(size.trim()).map_err(|e| format!("zone '{entry}': {e}"))?
         } else {
             size.trim()
                 .parse::<u64>()
@@ -627,7 +627,7 @@ impl FromStr for Rate {
     /// `500` (I/Os per second) or `10m/s` (bytes per second).
     fn from_str(s: &str) -> Result<Self, String> {
         if let Some(bytes) = s.strip_suffix("/s") {
-            let b = crate::units::parse_size(bytes)?;
+            let b = crate::util::units::parse_size(bytes)?;
             return if b > 0 {
                 Ok(Rate::Bytes(b))
             } else {
@@ -646,7 +646,7 @@ impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Rate::Iops(r) => write!(f, "{r}"),
-            Rate::Bytes(b) => write!(f, "{}/s", crate::units::format_bytes(*b)),
+            Rate::Bytes(b) => write!(f, "{}/s", crate::util::units::format_bytes(*b)),
         }
     }
 }
@@ -756,8 +756,8 @@ impl WorkloadSpec {
     }
 
     /// What this workload may write over on a block device.
-    pub fn write_permission(&self) -> crate::safety::WritePermission {
-        crate::safety::WritePermission {
+    pub fn write_permission(&self) -> crate::util::safety::WritePermission {
+        crate::util::safety::WritePermission {
             destroy_data: self.destroy_data,
             even_if_mounted: self.even_if_mounted,
         }
@@ -828,7 +828,7 @@ impl WorkloadSpec {
     pub fn block_size_label(&self) -> String {
         match &self.bssplit {
             Some(split) => split.to_string(),
-            None => crate::units::format_block_size(self.bs),
+            None => crate::util::units::format_block_size(self.bs),
         }
     }
 
@@ -933,10 +933,10 @@ pub mod limits {
 
 impl WorkloadSpec {
     /// Checks the knobs that do not depend on the target.
-    pub fn validate(&self) -> Result<(), crate::error::UsageError> {
-        use crate::units::format_bytes;
+    pub fn validate(&self) -> Result<(), crate::util::error::UsageError> {
+        use crate::util::units::format_bytes;
         use limits::*;
-        let fail = |msg: String| Err(crate::error::UsageError(msg));
+        let fail = |msg: String| Err(crate::util::error::UsageError(msg));
         if !self.streams.is_empty() {
             return self.validate_streams();
         }
@@ -952,11 +952,11 @@ impl WorkloadSpec {
         if let Some(split) = &self.bssplit {
             split
                 .validate(MIN_BS, MAX_BS)
-                .map_err(|e| crate::error::UsageError(format!("--bssplit {split}: {e}")))?;
+                .map_err(|e| crate::util::error::UsageError(format!("--bssplit {split}: {e}")))?;
             if split.smallest() != self.bs {
                 return fail(format!(
                     "--bs {} and --bssplit {split}: give one of them",
-                    crate::units::format_block_size(self.bs)
+                    crate::util::units::format_block_size(self.bs)
                 ));
             }
             if self.verify != VerifyMode::Off && !split.is_uniform() {
@@ -1133,7 +1133,7 @@ impl WorkloadSpec {
             if self.engine != EngineKind::Null && total > slots * MAX_IOPS_PER_SLOT {
                 return fail(format!(
                     "--rate-read/--rate-write: {} I/Os per second is more than --iodepth {} x --numjobs {} can carry",
-                    crate::units::thousands(total.round() as u64),
+                    crate::util::units::thousands(total.round() as u64),
                     self.iodepth,
                     self.numjobs
                 ));
@@ -1166,7 +1166,7 @@ impl WorkloadSpec {
                 return fail(format!(
                     "{knob}: {} I/Os per second over --numjobs {} is {per_worker:.3} a second per worker, under one: give at least {} I/Os per second",
                     if r >= 1.0 {
-                        crate::units::thousands(r.round() as u64)
+                        crate::util::units::thousands(r.round() as u64)
                     } else {
                         format!("{r}")
                     },
@@ -1186,10 +1186,10 @@ impl WorkloadSpec {
             return fail(format!(
                 "{knob}: {} I/Os per second is more than --iodepth {} x --numjobs {} can carry \
                      ({} a second per slot: each I/O would have to finish in under 0.5 µs)",
-                crate::units::thousands(r.round() as u64),
+                crate::util::units::thousands(r.round() as u64),
                 self.iodepth,
                 self.numjobs,
-                crate::units::thousands(MAX_IOPS_PER_SLOT as u64)
+                crate::util::units::thousands(MAX_IOPS_PER_SLOT as u64)
             ));
         }
         if self.steady_state.is_some() && self.runtime_s.is_none() {
@@ -1245,11 +1245,11 @@ impl WorkloadSpec {
     /// The streams of a streams workload: each valid on its own, names
     /// unique, and no region written by two streams while `--verify` checks
     /// it (neither could tell the other's blocks from corruption).
-    fn validate_streams(&self) -> Result<(), crate::error::UsageError> {
-        let fail = |msg: String| Err(crate::error::UsageError(msg));
+    fn validate_streams(&self) -> Result<(), crate::util::error::UsageError> {
+        let fail = |msg: String| Err(crate::util::error::UsageError(msg));
         for (i, s) in self.streams.iter().enumerate() {
             s.validate()
-                .map_err(|e| crate::error::UsageError(format!("stream {}: {}", s.name, e.0)))?;
+                .map_err(|e| crate::util::error::UsageError(format!("stream {}: {}", s.name, e.0)))?;
             if self.streams[..i].iter().any(|o| o.name == s.name) {
                 return fail(format!("stream {}: two streams of one name", s.name));
             }

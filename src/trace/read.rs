@@ -152,7 +152,7 @@ impl Reader {
             line: 0,
             message: m,
         };
-        crate::util::input::regular_file(path, "a trace")
+        crate::util::input_file::regular_file(path, "a trace")
             .map_err(|e| fail(e.0.trim_start_matches(&format!("{name}: ")).to_string()))?;
         let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot read: {e}")))?;
         Reader::new(Box::new(BufReader::with_capacity(1 << 20, file)), &name)
@@ -288,7 +288,7 @@ fn read_line(
             line_no,
             format!(
                 "a line longer than {}: not a trace fathom reads",
-                crate::units::format_bytes(MAX_LINE as u64)
+                crate::util::units::format_bytes(MAX_LINE as u64)
             ),
         ));
     }

@@ -1,6 +1,14 @@
-//! Small pieces the rest of fathom shares.
+//! What the rest of fathom shares: units, errors, the stop flag, aligned
+//! buffers, the device safety checks, the verify header, and the checks
+//! of the files fathom reads.
 
-pub mod input;
+pub mod buffers;
+pub mod error;
+pub mod input_file;
+pub mod safety;
+pub mod stop;
+pub mod units;
+pub mod verify;
 
 use std::path::Path;
 

@@ -10,7 +10,7 @@
 
 use crate::engine::target::drop_cached;
 use crate::measure::histogram::LatencyHistogram;
-use crate::stop::StopFlag;
+use crate::util::stop::StopFlag;
 use rand::{Rng, RngExt, SeedableRng};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;

@@ -48,7 +48,7 @@ pub fn is_sparse(meta: &std::fs::Metadata) -> bool {
 /// together) and p99 (the higher of the two, judged on twice the band:
 /// latency per second is noisier).
 pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
-    use crate::units::{latency, thousands};
+    use crate::util::units::{latency, thousands};
     let seconds: Vec<(f64, u64)> = result
         .total
         .seconds()
@@ -215,8 +215,8 @@ pub fn shared_device(
                     message: format!(
                         "{}: the disk {what} {} while fathom issued {} to it: another load shared the device, and the figures are not the device's alone; run when it is otherwise idle",
                         disk.name,
-                        crate::units::format_bytes(device),
-                        crate::units::format_bytes(ours)
+                        crate::util::units::format_bytes(device),
+                        crate::util::units::format_bytes(ours)
                     ),
                 });
             }
@@ -229,8 +229,8 @@ pub fn shared_device(
 pub const WARMING_C: f64 = 5.0;
 
 pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
-    use crate::units::format_bytes;
-    use crate::units::{latency, thousands};
+    use crate::util::units::format_bytes;
+    use crate::util::units::{latency, thousands};
     let spec = &result.spec;
     let mut out = drift(result, spec.drift);
     if let Some(data) = result.data.as_ref().filter(|d| d.reducible())

@@ -9,15 +9,15 @@
 //! bisection between the highest rate that met and the lowest that missed
 //! narrows the answer to the precision asked.
 
-use crate::error::UsageError;
+use crate::util::error::UsageError;
 use crate::measure::histogram::LatencyHistogram;
 use crate::result::capacity::{CapacityResult, CapacityStep, Phase, SearchEnd};
 use crate::result::{RunResult, WorkloadResult};
 use crate::run::Session;
 use crate::spec::WorkloadSpec;
 use crate::spec::capacity::CapacitySpec;
-use crate::stop::{Interrupted, StopFlag};
-use crate::units::thousands;
+use crate::util::stop::{Interrupted, StopFlag};
+use crate::util::units::thousands;
 use std::time::Instant;
 
 /// A step whose achieved rate falls more than this share below its offered
@@ -56,8 +56,8 @@ pub fn check(base: &WorkloadSpec, search: &CapacitySpec) -> Result<(), UsageErro
     if step > search.max_time_s {
         return Err(UsageError(format!(
             "--max-time {} is shorter than one step ({} of --ramp and --runtime)",
-            crate::units::format_duration(search.max_time_s),
-            crate::units::format_duration(step)
+            crate::util::units::format_duration(search.max_time_s),
+            crate::util::units::format_duration(step)
         )));
     }
     Ok(())
@@ -278,7 +278,7 @@ fn first_step_missed(search: &CapacitySpec, step: &CapacityStep) -> UsageError {
         format!(
             "{} was {}, over {}",
             crate::spec::capacity::percentile_name(term.percentile),
-            crate::units::latency(*value as f64),
+            crate::util::units::latency(*value as f64),
             term.describe()
         )
     };

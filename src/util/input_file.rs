@@ -3,7 +3,7 @@
 //! a FIFO or /dev/zero would otherwise be read until memory runs out, deaf
 //! to Ctrl-C.
 
-use crate::error::UsageError;
+use crate::util::error::UsageError;
 use std::io::Read;
 use std::path::Path;
 
@@ -47,8 +47,8 @@ pub fn read_bytes_bounded(path: &Path, max: u64, what: &str) -> Result<Vec<u8>, 
     let too_large = |len: u64| {
         err(format!(
             "{} is too large for {what} (at most {})",
-            crate::units::format_bytes(len),
-            crate::units::format_bytes(max)
+            crate::util::units::format_bytes(len),
+            crate::util::units::format_bytes(max)
         ))
     };
     if meta.len() > max {

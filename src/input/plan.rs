@@ -123,7 +123,7 @@ pub fn summary(specs: &[WorkloadSpec]) -> String {
         .sum();
     let size_bound = specs.iter().filter(|s| s.runtime_s.is_none()).count();
     let runs = if specs.len() == 1 { "run" } else { "runs" };
-    let time = crate::units::format_duration(timed);
+    let time = crate::util::units::format_duration(timed);
     match size_bound {
         0 => format!("{} {runs}, about {time}", specs.len()),
         n if n == specs.len() => format!("{} size-bound {runs} (time depends on the target)", n),

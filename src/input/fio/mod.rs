@@ -10,7 +10,7 @@
 //! how. fio's defaults are written out where fathom's differ (rw=read,
 //! iodepth=1, the psync engine, buffered I/O), so nothing changes silently.
 
-use crate::error::UsageError;
+use crate::util::error::UsageError;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -411,7 +411,7 @@ impl Job {
             let v = self
                 .knob(knob)
                 .ok_or_else(|| format!("{what} needs {knob}"))?;
-            crate::units::parse_size(v).map_err(|e| format!("{knob}={v}: {e}"))
+            crate::util::units::parse_size(v).map_err(|e| format!("{knob}={v}: {e}"))
         };
         let mut limits = Vec::new();
         if let Some(n) = self.number_ios {
@@ -427,7 +427,7 @@ impl Job {
             };
             limits.push(loops * per_pass);
         } else if let Some(v) = self.knob("io_size") {
-            limits.push(crate::units::parse_size(v).map_err(|e| format!("io_size={v}: {e}"))?);
+            limits.push(crate::util::units::parse_size(v).map_err(|e| format!("io_size={v}: {e}"))?);
         }
         if let Some(least) = limits.into_iter().min() {
             self.set("io_size", least.to_string());
@@ -477,7 +477,7 @@ impl Job {
         let per_file = match (self.filesize.take(), self.knob("size")) {
             (Some(each), _) => each,
             (None, Some(total)) => {
-                let total = crate::units::parse_size(total).map_err(|e| format!("size: {e}"))?;
+                let total = crate::util::units::parse_size(total).map_err(|e| format!("size: {e}"))?;
                 (total / u64::from(self.nrfiles)).to_string()
             }
             (None, None) => return Err("nrfiles needs size or filesize".into()),
@@ -517,7 +517,7 @@ impl Job {
                 if let Some(step) = self.offset_increment {
                     let base = self
                         .knob("offset")
-                        .and_then(|o| crate::units::parse_size(o).ok())
+                        .and_then(|o| crate::util::units::parse_size(o).ok())
                         .unwrap_or(0);
                     clone.set("offset", (base + u64::from(k) * step).to_string());
                 }
@@ -986,8 +986,8 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         }
         "blockalign" | "ba" => {
             let v = same_for_reads_and_writes(opt)?;
-            let align = crate::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?;
-            let bs = crate::units::parse_size(job.knob("bs").unwrap_or("4k"));
+            let align = crate::util::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?;
+            let bs = crate::util::units::parse_size(job.knob("bs").unwrap_or("4k"));
             if bs != Ok(align) {
                 return unsupported(": fathom aligns offsets to the (smallest) block size");
             }
@@ -1051,7 +1051,7 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 Some(_) => return unsupported(" as a range (files of one size only)"),
                 None => v,
             };
-            crate::units::parse_size(size).map_err(|e| format!("{key}={v}: {e}"))?;
+            crate::util::units::parse_size(size).map_err(|e| format!("{key}={v}: {e}"))?;
             job.filesize = Some(size.to_string());
         }
         "offset_increment" => {
@@ -1060,7 +1060,7 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 return unsupported(" as a percentage (give a size)");
             }
             job.offset_increment =
-                Some(crate::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?);
+                Some(crate::util::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?);
         }
         "rate_process" => match value(opt)? {
             "linear" => {}
@@ -1353,7 +1353,7 @@ fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
 /// Every job option of fio's HOWTO and what this translator does with it
 /// (translated, accepted, or refused and why): the table of
 /// docs/fio-options.md, which a unit test checks against `apply`.
-const OPTION_TABLE: &str = include_str!("../docs/fio-options.md");
+const OPTION_TABLE: &str = include_str!("../../../docs/fio-options.md");
 
 /// One row of [`OPTION_TABLE`].
 struct OptionRow<'a> {
@@ -1512,7 +1512,7 @@ mod tests {
              [polled]\nrw=randread\nhipri\nsqthread_poll=1\n",
         );
         let t = translate(&p, false).unwrap();
-        let specs = crate::jobfile::parse(&t.toml, "x", "x", &Default::default()).unwrap();
+        let specs = crate::input::jobfile::parse(&t.toml, "x", "x", &Default::default()).unwrap();
         assert!(specs[0].hipri && specs[0].sqpoll, "{}", t.toml);
     }
 
@@ -1544,7 +1544,7 @@ mod tests {
             t.notes
         );
         // The translation is a job file fathom reads.
-        let specs = crate::jobfile::parse(&t.toml, "x", "x", &Default::default()).unwrap();
+        let specs = crate::input::jobfile::parse(&t.toml, "x", "x", &Default::default()).unwrap();
         assert_eq!(specs.len(), 2);
         assert_eq!(specs[0].streams.len(), 2);
         assert_eq!(specs[0].streams[1].fdatasync, 1);
@@ -1651,7 +1651,7 @@ mod tests {
         let d = tmp();
         let p = write(&d, "job.fio", text);
         let t = translate(&p, false).unwrap();
-        let specs = crate::jobfile::parse(&t.toml, "x", "x", &Default::default())
+        let specs = crate::input::jobfile::parse(&t.toml, "x", "x", &Default::default())
             .unwrap_or_else(|e| panic!("{}\n{}", e.0, t.toml));
         (t, specs)
     }

@@ -3,12 +3,12 @@
 //! anything is created; the run itself is an ordinary workload whose
 //! workers follow the trace (`trace::script`).
 
-use crate::error::UsageError;
+use crate::util::error::UsageError;
 use crate::spec::replay::ReplaySpec;
 use crate::spec::{EngineKind, RwMode, WorkloadSpec};
 use crate::trace::Trace;
 use crate::trace::file::DeviceIos;
-use crate::units::format_bytes;
+use crate::util::units::format_bytes;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -1,8 +1,8 @@
 //! Presets: job files shipped inside the binary (`presets/*.toml`), run with
 //! `fathom run --preset NAME TARGET...` and listed by `fathom presets`.
 
-use crate::error::UsageError;
-use crate::jobfile::{self, Overrides};
+use crate::util::error::UsageError;
+use crate::input::jobfile::{self, Overrides};
 use crate::spec::WorkloadSpec;
 
 #[derive(Debug)]
@@ -80,7 +80,7 @@ pub fn listing() -> String {
     let mut out = String::new();
     for p in PRESETS {
         let plan = load(p.name, &Overrides::default())
-            .map(|specs| crate::plan::summary(&specs))
+            .map(|specs| crate::input::plan::summary(&specs))
             .unwrap_or_else(|e| format!("invalid: {e}"));
         out.push_str(&format!(
             "{:<10} {}\n{:<10} ({plan})\n",

@@ -17,8 +17,8 @@
 //! name = "sas-${rw}-${bs}-qd${iodepth}"
 //! ```
 
-use crate::error::UsageError;
-use crate::plan::{self, Bindings, Sweep};
+use crate::util::error::UsageError;
+use crate::input::plan::{self, Bindings, Sweep};
 use crate::spec::WorkloadSpec;
 use crate::spec::knobs::{self, SpecBuilder};
 use std::path::Path;

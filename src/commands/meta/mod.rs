@@ -11,8 +11,8 @@ use crate::measure::histogram::LatencyHistogram;
 use crate::result::meta::{MetaOp, MetaResult};
 use crate::result::warning::{Warning, WarningKind};
 use crate::spec::meta::MetaSpec;
-use crate::stop::StopFlag;
-use crate::units::format_bytes;
+use crate::util::stop::StopFlag;
+use crate::util::units::format_bytes;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use std::fs;
@@ -24,8 +24,8 @@ use std::time::Instant;
 pub const MAX_FILES_K: u32 = 4096;
 pub const MAX_FILE_SIZE: u64 = 1 << 20;
 
-pub fn validate(spec: &MetaSpec) -> Result<(), crate::error::UsageError> {
-    let fail = |m: String| Err(crate::error::UsageError(m));
+pub fn validate(spec: &MetaSpec) -> Result<(), crate::util::error::UsageError> {
+    let fail = |m: String| Err(crate::util::error::UsageError(m));
     if spec.files_k == 0 || spec.files_k > MAX_FILES_K {
         return fail(format!(
             "-n {} is outside 1 to {MAX_FILES_K} (x 1024 files)",
@@ -121,7 +121,7 @@ pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
             });
         }
         fs::remove_file(&file)?;
-        if let Some(free) = crate::warnings::available_memory().filter(|m| *m > spec.block_size) {
+        if let Some(free) = crate::run::warnings::available_memory().filter(|m| *m > spec.block_size) {
             warnings.push(Warning {
                 kind: WarningKind::BlockFileInMemory,
                 target: spec.dir.clone(),

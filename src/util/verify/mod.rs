@@ -4,7 +4,7 @@
 
 pub mod header;
 
-use crate::buffers::Buffers;
+use crate::util::buffers::Buffers;
 use header::{Expected, Verdict};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
@@ -268,7 +268,7 @@ pub fn read_back(
     bs: u64,
     blocks: u64,
     map: Option<&BlockMap>,
-    stop: &crate::stop::StopFlag,
+    stop: &crate::util::stop::StopFlag,
 ) -> std::io::Result<VerifyReport> {
     let mode = if map.is_some() {
         "after-write"

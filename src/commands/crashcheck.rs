@@ -10,9 +10,9 @@
 //! generation. A write that was in flight at the cut may or may not be
 //! there; an acknowledged one must be.
 
-use crate::error::UsageError;
-use crate::stop::StopFlag;
-use crate::verify::header::{BlockHeader, HEADER_LEN};
+use crate::util::error::UsageError;
+use crate::util::stop::StopFlag;
+use crate::util::verify::header::{BlockHeader, HEADER_LEN};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::HashMap;
@@ -88,7 +88,7 @@ pub struct WriterSpec {
     pub overwrite: bool,
     /// Allow writing a block device that carries a signature, and one in
     /// use (`even_if_mounted`).
-    pub permission: crate::safety::WritePermission,
+    pub permission: crate::util::safety::WritePermission,
     /// Add this run to an existing ack log instead of refusing it.
     pub append: bool,
 }
@@ -325,7 +325,7 @@ fn check_target(spec: &WriterSpec) -> Result<Vec<String>, UsageError> {
             let len = File::open(&spec.target)
                 .map_err(|e| err(e.to_string()))
                 .and_then(|f| target_len(&f).map_err(|e| err(e.to_string())))?;
-            let mut risks = crate::safety::risks_of_writing(&spec.target, len)
+            let mut risks = crate::util::safety::risks_of_writing(&spec.target, len)
                 .map_err(|e| err(format!("cannot check the device before writing: {e}")))?;
             // crashcheck overwrites the device whatever it holds.
             if risks.holds_data.is_empty() {

@@ -14,7 +14,7 @@
 
 use crate::engine::Direction;
 use crate::engine::target::PreparedTarget;
-use crate::error::UsageError;
+use crate::util::error::UsageError;
 use crate::measure::intervals::{CompletedSecond, DirectionSample};
 use crate::measure::per_second;
 use crate::result::certify::{
@@ -23,8 +23,8 @@ use crate::result::certify::{
 use crate::run::{RunOptions, Stream};
 use crate::spec::WorkloadSpec;
 use crate::spec::knobs::SpecBuilder;
-use crate::stop::StopFlag;
-use crate::units::{format_duration, parse_duration};
+use crate::util::stop::StopFlag;
+use crate::util::units::{format_duration, parse_duration};
 use serde::Deserialize;
 
 /// A judged interval fails when a stream delivered fewer I/Os than its
@@ -546,7 +546,7 @@ mod tests {
         }
     }
 
-    const ACT: &str = include_str!("../presets/act-3x.toml");
+    const ACT: &str = include_str!("../../presets/act-3x.toml");
 
     #[test]
     fn act_profile_parses_and_scales() {
@@ -805,7 +805,7 @@ mod tests {
 
     #[test]
     fn act6_derives_its_large_block_load_and_judges_only_record_reads() {
-        let text = include_str!("../presets/act6-3x.toml");
+        let text = include_str!("../../presets/act6-3x.toml");
         let p = parse_profile(text, "act6-3x", &overrides()).unwrap();
         let rate = |name: &str| {
             p.streams
@@ -833,7 +833,7 @@ mod tests {
 
     #[test]
     fn unjudged_streams_must_still_deliver_their_load() {
-        let text = include_str!("../presets/act6-3x.toml");
+        let text = include_str!("../../presets/act6-3x.toml");
         let p = parse_profile(text, "act6-3x", &overrides()).unwrap();
         let large = |ios: u64| {
             let mut i = delivering(1, true, 90.0, ios);

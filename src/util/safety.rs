@@ -251,7 +251,7 @@ pub fn risks_of_writing(device: &Path, len: u64) -> io::Result<DeviceRisks> {
         found.extend(here.into_iter().map(|s| {
             format!(
                 "{s} at {} (where a partition starts)",
-                crate::units::format_bytes(start)
+                crate::util::units::format_bytes(start)
             )
         }));
     }

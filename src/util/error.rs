@@ -18,7 +18,7 @@ impl std::error::Error for UsageError {}
 #[macro_export]
 macro_rules! usage_bail {
     ($($arg:tt)*) => {
-        return Err($crate::error::UsageError(format!($($arg)*)).into())
+        return Err($crate::util::error::UsageError(format!($($arg)*)).into())
     };
 }
 

@@ -1,6 +1,8 @@
 //! Runs a plan: prepares targets, starts the workers of each workload, merges
 //! their reports into results, shows the live line, and cleans up.
 
+pub mod warnings;
+
 use crate::engine::Direction;
 use crate::engine::pattern::{OffsetPattern, Region};
 use crate::engine::sizes::BlockSizes;
@@ -9,7 +11,7 @@ use crate::engine::tuning::{EngineTuning, choose as choose_tuning};
 use crate::engine::worker::{
     self, StartGate, Trims, WorkerConfig, WorkerEvent, WorkerTotals, WorkerVerify,
 };
-use crate::error::UsageError;
+use crate::util::error::UsageError;
 use crate::measure::cpu::CpuTime;
 use crate::measure::disk::DiskSnapshot;
 use crate::measure::errors::IoErrors;
@@ -26,8 +28,8 @@ use crate::result::{
     TargetResult, WorkloadResult,
 };
 use crate::spec::{VerifyMode, WorkloadSpec};
-use crate::stop::{Interrupted, StopFlag};
-use crate::verify::{self, BlockMap, VerifyReport};
+use crate::util::stop::{Interrupted, StopFlag};
+use crate::util::verify::{self, BlockMap, VerifyReport};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
@@ -134,8 +136,8 @@ fn check_region(spec: &WorkloadSpec, plan: &TargetPlan) -> Result<(), UsageError
         return Err(UsageError(format!(
             "target {}: --size {} is smaller than the largest block of --bssplit, {}",
             plan.name,
-            crate::units::format_bytes(plan.size),
-            crate::units::format_block_size(largest)
+            crate::util::units::format_bytes(plan.size),
+            crate::util::units::format_block_size(largest)
         )));
     }
     if spec.rw.is_random() {
@@ -153,11 +155,11 @@ fn check_region(spec: &WorkloadSpec, plan: &TargetPlan) -> Result<(), UsageError
             plan.name, spec.numjobs
         )));
     }
-    if spec.verify != VerifyMode::Off && blocks > crate::verify::MAX_BLOCKS {
+    if spec.verify != VerifyMode::Off && blocks > crate::util::verify::MAX_BLOCKS {
         return Err(UsageError(format!(
             "target {}: --verify keeps 4 bytes per block and {blocks} blocks of --bs are too many (at most {}): use a larger --bs or a smaller --size",
             plan.name,
-            crate::verify::MAX_BLOCKS
+            crate::util::verify::MAX_BLOCKS
         )));
     }
     Ok(())
@@ -369,8 +371,8 @@ impl Session {
             let live = self.live;
             let stop = self.stop.clone();
             let mut result = run_workload(spec, &targets, &stop, self.options(live))?;
-            result.warnings = crate::warnings::check(&result, &context);
-            let shared = crate::warnings::shared_device(&[&result], &result.disks);
+            result.warnings = crate::run::warnings::check(&result, &context);
+            let shared = crate::run::warnings::shared_device(&[&result], &result.disks);
             result.warnings.extend(shared);
             self.document.interrupted |= result.interrupted;
             RunResult::Workload(result)
@@ -399,14 +401,14 @@ impl Session {
         let mut results = run_streams(&streams, &stop, self.options(false), &mut |_, _| {})?;
         for (result, targets) in results.iter_mut().zip(&prepared) {
             let context = warning_context(targets);
-            result.warnings = crate::warnings::check(result, &context);
+            result.warnings = crate::run::warnings::check(result, &context);
         }
         // The disks are the group's: judged against every stream's I/O, said
         // once, on the first stream.
         let all: Vec<&WorkloadResult> = results.iter().collect();
         let shared = all
             .first()
-            .map(|r| crate::warnings::shared_device(&all, &r.disks))
+            .map(|r| crate::run::warnings::shared_device(&all, &r.disks))
             .unwrap_or_default();
         if let Some(first) = results.first_mut() {
             first.warnings.extend(shared);
@@ -454,12 +456,12 @@ impl Session {
 }
 
 /// What the plausibility checks need to know of prepared targets.
-fn warning_context(targets: &[PreparedTarget]) -> crate::warnings::Context {
-    crate::warnings::Context {
-        available_memory: crate::warnings::available_memory(),
+fn warning_context(targets: &[PreparedTarget]) -> crate::run::warnings::Context {
+    crate::run::warnings::Context {
+        available_memory: crate::run::warnings::available_memory(),
         sparse: targets
             .iter()
-            .map(|t| std::fs::metadata(&t.plan.path).is_ok_and(|m| crate::warnings::is_sparse(&m)))
+            .map(|t| std::fs::metadata(&t.plan.path).is_ok_and(|m| crate::run::warnings::is_sparse(&m)))
             .collect(),
     }
 }
@@ -893,7 +895,7 @@ fn plan_workers(
                     && spec.numjobs == 1
                     && spec.replay.is_none()
                 {
-                    map.flags = crate::verify::header::IN_ORDER;
+                    map.flags = crate::util::verify::header::IN_ORDER;
                 }
                 Arc::new(map)
             });
@@ -1280,7 +1282,7 @@ impl<'a> Progress<'a> {
             acc.ended_early.get_or_insert_with(|| {
                 format!(
                     "a worker was stuck in a call to the target for {} and was left behind; {}",
-                    crate::units::format_duration(stuck_for.as_secs_f64()),
+                    crate::util::units::format_duration(stuck_for.as_secs_f64()),
                     if had_snapshot {
                         "its figures after its last whole second are missing"
                     } else {
@@ -1776,8 +1778,8 @@ impl LiveLine {
             if let Some(i) = interval.filter(|i| i.ios > 0) {
                 msg.push_str(&format!(
                     "  {name} {} IOPS {}/s",
-                    crate::units::thousands(i.iops.round() as u64),
-                    crate::units::format_bytes(i.bw_bytes as u64)
+                    crate::util::units::thousands(i.iops.round() as u64),
+                    crate::util::units::format_bytes(i.bw_bytes as u64)
                 ));
             }
         }

@@ -149,7 +149,7 @@ impl Ranks {
                 rank,
                 format!(
                     "did not answer at {what} within {} (stopped, hung or gone)",
-                    crate::units::format_duration(self.timeout.as_secs_f64())
+                    crate::util::units::format_duration(self.timeout.as_secs_f64())
                 ),
             ));
         }
@@ -273,10 +273,10 @@ pub fn run(
     ranks: std::rc::Rc<Ranks>,
     plan: Result<Vec<crate::spec::WorkloadSpec>, String>,
     shared: bool,
-    stop: crate::stop::StopFlag,
+    stop: crate::util::stop::StopFlag,
     label: Option<String>,
 ) -> anyhow::Result<Option<crate::result::Document>> {
-    use crate::error::UsageError;
+    use crate::util::error::UsageError;
     use crate::result::Document;
     use crate::result::cluster::{Launcher, RankFailure, concurrent_ranks};
     let sent = if ranks.rank() == 0 {
@@ -290,7 +290,7 @@ pub fn run(
     let plan: Result<Vec<crate::spec::WorkloadSpec>, String> = serde_json::from_slice(&received)?;
     let specs = plan.map_err(UsageError)?;
     let host = crate::measure::facts::host_facts().hostname;
-    let mine = crate::plan::plan_for_rank(&specs, ranks.rank(), ranks.size(), &host, shared)
+    let mine = crate::input::plan::plan_for_rank(&specs, ranks.rank(), ranks.size(), &host, shared)
         .and_then(|p| crate::run::check_plan(&p).map(|_| p).map_err(|e| e.0));
     if let Some(e) = ranks.first_error(mine.as_ref().err().map(String::as_str)) {
         return Err(UsageError(e).into());

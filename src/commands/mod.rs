@@ -1,0 +1,11 @@
+//! The library side of the commands built on runs: each takes specs,
+//! drives runs through [`crate::run`], and returns its result; none prints.
+
+pub mod capacity;
+pub mod certify;
+pub mod crashcheck;
+pub mod meta;
+pub mod pts;
+#[cfg(feature = "mpi")]
+pub mod ranks;
+pub mod replay;

@@ -1,0 +1,8 @@
+//! Where workloads come from: TOML job files and presets' text
+//! (`jobfile`), fio job files (`fio`), and the runs a spec's sweeps make
+//! (`plan`).
+
+pub mod fio;
+pub mod jobfile;
+pub mod plan;
+pub mod presets;
