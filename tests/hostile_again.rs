@@ -430,6 +430,8 @@ fn inputs_that_are_not_regular_files_are_refused() {
 
 /// The most memory (KiB) `fathom args` held at once, and whether it
 /// succeeded: its own rusage, not the test process's other children's.
+// The child is reaped by wait4, which gives its rusage; std's wait cannot.
+#[allow(clippy::zombie_processes)]
 fn peak_kib(args: &[&str]) -> (i64, bool) {
     let child = fathom()
         .args(args)

@@ -3,12 +3,12 @@
 
 use super::{OutputArgs, WorkloadArgs};
 use crate::commands::capacity;
-use crate::util::error::UsageError;
 use crate::report;
 use crate::result::RunResult;
 use crate::result::capacity::CapacityResult;
 use crate::run::Session;
 use crate::spec::capacity::{CapacitySpec, Slo};
+use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
 use crate::util::units;
 use clap::Args;

@@ -10,16 +10,16 @@ pub mod tools;
 
 use knob_args::KnobArgs;
 
+use crate::input::{fio, jobfile, presets};
 use crate::spec::knobs;
 use crate::util::units;
-use crate::input::{fio, jobfile, presets};
 
-use crate::util::error::{UsageError, exit};
 use crate::input::plan;
 use crate::report::{self, OutputFormat, Report, destination};
 use crate::result::Document;
 use crate::run::Session;
 use crate::spec::WorkloadSpec;
+use crate::util::error::{UsageError, exit};
 use crate::util::stop::{Interrupted, StopFlag};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};

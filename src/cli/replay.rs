@@ -2,10 +2,10 @@
 //! run by a session, the document out.
 
 use super::OutputArgs;
-use crate::util::error::UsageError;
 use crate::commands::replay::{self, ReplayRequest};
 use crate::run::Session;
 use crate::spec::EngineKind;
+use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
 use crate::util::units;
 use clap::Args;

@@ -2,7 +2,6 @@
 //! hdparm -tT and ACT style measurements, as thin commands over the library.
 
 use super::{OutputArgs, emit, exit_code};
-use crate::util::error::UsageError;
 use crate::commands::meta;
 use crate::report::destination;
 use crate::report::{self, OutputFormat, Report};
@@ -10,6 +9,7 @@ use crate::result::RunResult;
 use crate::run::Session;
 use crate::spec::meta::MetaSpec;
 use crate::spec::{EngineKind, RwMode};
+use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
 use crate::util::units::{parse_duration, parse_size};
 use clap::Args;

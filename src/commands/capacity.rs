@@ -9,13 +9,13 @@
 //! bisection between the highest rate that met and the lowest that missed
 //! narrows the answer to the precision asked.
 
-use crate::util::error::UsageError;
 use crate::measure::histogram::LatencyHistogram;
 use crate::result::capacity::{CapacityResult, CapacityStep, Phase, SearchEnd};
 use crate::result::{RunResult, WorkloadResult};
 use crate::run::Session;
 use crate::spec::WorkloadSpec;
 use crate::spec::capacity::CapacitySpec;
+use crate::util::error::UsageError;
 use crate::util::stop::{Interrupted, StopFlag};
 use crate::util::units::thousands;
 use std::time::Instant;

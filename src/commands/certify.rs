@@ -14,7 +14,6 @@
 
 use crate::engine::Direction;
 use crate::engine::target::PreparedTarget;
-use crate::util::error::UsageError;
 use crate::measure::intervals::{CompletedSecond, DirectionSample};
 use crate::measure::per_second;
 use crate::result::certify::{
@@ -23,6 +22,7 @@ use crate::result::certify::{
 use crate::run::{RunOptions, Stream};
 use crate::spec::WorkloadSpec;
 use crate::spec::knobs::SpecBuilder;
+use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
 use crate::util::units::{format_duration, parse_duration};
 use serde::Deserialize;

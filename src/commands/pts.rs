@@ -7,7 +7,6 @@
 //! session, so the safety rules, engines and figures are those of `run`.
 
 use crate::engine::trim::TrimMethod;
-use crate::util::error::UsageError;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::snia_window;
 use crate::result::pts::{PtsCell, PtsEnd, PtsResult, PtsRound};
@@ -15,6 +14,7 @@ use crate::result::{RunResult, WorkloadResult};
 use crate::run::Session;
 use crate::spec::pts::{PtsSpec, PtsTest, Purge};
 use crate::spec::{RwMode, WorkloadSpec};
+use crate::util::error::UsageError;
 use crate::util::stop::{Interrupted, StopFlag};
 use crate::util::units::{format_block_size, format_bytes};
 use anyhow::Context;

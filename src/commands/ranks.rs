@@ -276,9 +276,9 @@ pub fn run(
     stop: crate::util::stop::StopFlag,
     label: Option<String>,
 ) -> anyhow::Result<Option<crate::result::Document>> {
-    use crate::util::error::UsageError;
     use crate::result::Document;
     use crate::result::cluster::{Launcher, RankFailure, concurrent_ranks};
+    use crate::util::error::UsageError;
     let sent = if ranks.rank() == 0 {
         serde_json::to_vec(&plan)?
     } else {

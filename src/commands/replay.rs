@@ -3,11 +3,11 @@
 //! anything is created; the run itself is an ordinary workload whose
 //! workers follow the trace (`trace::script`).
 
-use crate::util::error::UsageError;
 use crate::spec::replay::ReplaySpec;
 use crate::spec::{EngineKind, RwMode, WorkloadSpec};
 use crate::trace::Trace;
 use crate::trace::file::DeviceIos;
+use crate::util::error::UsageError;
 use crate::util::units::format_bytes;
 use std::path::PathBuf;
 use std::sync::Arc;

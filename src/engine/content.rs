@@ -8,8 +8,8 @@
 //! The first writes of each worker are also copied aside, so that what was
 //! written can be measured afterwards (`measure/reduction.rs`).
 
-use crate::util::buffers::{Buffers, SECTOR};
 use crate::spec::content::{DataContent, DataPattern};
+use crate::util::buffers::{Buffers, SECTOR};
 use rand::Rng;
 use rand::rngs::SmallRng;
 

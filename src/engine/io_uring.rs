@@ -10,9 +10,9 @@
 
 use super::trim::{BLOCK_URING_CMD_DISCARD, TrimMethod};
 use super::{Completion, Direction, Engine, IoRequest};
+use crate::spec::RingOptions;
 use crate::util::buffers::Buffers;
 use crate::util::error::UsageError;
-use crate::spec::RingOptions;
 use io_uring::{IoUring, opcode, squeue, types};
 use std::fs::File;
 use std::io;

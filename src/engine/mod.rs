@@ -13,8 +13,8 @@ pub mod trim;
 pub mod tuning;
 pub mod worker;
 
-use crate::util::buffers::Buffers;
 use crate::spec::{EngineKind, RingOptions};
+use crate::util::buffers::Buffers;
 use std::fs::File;
 use std::io;
 use std::time::Duration;

@@ -3,10 +3,10 @@
 //! out new files with real data, opening it for I/O, and removing what fathom
 //! created.
 
-use crate::util::error::UsageError;
 use crate::measure::facts::{self, TargetFacts, TargetKind};
-use crate::util::safety;
 use crate::spec::WorkloadSpec;
+use crate::util::error::UsageError;
+use crate::util::safety;
 use crate::util::stop::StopFlag;
 use crate::util::units::{format_block_size, format_bytes};
 use anyhow::{Context, bail};

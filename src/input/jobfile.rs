@@ -17,10 +17,10 @@
 //! name = "sas-${rw}-${bs}-qd${iodepth}"
 //! ```
 
-use crate::util::error::UsageError;
 use crate::input::plan::{self, Bindings, Sweep};
 use crate::spec::WorkloadSpec;
 use crate::spec::knobs::{self, SpecBuilder};
+use crate::util::error::UsageError;
 use std::path::Path;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};

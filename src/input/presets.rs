@@ -1,9 +1,9 @@
 //! Presets: job files shipped inside the binary (`presets/*.toml`), run with
 //! `fathom run --preset NAME TARGET...` and listed by `fathom presets`.
 
-use crate::util::error::UsageError;
 use crate::input::jobfile::{self, Overrides};
 use crate::spec::WorkloadSpec;
+use crate::util::error::UsageError;
 
 #[derive(Debug)]
 pub struct Preset {

@@ -3,8 +3,8 @@
 //! `/dev/stdout`) written in place. A path that names anything else, or a
 //! file that is not a fathom result, is refused before anything runs.
 
-use crate::util::error::UsageError;
 use crate::util::directory_of;
+use crate::util::error::UsageError;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileTypeExt;

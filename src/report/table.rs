@@ -324,7 +324,11 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
 /// or "251,234 KiB/s".
 pub fn meta_rate(op: &crate::result::meta::MetaOp) -> String {
     let (value, unit) = op.rate();
-    format!("{} {unit}", crate::util::units::thousands(value.round() as u64)).replace(" /s", "/s")
+    format!(
+        "{} {unit}",
+        crate::util::units::thousands(value.round() as u64)
+    )
+    .replace(" /s", "/s")
 }
 
 /// The `fathom meta` table: one row per phase. One system gets its latency

@@ -162,7 +162,9 @@ impl Document {
                                     format!(
                                         "{} at {}/s",
                                         c.spec.name,
-                                        crate::util::units::thousands(step.offered_iops.round() as u64)
+                                        crate::util::units::thousands(
+                                            step.offered_iops.round() as u64
+                                        )
                                     ),
                                     x,
                                 )

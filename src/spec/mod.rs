@@ -318,7 +318,8 @@ fn parse_zones(text: &str, bytes: bool) -> Result<Vec<Zone>, String> {
             .filter(|p| *p <= 100)
             .ok_or_else(|| format!("zone '{entry}': '{pct}' is not a percentage"))?;
         let size = if bytes {
-            crate::util::units::parse_size(size.trim()).map_err(|e| format!("zone '{entry}': {e}"))?
+            crate::util::units::parse_size(size.trim())
+                .map_err(|e| format!("zone '{entry}': {e}"))?
         } else {
             size.trim()
                 .parse::<u64>()
@@ -1248,8 +1249,9 @@ impl WorkloadSpec {
     fn validate_streams(&self) -> Result<(), crate::util::error::UsageError> {
         let fail = |msg: String| Err(crate::util::error::UsageError(msg));
         for (i, s) in self.streams.iter().enumerate() {
-            s.validate()
-                .map_err(|e| crate::util::error::UsageError(format!("stream {}: {}", s.name, e.0)))?;
+            s.validate().map_err(|e| {
+                crate::util::error::UsageError(format!("stream {}: {}", s.name, e.0))
+            })?;
             if self.streams[..i].iter().any(|o| o.name == s.name) {
                 return fail(format!("stream {}: two streams of one name", s.name));
             }

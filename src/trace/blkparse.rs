@@ -6,7 +6,7 @@
 //! Flushes without data (`F` in RWBS, no blocks) are sync points. Lines of
 //! blkparse's summary and of other events are skipped.
 
-use super::read::{Answer, Out, TextFormat};
+use super::event::{Answer, Out, TextFormat};
 use super::{Op, number};
 use std::collections::BTreeMap;
 

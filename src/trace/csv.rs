@@ -4,7 +4,7 @@
 //! `r`, `w` too), and optionally `device` (a name, mapped to a target) and
 //! `latency_ns` (what the I/O took when traced).
 
-use super::read::{Answer, Devices, Out, TextFormat};
+use super::event::{Answer, Devices, Out, TextFormat};
 use super::{Op, number};
 
 /// A CSV trace's columns, found in its header.

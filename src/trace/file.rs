@@ -5,8 +5,9 @@
 //! Never held whole: a trace of any length fits in the memory of its
 //! summary and of its disorder (`order.rs`).
 
+use super::event::{Answer, Event};
 use super::order::{Disorder, Ordered};
-use super::read::{Answer, Event, Reader};
+use super::read::Reader;
 use super::{Op, TraceError, TraceIo};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

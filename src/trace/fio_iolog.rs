@@ -4,7 +4,7 @@
 //! line with the time it was issued, in microseconds; version 2 has no
 //! times, so it can only be played as fast as possible.
 
-use super::read::{Out, TextFormat};
+use super::event::{Out, TextFormat};
 use super::{Op, number};
 
 /// An fio iolog of version 2 (no times) or 3.

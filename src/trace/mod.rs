@@ -7,6 +7,7 @@
 
 pub mod blkparse;
 pub mod csv;
+pub mod event;
 pub mod file;
 pub mod fio_iolog;
 pub mod order;
@@ -14,8 +15,9 @@ pub mod read;
 pub mod record;
 pub mod script;
 
+pub use event::{Answer, Event};
 pub use file::Trace;
-pub use read::{Answer, Event, Reader};
+pub use read::Reader;
 
 use std::fmt;
 use std::path::Path;

@@ -12,7 +12,7 @@
 //! records are in time order within a worker, not across the file: a
 //! replay puts them in order as it reads (`order.rs`).
 
-use super::read::{Devices, Out};
+use super::event::{Devices, Out};
 use super::{At, Op, TraceError};
 use std::fs::File;
 use std::io::BufRead;

@@ -121,7 +121,9 @@ pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
             });
         }
         fs::remove_file(&file)?;
-        if let Some(free) = crate::run::warnings::available_memory().filter(|m| *m > spec.block_size) {
+        if let Some(free) =
+            crate::run::warnings::available_memory().filter(|m| *m > spec.block_size)
+        {
             warnings.push(Warning {
                 kind: WarningKind::BlockFileInMemory,
                 target: spec.dir.clone(),

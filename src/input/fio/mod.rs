@@ -427,7 +427,8 @@ impl Job {
             };
             limits.push(loops * per_pass);
         } else if let Some(v) = self.knob("io_size") {
-            limits.push(crate::util::units::parse_size(v).map_err(|e| format!("io_size={v}: {e}"))?);
+            limits
+                .push(crate::util::units::parse_size(v).map_err(|e| format!("io_size={v}: {e}"))?);
         }
         if let Some(least) = limits.into_iter().min() {
             self.set("io_size", least.to_string());
@@ -477,7 +478,8 @@ impl Job {
         let per_file = match (self.filesize.take(), self.knob("size")) {
             (Some(each), _) => each,
             (None, Some(total)) => {
-                let total = crate::util::units::parse_size(total).map_err(|e| format!("size: {e}"))?;
+                let total =
+                    crate::util::units::parse_size(total).map_err(|e| format!("size: {e}"))?;
                 (total / u64::from(self.nrfiles)).to_string()
             }
             (None, None) => return Err("nrfiles needs size or filesize".into()),

@@ -1,0 +1,254 @@
+//! Turning what was collected into results: per stream and target, a
+//! replay's own figures, flushes, what verify read back.
+
+use crate::engine::target::PreparedTarget;
+use crate::measure::cpu::CpuTime;
+use crate::measure::histogram::LatencyHistogram;
+use crate::measure::intervals::{DIRECTIONS, DirectionSample};
+use crate::measure::per_second;
+use crate::result::TemperatureSample;
+use crate::result::{
+    CpuUsage, DirectionPair, DirectionResult, Interval, SyncResult, TargetResult, WorkloadResult,
+};
+use crate::spec::{VerifyMode, WorkloadSpec};
+use crate::util::stop::StopFlag;
+use crate::util::verify::{self};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// What was measured of the group as a whole.
+pub(super) struct Measured {
+    pub(super) start: Instant,
+    pub(super) start_wall: std::time::SystemTime,
+    pub(super) cpu: CpuTime,
+    pub(super) disks: Vec<crate::result::DiskUsage>,
+    pub(super) temperature: Vec<TemperatureSample>,
+    pub(super) interrupted: bool,
+}
+use super::collect::{Progress, TargetAccumulator};
+use super::{Stream, test_handshake};
+
+/// One result per stream from its targets' accumulators (in stream order)
+/// and its merged seconds.
+pub(super) fn stream_results(
+    streams: &[Stream],
+    progress: Progress,
+    m: Measured,
+) -> Vec<WorkloadResult> {
+    // CPU time is the process's: with several streams, each reports the
+    // group's, per I/O of the whole group.
+    let group_ios: u64 = progress
+        .accumulators
+        .iter()
+        .map(|a| a.totals.iter().map(|d| d.ios).sum::<u64>())
+        .sum();
+    let mut results = Vec::with_capacity(streams.len());
+    let mut accumulators = progress.accumulators.into_iter().peekable();
+    for ((s, stream), series) in streams.iter().enumerate().zip(progress.totals) {
+        let spec = stream.spec;
+        let measure_start = m.start + Duration::from_secs_f64(spec.ramp_s);
+        let mut total: [DirectionSample; DIRECTIONS] = Default::default();
+        let mut sync = LatencyHistogram::new();
+        let mut queue_depths = crate::measure::queue::QueueDepths::default();
+        let mut target_results = Vec::with_capacity(stream.targets.len());
+        let mut runtime_s: f64 = 0.0;
+        let mut written: Vec<u8> = Vec::new();
+        let (mut late_ios, mut worst_lag_ns) = (0, 0);
+        while let Some(acc) = accumulators.next_if(|a| a.stream == s) {
+            late_ios += acc.late_issues;
+            worst_lag_ns = worst_lag_ns.max(acc.worst_lag_ns);
+            let target = &stream.targets[acc.target];
+            let runtime = acc.end.map_or(0.0, |e| {
+                e.saturating_duration_since(measure_start).as_secs_f64()
+            });
+            runtime_s = runtime_s.max(runtime);
+            let [read_iv, write_iv, trim_iv] = acc.series.finish();
+            for (sum, d) in total.iter_mut().zip(&acc.totals) {
+                sum.add(d);
+            }
+            sync.add(&acc.sync);
+            queue_depths.add(&acc.queue);
+            written.extend_from_slice(&acc.written);
+            let [read, write, trim] = acc.totals;
+            target_results.push(TargetResult {
+                name: spec.target_label(acc.target).to_string(),
+                facts: target.facts.clone(),
+                offset: target.plan.offset,
+                size: target.plan.size,
+                runtime_s: runtime,
+                errors: acc.errors,
+                ended_early: acc.ended_early,
+                verify: acc.verify,
+                io: DirectionPair {
+                    read: direction_result(read, runtime, read_iv),
+                    write: direction_result(write, runtime, write_iv),
+                    trim: direction_result(trim, runtime, trim_iv),
+                },
+                sync: sync_result(&acc.sync, spec.flush_every(), runtime),
+                unfinished: (acc.unfinished.ios > 0).then_some(crate::result::UnfinishedIos {
+                    ios: acc.unfinished.ios,
+                    oldest_ns: acc.unfinished.oldest_ns,
+                }),
+            });
+        }
+        let [read_iv, write_iv, trim_iv] = series.finish();
+        let [read, write, trim] = total;
+        let total = DirectionPair {
+            read: direction_result(read, runtime_s, read_iv),
+            write: direction_result(write, runtime_s, write_iv),
+            trim: direction_result(trim, runtime_s, trim_iv),
+        };
+        results.push(WorkloadResult {
+            spec: spec.clone(),
+            cpu: CpuUsage::new(m.cpu, group_ios),
+            targets: target_results,
+            total,
+            runtime_s,
+            interrupted: m.interrupted,
+            warnings: Vec::new(),
+            engine_tuning: None,
+            replay: spec
+                .replay
+                .as_ref()
+                .map(|replay| replay_result(replay, stream.targets.len(), late_ios, worst_lag_ns)),
+            queue_depths,
+            disks: m.disks.clone(),
+            temperature: m.temperature.clone(),
+            started_unix_s: (m.start_wall + Duration::from_secs_f64(spec.ramp_s))
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_secs_f64()),
+            sync: sync_result(&sync, spec.flush_every(), runtime_s),
+            data: crate::measure::reduction::measure(&written, spec.bs).map(|mut d| {
+                d.asked_compress = spec.content.asked_compression();
+                d.asked_dedupe = spec.content.asked_dedupe();
+                d
+            }),
+            steady_state: spec.steady_state.map(|criterion| {
+                crate::measure::steady::SteadyStateResult {
+                    criterion,
+                    reached: progress.steady_at[s].is_some(),
+                    at_s: progress.steady_at[s],
+                }
+            }),
+        });
+    }
+    results
+}
+
+/// A replay's own figures: what it was to play, how late it issued.
+pub(super) fn replay_result(
+    replay: &crate::spec::replay::ReplaySpec,
+    targets: usize,
+    late_ios: u64,
+    worst_lag_ns: u64,
+) -> crate::result::replay::ReplayResult {
+    use crate::result::replay::ReplayResult;
+    let Some(trace) = &replay.loaded else {
+        return ReplayResult::default();
+    };
+    let ios: u64 = (0..targets)
+        .filter_map(|t| trace.device(replay.devices.get(t)?))
+        .map(|d| trace.of_device(d).ios)
+        .sum();
+    let loops = replay.loops.max(1);
+    let (original, original_seconds) = match trace.has_latencies() {
+        true => crate::result::replay::original(trace, replay.speed),
+        false => Default::default(),
+    };
+    ReplayResult {
+        trace_ios: ios * u64::from(loops),
+        trace_span_s: replay
+            .speed
+            .map_or(0.0, |s| trace.last_ns() as f64 / s / 1e9 * f64::from(loops)),
+        late_ios,
+        worst_lag_ns,
+        original,
+        original_seconds,
+    }
+}
+
+/// The flushes of a target or workload run with `--fsync` or `--fdatasync`;
+/// None without.
+/// Flushes of a workload that makes them (`--fsync`, or a replayed trace's
+/// sync points), even none.
+pub(super) fn sync_result(
+    h: &LatencyHistogram,
+    fsync_every: u32,
+    runtime_s: f64,
+) -> Option<SyncResult> {
+    (fsync_every > 0 || h.count() > 0).then(|| SyncResult {
+        count: h.count(),
+        rate: per_second(h.count(), runtime_s),
+        lat_ns: h.summary(),
+        histogram: h.encode(),
+    })
+}
+
+/// The `--verify` pass after the workload: blocks this run wrote are checked
+/// against the block map; with a read-only workload, every block of the
+/// region is checked against its own header.
+pub(super) fn read_back(
+    spec: &WorkloadSpec,
+    acc: &mut TargetAccumulator,
+    target: &PreparedTarget,
+    stop: &StopFlag,
+) {
+    let writes = spec.rw.writes(spec.rwmix_read);
+    if writes && spec.verify == VerifyMode::Interleaved {
+        // Interleaved checks already ran; blocks whose write failed are
+        // reported as not checked.
+        if let (Some(map), Some(report)) = (&acc.map, acc.verify.as_mut()) {
+            report.uncertain = map.uncertain_blocks();
+        }
+        return;
+    }
+    if writes {
+        test_handshake(stop);
+    }
+    let blocks = target.plan.size / spec.bs;
+    let result = target.open(spec.direct, false).and_then(|file| {
+        if !spec.direct {
+            // Read what the device holds, not what the page cache remembers.
+            file.sync_all()?;
+            // SAFETY: advisory call on an open descriptor.
+            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
+        let map = if writes { acc.map.as_deref() } else { None };
+        Ok(verify::read_back(
+            &file,
+            target.plan.offset,
+            spec.bs,
+            blocks,
+            map,
+            stop,
+        )?)
+    });
+    match result {
+        Ok(report) => acc.verify = Some(report),
+        Err(e) => {
+            acc.ended_early
+                .get_or_insert_with(|| format!("verify read-back failed: {e:#}"));
+        }
+    }
+}
+
+pub(super) fn direction_result(
+    sample: DirectionSample,
+    runtime_s: f64,
+    intervals: Vec<Interval>,
+) -> DirectionResult {
+    let histogram: &LatencyHistogram = &sample.latency;
+    DirectionResult {
+        ios: sample.ios,
+        bytes: sample.bytes,
+        iops: per_second(sample.ios, runtime_s),
+        bw_bytes: per_second(sample.bytes, runtime_s),
+        lat_ns: histogram.summary(),
+        histogram: histogram.encode(),
+        sched_lat_ns: (sample.scheduled.count() > 0).then(|| sample.scheduled.summary()),
+        sched_histogram: (sample.scheduled.count() > 0).then(|| sample.scheduled.encode()),
+        unanswered: sample.unanswered,
+        intervals,
+    }
+}

@@ -1,0 +1,308 @@
+//! The workers of a run: their configurations from the spec (pattern,
+//! sizes, seeds, a replay's script), and their threads.
+
+use crate::engine::pattern::{OffsetPattern, Region};
+use crate::engine::sizes::BlockSizes;
+use crate::engine::target::TargetPlan;
+use crate::engine::tuning::{EngineTuning, choose as choose_tuning};
+use crate::engine::worker::{self, StartGate, Trims, WorkerConfig, WorkerEvent, WorkerVerify};
+use crate::measure::errors::IoErrors;
+use crate::measure::histogram::LatencyHistogram;
+use crate::measure::intervals::IntervalSeries;
+use crate::spec::{VerifyMode, WorkloadSpec};
+use crate::util::stop::StopFlag;
+use crate::util::verify::BlockMap;
+use anyhow::Context;
+use std::fs::File;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Per-worker seeds differ but follow from the workload seed, so a run is
+/// repeatable.
+pub(super) fn worker_seed(seed: u64, worker: usize) -> u64 {
+    seed ^ (worker as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+use super::Stream;
+use super::collect::{TargetAccumulator, Watched};
+
+pub(super) fn worker_configs(
+    spec: &WorkloadSpec,
+    target_index: usize,
+    plan: &TargetPlan,
+    first_worker: usize,
+) -> Vec<WorkerConfig> {
+    let blocks = plan.size / spec.bs;
+    let jobs = spec.numjobs as u64;
+    // With --io-size the workers share that many bytes, going round the
+    // region as often as it takes, whatever the runtime.
+    let size_bound = spec.runtime_s.is_none() || spec.io_size.is_some();
+    let io_blocks = spec.io_size.map(|io| io / spec.bs);
+    (0..jobs)
+        .map(|j| {
+            let (pattern, budget) = if spec.rw.is_random() {
+                let region = Region {
+                    start: plan.offset,
+                    blocks,
+                    bs: spec.bs,
+                };
+                // One pass over the region in all, shared among the workers.
+                let share = blocks / jobs + u64::from(j < blocks % jobs);
+                let pattern = OffsetPattern::random(
+                    region,
+                    &spec.random_distribution,
+                    spec.random_percent,
+                    spec.sequential_run,
+                )
+                .expect("zones checked against the region by check_region");
+                (pattern, share * spec.bs)
+            } else {
+                // Sequential workers each stream through their own slice, so
+                // they do not read the blocks another has just brought in.
+                let per = blocks / jobs;
+                let slice_blocks = if j == jobs - 1 { blocks - per * j } else { per };
+                let region = Region {
+                    start: plan.offset + per * j * spec.bs,
+                    blocks: slice_blocks,
+                    bs: spec.bs,
+                };
+                // With holes one pass issues one I/O per block and stride,
+                // as fio's rw=read:8k does before it reaches the end.
+                let pass = match spec.stride {
+                    stride if stride > 0 => {
+                        slice_blocks.div_ceil(1 + stride as u64 / spec.bs) * spec.bs
+                    }
+                    _ => region.len(),
+                };
+                (OffsetPattern::sequential(region, spec.stride), pass)
+            };
+            let budget = match io_blocks {
+                Some(total) => (total / jobs + u64::from(j < total % jobs)) * spec.bs,
+                None => budget,
+            };
+            WorkerConfig {
+                target: target_index,
+                worker: 0,
+                pulse: Arc::default(),
+                snapshots: false,
+                seed: worker_seed(spec.seed, first_worker + j as usize),
+                engine: spec.engine,
+                null_latency: Duration::from_nanos(spec.null_latency_ns),
+                ring: spec.ring_options(),
+                tuning: None,
+                pattern,
+                sizes: match &spec.bssplit {
+                    Some(split) => BlockSizes::split(split),
+                    None => BlockSizes::fixed(spec.bs as u32),
+                },
+                think: spec.think_time,
+                depth: spec.iodepth,
+                read_percent: spec.rw.read_percent(spec.rwmix_read),
+                trims: Trims::of(spec.rw),
+                budget_bytes: size_bound.then_some(budget),
+                ramp: Duration::from_secs_f64(spec.ramp_s),
+                runtime: spec.runtime_s.map(Duration::from_secs_f64),
+                fsync_every: spec.flush_every(),
+                sync_data_only: spec.fdatasync > 0,
+                verify: None,
+                continue_on_error: spec.continue_on_error,
+                rate: spec.target_rate().map(|r| r / jobs as f64),
+                direction_rates: {
+                    let [read, write] = spec.direction_iops().map(|r| r.map(|r| r / jobs as f64));
+                    [read, write, None]
+                },
+                content: spec.content.clone(),
+                working_set_blocks: (blocks * u64::from(spec.content.dedupe_working_set_pct)
+                    / 100
+                    / jobs) as usize,
+                sample_bytes: (crate::engine::content::SAMPLE_BYTES as u64 / jobs).max(spec.bs)
+                    as usize,
+                script: None,
+                record: None,
+            }
+        })
+        .collect()
+}
+
+/// The workers of a group of streams, planned: each worker's config and
+/// file, one accumulator per stream and target, and the workers per stream.
+pub(super) struct Planned {
+    pub(super) jobs: Vec<(WorkerConfig, File)>,
+    pub(super) accumulators: Vec<TargetAccumulator>,
+    pub(super) stream_workers: Vec<usize>,
+    /// Per stream: the engine settings chosen for this run.
+    pub(super) tunings: Vec<Option<EngineTuning>>,
+}
+
+/// Opens each worker's descriptors (and, with `--verify`, the block map of
+/// each target a stream writes) before anything starts.
+pub(super) fn plan_workers(
+    streams: &[Stream],
+    keep_intervals: bool,
+    recording: Option<&crate::trace::record::Recording>,
+) -> anyhow::Result<Planned> {
+    let mut jobs = Vec::new();
+    let mut accumulators: Vec<TargetAccumulator> = Vec::new();
+    let mut stream_workers = vec![0usize; streams.len()];
+    for (s, stream) in streams.iter().enumerate() {
+        let spec = stream.spec;
+        let writes = spec.rw.writes(spec.rwmix_read);
+        let run_id: u64 = rand::random();
+        for (t, target) in stream.targets.iter().enumerate() {
+            let slot = accumulators.len();
+            let map = (writes && spec.verify != VerifyMode::Off).then(|| {
+                let blocks = target.plan.size / spec.bs;
+                let mut map = BlockMap::new(target.plan.offset, spec.bs, blocks, run_id, spec.seed);
+                // One sequential writer leaves no block before its last one
+                // unwritten: a later read-only check can tell a lost block.
+                if spec.rw == crate::spec::RwMode::Write
+                    && spec.numjobs == 1
+                    && spec.replay.is_none()
+                {
+                    map.flags = crate::util::verify::header::IN_ORDER;
+                }
+                Arc::new(map)
+            });
+            for mut config in worker_configs(spec, slot, &target.plan, stream_workers[s]) {
+                if let Some(replay) = &spec.replay {
+                    play(&mut config, replay, t, &target.plan)?;
+                }
+                if let Some(recording) = recording {
+                    config.record = Some(recording.sink(slot as u16));
+                }
+                let file = target.open(spec.direct, spec.rw.modifies(spec.rwmix_read))?;
+                if let Some(map) = &map {
+                    config.verify = Some(WorkerVerify {
+                        map: map.clone(),
+                        read_back: match spec.verify {
+                            VerifyMode::Interleaved => Some(target.open(spec.direct, false)?),
+                            _ => None,
+                        },
+                    });
+                }
+                jobs.push((config, file));
+                stream_workers[s] += 1;
+            }
+            let mut series = IntervalSeries::new(spec.numjobs as usize);
+            if !keep_intervals {
+                series = series.latest_only();
+            }
+            accumulators.push(TargetAccumulator {
+                stream: s,
+                target: t,
+                series,
+                totals: Default::default(),
+                sync: LatencyHistogram::new(),
+                end: None,
+                errors: IoErrors::default(),
+                ended_early: None,
+                verify: None,
+                running: spec.numjobs as usize,
+                watch: target.open(false, false)?,
+                map,
+                queue: Default::default(),
+                written: Vec::new(),
+                late_issues: 0,
+                worst_lag_ns: 0,
+                unfinished: worker::Unfinished::default(),
+            });
+        }
+    }
+    // Chosen with every stream's workers counted: they share the CPUs.
+    let in_flight: u64 = jobs.iter().map(|(c, _)| u64::from(c.depth)).sum();
+    let tunings: Vec<Option<EngineTuning>> = streams
+        .iter()
+        .map(|stream| {
+            let spec = stream.spec;
+            let cpus = crate::engine::tuning::usable_cpus();
+            choose_tuning(spec, jobs.len(), in_flight, cpus)
+        })
+        .collect();
+    let mut first = 0;
+    for (s, &count) in stream_workers.iter().enumerate() {
+        for (config, _) in &mut jobs[first..first + count] {
+            config.tuning = tunings[s].clone();
+        }
+        first += count;
+    }
+    Ok(Planned {
+        jobs,
+        accumulators,
+        stream_workers,
+        tunings,
+    })
+}
+
+/// Makes `config` the worker of a replay that plays the trace's device of
+/// target `t`: its script, buffers for its longest I/O, no size bound.
+pub(super) fn play(
+    config: &mut WorkerConfig,
+    replay: &crate::spec::replay::ReplaySpec,
+    t: usize,
+    plan: &TargetPlan,
+) -> anyhow::Result<()> {
+    use crate::trace::script::{Fold, Part, Script};
+    let trace = replay
+        .loaded
+        .as_ref()
+        .context("the replay's trace is not loaded")?;
+    let device = replay
+        .devices
+        .get(t)
+        .and_then(|d| trace.device(d))
+        .unwrap_or(u32::MAX);
+    let played = trace.of_device(device);
+    let part = Part {
+        device,
+        speed: replay.speed,
+        fold: replay.wrap.then_some(Fold {
+            size: plan.size,
+            align: trace.alignment(),
+        }),
+        loops: replay.loops,
+    };
+    config.sizes = BlockSizes::fixed(played.largest.max(512));
+    config.read_percent = played.read_percent();
+    config.budget_bytes = None;
+    config.script = Some(
+        Script::play(trace.clone(), part)
+            .with_context(|| format!("cannot start reading {}", trace.path().display()))?,
+    );
+    Ok(())
+}
+
+/// Starts one thread per worker; they wait on `gate`.
+pub(super) fn spawn_workers(
+    jobs: Vec<(WorkerConfig, File)>,
+    gate: &Arc<StartGate>,
+    halts: &[Arc<AtomicBool>],
+    tx: mpsc::Sender<WorkerEvent>,
+    stop: &StopFlag,
+) -> anyhow::Result<Vec<(std::thread::JoinHandle<()>, Watched)>> {
+    let mut handles = Vec::with_capacity(jobs.len());
+    let few = jobs.len() <= SNAPSHOT_WORKERS;
+    for (i, (mut config, file)) in jobs.into_iter().enumerate() {
+        config.worker = i;
+        config.snapshots = few;
+        let watched = Watched {
+            target: config.target,
+            pulse: config.pulse.clone(),
+        };
+        let halt = halts[config.target].clone();
+        let (gate, tx, stop) = (gate.clone(), tx.clone(), stop.clone());
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("fathom-w{i}"))
+                .spawn(move || worker::run(config, file, &gate, tx, &stop, &halt))
+                .map(|handle| (handle, watched))
+                .context("cannot start a worker thread")?,
+        );
+    }
+    Ok(handles)
+}
+
+/// Runs of at most this many workers send their totals each second, so a
+/// worker stuck in a call can be left behind with its figures; above it, a
+/// stuck worker's figures are missing from the totals (and said so).
+pub(super) const SNAPSHOT_WORKERS: usize = 8;
