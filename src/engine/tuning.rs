@@ -18,7 +18,7 @@
 //! of its own and the I/Os in flight fit a device's queue
 //! ([`SPIN_MAX_IN_FLIGHT`]).
 
-use crate::spec::{CompletionWait, EngineKind, WorkloadSpec};
+use crate::spec::{CompletionWait, WorkloadSpec};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -64,7 +64,7 @@ pub fn choose(
     in_flight: u64,
     cpus: usize,
 ) -> Option<EngineTuning> {
-    if spec.engine != EngineKind::IoUring {
+    if !spec.engine.caps().ring_settings {
         return None;
     }
     let ring = spec.ring_options();
@@ -134,7 +134,7 @@ mod tests {
         let hipri = choose(&polled, 1, 1, 8).unwrap();
         assert_eq!(hipri.completion_wait, CompletionWait::Sleep);
         let mut sync = spec(CompletionWait::Auto);
-        sync.engine = EngineKind::Sync;
+        sync.engine = crate::spec::EngineKind::Sync;
         assert_eq!(choose(&sync, 1, 1, 8), None);
     }
 }

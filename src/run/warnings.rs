@@ -6,7 +6,6 @@ use crate::measure::drift::{self, DriftCheck};
 use crate::measure::facts::TargetKind;
 use crate::result::WorkloadResult;
 use crate::result::warning::{Warning, WarningKind};
-use crate::spec::EngineKind;
 
 /// Random read IOPS one rotating disk cannot exceed: a 15k rpm disk manages
 /// a few hundred; a few thousand means a cache (or many disks behind one
@@ -107,7 +106,7 @@ pub fn drift(result: &WorkloadResult, check: DriftCheck) -> Vec<Warning> {
         });
     }
     // The null engine's latency is fathom's own, not a device's.
-    let p99_findings = if result.spec.engine == EngineKind::Null {
+    let p99_findings = if !result.spec.engine.caps().does_io {
         Vec::new()
     } else {
         drift::find(&p99, 2.0 * check.band_pct, window)
@@ -180,7 +179,7 @@ pub fn shared_device(
     const SLACK: u64 = 16 << 20;
     if results
         .iter()
-        .any(|r| !r.spec.direct || r.spec.engine == EngineKind::Null)
+        .any(|r| !r.spec.direct || !r.spec.engine.caps().does_io)
     {
         return Vec::new();
     }
@@ -247,7 +246,7 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
             ),
         });
     }
-    if spec.engine == EngineKind::Null {
+    if !spec.engine.caps().does_io {
         return out;
     }
     for t in &result.targets {

@@ -1,0 +1,143 @@
+//! The engines fathom drives, their settings, and what each can do: the
+//! rest of fathom asks an engine's capabilities ([`EngineKind::caps`]),
+//! never its name (as fio asks its engines' FIO_SYNCIO and FIO_DISKLESSIO
+//! flags).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// How an io_uring engine submits and completes: by interrupts and
+/// `io_uring_enter` unless told otherwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RingOptions {
+    /// Poll the device for completions (IORING_SETUP_IOPOLL).
+    pub hipri: bool,
+    /// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
+    pub sqpoll: bool,
+}
+
+/// How an io_uring worker waits for its I/Os to complete.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompletionWait {
+    /// `spin` while the run has no more workers than the machine has CPUs,
+    /// `sleep` otherwise.
+    #[default]
+    Auto,
+    /// Sleep in the kernel until a completion arrives.
+    Sleep,
+    /// Poll the ring for a short while before sleeping, when recent
+    /// completions arrived within that while.
+    Spin,
+}
+
+impl CompletionWait {
+    pub fn name(self) -> &'static str {
+        match self {
+            CompletionWait::Auto => "auto",
+            CompletionWait::Sleep => "sleep",
+            CompletionWait::Spin => "spin",
+        }
+    }
+}
+
+impl fmt::Display for CompletionWait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for CompletionWait {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        [
+            CompletionWait::Auto,
+            CompletionWait::Sleep,
+            CompletionWait::Spin,
+        ]
+        .into_iter()
+        .find(|w| w.name() == s)
+        .ok_or_else(|| format!("unknown completion wait '{s}' (expected auto, sleep or spin)"))
+    }
+}
+
+/// Which I/O engine drives the workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    IoUring,
+    Sync,
+    Null,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Sync => "sync",
+            EngineKind::Null => "null",
+        }
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for EngineKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
+            "sync" | "psync" => Ok(EngineKind::Sync),
+            "null" => Ok(EngineKind::Null),
+            _ => Err(format!(
+                "unknown engine '{s}' (expected io_uring, sync or null)"
+            )),
+        }
+    }
+}
+
+/// What an engine can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineCaps {
+    /// Keeps more than one I/O in flight per worker (false: one at a
+    /// time, so a depth above 1 needs more workers).
+    pub queues: bool,
+    /// Reads and writes the target: false for an engine whose latency is
+    /// fathom's own, which nothing can verify and no device limits.
+    pub does_io: bool,
+    /// Takes io_uring's settings (polled completions, a polling
+    /// submission thread, spinning for completions).
+    pub ring_settings: bool,
+    /// Waits a latency it is given (`--null-latency`).
+    pub simulates_latency: bool,
+}
+
+impl EngineKind {
+    pub const fn caps(self) -> EngineCaps {
+        match self {
+            EngineKind::IoUring => EngineCaps {
+                queues: true,
+                does_io: true,
+                ring_settings: true,
+                simulates_latency: false,
+            },
+            EngineKind::Sync => EngineCaps {
+                queues: false,
+                does_io: true,
+                ring_settings: false,
+                simulates_latency: false,
+            },
+            EngineKind::Null => EngineCaps {
+                queues: true,
+                does_io: false,
+                ring_settings: false,
+                simulates_latency: true,
+            },
+        }
+    }
+}

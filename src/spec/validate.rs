@@ -1,0 +1,430 @@
+//! The checks of a workload spec that do not depend on its targets:
+//! made where specs are built, before anything runs.
+
+use super::*;
+
+/// Limits that catch typos and absurd values before anything runs.
+pub mod limits {
+    pub const MIN_BS: u64 = 512;
+    pub const MAX_BS: u64 = 16 << 20;
+    pub const MAX_IODEPTH: u32 = 4096;
+    pub const MAX_NUMJOBS: u32 = 1024;
+    /// Long certification runs last days; years are a typo.
+    pub const MAX_RUNTIME_S: f64 = 30.0 * 86400.0;
+    /// All buffers of one workload must fit comfortably in memory.
+    pub const MAX_BUFFER_BYTES: u64 = 4 << 30;
+}
+
+impl WorkloadSpec {
+    /// Checks the knobs that do not depend on the target.
+    pub fn validate(&self) -> Result<(), crate::util::error::UsageError> {
+        use crate::util::units::format_bytes;
+        use limits::*;
+        let fail = |msg: String| Err(crate::util::error::UsageError(msg));
+        if !self.streams.is_empty() {
+            return self.validate_streams();
+        }
+        if self.fsync > 0 && self.fdatasync > 0 {
+            return fail("--fsync and --fdatasync: give one of them".into());
+        }
+        if self.targets.is_empty() {
+            return fail("no target given".into());
+        }
+        if !(MIN_BS..=MAX_BS).contains(&self.bs) {
+            return fail(format!("--bs {} is outside 512 to 16m", self.bs));
+        }
+        if let Some(split) = &self.bssplit {
+            split
+                .validate(MIN_BS, MAX_BS)
+                .map_err(|e| crate::util::error::UsageError(format!("--bssplit {split}: {e}")))?;
+            if split.smallest() != self.bs {
+                return fail(format!(
+                    "--bs {} and --bssplit {split}: give one of them",
+                    crate::util::units::format_block_size(self.bs)
+                ));
+            }
+            if self.verify != VerifyMode::Off && !split.is_uniform() {
+                return fail(format!(
+                    "--verify checks blocks of one size: --bssplit {split} mixes sizes"
+                ));
+            }
+        }
+        if self.random_percent > 100 {
+            return fail(format!(
+                "--random-percent {} is above 100",
+                self.random_percent
+            ));
+        }
+        if (self.random_percent < 100 || self.sequential_run > 1) && !self.rw.is_random() {
+            let knob = if self.random_percent < 100 {
+                "--random-percent"
+            } else {
+                "--sequential-run"
+            };
+            return fail(format!(
+                "{knob} shapes random offsets: it needs a random --rw (this workload is {})",
+                self.rw
+            ));
+        }
+        let c = &self.content;
+        if (c.compress_pct > 0 || c.dedupe_pct > 0) && c.pattern != content::DataPattern::Random {
+            return fail(format!(
+                "--compress and --dedupe shape random data: not with --pattern {}",
+                c.pattern
+            ));
+        }
+        if c.compress_pct > 0 && c.compress_chunk < 64 {
+            return fail(format!(
+                "--compress-chunk {}: at least 64 bytes, so each chunk keeps a part unique to its write",
+                c.compress_chunk
+            ));
+        }
+        if self.stride != 0 && self.rw.is_random() {
+            return fail(format!(
+                "--stride skips between sequential I/Os: it needs a sequential --rw (this workload is {}; --sequential-run makes runs of a random one)",
+                self.rw
+            ));
+        }
+        if !self.stride.unsigned_abs().is_multiple_of(self.bs) {
+            return fail(format!(
+                "--stride {} is not a multiple of the block size, {}",
+                self.stride, self.bs
+            ));
+        }
+        if self.stride != 0 && self.verify != VerifyMode::Off {
+            return fail(
+                "--verify reads back every block of the region: --stride leaves holes".into(),
+            );
+        }
+        if let Some(t) = self.think_time
+            && (t.pause_ns == 0
+                || t.every == 0
+                || t.pause_ns > MAX_RUNTIME_S as u64 * 1_000_000_000)
+        {
+            return fail(
+                "--think-time: a pause above 0 and up to 30 days, after every 1 or more I/Os (--think-every)".into(),
+            );
+        }
+        if self.iodepth == 0 || self.iodepth > MAX_IODEPTH {
+            return fail(format!(
+                "--iodepth {} is outside 1 to {MAX_IODEPTH}",
+                self.iodepth
+            ));
+        }
+        if self.numjobs == 0 || self.numjobs > MAX_NUMJOBS {
+            return fail(format!(
+                "--numjobs {} is outside 1 to {MAX_NUMJOBS}",
+                self.numjobs
+            ));
+        }
+        if self.rwmix_read > 100 {
+            return fail(format!("--rwmix-read {} is above 100", self.rwmix_read));
+        }
+        if !self.engine.caps().queues && self.iodepth > 1 {
+            return fail(format!(
+                "--iodepth {} needs an asynchronous engine: --engine sync does one I/O at a time per worker (use --numjobs, or --engine io_uring)",
+                self.iodepth
+            ));
+        }
+        if let Some(io) = self.io_size
+            && io < self.bs * u64::from(self.numjobs)
+        {
+            return fail(format!(
+                "--io-size {io} is less than one block of --bs {} for each of --numjobs {}",
+                self.bs, self.numjobs
+            ));
+        }
+        if let Some(r) = self.runtime_s
+            && !(r > 0.0 && r <= MAX_RUNTIME_S)
+        {
+            return fail(format!("--runtime {r}s is outside 1ms to 30 days"));
+        }
+        if !(0.0..=MAX_RUNTIME_S).contains(&self.ramp_s) {
+            return fail(format!("--ramp {}s is longer than 30 days", self.ramp_s));
+        }
+        for (flag, set) in [
+            ("--hipri", self.hipri),
+            ("--sqpoll", self.sqpoll),
+            (
+                "--completion-wait spin",
+                self.completion_wait == CompletionWait::Spin,
+            ),
+        ] {
+            if set && !self.engine.caps().ring_settings {
+                return fail(format!(
+                    "{flag} is an io_uring setting: it needs --engine io_uring (this workload uses {})",
+                    self.engine
+                ));
+            }
+        }
+        if self.hipri && !self.direct {
+            return fail("--hipri polls for completions of direct I/O: it needs --direct".into());
+        }
+        if self.hipri && self.flush_every() > 0 {
+            return fail(
+                "--hipri: a polled ring takes only reads and writes, not the flushes of --fsync or --fdatasync".into(),
+            );
+        }
+        if self.rw.trims() && self.verify != VerifyMode::Off {
+            return fail(format!(
+                "--verify checks blocks against what was written: --rw {} discards blocks, which then read back as zeros or as they were, as the device chooses",
+                self.rw
+            ));
+        }
+        if self.rw.trims() && self.hipri {
+            return fail(format!(
+                "--hipri: a polled ring takes only reads and writes, not the trims of --rw {}",
+                self.rw
+            ));
+        }
+        if self.verify != VerifyMode::Off && !self.engine.caps().does_io {
+            return fail("--verify needs real I/O: --engine null reads and writes nothing".into());
+        }
+        if self.null_latency_ns > 0 && !self.engine.caps().simulates_latency {
+            return fail(format!(
+                "--null-latency: only --engine null waits (this workload uses {})",
+                self.engine
+            ));
+        }
+        if self.null_latency_ns > MAX_RUNTIME_S as u64 * 1_000_000_000 {
+            return fail("--null-latency is longer than 30 days".into());
+        }
+        if !self.direction_rates.is_empty() {
+            if self.target_rate().is_some() {
+                return fail(
+                    "--rate-read/--rate-write and --rate-iops/--rate-bw: give a rate per direction, or one for the mix".into(),
+                );
+            }
+            let reads = self.rw.read_percent(self.rwmix_read);
+            for (knob, given, issued) in [
+                (
+                    "--rate-read",
+                    self.direction_rates.read.is_some(),
+                    reads > 0,
+                ),
+                (
+                    "--rate-write",
+                    self.direction_rates.write.is_some(),
+                    reads < 100,
+                ),
+            ] {
+                if given && !issued {
+                    return fail(format!("{knob}: --rw {} issues no such I/O", self.rw));
+                }
+            }
+            let total: f64 = self.direction_iops().iter().flatten().sum();
+            let slots = self.iodepth as f64 * self.numjobs as f64;
+            if self.engine.caps().does_io && total > slots * MAX_IOPS_PER_SLOT {
+                return fail(format!(
+                    "--rate-read/--rate-write: {} I/Os per second is more than --iodepth {} x --numjobs {} can carry",
+                    crate::util::units::thousands(total.round() as u64),
+                    self.iodepth,
+                    self.numjobs
+                ));
+            }
+        }
+        if self.rate_iops.is_some() && self.rate_bw.is_some() {
+            return fail("--rate-iops and --rate-bw: give one rate, not both".into());
+        }
+        if let Some(r) = self.target_rate()
+            && !(r.is_finite() && r > 0.0 && r <= 1e8)
+        {
+            return fail(format!(
+                "--rate-iops {r} is outside 1 I/O per second to 100 million"
+            ));
+        }
+        // Each worker keeps its share of the rate: a share under one I/O a
+        // second leaves seconds with nothing to measure.
+        let rates = [self.target_rate()]
+            .into_iter()
+            .chain(self.direction_iops())
+            .flatten();
+        for r in rates {
+            let per_worker = r / f64::from(self.numjobs.max(1));
+            if per_worker < 1.0 {
+                let knob = match (self.rate_bw.is_some(), self.rate_iops.is_some()) {
+                    (true, _) => "--rate-bw",
+                    (_, true) => "--rate-iops",
+                    _ => "--rate-read/--rate-write",
+                };
+                return fail(format!(
+                    "{knob}: {} I/Os per second over --numjobs {} is {per_worker:.3} a second per worker, under one: give at least {} I/Os per second",
+                    if r >= 1.0 {
+                        crate::util::units::thousands(r.round() as u64)
+                    } else {
+                        format!("{r}")
+                    },
+                    self.numjobs,
+                    self.numjobs
+                ));
+            }
+        }
+        if let Some(r) = self.target_rate()
+            && !self.queue_carries_rate()
+        {
+            let knob = if self.rate_bw.is_some() {
+                "--rate-bw"
+            } else {
+                "--rate-iops"
+            };
+            return fail(format!(
+                "{knob}: {} I/Os per second is more than --iodepth {} x --numjobs {} can carry \
+                     ({} a second per slot: each I/O would have to finish in under 0.5 µs)",
+                crate::util::units::thousands(r.round() as u64),
+                self.iodepth,
+                self.numjobs,
+                crate::util::units::thousands(MAX_IOPS_PER_SLOT as u64)
+            ));
+        }
+        if self.steady_state.is_some() && self.runtime_s.is_none() {
+            return fail("--steady-state needs --runtime as the longest the run may take".into());
+        }
+        if self.size == Some(0) {
+            return fail("--size is 0".into());
+        }
+        let buffers = self.largest_block_size()
+            * self.iodepth as u64
+            * self.numjobs as u64
+            * self.targets.len() as u64;
+        if buffers > MAX_BUFFER_BYTES {
+            return fail(format!(
+                "--bs x --iodepth x --numjobs x targets needs {} of buffers, more than {}",
+                format_bytes(buffers),
+                format_bytes(MAX_BUFFER_BYTES)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The most I/Os a second one queue slot (one of `iodepth` x `numjobs`)
+/// is allowed to be asked for: one every 0.5 µs.
+pub const MAX_IOPS_PER_SLOT: f64 = 2_000_000.0;
+
+impl WorkloadSpec {
+    /// Whether a target's queue can carry the rate asked of it (true
+    /// without a rate). Little's law: a target's iodepth x numjobs slots
+    /// each carry at most one I/O per latency. Past this bound every I/O
+    /// would have to finish in under 0.5 µs, faster than a page-cache hit
+    /// (1-2 µs on a typical machine), so the schedule could only fall
+    /// behind; the null engine does no I/O and is not bound.
+    pub fn queue_carries_rate(&self) -> bool {
+        let slots = self.iodepth as f64 * self.numjobs as f64;
+        match self.target_rate() {
+            Some(r) => !self.engine.caps().does_io || r <= slots * MAX_IOPS_PER_SLOT,
+            None => true,
+        }
+    }
+
+    /// What actually runs: a streams workload's streams, or the workload
+    /// itself.
+    pub fn runs(&self) -> &[WorkloadSpec] {
+        if self.streams.is_empty() {
+            std::slice::from_ref(self)
+        } else {
+            &self.streams
+        }
+    }
+
+    /// The streams of a streams workload: each valid on its own, names
+    /// unique, and no region written by two streams while `--verify` checks
+    /// it (neither could tell the other's blocks from corruption).
+    fn validate_streams(&self) -> Result<(), crate::util::error::UsageError> {
+        let fail = |msg: String| Err(crate::util::error::UsageError(msg));
+        for (i, s) in self.streams.iter().enumerate() {
+            s.validate().map_err(|e| {
+                crate::util::error::UsageError(format!("stream {}: {}", s.name, e.0))
+            })?;
+            if self.streams[..i].iter().any(|o| o.name == s.name) {
+                return fail(format!("stream {}: two streams of one name", s.name));
+            }
+            if s.verify == VerifyMode::Off || !s.rw.writes(s.rwmix_read) {
+                continue;
+            }
+            for o in self.streams.iter().filter(|o| o.name != s.name) {
+                let shared = s.targets.iter().any(|t| o.targets.contains(t));
+                let (a, b) = (s.offset, o.offset);
+                let overlap = match (s.size, o.size) {
+                    (Some(sa), Some(sb)) => a < b + sb && b < a + sa,
+                    _ => true,
+                };
+                if shared && overlap && o.rw.writes(o.rwmix_read) {
+                    return fail(format!(
+                        "stream {}: --verify with stream {} writing the same region; give them disjoint --offset/--size",
+                        s.name, o.name
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod validate_tests {
+    use super::*;
+
+    pub fn spec() -> WorkloadSpec {
+        WorkloadSpec {
+            name: "t".into(),
+            seed: 1,
+            ..WorkloadSpec::defaults(vec!["/tmp/x".into()])
+        }
+    }
+
+    #[test]
+    fn a_rate_is_bound_by_the_slots_that_carry_it() {
+        let rated = |iops: f64, engine: EngineKind| WorkloadSpec {
+            iodepth: 4,
+            numjobs: 2,
+            rate_iops: Some(iops),
+            engine,
+            ..spec()
+        };
+        let most = 8.0 * MAX_IOPS_PER_SLOT;
+        assert!(rated(most, EngineKind::IoUring).validate().is_ok());
+        let e = rated(most + 1.0, EngineKind::IoUring)
+            .validate()
+            .unwrap_err();
+        assert!(e.0.contains("--iodepth 4 x --numjobs 2"), "{}", e.0);
+        assert!(rated(most + 1.0, EngineKind::Null).validate().is_ok());
+    }
+
+    #[test]
+    fn accepts_sane_and_rejects_absurd_values() {
+        assert!(spec().validate().is_ok());
+        type Mutation = Box<dyn Fn(&mut WorkloadSpec)>;
+        let cases: Vec<(Mutation, &str)> = vec![
+            (Box::new(|s| s.bs = 0), "--bs"),
+            (Box::new(|s| s.bs = 32 << 20), "--bs"),
+            (Box::new(|s| s.iodepth = 0), "--iodepth"),
+            (Box::new(|s| s.iodepth = 100_000), "--iodepth"),
+            (Box::new(|s| s.numjobs = 0), "--numjobs"),
+            (
+                Box::new(|s| s.runtime_s = Some(10.0 * 365.0 * 86400.0)),
+                "--runtime",
+            ),
+            (
+                Box::new(|s| {
+                    s.engine = EngineKind::Sync;
+                    s.iodepth = 8
+                }),
+                "--iodepth",
+            ),
+            (
+                Box::new(|s| {
+                    s.bs = 16 << 20;
+                    s.iodepth = 4096
+                }),
+                "buffers",
+            ),
+            (Box::new(|s| s.targets.clear()), "target"),
+        ];
+        for (mutate, needle) in cases {
+            let mut s = spec();
+            mutate(&mut s);
+            let err = s.validate().unwrap_err().0;
+            assert!(err.contains(needle), "{err} should name {needle}");
+        }
+    }
+}
