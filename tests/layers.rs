@@ -138,6 +138,56 @@ fn no_file_imports_itself_through_others() {
     assert!(circles.is_empty(), "files in import circles: {circles:?}");
 }
 
+/// The top-level modules `from` imports (files in them importing files
+/// of other top-level modules).
+fn layer_imports(
+    g: &BTreeMap<Module, BTreeSet<Module>>,
+    from: &str,
+) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (m, to) in g
+        .iter()
+        .filter(|(m, _)| m.first().is_some_and(|f| f == from))
+    {
+        for t in to.iter().filter_map(|t| t.first()).filter(|t| *t != from) {
+            out.entry(t.clone()).or_default().push(name(m));
+        }
+    }
+    out
+}
+
+/// The spine of the data flow holds: the document (`result`) and its
+/// renderings (`report`) know nothing of how I/O is done (`engine`) or
+/// driven (`run`), and where specs come from (`input`) does not reach
+/// into running them.
+#[test]
+fn the_document_and_the_inputs_stay_off_the_run_path() {
+    let g = graph();
+    for (layer, forbidden) in [
+        ("result", ["engine", "run", "commands"].as_slice()),
+        ("report", ["engine", "run", "commands"].as_slice()),
+        ("input", ["run", "engine", "commands"].as_slice()),
+        ("spec", ["run", "engine", "commands", "input"].as_slice()),
+        (
+            "measure",
+            ["run", "engine", "commands", "result", "report"].as_slice(),
+        ),
+    ] {
+        let imports = layer_imports(&g, layer);
+        assert!(
+            !imports.is_empty() || layer == "measure",
+            "found {layer}'s imports"
+        );
+        for f in forbidden {
+            assert!(
+                !imports.contains_key(*f),
+                "{layer} imports {f}: {:?}",
+                imports[*f]
+            );
+        }
+    }
+}
+
 /// The checker finds a circle where there is one.
 #[test]
 fn a_circle_is_found() {

@@ -19,48 +19,8 @@ use std::fs::File;
 use std::io;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    Read = 0,
-    Write = 1,
-    /// Discards the blocks: BLKDISCARD on a device, a punched hole in a file.
-    Trim = 2,
-}
-
-const _: () = assert!(Direction::ALL.len() == crate::measure::intervals::DIRECTIONS);
-
-impl Direction {
-    /// Every direction, in the order per-direction arrays are indexed.
-    pub const ALL: [Direction; 3] = [Direction::Read, Direction::Write, Direction::Trim];
-
-    /// The direction a load with `read_percent` reads mostly issues: the one
-    /// a rated stream is judged on, and the one its not yet issued I/Os are
-    /// counted in.
-    pub fn other(self) -> Direction {
-        match self {
-            Direction::Read => Direction::Write,
-            Direction::Write => Direction::Read,
-            Direction::Trim => Direction::Trim,
-        }
-    }
-
-    pub fn mostly(read_percent: u8) -> Direction {
-        if read_percent >= 50 {
-            Direction::Read
-        } else {
-            Direction::Write
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Direction::Read => "read",
-            Direction::Write => "write",
-            Direction::Trim => "trim",
-        }
-    }
-}
+/// Read, write or trim: the spec's vocabulary, used throughout the engine.
+pub use crate::spec::Direction;
 
 impl std::fmt::Display for Direction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -19,7 +19,6 @@
 //! ([`SPIN_MAX_IN_FLIGHT`]).
 
 use crate::spec::{CompletionWait, WorkloadSpec};
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The longest a worker polls before it sleeps. Below about 20 us a poll
@@ -28,24 +27,7 @@ use std::time::Duration;
 /// and the worker stops polling for them.
 pub const SPIN_LIMIT: Duration = Duration::from_micros(50);
 
-/// What was chosen for a run, as recorded in its result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EngineTuning {
-    /// `spin` or `sleep` (never `auto`: this is what auto chose).
-    pub completion_wait: CompletionWait,
-    /// With `spin`: the longest poll before sleeping, in microseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spin_limit_us: Option<u64>,
-    /// Why, in words.
-    pub why: String,
-}
-
-impl EngineTuning {
-    /// The poll a worker makes before sleeping, if any.
-    pub fn spin_limit(&self) -> Option<Duration> {
-        self.spin_limit_us.map(Duration::from_micros)
-    }
-}
+pub use crate::spec::EngineTuning;
 
 /// Above this many I/Os in flight in all, `auto` does not poll. The block
 /// layer holds a limited number of requests per device (`nr_requests`, 128

@@ -2,8 +2,8 @@
 //! each stream's rate and slow shares, the verdict and each failed limit;
 //! the same as cells for Markdown, CSV and HTML.
 
-use crate::engine::Direction;
 use crate::result::certify::{CertifyInterval, CertifyResult, Profile, THRESHOLDS_MS};
+use crate::spec::Direction;
 use crate::util::units::format_duration;
 use crate::util::units::latency;
 

@@ -1,7 +1,7 @@
 //! Results of `fathom certify`: the profile that was run, each interval's
 //! slow-I/O shares per stream, and the verdict.
 
-use crate::engine::Direction;
+use crate::spec::Direction;
 use crate::spec::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 

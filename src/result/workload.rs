@@ -53,7 +53,7 @@ pub struct WorkloadResult {
     /// depends on the regime (how io_uring workers wait); absent for
     /// engines with nothing to choose and in results written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine_tuning: Option<crate::engine::tuning::EngineTuning>,
+    pub engine_tuning: Option<crate::spec::EngineTuning>,
     /// `fathom replay`: how well the target kept to the trace's times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<super::replay::ReplayResult>,

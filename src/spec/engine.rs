@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
 /// How an io_uring engine submits and completes: by interrupts and
 /// `io_uring_enter` unless told otherwise.
@@ -139,5 +140,24 @@ impl EngineKind {
                 simulates_latency: true,
             },
         }
+    }
+}
+
+/// What was chosen for a run, as recorded in its result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EngineTuning {
+    /// `spin` or `sleep` (never `auto`: this is what auto chose).
+    pub completion_wait: CompletionWait,
+    /// With `spin`: the longest poll before sleeping, in microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin_limit_us: Option<u64>,
+    /// Why, in words.
+    pub why: String,
+}
+
+impl EngineTuning {
+    /// The poll a worker makes before sleeping, if any.
+    pub fn spin_limit(&self) -> Option<Duration> {
+        self.spin_limit_us.map(Duration::from_micros)
     }
 }

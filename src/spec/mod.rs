@@ -6,6 +6,7 @@
 pub mod block_sizes;
 pub mod capacity;
 pub mod content;
+pub mod direction;
 pub mod distribution;
 pub mod engine;
 pub mod knobs;
@@ -19,8 +20,9 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use block_sizes::BlockSizeSplit;
+pub use direction::Direction;
 pub use distribution::{Distribution, Zone};
-pub use engine::{CompletionWait, EngineCaps, EngineKind, RingOptions};
+pub use engine::{CompletionWait, EngineCaps, EngineKind, EngineTuning, RingOptions};
 pub use validate::{MAX_IOPS_PER_SLOT, limits};
 
 /// Access pattern, named as in fio.
