@@ -1,6 +1,7 @@
 //! `fathom crashcheck`: flags into the writer, the read-back or the
 //! listener of the library's `crashcheck`, and the verdict out.
 
+use super::knob_args::knob;
 use crate::commands::crashcheck::{self, AckSink, Durability, WriterSpec};
 use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
@@ -50,7 +51,7 @@ pub struct CrashcheckArgs {
     size: u64,
 
     /// Writers, each on its own blocks with one write in flight.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value = "1", value_parser = knob("iodepth", |s| s.iodepth))]
     iodepth: u32,
 
     /// How a write is made durable before it is logged: fsync, fdatasync,
@@ -60,11 +61,11 @@ pub struct CrashcheckArgs {
 
     /// Acknowledged writes per second, over all writers (default: as fast
     /// as the device acknowledges).
-    #[arg(long = "rate-iops", value_name = "N")]
+    #[arg(long = "rate-iops", value_name = "N", value_parser = knob("rate_iops", |s| s.rate_iops.unwrap_or_default()))]
     rate_iops: Option<f64>,
 
     /// Stop after this long (default: until killed, or the power is cut).
-    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = knob("runtime", |s| Duration::from_secs_f64(s.runtime_s.unwrap_or_default())))]
     runtime: Option<Duration>,
 
     #[command(flatten)]
@@ -152,13 +153,14 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
                 .into());
             }
         };
-        if args.iodepth == 0 || args.iodepth > 1024 {
-            return Err(
-                UsageError(format!("--iodepth {} is outside 1 to 1024", args.iodepth)).into(),
-            );
-        }
-        if args.rate_iops.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-            return Err(UsageError("--rate-iops must be above 0".into()).into());
+        // Each writer is a thread: as many as a run's workers may be.
+        let most = crate::spec::limits::MAX_NUMJOBS;
+        if args.iodepth == 0 || args.iodepth > most {
+            return Err(UsageError(format!(
+                "--iodepth {} is outside 1 to {most} (one writer thread each)",
+                args.iodepth
+            ))
+            .into());
         }
         let spec = WriterSpec {
             target,

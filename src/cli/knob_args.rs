@@ -2,7 +2,8 @@
 //! flag, value name, help and default come from its one definition in
 //! `spec::knobs::KNOBS`.
 
-use crate::spec::knobs::{KNOBS, Knob};
+use crate::spec::WorkloadSpec;
+use crate::spec::knobs::{KNOBS, Knob, SpecBuilder};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 /// The knobs given on the command line, as (knob, text) pairs in table
@@ -64,5 +65,39 @@ impl clap::FromArgMatches for KnobArgs {
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
         *self = Self::from_arg_matches(m)?;
         Ok(())
+    }
+}
+
+/// The value parser of a flag another command shares with `fathom run`
+/// (`replay --iodepth`, `crashcheck --bs`): the text is read by the knob
+/// table's one definition of knob `name` (the same forms, the same message
+/// for the same mistake), and the command takes the value from the spec
+/// it sets. Bounds are the spec's (`validate`), where the command runs a
+/// spec.
+pub fn knob<T>(
+    name: &'static str,
+    read: fn(&WorkloadSpec) -> T,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: Clone + Send + Sync + 'static,
+{
+    move |text: &str| {
+        let mut b = SpecBuilder::new(WorkloadSpec::defaults(Vec::new()));
+        b.set(name, text)?;
+        Ok(read(&b.finish()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shared_flag_reads_its_value_as_the_knob_does() {
+        let depth = knob("iodepth", |s| s.iodepth);
+        assert_eq!(depth("16"), Ok(16));
+        assert!(depth("deep").unwrap_err().contains("deep"));
+        let runtime = knob("runtime", |s| s.runtime_s);
+        assert_eq!(runtime("2m"), Ok(Some(120.0)));
     }
 }

@@ -2,6 +2,7 @@
 //! document out.
 
 use super::OutputArgs;
+use super::knob_args::knob;
 use crate::commands::pts;
 use crate::result::RunResult;
 use crate::result::pts::PtsResult;
@@ -63,7 +64,7 @@ pub struct PtsArgs {
     max_time: f64,
 
     /// io_uring, sync or null.
-    #[arg(long, value_name = "ENGINE", default_value = "io_uring")]
+    #[arg(long, value_name = "ENGINE", default_value = "io_uring", value_parser = knob("engine", |s| s.engine))]
     engine: EngineKind,
 
     /// Go on with the interrupted test in --output (a JSON file): its

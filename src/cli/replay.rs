@@ -2,6 +2,7 @@
 //! run by a session, the document out.
 
 use super::OutputArgs;
+use super::knob_args::knob;
 use crate::commands::replay::{self, ReplayRequest};
 use crate::run::Session;
 use crate::spec::EngineKind;
@@ -40,7 +41,7 @@ pub struct ReplayArgs {
     as_fast_as_possible: bool,
 
     /// Most I/Os in flight per target.
-    #[arg(long, value_name = "N", default_value_t = 32)]
+    #[arg(long, value_name = "N", default_value = "32", value_parser = knob("iodepth", |s| s.iodepth))]
     iodepth: u32,
 
     /// Play the trace (or its --from/--to part) N times, one after the
@@ -49,7 +50,7 @@ pub struct ReplayArgs {
     loops: u32,
 
     /// Stop after this long, even if the trace goes on.
-    #[arg(long, value_name = "TIME", value_parser = parse_seconds)]
+    #[arg(long, value_name = "TIME", value_parser = knob("runtime", |s| s.runtime_s.unwrap_or_default()))]
     runtime: Option<f64>,
 
     /// Play the trace from this far into it (e.g. 10m).
@@ -73,13 +74,13 @@ pub struct ReplayArgs {
     buffered: bool,
 
     /// io_uring, sync or null.
-    #[arg(long, value_name = "ENGINE", default_value = "io_uring")]
+    #[arg(long, value_name = "ENGINE", default_value = "io_uring", value_parser = knob("engine", |s| s.engine))]
     engine: EngineKind,
 
     /// With --engine null: how long each I/O takes (a target of known
     /// speed).
-    #[arg(long = "null-latency", value_name = "TIME", value_parser = parse_seconds)]
-    null_latency: Option<f64>,
+    #[arg(long = "null-latency", value_name = "TIME", value_parser = knob("null_latency", |s| s.null_latency_ns))]
+    null_latency: Option<u64>,
 
     #[command(flatten)]
     write: super::WriteFlags,
@@ -122,7 +123,7 @@ pub fn replay_command(args: &ReplayArgs) -> anyhow::Result<i32> {
         wrap: args.wrap,
         direct: !args.buffered,
         engine: args.engine,
-        null_latency_ns: args.null_latency.map_or(0, |s| (s * 1e9).round() as u64),
+        null_latency_ns: args.null_latency.unwrap_or(0),
         overwrite: args.write.overwrite,
         destroy_data: args.write.destroy_data,
         even_if_mounted: args.write.even_if_mounted,
