@@ -1,0 +1,223 @@
+//! One fio job as its options build it up, before it is written as a
+//! fathom job.
+
+use std::path::{Path, PathBuf};
+
+/// One fio job (one clone of it, with `numjobs`) as fathom knobs.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Job {
+    pub(super) name: String,
+    /// With `numjobs` above 1: which clone this is, and the job's name,
+    /// which fio gives every clone in its reports.
+    pub(super) clone: Option<(u32, String)>,
+    pub(super) knobs: Vec<(String, String)>,
+    pub(super) files: Vec<String>,
+    pub(super) directory: Option<String>,
+    pub(super) size_percent: Option<(f64, String)>,
+    pub(super) runtime: bool,
+    pub(super) time_based: bool,
+    /// `steadystate`'s criterion as fathom spells it (`iops:2%`), and
+    /// `ss_dur`, which gives its window.
+    pub(super) steady: Option<String>,
+    pub(super) steady_window: Option<String>,
+    /// `loops` and `number_ios`, which become an I/O amount once `size` and
+    /// `bs` are known.
+    pub(super) loops: Option<u64>,
+    pub(super) number_ios: Option<u64>,
+    pub(super) random_map: bool,
+    pub(super) random: bool,
+    /// `nrfiles`: files of this job (and of each clone) without `filename`.
+    pub(super) nrfiles: u32,
+    /// `filesize`: the size of each of them; `size / nrfiles` without it.
+    pub(super) filesize: Option<String>,
+    /// `offset_increment`: clone k starts `k` times this after `offset`.
+    pub(super) offset_increment: Option<u64>,
+    /// `rate` or `rate_iops` as fathom rates of reads and of writes, and
+    /// whether one value was given for both (fio rates each direction).
+    pub(super) rates: Option<(Option<String>, Option<String>, bool)>,
+    /// `thinktime_blocks`, which only counts with a `thinktime`.
+    pub(super) think_every: Option<u32>,
+    pub(super) starts_group: bool,
+    /// `read_iolog`, `replay_no_stall`, `replay_time_scale` (percent) and
+    /// `replay_redirect`.
+    pub(super) read_iolog: Option<String>,
+    pub(super) replay_no_stall: bool,
+    pub(super) replay_time_scale: Option<u64>,
+    pub(super) replay_redirect: Option<String>,
+}
+
+impl Job {
+    pub(super) fn set(&mut self, knob: &str, value: impl Into<String>) {
+        let value = value.into();
+        match self.knobs.iter_mut().find(|(k, _)| k == knob) {
+            Some(slot) => slot.1 = value,
+            None => self.knobs.push((knob.to_string(), value)),
+        }
+    }
+
+    pub(super) fn unset(&mut self, knob: &str) {
+        self.knobs.retain(|(k, _)| k != knob);
+    }
+
+    /// `number_ios` (I/Os of `bs`) or `loops` (passes over `size`) as
+    /// fathom's `io_size`; fio stops at whichever limit comes first.
+    pub(super) fn io_amount(&mut self) -> Result<(), String> {
+        let bytes = |knob: &str, what: &str| {
+            let v = self
+                .knob(knob)
+                .ok_or_else(|| format!("{what} needs {knob}"))?;
+            crate::util::units::parse_size(v).map_err(|e| format!("{knob}={v}: {e}"))
+        };
+        let mut limits = Vec::new();
+        if let Some(n) = self.number_ios {
+            limits.push(n * bytes("bs", "number_ios").unwrap_or(4096));
+        }
+        if let Some(loops) = self.loops.filter(|l| *l > 1) {
+            if self.runtime {
+                return Err("loops above 1 with runtime: fathom repeats a size-bound job only (drop runtime, or loops)".into());
+            }
+            let per_pass = match self.knob("io_size") {
+                Some(_) => bytes("io_size", "loops")?,
+                None => bytes("size", "loops")?,
+            };
+            limits.push(loops * per_pass);
+        } else if let Some(v) = self.knob("io_size") {
+            limits
+                .push(crate::util::units::parse_size(v).map_err(|e| format!("io_size={v}: {e}"))?);
+        }
+        if let Some(least) = limits.into_iter().min() {
+            self.set("io_size", least.to_string());
+        }
+        Ok(())
+    }
+
+    /// fio rates each direction: a job of one direction has fathom's rate
+    /// for its I/Os, a mixed one a rate per direction.
+    pub(super) fn rates_as_knobs(&mut self) {
+        let Some((read, write, one_value)) = self.rates.take() else {
+            return;
+        };
+        let mixed = matches!(self.knob("rw"), Some("readwrite" | "randrw"));
+        let reads = !matches!(self.knob("rw"), Some("write" | "randwrite"));
+        if one_value && !mixed {
+            let rate = if reads { read } else { write };
+            if let Some(rate) = rate {
+                match rate.strip_suffix("/s") {
+                    Some(_) => self.set("rate_bw", rate),
+                    None => self.set("rate_iops", rate),
+                }
+            }
+            return;
+        }
+        // A rate of a direction the job does not issue does nothing in fio.
+        if let Some(r) = read.filter(|_| reads) {
+            self.set("rate_read", r);
+        }
+        if let Some(w) = write.filter(|_| mixed || !reads) {
+            self.set("rate_write", w);
+        }
+    }
+
+    /// `nrfiles` files of `filesize` (or `size / nrfiles`) each: fathom's
+    /// `size` is per target, and each file is a target.
+    pub(super) fn files_of_their_own(&mut self) -> Result<(), String> {
+        if self.nrfiles <= 1 && self.filesize.is_none() {
+            return Ok(());
+        }
+        if !self.files.is_empty() {
+            return Err(
+                "nrfiles or filesize with filename: fio sizes the files it names itself; give filename, or nrfiles and filesize"
+                    .into(),
+            );
+        }
+        let per_file = match (self.filesize.take(), self.knob("size")) {
+            (Some(each), _) => each,
+            (None, Some(total)) => {
+                let total =
+                    crate::util::units::parse_size(total).map_err(|e| format!("size: {e}"))?;
+                (total / u64::from(self.nrfiles)).to_string()
+            }
+            (None, None) => return Err("nrfiles needs size or filesize".into()),
+        };
+        self.set("size", per_file);
+        Ok(())
+    }
+
+    pub(super) fn knob(&self, knob: &str) -> Option<&str> {
+        self.knobs
+            .iter()
+            .find(|(k, _)| k == knob)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// fio's clones of this job: `numjobs` independent copies, each doing
+    /// the whole job (its `size`, its `rate`) on the job's files or on a file
+    /// of its own. fathom runs them as streams of one numjob each.
+    pub(super) fn clones(mut self) -> Vec<Job> {
+        let n: u32 = self
+            .knob("numjobs")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
+        if n <= 1 {
+            return vec![self];
+        }
+        self.set("numjobs", "1");
+        (0..n)
+            .map(|k| {
+                let mut clone = Job {
+                    name: format!("{}.{k}", self.name),
+                    clone: Some((k, self.name.clone())),
+                    // A stonewall before the job starts one group of all clones.
+                    starts_group: self.starts_group && k == 0,
+                    ..self.clone()
+                };
+                if let Some(step) = self.offset_increment {
+                    let base = self
+                        .knob("offset")
+                        .and_then(|o| crate::util::units::parse_size(o).ok())
+                        .unwrap_or(0);
+                    clone.set("offset", (base + u64::from(k) * step).to_string());
+                }
+                clone
+            })
+            .collect()
+    }
+
+    /// The files this job runs on. Without `filename`, each job and each
+    /// clone has a file of its own in the current (or the given)
+    /// directory, named as fio names it: `JOB.CLONE.0`.
+    pub(super) fn targets(&self) -> Vec<String> {
+        let dir = self.directory.as_deref();
+        if self.files.is_empty() {
+            let (number, name) = match &self.clone {
+                Some((k, name)) => (*k, name.as_str()),
+                None => (0, self.name.as_str()),
+            };
+            return (0..self.nrfiles.max(1))
+                .map(|file| {
+                    let own = format!("{name}.{number}.{file}");
+                    match dir {
+                        Some(d) => PathBuf::from(d).join(own).display().to_string(),
+                        None => own,
+                    }
+                })
+                .collect();
+        }
+        self.files
+            .iter()
+            .map(|f| match dir {
+                Some(d) if Path::new(f).is_relative() => {
+                    PathBuf::from(d).join(f).display().to_string()
+                }
+                _ => f.clone(),
+            })
+            .collect()
+    }
+}
+
+/// What to do with one option.
+pub(super) enum Action {
+    Done,
+    /// Accepted; tunes fio only, or differs in a way the note says.
+    Note(String),
+}

@@ -1,0 +1,626 @@
+//! fio's options, one by one: what each does to a job (`apply`), the
+//! values each takes, and the table of options fathom knows
+//! (docs/fio-options.md) for its messages.
+
+use super::ini::Opt;
+use super::job::{Action, Job};
+
+/// The problems fathom would find in a job's knobs once translated, each
+/// at the fio line that set the knob (`origin`), or at the job's section
+/// for a problem of the whole job.
+pub(super) fn check_values(
+    job: &Job,
+    origin: &[(String, String)],
+    section_line: &str,
+) -> Vec<String> {
+    use crate::spec::{WorkloadSpec, knobs::SpecBuilder};
+    let mut builder = SpecBuilder::new(WorkloadSpec::defaults(job.targets()));
+    let mut problems = Vec::new();
+    for (knob, value) in &job.knobs {
+        if let Err(e) = builder.set(knob, value) {
+            let at = origin
+                .iter()
+                .find(|(k, _)| k == knob)
+                .map_or_else(|| section_line.to_string(), |(_, at)| at.clone());
+            problems.push(format!("{at}: {e}"));
+        }
+    }
+    if problems.is_empty()
+        && let Err(e) = builder.finish().validate()
+    {
+        // The line of the knob the message names first, if a line set it.
+        let named = e.0.split_whitespace().find_map(|w| w.strip_prefix("--"));
+        let at = named
+            .map(|flag| flag.trim_end_matches([':', ',']).replace('-', "_"))
+            .and_then(|knob| origin.iter().find(|(k, _)| *k == knob))
+            .map_or(section_line, |(_, at)| at.as_str());
+        let name = job.clone.as_ref().map_or(&job.name, |(_, n)| n);
+        problems.push(format!("{at}: job {name}: {}", e.0));
+    }
+    problems
+}
+
+/// Where a job's problems that belong to no one line are reported: its
+/// section's first option, or the first global one.
+pub(super) fn section_at(own: &[Opt], global: &[Opt]) -> String {
+    own.first()
+        .or(global.first())
+        .map_or_else(|| "the job".to_string(), |o| o.at.clone())
+}
+
+/// The size of an existing file or block device.
+pub(super) fn target_size(path: &str) -> Result<u64, String> {
+    use std::io::Seek;
+    let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    f.seek(std::io::SeekFrom::End(0))
+        .map_err(|e| format!("{path}: {e}"))
+}
+
+/// fio's `1`/`0`, `true`/`false`, or a bare key meaning on.
+pub(super) fn flag(opt: &Opt) -> Result<bool, String> {
+    match opt.value.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None | Some("1") | Some("true") | Some("on") | Some("yes") => Ok(true),
+        Some("0") | Some("false") | Some("off") | Some("no") => Ok(false),
+        Some(v) => Err(format!("{}={v}: expected 0 or 1", opt.key)),
+    }
+}
+
+/// A count of 1 or more.
+pub(super) fn count(opt: &Opt) -> Result<u64, String> {
+    let v = value(opt)?;
+    v.parse()
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| format!("{}={v}: a whole number from 1", opt.key))
+}
+
+pub(super) fn value(opt: &Opt) -> Result<&str, String> {
+    opt.value
+        .as_deref()
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| format!("option '{}' needs a value", opt.key))
+}
+
+/// fio's "read,write" pairs: one value for both, or two equal ones.
+pub(super) fn same_for_reads_and_writes(opt: &Opt) -> Result<&str, String> {
+    let v = value(opt)?;
+    let mut parts = v.split(',').map(str::trim).filter(|p| !p.is_empty());
+    let first = parts.next().unwrap_or(v);
+    if parts.any(|p| p != first) {
+        return Err(format!(
+            "{}={v}: different values for reads and writes are not supported",
+            opt.key
+        ));
+    }
+    Ok(first)
+}
+
+/// fio's "read,write" pairs: (reads, writes), an empty or missing part
+/// being fio's default for block sizes. A third part (trims) must match
+/// the writes' part: fathom trims with the writes' sizes.
+pub(super) fn reads_and_writes(opt: &Opt) -> Result<(&str, &str), String> {
+    let v = value(opt)?;
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    pub(super) fn or_default<'a>(p: Option<&&'a str>) -> &'a str {
+        match p {
+            Some(p) if !p.is_empty() => p,
+            _ => "4k",
+        }
+    }
+    match parts.len() {
+        1 => Ok((parts[0], parts[0])),
+        2 | 3 => {
+            let write = or_default(parts.get(1));
+            match parts.get(2) {
+                Some(trim) if !trim.is_empty() && *trim != write => Err(format!(
+                    "{}={v}: trims take the writes' size in fathom ({write}), not {trim}",
+                    opt.key
+                )),
+                _ => Ok((or_default(parts.first()), write)),
+            }
+        }
+        _ => Err(format!("{}={v}: at most reads,writes,trims", opt.key)),
+    }
+}
+
+/// fio's thinktime and thinktime_spin are microseconds unless they say
+/// otherwise.
+pub(super) fn microseconds(v: &str) -> String {
+    if v.chars().all(|c| c.is_ascii_digit()) {
+        format!("{v}us")
+    } else {
+        v.to_string()
+    }
+}
+
+/// fio times are seconds unless they say otherwise.
+pub(super) fn seconds(v: &str) -> String {
+    if v.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        format!("{v}s")
+    } else {
+        v.to_string()
+    }
+}
+
+pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
+    let key = opt.key.as_str();
+    let unsupported = |why: &str| Err(format!("option '{key}' is not supported{why}"));
+    match key {
+        "name" => job.name = value(opt)?.to_string(),
+        "description" => {}
+        "rw" | "readwrite" => {
+            let v = value(opt)?;
+            let (mode, modifier) = v.split_once(':').unwrap_or((v, ""));
+            let mode = match mode.trim() {
+                "read" => "read",
+                "write" => "write",
+                "randread" => "randread",
+                "randwrite" => "randwrite",
+                "rw" | "readwrite" => "readwrite",
+                "randrw" => "randrw",
+                "trim" => "trim",
+                "randtrim" => "randtrim",
+                "trimwrite" => "trimwrite",
+                "randtrimwrite" => "randtrimwrite",
+                other => return Err(format!("{key}={other}: unknown mode")),
+            };
+            job.random = mode.starts_with("rand");
+            job.set("rw", mode);
+            job.unset("stride");
+            job.unset("sequential_run");
+            match modifier.trim() {
+                "" | "0" => {}
+                // For a random mode, I/Os per new offset; for a sequential
+                // one, bytes added after each I/O (negative: backwards).
+                n if job.random => {
+                    let n: u32 = n
+                        .parse()
+                        .map_err(|_| format!("{key}={v}: '{n}' is not a count of I/Os"))?;
+                    job.set("sequential_run", n.to_string());
+                }
+                stride => job.set("stride", stride),
+            }
+        }
+        "rwmixread" => job.set("rwmix_read", value(opt)?),
+        "rwmixwrite" => {
+            let w: u8 = value(opt)?
+                .parse()
+                .ok()
+                .filter(|w| *w <= 100)
+                .ok_or_else(|| format!("rwmixwrite={}: 0 to 100", value(opt).unwrap_or("")))?;
+            job.set("rwmix_read", (100 - w).to_string());
+        }
+        "bs" | "blocksize" => match reads_and_writes(opt)? {
+            (read, write) if read == write => {
+                job.unset("bssplit");
+                job.set("bs", read);
+            }
+            (read, write) => {
+                job.unset("bs");
+                job.set("bssplit", format!("{read}/100,{write}/100"));
+            }
+        },
+        "bssplit" => {
+            let v = value(opt)?;
+            let mut parts: Vec<&str> = v.split(',').collect();
+            if parts.len() == 3 {
+                // The third part is for trims, which fathom does not issue.
+                parts.pop();
+            }
+            let split: crate::spec::BlockSizeSplit = parts
+                .join(",")
+                .parse()
+                .map_err(|e| format!("{key}={v}: {e}"))?;
+            job.unset("bs");
+            job.set("bssplit", split.to_string());
+        }
+        "blockalign" | "ba" => {
+            let v = same_for_reads_and_writes(opt)?;
+            let align = crate::util::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?;
+            let bs = crate::util::units::parse_size(job.knob("bs").unwrap_or("4k"));
+            if bs != Ok(align) {
+                return unsupported(": fathom aligns offsets to the (smallest) block size");
+            }
+        }
+        "bsrange" | "blocksize_range" => {
+            let v = same_for_reads_and_writes(opt)?;
+            match v.split_once('-') {
+                Some((lo, hi)) if lo.trim().eq_ignore_ascii_case(hi.trim()) => {
+                    job.set("bs", lo.trim())
+                }
+                _ => {
+                    return Err(format!(
+                        "{key}={v}: a range of block sizes is not supported (give equal ends)"
+                    ));
+                }
+            }
+        }
+        "iodepth" => job.set("iodepth", value(opt)?),
+        "numjobs" => job.set("numjobs", value(opt)?),
+        "size" => {
+            let v = value(opt)?;
+            match v.strip_suffix('%') {
+                Some(p) => {
+                    let pct: f64 = p
+                        .parse()
+                        .ok()
+                        .filter(|p| *p > 0.0 && *p <= 100.0)
+                        .ok_or_else(|| format!("size={v}: a percentage above 0 up to 100"))?;
+                    job.size_percent = Some((pct, opt.at.clone()));
+                    job.unset("size");
+                }
+                None => {
+                    job.size_percent = None;
+                    job.set("size", v);
+                }
+            }
+        }
+        "offset" => {
+            let v = value(opt)?;
+            if v.ends_with('%') {
+                return unsupported(" as a percentage (give a size)");
+            }
+            job.set("offset", v);
+        }
+        "filename" => {
+            // fio separates files with ':' and escapes a ':' in a name as '\:'.
+            let v = value(opt)?.replace("\\:", "\u{0}");
+            job.files = v.split(':').map(|f| f.replace('\u{0}', ":")).collect();
+        }
+        "directory" => job.directory = Some(value(opt)?.to_string()),
+        "nrfiles" => {
+            job.nrfiles = u32::try_from(count(opt)?)
+                .ok()
+                .filter(|n| *n <= 4096)
+                .ok_or_else(|| format!("{key}: at most 4096 files"))?;
+        }
+        "filesize" => {
+            let v = value(opt)?;
+            let size = match v.split_once('-') {
+                Some((lo, hi)) if lo.trim().eq_ignore_ascii_case(hi.trim()) => lo.trim(),
+                Some(_) => return unsupported(" as a range (files of one size only)"),
+                None => v,
+            };
+            crate::util::units::parse_size(size).map_err(|e| format!("{key}={v}: {e}"))?;
+            job.filesize = Some(size.to_string());
+        }
+        "offset_increment" => {
+            let v = value(opt)?;
+            if v.ends_with('%') {
+                return unsupported(" as a percentage (give a size)");
+            }
+            job.offset_increment =
+                Some(crate::util::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?);
+        }
+        "rate_process" => match value(opt)? {
+            "linear" => {}
+            other => {
+                return unsupported(&format!(
+                    "={other}: fathom issues rated I/O on an even schedule (linear)"
+                ));
+            }
+        },
+        "unified_rw_reporting" => match value(opt)? {
+            "none" | "0" => {}
+            other => {
+                return unsupported(&format!(
+                    "={other}: fathom reports each direction and their total"
+                ));
+            }
+        },
+        "runtime" | "timeout" => {
+            job.set("runtime", seconds(value(opt)?));
+            job.runtime = true;
+        }
+        "time_based" => job.time_based = flag(opt)?,
+        "ramp_time" => job.set("ramp", seconds(value(opt)?)),
+        "direct" => {
+            job.set("buffered", (!flag(opt)?).to_string());
+        }
+        "buffered" => job.set("buffered", flag(opt)?.to_string()),
+        "invalidate" => job.set("invalidate", flag(opt)?.to_string()),
+        "hipri" => job.set("hipri", flag(opt)?.to_string()),
+        "sqthread_poll" => job.set("sqpoll", flag(opt)?.to_string()),
+        "ioengine" => {
+            let v = value(opt)?;
+            let (engine, same) = match v {
+                "io_uring" => ("io_uring", true),
+                "libaio" | "posixaio" => ("io_uring", false),
+                "psync" => ("sync", true),
+                "sync" | "pvsync" | "pvsync2" => ("sync", false),
+                "null" => ("null", true),
+                other => return Err(format!("ioengine={other} is not supported")),
+            };
+            job.set("engine", engine);
+            if !same {
+                return Ok(Action::Note(format!(
+                    "ioengine={v} runs on fathom's {engine} engine{}",
+                    if engine == "sync" {
+                        " (pread/pwrite, as psync)"
+                    } else {
+                        " (asynchronous, as libaio)"
+                    }
+                )));
+            }
+        }
+        "rate" | "rate_iops" => {
+            let v = value(opt)?;
+            let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+            if parts.len() > 3 {
+                return Err(format!("{key}={v}: at most reads,writes,trims"));
+            }
+            // fio: one value rates each direction; an empty part leaves
+            // that direction unrated.
+            let given = |i: usize| {
+                parts
+                    .get(i)
+                    .filter(|p| !p.is_empty())
+                    .map(|p| p.to_string())
+            };
+            let (read, write) = if parts.len() == 1 {
+                (given(0), given(0))
+            } else {
+                (given(0), given(1))
+            };
+            let unit = if key == "rate" { "/s" } else { "" };
+            let as_rate = |r: Option<String>| -> Result<Option<String>, String> {
+                r.map(|r| {
+                    let text = format!("{r}{unit}");
+                    text.parse::<crate::spec::Rate>()
+                        .map(|_| text)
+                        .map_err(|e| format!("{key}={v}: {e}"))
+                })
+                .transpose()
+            };
+            job.rates = Some((as_rate(read)?, as_rate(write)?, parts.len() == 1));
+        }
+        "fsync" => job.set("fsync", value(opt)?),
+        "fdatasync" => job.set("fdatasync", value(opt)?),
+        "end_fsync" => {
+            if flag(opt)? {
+                return unsupported(" (fsync=N flushes during the run, and times each flush)");
+            }
+        }
+        "norandommap" => job.random_map = !flag(opt)?,
+        "randrepeat" => {
+            if !flag(opt)? {
+                job.set("seed", rand::random::<u32>().to_string());
+            }
+        }
+        "randseed" => job.set("seed", value(opt)?),
+        "random_distribution" => {
+            let v = value(opt)?;
+            if v.contains(',') {
+                return unsupported(
+                    " with different distributions for reads and writes (give one for both)",
+                );
+            }
+            let d: crate::spec::Distribution = v.parse().map_err(|e| format!("{key}={v}: {e}"))?;
+            job.set("random_distribution", d.to_string());
+        }
+        "percentage_random" => job.set("random_percent", same_for_reads_and_writes(opt)?),
+        "rw_sequencer" => match value(opt)? {
+            "sequential" => {}
+            other => return unsupported(&format!("={other} (sequential only)")),
+        },
+        "thinktime" => {
+            let v = value(opt)?;
+            job.set("think_time", microseconds(v));
+        }
+        "thinktime_blocks" => {
+            job.think_every =
+                Some(u32::try_from(count(opt)?).map_err(|_| format!("{key}: too large"))?)
+        }
+        "thinktime_spin" => {
+            return Ok(Action::Note(format!(
+                "thinktime_spin={} is accepted: fathom idles the whole think time asleep, which changes the CPU figures, not the I/O",
+                value(opt)?
+            )));
+        }
+        "thinktime_blocks_type" => match value(opt)? {
+            "complete" | "issue" => {
+                return Ok(Action::Note(format!(
+                    "thinktime_blocks_type={}: fathom pauses after issuing thinktime_blocks I/Os and seeing them complete",
+                    value(opt)?
+                )));
+            }
+            other => return Err(format!("{key}={other}: complete or issue")),
+        },
+        "random_generator" => {
+            return Ok(Action::Note(format!(
+                "random_generator={} is accepted: fathom draws offsets with its own generator",
+                value(opt)?
+            )));
+        }
+        "verify" => {
+            let v = value(opt)?;
+            if matches!(v, "0" | "null") {
+                job.set("verify", "false");
+            } else {
+                job.set("verify", "true");
+                return Ok(Action::Note(format!(
+                    "verify={v}: fathom checks every block it wrote with its own header and pattern after the job, not fio's {v}"
+                )));
+            }
+        }
+        "stonewall" | "wait_for_previous" => job.starts_group = flag(opt)?,
+        "io_submit_mode" => match value(opt)? {
+            "inline" => {}
+            "offload" => {
+                return Ok(Action::Note(
+                    "io_submit_mode=offload is accepted: fathom's rate schedule already issues each I/O when it is due, and times it from then".into(),
+                ));
+            }
+            other => return Err(format!("io_submit_mode={other}: inline or offload")),
+        },
+        "group_reporting" => job.set("group_reporting", flag(opt)?.to_string()),
+        "continue_on_error" => {
+            let v = opt.value.as_deref().unwrap_or("1");
+            let on = !matches!(v, "0" | "none" | "false");
+            job.set("continue_on_error", on.to_string());
+            if on && !matches!(v, "1" | "all" | "io" | "true") {
+                return Ok(Action::Note(format!(
+                    "continue_on_error={v}: fathom counts and goes on past every kind of I/O error, not only {v} errors"
+                )));
+            }
+        }
+        "steadystate" | "ss" => {
+            let v = value(opt)?;
+            let (metric, band) = v
+                .split_once(':')
+                .ok_or_else(|| format!("{key}={v}: expected iops:N% or bw:N%"))?;
+            let band = band.strip_suffix('%').ok_or_else(|| {
+                format!(
+                    "{key}={v}: fathom's criterion is a band around the mean in percent (iops:N%)"
+                )
+            })?;
+            match metric {
+                "iops" => {}
+                "bw" => {
+                    job.steady = Some(format!("iops:{band}%"));
+                    return Ok(Action::Note(format!(
+                        "{key}={v}: judged on IOPS, which at one block size moves with bandwidth"
+                    )));
+                }
+                _ => {
+                    return Err(format!(
+                        "{key}={v}: only iops:N% and bw:N% (a band around the mean) are supported, not slopes"
+                    ));
+                }
+            }
+            job.steady = Some(format!("iops:{band}%"));
+        }
+        "ss_dur" | "steadystate_duration" => job.steady_window = Some(seconds(value(opt)?)),
+        "ss_ramp" | "steadystate_ramp_time" => {
+            return Ok(Action::Note(format!(
+                "ss_ramp={} is accepted: fathom judges steadiness over its last window only, so an early ramp never counts",
+                value(opt)?
+            )));
+        }
+        "percentile_list" => job.set("percentile_list", value(opt)?),
+        "write_bw_log" | "write_lat_log" | "write_iops_log" => {
+            // Without a name fio names the logs after the job.
+            let name = opt
+                .value
+                .as_deref()
+                .filter(|v| !v.is_empty())
+                .unwrap_or(&job.name);
+            job.set(key, name.to_string());
+        }
+        "log_avg_msec" => {
+            let ms = count(opt)?;
+            let whole = ms.div_ceil(1000).max(1) * 1000;
+            job.set("log_avg_msec", whole.to_string());
+            if whole != ms {
+                return Ok(Action::Note(format!(
+                    "log_avg_msec={ms}: fathom's figures are per second; its logs average {whole} ms"
+                )));
+            }
+        }
+        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
+            return unsupported(
+                ": fathom's capacity search (\"how much load fits under p99 1 ms?\") is its alternative",
+            );
+        }
+        "io_size" | "io_limit" => job.set("io_size", value(opt)?),
+        "buffer_compress_percentage" => job.set("compress", value(opt)?),
+        "buffer_compress_chunk" => job.set("compress_chunk", value(opt)?),
+        "dedupe_percentage" => job.set("dedupe", value(opt)?),
+        "dedupe_working_set_percentage" => job.set("dedupe_working_set", value(opt)?),
+        "zero_buffers" => {
+            if opt.value.as_deref().is_none_or(|v| v != "0") {
+                job.set("pattern", "zeros");
+            }
+        }
+        "buffer_pattern" => {
+            let v = value(opt)?;
+            // fio's forms: 0xHEX, "string" or 'string'; a bare string is
+            // fio's too (a number is a byte value there).
+            let pattern =
+                if v.starts_with(['"', '\'']) || v.starts_with("0x") || v.starts_with("0X") {
+                    v.to_string()
+                } else if let Ok(n) = v.parse::<u32>() {
+                    match u8::try_from(n) {
+                        Ok(b) => format!("0x{b:02x}"),
+                        Err(_) => format!("0x{n:08x}"),
+                    }
+                } else {
+                    format!("'{v}'")
+                };
+            pattern
+                .parse::<crate::spec::content::DataPattern>()
+                .map_err(|e| format!("{key}={v}: {e}"))?;
+            job.set("pattern", pattern);
+        }
+        "number_ios" => job.number_ios = Some(count(opt)?),
+        "read_iolog" => job.read_iolog = Some(value(opt)?.to_string()),
+        "replay_no_stall" => job.replay_no_stall = flag(opt)?,
+        "replay_time_scale" => job.replay_time_scale = Some(count(opt)?),
+        "replay_redirect" => job.replay_redirect = Some(value(opt)?.to_string()),
+        "loops" => job.loops = Some(count(opt)?),
+        "kb_base" if opt.value.as_deref() != Some("1024") => {
+            return unsupported(" other than 1024 (fathom's k is 1024)");
+        }
+        _ => {
+            // Options that change no figure are accepted, and those fathom
+            // cannot carry out refused, as the table says.
+            if let Some(row) = option_rows().find(|row| row.name == key) {
+                return match row.handling {
+                    "accepted" => Ok(Action::Note(format!("{key} is accepted: {}", row.why))),
+                    _ => unsupported(&format!(": {}", row.why)),
+                };
+            }
+            let hint = match did_you_mean(key) {
+                Some(known) => format!(" (did you mean '{known}'?)"),
+                None => " (not an fio option)".to_string(),
+            };
+            return unsupported(&hint);
+        }
+    }
+    Ok(Action::Done)
+}
+
+/// Every job option of fio's HOWTO and what this translator does with it
+/// (translated, accepted, or refused and why): the table of
+/// docs/fio-options.md, which a unit test checks against `apply`.
+pub(super) const OPTION_TABLE: &str = include_str!("../../../docs/fio-options.md");
+
+/// One row of [`OPTION_TABLE`].
+pub(super) struct OptionRow<'a> {
+    pub(super) name: &'a str,
+    /// `translated`, `accepted` or `refused`.
+    pub(super) handling: &'a str,
+    /// The value the unit test gives the option.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(super) sample: &'a str,
+    /// What fathom does with it, or why it refuses it.
+    pub(super) why: &'a str,
+}
+
+pub(super) fn option_rows() -> impl Iterator<Item = OptionRow<'static>> {
+    OPTION_TABLE.lines().filter_map(|line| {
+        let cells: Vec<&str> = line
+            .strip_prefix("| `")?
+            .split(" | ")
+            .map(|c| c.trim().trim_matches('`'))
+            .collect();
+        match cells.as_slice() {
+            [name, handling, sample, why] => Some(OptionRow {
+                name,
+                handling,
+                sample,
+                why: why.trim_end_matches(" |").trim(),
+            }),
+            _ => None,
+        }
+    })
+}
+
+/// The fio option closest to `key`, if one is close enough to be a typo.
+pub(super) fn did_you_mean(key: &str) -> Option<&'static str> {
+    option_rows()
+        .map(|row| (strsim::jaro_winkler(key, row.name), row.name))
+        .filter(|(score, _)| *score > 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
