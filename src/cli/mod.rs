@@ -10,7 +10,7 @@ pub mod tools;
 
 use knob_args::KnobArgs;
 
-use crate::input::{fio, jobfile, presets};
+use crate::input::{jobfile, presets, resolve};
 use crate::spec::knobs;
 use crate::util::units;
 
@@ -356,109 +356,32 @@ impl RunArgs {
 
 impl WorkloadArgs {
     /// The workloads of a preset, a job file or the flags; `defaults` are
-    /// knobs set when neither the flags nor a job file set them.
+    /// knobs set when neither the flags nor a job file set them. With
+    /// `explain`, prints the translated fio job file and returns none.
     fn resolve(
         &self,
         preset: Option<&str>,
         explain: bool,
         defaults: &[(&str, &str)],
     ) -> Result<Vec<WorkloadSpec>, UsageError> {
-        let mut positional = self.targets.clone();
-        let job = match positional.first() {
-            Some(first)
-                if (first.ends_with(".toml") && !Path::new(first).is_dir())
-                    || fio::is_fio_job(Path::new(first)) =>
-            {
-                Some(PathBuf::from(positional.remove(0)))
-            }
-            _ => None,
-        };
-        if explain && !job.as_deref().is_some_and(fio::is_fio_job) {
-            return Err(UsageError(
-                "--explain: give an fio job file (NAME.fio) to translate".into(),
-            ));
+        let resolved = resolve::resolve(&resolve::Request {
+            positional: &self.targets,
+            labelled: &self.labelled,
+            streams: &self.streams,
+            knobs: &self.knobs.given,
+            preset,
+            explain,
+            defaults,
+        })?;
+        if let Some(explained) = resolved.explained {
+            print!("{explained}");
+            return Ok(Vec::new());
         }
-        let mut overrides = jobfile::Overrides {
-            targets: positional
-                .into_iter()
-                .chain(self.labelled.clone())
-                .collect(),
-            streams: self.streams.clone(),
-            ..Default::default()
-        };
-        for (knob, value) in self.knobs.given.clone() {
-            let values: Vec<String> = value.split(',').map(|v| v.trim().to_string()).collect();
-            if values.len() > 1 && knobs::is_sweepable(&knob) {
-                overrides.sweep.push((knob, values));
-            } else {
-                overrides.knobs.push((knob, value));
-            }
+        for n in &resolved.notes {
+            eprintln!("note: {n}");
         }
-        if job.is_none() && preset.is_none() {
-            for (knob, value) in defaults {
-                if !overrides.knobs.iter().any(|(k, _)| k == knob) {
-                    overrides.knobs.push((knob.to_string(), value.to_string()));
-                }
-            }
-        }
-        let specs = match (job, preset) {
-            (Some(_), Some(_)) => {
-                return Err(UsageError(
-                    "--preset: give either a job file or a preset, not both".into(),
-                ));
-            }
-            (None, Some(name)) => presets::load(name, &overrides)?,
-            (Some(path), None) if fio::is_fio_job(&path) => {
-                let t = fio::translate(&path, !overrides.targets.is_empty())?;
-                let source = format!("{} (as translated: see --explain)", path.display());
-                let mut specs = jobfile::parse(&t.toml, &source, "fio", &overrides)?;
-                if explain {
-                    for n in &t.notes {
-                        println!("# note: {n}");
-                    }
-                    print!("{}", t.toml);
-                    return Ok(Vec::new());
-                }
-                if let Some(r) = &t.replay {
-                    specs = specs
-                        .iter()
-                        .map(|s| crate::commands::replay::of_job(s, r.trace.clone(), r.speed))
-                        .collect::<Result<_, _>>()?;
-                }
-                for n in &t.notes {
-                    eprintln!("note: {n}");
-                }
-                specs
-            }
-            (Some(path), None) => jobfile::load(&path, &overrides)?,
-            (None, None) => {
-                if overrides.targets.is_empty() {
-                    overrides.targets.push(".".into());
-                }
-                from_flags(&overrides)?
-            }
-        };
-        Ok(specs)
+        Ok(resolved.specs)
     }
-}
-
-/// One workload from flags, expanded over the flags' sweeps.
-fn from_flags(o: &jobfile::Overrides) -> Result<Vec<WorkloadSpec>, UsageError> {
-    plan::check_size(&o.sweep, 1).map_err(UsageError)?;
-    let mut specs = Vec::new();
-    for bindings in plan::expand(&o.sweep) {
-        let mut b = knobs::SpecBuilder::new(crate::spec::WorkloadSpec::defaults(Vec::new()));
-        for (k, v) in o.knobs.iter().chain(&bindings) {
-            b.set(k, v).map_err(|m| jobfile::flag_error(k, m))?;
-        }
-        b.spec.name = plan::point_name(&b.spec.name, &bindings);
-        let streams = jobfile::flag_streams(&b, &o.targets, &o.streams)?;
-        let mut spec = b.finish();
-        jobfile::set_targets(&mut spec, &o.targets);
-        spec.streams = streams;
-        specs.push(spec);
-    }
-    Ok(specs)
 }
 
 /// Parses the arguments, runs, prints, and returns the exit code.

@@ -6,3 +6,4 @@ pub mod fio;
 pub mod jobfile;
 pub mod plan;
 pub mod presets;
+pub mod resolve;

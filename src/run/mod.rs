@@ -98,18 +98,7 @@ pub fn run_streams(
             drop_cached(target)?;
         }
     }
-    let recording = match options.record {
-        Some(path) => {
-            let names: Vec<String> = streams
-                .iter()
-                .flat_map(|s| s.targets.iter().map(|t| t.plan.name.clone()))
-                .collect();
-            let recording = crate::trace::record::Recording::create(path, &names)
-                .map_err(|e| UsageError(format!("--record {}: {e}", path.display())))?;
-            Some(recording)
-        }
-        None => None,
-    };
+    let recording = start_recording(streams, options.record)?;
     let Planned {
         jobs,
         accumulators,
@@ -126,12 +115,7 @@ pub fn run_streams(
             .into_iter()
             .unzip();
 
-    if let Some(at) = options.start_at {
-        wait_until(at, stop);
-    }
-    if let Some(barrier) = options.barrier
-        && !barrier()
-    {
+    if !all_hosts_ready(&options, stop) {
         // Another host failed: the workers leave at once.
         progress.halt_all();
         gate.open();
@@ -168,23 +152,7 @@ pub fn run_streams(
         },
         &mut second_done,
     );
-    // Closing a file on a stuck file system waits for it (FUSE flushes on
-    // close): the descriptors of a target with I/Os abandoned in flight are
-    // left open for the process's end to close.
-    for acc in progress.accumulators.iter_mut() {
-        if acc.unfinished.ios > 0
-            && let Ok(null) = File::open("/dev/null")
-        {
-            std::mem::forget(std::mem::replace(&mut acc.watch, null));
-        }
-    }
-    // A worker left behind stuck in a call is not waited for: its thread
-    // ends with the process.
-    for (handle, abandoned) in handles.into_iter().zip(&progress.abandoned) {
-        if !abandoned {
-            let _ = handle.join();
-        }
-    }
+    release_workers(&mut progress, handles);
     live_line.finish();
     if let Some(recording) = recording {
         // Every worker, and so every sink, is gone: the writer ends.
@@ -203,14 +171,7 @@ pub fn run_streams(
         bail!("{first}");
     }
     if !stop.is_set() {
-        for acc in progress.accumulators.iter_mut() {
-            let stream = streams[acc.stream];
-            // A target with I/Os abandoned in flight is not read back: the
-            // read-back would wait on it too.
-            if stream.spec.verify != VerifyMode::Off && acc.unfinished.ios == 0 {
-                read_back(stream.spec, acc, &stream.targets[acc.target], stop);
-            }
-        }
+        read_back_all(streams, &mut progress, stop);
     }
     let measured = Measured {
         start,
@@ -225,6 +186,64 @@ pub fn run_streams(
         result.engine_tuning = tuning;
     }
     Ok(results)
+}
+
+/// The recording of every I/O issued (`--record`), its targets named.
+fn start_recording(
+    streams: &[Stream],
+    path: Option<&std::path::Path>,
+) -> anyhow::Result<Option<crate::trace::record::Recording>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let names: Vec<String> = streams
+        .iter()
+        .flat_map(|s| s.targets.iter().map(|t| t.plan.name.clone()))
+        .collect();
+    let recording = crate::trace::record::Recording::create(path, &names)
+        .map_err(|e| UsageError(format!("--record {}: {e}", path.display())))?;
+    Ok(Some(recording))
+}
+
+/// Waits for the start time and for every host (under MPI); false when a
+/// host failed and the run must not start.
+fn all_hosts_ready(options: &RunOptions, stop: &StopFlag) -> bool {
+    if let Some(at) = options.start_at {
+        wait_until(at, stop);
+    }
+    options.barrier.is_none_or(|barrier| barrier())
+}
+
+/// Joins the workers that finished. Closing a file on a stuck file system
+/// waits for it (FUSE flushes on close): the descriptors of a target with
+/// I/Os abandoned in flight are left open for the process's end to close,
+/// and a worker left behind stuck in a call is not waited for: its thread
+/// ends with the process.
+fn release_workers(progress: &mut Progress, handles: Vec<std::thread::JoinHandle<()>>) {
+    for acc in progress.accumulators.iter_mut() {
+        if acc.unfinished.ios > 0
+            && let Ok(null) = File::open("/dev/null")
+        {
+            std::mem::forget(std::mem::replace(&mut acc.watch, null));
+        }
+    }
+    for (handle, abandoned) in handles.into_iter().zip(&progress.abandoned) {
+        if !abandoned {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Reads back what each verified target was written. A target with I/Os
+/// abandoned in flight is not read back: the read-back would wait on it
+/// too.
+fn read_back_all(streams: &[Stream], progress: &mut Progress, stop: &StopFlag) {
+    for acc in progress.accumulators.iter_mut() {
+        let stream = streams[acc.stream];
+        if stream.spec.verify != VerifyMode::Off && acc.unfinished.ios == 0 {
+            read_back(stream.spec, acc, &stream.targets[acc.target], stop);
+        }
+    }
 }
 
 /// CPU time and the disks' counters are taken from the end of the first

@@ -1,0 +1,153 @@
+//! Where a command's workloads come from: a preset, a TOML job file, an
+//! fio job file (translated, `--explain` shows how), or the flags with
+//! their sweeps; the flags' targets, streams and knobs override what the
+//! file or preset says. Prints nothing: notes and the explanation are
+//! returned for the command line to show.
+
+use super::{fio, jobfile, plan, presets};
+use crate::spec::WorkloadSpec;
+use crate::spec::knobs;
+use crate::util::error::UsageError;
+use std::path::{Path, PathBuf};
+
+/// What the command line gave.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// Positional arguments: a job file first, if any, then targets.
+    pub positional: &'a [String],
+    /// Targets given with a label (`--target LABEL=PATH`).
+    pub labelled: &'a [String],
+    /// `--stream NAME: knob=value, ...` definitions, parsed.
+    pub streams: &'a [(String, Vec<(String, String)>)],
+    /// Knobs given as flags, in table order: a comma list of a sweepable
+    /// knob sweeps it.
+    pub knobs: &'a [(String, String)],
+    pub preset: Option<&'a str>,
+    /// Translate an fio job file and explain it, running nothing.
+    pub explain: bool,
+    /// Knobs a command sets when neither the flags nor a file set them.
+    pub defaults: &'a [(&'a str, &'a str)],
+}
+
+/// The workloads asked for.
+#[derive(Debug, Default)]
+pub struct Resolved {
+    pub specs: Vec<WorkloadSpec>,
+    /// What differs from fio, for an fio job file.
+    pub notes: Vec<String>,
+    /// With `explain`: the fathom job file an fio job file translates to,
+    /// its notes first as comments (and no specs).
+    pub explained: Option<String>,
+}
+
+pub fn resolve(request: &Request) -> Result<Resolved, UsageError> {
+    let mut positional = request.positional.to_vec();
+    let job = match positional.first() {
+        Some(first)
+            if (first.ends_with(".toml") && !Path::new(first).is_dir())
+                || fio::is_fio_job(Path::new(first)) =>
+        {
+            Some(PathBuf::from(positional.remove(0)))
+        }
+        _ => None,
+    };
+    if request.explain && !job.as_deref().is_some_and(fio::is_fio_job) {
+        return Err(UsageError(
+            "--explain: give an fio job file (NAME.fio) to translate".into(),
+        ));
+    }
+    let mut overrides = jobfile::Overrides {
+        targets: positional
+            .into_iter()
+            .chain(request.labelled.iter().cloned())
+            .collect(),
+        streams: request.streams.to_vec(),
+        ..Default::default()
+    };
+    for (knob, value) in request.knobs {
+        let values: Vec<String> = value.split(',').map(|v| v.trim().to_string()).collect();
+        if values.len() > 1 && knobs::is_sweepable(knob) {
+            overrides.sweep.push((knob.clone(), values));
+        } else {
+            overrides.knobs.push((knob.clone(), value.clone()));
+        }
+    }
+    if job.is_none() && request.preset.is_none() {
+        for (knob, value) in request.defaults {
+            if !overrides.knobs.iter().any(|(k, _)| k == knob) {
+                overrides.knobs.push((knob.to_string(), value.to_string()));
+            }
+        }
+    }
+    let specs = match (job, request.preset) {
+        (Some(_), Some(_)) => {
+            return Err(UsageError(
+                "--preset: give either a job file or a preset, not both".into(),
+            ));
+        }
+        (None, Some(name)) => presets::load(name, &overrides)?,
+        (Some(path), None) if fio::is_fio_job(&path) => {
+            return from_fio(&path, &overrides, request.explain);
+        }
+        (Some(path), None) => jobfile::load(&path, &overrides)?,
+        (None, None) => {
+            if overrides.targets.is_empty() {
+                overrides.targets.push(".".into());
+            }
+            from_flags(&overrides)?
+        }
+    };
+    Ok(Resolved {
+        specs,
+        ..Resolved::default()
+    })
+}
+
+/// The workloads of an fio job file, through its translation.
+fn from_fio(
+    path: &Path,
+    overrides: &jobfile::Overrides,
+    explain: bool,
+) -> Result<Resolved, UsageError> {
+    let t = fio::translate(path, !overrides.targets.is_empty())?;
+    let source = format!("{} (as translated: see --explain)", path.display());
+    let mut specs = jobfile::parse(&t.toml, &source, "fio", overrides)?;
+    if explain {
+        let mut explained: String = t.notes.iter().map(|n| format!("# note: {n}\n")).collect();
+        explained.push_str(&t.toml);
+        return Ok(Resolved {
+            explained: Some(explained),
+            ..Resolved::default()
+        });
+    }
+    if let Some(r) = &t.replay {
+        specs = specs
+            .iter()
+            .map(|s| crate::commands::replay::of_job(s, r.trace.clone(), r.speed))
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(Resolved {
+        specs,
+        notes: t.notes,
+        explained: None,
+    })
+}
+
+/// One workload from flags, expanded over the flags' sweeps.
+pub fn from_flags(o: &jobfile::Overrides) -> Result<Vec<WorkloadSpec>, UsageError> {
+    plan::check_size(&o.sweep, 1).map_err(UsageError)?;
+    let mut specs = Vec::new();
+    for bindings in plan::expand(&o.sweep) {
+        let mut b = knobs::SpecBuilder::new(WorkloadSpec::defaults(Vec::new()));
+        for (k, v) in o.knobs.iter().chain(&bindings) {
+            b.set(k, v).map_err(|m| jobfile::flag_error(k, m))?;
+        }
+        b.spec.name = plan::point_name(&b.spec.name, &bindings);
+        let streams = jobfile::flag_streams(&b, &o.targets, &o.streams)?;
+        let mut spec = b.finish();
+        jobfile::set_targets(&mut spec, &o.targets);
+        spec.streams = streams;
+        specs.push(spec);
+    }
+    Ok(specs)
+}
