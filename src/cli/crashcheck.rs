@@ -178,13 +178,18 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             },
             append: args.append,
         };
-        let summary = crashcheck::write(&spec, &stop, &mut |blocks| {
-            eprintln!(
-                "fathom: writing {blocks} blocks of {}, each made durable with {} before it is logged; cut the power any time, then run --verify",
-                units::format_bytes(args.bs),
-                args.sync.name()
-            );
-        })?;
+        let summary = crashcheck::write(
+            &spec,
+            &stop,
+            &mut |blocks| {
+                eprintln!(
+                    "fathom: writing {blocks} blocks of {}, each made durable with {} before it is logged; cut the power any time, then run --verify",
+                    units::format_bytes(args.bs),
+                    args.sync.name()
+                );
+            },
+            &mut |said| eprintln!("fathom: {said}"),
+        )?;
         println!(
             "{} writes acknowledged in {} ({:.0} a second), run {:x} (--verify checks each block's last acknowledged write, so it counts distinct blocks, fewer when blocks were written again)",
             units::thousands(summary.acknowledged),

@@ -710,7 +710,14 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
     // (Ctrl-C on mpirun sends each rank SIGTERM, then SIGKILL a second
     // later) never completes a finalise, so a stopped rank skips it.
     let kept = ranks.clone();
-    let outcome = match ranks::run(ranks, plan, shared, stop.clone(), args.output.label.clone()) {
+    let outcome = match ranks::run(
+        ranks,
+        plan,
+        shared,
+        stop.clone(),
+        args.output.label.clone(),
+        &|said| eprintln!("fathom: {said}"),
+    ) {
         Ok(Some(document)) => emit(&document, &args.output).map(|()| {
             if stop.is_set() {
                 eprintln!(

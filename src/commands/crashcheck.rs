@@ -193,6 +193,7 @@ pub fn write(
     spec: &WriterSpec,
     stop: &StopFlag,
     ready: &mut dyn FnMut(u64),
+    say: &mut dyn FnMut(String),
 ) -> anyhow::Result<WriterSummary> {
     if spec.bs == 0 || !spec.bs.is_multiple_of(512) {
         return Err(UsageError(format!(
@@ -218,11 +219,11 @@ pub fn write(
     // created.
     let mut log = AckLog::open(&spec.sink)?;
     if !overridden.is_empty() {
-        eprintln!(
-            "fathom: {}: writing anyway, as told: {}",
+        say(format!(
+            "{}: writing anyway, as told: {}",
             spec.target.display(),
             overridden.join("; ")
-        );
+        ));
     }
     let file = open_target(spec)?;
     ready(blocks);

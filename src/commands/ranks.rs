@@ -275,6 +275,7 @@ pub fn run(
     shared: bool,
     stop: crate::util::stop::StopFlag,
     label: Option<String>,
+    say: &dyn Fn(String),
 ) -> anyhow::Result<Option<crate::result::Document>> {
     use crate::result::Document;
     use crate::result::cluster::{Launcher, RankFailure, concurrent_ranks};
@@ -297,10 +298,10 @@ pub fn run(
     }
     let mine = mine.expect("no rank failed its check");
     if allowed_cpus() == Some(1) && mine.iter().any(|s| s.numjobs > 1) {
-        eprintln!(
-            "fathom: warning: rank {} may run on one CPU only, so its workers share it (Open MPI binds each rank to a core: mpirun --bind-to none)",
+        say(format!(
+            "warning: rank {} may run on one CPU only, so its workers share it (Open MPI binds each rank to a core: mpirun --bind-to none)",
             ranks.rank()
-        );
+        ));
     }
     let voter = ranks.clone();
     let session = crate::run::Session::new(stop)
@@ -363,10 +364,10 @@ pub fn run(
     documents.retain(|(_, d)| !d.results.is_empty());
     let mut merged = concurrent_ranks(documents, Launcher::Mpi).map_err(anyhow::Error::msg)?;
     if !failed.is_empty() {
-        eprintln!(
-            "fathom: {}; the document holds the other ranks' results, marked interrupted",
+        say(format!(
+            "{}; the document holds the other ranks' results, marked interrupted",
             said(&failed)
-        );
+        ));
         merged.interrupted = true;
     }
     if let Some(c) = merged.cluster.as_mut() {
