@@ -1,15 +1,14 @@
 //! `fathom capacity`: flags into a workload and a search, the library's
 //! search, and the document out.
 
+use super::driver::Driver;
 use super::{OutputArgs, WorkloadArgs};
 use crate::commands::capacity;
 use crate::report;
 use crate::result::RunResult;
 use crate::result::capacity::CapacityResult;
-use crate::run::Session;
 use crate::spec::capacity::{CapacitySpec, Slo};
 use crate::util::error::UsageError;
-use crate::util::stop::StopFlag;
 use crate::util::units;
 use clap::Args;
 
@@ -114,13 +113,11 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         &base,
         search.start_iops,
     )))?;
-    if let Some(path) = &args.output.output {
-        crate::report::destination::check(path, base.overwrite)?;
-    }
+    let driver = Driver::start(&args.output, base.overwrite)?;
     let step_s = capacity::step_seconds(&base);
     eprintln!("fathom: {}", report::capacity::plan(&base, &search, step_s));
-    let stop = StopFlag::on_signals()?;
-    let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
+    let stop = driver.stop.clone();
+    let mut session = driver.session();
     let mut document = session.document().clone();
     let json_file = args.output.progress_file();
     // A search refused after its first step (the target cannot carry it)
@@ -148,11 +145,8 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
                     units::format_duration(left as f64 * step_s)
                 );
             }
-            if let Some(path) = json_file {
-                document.results = vec![RunResult::Capacity(so_far.clone())];
-                crate::report::destination::write(path, &super::json(&document)?)?;
-            }
-            Ok(())
+            document.results = vec![RunResult::Capacity(so_far.clone())];
+            driver.progress(&document)
         },
     )
     .inspect_err(|e| {
@@ -166,8 +160,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     drop(session);
     document.interrupted = result.interrupted;
     document.results = vec![RunResult::Capacity(result)];
-    super::emit(&document, &args.output)?;
-    Ok(super::exit_code(&stop, false))
+    driver.finish(&document, false)
 }
 
 /// `fathom capacity TRACE TARGET...`: the replay whose speed is searched,

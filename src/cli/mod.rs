@@ -3,11 +3,13 @@
 
 mod capacity;
 mod crashcheck;
+mod driver;
 mod knob_args;
 mod pts;
 mod replay;
 pub mod tools;
 
+use driver::Driver;
 use knob_args::KnobArgs;
 
 use crate::input::{jobfile, presets, resolve};
@@ -536,9 +538,7 @@ fn execute(
     start_at: Option<std::time::SystemTime>,
     record: Option<PathBuf>,
 ) -> anyhow::Result<i32> {
-    if let Some(path) = &output.output {
-        destination::check(path, specs.iter().any(|s| s.overwrite))?;
-    }
+    let driver = Driver::start(output, specs.iter().any(|s| s.overwrite))?;
     let previous = match (&output.output, resume) {
         (Some(path), true) if path.exists() => {
             let text = read_result_file(path)?;
@@ -568,7 +568,6 @@ fn execute(
     if specs.len() > 1 {
         eprintln!("fathom: plan: {}", plan::summary(specs));
     }
-    let stop = StopFlag::on_signals()?;
     let stream_to = output.progress_file();
     // Finished runs are written as they come, so an interrupted sweep keeps
     // them; the document grows with each, so it is rewritten only once the
@@ -587,18 +586,13 @@ fn execute(
         }
         Ok(())
     };
-    let document = Session::new(stop.clone())
-        .labelled(output.label.clone())
+    let document = driver
+        .session()
         .resume_from(previous)
         .starting_at(start_at)
         .recording(record)
         .run(specs, &mut stream)?;
-    emit(&document, output)?;
-    let problems = document.problems();
-    for problem in &problems {
-        eprintln!("fathom: {problem}");
-    }
-    Ok(exit_code(&stop, document.failed()))
+    driver.finish(&document, document.failed())
 }
 
 fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {

@@ -2,14 +2,13 @@
 //! document out.
 
 use super::OutputArgs;
+use super::driver::Driver;
 use super::knob_args::knob;
 use crate::commands::pts;
 use crate::result::RunResult;
 use crate::result::pts::PtsResult;
-use crate::run::Session;
 use crate::spec::EngineKind;
 use crate::spec::pts::{PtsSpec, PtsTest, Purge};
-use crate::util::stop::StopFlag;
 use crate::util::units;
 use clap::Args;
 
@@ -145,9 +144,7 @@ pub fn pts_command(args: &PtsArgs) -> anyhow::Result<i32> {
         (Some(path), true) if path.exists() => earlier(path, &spec)?,
         _ => None,
     };
-    if let Some(path) = &args.output.output {
-        crate::report::destination::check(path, args.write.overwrite)?;
-    }
+    let driver = Driver::start(&args.output, args.write.overwrite)?;
     if let Some(r) = &resumed {
         eprintln!(
             "fathom: --resume: {} round(s) already in {}, going on from round {}",
@@ -169,10 +166,9 @@ pub fn pts_command(args: &PtsArgs) -> anyhow::Result<i32> {
         units::format_duration(spec.round_s),
         plan.tracking_label(spec.test)
     );
-    let stop = StopFlag::on_signals()?;
-    let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
+    let stop = driver.stop.clone();
+    let mut session = driver.session();
     let mut document = session.document().clone();
-    let json_file = args.output.progress_file();
     let result = pts::run(
         &spec,
         &plan,
@@ -198,21 +194,17 @@ pub fn pts_command(args: &PtsArgs) -> anyhow::Result<i32> {
                     crate::report::pts::format_figure(spec.test, r.tracking_value)
                 );
             }
-            if let Some(path) = json_file {
-                // Written while the test goes on: until it ends, it reads as
-                // interrupted, so that --resume takes it up after a crash.
-                let mut snapshot = so_far.clone();
-                snapshot.interrupted = true;
-                snapshot.end = crate::result::pts::PtsEnd::Interrupted;
-                document.results = vec![RunResult::Pts(snapshot)];
-                crate::report::destination::write(path, &super::json(&document)?)?;
-            }
-            Ok(())
+            // Written while the test goes on: until it ends, it reads as
+            // interrupted, so that --resume takes it up after a crash.
+            let mut snapshot = so_far.clone();
+            snapshot.interrupted = true;
+            snapshot.end = crate::result::pts::PtsEnd::Interrupted;
+            document.results = vec![RunResult::Pts(snapshot)];
+            driver.progress(&document)
         },
     )?;
     drop(session);
     document.interrupted = result.interrupted;
     document.results = vec![RunResult::Pts(result)];
-    super::emit(&document, &args.output)?;
-    Ok(super::exit_code(&stop, false))
+    driver.finish(&document, false)
 }

@@ -2,12 +2,11 @@
 //! run by a session, the document out.
 
 use super::OutputArgs;
+use super::driver::Driver;
 use super::knob_args::knob;
 use crate::commands::replay::{self, ReplayRequest};
-use crate::run::Session;
 use crate::spec::EngineKind;
 use crate::util::error::UsageError;
-use crate::util::stop::StopFlag;
 use crate::util::units;
 use clap::Args;
 use std::path::PathBuf;
@@ -129,22 +128,15 @@ pub fn replay_command(args: &ReplayArgs) -> anyhow::Result<i32> {
         even_if_mounted: args.write.even_if_mounted,
     };
     let spec = replay::workload(&request)?;
-    if let Some(path) = &args.output.output {
-        crate::report::destination::check(path, args.write.overwrite)?;
-    }
+    let driver = Driver::start(&args.output, args.write.overwrite)?;
     if let Some(record) = &args.record {
         check_record_file(record, &args.trace, args.output.output.as_deref())?;
     }
-    let stop = StopFlag::on_signals()?;
-    let document = Session::new(stop.clone())
-        .labelled(args.output.label.clone())
+    let document = driver
+        .session()
         .recording(args.record.clone())
         .run(std::slice::from_ref(&spec), &mut |_| Ok(()))?;
-    super::emit(&document, &args.output)?;
-    for problem in document.problems() {
-        eprintln!("fathom: {problem}");
-    }
-    Ok(super::exit_code(&stop, document.failed()))
+    driver.finish(&document, document.failed())
 }
 
 /// A recording never replaces the trace it plays, nor a file that is not a

@@ -1,16 +1,15 @@
 //! `fathom meta`, `fathom seqread` and `fathom certify`: the bonnie++ -n,
 //! hdparm -tT and ACT style measurements, as thin commands over the library.
 
-use super::{OutputArgs, emit, exit_code};
+use super::OutputArgs;
+use super::driver::Driver;
 use crate::commands::meta;
 use crate::report::destination;
 use crate::report::{self, OutputFormat, Report};
 use crate::result::RunResult;
-use crate::run::Session;
 use crate::spec::meta::MetaSpec;
 use crate::spec::{EngineKind, RwMode};
 use crate::util::error::UsageError;
-use crate::util::stop::StopFlag;
 use crate::util::units::{parse_duration, parse_size};
 use clap::Args;
 
@@ -68,19 +67,12 @@ pub fn meta_command(args: &MetaArgs) -> anyhow::Result<i32> {
             .unwrap_or(0),
     };
     meta::validate(&spec)?;
-    if let Some(path) = &args.output.output {
-        destination::check(path, args.overwrite)?;
-    }
-    let stop = StopFlag::on_signals()?;
-    let mut document = Session::new(stop.clone())
-        .labelled(args.output.label.clone())
-        .document()
-        .clone();
-    let result = meta::run(&spec, &stop)?;
+    let driver = Driver::start(&args.output, args.overwrite)?;
+    let mut document = driver.session().document().clone();
+    let result = meta::run(&spec, &driver.stop)?;
     document.interrupted = result.interrupted;
     document.results.push(RunResult::Meta(result));
-    emit(&document, &args.output)?;
-    Ok(exit_code(&stop, false))
+    driver.finish(&document, false)
 }
 
 #[derive(Args, Debug)]
@@ -143,13 +135,8 @@ pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
         engine: EngineKind::Sync,
         ..base
     };
-    if let Some(path) = &args.output.output {
-        destination::check(path, args.overwrite)?;
-    }
-    let stop = StopFlag::on_signals()?;
-    let mut document = Session::new(stop.clone())
-        .labelled(args.output.label.clone())
-        .run(&[uncached, cached], &mut |_| Ok(()))?;
+    let driver = Driver::start(&args.output, args.overwrite)?;
+    let mut document = driver.session().run(&[uncached, cached], &mut |_| Ok(()))?;
     // The cached figure is meant to come from the page cache.
     for w in document.workloads_mut() {
         if w.spec.name == "cached" {
@@ -158,10 +145,10 @@ pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
     }
     if args.output.format() == OutputFormat::Text && args.output.output.is_none() {
         print!("{}", seqread_text(&args.target, &document));
+        Ok(driver.exit(false))
     } else {
-        emit(&document, &args.output)?;
+        driver.finish(&document, false)
     }
-    Ok(exit_code(&stop, false))
 }
 
 /// hdparm -tT's two lines, with what each figure is.
@@ -288,11 +275,9 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         knobs,
     };
     let plan = certify::plan(&text, &name, &overrides)?;
-    if let Some(path) = &args.output.output {
-        destination::check(path, args.write.overwrite)?;
-    }
-    let stop = StopFlag::on_signals()?;
-    let mut session = Session::new(stop.clone()).labelled(args.output.label.clone());
+    let driver = Driver::start(&args.output, args.write.overwrite)?;
+    let stop = driver.stop.clone();
+    let mut session = driver.session();
     let targets = session.prepare(plan.sizing_stream())?;
     let mut document = session.document().clone();
     let text_out = args.output.format() == OutputFormat::Text || args.output.output.is_some();
@@ -302,16 +287,12 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
             report::certify::opening(&plan.profile, &plan.target_list(), &plan.notes)
         );
     }
-    let json_file = args.output.progress_file();
     let result = certify::run(&plan, &targets, &stop, &mut |so_far: &CertifyResult| {
         if text_out && let Some(last) = so_far.intervals.last() {
             println!("{}", report::certify::interval_line(last));
         }
-        if let Some(path) = json_file {
-            document.results = vec![RunResult::Certify(so_far.clone())];
-            destination::write(path, &super::json(&document)?)?;
-        }
-        Ok(())
+        document.results = vec![RunResult::Certify(so_far.clone())];
+        driver.progress(&document)
     })?;
     document.interrupted = result.interrupted;
     document.results = vec![RunResult::Certify(result.clone())];
@@ -332,5 +313,5 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         ),
         None => {}
     }
-    Ok(exit_code(&stop, result.pass == Some(false)))
+    Ok(driver.exit(result.pass == Some(false)))
 }

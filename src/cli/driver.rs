@@ -1,0 +1,59 @@
+//! The sequence every measuring command follows, in one place: `--output`
+//! checked before anything runs, signals caught, a session labelled as
+//! the output says, the document written as it grows (JSON to a file) and
+//! emitted at the end, its problems said, and the exit code chosen.
+
+use super::{OutputArgs, emit, exit_code, json};
+use crate::report::destination;
+use crate::result::Document;
+use crate::run::Session;
+use crate::util::stop::StopFlag;
+
+pub(crate) struct Driver<'a> {
+    pub output: &'a OutputArgs,
+    pub stop: StopFlag,
+}
+
+impl<'a> Driver<'a> {
+    /// Checks that `--output` can be written (`overwrite`: a file that is
+    /// not a result may be replaced), then catches SIGINT and SIGTERM.
+    pub fn start(output: &'a OutputArgs, overwrite: bool) -> anyhow::Result<Self> {
+        if let Some(path) = &output.output {
+            destination::check(path, overwrite)?;
+        }
+        Ok(Driver {
+            output,
+            stop: StopFlag::on_signals()?,
+        })
+    }
+
+    /// A session that stops with the signals, labelled as asked.
+    pub fn session(&self) -> Session {
+        Session::new(self.stop.clone()).labelled(self.output.label.clone())
+    }
+
+    /// Writes `document` so far to the JSON `--output`, if that is where
+    /// it goes: an interrupted command leaves what it measured.
+    pub fn progress(&self, document: &Document) -> anyhow::Result<()> {
+        if let Some(path) = self.output.progress_file() {
+            destination::write(path, &json(document)?)?;
+        }
+        Ok(())
+    }
+
+    /// Emits `document`, says its problems, and returns the exit code
+    /// (`failed`: the command's verdict or run failed).
+    pub fn finish(&self, document: &Document, failed: bool) -> anyhow::Result<i32> {
+        emit(document, self.output)?;
+        for problem in document.problems() {
+            eprintln!("fathom: {problem}");
+        }
+        Ok(self.exit(failed))
+    }
+
+    /// The exit code: the signal's if one stopped the command, else 1 when
+    /// `failed`, else 0.
+    pub fn exit(&self, failed: bool) -> i32 {
+        exit_code(&self.stop, failed)
+    }
+}
