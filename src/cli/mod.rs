@@ -379,10 +379,18 @@ impl WorkloadArgs {
             print!("{explained}");
             return Ok(Vec::new());
         }
+        let specs = match &resolved.replay {
+            Some(r) => resolved
+                .specs
+                .iter()
+                .map(|s| crate::commands::replay::of_job(s, r.trace.clone(), r.speed))
+                .collect::<Result<_, _>>()?,
+            None => resolved.specs,
+        };
         for n in &resolved.notes {
             eprintln!("note: {n}");
         }
-        Ok(resolved.specs)
+        Ok(specs)
     }
 }
 

@@ -38,9 +38,25 @@ pub struct Resolved {
     /// With `explain`: the fathom job file an fio job file translates to,
     /// its notes first as comments (and no specs).
     pub explained: Option<String>,
+    /// The trace an fio job file plays (`read_iolog`): each spec is to be
+    /// made its replay (`commands::replay::of_job`).
+    pub replay: Option<fio::FioReplay>,
 }
 
+/// The workloads `request` asks for, each checked (`spec::validate`) as it
+/// is built: a mistake is found here, before any command plans a run.
 pub fn resolve(request: &Request) -> Result<Resolved, UsageError> {
+    let resolved = source(request)?;
+    // A job that plays a trace is checked once it is the replay.
+    if resolved.replay.is_none() {
+        for spec in &resolved.specs {
+            spec.validate()?;
+        }
+    }
+    Ok(resolved)
+}
+
+fn source(request: &Request) -> Result<Resolved, UsageError> {
     let mut positional = request.positional.to_vec();
     let job = match positional.first() {
         Some(first)
@@ -111,7 +127,7 @@ fn from_fio(
 ) -> Result<Resolved, UsageError> {
     let t = fio::translate(path, !overrides.targets.is_empty())?;
     let source = format!("{} (as translated: see --explain)", path.display());
-    let mut specs = jobfile::parse(&t.toml, &source, "fio", overrides)?;
+    let specs = jobfile::parse(&t.toml, &source, "fio", overrides)?;
     if explain {
         let mut explained: String = t.notes.iter().map(|n| format!("# note: {n}\n")).collect();
         explained.push_str(&t.toml);
@@ -120,16 +136,11 @@ fn from_fio(
             ..Resolved::default()
         });
     }
-    if let Some(r) = &t.replay {
-        specs = specs
-            .iter()
-            .map(|s| crate::commands::replay::of_job(s, r.trace.clone(), r.speed))
-            .collect::<Result<_, _>>()?;
-    }
     Ok(Resolved {
         specs,
         notes: t.notes,
         explained: None,
+        replay: t.replay,
     })
 }
 

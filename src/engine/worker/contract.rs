@@ -1,0 +1,260 @@
+//! What a worker and the run that starts it exchange: the worker's
+//! configuration, the start gate, the events it sends (intervals, totals,
+//! snapshots), its pulse, and what it could not finish.
+
+use crate::engine::Direction;
+use crate::engine::pattern::OffsetPattern;
+use crate::engine::sizes::BlockSizes;
+use crate::measure::errors::IoErrors;
+use crate::measure::histogram::LatencyHistogram;
+use crate::measure::intervals::{DIRECTIONS, DirectionSample, IntervalReport};
+use crate::trace::record::RecordSink;
+use crate::trace::script::Script;
+use crate::util::verify::{BlockMap, VerifyReport};
+use std::fs::File;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+pub struct WorkerConfig {
+    pub target: usize,
+    /// This worker's place among the run's workers.
+    pub worker: usize,
+    /// Read by the coordinator while this worker may be stuck in a call.
+    pub pulse: Arc<WorkerPulse>,
+    /// Send the totals each second, for the coordinator to end the run
+    /// with if this worker gets stuck in a call (runs of a few workers: a
+    /// copy costs a couple of MB).
+    pub snapshots: bool,
+    pub seed: u64,
+    pub engine: crate::spec::EngineKind,
+    /// The null engine's service time per I/O (`--null-latency`).
+    pub null_latency: Duration,
+    /// How io_uring submits and completes (`--hipri`, `--sqpoll`).
+    pub ring: crate::spec::RingOptions,
+    /// How an io_uring worker submits and waits (chosen per run:
+    /// `tuning.rs`).
+    pub tuning: Option<crate::engine::tuning::EngineTuning>,
+    pub pattern: OffsetPattern,
+    /// How long each I/O is.
+    pub sizes: BlockSizes,
+    /// After every `every` I/Os, wait for those in flight and idle this
+    /// long (`--think-time`).
+    pub think: Option<crate::spec::ThinkTime>,
+    pub depth: u32,
+    /// Share of reads, 0 to 100.
+    pub read_percent: u8,
+    /// Which of the I/Os that are not reads are trims.
+    pub trims: Trims,
+    /// Size bound: stop after issuing this many bytes (ramp excluded).
+    pub budget_bytes: Option<u64>,
+    pub ramp: Duration,
+    /// Time bound, measured from the end of the ramp.
+    pub runtime: Option<Duration>,
+    /// Flush after every N writes; 0 = never.
+    pub fsync_every: u32,
+    /// Flush with fdatasync rather than fsync.
+    pub sync_data_only: bool,
+    pub verify: Option<WorkerVerify>,
+    /// Count failed I/Os and go on, instead of ending at the first.
+    pub continue_on_error: bool,
+    /// I/Os per second this worker issues on a fixed schedule; None: as
+    /// fast as the depth allows.
+    pub rate: Option<f64>,
+    /// Rates of reads and of writes on schedules of their own, in I/Os per
+    /// second (fio's `rate=R,W`); a direction without one goes as fast as
+    /// the depth allows. Not with `rate`.
+    pub direction_rates: [Option<f64>; DIRECTIONS],
+    /// What writes carry (`--compress`, `--dedupe`, `--pattern`).
+    pub content: crate::spec::content::DataContent,
+    /// This worker's share of the blocks `--dedupe` repeats.
+    pub working_set_blocks: usize,
+    /// Bytes of its first writes this worker keeps to measure.
+    pub sample_bytes: usize,
+    /// `fathom replay`: the I/Os to issue, each when it is due, instead of
+    /// the pattern's.
+    pub script: Option<Script>,
+    /// Where every I/O issued is recorded (`--record`).
+    pub record: Option<RecordSink>,
+}
+
+/// Which I/Os of a worker discard their blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Trims {
+    /// None: reads and writes only.
+    #[default]
+    None,
+    /// Every I/O (`--rw trim`, `randtrim`).
+    Every,
+    /// Each block is trimmed, then written (`--rw trimwrite`, `randtrimwrite`).
+    BeforeEachWrite,
+}
+
+impl Trims {
+    pub fn of(rw: crate::spec::RwMode) -> Trims {
+        use crate::spec::RwMode;
+        match rw {
+            RwMode::Trim | RwMode::RandTrim => Trims::Every,
+            RwMode::TrimWrite | RwMode::RandTrimWrite => Trims::BeforeEachWrite,
+            _ => Trims::None,
+        }
+    }
+}
+
+/// What a worker needs for `--verify`: the target's shared block map, and
+/// for interleaved checks its own descriptor to read blocks back through.
+pub struct WorkerVerify {
+    pub map: Arc<BlockMap>,
+    pub read_back: Option<File>,
+}
+
+/// Every worker and the coordinating thread meet here so that all start the
+/// clock at the same instant, after rings and buffers are set up.
+pub struct StartGate {
+    ready: Barrier,
+    go: Barrier,
+    start: OnceLock<Instant>,
+}
+
+impl StartGate {
+    pub fn new(workers: usize) -> Self {
+        StartGate {
+            ready: Barrier::new(workers + 1),
+            go: Barrier::new(workers + 1),
+            start: OnceLock::new(),
+        }
+    }
+
+    pub(super) fn wait(&self) -> Instant {
+        self.ready.wait();
+        self.go.wait();
+        *self.start.get().expect("start set before go")
+    }
+
+    /// Called by the coordinator: releases the workers and returns the start.
+    pub fn open(&self) -> Instant {
+        self.ready.wait();
+        let start = Instant::now();
+        self.start.set(start).expect("gate opened once");
+        self.go.wait();
+        start
+    }
+}
+
+pub enum WorkerEvent {
+    Interval(Box<IntervalReport>),
+    /// A worker whose engine's calls can block on the target sends its
+    /// totals each second (in runs of a few workers): if a call never
+    /// returns, the coordinator ends the run with these.
+    Snapshot {
+        worker: usize,
+        last_interval: Option<u64>,
+        totals: Box<WorkerTotals>,
+    },
+    Finished {
+        worker: usize,
+        target: usize,
+        last_interval: Option<u64>,
+        outcome: Result<Box<WorkerTotals>, String>,
+    },
+}
+
+/// How long a worker waits for its I/Os in flight once its run is over, and
+/// once a signal asked it to stop; what is still in flight then is
+/// abandoned: counted at its age, never waited for.
+pub const GRACE_AT_END: Duration = Duration::from_secs(5);
+pub const GRACE_AFTER_SIGNAL: Duration = Duration::from_millis(500);
+
+/// I/Os that never completed: abandoned after the grace (a stuck device or
+/// file system).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unfinished {
+    pub ios: u64,
+    /// The age of the oldest, when it was abandoned.
+    pub oldest_ns: u64,
+}
+
+impl Unfinished {
+    pub fn add(&mut self, age_ns: u64) {
+        self.ios += 1;
+        self.oldest_ns = self.oldest_ns.max(age_ns);
+    }
+
+    /// Another worker's, added to these.
+    pub fn merge(&mut self, other: &Unfinished) {
+        self.ios += other.ios;
+        self.oldest_ns = self.oldest_ns.max(other.oldest_ns);
+    }
+}
+
+/// What a worker whose engine blocks in its calls shows the coordinator
+/// while it may be stuck: when the call it is in was made, and for which
+/// direction. A blocked thread can send nothing.
+#[derive(Debug, Default)]
+pub struct WorkerPulse {
+    /// ns from `origin` to the call now blocking, plus one; 0: none.
+    blocked_since: std::sync::atomic::AtomicU64,
+    blocked_dir: std::sync::atomic::AtomicU8,
+    /// I/Os in flight during the call.
+    in_flight: std::sync::atomic::AtomicU32,
+}
+
+impl WorkerPulse {
+    pub(super) fn block(&self, origin: Instant, at: Instant, dir: Direction) {
+        self.block_many(origin, at, dir, 1);
+    }
+
+    pub(super) fn block_many(&self, origin: Instant, at: Instant, dir: Direction, in_flight: u32) {
+        self.in_flight.store(in_flight, Ordering::Relaxed);
+        self.blocked_dir.store(dir as u8, Ordering::Relaxed);
+        let ns = at.saturating_duration_since(origin).as_nanos() as u64;
+        self.blocked_since.store(ns + 1, Ordering::Release);
+    }
+
+    pub(super) fn unblock(&self) {
+        self.blocked_since.store(0, Ordering::Release);
+    }
+
+    /// I/Os in flight during the call now blocking.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight.load(Ordering::Relaxed).max(1)
+    }
+
+    /// When the call now blocking was made, and its direction.
+    pub fn blocked(&self, origin: Instant) -> Option<(Instant, Direction)> {
+        let ns = self.blocked_since.load(Ordering::Acquire);
+        let dir = match self.blocked_dir.load(Ordering::Relaxed) {
+            0 => Direction::Read,
+            1 => Direction::Write,
+            _ => Direction::Trim,
+        };
+        (ns > 0).then(|| (origin + Duration::from_nanos(ns - 1), dir))
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct WorkerTotals {
+    pub directions: [DirectionSample; DIRECTIONS],
+    /// When this worker stopped counting: its deadline, or its last
+    /// completion for size-bound and interrupted runs.
+    pub end: Option<Instant>,
+    /// Duration of each fsync made during measurement.
+    pub sync: LatencyHistogram,
+    pub errors: IoErrors,
+    /// Why this worker ended before its deadline or budget, if an I/O error
+    /// ended it.
+    pub ended_by_error: Option<String>,
+    /// Interleaved checks of this worker's writes.
+    pub verify: Option<VerifyReport>,
+    /// How full the queue was at each submission, and what each
+    /// submission and reap carried.
+    pub queue: crate::measure::queue::QueueDepths,
+    /// The first blocks this worker wrote, as written.
+    pub written_sample: Vec<u8>,
+    /// A replay at a speed: I/Os issued more than 1 ms after they were due,
+    /// and the longest any waited to be issued.
+    pub late_issues: u64,
+    pub worst_lag_ns: u64,
+    /// I/Os abandoned in flight after the grace.
+    pub unfinished: Unfinished,
+}
