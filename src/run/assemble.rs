@@ -47,50 +47,25 @@ pub(super) fn stream_results(
     for ((s, stream), series) in streams.iter().enumerate().zip(progress.totals) {
         let spec = stream.spec;
         let measure_start = m.start + Duration::from_secs_f64(spec.ramp_s);
-        let mut total: [DirectionSample; DIRECTIONS] = Default::default();
-        let mut sync = LatencyHistogram::new();
-        let mut queue_depths = crate::measure::queue::QueueDepths::default();
+        let mut sums = StreamSums::default();
         let mut target_results = Vec::with_capacity(stream.targets.len());
-        let mut runtime_s: f64 = 0.0;
-        let mut written: Vec<u8> = Vec::new();
-        let (mut late_ios, mut worst_lag_ns) = (0, 0);
         while let Some(acc) = accumulators.next_if(|a| a.stream == s) {
-            late_ios += acc.late_issues;
-            worst_lag_ns = worst_lag_ns.max(acc.worst_lag_ns);
-            let target = &stream.targets[acc.target];
             let runtime = acc.end.map_or(0.0, |e| {
                 e.saturating_duration_since(measure_start).as_secs_f64()
             });
-            runtime_s = runtime_s.max(runtime);
-            let [read_iv, write_iv, trim_iv] = acc.series.finish();
-            for (sum, d) in total.iter_mut().zip(&acc.totals) {
-                sum.add(d);
-            }
-            sync.add(&acc.sync);
-            queue_depths.add(&acc.queue);
-            written.extend_from_slice(&acc.written);
-            let [read, write, trim] = acc.totals;
-            target_results.push(TargetResult {
-                name: spec.target_label(acc.target).to_string(),
-                facts: target.facts.clone(),
-                offset: target.plan.offset,
-                size: target.plan.size,
-                runtime_s: runtime,
-                errors: acc.errors,
-                ended_early: acc.ended_early,
-                verify: acc.verify,
-                io: DirectionPair {
-                    read: direction_result(read, runtime, read_iv),
-                    write: direction_result(write, runtime, write_iv),
-                    trim: direction_result(trim, runtime, trim_iv),
-                },
-                sync: sync_result(&acc.sync, spec.flush_every(), runtime),
-                unfinished: (acc.unfinished.ios > 0).then_some(crate::result::UnfinishedIos {
-                    ios: acc.unfinished.ios,
-                    oldest_ns: acc.unfinished.oldest_ns,
-                }),
-            });
+            sums.add(&acc, runtime);
+            let target = &stream.targets[acc.target];
+            target_results.push(target_result(spec, target, acc, runtime));
         }
+        let StreamSums {
+            total,
+            sync,
+            queue_depths,
+            runtime_s,
+            written,
+            late_ios,
+            worst_lag_ns,
+        } = sums;
         let [read_iv, write_iv, trim_iv] = series.finish();
         let [read, write, trim] = total;
         let total = DirectionPair {
@@ -134,6 +109,64 @@ pub(super) fn stream_results(
         });
     }
     results
+}
+
+/// What a stream's targets add up to.
+#[derive(Default)]
+struct StreamSums {
+    total: [DirectionSample; DIRECTIONS],
+    sync: LatencyHistogram,
+    queue_depths: crate::measure::queue::QueueDepths,
+    /// The longest of its targets' measured times.
+    runtime_s: f64,
+    written: Vec<u8>,
+    late_ios: u64,
+    worst_lag_ns: u64,
+}
+
+impl StreamSums {
+    fn add(&mut self, acc: &TargetAccumulator, runtime_s: f64) {
+        self.late_ios += acc.late_issues;
+        self.worst_lag_ns = self.worst_lag_ns.max(acc.worst_lag_ns);
+        self.runtime_s = self.runtime_s.max(runtime_s);
+        for (sum, d) in self.total.iter_mut().zip(&acc.totals) {
+            sum.add(d);
+        }
+        self.sync.add(&acc.sync);
+        self.queue_depths.add(&acc.queue);
+        self.written.extend_from_slice(&acc.written);
+    }
+}
+
+/// One target's result, of what its workers reported over `runtime` s.
+fn target_result(
+    spec: &WorkloadSpec,
+    target: &PreparedTarget,
+    acc: TargetAccumulator,
+    runtime: f64,
+) -> TargetResult {
+    let [read_iv, write_iv, trim_iv] = acc.series.finish();
+    let [read, write, trim] = acc.totals;
+    TargetResult {
+        name: spec.target_label(acc.target).to_string(),
+        facts: target.facts.clone(),
+        offset: target.plan.offset,
+        size: target.plan.size,
+        runtime_s: runtime,
+        errors: acc.errors,
+        ended_early: acc.ended_early,
+        verify: acc.verify,
+        io: DirectionPair {
+            read: direction_result(read, runtime, read_iv),
+            write: direction_result(write, runtime, write_iv),
+            trim: direction_result(trim, runtime, trim_iv),
+        },
+        sync: sync_result(&acc.sync, spec.flush_every(), runtime),
+        unfinished: (acc.unfinished.ios > 0).then_some(crate::result::UnfinishedIos {
+            ios: acc.unfinished.ios,
+            oldest_ns: acc.unfinished.oldest_ns,
+        }),
+    }
 }
 
 /// A replay's own figures: what it was to play, how late it issued.
