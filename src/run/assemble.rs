@@ -1,6 +1,8 @@
 //! Turning what was collected into results: per stream and target, a
 //! replay's own figures, flushes, what verify read back.
 
+use super::collect::{Progress, TargetAccumulator};
+use super::{Stream, test_handshake};
 use crate::engine::target::PreparedTarget;
 use crate::measure::cpu::CpuTime;
 use crate::measure::histogram::LatencyHistogram;
@@ -25,8 +27,6 @@ pub(super) struct Measured {
     pub(super) temperature: Vec<TemperatureSample>,
     pub(super) interrupted: bool,
 }
-use super::collect::{Progress, TargetAccumulator};
-use super::{Stream, test_handshake};
 
 /// One result per stream from its targets' accumulators (in stream order)
 /// and its merged seconds.

@@ -1,6 +1,7 @@
 //! Collecting what the workers report while a run goes: per-target
 //! accumulators, the progress of the run, workers that stop answering.
 
+use super::{MeasureClock, RunOptions, Stream};
 use crate::engine::target::{self};
 use crate::engine::worker::{self, WorkerEvent, WorkerTotals};
 use crate::measure::errors::IoErrors;
@@ -8,6 +9,7 @@ use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{
     CompletedSecond, DIRECTIONS, DirectionSample, IntervalReport, IntervalSeries,
 };
+use crate::spec::WorkloadSpec;
 use crate::util::stop::StopFlag;
 use crate::util::verify::{BlockMap, VerifyReport};
 use std::fs::File;
@@ -42,7 +44,43 @@ pub(super) struct TargetAccumulator {
     /// I/Os its workers abandoned in flight.
     pub(super) unfinished: worker::Unfinished,
 }
-use super::{MeasureClock, RunOptions, Stream};
+
+impl TargetAccumulator {
+    /// The accumulator of stream `s`'s target `t` (`at`), before any
+    /// report: `watch` is a descriptor of the target, `map` what verify
+    /// checks against.
+    pub(super) fn new(
+        at: (usize, usize),
+        spec: &WorkloadSpec,
+        keep_intervals: bool,
+        watch: File,
+        map: Option<Arc<BlockMap>>,
+    ) -> Self {
+        let mut series = IntervalSeries::new(spec.numjobs as usize);
+        if !keep_intervals {
+            series = series.latest_only();
+        }
+        TargetAccumulator {
+            stream: at.0,
+            target: at.1,
+            series,
+            totals: Default::default(),
+            sync: LatencyHistogram::new(),
+            end: None,
+            errors: IoErrors::default(),
+            ended_early: None,
+            verify: None,
+            running: spec.numjobs as usize,
+            watch,
+            map,
+            queue: Default::default(),
+            written: Vec::new(),
+            late_issues: 0,
+            worst_lag_ns: 0,
+            unfinished: crate::engine::worker::Unfinished::default(),
+        }
+    }
+}
 
 /// What the coordinating thread knows while the workers run: each target's
 /// figures, each stream's seconds, and which workers are still at it.

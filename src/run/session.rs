@@ -1,6 +1,8 @@
 //! The session: the targets a plan's runs share, prepared once, and what
 //! is left of them when it ends.
 
+use super::check::check_plan;
+use super::{Barrier, RunOptions, Stream, run_streams, run_workload};
 use crate::engine::target::{self, PreparedTarget};
 use crate::measure::facts;
 use crate::result::streams::StreamsResult;
@@ -28,8 +30,6 @@ pub struct Session {
     /// Where every I/O of the (one) workload is recorded (`--record`).
     record: Option<std::path::PathBuf>,
 }
-use super::check::check_plan;
-use super::{Barrier, RunOptions, Stream, run_streams, run_workload};
 
 impl Session {
     pub fn new(stop: StopFlag) -> Self {

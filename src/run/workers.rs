@@ -1,14 +1,13 @@
 //! The workers of a run: their configurations from the spec (pattern,
 //! sizes, seeds, a replay's script), and their threads.
 
+use super::Stream;
+use super::collect::{TargetAccumulator, Watched};
 use crate::engine::pattern::{OffsetPattern, Region};
 use crate::engine::sizes::BlockSizes;
 use crate::engine::target::TargetPlan;
 use crate::engine::tuning::{EngineTuning, choose as choose_tuning};
 use crate::engine::worker::{self, StartGate, Trims, WorkerConfig, WorkerEvent, WorkerVerify};
-use crate::measure::errors::IoErrors;
-use crate::measure::histogram::LatencyHistogram;
-use crate::measure::intervals::IntervalSeries;
 use crate::spec::{VerifyMode, WorkloadSpec};
 use crate::util::stop::StopFlag;
 use crate::util::verify::BlockMap;
@@ -24,8 +23,49 @@ use std::time::Duration;
 pub(super) fn worker_seed(seed: u64, worker: usize) -> u64 {
     seed ^ (worker as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
-use super::Stream;
-use super::collect::{TargetAccumulator, Watched};
+
+/// Worker `j` of `jobs`'s offsets on `plan`'s region, and the bytes one
+/// pass of them issues: random workers share one pass over the region;
+/// sequential ones each stream through their own slice, so they do not
+/// read the blocks another has just brought in.
+fn worker_pattern(
+    spec: &WorkloadSpec,
+    plan: &TargetPlan,
+    j: u64,
+    jobs: u64,
+) -> (OffsetPattern, u64) {
+    let blocks = plan.size / spec.bs;
+    if spec.rw.is_random() {
+        let region = Region {
+            start: plan.offset,
+            blocks,
+            bs: spec.bs,
+        };
+        let share = blocks / jobs + u64::from(j < blocks % jobs);
+        let pattern = OffsetPattern::random(
+            region,
+            &spec.random_distribution,
+            spec.random_percent,
+            spec.sequential_run,
+        )
+        .expect("zones checked against the region by check_region");
+        return (pattern, share * spec.bs);
+    }
+    let per = blocks / jobs;
+    let slice_blocks = if j == jobs - 1 { blocks - per * j } else { per };
+    let region = Region {
+        start: plan.offset + per * j * spec.bs,
+        blocks: slice_blocks,
+        bs: spec.bs,
+    };
+    // With holes one pass issues one I/O per block and stride, as fio's
+    // rw=read:8k does before it reaches the end.
+    let pass = match spec.stride {
+        stride if stride > 0 => slice_blocks.div_ceil(1 + stride as u64 / spec.bs) * spec.bs,
+        _ => region.len(),
+    };
+    (OffsetPattern::sequential(region, spec.stride), pass)
+}
 
 pub(super) fn worker_configs(
     spec: &WorkloadSpec,
@@ -41,42 +81,7 @@ pub(super) fn worker_configs(
     let io_blocks = spec.io_size.map(|io| io / spec.bs);
     (0..jobs)
         .map(|j| {
-            let (pattern, budget) = if spec.rw.is_random() {
-                let region = Region {
-                    start: plan.offset,
-                    blocks,
-                    bs: spec.bs,
-                };
-                // One pass over the region in all, shared among the workers.
-                let share = blocks / jobs + u64::from(j < blocks % jobs);
-                let pattern = OffsetPattern::random(
-                    region,
-                    &spec.random_distribution,
-                    spec.random_percent,
-                    spec.sequential_run,
-                )
-                .expect("zones checked against the region by check_region");
-                (pattern, share * spec.bs)
-            } else {
-                // Sequential workers each stream through their own slice, so
-                // they do not read the blocks another has just brought in.
-                let per = blocks / jobs;
-                let slice_blocks = if j == jobs - 1 { blocks - per * j } else { per };
-                let region = Region {
-                    start: plan.offset + per * j * spec.bs,
-                    blocks: slice_blocks,
-                    bs: spec.bs,
-                };
-                // With holes one pass issues one I/O per block and stride,
-                // as fio's rw=read:8k does before it reaches the end.
-                let pass = match spec.stride {
-                    stride if stride > 0 => {
-                        slice_blocks.div_ceil(1 + stride as u64 / spec.bs) * spec.bs
-                    }
-                    _ => region.len(),
-                };
-                (OffsetPattern::sequential(region, spec.stride), pass)
-            };
+            let (pattern, budget) = worker_pattern(spec, plan, j, jobs);
             let budget = match io_blocks {
                 Some(total) => (total / jobs + u64::from(j < total % jobs)) * spec.bs,
                 None => budget,
@@ -151,19 +156,8 @@ pub(super) fn plan_workers(
         let run_id: u64 = rand::random();
         for (t, target) in stream.targets.iter().enumerate() {
             let slot = accumulators.len();
-            let map = (writes && spec.verify != VerifyMode::Off).then(|| {
-                let blocks = target.plan.size / spec.bs;
-                let mut map = BlockMap::new(target.plan.offset, spec.bs, blocks, run_id, spec.seed);
-                // One sequential writer leaves no block before its last one
-                // unwritten: a later read-only check can tell a lost block.
-                if spec.rw == crate::spec::RwMode::Write
-                    && spec.numjobs == 1
-                    && spec.replay.is_none()
-                {
-                    map.flags = crate::util::verify::header::IN_ORDER;
-                }
-                Arc::new(map)
-            });
+            let map = (writes && spec.verify != VerifyMode::Off)
+                .then(|| block_map(spec, &target.plan, run_id));
             for mut config in worker_configs(spec, slot, &target.plan, stream_workers[s]) {
                 if let Some(replay) = &spec.replay {
                     play(&mut config, replay, t, &target.plan)?;
@@ -184,40 +178,49 @@ pub(super) fn plan_workers(
                 jobs.push((config, file));
                 stream_workers[s] += 1;
             }
-            let mut series = IntervalSeries::new(spec.numjobs as usize);
-            if !keep_intervals {
-                series = series.latest_only();
-            }
-            accumulators.push(TargetAccumulator {
-                stream: s,
-                target: t,
-                series,
-                totals: Default::default(),
-                sync: LatencyHistogram::new(),
-                end: None,
-                errors: IoErrors::default(),
-                ended_early: None,
-                verify: None,
-                running: spec.numjobs as usize,
-                watch: target.open(false, false)?,
+            let watch = target.open(false, false)?;
+            accumulators.push(TargetAccumulator::new(
+                (s, t),
+                spec,
+                keep_intervals,
+                watch,
                 map,
-                queue: Default::default(),
-                written: Vec::new(),
-                late_issues: 0,
-                worst_lag_ns: 0,
-                unfinished: worker::Unfinished::default(),
-            });
+            ));
         }
     }
-    // Chosen with every stream's workers counted: they share the CPUs.
+    let tunings = tune(streams, &mut jobs, &stream_workers);
+    Ok(Planned {
+        jobs,
+        accumulators,
+        stream_workers,
+        tunings,
+    })
+}
+
+/// The map of what each block of `plan` holds, for `--verify`.
+fn block_map(spec: &WorkloadSpec, plan: &TargetPlan, run_id: u64) -> Arc<BlockMap> {
+    let blocks = plan.size / spec.bs;
+    let mut map = BlockMap::new(plan.offset, spec.bs, blocks, run_id, spec.seed);
+    // One sequential writer leaves no block before its last one unwritten:
+    // a later read-only check can tell a lost block.
+    if spec.rw == crate::spec::RwMode::Write && spec.numjobs == 1 && spec.replay.is_none() {
+        map.flags = crate::util::verify::header::IN_ORDER;
+    }
+    Arc::new(map)
+}
+
+/// Each stream's completion wait, chosen with every stream's workers
+/// counted (they share the CPUs), given to its workers.
+fn tune(
+    streams: &[Stream],
+    jobs: &mut [(WorkerConfig, File)],
+    stream_workers: &[usize],
+) -> Vec<Option<EngineTuning>> {
     let in_flight: u64 = jobs.iter().map(|(c, _)| u64::from(c.depth)).sum();
+    let cpus = crate::engine::tuning::usable_cpus();
     let tunings: Vec<Option<EngineTuning>> = streams
         .iter()
-        .map(|stream| {
-            let spec = stream.spec;
-            let cpus = crate::engine::tuning::usable_cpus();
-            choose_tuning(spec, jobs.len(), in_flight, cpus)
-        })
+        .map(|stream| choose_tuning(stream.spec, jobs.len(), in_flight, cpus))
         .collect();
     let mut first = 0;
     for (s, &count) in stream_workers.iter().enumerate() {
@@ -226,12 +229,7 @@ pub(super) fn plan_workers(
         }
         first += count;
     }
-    Ok(Planned {
-        jobs,
-        accumulators,
-        stream_workers,
-        tunings,
-    })
+    tunings
 }
 
 /// Makes `config` the worker of a replay that plays the trace's device of
