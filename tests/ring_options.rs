@@ -123,21 +123,33 @@ fn sqpoll_runs_and_is_recorded() {
     assert!(reads > 0 && writes > 0, "{}", w["total"]);
 }
 
-/// What `auto` chose is recorded with its reason, what was asked for wins,
-/// and the engines without a choice record none.
+/// What `auto` measured and chose is recorded with its reason, what was
+/// asked for wins, and the engines without a choice record none.
 #[test]
 fn the_completion_wait_chosen_is_recorded() {
     let dir = tempdir();
     let f = dir.path().join("wait.dat");
     let f = f.to_str().unwrap();
     let tuning = |extra: &[&str]| {
-        let mut args = vec![f, "--size", "1m", "--runtime", "0.2s"];
+        let mut args = vec![f, "--size", "1m"];
+        if !extra.contains(&"--runtime") {
+            args.extend(["--runtime", "0.2s"]);
+        }
         args.extend(extra);
         run_json(&args)["results"][0]["engine_tuning"].clone()
     };
     let cpus = std::thread::available_parallelism().unwrap().get();
-    let auto = tuning(&[]);
-    assert_eq!(auto["completion_wait"], "spin", "{auto}");
+    // Long enough for the worker to measure both waits (300 ms).
+    let auto = tuning(&["--runtime", "0.6s"]);
+    assert_eq!(auto["completion_wait"], "auto", "{auto}");
+    let choice = &auto["choices"][0];
+    assert!(
+        ["spin", "sleep"].contains(&choice["chose"].as_str().unwrap()),
+        "{auto}"
+    );
+    for figure in ["spin_per_s", "sleep_per_s", "spin_cpu_ns", "sleep_cpu_ns"] {
+        assert!(choice[figure].as_f64().unwrap() > 0.0, "{figure}: {auto}");
+    }
     assert!(
         auto["why"]
             .as_str()

@@ -9,6 +9,8 @@
 //! (`tuning.rs`).
 
 use super::trim::{BLOCK_URING_CMD_DISCARD, TrimMethod};
+use super::tuning::WaitPolicy;
+use super::wait_probe::WaitProbe;
 use super::{Completion, Direction, Engine, IoRequest};
 use crate::spec::RingOptions;
 use crate::util::buffers::Buffers;
@@ -43,6 +45,10 @@ pub struct IoUringEngine {
     /// How long to poll for a completion before sleeping; None: never poll
     /// (see `tuning.rs` for why a worker polls at all).
     spin_limit: Option<Duration>,
+    /// With `auto`: what decides `spin_limit` as the worker goes, and the
+    /// completions reaped since it last looked.
+    probe: Option<WaitProbe>,
+    reaped: u64,
     /// The error of a submission made while queueing, reported by the next
     /// wait.
     submit_error: Option<io::Error>,
@@ -71,7 +77,7 @@ impl IoUringEngine {
         depth: u32,
         buffers: Buffers,
         options: RingOptions,
-        spin_limit: Option<Duration>,
+        wait: WaitPolicy,
     ) -> io::Result<Self> {
         let ring = build_ring(depth, options)?;
         ring.submitter().register_files(&[file.as_raw_fd()])?;
@@ -89,7 +95,15 @@ impl IoUringEngine {
             file,
             buffers,
             fixed_buffers,
-            spin_limit,
+            spin_limit: match wait {
+                WaitPolicy::Spin(limit) => Some(limit),
+                WaitPolicy::Sleep | WaitPolicy::Measure(_) => None,
+            },
+            probe: match wait {
+                WaitPolicy::Measure(limit) => Some(WaitProbe::new(limit, Instant::now())),
+                _ => None,
+            },
+            reaped: 0,
             submit_error: None,
             expected_wait_ns: 0,
         })
@@ -318,6 +332,9 @@ impl Engine for IoUringEngine {
             // Trims done in this thread: the worker reaps them now.
             return self.enter(0, None);
         }
+        if let Some(probe) = &mut self.probe {
+            self.spin_limit = probe.next(Instant::now(), std::mem::take(&mut self.reaped));
+        }
         let Some(limit) = self.spin_limit.filter(|_| min_complete > 0) else {
             return self.enter(min_complete, Some(timeout));
         };
@@ -346,6 +363,7 @@ impl Engine for IoUringEngine {
     }
 
     fn reap(&mut self, out: &mut Vec<Completion>) {
+        let before = out.len();
         out.append(&mut self.done);
         for cqe in self.ring.completion() {
             out.push(Completion {
@@ -353,6 +371,13 @@ impl Engine for IoUringEngine {
                 result: cqe.result(),
             });
         }
+        self.reaped += (out.len() - before) as u64;
+    }
+
+    fn wait_choices(&self) -> Vec<crate::spec::WaitChoice> {
+        self.probe
+            .as_ref()
+            .map_or_else(Vec::new, |p| p.choices().to_vec())
     }
 
     fn sync(&mut self, data_only: bool) -> io::Result<()> {

@@ -11,6 +11,7 @@ pub mod sync;
 pub mod target;
 pub mod trim;
 pub mod tuning;
+pub mod wait_probe;
 pub mod worker;
 
 use crate::spec::{EngineKind, RingOptions};
@@ -68,6 +69,11 @@ pub trait Engine {
     fn submit_and_wait(&mut self, min_complete: u32, timeout: Duration) -> io::Result<()>;
     /// Moves every completion available now into `out`.
     fn reap(&mut self, out: &mut Vec<Completion>);
+    /// What `--completion-wait auto` measured and chose, for an engine that
+    /// decides how it waits.
+    fn wait_choices(&self) -> Vec<crate::spec::WaitChoice> {
+        Vec::new()
+    }
     /// Makes written data durable. Called only with nothing in flight.
     /// Makes the writes so far durable: fsync, or fdatasync (data, and only
     /// the metadata needed to read it back) when `data_only`.
@@ -86,10 +92,10 @@ pub fn open(
     ring: RingOptions,
     tuning: Option<&tuning::EngineTuning>,
 ) -> io::Result<Box<dyn Engine>> {
-    let spin_limit = tuning.and_then(tuning::EngineTuning::spin_limit);
+    let wait = tuning::WaitPolicy::of(tuning);
     Ok(match kind {
         EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(
-            file, depth, buffers, ring, spin_limit,
+            file, depth, buffers, ring, wait,
         )?),
         EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers)?),
         EngineKind::Null => Box::new(null::NullEngine::new(buffers, null_latency)),

@@ -4,19 +4,16 @@
 //!
 //! Only one such setting so far: how an io_uring worker waits. A worker that
 //! sleeps in the kernel as soon as it has submitted leaves its CPU idle; the
-//! scheduler then runs the device's kernel worker (a loop device's kworker,
-//! say) there, and the completion is raised from that thread's context on
-//! the submitting CPU, which defers it to `ksoftirqd`: three threads take
-//! turns on one CPU per I/O while the other idles. Polling the ring for a
-//! few tens of microseconds before sleeping keeps the worker's CPU busy, the
-//! kernel worker runs on another, and the completion comes back by
-//! interrupt. On a fast device (4k reads from a loop device over tmpfs) that
-//! doubles IOPS at depth 1 and adds a fifth at depth 16. It costs CPU, and
-//! is useless when completions take longer than the poll, so the engine
-//! polls only while recent completions came within it
-//! ([`SPIN_LIMIT`]), and `auto` polls only when every worker can have a CPU
-//! of its own and the I/Os in flight fit a device's queue
-//! ([`SPIN_MAX_IN_FLIGHT`]).
+//! scheduler may then run the device's kernel worker (a loop device's
+//! kworker, say) there, and three threads take turns on one CPU per I/O
+//! while the other idles; polling the ring for a few tens of microseconds
+//! before sleeping keeps the worker's CPU busy and the kernel worker runs on
+//! another. On one day that doubled a loop device's IOPS at depth 1; on
+//! another, on the same kind of VM, polling cost a third of them. So `auto`
+//! measures, per worker, while it runs (`wait_probe.rs`), except where
+//! polling cannot win: more workers than CPUs, or more I/Os in flight than
+//! a device queues ([`SPIN_MAX_IN_FLIGHT`]). A poll lasts at most
+//! [`SPIN_LIMIT`], and only while recent completions came within it.
 
 use crate::spec::{CompletionWait, WorkloadSpec};
 use std::time::Duration;
@@ -28,6 +25,30 @@ use std::time::Duration;
 pub const SPIN_LIMIT: Duration = Duration::from_micros(50);
 
 pub use crate::spec::EngineTuning;
+
+/// How an io_uring worker waits, as its run's tuning says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitPolicy {
+    Sleep,
+    /// Polls for up to this long, then sleeps.
+    Spin(Duration),
+    /// Measures both and keeps the better (`wait_probe.rs`), polling for
+    /// up to this long when it polls.
+    Measure(Duration),
+}
+
+impl WaitPolicy {
+    pub fn of(tuning: Option<&EngineTuning>) -> WaitPolicy {
+        match tuning {
+            Some(t) => match (t.completion_wait, t.spin_limit()) {
+                (CompletionWait::Spin, Some(limit)) => WaitPolicy::Spin(limit),
+                (CompletionWait::Auto, Some(limit)) => WaitPolicy::Measure(limit),
+                _ => WaitPolicy::Sleep,
+            },
+            None => WaitPolicy::Sleep,
+        }
+    }
+}
 
 /// Above this many I/Os in flight in all, `auto` does not poll. The block
 /// layer holds a limited number of requests per device (`nr_requests`, 128
@@ -54,11 +75,19 @@ pub fn choose(
         completion_wait: CompletionWait::Spin,
         spin_limit_us: Some(SPIN_LIMIT.as_micros() as u64),
         why,
+        choices: Vec::new(),
     };
     let sleep = |why: String| EngineTuning {
         completion_wait: CompletionWait::Sleep,
         spin_limit_us: None,
         why,
+        choices: Vec::new(),
+    };
+    let measure = |why: String| EngineTuning {
+        completion_wait: CompletionWait::Auto,
+        spin_limit_us: Some(SPIN_LIMIT.as_micros() as u64),
+        why,
+        choices: Vec::new(),
     };
     Some(match spec.completion_wait {
         _ if ring.hipri => sleep("--hipri: the kernel polls the device itself".into()),
@@ -70,8 +99,8 @@ pub fn choose(
         CompletionWait::Auto if in_flight > SPIN_MAX_IN_FLIGHT => sleep(format!(
             "{in_flight} I/Os in flight, more than a device queues ({SPIN_MAX_IN_FLIGHT}): the kernel's submission threads need the CPU"
         )),
-        CompletionWait::Auto => spin(format!(
-            "{workers} worker(s) on {cpus} CPUs, {in_flight} I/Os in flight: each can poll on a CPU of its own"
+        CompletionWait::Auto => measure(format!(
+            "{workers} worker(s) on {cpus} CPUs, {in_flight} I/Os in flight: each worker measures polling against sleeping and keeps what completes more"
         )),
     })
 }
@@ -92,10 +121,10 @@ mod tests {
     }
 
     #[test]
-    fn auto_spins_only_while_each_worker_has_a_cpu() {
+    fn auto_measures_only_while_each_worker_has_a_cpu() {
         let one = choose(&spec(CompletionWait::Auto), 2, 64, 2).unwrap();
-        assert_eq!(one.completion_wait, CompletionWait::Spin);
-        assert_eq!(one.spin_limit(), Some(SPIN_LIMIT));
+        assert_eq!(one.completion_wait, CompletionWait::Auto);
+        assert_eq!(WaitPolicy::of(Some(&one)), WaitPolicy::Measure(SPIN_LIMIT));
         let three = choose(&spec(CompletionWait::Auto), 3, 3, 2).unwrap();
         assert_eq!(three.completion_wait, CompletionWait::Sleep);
         assert_eq!(three.spin_limit(), None);

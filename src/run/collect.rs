@@ -43,6 +43,8 @@ pub(super) struct TargetAccumulator {
     pub(super) worst_lag_ns: u64,
     /// I/Os its workers abandoned in flight.
     pub(super) unfinished: worker::Unfinished,
+    /// What the workers' `auto` waits measured and chose.
+    pub(super) wait_choices: Vec<crate::spec::WaitChoice>,
 }
 
 impl TargetAccumulator {
@@ -78,6 +80,7 @@ impl TargetAccumulator {
             late_issues: 0,
             worst_lag_ns: 0,
             unfinished: crate::engine::worker::Unfinished::default(),
+            wait_choices: Vec::new(),
         }
     }
 }
@@ -437,6 +440,7 @@ pub(super) fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     acc.late_issues += totals.late_issues;
     acc.worst_lag_ns = acc.worst_lag_ns.max(totals.worst_lag_ns);
     acc.unfinished.merge(&totals.unfinished);
+    acc.wait_choices.extend(totals.wait_choices);
     if acc.ended_early.is_none() {
         acc.ended_early = totals.ended_by_error;
     }

@@ -181,8 +181,21 @@ pub fn run_streams(
         temperature: disks.temperature,
         interrupted: stop.is_set(),
     };
+    let mut choices = vec![Vec::new(); streams.len()];
+    for acc in &progress.accumulators {
+        choices[acc.stream].extend(acc.wait_choices.iter().cloned());
+    }
     let mut results = stream_results(streams, progress, measured);
-    for (result, tuning) in results.iter_mut().zip(tunings) {
+    for ((result, mut tuning), mut choices) in results.iter_mut().zip(tunings).zip(choices) {
+        if let Some(tuning) = &mut tuning {
+            choices.sort_by(|a, b| {
+                (a.worker, a.at_s)
+                    .partial_cmp(&(b.worker, b.at_s))
+                    .expect("finite times")
+            });
+            choices.truncate(crate::spec::EngineTuning::MAX_CHOICES);
+            tuning.choices = choices;
+        }
         result.engine_tuning = tuning;
     }
     Ok(results)

@@ -22,8 +22,11 @@ pub struct RingOptions {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CompletionWait {
-    /// `spin` while the run has no more workers than the machine has CPUs,
-    /// `sleep` otherwise.
+    /// Measured: each worker tries both waits in turn and keeps the one
+    /// that completes more I/Os a second (the cheaper one in CPU when they
+    /// tie), and measures again when its completion rate moves; `sleep`
+    /// when the run has more workers than CPUs, or more I/Os in flight
+    /// than a device queues.
     #[default]
     Auto,
     /// Sleep in the kernel until a completion arrives.
@@ -146,16 +149,42 @@ impl EngineKind {
 /// What was chosen for a run, as recorded in its result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EngineTuning {
-    /// `spin` or `sleep` (never `auto`: this is what auto chose).
+    /// `spin` or `sleep`, or `auto` when the workers measured which (what
+    /// they chose is in `choices`).
     pub completion_wait: CompletionWait,
-    /// With `spin`: the longest poll before sleeping, in microseconds.
+    /// With `spin` (or `auto` while it polls): the longest poll before
+    /// sleeping, in microseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spin_limit_us: Option<u64>,
     /// Why, in words.
     pub why: String,
+    /// With `auto`: what the workers measured and chose, in order (at most
+    /// [`EngineTuning::MAX_CHOICES`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<WaitChoice>,
+}
+
+/// One decision of `auto`: both waits measured in turn, one kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaitChoice {
+    /// The worker that measured (its index in the run).
+    pub worker: usize,
+    /// When it decided, in seconds from the workers' start.
+    pub at_s: f64,
+    /// `spin` or `sleep`.
+    pub chose: CompletionWait,
+    /// Completions a second of wall time while polling, and while sleeping.
+    pub spin_per_s: f64,
+    pub sleep_per_s: f64,
+    /// The worker thread's CPU time per completion, in ns, each way.
+    pub spin_cpu_ns: f64,
+    pub sleep_cpu_ns: f64,
 }
 
 impl EngineTuning {
+    /// The most decisions a result lists.
+    pub const MAX_CHOICES: usize = 32;
+
     /// The poll a worker makes before sleeping, if any.
     pub fn spin_limit(&self) -> Option<Duration> {
         self.spin_limit_us.map(Duration::from_micros)

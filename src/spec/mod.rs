@@ -22,7 +22,7 @@ use std::str::FromStr;
 pub use block_sizes::BlockSizeSplit;
 pub use direction::Direction;
 pub use distribution::{Distribution, Zone};
-pub use engine::{CompletionWait, EngineCaps, EngineKind, EngineTuning, RingOptions};
+pub use engine::{CompletionWait, EngineCaps, EngineKind, EngineTuning, RingOptions, WaitChoice};
 pub use validate::{MAX_IOPS_PER_SLOT, limits};
 
 /// Access pattern, named as in fio.

@@ -257,4 +257,6 @@ pub struct WorkerTotals {
     pub worst_lag_ns: u64,
     /// I/Os abandoned in flight after the grace.
     pub unfinished: Unfinished,
+    /// What `--completion-wait auto` measured and chose.
+    pub wait_choices: Vec<crate::spec::WaitChoice>,
 }

@@ -1015,6 +1015,10 @@ impl<'a> Job<'a> {
         }
         self.totals.end = Some(end);
         self.totals.written_sample = self.content.take_sample();
+        self.totals.wait_choices = self.engine.wait_choices();
+        for choice in &mut self.totals.wait_choices {
+            choice.worker = self.config.worker;
+        }
         if let Some(checker) = self.checker.take() {
             self.totals.verify = Some(checker.finish());
         }

@@ -1,0 +1,252 @@
+//! How `--completion-wait auto` decides, per worker, while it runs: it
+//! sleeps and polls in turn for short epochs, counts the completions of
+//! each epoch per second of wall time and the worker thread's CPU time per
+//! completion, and keeps the wait that completes more (the one cheaper in
+//! CPU when the two are within a few percent: a rated worker completes as
+//! many either way). When the completion rate then moves by a quarter, it
+//! measures again.
+//!
+//! Which wait is faster depends on the host as much as on the device: on
+//! one 2-CPU VM polling doubled a loop device's IOPS at depth 1, on another
+//! it cut them by a third (the poller and the device's kernel worker
+//! competing for the CPU), so no rule fixed in advance can know.
+
+use crate::spec::{CompletionWait, WaitChoice};
+use std::time::{Duration, Instant};
+
+/// One epoch of one wait: long enough that the scheduler's placement of
+/// the worker and the device's kernel worker settles within it.
+const EPOCH: Duration = Duration::from_millis(50);
+/// Epochs of each wait per measurement, taken in turn.
+const EPOCHS_EACH: usize = 3;
+/// Within this share of each other, two rates tie.
+const TIE: f64 = 0.03;
+/// A settled rate that moves by more than this share is measured again,
+/// no sooner than `SETTLE` after the last decision.
+const MOVED: f64 = 0.25;
+const SETTLE: Duration = Duration::from_secs(2);
+/// The window a settled rate is watched over.
+const WINDOW: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    /// Measuring: the wait of the epoch under way, and epochs left.
+    Probing { spin: bool, left: usize },
+    /// Decided at `at`, completing `rate` a second then.
+    Settled { spin: bool, at: Instant, rate: f64 },
+}
+
+/// The decisions of one worker's `auto` wait.
+#[derive(Debug)]
+pub struct WaitProbe {
+    limit: Duration,
+    origin: Instant,
+    state: State,
+    epoch_start: Instant,
+    epoch_completions: u64,
+    epoch_cpu_ns: u64,
+    /// Per wait (sleep, spin): each epoch's completions a second and CPU ns
+    /// per completion.
+    trials: [Vec<(f64, f64)>; 2],
+    choices: Vec<WaitChoice>,
+}
+
+impl WaitProbe {
+    /// A probe that polls for up to `limit` when it polls, starting now.
+    pub fn new(limit: Duration, now: Instant) -> Self {
+        WaitProbe {
+            limit,
+            origin: now,
+            state: State::Probing {
+                spin: false,
+                left: 2 * EPOCHS_EACH,
+            },
+            epoch_start: now,
+            epoch_completions: 0,
+            epoch_cpu_ns: thread_cpu_ns(),
+            trials: [Vec::new(), Vec::new()],
+            choices: Vec::new(),
+        }
+    }
+
+    /// The poll to make now (None: sleep), given the completions reaped
+    /// since the last call.
+    #[inline]
+    pub fn next(&mut self, now: Instant, completed: u64) -> Option<Duration> {
+        self.epoch_completions += completed;
+        let elapsed = now.saturating_duration_since(self.epoch_start);
+        match self.state {
+            State::Probing { spin, left } if elapsed >= EPOCH => self.end_epoch(now, spin, left),
+            State::Settled { at, rate, .. } if elapsed >= WINDOW => {
+                let now_rate = self.epoch_completions as f64 / elapsed.as_secs_f64();
+                self.restart_epoch(now);
+                let moved = rate > 0.0 && ((now_rate - rate) / rate).abs() > MOVED;
+                if moved && now.saturating_duration_since(at) >= SETTLE {
+                    self.trials = [Vec::new(), Vec::new()];
+                    self.state = State::Probing {
+                        spin: false,
+                        left: 2 * EPOCHS_EACH,
+                    };
+                }
+            }
+            _ => {}
+        }
+        let spin = match self.state {
+            State::Probing { spin, .. } | State::Settled { spin, .. } => spin,
+        };
+        spin.then_some(self.limit)
+    }
+
+    fn restart_epoch(&mut self, now: Instant) {
+        self.epoch_start = now;
+        self.epoch_completions = 0;
+        self.epoch_cpu_ns = thread_cpu_ns();
+    }
+
+    fn end_epoch(&mut self, now: Instant, spin: bool, left: usize) {
+        let seconds = now
+            .saturating_duration_since(self.epoch_start)
+            .as_secs_f64();
+        let cpu = thread_cpu_ns().saturating_sub(self.epoch_cpu_ns);
+        // An epoch with nothing completed (nothing was in flight) says
+        // nothing of either wait: it is taken again.
+        let left = if self.epoch_completions > 0 {
+            let n = self.epoch_completions as f64;
+            self.trials[usize::from(spin)].push((n / seconds, cpu as f64 / n));
+            left - 1
+        } else {
+            left
+        };
+        self.restart_epoch(now);
+        // Every sleeping epoch first, then every polling one: on some hosts a
+        // worker that has polled sleeps slower for seconds after (the
+        // scheduler keeps the device's kernel worker away from its CPU), so
+        // sleeping is measured before any poll.
+        self.state = if left > 0 {
+            State::Probing {
+                spin: left <= EPOCHS_EACH,
+                left,
+            }
+        } else {
+            self.decide(now)
+        };
+    }
+
+    fn decide(&mut self, now: Instant) -> State {
+        let [sleep, spin] = [median(&self.trials[0]), median(&self.trials[1])];
+        let chose_spin = if spin.0 > sleep.0 * (1.0 + TIE) {
+            true
+        } else if sleep.0 > spin.0 * (1.0 + TIE) {
+            false
+        } else {
+            spin.1 < sleep.1
+        };
+        self.choices.push(WaitChoice {
+            worker: 0,
+            at_s: now.saturating_duration_since(self.origin).as_secs_f64(),
+            chose: if chose_spin {
+                CompletionWait::Spin
+            } else {
+                CompletionWait::Sleep
+            },
+            spin_per_s: spin.0,
+            sleep_per_s: sleep.0,
+            spin_cpu_ns: spin.1,
+            sleep_cpu_ns: sleep.1,
+        });
+        State::Settled {
+            spin: chose_spin,
+            at: now,
+            rate: if chose_spin { spin.0 } else { sleep.0 },
+        }
+    }
+
+    /// What it decided, in order.
+    pub fn choices(&self) -> &[WaitChoice] {
+        &self.choices
+    }
+}
+
+/// The median (by rate) of `trials`, each as (rate, CPU per completion).
+fn median(trials: &[(f64, f64)]) -> (f64, f64) {
+    let mut sorted = trials.to_vec();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    sorted.get(sorted.len() / 2).copied().unwrap_or((0.0, 0.0))
+}
+
+/// This thread's CPU time, in ns.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes into the local timespec.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a probe against a device that completes `sleep` or `spin` I/Os
+    /// a second as the probe waits, for `seconds`, in 1 ms steps.
+    fn drive(probe: &mut WaitProbe, start: Instant, seconds: f64, rates: (f64, f64)) -> Instant {
+        let mut now = start;
+        let mut spin = probe.next(now, 0).is_some();
+        let steps = (seconds * 1000.0) as u64;
+        for _ in 0..steps {
+            now += Duration::from_millis(1);
+            let rate = if spin { rates.1 } else { rates.0 };
+            spin = probe.next(now, (rate / 1000.0) as u64).is_some();
+        }
+        now
+    }
+
+    #[test]
+    fn the_wait_that_completes_more_is_kept() {
+        let start = Instant::now();
+        let limit = Duration::from_micros(50);
+        let mut p = WaitProbe::new(limit, start);
+        drive(&mut p, start, 0.5, (50_000.0, 35_000.0));
+        let c = &p.choices()[0];
+        assert_eq!(c.chose, CompletionWait::Sleep, "{c:?}");
+        assert!((c.sleep_per_s - 50_000.0).abs() < 2_000.0, "{c:?}");
+        assert_eq!(p.next(start + Duration::from_millis(600), 0), None);
+        let mut p = WaitProbe::new(limit, start);
+        drive(&mut p, start, 0.5, (30_000.0, 60_000.0));
+        assert_eq!(p.choices()[0].chose, CompletionWait::Spin);
+        assert_eq!(p.next(start + Duration::from_millis(600), 0), Some(limit));
+    }
+
+    #[test]
+    fn a_rate_that_moves_is_measured_again() {
+        let start = Instant::now();
+        let mut p = WaitProbe::new(Duration::from_micros(50), start);
+        let now = drive(&mut p, start, 3.0, (30_000.0, 60_000.0));
+        assert_eq!(p.choices().len(), 1);
+        // The device slows down, and now sleeping completes more.
+        drive(&mut p, now, 4.0, (20_000.0, 10_000.0));
+        let last = p.choices().last().unwrap();
+        assert!(p.choices().len() >= 2, "{:?}", p.choices());
+        assert_eq!(last.chose, CompletionWait::Sleep);
+    }
+
+    #[test]
+    fn equal_rates_keep_the_cheaper_wait_and_idle_epochs_do_not_count() {
+        let start = Instant::now();
+        let mut p = WaitProbe::new(Duration::from_micros(50), start);
+        // Nothing completes for a while: no decision from that.
+        drive(&mut p, start, 0.3, (0.0, 0.0));
+        assert!(p.choices().is_empty());
+        drive(
+            &mut p,
+            start + Duration::from_millis(300),
+            0.5,
+            (10_000.0, 10_000.0),
+        );
+        assert_eq!(p.choices().len(), 1);
+    }
+}
