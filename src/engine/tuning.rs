@@ -56,17 +56,32 @@ impl WaitPolicy {
 /// io_uring's worker threads, which need the CPU a polling worker holds.
 /// Measured on a loop device: polling at 256 in flight (1 worker at depth
 /// 256, or 2 at 128) lost up to a third of fio's IOPS; sleeping did not.
+/// The device's own `queue/nr_requests` is used where it is known (a file
+/// on tmpfs has no device); this is the usual value, and the fallback.
 pub const SPIN_MAX_IN_FLIGHT: u64 = 128;
 
-/// The settings for `spec` in a run of `workers` workers in all, with
-/// `in_flight` I/Os in flight at most, on a machine with `cpus` CPUs;
-/// None for engines that have nothing to choose.
-pub fn choose(
-    spec: &WorkloadSpec,
-    workers: usize,
-    in_flight: u64,
-    cpus: usize,
-) -> Option<EngineTuning> {
+/// What a run is, for its engine settings: `workers` workers in all, with
+/// `in_flight` I/Os in flight at most, on a machine with `cpus` CPUs,
+/// on devices that queue `queue` requests at once (the fewest of them;
+/// None when unknown).
+#[derive(Debug, Clone, Copy)]
+pub struct Regime {
+    pub workers: usize,
+    pub in_flight: u64,
+    pub cpus: usize,
+    pub queue: Option<u32>,
+}
+
+/// The settings for `spec` in `regime`; None for engines that have nothing
+/// to choose.
+pub fn choose(spec: &WorkloadSpec, regime: Regime) -> Option<EngineTuning> {
+    let Regime {
+        workers,
+        in_flight,
+        cpus,
+        queue,
+    } = regime;
+    let queued = queue.map_or(SPIN_MAX_IN_FLIGHT, u64::from);
     if !spec.engine.caps().ring_settings {
         return None;
     }
@@ -96,8 +111,13 @@ pub fn choose(
         CompletionWait::Auto if workers > cpus => sleep(format!(
             "{workers} worker(s) on {cpus} CPUs: polling would take CPU time other workers need"
         )),
-        CompletionWait::Auto if in_flight > SPIN_MAX_IN_FLIGHT => sleep(format!(
-            "{in_flight} I/Os in flight, more than a device queues ({SPIN_MAX_IN_FLIGHT}): the kernel's submission threads need the CPU"
+        CompletionWait::Auto if in_flight > queued => sleep(format!(
+            "{in_flight} I/Os in flight, more than the device queues ({queued}{}): the kernel's submission threads need the CPU",
+            if queue.is_some() {
+                ", its nr_requests"
+            } else {
+                ", as devices usually do"
+            }
         )),
         CompletionWait::Auto => measure(format!(
             "{workers} worker(s) on {cpus} CPUs, {in_flight} I/Os in flight: each worker measures polling against sleeping and keeps what completes more"
@@ -114,6 +134,15 @@ pub fn usable_cpus() -> usize {
 mod tests {
     use super::*;
 
+    fn regime(workers: usize, in_flight: u64, cpus: usize) -> Regime {
+        Regime {
+            workers,
+            in_flight,
+            cpus,
+            queue: None,
+        }
+    }
+
     fn spec(wait: CompletionWait) -> WorkloadSpec {
         let mut spec = WorkloadSpec::defaults(vec!["/tmp/x".into()]);
         spec.completion_wait = wait;
@@ -122,30 +151,41 @@ mod tests {
 
     #[test]
     fn auto_measures_only_while_each_worker_has_a_cpu() {
-        let one = choose(&spec(CompletionWait::Auto), 2, 64, 2).unwrap();
+        let one = choose(&spec(CompletionWait::Auto), regime(2, 64, 2)).unwrap();
         assert_eq!(one.completion_wait, CompletionWait::Auto);
         assert_eq!(WaitPolicy::of(Some(&one)), WaitPolicy::Measure(SPIN_LIMIT));
-        let three = choose(&spec(CompletionWait::Auto), 3, 3, 2).unwrap();
+        let three = choose(&spec(CompletionWait::Auto), regime(3, 3, 2)).unwrap();
         assert_eq!(three.completion_wait, CompletionWait::Sleep);
         assert_eq!(three.spin_limit(), None);
         assert!(three.why.contains("3 worker(s) on 2 CPUs"), "{}", three.why);
-        let deep = choose(&spec(CompletionWait::Auto), 1, 256, 2).unwrap();
+        let deep = choose(&spec(CompletionWait::Auto), regime(1, 256, 2)).unwrap();
         assert_eq!(deep.completion_wait, CompletionWait::Sleep);
         assert!(deep.why.contains("256 I/Os in flight"), "{}", deep.why);
+        let small_queue = Regime {
+            queue: Some(32),
+            ..regime(1, 64, 2)
+        };
+        let queued = choose(&spec(CompletionWait::Auto), small_queue).unwrap();
+        assert_eq!(queued.completion_wait, CompletionWait::Sleep);
+        assert!(
+            queued.why.contains("(32, its nr_requests)"),
+            "{}",
+            queued.why
+        );
     }
 
     #[test]
     fn what_is_asked_for_wins_except_under_hipri() {
-        let asked = choose(&spec(CompletionWait::Spin), 8, 8, 2).unwrap();
+        let asked = choose(&spec(CompletionWait::Spin), regime(8, 8, 2)).unwrap();
         assert_eq!(asked.completion_wait, CompletionWait::Spin);
-        let asked = choose(&spec(CompletionWait::Sleep), 1, 1, 8).unwrap();
+        let asked = choose(&spec(CompletionWait::Sleep), regime(1, 1, 8)).unwrap();
         assert_eq!(asked.completion_wait, CompletionWait::Sleep);
         let mut polled = spec(CompletionWait::Spin);
         polled.hipri = true;
-        let hipri = choose(&polled, 1, 1, 8).unwrap();
+        let hipri = choose(&polled, regime(1, 1, 8)).unwrap();
         assert_eq!(hipri.completion_wait, CompletionWait::Sleep);
         let mut sync = spec(CompletionWait::Auto);
         sync.engine = crate::spec::EngineKind::Sync;
-        assert_eq!(choose(&sync, 1, 1, 8), None);
+        assert_eq!(choose(&sync, regime(1, 1, 8)), None);
     }
 }

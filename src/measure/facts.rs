@@ -37,6 +37,13 @@ pub struct DeviceFacts {
     /// 0), as trims need.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discards: Option<bool>,
+    /// Requests the device's block layer queues at once
+    /// (`queue/nr_requests`): past them a submission waits for a free one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u32>,
+    /// Its hardware queues (`mq/*`), where the kernel says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw_queues: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,6 +163,11 @@ fn device_facts_in(sysfs: &Path, major: u32, minor: u32) -> Option<DeviceFacts> 
             .map(|p| p.display().to_string()),
         polls: read_trimmed(queue.join("io_poll")).map(|p| p == "1"),
         discards: read_trimmed(queue.join("discard_max_bytes")).map(|b| b != "0"),
+        nr_requests: read_trimmed(queue.join("nr_requests")).and_then(|n| n.parse().ok()),
+        hw_queues: fs::read_dir(sys.join("mq"))
+            .ok()
+            .map(|d| d.count() as u32)
+            .filter(|&n| n > 0),
     })
 }
 
@@ -335,6 +347,7 @@ mod tests {
         write("queue/logical_block_size", "512\n");
         write("queue/physical_block_size", "4096\n");
         write("queue/rotational", rotational);
+        write("queue/nr_requests", "64\n");
         write("size", "2097152\n");
         write("device/model", "FAKE SSD 1TB    \n");
         write("device/hwmon/hwmon2/temp1_input", "35000\n");
@@ -356,6 +369,7 @@ mod tests {
         assert_eq!(disk.rotational, Some(false));
         assert_eq!(disk.logical_block_size, 512);
         assert_eq!(disk.physical_block_size, Some(4096));
+        assert_eq!(disk.nr_requests, Some(64));
         assert_eq!(disk.size_bytes, Some(2097152 * 512));
         assert!(
             disk.temperature_sensor

@@ -434,6 +434,8 @@ mod tests {
             temperature_sensor: None,
             polls: None,
             discards: None,
+            nr_requests: None,
+            hw_queues: None,
         });
         t.io.read.bytes = 100 << 20;
         r.targets = vec![t];

@@ -6,7 +6,7 @@ use super::collect::{TargetAccumulator, Watched};
 use crate::engine::pattern::{OffsetPattern, Region};
 use crate::engine::sizes::BlockSizes;
 use crate::engine::target::TargetPlan;
-use crate::engine::tuning::{EngineTuning, choose as choose_tuning};
+use crate::engine::tuning::{EngineTuning, Regime, choose as choose_tuning};
 use crate::engine::worker::{self, StartGate, Trims, WorkerConfig, WorkerEvent, WorkerVerify};
 use crate::spec::{VerifyMode, WorkloadSpec};
 use crate::util::stop::StopFlag;
@@ -216,11 +216,19 @@ fn tune(
     jobs: &mut [(WorkerConfig, File)],
     stream_workers: &[usize],
 ) -> Vec<Option<EngineTuning>> {
-    let in_flight: u64 = jobs.iter().map(|(c, _)| u64::from(c.depth)).sum();
-    let cpus = crate::engine::tuning::usable_cpus();
+    let regime = Regime {
+        workers: jobs.len(),
+        in_flight: jobs.iter().map(|(c, _)| u64::from(c.depth)).sum(),
+        cpus: crate::engine::tuning::usable_cpus(),
+        queue: streams
+            .iter()
+            .flat_map(|s| s.targets)
+            .filter_map(|t| t.facts.device.as_ref()?.nr_requests)
+            .min(),
+    };
     let tunings: Vec<Option<EngineTuning>> = streams
         .iter()
-        .map(|stream| choose_tuning(stream.spec, jobs.len(), in_flight, cpus))
+        .map(|stream| choose_tuning(stream.spec, regime))
         .collect();
     let mut first = 0;
     for (s, &count) in stream_workers.iter().enumerate() {
