@@ -433,12 +433,7 @@ fn inputs_that_are_not_regular_files_are_refused() {
 // The child is reaped by wait4, which gives its rusage; std's wait cannot.
 #[allow(clippy::zombie_processes)]
 fn peak_kib(args: &[&str]) -> (i64, bool) {
-    let child = fathom()
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_quiet(args);
     let mut status = 0;
     // SAFETY: an all-zero rusage is valid; wait4 fills it for our child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

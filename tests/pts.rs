@@ -286,12 +286,7 @@ fn an_interrupted_test_is_resumed_after_its_last_round() {
             .and_then(|d| d["results"][0]["rounds"].as_array().map(Vec::len))
             .unwrap_or(0)
     };
-    let child = fathom()
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_quiet(&args);
     wait_until("two rounds written", || rounds_in(&json) >= 2);
     // SAFETY: a signal to the child this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

@@ -144,6 +144,16 @@ pub fn wait_until(what: &str, mut holds: impl FnMut() -> bool) {
 /// Starts `fathom ARGS` with the verify handshake in `handshake`: fathom
 /// creates `handshake/written` once it has written, and waits for
 /// `handshake/go` before reading back (see run.rs).
+/// fathom started with `args`, its output thrown away.
+pub fn spawn_quiet(args: &[&str]) -> std::process::Child {
+    fathom()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("fathom starts")
+}
+
 pub fn spawn_with_handshake(args: &[&str], handshake: &Path) -> std::process::Child {
     fathom()
         .args(args)
