@@ -120,3 +120,59 @@ fn a_sweep_warns_once_per_kind() {
     assert_eq!(page_cache.len(), 1, "{text}");
     assert!(page_cache[0].contains("3 runs"), "{}", page_cache[0]);
 }
+
+/// A host kept busy by other processes is named as what held the run back:
+/// the workers' time waiting for a CPU, counted by the scheduler, is in the
+/// result and raises a `busy_host` warning. Nothing about the device
+/// changed; only the host did.
+#[test]
+fn a_host_busy_with_other_work_is_named_as_the_limit() {
+    let dir = tempdir();
+    let f = dir.path().join("busy.dat");
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    // Twice as many busy threads as CPUs, in this process (they cannot
+    // outlive the test): a worker gets a CPU a third of the time at most,
+    // whatever else the machine is doing.
+    struct Hogs(
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+        Vec<std::thread::JoinHandle<()>>,
+    );
+    impl Drop for Hogs {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            for hog in self.1.drain(..) {
+                let _ = hog.join();
+            }
+        }
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hogs = Hogs(
+        stop.clone(),
+        (0..2 * cpus)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect(),
+    );
+    let doc = run_json(&[
+        f.to_str().unwrap(),
+        "--engine",
+        "null",
+        "--runtime",
+        "1s",
+        "--size",
+        "1m",
+    ]);
+    drop(hogs);
+    let share = doc["results"][0]["cpu"]["waited_for_cpu_share"]
+        .as_f64()
+        .expect("the kernel counts run delay");
+    assert!(share >= 0.10, "waited {share} of the time");
+    let w = warnings(&doc);
+    assert!(w.iter().any(|w| w.starts_with("busy_host: ")), "{w:?}");
+}

@@ -18,6 +18,14 @@ pub struct CpuTime {
     pub minor_faults: u64,
 }
 
+/// How long the calling thread has waited, ready to run, for a CPU (the
+/// second field of `/proc/thread-self/schedstat`: the scheduler's
+/// `run_delay`), in ns; None where the kernel keeps no such count.
+pub fn thread_runnable_wait_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
 impl CpuTime {
     pub fn now() -> CpuTime {
         // SAFETY: getrusage only writes into the struct we pass.

@@ -35,6 +35,9 @@ pub enum WarningKind {
     /// Written data that compresses or deduplicates though none was asked
     /// for: a device that reduces data was given an easy job.
     ReducibleData,
+    /// The workers waited for a CPU a good share of the time they ran: the
+    /// host, not the device, limited the figures.
+    BusyHost,
     /// A warning from before warnings had kinds (schema 1).
     Other,
 }
@@ -82,6 +85,9 @@ impl WarningKind {
             WarningKind::ReducibleData => {
                 "the data written compresses or deduplicates though incompressible, unique data was asked for: a reducing device had an easy job"
             }
+            WarningKind::BusyHost => {
+                "the workers often waited for a CPU: the host limited this run, not only the device"
+            }
             WarningKind::Other => "",
         }
     }
@@ -110,6 +116,9 @@ impl WarningKind {
             WarningKind::ReducibleData => {
                 "look for what made the data alike (a pattern in the job, a file system under the target that rewrites it)"
             }
+            WarningKind::BusyHost => {
+                "run on an idle host, with no more workers than CPUs; the figures are partly the host's"
+            }
             WarningKind::Other => "",
         }
     }
@@ -121,6 +130,7 @@ impl WarningKind {
             WarningKind::RotationalIops => format!("{} IOPS", thousands(figure.round() as u64)),
             WarningKind::RotationalLatency | WarningKind::BelowDeviceFloor => latency(figure),
             WarningKind::IopsDrift | WarningKind::LatencyDrift => format!("{figure:+.0}%"),
+            WarningKind::BusyHost => format!("{:.0}%", figure * 100.0),
             _ => crate::util::units::format_bytes(figure as u64),
         }
     }

@@ -184,6 +184,12 @@ pub struct CpuUsage {
     pub major_faults: u64,
     #[serde(default)]
     pub minor_faults: u64,
+    /// Of the time the workers ran (all added, ramp included), the share
+    /// they were ready to run but waited for a CPU (the scheduler's
+    /// run_delay): the host, not the device, held them back for that long.
+    /// Absent where the kernel does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_for_cpu_share: Option<f64>,
 }
 
 impl WorkloadResult {
@@ -230,6 +236,7 @@ impl CpuUsage {
             context_switches: cpu.context_switches,
             major_faults: cpu.major_faults,
             minor_faults: cpu.minor_faults,
+            waited_for_cpu_share: None,
         }
     }
 
@@ -237,14 +244,23 @@ impl CpuUsage {
     /// added, per I/O of all `ios` they did.
     pub fn added<'a>(parts: impl IntoIterator<Item = &'a CpuUsage>, ios: u64) -> Self {
         let mut sum = CpuTime::default();
+        let mut waited: Option<f64> = None;
         for p in parts {
             sum.user_s += p.user_s;
             sum.sys_s += p.sys_s;
             sum.context_switches += p.context_switches;
             sum.major_faults += p.major_faults;
             sum.minor_faults += p.minor_faults;
+            // The busiest host (or run) is the one that held its workers back.
+            waited = match (waited, p.waited_for_cpu_share) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
         }
-        CpuUsage::new(sum, ios)
+        CpuUsage {
+            waited_for_cpu_share: waited,
+            ..CpuUsage::new(sum, ios)
+        }
     }
 }
 

@@ -65,6 +65,8 @@ pub(super) fn stream_results(
             written,
             late_ios,
             worst_lag_ns,
+            ran_ns,
+            waited_for_cpu_ns,
         } = sums;
         let [read_iv, write_iv, trim_iv] = series.finish();
         let [read, write, trim] = total;
@@ -75,7 +77,12 @@ pub(super) fn stream_results(
         };
         results.push(WorkloadResult {
             spec: spec.clone(),
-            cpu: CpuUsage::new(m.cpu, group_ios),
+            cpu: CpuUsage {
+                waited_for_cpu_share: waited_for_cpu_ns
+                    .filter(|_| ran_ns > 0)
+                    .map(|w| w as f64 / ran_ns as f64),
+                ..CpuUsage::new(m.cpu, group_ios)
+            },
             targets: target_results,
             total,
             runtime_s,
@@ -122,6 +129,8 @@ struct StreamSums {
     written: Vec<u8>,
     late_ios: u64,
     worst_lag_ns: u64,
+    ran_ns: u64,
+    waited_for_cpu_ns: Option<u64>,
 }
 
 impl StreamSums {
@@ -135,6 +144,11 @@ impl StreamSums {
         self.sync.add(&acc.sync);
         self.queue_depths.add(&acc.queue);
         self.written.extend_from_slice(&acc.written);
+        self.ran_ns += acc.ran_ns;
+        self.waited_for_cpu_ns = match (self.waited_for_cpu_ns, acc.waited_for_cpu_ns) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 }
 

@@ -45,6 +45,9 @@ pub(super) struct TargetAccumulator {
     pub(super) unfinished: worker::Unfinished,
     /// What the workers' `auto` waits measured and chose.
     pub(super) wait_choices: Vec<crate::spec::WaitChoice>,
+    /// The workers' time running, and of it waiting for a CPU.
+    pub(super) ran_ns: u64,
+    pub(super) waited_for_cpu_ns: Option<u64>,
 }
 
 impl TargetAccumulator {
@@ -81,6 +84,8 @@ impl TargetAccumulator {
             worst_lag_ns: 0,
             unfinished: crate::engine::worker::Unfinished::default(),
             wait_choices: Vec::new(),
+            ran_ns: 0,
+            waited_for_cpu_ns: None,
         }
     }
 }
@@ -441,6 +446,11 @@ pub(super) fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     acc.worst_lag_ns = acc.worst_lag_ns.max(totals.worst_lag_ns);
     acc.unfinished.merge(&totals.unfinished);
     acc.wait_choices.extend(totals.wait_choices);
+    acc.ran_ns += totals.ran_ns;
+    acc.waited_for_cpu_ns = match (acc.waited_for_cpu_ns, totals.waited_for_cpu_ns) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    };
     if acc.ended_early.is_none() {
         acc.ended_early = totals.ended_by_error;
     }

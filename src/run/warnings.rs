@@ -227,6 +227,11 @@ pub fn shared_device(
 /// A rise of temperature this large beside a drop of IOPS is named.
 pub const WARMING_C: f64 = 5.0;
 
+/// The share of their running time the workers may wait for a CPU before a
+/// run is said to be held back by its host. An idle 2-CPU VM with no more
+/// workers than CPUs shows under 2%.
+pub const BUSY_HOST_SHARE: f64 = 0.10;
+
 pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
     use crate::util::units::format_bytes;
     use crate::util::units::{latency, thousands};
@@ -243,6 +248,22 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
             message: format!(
                 "the data written reduces ({}) though fresh random data was asked for: a device that compresses or deduplicates stored less than was written",
                 spec.content.describe(data)
+            ),
+        });
+    }
+    if let Some(share) = result
+        .cpu
+        .waited_for_cpu_share
+        .filter(|&s| s >= BUSY_HOST_SHARE)
+    {
+        out.push(Warning {
+            kind: WarningKind::BusyHost,
+            target: spec.target_label(0).to_string(),
+            figure: Some(share),
+            at_s: None,
+            message: format!(
+                "the workers were ready to run but waited for a CPU {:.0}% of the time they ran (other processes, or more workers than CPUs): the host held this run back, so the figures are partly the host's, not the device's",
+                share * 100.0
             ),
         });
     }
@@ -417,6 +438,26 @@ mod tests {
             "{}",
             w[0].message
         );
+    }
+
+    #[test]
+    fn workers_that_waited_for_a_cpu_make_a_busy_host_warning() {
+        let ctx = Context {
+            available_memory: None,
+            sparse: Vec::new(),
+        };
+        let mut r = crate::result::test_support::empty_workload();
+        r.cpu.waited_for_cpu_share = Some(0.05);
+        assert!(
+            check(&r, &ctx)
+                .iter()
+                .all(|w| w.kind != WarningKind::BusyHost)
+        );
+        r.cpu.waited_for_cpu_share = Some(0.4);
+        let w = check(&r, &ctx);
+        let busy = w.iter().find(|w| w.kind == WarningKind::BusyHost).unwrap();
+        assert!(busy.message.contains("40% of the time"), "{}", busy.message);
+        assert_eq!(busy.kind.format(busy.figure.unwrap()), "40%");
     }
 
     #[test]

@@ -85,10 +85,17 @@ pub fn run(
         config.tuning.as_ref(),
     );
     let start = gate.wait();
+    let waited_before = crate::measure::cpu::thread_runnable_wait_ns();
     let (outcome, last_interval) = match engine {
         Ok(engine) => {
             let mut job = Job::new(config, engine, content, rng, start, &events);
-            let outcome = job.run(stop, halt);
+            let mut outcome = job.run(stop, halt);
+            if let Ok(totals) = &mut outcome {
+                totals.ran_ns = start.elapsed().as_nanos() as u64;
+                totals.waited_for_cpu_ns = waited_before
+                    .zip(crate::measure::cpu::thread_runnable_wait_ns())
+                    .map(|(before, after)| after.saturating_sub(before));
+            }
             (outcome, job.last_interval)
         }
         Err(e) => (
