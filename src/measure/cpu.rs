@@ -16,6 +16,34 @@ pub struct CpuTime {
     pub major_faults: u64,
     #[serde(default)]
     pub minor_faults: u64,
+    /// The whole host's CPU time (every CPU, every state) and, of it, the
+    /// time a hypervisor gave to other guests while this one wanted to run
+    /// (`steal` in /proc/stat), in seconds; 0 where unknown.
+    #[serde(default)]
+    pub host_s: f64,
+    #[serde(default)]
+    pub host_steal_s: f64,
+}
+
+/// The host's CPU time in all and stolen, in seconds, from /proc/stat's
+/// first line (`cpu user nice system idle iowait irq softirq steal ...`).
+fn host_cpu() -> (f64, f64) {
+    let Ok(text) = std::fs::read_to_string("/proc/stat") else {
+        return (0.0, 0.0);
+    };
+    let Some(line) = text.lines().next().filter(|l| l.starts_with("cpu ")) else {
+        return (0.0, 0.0);
+    };
+    // SAFETY: sysconf takes no pointers.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let ticks: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let steal = ticks.get(7).copied().unwrap_or(0.0);
+    (ticks.iter().sum::<f64>() / hz, steal / hz)
 }
 
 /// How long the calling thread has waited, ready to run, for a CPU (the
@@ -35,7 +63,10 @@ impl CpuTime {
             usage
         };
         let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        let (host_s, host_steal_s) = host_cpu();
         CpuTime {
+            host_s,
+            host_steal_s,
             user_s: secs(usage.ru_utime),
             sys_s: secs(usage.ru_stime),
             context_switches: (usage.ru_nvcsw + usage.ru_nivcsw).max(0) as u64,
@@ -53,6 +84,8 @@ impl CpuTime {
                 .saturating_sub(earlier.context_switches),
             major_faults: self.major_faults.saturating_sub(earlier.major_faults),
             minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
+            host_s: (self.host_s - earlier.host_s).max(0.0),
+            host_steal_s: (self.host_steal_s - earlier.host_steal_s).max(0.0),
         }
     }
 

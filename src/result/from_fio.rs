@@ -156,6 +156,7 @@ fn workload(job: &Value, global: &Value, version: &str) -> Result<WorkloadResult
             context_switches: job["ctx"].as_u64().unwrap_or(0),
             major_faults: job["majf"].as_u64().unwrap_or(0),
             minor_faults: job["minf"].as_u64().unwrap_or(0),
+            ..Default::default()
         },
         ios,
     );

@@ -190,6 +190,10 @@ pub struct CpuUsage {
     /// Absent where the kernel does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waited_for_cpu_share: Option<f64>,
+    /// Of the host's CPU time while measuring (every CPU), the share a
+    /// hypervisor gave to other guests (`steal`). Absent where unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_steal_share: Option<f64>,
 }
 
 impl WorkloadResult {
@@ -237,6 +241,7 @@ impl CpuUsage {
             major_faults: cpu.major_faults,
             minor_faults: cpu.minor_faults,
             waited_for_cpu_share: None,
+            host_steal_share: (cpu.host_s > 0.0).then(|| cpu.host_steal_s / cpu.host_s),
         }
     }
 
@@ -245,6 +250,7 @@ impl CpuUsage {
     pub fn added<'a>(parts: impl IntoIterator<Item = &'a CpuUsage>, ios: u64) -> Self {
         let mut sum = CpuTime::default();
         let mut waited: Option<f64> = None;
+        let mut stolen: Option<f64> = None;
         for p in parts {
             sum.user_s += p.user_s;
             sum.sys_s += p.sys_s;
@@ -256,9 +262,14 @@ impl CpuUsage {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 (a, b) => a.or(b),
             };
+            stolen = match (stolen, p.host_steal_share) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
         }
         CpuUsage {
             waited_for_cpu_share: waited,
+            host_steal_share: stolen,
             ..CpuUsage::new(sum, ios)
         }
     }

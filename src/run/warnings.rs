@@ -251,19 +251,30 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
             ),
         });
     }
-    if let Some(share) = result
-        .cpu
-        .waited_for_cpu_share
-        .filter(|&s| s >= BUSY_HOST_SHARE)
-    {
+    let waited = result.cpu.waited_for_cpu_share.unwrap_or(0.0);
+    let stolen = result.cpu.host_steal_share.unwrap_or(0.0);
+    if waited >= BUSY_HOST_SHARE || stolen >= BUSY_HOST_SHARE {
+        let mut why = Vec::new();
+        if waited >= BUSY_HOST_SHARE {
+            why.push(format!(
+                "the workers were ready to run but waited for a CPU {:.0}% of the time they ran (other processes, or more workers than CPUs)",
+                waited * 100.0
+            ));
+        }
+        if stolen >= BUSY_HOST_SHARE {
+            why.push(format!(
+                "the hypervisor gave {:.0}% of this VM's CPU time to other guests (steal)",
+                stolen * 100.0
+            ));
+        }
         out.push(Warning {
             kind: WarningKind::BusyHost,
             target: spec.target_label(0).to_string(),
-            figure: Some(share),
+            figure: Some(waited.max(stolen)),
             at_s: None,
             message: format!(
-                "the workers were ready to run but waited for a CPU {:.0}% of the time they ran (other processes, or more workers than CPUs): the host held this run back, so the figures are partly the host's, not the device's",
-                share * 100.0
+                "{}: the host held this run back, so the figures are partly the host's, not the device's",
+                why.join("; and ")
             ),
         });
     }
@@ -458,6 +469,15 @@ mod tests {
         let busy = w.iter().find(|w| w.kind == WarningKind::BusyHost).unwrap();
         assert!(busy.message.contains("40% of the time"), "{}", busy.message);
         assert_eq!(busy.kind.format(busy.figure.unwrap()), "40%");
+        r.cpu.waited_for_cpu_share = Some(0.0);
+        r.cpu.host_steal_share = Some(0.25);
+        let w = check(&r, &ctx);
+        let busy = w.iter().find(|w| w.kind == WarningKind::BusyHost).unwrap();
+        assert!(
+            busy.message.contains("25% of this VM's CPU time"),
+            "{}",
+            busy.message
+        );
     }
 
     #[test]
