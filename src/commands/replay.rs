@@ -41,8 +41,21 @@ pub struct ReplayRequest {
     pub even_if_mounted: bool,
 }
 
-/// The workload that plays `request`, its trace loaded and windowed.
+/// The workload that plays `request`, its trace read and windowed.
 pub fn workload(request: &ReplayRequest) -> Result<WorkloadSpec, UsageError> {
+    check(request)?;
+    let seconds = |s: f64| (s * 1e9).round() as u64;
+    let trace = Trace::open(
+        &request.trace,
+        seconds(request.from_s),
+        request.to_s.map(seconds),
+    )
+    .map_err(|e| UsageError(e.to_string()))?;
+    playing(request, Arc::new(trace))
+}
+
+/// The settings of `request` that need no trace.
+fn check(request: &ReplayRequest) -> Result<(), UsageError> {
     let fail = |m: String| Err(UsageError(m));
     if let Some(s) = request.speed
         && !(s.is_finite() && s > 0.0)
@@ -57,14 +70,14 @@ pub fn workload(request: &ReplayRequest) -> Result<WorkloadSpec, UsageError> {
     if request.to_s.is_some_and(|to| to <= request.from_s) {
         return fail("--to must be later than --from".into());
     }
+    Ok(())
+}
+
+/// The workload that plays `request` from `trace`, read and windowed as
+/// the request says.
+fn playing(request: &ReplayRequest, trace: Arc<Trace>) -> Result<WorkloadSpec, UsageError> {
+    let fail = |m: String| Err(UsageError(m));
     let name = request.trace.display().to_string();
-    let seconds = |s: f64| (s * 1e9).round() as u64;
-    let trace = Trace::open(
-        &request.trace,
-        seconds(request.from_s),
-        request.to_s.map(seconds),
-    )
-    .map_err(|e| UsageError(e.to_string()))?;
     if trace.timeless && request.speed.is_some() {
         return fail(format!(
             "{name}: a {} has no times to play it at: play it --as-fast-as-possible",
@@ -131,22 +144,22 @@ pub fn workload(request: &ReplayRequest) -> Result<WorkloadSpec, UsageError> {
         from_s: request.from_s,
         to_s: request.to_s,
         loops: request.loops,
-        loaded: Some(Arc::new(trace)),
+        loaded: Some(trace),
     });
     Ok(spec)
 }
 
 /// The workload of a job that plays `trace` on its targets (a fio job
-/// file's `read_iolog`): the job's name, depth, engine, direct I/O, time
-/// limit and write permissions are kept; what it would have done itself is
-/// not.
+/// file's `read_iolog`, already read whole): the job's name, depth, engine,
+/// direct I/O, time limit and write permissions are kept; what it would
+/// have done itself is not.
 pub fn of_job(
     job: &WorkloadSpec,
-    trace: PathBuf,
+    trace: Arc<Trace>,
     speed: Option<f64>,
 ) -> Result<WorkloadSpec, UsageError> {
-    let mut spec = workload(&ReplayRequest {
-        trace,
+    let request = ReplayRequest {
+        trace: trace.path().to_path_buf(),
         targets: job.targets.clone(),
         map: Vec::new(),
         speed,
@@ -162,7 +175,9 @@ pub fn of_job(
         overwrite: job.overwrite,
         destroy_data: job.destroy_data,
         even_if_mounted: job.even_if_mounted,
-    })?;
+    };
+    check(&request)?;
+    let mut spec = playing(&request, trace)?;
     spec.name = job.name.clone();
     Ok(spec)
 }

@@ -36,7 +36,8 @@ pub struct Translation {
 /// What a job with `read_iolog` plays, and how fast.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FioReplay {
-    pub trace: PathBuf,
+    /// The iolog, read through once when the job file was translated.
+    pub trace: std::sync::Arc<crate::trace::Trace>,
     /// `replay_time_scale` as a speed (100% is 1x); None: as fast as
     /// possible (`replay_no_stall`, or a log without times).
     pub speed: Option<f64>,
@@ -221,8 +222,8 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
             &format!(
                 "# The job {} plays {} as `fathom replay {} TARGET... {pace} --iodepth {}` does.\n",
                 job.name,
-                r.trace.display(),
-                r.trace.display(),
+                r.trace.path().display(),
+                r.trace.path().display(),
                 job.knob("iodepth").unwrap_or("1"),
             ),
         );
@@ -275,7 +276,10 @@ fn replay_of(jobs: &mut [Job], notes: &mut Vec<String>) -> Result<Option<FioRepl
             job.name
         ));
     }
-    Ok(Some(FioReplay { trace: log, speed }))
+    Ok(Some(FioReplay {
+        trace: std::sync::Arc::new(trace),
+        speed,
+    }))
 }
 
 #[cfg(test)]
