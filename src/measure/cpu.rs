@@ -54,6 +54,14 @@ pub fn thread_runnable_wait_ns() -> Option<u64> {
     text.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Two counts added, where either is known.
+pub fn add_known(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    }
+}
+
 impl CpuTime {
     pub fn now() -> CpuTime {
         // SAFETY: getrusage only writes into the struct we pass.

@@ -249,6 +249,10 @@ impl CpuUsage {
     /// added, per I/O of all `ios` they did.
     pub fn added<'a>(parts: impl IntoIterator<Item = &'a CpuUsage>, ios: u64) -> Self {
         let mut sum = CpuTime::default();
+        let max_known = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
         let mut waited: Option<f64> = None;
         let mut stolen: Option<f64> = None;
         for p in parts {
@@ -258,14 +262,8 @@ impl CpuUsage {
             sum.major_faults += p.major_faults;
             sum.minor_faults += p.minor_faults;
             // The busiest host (or run) is the one that held its workers back.
-            waited = match (waited, p.waited_for_cpu_share) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-            stolen = match (stolen, p.host_steal_share) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
+            waited = max_known(waited, p.waited_for_cpu_share);
+            stolen = max_known(stolen, p.host_steal_share);
         }
         CpuUsage {
             waited_for_cpu_share: waited,

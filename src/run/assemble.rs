@@ -5,6 +5,7 @@ use super::collect::{Progress, TargetAccumulator};
 use super::{Stream, test_handshake};
 use crate::engine::target::PreparedTarget;
 use crate::measure::cpu::CpuTime;
+use crate::measure::cpu::add_known;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{DIRECTIONS, DirectionSample};
 use crate::measure::per_second;
@@ -145,10 +146,7 @@ impl StreamSums {
         self.queue_depths.add(&acc.queue);
         self.written.extend_from_slice(&acc.written);
         self.ran_ns += acc.ran_ns;
-        self.waited_for_cpu_ns = match (self.waited_for_cpu_ns, acc.waited_for_cpu_ns) {
-            (Some(a), Some(b)) => Some(a + b),
-            (a, b) => a.or(b),
-        };
+        self.waited_for_cpu_ns = add_known(self.waited_for_cpu_ns, acc.waited_for_cpu_ns);
     }
 }
 

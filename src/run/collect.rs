@@ -4,6 +4,7 @@
 use super::{MeasureClock, RunOptions, Stream};
 use crate::engine::target::{self};
 use crate::engine::worker::{self, WorkerEvent, WorkerTotals};
+use crate::measure::cpu::add_known;
 use crate::measure::errors::IoErrors;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{
@@ -447,10 +448,7 @@ pub(super) fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     acc.unfinished.merge(&totals.unfinished);
     acc.wait_choices.extend(totals.wait_choices);
     acc.ran_ns += totals.ran_ns;
-    acc.waited_for_cpu_ns = match (acc.waited_for_cpu_ns, totals.waited_for_cpu_ns) {
-        (Some(a), Some(b)) => Some(a + b),
-        (a, b) => a.or(b),
-    };
+    acc.waited_for_cpu_ns = add_known(acc.waited_for_cpu_ns, totals.waited_for_cpu_ns);
     if acc.ended_early.is_none() {
         acc.ended_early = totals.ended_by_error;
     }

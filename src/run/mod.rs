@@ -188,11 +188,7 @@ pub fn run_streams(
     let mut results = stream_results(streams, progress, measured);
     for ((result, mut tuning), mut choices) in results.iter_mut().zip(tunings).zip(choices) {
         if let Some(tuning) = &mut tuning {
-            choices.sort_by(|a, b| {
-                (a.worker, a.at_s)
-                    .partial_cmp(&(b.worker, b.at_s))
-                    .expect("finite times")
-            });
+            choices.sort_by(|a, b| a.worker.cmp(&b.worker).then(a.at_s.total_cmp(&b.at_s)));
             choices.truncate(crate::spec::EngineTuning::MAX_CHOICES);
             tuning.choices = choices;
         }

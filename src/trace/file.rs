@@ -8,7 +8,7 @@
 use super::event::{Answer, Event};
 use super::order::{Disorder, Ordered};
 use super::read::Reader;
-use super::{Op, TraceError, TraceIo};
+use super::{At, Op, TraceError, TraceIo};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -83,6 +83,44 @@ impl Identity {
     }
 }
 
+/// The part of a trace played, on the file's own clock: from (inclusive),
+/// to (exclusive).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Window {
+    from_ns: u64,
+    to_ns: Option<u64>,
+}
+
+impl Window {
+    fn holds(self, t_ns: u64) -> bool {
+        t_ns >= self.from_ns && self.to_ns.is_none_or(|to| t_ns < to)
+    }
+}
+
+/// What is ordered by the time its I/O was issued.
+trait Timed {
+    fn t_ns(&self) -> u64;
+    fn t_ns_mut(&mut self) -> &mut u64;
+}
+
+impl Timed for TraceIo {
+    fn t_ns(&self) -> u64 {
+        self.t_ns
+    }
+    fn t_ns_mut(&mut self) -> &mut u64 {
+        &mut self.t_ns
+    }
+}
+
+impl Timed for Answer {
+    fn t_ns(&self) -> u64 {
+        self.t_ns
+    }
+    fn t_ns_mut(&mut self) -> &mut u64 {
+        &mut self.t_ns
+    }
+}
+
 /// A trace file, summarized, and the part of it a replay plays.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
@@ -94,9 +132,8 @@ pub struct Trace {
     /// The format records no times (fio's version 2 iologs): every I/O is
     /// at time 0, so the trace can only be played as fast as possible.
     pub timeless: bool,
-    /// The window played, on the file's own clock: from (inclusive), to.
-    from_ns: u64,
-    to_ns: Option<u64>,
+    /// The window played, on the file's own clock.
+    window: Window,
     /// How far out of time order its I/Os, and all its events, are.
     io_disorder_ns: u64,
     event_disorder_ns: u64,
@@ -115,11 +152,11 @@ impl Trace {
     /// `from_ns` after its first one, up to `to_ns` after it (the whole
     /// trace by default).
     pub fn open(path: &Path, from_ns: u64, to_ns: Option<u64>) -> Result<Trace, TraceError> {
-        let identity = Identity::of(&std::fs::metadata(path).map_err(|e| TraceError {
-            file: path.display().to_string(),
-            line: 0,
-            message: format!("cannot read: {e}"),
-        })?);
+        let name = path.display().to_string();
+        let identity = Identity::of(
+            &std::fs::metadata(path)
+                .map_err(|e| At { file: &name }.line(0, format!("cannot read: {e}")))?,
+        );
         let mut reader = Reader::open(path)?;
         let (mut ios, mut events) = (Disorder::default(), Disorder::default());
         let mut start = u64::MAX;
@@ -142,8 +179,10 @@ impl Trace {
             format: reader.format(),
             devices: reader.devices().to_vec(),
             timeless: reader.timeless(),
-            from_ns: start.saturating_add(from_ns),
-            to_ns: to_ns.map(|t| start.saturating_add(t)),
+            window: Window {
+                from_ns: start.saturating_add(from_ns),
+                to_ns: to_ns.map(|t| start.saturating_add(t)),
+            },
             io_disorder_ns: ios.ns,
             event_disorder_ns: events.ns,
             per_device: Vec::new(),
@@ -156,7 +195,7 @@ impl Trace {
             summary = Summary::default();
             for event in trace.reopen()? {
                 let event = event?;
-                if trace.within(event.t_ns()) {
+                if trace.window.holds(event.t_ns()) {
                     summary.see(&event);
                 }
             }
@@ -166,8 +205,8 @@ impl Trace {
             .per_device
             .resize(trace.devices.len(), DeviceIos::default());
         if summary.first_ns <= summary.last_ns {
-            trace.first_ns = summary.first_ns - trace.from_ns;
-            trace.last_ns = summary.last_ns - trace.from_ns;
+            trace.first_ns = summary.first_ns - trace.window.from_ns;
+            trace.last_ns = summary.last_ns - trace.window.from_ns;
         }
         trace.align_bits = summary.align_bits;
         trace.answers = summary.answers;
@@ -179,20 +218,16 @@ impl Trace {
         &self.path
     }
 
-    fn within(&self, t_ns: u64) -> bool {
-        t_ns >= self.from_ns && self.to_ns.is_none_or(|to| t_ns < to)
-    }
-
     /// The file opened again, refused if it changed since it was read.
     fn reopen(&self) -> Result<Reader, TraceError> {
         let reader = Reader::open(&self.path)?;
         let now = std::fs::metadata(&self.path).map(|m| Identity::of(&m));
         if now.ok().as_ref() != Some(&self.identity) {
-            return Err(TraceError {
-                file: self.path.display().to_string(),
-                line: 0,
-                message: "changed since fathom first read it: start the replay again".into(),
-            });
+            let name = self.path.display().to_string();
+            return Err(At { file: &name }.line(
+                0,
+                "changed since fathom first read it: start the replay again",
+            ));
         }
         Ok(reader)
     }
@@ -202,21 +237,12 @@ impl Trace {
     pub fn ios(
         &self,
     ) -> Result<impl Iterator<Item = Result<TraceIo, TraceError>> + Send + use<>, TraceError> {
-        let (from, to) = (self.from_ns, self.to_ns);
-        let within = move |t: u64| t >= from && to.is_none_or(|to| t < to);
-        let ios = self.reopen()?.filter_map(move |e| match e {
-            Ok(Event::Io(io)) if within(io.t_ns) => Some(Ok(io)),
-            Ok(_) => None,
-            Err(e) => Some(Err(e)),
-        });
-        let name = self.path.display().to_string();
-        Ok(
-            Ordered::new(ios, |io: &TraceIo| io.t_ns, self.io_disorder_ns, &name).map(move |io| {
-                io.map(|mut io| {
-                    io.t_ns -= from;
-                    io
-                })
-            }),
+        self.stream(
+            |e| match e {
+                Event::Io(io) => Some(io),
+                Event::Answered(_) => None,
+            },
+            self.io_disorder_ns,
         )
     }
 
@@ -225,23 +251,36 @@ impl Trace {
     pub fn answers(
         &self,
     ) -> Result<impl Iterator<Item = Result<Answer, TraceError>> + Send + use<>, TraceError> {
-        let (from, to) = (self.from_ns, self.to_ns);
-        let within = move |t: u64| t >= from && to.is_none_or(|to| t < to);
-        let answers = self.reopen()?.filter_map(move |e| match e {
-            Ok(Event::Answered(a)) if within(a.t_ns) => Some(Ok(a)),
-            Ok(_) => None,
+        self.stream(
+            |e| match e {
+                Event::Answered(a) => Some(a),
+                Event::Io(_) => None,
+            },
+            self.event_disorder_ns,
+        )
+    }
+
+    /// The events `pick` takes, within the window, in time order (no event
+    /// comes more than `disorder_ns` after a later one), their times from
+    /// the window's start.
+    fn stream<T: Timed + Send + 'static>(
+        &self,
+        pick: fn(Event) -> Option<T>,
+        disorder_ns: u64,
+    ) -> Result<impl Iterator<Item = Result<T, TraceError>> + Send + use<T>, TraceError> {
+        let window = self.window;
+        let picked = self.reopen()?.filter_map(move |e| match e {
+            Ok(e) => pick(e).filter(|x| window.holds(x.t_ns())).map(Ok),
             Err(e) => Some(Err(e)),
         });
         let name = self.path.display().to_string();
         Ok(
-            Ordered::new(answers, |a: &Answer| a.t_ns, self.event_disorder_ns, &name).map(
-                move |a| {
-                    a.map(|mut a| {
-                        a.t_ns -= from;
-                        a
-                    })
-                },
-            ),
+            Ordered::new(picked, T::t_ns, disorder_ns, &name).map(move |x| {
+                x.map(|mut x| {
+                    *x.t_ns_mut() -= window.from_ns;
+                    x
+                })
+            }),
         )
     }
 

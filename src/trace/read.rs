@@ -39,11 +39,7 @@ impl Reader {
     /// once.
     pub fn open(path: &Path) -> Result<Reader, TraceError> {
         let name = path.display().to_string();
-        let fail = |m: String| TraceError {
-            file: name.clone(),
-            line: 0,
-            message: m,
-        };
+        let fail = |m: String| At { file: &name }.line(0, m);
         crate::util::input_file::regular_file(path, "a trace")
             .map_err(|e| fail(e.0.trim_start_matches(&format!("{name}: ")).to_string()))?;
         let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot read: {e}")))?;
@@ -67,10 +63,10 @@ impl Reader {
             let format: Box<dyn TextFormat> = if first.starts_with("fio version") {
                 Box::new(super::fio_iolog::FioIolog::new(first.trim()).map_err(|m| at.line(1, m))?)
             } else if first.starts_with("time,") || first.starts_with("time_ns,") {
-                Box::new(super::csv::Csv::new(&first).map_err(|m| at.line(1, m))?)
+                Box::new(super::csv::Csv::new(first).map_err(|m| at.line(1, m))?)
             } else {
                 let mut blkparse = super::blkparse::Blkparse::default();
-                blkparse.line(&first, &mut out).map_err(|m| at.line(1, m))?;
+                blkparse.line(first, &mut out).map_err(|m| at.line(1, m))?;
                 Box::new(blkparse)
             };
             Source::Text(format)
@@ -120,7 +116,7 @@ impl Reader {
                     Some(text) => {
                         self.out.line = line_no as u32;
                         format
-                            .line(&text, &mut self.out)
+                            .line(text, &mut self.out)
                             .map_err(|m| at.line(line_no, m))?;
                     }
                     None => {
@@ -160,12 +156,12 @@ impl Iterator for Reader {
 }
 
 /// The next line of `input` without its line end; None at the end.
-fn read_line(
+fn read_line<'b>(
     input: &mut Box<dyn BufRead + Send>,
-    buf: &mut Vec<u8>,
+    buf: &'b mut Vec<u8>,
     at: At,
     line_no: usize,
-) -> Result<Option<String>, TraceError> {
+) -> Result<Option<&'b str>, TraceError> {
     buf.clear();
     let read = input
         .by_ref()
@@ -193,7 +189,7 @@ fn read_line(
             "not a trace fathom reads (neither text nor a fathom recording)",
         )
     })?;
-    Ok(Some(text.to_string()))
+    Ok(Some(text))
 }
 
 #[cfg(test)]
