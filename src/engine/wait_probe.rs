@@ -11,6 +11,7 @@
 //! it cut them by a third (the poller and the device's kernel worker
 //! competing for the CPU), so no rule fixed in advance can know.
 
+use crate::measure::cpu::thread_cpu_ns;
 use crate::spec::{CompletionWait, WaitChoice};
 use std::time::{Duration, Instant};
 
@@ -172,19 +173,6 @@ fn median(trials: &[(f64, f64)]) -> (f64, f64) {
     let mut sorted = trials.to_vec();
     sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
     sorted.get(sorted.len() / 2).copied().unwrap_or((0.0, 0.0))
-}
-
-/// This thread's CPU time, in ns.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: writes into the local timespec.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
-        return 0;
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 #[cfg(test)]

@@ -54,6 +54,19 @@ pub fn thread_runnable_wait_ns() -> Option<u64> {
     text.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// This thread's CPU time, in ns.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes into the local timespec.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Two counts added, where either is known.
 pub fn add_known(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     match (a, b) {
