@@ -129,36 +129,9 @@ fn a_sweep_warns_once_per_kind() {
 fn a_host_busy_with_other_work_is_named_as_the_limit() {
     let dir = tempdir();
     let f = dir.path().join("busy.dat");
-    let cpus = std::thread::available_parallelism().unwrap().get();
-    // Twice as many busy threads as CPUs, in this process (they cannot
-    // outlive the test): a worker gets a CPU a third of the time at most,
-    // whatever else the machine is doing.
-    struct Hogs(
-        std::sync::Arc<std::sync::atomic::AtomicBool>,
-        Vec<std::thread::JoinHandle<()>>,
-    );
-    impl Drop for Hogs {
-        fn drop(&mut self) {
-            self.0.store(true, std::sync::atomic::Ordering::Relaxed);
-            for hog in self.1.drain(..) {
-                let _ = hog.join();
-            }
-        }
-    }
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let hogs = Hogs(
-        stop.clone(),
-        (0..2 * cpus)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || {
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        std::hint::spin_loop();
-                    }
-                })
-            })
-            .collect(),
-    );
+    // Twice as many busy threads as CPUs, in this process: a worker gets a
+    // CPU a third of the time at most, whatever else the machine is doing.
+    let hogs = Hogs::start(2);
     let doc = run_json(&[
         f.to_str().unwrap(),
         "--engine",
@@ -175,4 +148,13 @@ fn a_host_busy_with_other_work_is_named_as_the_limit() {
     assert!(share >= 0.10, "waited {share} of the time");
     let w = warnings(&doc);
     assert!(w.iter().any(|w| w.starts_with("busy_host: ")), "{w:?}");
+    let limit = &doc["results"][0]["limited_by"];
+    assert_eq!(limit["by"], "host", "{limit}");
+    assert!(
+        limit["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("waited for a CPU"),
+        "{limit}"
+    );
 }

@@ -206,7 +206,7 @@ pub fn search(
         step_cost = step_cost.max(step_started.elapsed().as_secs_f64());
         let mut step = judge(base, search, phase, rate, &run)?;
         step.repeat = repeat;
-        let (met, interrupted) = (step.met, step.interrupted);
+        let (met, interrupted, by_host) = (step.met, step.interrupted, step.missed_by_host());
         result.steps.push(step);
         if interrupted {
             result.end = SearchEnd::Interrupted;
@@ -218,6 +218,12 @@ pub fn search(
             continue;
         }
         repeat = false;
+        if by_host {
+            // Twice the host could not issue this rate: bisecting below it
+            // would measure the host, and call it the target's capacity.
+            result.end = SearchEnd::HostLimited;
+            break;
+        }
         if !met && result.answer_iops.is_none() && result.missed_iops.is_none() {
             return Err(first_step_missed(search, result.steps.last().expect("a step")).into());
         }
@@ -317,6 +323,7 @@ fn judge(
     let (mut achieved_iops, mut bw_bytes, mut unanswered) = (0.0, 0.0, 0);
     let mut warnings = Vec::new();
     let mut interrupted = false;
+    let limited_by = least_the_targets(&runs);
     for w in runs {
         for (_, d) in w.total.named() {
             completion.add(&LatencyHistogram::decode(&d.histogram).map_err(anyhow::Error::msg)?);
@@ -358,7 +365,18 @@ fn judge(
         saturated,
         interrupted,
         warnings,
+        limited_by,
     })
+}
+
+/// Of the judged runs' verdicts, one that is not the target's if any is.
+fn least_the_targets(runs: &[&WorkloadResult]) -> Option<crate::result::limit::LimitedBy> {
+    let verdicts = runs.iter().filter_map(|w| w.limited_by.as_ref());
+    verdicts
+        .clone()
+        .find(|l| !l.by.is_the_targets())
+        .or_else(|| runs.iter().find_map(|w| w.limited_by.as_ref()))
+        .cloned()
 }
 
 /// (offered rate, the first term's percentile) of every finished step, by

@@ -255,6 +255,8 @@ pub fn run(
         notes: plan.notes.clone(),
         interrupted: false,
         profile: profile.clone(),
+        limited_by: None,
+        host_decided: false,
     };
     let per_device = per_device(profile, targets.len());
     let streams: Vec<Stream> = per_device
@@ -277,7 +279,7 @@ pub fn run(
     };
     let mut cutter = IntervalCutter::new(profile, plan.targets().to_vec());
     let mut callback_error = None;
-    crate::run::run_streams(&streams, stop, options, &mut |s, second| {
+    let runs = crate::run::run_streams(&streams, stop, options, &mut |s, second| {
         for interval in cutter.add(s, second) {
             result.intervals.push(interval);
             if callback_error.is_none() {
@@ -293,10 +295,28 @@ pub fn run(
         on_interval(&result)?;
     }
     result.interrupted = stop.is_set();
+    let verdicts: Vec<crate::result::limit::LimitedBy> =
+        runs.iter().filter_map(crate::run::limit::judge).collect();
+    result.limited_by = verdicts
+        .iter()
+        .find(|l| !l.by.is_the_targets())
+        .or(verdicts.first())
+        .cloned();
     if !result.interrupted {
         let (pass, reasons) = verdict(profile, &result.intervals);
         result.pass = pass;
         result.reasons.extend(reasons);
+        let late = result.reasons.iter().any(|r| r.contains(HOST_DECIDED_MARK));
+        let host = result
+            .limited_by
+            .as_ref()
+            .is_some_and(|l| !l.by.is_the_targets());
+        result.host_decided = pass == Some(false) && (late || host);
+        if let Some(limit) = result.limited_by.as_ref().filter(|_| result.host_decided) {
+            result.reasons.push(format!(
+                "the host, not the target, decided this verdict: {limit}; certify on an idle host"
+            ));
+        }
     }
     Ok(result)
 }
@@ -467,6 +487,7 @@ fn summarise(
             .collect(),
         p99_ns: h.value_at_percentile(99.0),
         max_ns: h.summary().max,
+        late_issue_pct: d.issue_lag.share_above(crate::measure::issue::LATE_NS) * 100.0,
     }
 }
 
@@ -488,7 +509,12 @@ impl StreamInterval {
     }
 }
 
-/// Pass or fail against the profile's limits, with the reasons.
+/// What a reason says when I/Os that went out late account for it.
+const HOST_DECIDED_MARK: &str = "went out more than 1 ms late";
+
+/// Pass or fail against the profile's limits, with the reasons. A failure
+/// that I/Os issued late account for says so: the host, not the target,
+/// made them slow.
 pub fn verdict(profile: &Profile, intervals: &[CertifyInterval]) -> (Option<bool>, Vec<String>) {
     let judged: Vec<&CertifyInterval> = intervals.iter().filter(|i| i.judged).collect();
     if judged.is_empty() {
@@ -517,8 +543,15 @@ pub fn verdict(profile: &Profile, intervals: &[CertifyInterval]) -> (Option<bool
                     .position(|t| *t == l.over_ms)
                     .expect("validated");
                 if s.over_pct[i] > l.max_pct {
+                    let late = match s.over_pct[i] - s.late_issue_pct <= l.max_pct {
+                        true => format!(
+                            "; {:.2}% of them {HOST_DECIDED_MARK} (the host held them back, not the target)",
+                            s.late_issue_pct
+                        ),
+                        false => String::new(),
+                    };
                     reasons.push(format!(
-                        "interval {} ({}): stream {}: {:.2}% of {}s slower than {} ms, limit {}%",
+                        "interval {} ({}): stream {}: {:.2}% of {}s slower than {} ms, limit {}%{late}",
                         interval.index,
                         format_duration(interval.start_s),
                         s.label(),
@@ -635,6 +668,7 @@ mod tests {
                 over_pct: vec![read_over_1ms, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
                 p99_ns: 0,
                 max_ns: 0,
+                late_issue_pct: 0.0,
             }],
         }
     }
@@ -654,6 +688,20 @@ mod tests {
         assert_eq!(verdict(&p, &[interval(0, false, 0.0)]).0, None);
         // A limit is a share allowed: exactly 5% over 1 ms still passes.
         assert_eq!(verdict(&p, &[interval(1, true, 5.0)]).0, Some(true));
+    }
+
+    #[test]
+    fn a_failure_that_late_issues_explain_is_the_hosts() {
+        let p = parse_profile(ACT, "act-3x", &overrides()).unwrap();
+        let mut late = interval(1, true, 6.5);
+        late.streams[0].late_issue_pct = 2.0;
+        let (pass, reasons) = verdict(&p, &[late.clone()]);
+        assert_eq!(pass, Some(false));
+        assert!(reasons[0].contains(HOST_DECIDED_MARK), "{reasons:?}");
+        // Too few went out late to explain the failure: the target's.
+        late.streams[0].late_issue_pct = 1.0;
+        let (_, reasons) = verdict(&p, &[late]);
+        assert!(!reasons[0].contains(HOST_DECIDED_MARK), "{reasons:?}");
     }
 
     #[test]

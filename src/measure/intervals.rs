@@ -25,6 +25,14 @@ pub struct Interval {
     /// Mean latency of the interval; 0 in older results.
     #[serde(default)]
     pub mean_ns: f64,
+    /// p99 of the interval's issue lag (from when an I/O could go to when
+    /// it went); absent in older results and where nothing was issued.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lag_p99_ns: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What one worker did in one direction during one interval.
@@ -38,6 +46,9 @@ pub struct DirectionSample {
     /// Rated runs: I/Os that were due but had no answer at the deadline;
     /// `scheduled` holds them at their age then.
     pub unanswered: u64,
+    /// Issue lag: from when each I/O could go (due on its schedule, and a
+    /// slot free) to when it went.
+    pub issue_lag: LatencyHistogram,
 }
 
 impl DirectionSample {
@@ -47,6 +58,7 @@ impl DirectionSample {
         self.latency.add(&other.latency);
         self.scheduled.add(&other.scheduled);
         self.unanswered += other.unanswered;
+        self.issue_lag.add(&other.issue_lag);
     }
 }
 
@@ -214,6 +226,7 @@ impl IntervalSeries {
                 bw_bytes: sample.bytes as f64 / dur,
                 p99_ns: sample.latency.value_at_percentile(99.0),
                 mean_ns: sample.latency.summary().mean,
+                lag_p99_ns: sample.issue_lag.value_at_percentile(99.0),
             });
         }
         if let Some(samples) = &mut self.samples {

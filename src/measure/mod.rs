@@ -8,6 +8,7 @@ pub mod errors;
 pub mod facts;
 pub mod histogram;
 pub mod intervals;
+pub mod issue;
 pub mod queue;
 pub mod reduction;
 pub mod snia_window;

@@ -181,6 +181,15 @@ pub fn conclusion(c: &CapacityResult) -> Vec<String> {
     if c.end != SearchEnd::Converged {
         out.push(c.end.describe().to_string());
     }
+    for (i, step) in c.steps.iter().enumerate() {
+        if let Some(limit) = step.limited_by.as_ref().filter(|_| step.missed_by_host()) {
+            out.push(format!(
+                "step {} at {}/s missed because of the {limit}",
+                i + 1,
+                rate(step.offered_iops)
+            ));
+        }
+    }
     out.push(format!(
         "{} steps in {}",
         c.steps.len(),
@@ -215,6 +224,7 @@ mod tests {
             saturated,
             interrupted: false,
             warnings: Vec::new(),
+            limited_by: None,
         }
     }
 

@@ -84,6 +84,7 @@ pub fn caption(p: &Profile, target: &str) -> String {
 pub fn verdict(c: &CertifyResult) -> &'static str {
     match c.pass {
         Some(true) => "PASS",
+        Some(false) if c.host_decided => "FAIL, decided by the host, not the target",
         Some(false) => "FAIL",
         None if c.interrupted => "interrupted: not judged",
         None => "not judged",

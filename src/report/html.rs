@@ -923,7 +923,25 @@ fn time_series(
                 })
                 .collect();
             let marks = drift_marks(w, WarningKind::LatencyDrift, &ours);
+            // Beside the device's latency, how late fathom issued: a host
+            // or a tool that held I/Os back shows here, not in the device.
+            let lag: Vec<Series> = w
+                .total
+                .named()
+                .into_iter()
+                .filter(|(_, d)| d.intervals.iter().any(|i| i.lag_p99_ns > 0))
+                .map(|(n, d)| Series {
+                    name: who(w, &format!("{n} issue lag p99")),
+                    points: d
+                        .intervals
+                        .iter()
+                        .filter(|i| i.ios > 0)
+                        .map(|i| (i.t_s + i.dur_s, i.lag_p99_ns as f64))
+                        .collect(),
+                })
+                .collect();
             p99_ns.extend(ours);
+            p99_ns.extend(lag);
             p99_ns.extend(marks);
             // A replay's latency as its trace recorded it, on the same clock.
             if let Some(r) = w.replay.as_ref().filter(|r| r.original_seconds.len() >= 2) {
@@ -972,7 +990,7 @@ fn time_series(
             s.points.iter_mut().for_each(|p| p.1 /= div);
         }
         out.push(over_time(
-            format!("{name}: p99 latency per second"),
+            format!("{name}: p99 latency and issue lag per second"),
             &format!("p99 latency ({unit})"),
             p99_ns,
         )?);

@@ -555,6 +555,15 @@ pub fn notes(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
     for w in workloads {
         out.extend(replay_lines(w));
     }
+    for w in workloads {
+        if let Some(limit) = &w.limited_by {
+            out.push(format!(
+                "{} ({}): limited by {limit}",
+                w.spec.name,
+                w.spec.label()
+            ));
+        }
+    }
     out
 }
 

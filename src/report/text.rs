@@ -153,9 +153,23 @@ fn streams_table(s: &Labelled<StreamsResult>, systems: bool) -> String {
         s.streams.len(),
         s.runtime_s,
         s.cpu.per_io_us,
-        disk_lines(&s.disks),
+        stream_limits(s) + &disk_lines(&s.disks),
         target_notes(targets)
     )
+}
+
+/// What limited each stream's figures.
+fn stream_limits(s: &StreamsResult) -> String {
+    s.streams
+        .iter()
+        .filter_map(|w| {
+            Some(format!(
+                "  {} limited by {}\n",
+                w.spec.name,
+                w.limited_by.as_ref()?
+            ))
+        })
+        .collect()
 }
 
 fn meta_table(metas: &[Labelled<MetaResult>], systems: bool) -> String {
@@ -235,6 +249,7 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
             "{} workloads; CPU time per workload: --format csv\n",
             workloads.len()
         ));
+        out.push_str(&limits_line(workloads));
         &[]
     };
     for workload in cpu_lines {
@@ -247,6 +262,9 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
             workload.cpu.sys_s,
             workload.cpu.per_io_us
         ));
+        if let Some(limit) = &workload.limited_by {
+            out.push_str(&format!("  limited by {limit}\n"));
+        }
         out.push_str(&disk_lines(&workload.disks));
         if let Some(data) = &workload.data {
             out.push_str(&format!("  {}\n", workload.spec.content.describe(data)));
@@ -261,6 +279,35 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
             .flat_map(|w| w.targets.iter().map(|t| (t.name.clone(), t))),
     ));
     out
+}
+
+/// How many of a long sweep's workloads each thing limited, and which.
+fn limits_line(workloads: &[Labelled<WorkloadResult>]) -> String {
+    let mut by: Vec<(crate::result::limit::Limiter, Vec<&str>)> = Vec::new();
+    for w in workloads {
+        let Some(limit) = &w.limited_by else { continue };
+        match by.iter_mut().find(|(l, _)| *l == limit.by) {
+            Some((_, names)) => names.push(&w.spec.name),
+            None => by.push((limit.by, vec![&w.spec.name])),
+        }
+    }
+    if by.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = by
+        .iter()
+        .map(|(l, names)| {
+            let shown = names.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+            match names.len() {
+                n if n > 3 => format!("{} ×{n} ({shown}, ...)", l.name()),
+                n => format!("{} ×{n} ({shown})", l.name()),
+            }
+        })
+        .collect();
+    format!(
+        "limited by: {} (the evidence: --format json or markdown)\n",
+        parts.join("; ")
+    )
 }
 
 /// What each disk under the targets was asked to do while measuring.

@@ -49,6 +49,9 @@ pub enum SearchEnd {
     /// The next step would ask the queue (iodepth x numjobs) for more than
     /// it can carry.
     QueueLimit,
+    /// A step missed twice, each time because the host (or fathom), not
+    /// the target, could not issue the load on time.
+    HostLimited,
     /// A signal stopped it.
     Interrupted,
 }
@@ -62,6 +65,9 @@ impl SearchEnd {
             }
             SearchEnd::QueueLimit => {
                 "stopped: a higher rate would ask --iodepth x --numjobs for more than they can carry; the answer is a lower bound (raise --iodepth)"
+            }
+            SearchEnd::HostLimited => {
+                "stopped: the host, not the target, missed the last step twice (the workers could not issue the load on time); the answer is a lower bound of the target's capacity: run on an idle host"
             }
             SearchEnd::Interrupted => "interrupted: the answer covers the steps that finished",
         }
@@ -121,6 +127,23 @@ pub struct CapacityStep {
     /// Why the figures may not be true (page cache, ...); empty when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<Warning>,
+    /// What limited the step (of several judged streams, the one that
+    /// says least for the target); absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<super::limit::LimitedBy>,
+}
+
+impl CapacityStep {
+    /// A miss that the host or fathom, not the target, explains: it
+    /// decides nothing about the target.
+    pub fn missed_by_host(&self) -> bool {
+        !self.met
+            && !self.interrupted
+            && self
+                .limited_by
+                .as_ref()
+                .is_some_and(|l| !l.by.is_the_targets())
+    }
 }
 
 impl CapacityResult {

@@ -58,6 +58,14 @@ pub struct StreamInterval {
     pub over_pct: Vec<f64>,
     pub p99_ns: u64,
     pub max_ns: u64,
+    /// Percent of I/Os that went out more than 1 ms after they could (due,
+    /// and a slot free): held back by the host or fathom, not the target.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late_issue_pct: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,6 +93,14 @@ pub struct CertifyResult {
     #[serde(default)]
     pub notes: Vec<String>,
     pub interrupted: bool,
+    /// What limited the run (of its streams, the one that says least for
+    /// the target); absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<super::limit::LimitedBy>,
+    /// The verdict was a failure the host (or fathom), not the target,
+    /// explains: I/Os went out late enough to account for it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub host_decided: bool,
 }
 
 impl Profile {

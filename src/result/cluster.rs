@@ -315,6 +315,10 @@ fn concurrent_workloads(
             q.add(&p.queue_depths);
             q
         }),
+        // Each rank keeps its own; the group's figures are as good as its
+        // most limited rank's.
+        issue: None,
+        limited_by: most_limited(parts, ranks),
         // Each rank's temperatures stay in its own results.
         temperature: Vec::new(),
         disks: ranks_disks(parts.iter().map(|p| p.disks.as_slice()), ranks),
@@ -323,6 +327,29 @@ fn concurrent_workloads(
             .filter_map(|p| p.started_unix_s)
             .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.min(s)))),
     })
+}
+
+/// The verdict of the rank that says the least for the group's figures
+/// (a busy host over fathom over the page cache over the device over the
+/// schedule), named by its rank.
+fn most_limited(parts: &[&WorkloadResult], ranks: &[RankName]) -> Option<super::limit::LimitedBy> {
+    use super::limit::Limiter;
+    let rank = |by: Limiter| match by {
+        Limiter::Host => 0,
+        Limiter::Fathom => 1,
+        Limiter::PageCache => 2,
+        Limiter::Device => 3,
+        Limiter::RateAsked => 4,
+    };
+    parts
+        .iter()
+        .zip(ranks)
+        .filter_map(|(p, r)| Some((p.limited_by.as_ref()?, r)))
+        .min_by_key(|(l, _)| rank(l.by))
+        .map(|(l, r)| super::limit::LimitedBy {
+            by: l.by,
+            evidence: format!("{}: {}", r.label, l.evidence),
+        })
 }
 
 /// A rank as merged results name it: `rank3@node7`, and its host.

@@ -8,6 +8,7 @@ pub mod capacity;
 pub mod certify;
 pub mod cluster;
 pub mod from_fio;
+pub mod limit;
 pub mod merge;
 pub mod meta;
 pub mod pts;

@@ -61,6 +61,14 @@ pub struct WorkloadResult {
     /// `iodepth_submit`, `iodepth_complete`); absent in older results.
     #[serde(default, skip_serializing_if = "QueueDepths::is_empty")]
     pub queue_depths: QueueDepths,
+    /// How promptly I/Os went out once they could, and where the workers'
+    /// time went; absent in older results and results read from fio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue: Option<crate::measure::issue::IssueTiming>,
+    /// What limited the figures (the device, the host, fathom, the page
+    /// cache, the rate asked), with the evidence; absent where unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<super::limit::LimitedBy>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -223,6 +231,8 @@ impl WorkloadResult {
             engine_tuning: None,
             replay: None,
             queue_depths: QueueDepths::default(),
+            issue: None,
+            limited_by: None,
         }
     }
 }

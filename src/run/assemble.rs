@@ -5,7 +5,6 @@ use super::collect::{Progress, TargetAccumulator};
 use super::{Stream, test_handshake};
 use crate::engine::target::PreparedTarget;
 use crate::measure::cpu::CpuTime;
-use crate::measure::cpu::add_known;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{DIRECTIONS, DirectionSample};
 use crate::measure::per_second;
@@ -66,9 +65,9 @@ pub(super) fn stream_results(
             written,
             late_ios,
             worst_lag_ns,
-            ran_ns,
-            waited_for_cpu_ns,
+            time,
         } = sums;
+        let issue = issue_timing(&total, &time);
         let [read_iv, write_iv, trim_iv] = series.finish();
         let [read, write, trim] = total;
         let total = DirectionPair {
@@ -79,9 +78,7 @@ pub(super) fn stream_results(
         results.push(WorkloadResult {
             spec: spec.clone(),
             cpu: CpuUsage {
-                waited_for_cpu_share: waited_for_cpu_ns
-                    .filter(|_| ran_ns > 0)
-                    .map(|w| w as f64 / ran_ns as f64),
+                waited_for_cpu_share: time.waited_for_cpu_share(),
                 ..CpuUsage::new(m.cpu, group_ios)
             },
             targets: target_results,
@@ -90,6 +87,8 @@ pub(super) fn stream_results(
             interrupted: m.interrupted,
             warnings: Vec::new(),
             engine_tuning: None,
+            issue,
+            limited_by: None,
             replay: spec
                 .replay
                 .as_ref()
@@ -130,8 +129,7 @@ struct StreamSums {
     written: Vec<u8>,
     late_ios: u64,
     worst_lag_ns: u64,
-    ran_ns: u64,
-    waited_for_cpu_ns: Option<u64>,
+    time: crate::measure::issue::WorkerTime,
 }
 
 impl StreamSums {
@@ -145,9 +143,23 @@ impl StreamSums {
         self.sync.add(&acc.sync);
         self.queue_depths.add(&acc.queue);
         self.written.extend_from_slice(&acc.written);
-        self.ran_ns += acc.ran_ns;
-        self.waited_for_cpu_ns = add_known(self.waited_for_cpu_ns, acc.waited_for_cpu_ns);
+        self.time.add(&acc.time);
     }
+}
+
+/// How promptly the stream's I/Os went out (every direction's issue lag
+/// merged) and where its workers' time went.
+fn issue_timing(
+    total: &[DirectionSample; DIRECTIONS],
+    time: &crate::measure::issue::WorkerTime,
+) -> Option<crate::measure::issue::IssueTiming> {
+    let mut lag = LatencyHistogram::new();
+    let mut latency = LatencyHistogram::new();
+    for d in total {
+        lag.add(&d.issue_lag);
+        latency.add(&d.latency);
+    }
+    crate::measure::issue::IssueTiming::of(&lag, latency.summary().mean, time)
 }
 
 /// One target's result, of what its workers reported over `runtime` s.

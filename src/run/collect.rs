@@ -4,7 +4,6 @@
 use super::{MeasureClock, RunOptions, Stream};
 use crate::engine::target::{self};
 use crate::engine::worker::{self, WorkerEvent, WorkerTotals};
-use crate::measure::cpu::add_known;
 use crate::measure::errors::IoErrors;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{
@@ -46,9 +45,8 @@ pub(super) struct TargetAccumulator {
     pub(super) unfinished: worker::Unfinished,
     /// What the workers' `auto` waits measured and chose.
     pub(super) wait_choices: Vec<crate::spec::WaitChoice>,
-    /// The workers' time running, and of it waiting for a CPU.
-    pub(super) ran_ns: u64,
-    pub(super) waited_for_cpu_ns: Option<u64>,
+    /// Where the workers' time went.
+    pub(super) time: crate::measure::issue::WorkerTime,
 }
 
 impl TargetAccumulator {
@@ -85,8 +83,7 @@ impl TargetAccumulator {
             worst_lag_ns: 0,
             unfinished: crate::engine::worker::Unfinished::default(),
             wait_choices: Vec::new(),
-            ran_ns: 0,
-            waited_for_cpu_ns: None,
+            time: Default::default(),
         }
     }
 }
@@ -447,8 +444,7 @@ pub(super) fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     acc.worst_lag_ns = acc.worst_lag_ns.max(totals.worst_lag_ns);
     acc.unfinished.merge(&totals.unfinished);
     acc.wait_choices.extend(totals.wait_choices);
-    acc.ran_ns += totals.ran_ns;
-    acc.waited_for_cpu_ns = add_known(acc.waited_for_cpu_ns, totals.waited_for_cpu_ns);
+    acc.time.add(&totals.time);
     if acc.ended_early.is_none() {
         acc.ended_early = totals.ended_by_error;
     }

@@ -9,6 +9,7 @@
 mod assemble;
 mod check;
 mod collect;
+pub mod limit;
 mod live;
 mod session;
 pub mod warnings;

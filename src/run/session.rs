@@ -222,6 +222,7 @@ impl Session {
             result.warnings = crate::run::warnings::check(&result, &context);
             let shared = crate::run::warnings::shared_device(&[&result], &result.disks);
             result.warnings.extend(shared);
+            result.limited_by = crate::run::limit::judge(&result);
             self.document.interrupted |= result.interrupted;
             RunResult::Workload(result)
         } else {
@@ -263,6 +264,9 @@ impl Session {
             .unwrap_or_default();
         if let Some(first) = results.first_mut() {
             first.warnings.extend(shared);
+        }
+        for result in &mut results {
+            result.limited_by = crate::run::limit::judge(result);
         }
         StreamsResult::new(spec.clone(), results).map_err(|e| anyhow::anyhow!(e))
     }

@@ -326,3 +326,38 @@ impl Drop for SmallTmpfs {
         unmount(self.dir.path());
     }
 }
+
+/// Threads that keep every CPU busy, `per_cpu` of them per CPU, until
+/// dropped. They live in the test's process, so they cannot outlive it.
+pub struct Hogs(
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    Vec<std::thread::JoinHandle<()>>,
+);
+
+impl Hogs {
+    pub fn start(per_cpu: usize) -> Hogs {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let threads = (0..per_cpu * cpus)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        Hogs(stop, threads)
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        for hog in self.1.drain(..) {
+            let _ = hog.join();
+        }
+    }
+}

@@ -259,9 +259,7 @@ pub struct WorkerTotals {
     pub unfinished: Unfinished,
     /// What `--completion-wait auto` measured and chose.
     pub wait_choices: Vec<crate::spec::WaitChoice>,
-    /// How long the worker ran (from the start gate to its end) and, of
-    /// that, how long it was ready to run but waited for a CPU (None where
-    /// the kernel does not say): a busy host, not the device.
-    pub ran_ns: u64,
-    pub waited_for_cpu_ns: Option<u64>,
+    /// Where the worker's time went: running, waiting for a CPU, in the
+    /// engine, idle on purpose.
+    pub time: crate::measure::issue::WorkerTime,
 }

@@ -91,8 +91,8 @@ pub fn run(
             let mut job = Job::new(config, engine, content, rng, start, &events);
             let mut outcome = job.run(stop, halt);
             if let Ok(totals) = &mut outcome {
-                totals.ran_ns = start.elapsed().as_nanos() as u64;
-                totals.waited_for_cpu_ns = waited_before
+                totals.time.ran_ns = start.elapsed().as_nanos() as u64;
+                totals.time.waited_for_cpu_ns = waited_before
                     .zip(crate::measure::cpu::thread_runnable_wait_ns())
                     .map(|(before, after)| after.saturating_sub(before));
             }
@@ -120,6 +120,10 @@ struct SlotState {
     generation: u64,
     submitted_at: Instant,
     due_at: Instant,
+    /// When its last I/O's completion was seen (or the slot was last made
+    /// ready again after a pause): from then on the slot could take the
+    /// next I/O, and the time until it does is issue lag.
+    freed_at: Instant,
     /// Issued on a schedule: its lateness is measured.
     paced: bool,
     busy: bool,
@@ -186,6 +190,8 @@ struct Job<'a> {
     since_pause: u32,
     /// A think-time pause is due once the I/Os in flight complete.
     pause_due: bool,
+    /// When the current call into the engine to submit and wait began.
+    in_engine_since: Instant,
     now: Instant,
     interval: [DirectionSample; DIRECTIONS],
     interval_index: u64,
@@ -243,6 +249,7 @@ impl<'a> Job<'a> {
                     generation: 0,
                     submitted_at: now,
                     due_at: now,
+                    freed_at: now,
                     paced: false,
                     busy: false,
                 };
@@ -262,6 +269,7 @@ impl<'a> Job<'a> {
             outstanding_counted: false,
             since_pause: 0,
             pause_due: false,
+            in_engine_since: now,
             now,
             config,
             engine: std::mem::ManuallyDrop::new(engine),
@@ -430,6 +438,11 @@ impl<'a> Job<'a> {
                 offset,
                 len,
             });
+            if let (true, Some(at)) = (self.submits_on_queue, issued_at) {
+                // Such an engine enters the kernel here: issuing is the
+                // engine's time, not the worker's own.
+                self.totals.time.in_engine_ns += at.elapsed().as_nanos() as u64;
+            }
             if watched {
                 self.config.pulse.unblock();
             }
@@ -438,6 +451,9 @@ impl<'a> Job<'a> {
             state.due_at = due_at;
             state.paced = due.is_some();
             state.busy = true;
+            if let (true, Some(at)) = (self.submits_on_queue, issued_at) {
+                self.record_issue_lag(slot, at);
+            }
             if let Some(schedule) = &mut self.schedule {
                 schedule.issued += 1;
             } else if let Some(schedule) = &mut self.direction_schedules[dir as usize] {
@@ -629,10 +645,12 @@ impl<'a> Job<'a> {
                 // A replay issues each I/O at its time: a sleep ends up to
                 // a timer slack late, so the last stretch is spun.
                 if left <= REPLAY_SPIN {
+                    let before = Instant::now();
                     while Instant::now() < due {
                         std::hint::spin_loop();
                     }
                     self.now = Instant::now();
+                    self.rested_since(before);
                     return Idle::Continue;
                 }
                 return self.pause((left - REPLAY_SPIN).min(WAIT_SLICE), stop, halt);
@@ -676,10 +694,38 @@ impl<'a> Job<'a> {
 
     /// Sleeps for `wait`, then looks at the clock and the stop flags.
     fn pause(&mut self, wait: Duration, stop: &StopFlag, halt: &AtomicBool) -> Idle {
+        let before = Instant::now();
         std::thread::sleep(wait);
         self.now = Instant::now();
+        self.rested_since(before);
         self.stopping = self.must_stop(stop, halt);
         Idle::Continue
+    }
+
+    /// The worker idled on purpose from `since` until now (a schedule, a
+    /// think time, a flush): that time is neither its own work nor issue
+    /// lag, so every free slot is ready again from now.
+    fn rested_since(&mut self, since: Instant) {
+        self.totals.time.paused_ns += self.now.saturating_duration_since(since).as_nanos() as u64;
+        for &slot in &self.free {
+            self.slots[slot as usize].freed_at = self.now;
+        }
+    }
+
+    /// Books how long slot `slot`'s I/O waited to go out once it could
+    /// (due on its schedule, and the slot free): the time fathom or its
+    /// host, not the device, held it back.
+    #[inline]
+    fn record_issue_lag(&mut self, slot: u32, at: Instant) {
+        let s = &self.slots[slot as usize];
+        let ready = match s.paced {
+            true => s.due_at.max(s.freed_at),
+            false => s.freed_at,
+        };
+        if self.counts(at) {
+            let lag = at.saturating_duration_since(ready).as_nanos() as u64;
+            self.interval[s.dir as usize].issue_lag.record(lag);
+        }
     }
 
     /// Makes the writes so far durable and times it; false when a failed
@@ -700,6 +746,11 @@ impl<'a> Job<'a> {
             self.config.pulse.unblock();
         }
         self.now = Instant::now();
+        self.totals.time.in_engine_ns +=
+            self.now.saturating_duration_since(started).as_nanos() as u64;
+        for &slot in &self.free {
+            self.slots[slot as usize].freed_at = self.now;
+        }
         self.writes_since_sync = 0;
         self.script_sync_due = false;
         match outcome {
@@ -732,9 +783,13 @@ impl<'a> Job<'a> {
         if !self.batch.is_empty() {
             self.totals.queue.submission(self.batch.len() as u32);
         }
-        for slot in self.batch.drain(..) {
+        for i in 0..self.batch.len() {
+            let slot = self.batch[i];
             self.slots[slot as usize].submitted_at = submit_time;
+            self.record_issue_lag(slot, submit_time);
         }
+        self.batch.clear();
+        self.in_engine_since = submit_time;
         let wait = match self.next_due {
             Some(due) => due
                 .saturating_duration_since(Instant::now())
@@ -774,6 +829,10 @@ impl<'a> Job<'a> {
         }
         self.blocked = false;
         self.now = Instant::now();
+        self.totals.time.in_engine_ns += self
+            .now
+            .saturating_duration_since(self.in_engine_since)
+            .as_nanos() as u64;
         for c in self.completions.drain(..) {
             self.reaped.push((c, Instant::now()));
         }
@@ -797,6 +856,7 @@ impl<'a> Job<'a> {
         let state = self.slots[slot];
         let bs = state.len;
         self.slots[slot].busy = false;
+        self.slots[slot].freed_at = at;
         self.free.push(c.slot);
         // A trim answers 0 when done; a read or write the bytes it moved.
         let ok = match state.dir {

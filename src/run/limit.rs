@@ -1,0 +1,246 @@
+//! The verdict on every workload result: what limited its figures, judged
+//! from what the run measured beside the I/O (the workers' time, how late
+//! each I/O went out once it could, the disks' own counters) and the
+//! warnings already raised.
+
+use crate::result::WorkloadResult;
+use crate::result::limit::{LimitedBy, Limiter};
+use crate::result::warning::WarningKind;
+use crate::util::units::{latency, thousands};
+
+/// A rated run that delivered at least this share of the rate asked, with
+/// almost no I/O late, was limited by its schedule.
+pub const RATE_KEPT: f64 = 0.97;
+/// Share of I/Os late (issued over 1 ms after they could go) that a rated
+/// run may have and still be said to keep its schedule.
+pub const LATE_ALLOWED: f64 = 0.01;
+/// Of the time a slot spends between one I/O and the next, the share it
+/// may sit free waiting for fathom before fathom, not the device, is what
+/// limited the figures.
+pub const FATHOM_IDLE_SLOTS: f64 = 0.25;
+
+/// What limited `result`; None when nothing was measured to judge by
+/// (nothing completed, or a result read from elsewhere).
+pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
+    let issue = result.issue.as_ref()?;
+    let ios = result.total.ios();
+    if ios == 0 {
+        return None;
+    }
+    let spec = &result.spec;
+    let waited = result.cpu.waited_for_cpu_share.unwrap_or(0.0);
+    let stolen = result.cpu.host_steal_share.unwrap_or(0.0);
+    let late = format!(
+        "{} of I/Os went out more than 1 ms after they could (p99 issue lag {})",
+        share(issue.late_share),
+        latency(issue.lag_ns.p99 as f64)
+    );
+    let busy = super::warnings::BUSY_HOST_SHARE;
+    if waited >= busy || stolen >= busy {
+        let mut why = Vec::new();
+        if waited >= busy {
+            why.push(format!(
+                "the workers waited for a CPU {} of the time they ran",
+                share(waited)
+            ));
+        }
+        if stolen >= busy {
+            why.push(format!(
+                "the hypervisor gave {} of the CPU time to other guests",
+                share(stolen)
+            ));
+        }
+        why.push(late);
+        return Some(verdict(Limiter::Host, why.join("; ")));
+    }
+    if let Some(asked) = asked_iops(result) {
+        let done = result.total.read.iops + result.total.write.iops + result.total.trim.iops;
+        if done >= asked * RATE_KEPT && issue.late_share <= LATE_ALLOWED {
+            return Some(verdict(
+                Limiter::RateAsked,
+                format!(
+                    "{} I/Os a second were asked for and {} delivered, on time (p99 issue lag {})",
+                    thousands(asked.round() as u64),
+                    thousands(done.round() as u64),
+                    latency(issue.lag_ns.p99 as f64)
+                ),
+            ));
+        }
+    }
+    let cached = [
+        WarningKind::PageCacheReads,
+        WarningKind::PageCacheWrites,
+        WarningKind::BelowDeviceFloor,
+        WarningKind::MemoryTarget,
+    ];
+    if let Some(w) = result.warnings.iter().find(|w| cached.contains(&w.kind)) {
+        return Some(verdict(
+            Limiter::PageCache,
+            format!("{} (p50 latency {})", w.kind.summary(), p50(result)),
+        ));
+    }
+    let caps = spec.engine.caps();
+    if !caps.does_io && spec.null_latency_ns == 0 {
+        return Some(verdict(
+            Limiter::Fathom,
+            format!(
+                "the {} engine does no I/O: the figures are fathom's own speed (its own work {} of the workers' time)",
+                spec.engine,
+                share(issue.own_share)
+            ),
+        ));
+    }
+    let slots = format!(
+        "I/O slots sat free {} of the time (mean {} from a free slot to its next I/O, against {} of latency)",
+        share(issue.idle_slot_share),
+        latency(issue.lag_ns.mean),
+        latency(mean_latency(result))
+    );
+    if issue.idle_slot_share >= FATHOM_IDLE_SLOTS {
+        return Some(verdict(
+            Limiter::Fathom,
+            format!(
+                "{slots}; the workers spent {} of their time on their own work",
+                share(issue.own_share)
+            ),
+        ));
+    }
+    let mut evidence = format!(
+        "{slots}; the workers spent {} of their time in the engine, waiting for the device",
+        share(issue.in_engine_share)
+    );
+    for d in result.disks.iter().filter(|_| caps.does_io) {
+        evidence.push_str(&format!("; {} was busy {:.0}%", d.name, d.util_pct));
+        if result.runtime_s > 0.0 {
+            let in_flight = d.in_queue_ms as f64 / (result.runtime_s * 1e3);
+            evidence.push_str(&format!(" with {in_flight:.1} I/Os in flight on average"));
+        }
+    }
+    if !caps.does_io {
+        evidence.push_str(" (the null engine's simulated device)");
+    }
+    Some(verdict(Limiter::Device, evidence))
+}
+
+fn verdict(by: Limiter, evidence: String) -> LimitedBy {
+    LimitedBy { by, evidence }
+}
+
+fn share(s: f64) -> String {
+    match s {
+        0.0 => "0%".into(),
+        s if s < 0.001 => "under 0.1%".into(),
+        s if s < 0.01 => format!("{:.1}%", s * 100.0),
+        s => format!("{:.0}%", s * 100.0),
+    }
+}
+
+/// I/Os per second the rate knobs ask for over every target; None for a
+/// run with any direction unrated.
+fn asked_iops(result: &WorkloadResult) -> Option<f64> {
+    let spec = &result.spec;
+    let targets = spec.targets.len() as f64;
+    if let Some(rate) = spec.target_rate() {
+        return Some(rate * targets);
+    }
+    if let Some(replay) = &spec.replay {
+        // A replay at a speed asks for the trace's I/Os over its span.
+        let r = result.replay.as_ref()?;
+        replay.speed?;
+        return (r.trace_span_s > 0.0).then(|| r.trace_ios as f64 / r.trace_span_s);
+    }
+    let [read, write] = spec.direction_iops();
+    let pct = spec.rw.read_percent(spec.rwmix_read);
+    match (pct, read, write) {
+        (100, Some(r), _) => Some(r * targets),
+        (0, _, Some(w)) => Some(w * targets),
+        (_, Some(r), Some(w)) => Some((r + w) * targets),
+        _ => None,
+    }
+}
+
+fn mean_latency(result: &WorkloadResult) -> f64 {
+    let (sum, n) = result
+        .total
+        .named()
+        .iter()
+        .fold((0.0, 0u64), |(sum, n), (_, d)| {
+            (sum + d.lat_ns.mean * d.ios as f64, n + d.ios)
+        });
+    if n == 0 { 0.0 } else { sum / n as f64 }
+}
+
+fn p50(result: &WorkloadResult) -> String {
+    let d = result
+        .total
+        .named()
+        .into_iter()
+        .map(|(_, d)| d)
+        .max_by_key(|d| d.ios)
+        .expect("three directions");
+    latency(d.lat_ns.p50 as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::issue::IssueTiming;
+    use crate::result::warning::Warning;
+
+    /// 10,000 reads at 100 µs on io_uring, slots idle `idle` of the time,
+    /// workers waiting for a CPU `waited` of theirs.
+    fn run(idle: f64, waited: f64) -> WorkloadResult {
+        let mut w = crate::result::test_support::empty_workload();
+        w.total.read.ios = 10_000;
+        w.total.read.iops = 10_000.0;
+        w.total.read.lat_ns.mean = 100_000.0;
+        w.runtime_s = 1.0;
+        w.cpu.waited_for_cpu_share = Some(waited);
+        w.issue = Some(IssueTiming {
+            idle_slot_share: idle,
+            in_engine_share: 1.0 - idle,
+            ..Default::default()
+        });
+        w
+    }
+
+    #[test]
+    fn each_cause_is_named_with_its_evidence() {
+        let device = judge(&run(0.02, 0.01)).unwrap();
+        assert_eq!(device.by, Limiter::Device, "{device}");
+        assert!(device.evidence.contains("slots sat free 2%"), "{device}");
+        let fathom = judge(&run(0.4, 0.01)).unwrap();
+        assert_eq!(fathom.by, Limiter::Fathom, "{fathom}");
+        let host = judge(&run(0.4, 0.38)).unwrap();
+        assert_eq!(host.by, Limiter::Host, "{host}");
+        assert!(host.evidence.contains("waited for a CPU 38%"), "{host}");
+
+        let mut rated = run(0.02, 0.01);
+        rated.spec.rate_iops = Some(10_000.0);
+        assert_eq!(judge(&rated).unwrap().by, Limiter::RateAsked);
+        // A rate not delivered is not the schedule's doing.
+        rated.spec.rate_iops = Some(20_000.0);
+        assert_eq!(judge(&rated).unwrap().by, Limiter::Device);
+
+        let mut cached = run(0.3, 0.01);
+        cached.warnings.push(Warning {
+            kind: WarningKind::PageCacheReads,
+            target: "t".into(),
+            figure: None,
+            at_s: None,
+            message: String::new(),
+        });
+        assert_eq!(judge(&cached).unwrap().by, Limiter::PageCache);
+
+        let mut null = run(0.5, 0.01);
+        null.spec.engine = crate::spec::EngineKind::Null;
+        let by = judge(&null).unwrap();
+        assert!(by.by == Limiter::Fathom && by.evidence.contains("does no I/O"));
+
+        let mut nothing = run(0.0, 0.0);
+        nothing.total.read.ios = 0;
+        assert!(judge(&nothing).is_none());
+        nothing.issue = None;
+        assert!(judge(&nothing).is_none());
+    }
+}
