@@ -121,7 +121,7 @@ fn a_busy_host_never_passes_for_a_slow_device() {
         let (by, evidence) = limit(doc);
         match by.as_str() {
             "device" => assert!(
-                iops >= 2000.0 * 0.85 && iops <= 2000.0 * 1.02,
+                (2000.0 * 0.85..=2000.0 * 1.02).contains(&iops),
                 "{name}: {iops} I/Os a second said to be the device's: {evidence}"
             ),
             "host" => assert!(evidence.contains("waited for a CPU"), "{evidence}"),
