@@ -206,7 +206,7 @@ pub fn search(
         step_cost = step_cost.max(step_started.elapsed().as_secs_f64());
         let mut step = judge(base, search, phase, rate, &run)?;
         step.repeat = repeat;
-        let (met, interrupted, by_host) = (step.met, step.interrupted, step.missed_by_host());
+        let (met, interrupted, by_host) = (step.met, step.interrupted, step.missed_by_host);
         result.steps.push(step);
         if interrupted {
             result.end = SearchEnd::Interrupted;
@@ -324,6 +324,10 @@ fn judge(
     let mut warnings = Vec::new();
     let mut interrupted = false;
     let limited_by = least_the_targets(&runs);
+    let waited = runs
+        .iter()
+        .filter_map(|w| w.cpu.waited_for_cpu_share)
+        .fold(0.0, f64::max);
     for w in runs {
         for (_, d) in w.total.named() {
             completion.add(&LatencyHistogram::decode(&d.histogram).map_err(anyhow::Error::msg)?);
@@ -350,7 +354,14 @@ fn judge(
         .iter()
         .zip(&slo_ns)
         .all(|(t, v)| *v <= t.limit_ns);
+    let met = within && !saturated && due.count() > 0 && !interrupted;
+    let host = limited_by.as_ref().is_some_and(|l| !l.by.is_the_targets());
+    // A busy host costs at most about the time the workers waited for a
+    // CPU: a shortfall far beyond that is the target's, busy host or not.
+    let shortfall = 1.0 - achieved_iops / offered_iops;
+    let host_explains = !saturated || shortfall <= 2.0 * waited + SATURATION_SHORTFALL;
     Ok(CapacityStep {
+        missed_by_host: !met && !interrupted && host && host_explains,
         phase,
         repeat: false,
         offered_iops,
@@ -360,7 +371,7 @@ fn judge(
         histogram: due.encode(),
         completion_lat_ns: completion.summary(),
         unanswered,
-        met: within && !saturated && due.count() > 0 && !interrupted,
+        met,
         slo_ns,
         saturated,
         interrupted,

@@ -182,7 +182,7 @@ pub fn conclusion(c: &CapacityResult) -> Vec<String> {
         out.push(c.end.describe().to_string());
     }
     for (i, step) in c.steps.iter().enumerate() {
-        if let Some(limit) = step.limited_by.as_ref().filter(|_| step.missed_by_host()) {
+        if let Some(limit) = step.limited_by.as_ref().filter(|_| step.missed_by_host) {
             out.push(format!(
                 "step {} at {}/s missed because of the {limit}",
                 i + 1,
@@ -225,6 +225,7 @@ mod tests {
             interrupted: false,
             warnings: Vec::new(),
             limited_by: None,
+            missed_by_host: false,
         }
     }
 

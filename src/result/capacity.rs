@@ -131,19 +131,10 @@ pub struct CapacityStep {
     /// says least for the target); absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<super::limit::LimitedBy>,
-}
-
-impl CapacityStep {
-    /// A miss that the host or fathom, not the target, explains: it
-    /// decides nothing about the target.
-    pub fn missed_by_host(&self) -> bool {
-        !self.met
-            && !self.interrupted
-            && self
-                .limited_by
-                .as_ref()
-                .is_some_and(|l| !l.by.is_the_targets())
-    }
+    /// The step missed, and the host (or fathom), not the target, accounts
+    /// for it: it decides nothing about the target.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub missed_by_host: bool,
 }
 
 impl CapacityResult {

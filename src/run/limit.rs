@@ -18,6 +18,10 @@ pub const LATE_ALLOWED: f64 = 0.01;
 /// may sit free waiting for fathom before fathom, not the device, is what
 /// limited the figures.
 pub const FATHOM_IDLE_SLOTS: f64 = 0.25;
+/// A share of their time the workers may wait for a CPU on an idle host
+/// (an idle 2-CPU VM shows under 2%): above it, I/Os held back are put
+/// down to the host rather than to fathom.
+pub const HOST_HINT: f64 = 0.03;
 
 /// What limited `result`; None when nothing was measured to judge by
 /// (nothing completed, or a result read from elsewhere).
@@ -53,9 +57,31 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
         why.push(late);
         return Some(verdict(Limiter::Host, why.join("; ")));
     }
+    // Below the share that makes a host busy on its own, the host may
+    // still be why I/Os went out late when they did.
+    let host_hint = waited >= HOST_HINT || stolen >= HOST_HINT;
+    let held_back = |why: String| match host_hint {
+        true => verdict(
+            Limiter::Host,
+            format!(
+                "{why}, and the workers waited for a CPU {} of the time they ran",
+                share(waited.max(stolen))
+            ),
+        ),
+        false => verdict(Limiter::Fathom, why),
+    };
     if let Some(asked) = asked_iops(result) {
         let done = result.total.read.iops + result.total.write.iops + result.total.trim.iops;
-        if done >= asked * RATE_KEPT && issue.late_share <= LATE_ALLOWED {
+        if issue.late_share > LATE_ALLOWED {
+            // A device that falls behind makes I/Os wait for a slot, which
+            // is not issue lag: these went out late with a slot free.
+            return Some(held_back(format!(
+                "{} I/Os a second were asked for and {} delivered; {late}",
+                thousands(asked.round() as u64),
+                thousands(done.round() as u64)
+            )));
+        }
+        if done >= asked * RATE_KEPT {
             return Some(verdict(
                 Limiter::RateAsked,
                 format!(
@@ -97,13 +123,10 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
         latency(mean_latency(result))
     );
     if issue.idle_slot_share >= FATHOM_IDLE_SLOTS {
-        return Some(verdict(
-            Limiter::Fathom,
-            format!(
-                "{slots}; the workers spent {} of their time on their own work",
-                share(issue.own_share)
-            ),
-        ));
+        return Some(held_back(format!(
+            "{slots}; the workers spent {} of their time on their own work",
+            share(issue.own_share)
+        )));
     }
     let mut evidence = format!(
         "{slots}; the workers spent {} of their time in the engine, waiting for the device",
@@ -221,6 +244,17 @@ mod tests {
         // A rate not delivered is not the schedule's doing.
         rated.spec.rate_iops = Some(20_000.0);
         assert_eq!(judge(&rated).unwrap().by, Limiter::Device);
+        // I/Os that went out late with a slot free: fathom held them back,
+        // or a host a little busy did.
+        rated.spec.rate_iops = Some(10_000.0);
+        rated.issue.as_mut().unwrap().late_share = 0.05;
+        assert_eq!(judge(&rated).unwrap().by, Limiter::Fathom);
+        rated.cpu.waited_for_cpu_share = Some(0.05);
+        let host = judge(&rated).unwrap();
+        assert!(
+            host.by == Limiter::Host && host.evidence.contains("5% of I/Os"),
+            "{host}"
+        );
 
         let mut cached = run(0.3, 0.01);
         cached.warnings.push(Warning {
