@@ -258,7 +258,11 @@ fn time_series_and_target_bars_draw() {
         html_path.to_str().unwrap(),
     ]);
     let html = std::fs::read_to_string(&html_path).unwrap();
-    assert!(html.contains("IOPS per second") && html.contains("p99 latency per second"));
+    assert!(
+        html.contains("IOPS per second") && html.contains("p99 latency and issue lag per second")
+    );
+    // How late fathom issued, beside what the device answered in.
+    assert!(html.contains("read issue lag p99"));
     assert!(html.contains("read IOPS by target") && html.contains("write IOPS by target"));
     // Bars for read and write; IOPS and p99 per second.
     assert_eq!(html.matches("<figure class=\"chart\"").count(), 4);
