@@ -64,6 +64,14 @@ pub trait Engine {
     fn may_block(&self) -> bool {
         true
     }
+    /// Whether every I/O is answered within the call that takes it, with
+    /// no device behind it to wait for (null without a latency): there is
+    /// no issue lag or time in the engine to tell apart from the worker's
+    /// own, and the worker measures none, so that fathom's own speed is
+    /// measured without the cost of measuring it.
+    fn answers_inline(&self) -> bool {
+        false
+    }
     /// Sends the batch and waits until at least `min_complete` I/Os have
     /// completed or `timeout` has passed, whichever is first.
     fn submit_and_wait(&mut self, min_complete: u32, timeout: Duration) -> io::Result<()>;

@@ -55,6 +55,10 @@ impl NullEngine {
 }
 
 impl Engine for NullEngine {
+    fn answers_inline(&self) -> bool {
+        self.service.is_zero()
+    }
+
     fn may_block(&self) -> bool {
         false
     }

@@ -26,19 +26,26 @@ pub const HOST_HINT: f64 = 0.03;
 /// What limited `result`; None when nothing was measured to judge by
 /// (nothing completed, or a result read from elsewhere).
 pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
-    let issue = result.issue.as_ref()?;
-    let ios = result.total.ios();
-    if ios == 0 {
+    if result.total.ios() == 0 {
         return None;
     }
     let spec = &result.spec;
+    let caps = spec.engine.caps();
+    // The null engine without a latency answers every I/O as it takes it:
+    // what it measures is fathom, and its workers time nothing else.
+    let inline = !caps.does_io && spec.null_latency_ns == 0;
+    if result.issue.is_none() && !inline {
+        return None;
+    }
     let waited = result.cpu.waited_for_cpu_share.unwrap_or(0.0);
     let stolen = result.cpu.host_steal_share.unwrap_or(0.0);
-    let late = format!(
-        "{} of I/Os went out more than 1 ms after they could (p99 issue lag {})",
-        share(issue.late_share),
-        latency(issue.lag_ns.p99 as f64)
-    );
+    let late = result.issue.as_ref().map(|issue| {
+        format!(
+            "{} of I/Os went out more than 1 ms after they could (p99 issue lag {})",
+            share(issue.late_share),
+            latency(issue.lag_ns.p99 as f64)
+        )
+    });
     let busy = super::warnings::BUSY_HOST_SHARE;
     if waited >= busy || stolen >= busy {
         let mut why = Vec::new();
@@ -54,9 +61,20 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
                 share(stolen)
             ));
         }
-        why.push(late);
+        why.extend(late);
         return Some(verdict(Limiter::Host, why.join("; ")));
     }
+    if inline {
+        return Some(verdict(
+            Limiter::Fathom,
+            format!(
+                "the {} engine does no I/O: the figures are fathom's own speed",
+                spec.engine
+            ),
+        ));
+    }
+    let issue = result.issue.as_ref()?;
+    let late = late.unwrap_or_default();
     // Below the share that makes a host busy on its own, the host may
     // still be why I/Os went out late when they did.
     let host_hint = waited >= HOST_HINT || stolen >= HOST_HINT;
@@ -103,17 +121,6 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
         return Some(verdict(
             Limiter::PageCache,
             format!("{} (p50 latency {})", w.kind.summary(), p50(result)),
-        ));
-    }
-    let caps = spec.engine.caps();
-    if !caps.does_io && spec.null_latency_ns == 0 {
-        return Some(verdict(
-            Limiter::Fathom,
-            format!(
-                "the {} engine does no I/O: the figures are fathom's own speed (its own work {} of the workers' time)",
-                spec.engine,
-                share(issue.own_share)
-            ),
         ));
     }
     let slots = format!(

@@ -183,6 +183,9 @@ struct Job<'a> {
     submits_on_queue: bool,
     /// The engine's calls can block on the target (see `Engine::may_block`).
     may_block: bool,
+    /// Issue lag and the time in the engine are measured: the engine has
+    /// something to wait for (see `Engine::answers_inline`).
+    timed: bool,
     stopping: bool,
     /// Set once the I/Os still due at the deadline have been counted.
     outstanding_counted: bool,
@@ -192,6 +195,12 @@ struct Job<'a> {
     pause_due: bool,
     /// When the current call into the engine to submit and wait began.
     in_engine_since: Instant,
+    /// An engine that submits as it queues: when the last I/O went into
+    /// it, until the next is timestamped (the time between is the engine's
+    /// call, and a little of the worker's own bookkeeping).
+    queued_since: Option<Instant>,
+    /// This second's issue lags, per direction.
+    lags: [crate::measure::issue::LagCounts; DIRECTIONS],
     now: Instant,
     interval: [DirectionSample; DIRECTIONS],
     interval_index: u64,
@@ -265,11 +274,14 @@ impl<'a> Job<'a> {
             blocked: false,
             submits_on_queue: engine.submits_on_queue(),
             may_block: engine.may_block(),
+            timed: !engine.answers_inline(),
             stopping: false,
             outstanding_counted: false,
             since_pause: 0,
             pause_due: false,
             in_engine_since: now,
+            queued_since: None,
+            lags: Default::default(),
             now,
             config,
             engine: std::mem::ManuallyDrop::new(engine),
@@ -420,6 +432,11 @@ impl<'a> Job<'a> {
             if let (true, Some(at)) = (self.submits_on_queue, issued_at) {
                 self.slots[slot as usize].submitted_at = at;
                 self.totals.queue.submission(1);
+                // Such an engine enters the kernel as it queues: the time
+                // since the last I/O went in was mostly that call's.
+                if self.timed {
+                    self.queued_at(at);
+                }
             }
             // An engine that issues each I/O as it is queued can block in
             // that call (io_uring issues inline on a file system that cannot
@@ -438,11 +455,6 @@ impl<'a> Job<'a> {
                 offset,
                 len,
             });
-            if let (true, Some(at)) = (self.submits_on_queue, issued_at) {
-                // Such an engine enters the kernel here: issuing is the
-                // engine's time, not the worker's own.
-                self.totals.time.in_engine_ns += at.elapsed().as_nanos() as u64;
-            }
             if watched {
                 self.config.pulse.unblock();
             }
@@ -451,7 +463,9 @@ impl<'a> Job<'a> {
             state.due_at = due_at;
             state.paced = due.is_some();
             state.busy = true;
-            if let (true, Some(at)) = (self.submits_on_queue, issued_at) {
+            if let (true, true, Some(at)) = (self.timed, self.submits_on_queue, issued_at)
+                && self.counts(at)
+            {
                 self.record_issue_lag(slot, at);
             }
             if let Some(schedule) = &mut self.schedule {
@@ -712,9 +726,18 @@ impl<'a> Job<'a> {
         }
     }
 
-    /// Books how long slot `slot`'s I/O waited to go out once it could
-    /// (due on its schedule, and the slot free): the time fathom or its
-    /// host, not the device, held it back.
+    /// Counts the time from the last I/O an engine that submits as it
+    /// queues was given to `at` as the engine's.
+    #[inline]
+    fn queued_at(&mut self, at: Instant) {
+        if let Some(since) = self.queued_since.replace(at) {
+            self.totals.time.in_engine_ns += at.saturating_duration_since(since).as_nanos() as u64;
+        }
+    }
+
+    /// Books how long slot `slot`'s I/O, issued at `at` while measuring,
+    /// waited to go out once it could (due on its schedule, and the slot
+    /// free): the time fathom or its host, not the device, held it back.
     #[inline]
     fn record_issue_lag(&mut self, slot: u32, at: Instant) {
         let s = &self.slots[slot as usize];
@@ -722,10 +745,8 @@ impl<'a> Job<'a> {
             true => s.due_at.max(s.freed_at),
             false => s.freed_at,
         };
-        if self.counts(at) {
-            let lag = at.saturating_duration_since(ready).as_nanos() as u64;
-            self.interval[s.dir as usize].issue_lag.record(lag);
-        }
+        let lag = at.saturating_duration_since(ready).as_nanos() as u64;
+        self.lags[s.dir as usize].record(lag);
     }
 
     /// Makes the writes so far durable and times it; false when a failed
@@ -783,13 +804,20 @@ impl<'a> Job<'a> {
         if !self.batch.is_empty() {
             self.totals.queue.submission(self.batch.len() as u32);
         }
-        for i in 0..self.batch.len() {
-            let slot = self.batch[i];
+        for &slot in &self.batch {
             self.slots[slot as usize].submitted_at = submit_time;
-            self.record_issue_lag(slot, submit_time);
+        }
+        if self.timed {
+            if self.counts(submit_time) {
+                for i in 0..self.batch.len() {
+                    self.record_issue_lag(self.batch[i], submit_time);
+                }
+            }
+            self.queued_at(submit_time);
+            self.queued_since = None;
+            self.in_engine_since = submit_time;
         }
         self.batch.clear();
-        self.in_engine_since = submit_time;
         let wait = match self.next_due {
             Some(due) => due
                 .saturating_duration_since(Instant::now())
@@ -829,10 +857,12 @@ impl<'a> Job<'a> {
         }
         self.blocked = false;
         self.now = Instant::now();
-        self.totals.time.in_engine_ns += self
-            .now
-            .saturating_duration_since(self.in_engine_since)
-            .as_nanos() as u64;
+        if self.timed {
+            self.totals.time.in_engine_ns += self
+                .now
+                .saturating_duration_since(self.in_engine_since)
+                .as_nanos() as u64;
+        }
         for c in self.completions.drain(..) {
             self.reaped.push((c, Instant::now()));
         }
@@ -1033,6 +1063,9 @@ impl<'a> Job<'a> {
     /// Closes the current interval: adds it to the worker's totals and sends
     /// it to the coordinator.
     fn flush_interval(&mut self, duration: Duration) {
+        for (lags, sample) in self.lags.iter_mut().zip(&mut self.interval) {
+            lags.drain_into(&mut sample.issue_lag);
+        }
         let directions = std::mem::take(&mut self.interval);
         for (total, sample) in self.totals.directions.iter_mut().zip(&directions) {
             total.add(sample);
