@@ -23,16 +23,25 @@ pub struct CpuTime {
     pub host_s: f64,
     #[serde(default)]
     pub host_steal_s: f64,
+    /// Of `host_s`, the time every CPU spent in software interrupts (where
+    /// network and block completions run), in seconds.
+    #[serde(default)]
+    pub host_softirq_s: f64,
+    /// Of `context_switches`, those the scheduler forced (a thread's time
+    /// slice ran out with another waiting): contention for the CPUs.
+    #[serde(default)]
+    pub involuntary_switches: u64,
 }
 
-/// The host's CPU time in all and stolen, in seconds, from /proc/stat's
-/// first line (`cpu user nice system idle iowait irq softirq steal ...`).
-fn host_cpu() -> (f64, f64) {
+/// The host's CPU time in all, stolen and in software interrupts, in
+/// seconds, from /proc/stat's first line (`cpu user nice system idle iowait
+/// irq softirq steal ...`).
+fn host_cpu() -> (f64, f64, f64) {
     let Ok(text) = std::fs::read_to_string("/proc/stat") else {
-        return (0.0, 0.0);
+        return (0.0, 0.0, 0.0);
     };
     let Some(line) = text.lines().next().filter(|l| l.starts_with("cpu ")) else {
-        return (0.0, 0.0);
+        return (0.0, 0.0, 0.0);
     };
     // SAFETY: sysconf takes no pointers.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
@@ -42,8 +51,9 @@ fn host_cpu() -> (f64, f64) {
         .take(8)
         .filter_map(|t| t.parse().ok())
         .collect();
+    let softirq = ticks.get(6).copied().unwrap_or(0.0);
     let steal = ticks.get(7).copied().unwrap_or(0.0);
-    (ticks.iter().sum::<f64>() / hz, steal / hz)
+    (ticks.iter().sum::<f64>() / hz, steal / hz, softirq / hz)
 }
 
 /// How long the calling thread has waited, ready to run, for a CPU (the
@@ -84,10 +94,12 @@ impl CpuTime {
             usage
         };
         let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-        let (host_s, host_steal_s) = host_cpu();
+        let (host_s, host_steal_s, host_softirq_s) = host_cpu();
         CpuTime {
             host_s,
             host_steal_s,
+            host_softirq_s,
+            involuntary_switches: usage.ru_nivcsw.max(0) as u64,
             user_s: secs(usage.ru_utime),
             sys_s: secs(usage.ru_stime),
             context_switches: (usage.ru_nvcsw + usage.ru_nivcsw).max(0) as u64,
@@ -107,6 +119,10 @@ impl CpuTime {
             minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
             host_s: (self.host_s - earlier.host_s).max(0.0),
             host_steal_s: (self.host_steal_s - earlier.host_steal_s).max(0.0),
+            host_softirq_s: (self.host_softirq_s - earlier.host_softirq_s).max(0.0),
+            involuntary_switches: self
+                .involuntary_switches
+                .saturating_sub(earlier.involuntary_switches),
         }
     }
 

@@ -202,6 +202,14 @@ pub struct CpuUsage {
     /// hypervisor gave to other guests (`steal`). Absent where unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_steal_share: Option<f64>,
+    /// Of the host's CPU time while measuring, the share in software
+    /// interrupts (network and block completions). Absent where unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_softirq_share: Option<f64>,
+    /// Of `context_switches`, those the scheduler forced on the process's
+    /// threads: they wanted to go on running and another took the CPU.
+    #[serde(default)]
+    pub involuntary_switches: u64,
 }
 
 impl WorkloadResult {
@@ -252,6 +260,8 @@ impl CpuUsage {
             minor_faults: cpu.minor_faults,
             waited_for_cpu_share: None,
             host_steal_share: (cpu.host_s > 0.0).then(|| cpu.host_steal_s / cpu.host_s),
+            host_softirq_share: (cpu.host_s > 0.0).then(|| cpu.host_softirq_s / cpu.host_s),
+            involuntary_switches: cpu.involuntary_switches,
         }
     }
 
@@ -265,7 +275,10 @@ impl CpuUsage {
         };
         let mut waited: Option<f64> = None;
         let mut stolen: Option<f64> = None;
+        let mut softirq: Option<f64> = None;
         for p in parts {
+            sum.involuntary_switches += p.involuntary_switches;
+            softirq = max_known(softirq, p.host_softirq_share);
             sum.user_s += p.user_s;
             sum.sys_s += p.sys_s;
             sum.context_switches += p.context_switches;
@@ -278,6 +291,7 @@ impl CpuUsage {
         CpuUsage {
             waited_for_cpu_share: waited,
             host_steal_share: stolen,
+            host_softirq_share: softirq,
             ..CpuUsage::new(sum, ios)
         }
     }

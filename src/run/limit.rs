@@ -22,6 +22,9 @@ pub const FATHOM_IDLE_SLOTS: f64 = 0.25;
 /// (an idle 2-CPU VM shows under 2%): above it, I/Os held back are put
 /// down to the host rather than to fathom.
 pub const HOST_HINT: f64 = 0.03;
+/// A share of the host's CPU time in software interrupts worth naming
+/// beside a device verdict.
+pub const SOFTIRQ_NOTED: f64 = 0.05;
 
 /// What limited `result`; None when nothing was measured to judge by
 /// (nothing completed, or a result read from elsewhere).
@@ -62,6 +65,12 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
             ));
         }
         why.extend(late);
+        if result.cpu.involuntary_switches > 0 {
+            why.push(format!(
+                "the scheduler took the CPU from fathom's threads {} times",
+                thousands(result.cpu.involuntary_switches)
+            ));
+        }
         return Some(verdict(Limiter::Host, why.join("; ")));
     }
     if inline {
@@ -148,6 +157,18 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
     }
     if !caps.does_io {
         evidence.push_str(" (the null engine's simulated device)");
+    }
+    if let Some(softirq) = result
+        .cpu
+        .host_softirq_share
+        .filter(|&s| s >= SOFTIRQ_NOTED)
+    {
+        // Completions are handled in software interrupts: a host busy in
+        // them makes a device look slower than it is.
+        evidence.push_str(&format!(
+            "; software interrupts took {} of the host's CPU time",
+            share(softirq)
+        ));
     }
     Some(verdict(Limiter::Device, evidence))
 }
