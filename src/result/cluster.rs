@@ -403,6 +403,7 @@ mod tests {
 
     #[test]
     fn hosts_side_by_side_merge_histograms_not_percentiles() {
+        use crate::result::limit::Limiter;
         // Three hosts: two fast, one slow; the slow one's p99 is not diluted
         // into a mean of p99s, and counts add up.
         let fast = || direction(&[1_000; 98], 2.0, &[49, 49]);
@@ -428,6 +429,32 @@ mod tests {
         assert!((c.start_spread_s - 0.5).abs() < 1e-9);
         assert!((c.end_spread_s - 1.0).abs() < 1e-9);
         assert_eq!(c.per_rank[2].host, "c");
+
+        // The group's verdict is its most limited rank's, named.
+        let verdict = |by, evidence: &str| {
+            Some(crate::result::limit::LimitedBy {
+                by,
+                evidence: evidence.into(),
+            })
+        };
+        let mut parts: Vec<WorkloadResult> = (0..2).map(|_| workload(fast(), 2.0)).collect();
+        parts[0].limited_by = verdict(Limiter::Device, "slots full");
+        parts[1].limited_by = verdict(Limiter::Host, "waited for a CPU 40%");
+        let docs = parts
+            .into_iter()
+            .zip(["a", "b"])
+            .map(|(w, h)| document(w, h));
+        let merged = concurrent_documents(docs.collect(), Launcher::Merge).unwrap();
+        let RunResult::Workload(w) = &merged.results[0] else {
+            panic!("a workload")
+        };
+        let limit = w.limited_by.as_ref().unwrap();
+        assert_eq!(limit.by, Limiter::Host);
+        assert!(
+            limit.evidence.ends_with(": waited for a CPU 40%"),
+            "{limit}"
+        );
+        assert!(limit.evidence.contains('b'), "{limit}");
 
         // Ranks that ran different plans are not merged.
         let one = document(workload(direction(&[1_000], 1.0, &[1]), 1.0), "a");
