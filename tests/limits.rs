@@ -31,6 +31,24 @@ fn is_or_host(doc: &Value, expected: &str) {
     }
 }
 
+/// A run of `target` on a simulated device of 2 ms per I/O with 4 in
+/// flight (2,000 I/Os a second), with `more` flags.
+fn slow_device(target: &str, more: &[&str]) -> Value {
+    let mut args = vec![
+        target,
+        "--engine",
+        "null",
+        "--null-latency",
+        "2ms",
+        "--iodepth",
+        "4",
+        "--size",
+        "1m",
+    ];
+    args.extend_from_slice(more);
+    run_json(&args)
+}
+
 #[test]
 fn each_run_names_what_limited_it() {
     let dir = tempdir();
@@ -41,36 +59,10 @@ fn each_run_names_what_limited_it() {
     is_or_host(&null, "fathom");
     assert!(limit(&null).1.contains("does no I/O") || limit(&null).0 == "host");
     // A simulated device of 2 ms per I/O: the workers wait for it.
-    let slow = run_json(&[
-        f,
-        "--engine",
-        "null",
-        "--null-latency",
-        "2ms",
-        "--iodepth",
-        "4",
-        "--runtime",
-        "500ms",
-        "--size",
-        "1m",
-    ]);
+    let slow = slow_device(f, &["--runtime", "500ms"]);
     is_or_host(&slow, "device");
     // On a schedule well inside what the device does: the rate decides.
-    let rated = run_json(&[
-        f,
-        "--engine",
-        "null",
-        "--null-latency",
-        "2ms",
-        "--iodepth",
-        "4",
-        "--rate-iops",
-        "200",
-        "--runtime",
-        "1s",
-        "--size",
-        "1m",
-    ]);
+    let rated = slow_device(f, &["--rate-iops", "200", "--runtime", "1s"]);
     is_or_host(&rated, "rate_asked");
     // Buffered reads of a region far smaller than memory: the page cache.
     let cached = run_json(&[
@@ -99,22 +91,10 @@ fn each_run_names_what_limited_it() {
 fn a_busy_host_never_passes_for_a_slow_device() {
     let dir = tempdir();
     let path = dir.path().join("t.dat");
-    let args = [
-        path.to_str().unwrap(),
-        "--engine",
-        "null",
-        "--null-latency",
-        "2ms",
-        "--iodepth",
-        "4",
-        "--runtime",
-        "1s",
-        "--size",
-        "1m",
-    ];
-    let quiet = run_json(&args);
+    let target = path.to_str().unwrap();
+    let quiet = slow_device(target, &["--runtime", "1s"]);
     let hogs = Hogs::start(3);
-    let busy = run_json(&args);
+    let busy = slow_device(target, &["--runtime", "1s"]);
     drop(hogs);
     for (name, doc) in [("quiet", &quiet), ("busy", &busy)] {
         let iops = f(&doc["results"][0]["total"]["read"]["iops"]);

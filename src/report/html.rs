@@ -213,6 +213,26 @@ impl Exporter for HtmlExporter {
     }
 }
 
+/// One figure of a direction per second, plotted at each second's end;
+/// `skip_idle` leaves out seconds in which nothing completed (a latency
+/// has no value then, while an IOPS of 0 is one).
+fn per_second(
+    name: String,
+    d: &crate::result::DirectionResult,
+    skip_idle: bool,
+    value: fn(&crate::result::Interval) -> f64,
+) -> Series {
+    Series {
+        name,
+        points: d
+            .intervals
+            .iter()
+            .filter(|i| !skip_idle || i.ios > 0)
+            .map(|i| (i.t_s + i.dur_s, value(i)))
+            .collect(),
+    }
+}
+
 /// A vertical line at each drift finding of `kind`, as tall as `series`,
 /// named with the change.
 fn drift_marks(w: &WorkloadResult, kind: WarningKind, series: &[Series]) -> Vec<Series> {
@@ -898,46 +918,24 @@ fn time_series(
             let present: Vec<_> = dirs.iter().filter(|(_, d)| d.ios > 0).collect();
             let ours: Vec<Series> = present
                 .iter()
-                .map(|(n, d)| Series {
-                    name: who(w, n),
-                    points: d
-                        .intervals
-                        .iter()
-                        .map(|i| (i.t_s + i.dur_s, i.iops))
-                        .collect(),
-                })
+                .map(|(n, d)| per_second(who(w, n), d, false, |i| i.iops))
                 .collect();
             let marks = drift_marks(w, WarningKind::IopsDrift, &ours);
             iops.extend(ours);
             iops.extend(marks);
             let ours: Vec<Series> = present
                 .iter()
-                .map(|(n, d)| Series {
-                    name: who(w, &format!("{n} p99")),
-                    points: d
-                        .intervals
-                        .iter()
-                        .filter(|i| i.ios > 0)
-                        .map(|i| (i.t_s + i.dur_s, i.p99_ns as f64))
-                        .collect(),
-                })
+                .map(|(n, d)| per_second(who(w, &format!("{n} p99")), d, true, |i| i.p99_ns as f64))
                 .collect();
             let marks = drift_marks(w, WarningKind::LatencyDrift, &ours);
             // Beside the device's latency, how late fathom issued: a host
             // or a tool that held I/Os back shows here, not in the device.
-            let lag: Vec<Series> = w
-                .total
-                .named()
-                .into_iter()
+            let lag: Vec<Series> = dirs
+                .iter()
                 .filter(|(_, d)| d.intervals.iter().any(|i| i.lag_p99_ns > 0))
-                .map(|(n, d)| Series {
-                    name: who(w, &format!("{n} issue lag p99")),
-                    points: d
-                        .intervals
-                        .iter()
-                        .filter(|i| i.ios > 0)
-                        .map(|i| (i.t_s + i.dur_s, i.lag_p99_ns as f64))
-                        .collect(),
+                .map(|(n, d)| {
+                    let name = who(w, &format!("{n} issue lag p99"));
+                    per_second(name, d, true, |i| i.lag_p99_ns as f64)
                 })
                 .collect();
             p99_ns.extend(ours);
