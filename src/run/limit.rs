@@ -6,7 +6,7 @@
 use crate::result::WorkloadResult;
 use crate::result::limit::{LimitedBy, Limiter};
 use crate::result::warning::WarningKind;
-use crate::util::units::{latency, thousands};
+use crate::util::units::{format_bytes, latency, thousands};
 
 /// A rated run that delivered at least this share of the rate asked, with
 /// almost no I/O late, was limited by its schedule.
@@ -25,6 +25,9 @@ pub const HOST_HINT: f64 = 0.03;
 /// A share of the host's CPU time in software interrupts worth naming
 /// beside a device verdict.
 pub const SOFTIRQ_NOTED: f64 = 0.05;
+/// A buffered run whose disks moved less than this share of the bytes
+/// fathom read and wrote was answered by the page cache.
+pub const CACHE_SERVED: f64 = 0.5;
 
 /// What limited `result`; None when nothing was measured to judge by
 /// (nothing completed, or a result read from elsewhere).
@@ -126,11 +129,29 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
         WarningKind::BelowDeviceFloor,
         WarningKind::MemoryTarget,
     ];
-    if let Some(w) = result.warnings.iter().find(|w| cached.contains(&w.kind)) {
-        return Some(verdict(
-            Limiter::PageCache,
-            format!("{} (p50 latency {})", w.kind.summary(), p50(result)),
-        ));
+    let suspected = result.warnings.iter().find(|w| cached.contains(&w.kind));
+    match (through_disks(result), suspected) {
+        // The disks' own counters settle it where there are any: bytes the
+        // disks did not move came from memory.
+        (Some((disk, ours)), _) if (disk as f64) < ours as f64 * CACHE_SERVED => {
+            return Some(verdict(
+                Limiter::PageCache,
+                format!(
+                    "the disks moved {} of the {} fathom read and wrote through the page cache; memory answered the rest (p50 latency {})",
+                    format_bytes(disk),
+                    format_bytes(ours),
+                    p50(result)
+                ),
+            ));
+        }
+        (Some(_), _) => {}
+        (None, Some(w)) => {
+            return Some(verdict(
+                Limiter::PageCache,
+                format!("{} (p50 latency {})", w.kind.summary(), p50(result)),
+            ));
+        }
+        (None, None) => {}
     }
     let slots = format!(
         "I/O slots sat free {} of the time (mean {} from a free slot to its next I/O, against {} of latency)",
@@ -171,6 +192,26 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
         ));
     }
     Some(verdict(Limiter::Device, evidence))
+}
+
+/// A buffered run on disks the kernel counts: the bytes those disks moved
+/// and the bytes fathom read and wrote. None for direct I/O, a memory file
+/// system (its warning decides), or no disk counters.
+fn through_disks(result: &WorkloadResult) -> Option<(u64, u64)> {
+    let memory = result
+        .warnings
+        .iter()
+        .any(|w| w.kind == WarningKind::MemoryTarget);
+    if result.spec.direct || memory || result.disks.is_empty() {
+        return None;
+    }
+    let disk = result
+        .disks
+        .iter()
+        .map(|d| d.read_bytes + d.write_bytes)
+        .sum();
+    let ours = result.total.read.bytes + result.total.write.bytes;
+    (ours > 0).then_some((disk, ours))
 }
 
 fn verdict(by: Limiter, evidence: String) -> LimitedBy {
@@ -293,6 +334,23 @@ mod tests {
             message: String::new(),
         });
         assert_eq!(judge(&cached).unwrap().by, Limiter::PageCache);
+        // Buffered, with a disk that moved every byte: the disk answered,
+        // whatever the region's size suggested.
+        cached.spec.direct = false;
+        cached.total.read.bytes = 40 << 20;
+        cached.disks = vec![crate::result::DiskUsage {
+            name: "vda".into(),
+            read_bytes: 40 << 20,
+            ..Default::default()
+        }];
+        cached.issue.as_mut().unwrap().idle_slot_share = 0.02;
+        assert_eq!(judge(&cached).unwrap().by, Limiter::Device);
+        cached.disks[0].read_bytes = 1 << 20;
+        let by = judge(&cached).unwrap();
+        assert!(
+            by.by == Limiter::PageCache && by.evidence.contains("1 MiB of the 40 MiB"),
+            "{by}"
+        );
 
         let mut null = run(0.5, 0.01);
         null.spec.engine = crate::spec::EngineKind::Null;
