@@ -146,6 +146,13 @@ fn the_search_finds_the_capacity_of_a_target_of_known_speed() {
         if answer > 0.0 {
             assert_eq!(f(&c["answer_bw_bytes"]), answer * 4096.0);
         }
+        // The self-check before the first step measured what the host's
+        // workers issue with no device: far more than this device does.
+        assert!(
+            f(&c["self_check"]["iops"]) > capacity,
+            "{}",
+            c["self_check"]
+        );
         // Latency climbs only past the capacity: the knee is at or below it.
         if let Some(knee) = c["knee_iops"].as_f64() {
             assert!(knee <= capacity * 1.03, "knee {knee}");

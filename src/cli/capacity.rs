@@ -51,6 +51,13 @@ pub struct CapacityArgs {
     #[arg(long = "max-time", value_name = "TIME", default_value = "20m", value_parser = parse_seconds)]
     max_time: f64,
 
+    /// Skip the self-check: a 0.3 s burst of the null engine at the
+    /// workload's depth and jobs before the first step, which measures what
+    /// this host's workers can issue and warns of steps that ask for more
+    /// than half of it.
+    #[arg(long = "no-self-check")]
+    no_self_check: bool,
+
     #[command(flatten)]
     workload: WorkloadArgs,
 
@@ -107,6 +114,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         growth: args.growth,
         precision: args.precision,
         max_time_s: args.max_time,
+        self_check: !args.no_self_check,
     };
     capacity::check(&base, &search)?;
     crate::run::check_plan(std::slice::from_ref(&capacity::at_rate(

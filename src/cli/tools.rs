@@ -221,6 +221,13 @@ pub struct CertifyArgs {
     #[arg(long)]
     pub keep: bool,
 
+    /// Skip the self-check: a 0.3 s burst of the null engine at the
+    /// profile's depth and jobs before the run, which measures what this
+    /// host's workers can issue and notes a profile that asks for more than
+    /// half of it.
+    #[arg(long = "no-self-check")]
+    pub no_self_check: bool,
+
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -274,11 +281,14 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         targets: args.targets.clone(),
         knobs,
     };
-    let plan = certify::plan(&text, &name, &overrides)?;
+    let mut plan = certify::plan(&text, &name, &overrides)?;
     let driver = Driver::start(&args.output, args.write.overwrite)?;
     let stop = driver.stop.clone();
     let mut session = driver.session();
     let targets = session.prepare(plan.sizing_stream())?;
+    if !args.no_self_check {
+        plan.self_check(&targets, &stop)?;
+    }
     let mut document = session.document().clone();
     let text_out = args.output.format() == OutputFormat::Text || args.output.output.is_some();
     if text_out {

@@ -174,9 +174,25 @@ pub fn search(
         knee_iops: None,
         trace_iops: trace_iops(base),
         end: SearchEnd::Converged,
+        self_check: None,
         runtime_s: 0.0,
         interrupted: false,
     };
+    if search.self_check && base.streams.is_empty() {
+        let burst = crate::run::self_check::burst_of(&at_rate(base, search.start_iops));
+        match session.run_one(&burst) {
+            Ok(RunResult::Workload(w)) => {
+                result.self_check = Some(crate::run::self_check::of(&w));
+            }
+            Ok(_) => {}
+            Err(e) if e.is::<Interrupted>() => {
+                result.end = SearchEnd::Interrupted;
+                result.interrupted = true;
+                return Ok(result);
+            }
+            Err(e) => return Err(e),
+        }
+    }
     // The longest step so far (layout included) stands for the next one.
     let mut step_cost = step_seconds(base);
     let mut next = Some((search.start_iops, Phase::Climb));
@@ -440,6 +456,7 @@ mod tests {
             growth: 2.0,
             precision: 0.05,
             max_time_s: 600.0,
+            self_check: false,
         }
     }
 

@@ -196,6 +196,37 @@ pub fn parse_profile(text: &str, name: &str, o: &ProfileOverrides) -> Result<Pro
 pub struct Plan {
     pub profile: Profile,
     pub notes: Vec<String>,
+    /// What the self-check before the run found, when one ran.
+    pub self_check: Option<crate::result::limit::SelfCheck>,
+}
+
+impl Plan {
+    /// I/Os a second the profile's streams ask of all the devices.
+    pub fn offered_iops(&self) -> f64 {
+        let devices = self.targets().len() as f64;
+        self.profile
+            .streams
+            .iter()
+            .filter_map(WorkloadSpec::target_rate)
+            .sum::<f64>()
+            * devices
+    }
+
+    /// Runs the self-check on the plan's prepared `targets` (a burst of
+    /// the null engine at the sizing stream's depth and jobs) and notes a
+    /// profile that asks for more than half of what it found.
+    pub fn self_check(
+        &mut self,
+        targets: &[PreparedTarget],
+        stop: &StopFlag,
+    ) -> anyhow::Result<()> {
+        let check = crate::run::self_check::measure(self.sizing_stream(), targets, stop)?;
+        if let Some(note) = check.note(self.offered_iops()) {
+            self.notes.push(format!("self-check: the profile {note}"));
+        }
+        self.self_check = Some(check);
+        Ok(())
+    }
 }
 
 /// Reads a profile and adapts it to the run: a run shorter than twice the
@@ -210,7 +241,11 @@ pub fn plan(text: &str, name: &str, o: &ProfileOverrides) -> Result<Plan, UsageE
         ));
         profile.stabilisation_s = profile.interval_s;
     }
-    Ok(Plan { profile, notes })
+    Ok(Plan {
+        profile,
+        notes,
+        self_check: None,
+    })
 }
 
 impl Plan {
@@ -257,6 +292,7 @@ pub fn run(
         profile: profile.clone(),
         limited_by: None,
         host_decided: false,
+        self_check: plan.self_check.clone(),
     };
     let per_device = per_device(profile, targets.len());
     let streams: Vec<Stream> = per_device

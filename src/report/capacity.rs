@@ -181,6 +181,16 @@ pub fn conclusion(c: &CapacityResult) -> Vec<String> {
     if c.end != SearchEnd::Converged {
         out.push(c.end.describe().to_string());
     }
+    if let Some(check) = &c.self_check {
+        let highest = c.steps.iter().map(|s| s.offered_iops).fold(0.0, f64::max);
+        out.push(match check.note(highest) {
+            Some(note) => format!("self-check: the highest step {note}"),
+            None => format!(
+                "self-check: this host's workers issued {}/s with no device behind them, far above every step",
+                rate(check.iops)
+            ),
+        });
+    }
     for (i, step) in c.steps.iter().enumerate() {
         if let Some(limit) = step.limited_by.as_ref().filter(|_| step.missed_by_host) {
             out.push(format!(
@@ -237,6 +247,7 @@ mod tests {
             growth: 2.0,
             precision: 0.05,
             max_time_s: 60.0,
+            self_check: false,
         };
         assert_eq!(
             header(&search),

@@ -33,6 +33,10 @@ pub struct CapacityResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_iops: Option<f64>,
     pub end: SearchEnd,
+    /// What the self-check before the first step found; absent with
+    /// `--no-self-check`, for a streams workload and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_check: Option<super::limit::SelfCheck>,
     /// Seconds the whole search took, laying out targets included.
     pub runtime_s: f64,
     pub interrupted: bool,

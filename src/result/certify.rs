@@ -101,6 +101,10 @@ pub struct CertifyResult {
     /// explains: I/Os went out late enough to account for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub host_decided: bool,
+    /// What the self-check before the run found; absent with
+    /// `--no-self-check` and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_check: Option<super::limit::SelfCheck>,
 }
 
 impl Profile {

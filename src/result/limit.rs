@@ -55,3 +55,51 @@ impl std::fmt::Display for LimitedBy {
         write!(f, "{}: {}", self.by.name(), self.evidence)
     }
 }
+
+/// What this host's workers could issue with no device behind them, found
+/// by a short burst of the null engine at the workload's depth and jobs
+/// just before a long run: a run that asks for a good share of it measures
+/// the host as much as the target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelfCheck {
+    /// I/Os a second the burst completed.
+    pub iops: f64,
+    /// Of the time its workers ran, the share they waited for a CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_for_cpu_share: Option<f64>,
+}
+
+impl SelfCheck {
+    /// A run may ask for up to this share of what the burst issued before
+    /// it is warned about.
+    pub const HEADROOM: f64 = 0.5;
+
+    /// What to say of a run that asks for `asked_iops`; None when it is
+    /// well within what the host can issue.
+    pub fn note(&self, asked_iops: f64) -> Option<String> {
+        (asked_iops > self.iops * Self::HEADROOM).then(|| {
+            format!(
+                "asks for {} I/Os a second, more than half of the {} this host's workers issued just now with no device behind them (the null engine at the same depth and jobs): the host may decide the figures as much as the target",
+                crate::util::units::thousands(asked_iops.round() as u64),
+                crate::util::units::thousands(self.iops.round() as u64)
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_asking_for_half_of_what_the_host_issues_is_noted() {
+        let check = SelfCheck {
+            iops: 10_000.0,
+            waited_for_cpu_share: None,
+        };
+        assert!(check.note(5_000.0).is_none());
+        let note = check.note(6_000.0).unwrap();
+        assert!(note.contains("6,000") && note.contains("10,000"), "{note}");
+        assert!(Limiter::Device.is_the_targets() && !Limiter::Host.is_the_targets());
+    }
+}

@@ -104,6 +104,10 @@ pub struct CapacitySpec {
     pub precision: f64,
     /// The whole search stops before a step that would end after this.
     pub max_time_s: f64,
+    /// Before the first step, a short burst of the null engine measures
+    /// what this host's workers can issue (`--no-self-check`: not).
+    #[serde(default)]
+    pub self_check: bool,
 }
 
 impl CapacitySpec {
@@ -207,6 +211,7 @@ mod tests {
             growth: 2.0,
             precision: 0.05,
             max_time_s: 600.0,
+            self_check: false,
         }
     }
 
@@ -244,6 +249,7 @@ mod tests {
             },
             CapacitySpec {
                 max_time_s: 0.0,
+                self_check: false,
                 ..spec()
             },
             CapacitySpec {
