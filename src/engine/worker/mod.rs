@@ -886,7 +886,9 @@ impl<'a> Job<'a> {
         let state = self.slots[slot];
         let bs = state.len;
         self.slots[slot].busy = false;
-        self.slots[slot].freed_at = at;
+        if self.timed {
+            self.slots[slot].freed_at = at;
+        }
         self.free.push(c.slot);
         // A trim answers 0 when done; a read or write the bytes it moved.
         let ok = match state.dir {
