@@ -11,6 +11,7 @@
 
 use crate::measure::histogram::LatencyHistogram;
 use crate::result::capacity::{CapacityResult, CapacityStep, Phase, SearchEnd};
+use crate::result::limit::LimitedBy;
 use crate::result::{RunResult, WorkloadResult};
 use crate::run::Session;
 use crate::spec::WorkloadSpec;
@@ -339,7 +340,8 @@ fn judge(
     let (mut achieved_iops, mut bw_bytes, mut unanswered) = (0.0, 0.0, 0);
     let mut warnings = Vec::new();
     let mut interrupted = false;
-    let limited_by = least_the_targets(&runs);
+    let limited_by =
+        LimitedBy::least_the_targets(runs.iter().filter_map(|w| w.limited_by.as_ref())).cloned();
     let waited = runs
         .iter()
         .filter_map(|w| w.cpu.waited_for_cpu_share)
@@ -394,16 +396,6 @@ fn judge(
         warnings,
         limited_by,
     })
-}
-
-/// Of the judged runs' verdicts, one that is not the target's if any is.
-fn least_the_targets(runs: &[&WorkloadResult]) -> Option<crate::result::limit::LimitedBy> {
-    let verdicts = runs.iter().filter_map(|w| w.limited_by.as_ref());
-    verdicts
-        .clone()
-        .find(|l| !l.by.is_the_targets())
-        .or_else(|| runs.iter().find_map(|w| w.limited_by.as_ref()))
-        .cloned()
 }
 
 /// (offered rate, the first term's percentile) of every finished step, by

@@ -19,6 +19,7 @@ use crate::measure::per_second;
 use crate::result::certify::{
     CertifyInterval, CertifyResult, Limit, Profile, StreamInterval, THRESHOLDS_MS,
 };
+use crate::result::limit::LimitedBy;
 use crate::run::{RunOptions, Stream};
 use crate::spec::WorkloadSpec;
 use crate::spec::knobs::SpecBuilder;
@@ -331,13 +332,8 @@ pub fn run(
         on_interval(&result)?;
     }
     result.interrupted = stop.is_set();
-    let verdicts: Vec<crate::result::limit::LimitedBy> =
-        runs.iter().filter_map(crate::run::limit::judge).collect();
-    result.limited_by = verdicts
-        .iter()
-        .find(|l| !l.by.is_the_targets())
-        .or(verdicts.first())
-        .cloned();
+    let verdicts: Vec<LimitedBy> = runs.iter().filter_map(crate::run::limit::judge).collect();
+    result.limited_by = LimitedBy::least_the_targets(&verdicts).cloned();
     if !result.interrupted {
         let (pass, reasons) = verdict(profile, &result.intervals);
         result.pass = pass;

@@ -283,12 +283,13 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
 
 /// How many of a long sweep's workloads each thing limited, and which.
 fn limits_line(workloads: &[Labelled<WorkloadResult>]) -> String {
-    let mut by: Vec<(crate::result::limit::Limiter, Vec<&str>)> = Vec::new();
+    let mut by: Vec<(crate::result::limit::Limiter, Vec<String>)> = Vec::new();
     for w in workloads {
         let Some(limit) = &w.limited_by else { continue };
+        let name = w.spec.name.clone();
         match by.iter_mut().find(|(l, _)| *l == limit.by) {
-            Some((_, names)) => names.push(&w.spec.name),
-            None => by.push((limit.by, vec![&w.spec.name])),
+            Some((_, names)) => names.push(name),
+            None => by.push((limit.by, vec![name])),
         }
     }
     if by.is_empty() {
@@ -297,11 +298,8 @@ fn limits_line(workloads: &[Labelled<WorkloadResult>]) -> String {
     let parts: Vec<String> = by
         .iter()
         .map(|(l, names)| {
-            let shown = names.iter().take(3).copied().collect::<Vec<_>>().join(", ");
-            match names.len() {
-                n if n > 3 => format!("{} ×{n} ({shown}, ...)", l.name()),
-                n => format!("{} ×{n} ({shown})", l.name()),
-            }
+            let shown = super::sections::abridged(names);
+            format!("{} ×{} ({shown})", l.name(), names.len())
         })
         .collect();
     format!(

@@ -50,6 +50,23 @@ pub struct LimitedBy {
     pub evidence: String,
 }
 
+impl LimitedBy {
+    /// Of several runs' verdicts, the first that is not the target's, else
+    /// the first: what says least for the target.
+    pub fn least_the_targets<'a>(
+        verdicts: impl IntoIterator<Item = &'a LimitedBy>,
+    ) -> Option<&'a LimitedBy> {
+        let mut first = None;
+        for v in verdicts {
+            if !v.by.is_the_targets() {
+                return Some(v);
+            }
+            first = first.or(Some(v));
+        }
+        first
+    }
+}
+
 impl std::fmt::Display for LimitedBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.by.name(), self.evidence)
@@ -101,5 +118,24 @@ mod tests {
         let note = check.note(6_000.0).unwrap();
         assert!(note.contains("6,000") && note.contains("10,000"), "{note}");
         assert!(Limiter::Device.is_the_targets() && !Limiter::Host.is_the_targets());
+    }
+
+    #[test]
+    fn of_several_verdicts_the_one_not_the_targets_stands() {
+        let v = |by| LimitedBy {
+            by,
+            evidence: String::new(),
+        };
+        let all = [v(Limiter::Device), v(Limiter::Fathom), v(Limiter::Host)];
+        assert_eq!(
+            LimitedBy::least_the_targets(&all).unwrap().by,
+            Limiter::Fathom
+        );
+        let targets = [v(Limiter::RateAsked), v(Limiter::Device)];
+        assert_eq!(
+            LimitedBy::least_the_targets(&targets).unwrap().by,
+            Limiter::RateAsked
+        );
+        assert!(LimitedBy::least_the_targets(&[]).is_none());
     }
 }

@@ -360,6 +360,11 @@ impl DirectionPair {
         self.read.ios + self.write.ios + self.trim.ios
     }
 
+    /// I/Os a second of every direction together.
+    pub fn iops(&self) -> f64 {
+        self.read.iops + self.write.iops + self.trim.iops
+    }
+
     /// Each second of all directions together: (start, length, IOPS, the
     /// highest p99 of any direction).
     pub fn seconds(&self) -> Vec<(f64, f64, f64, u64)> {

@@ -101,7 +101,7 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
         false => verdict(Limiter::Fathom, why),
     };
     if let Some(asked) = asked_iops(result) {
-        let done = result.total.read.iops + result.total.write.iops + result.total.trim.iops;
+        let done = result.total.iops();
         if issue.late_share > LATE_ALLOWED {
             // A device that falls behind makes I/Os wait for a slot, which
             // is not issue lag: these went out late with a slot free.
@@ -262,15 +262,9 @@ fn mean_latency(result: &WorkloadResult) -> f64 {
     if n == 0 { 0.0 } else { sum / n as f64 }
 }
 
+/// The median latency of the direction with the most I/Os.
 fn p50(result: &WorkloadResult) -> String {
-    let d = result
-        .total
-        .named()
-        .into_iter()
-        .map(|(_, d)| d)
-        .max_by_key(|d| d.ios)
-        .expect("three directions");
-    latency(d.lat_ns.p50 as f64)
+    latency(result.total.main().lat_ns.p50 as f64)
 }
 
 #[cfg(test)]

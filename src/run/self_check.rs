@@ -54,7 +54,7 @@ pub fn measure(
 /// The self-check a burst's result gives.
 pub fn of(r: &crate::result::WorkloadResult) -> SelfCheck {
     SelfCheck {
-        iops: r.total.read.iops + r.total.write.iops + r.total.trim.iops,
+        iops: r.total.iops(),
         waited_for_cpu_share: r.cpu.waited_for_cpu_share,
     }
 }

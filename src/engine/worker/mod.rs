@@ -721,6 +721,12 @@ impl<'a> Job<'a> {
     /// lag, so every free slot is ready again from now.
     fn rested_since(&mut self, since: Instant) {
         self.totals.time.paused_ns += self.now.saturating_duration_since(since).as_nanos() as u64;
+        self.free_slots_ready_now();
+    }
+
+    /// Every free slot could take an I/O from now on: the wait before was
+    /// not issue lag.
+    fn free_slots_ready_now(&mut self) {
         for &slot in &self.free {
             self.slots[slot as usize].freed_at = self.now;
         }
@@ -769,9 +775,7 @@ impl<'a> Job<'a> {
         self.now = Instant::now();
         self.totals.time.in_engine_ns +=
             self.now.saturating_duration_since(started).as_nanos() as u64;
-        for &slot in &self.free {
-            self.slots[slot as usize].freed_at = self.now;
-        }
+        self.free_slots_ready_now();
         self.writes_since_sync = 0;
         self.script_sync_due = false;
         match outcome {
