@@ -25,6 +25,9 @@ pub const HOST_HINT: f64 = 0.03;
 /// A share of the host's CPU time in software interrupts worth naming
 /// beside a device verdict.
 pub const SOFTIRQ_NOTED: f64 = 0.05;
+/// How much longer than its set latency the null engine's I/Os may take
+/// (timer slack, a wake-up) before the host is said to have slowed them.
+pub const NULL_SERVICE_SLACK: f64 = 0.10;
 /// A buffered run whose disks moved less than this share of the bytes
 /// fathom read and wrote was answered by the page cache.
 pub const CACHE_SERVED: f64 = 0.5;
@@ -152,6 +155,20 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
             ));
         }
         (None, None) => {}
+    }
+    // The null engine's device is a sleep of a known length: what its I/Os
+    // took beyond that, the host's timers and scheduler added.
+    let service = spec.null_latency_ns as f64;
+    if !caps.does_io && mean_latency(result) > service * (1.0 + NULL_SERVICE_SLACK) {
+        return Some(verdict(
+            Limiter::Host,
+            format!(
+                "the null engine's simulated device answers in {}, but its I/Os took {} on average: the host woke its workers late (they waited for a CPU {} of the time they ran)",
+                latency(service),
+                latency(mean_latency(result)),
+                share(waited)
+            ),
+        ));
     }
     let slots = format!(
         "I/O slots sat free {} of the time (mean {} from a free slot to its next I/O, against {} of latency)",
@@ -350,6 +367,19 @@ mod tests {
         null.spec.engine = crate::spec::EngineKind::Null;
         let by = judge(&null).unwrap();
         assert!(by.by == Limiter::Fathom && by.evidence.contains("does no I/O"));
+
+        // A simulated device of 100 µs whose I/Os took 120 µs: the host
+        // woke the workers late.
+        let mut simulated = run(0.02, 0.01);
+        simulated.spec.engine = crate::spec::EngineKind::Null;
+        simulated.spec.null_latency_ns = 100_000;
+        assert_eq!(judge(&simulated).unwrap().by, Limiter::Device);
+        simulated.total.read.lat_ns.mean = 120_000.0;
+        let by = judge(&simulated).unwrap();
+        assert!(
+            by.by == Limiter::Host && by.evidence.contains("woke its workers late"),
+            "{by}"
+        );
 
         let mut nothing = run(0.0, 0.0);
         nothing.total.read.ios = 0;
