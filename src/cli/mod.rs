@@ -4,6 +4,7 @@
 mod capacity;
 mod crashcheck;
 mod driver;
+mod fio;
 mod knob_args;
 mod pts;
 mod replay;
@@ -46,7 +47,7 @@ const EXIT_CODES: &str = "Exit status:\n  0    the run (or report) finished, and
 enum Command {
     /// Run a workload, a sweep (comma lists) or a job file on targets.
     Run(Box<RunArgs>),
-    /// Tables and charts from result files: text, markdown, csv, html, fio-json or fio-json+.
+    /// Tables and charts from result files: text, markdown, csv, html, fio-json, fio-json+ or fio-normal.
     Report(ReportArgs),
     /// List the presets `fathom run --preset NAME` runs.
     Presets,
@@ -83,6 +84,16 @@ enum Command {
     /// with --start-at) as one cluster document: totals from merged
     /// histograms, each host's own figures kept.
     Merge(MergeArgs),
+    /// fio's command line, job files and outputs, run by fathom: fathom
+    /// fio --name=j --filename=F --rw=randread --direct=1
+    /// --output-format=json (fathom called through a link named fio does
+    /// the same). `fathom fio --help` lists fio's own options it takes.
+    #[command(disable_help_flag = true)]
+    Fio {
+        /// fio's arguments, as fio takes them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// Print a completion script for a shell (bash, zsh, fish, elvish,
     /// powershell), made from the same definitions as --help.
     Completions { shell: clap_complete::Shell },
@@ -163,7 +174,7 @@ struct ReportArgs {
     #[arg(required = true)]
     files: Vec<PathBuf>,
 
-    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) or fio-json+ (with fio's latency bins, as fio's json+). Default: the --output file's extension (.json, .csv, .md, .html), else text.
+    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) fio-json+ (with fio's latency bins, as fio's json+) or fio-normal (fio's text output). Default: the --output file's extension (.json, .csv, .md, .html), else text.
     #[arg(long = "output-format", alias = "format", value_name = "FORMAT", value_parser = parse_format)]
     format: Option<OutputFormat>,
 
@@ -288,7 +299,7 @@ pub struct WriteFlags {
 
 #[derive(Args, Debug, Default)]
 pub struct OutputArgs {
-    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) or fio-json+ (with fio's latency bins, as fio's json+). Default: the --output file's extension (.json, .csv, .md, .html), else text.
+    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) fio-json+ (with fio's latency bins, as fio's json+) or fio-normal (fio's text output). Default: the --output file's extension (.json, .csv, .md, .html), else text.
     #[arg(long = "output-format", alias = "format", value_name = "FORMAT", value_parser = parse_format)]
     pub output_format: Option<OutputFormat>,
 
@@ -396,7 +407,11 @@ impl WorkloadArgs {
 
 /// Parses the arguments, runs, prints, and returns the exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.first().is_some_and(|p| fio::called_as_fio(p)) {
+        args.insert(1, "fio".into());
+    }
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -480,6 +495,7 @@ pub fn main() -> i32 {
                     )
                 }
             }),
+        Some(Command::Fio { args }) => fio::fio_command(&args),
         Some(Command::Report(args)) => report_command(&args),
         Some(Command::Compare(args)) => compare_command(&args),
         Some(Command::Merge(args)) => merge_command(&args),
@@ -867,7 +883,7 @@ pub(crate) fn emit(document: &Document, output: &OutputArgs) -> anyhow::Result<(
 pub(crate) fn no_fio_form(output: &OutputArgs, what: &str) -> Result<(), UsageError> {
     if matches!(
         output.format(),
-        OutputFormat::FioJson | OutputFormat::FioJsonPlus
+        OutputFormat::FioJson | OutputFormat::FioJsonPlus | OutputFormat::FioNormal
     ) {
         return Err(UsageError(format!(
             "--output-format fio-json: fio's JSON has no place for {what} (use json, or another format)"

@@ -144,6 +144,25 @@ fn from_fio(
     })
 }
 
+/// The workloads of fio's command line (`fathom fio`), each checked as
+/// [`resolve`] checks them.
+pub fn from_fio_command(command: &mut fio::cmdline::FioCommand) -> Result<Resolved, UsageError> {
+    let t = fio::translate_command(command)?;
+    let source = "fio's command line (as translated)";
+    let specs = jobfile::parse(&t.toml, source, "fio", &jobfile::Overrides::default())?;
+    if t.replay.is_none() {
+        for spec in &specs {
+            spec.validate()?;
+        }
+    }
+    Ok(Resolved {
+        specs,
+        notes: t.notes,
+        explained: None,
+        replay: t.replay,
+    })
+}
+
 /// One workload from flags, expanded over the flags' sweeps.
 pub fn from_flags(o: &jobfile::Overrides) -> Result<Vec<WorkloadSpec>, UsageError> {
     plan::check_size(&o.sweep, 1).map_err(UsageError)?;

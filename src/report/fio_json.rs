@@ -44,78 +44,79 @@ const BUCKETS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
 
 impl Exporter for FioJsonExporter {
     fn render(&self, report: &Report) -> anyhow::Result<String> {
-        let mut jobs = Vec::new();
-        let mut disks: Vec<DiskUsage> = Vec::new();
-        let mut started = None;
-        let several = report.compares_systems();
-        for system in &report.systems {
-            let doc = &system.document;
-            started.get_or_insert(doc.started_at.clone());
-            let prefix = if several {
-                format!("{}/", system.label)
-            } else {
-                String::new()
-            };
-            for (group, result) in doc.results.iter().enumerate() {
-                match result {
-                    RunResult::Workload(w) => {
-                        jobs.push(job(
-                            &format!("{prefix}{}", w.spec.name),
-                            group,
-                            w,
-                            self.plus,
-                        )?);
-                        add_disks(&mut disks, &w.disks);
-                    }
-                    RunResult::Streams(s) => {
-                        let grouped = s.streams.iter().any(|w| w.spec.group_reporting);
-                        if let Some(merged) = s.as_one_workload().filter(|_| grouped) {
-                            let name = format!("{prefix}{}", fio_jobname(&merged.spec));
-                            jobs.push(job(&name, group, &merged, self.plus)?);
-                        } else {
-                            for w in &s.streams {
-                                let name = format!("{prefix}{}", fio_jobname(&w.spec));
-                                jobs.push(job(&name, group, w, self.plus)?);
-                            }
-                        }
-                        add_disks(&mut disks, &s.disks);
-                    }
-                    // fio has no such results: its readers would not know them.
-                    RunResult::Meta(_)
-                    | RunResult::Certify(_)
-                    | RunResult::Capacity(_)
-                    | RunResult::Pts(_) => {}
-                }
-            }
-        }
-        if jobs.is_empty() {
-            // Metadata, certification and capacity results have no fio form:
-            // an empty "jobs" would read as a run that did nothing.
-            return Err(crate::util::error::UsageError(
-                "fio-json: these results hold no I/O workload, and fio's JSON has no place for metadata, certification, capacity or pts results (use json)".into(),
-            )
-            .into());
-        }
-        let at = started
-            .as_deref()
-            .and_then(|s| humantime::parse_rfc3339(s).ok())
-            .unwrap_or_else(std::time::SystemTime::now);
-        let ms = at
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let out = json!({
-            "fio version": format!("fathom-{}", env!("CARGO_PKG_VERSION")),
-            "timestamp": ms / 1000,
-            "timestamp_ms": ms,
-            "time": started.unwrap_or_default(),
-            "global options": global_options(&jobs),
-            "jobs": jobs,
-            "disk_util": disks.iter().map(disk_util).collect::<Vec<_>>(),
-        });
-        let mut text = serde_json::to_string_pretty(&out)?;
+        let mut text = serde_json::to_string_pretty(&document(report, self.plus)?)?;
         text.push('\n');
         Ok(text)
     }
+}
+
+/// The report as fio's JSON document (`plus`: with json+'s bins): what
+/// fio's other outputs (`fio_normal`) are rendered from, as fio renders
+/// every output from one `thread_stat`.
+pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
+    let mut jobs = Vec::new();
+    let mut disks: Vec<DiskUsage> = Vec::new();
+    let mut started = None;
+    let several = report.compares_systems();
+    for system in &report.systems {
+        let doc = &system.document;
+        started.get_or_insert(doc.started_at.clone());
+        let prefix = if several {
+            format!("{}/", system.label)
+        } else {
+            String::new()
+        };
+        for (group, result) in doc.results.iter().enumerate() {
+            match result {
+                RunResult::Workload(w) => {
+                    jobs.push(job(&format!("{prefix}{}", w.spec.name), group, w, plus)?);
+                    add_disks(&mut disks, &w.disks);
+                }
+                RunResult::Streams(s) => {
+                    let grouped = s.streams.iter().any(|w| w.spec.group_reporting);
+                    if let Some(merged) = s.as_one_workload().filter(|_| grouped) {
+                        let name = format!("{prefix}{}", fio_jobname(&merged.spec));
+                        jobs.push(job(&name, group, &merged, plus)?);
+                    } else {
+                        for w in &s.streams {
+                            let name = format!("{prefix}{}", fio_jobname(&w.spec));
+                            jobs.push(job(&name, group, w, plus)?);
+                        }
+                    }
+                    add_disks(&mut disks, &s.disks);
+                }
+                // fio has no such results: its readers would not know them.
+                RunResult::Meta(_)
+                | RunResult::Certify(_)
+                | RunResult::Capacity(_)
+                | RunResult::Pts(_) => {}
+            }
+        }
+    }
+    if jobs.is_empty() {
+        // Metadata, certification and capacity results have no fio form:
+        // an empty "jobs" would read as a run that did nothing.
+        return Err(crate::util::error::UsageError(
+                "fio-json: these results hold no I/O workload, and fio's JSON has no place for metadata, certification, capacity or pts results (use json)".into(),
+            )
+            .into());
+    }
+    let at = started
+        .as_deref()
+        .and_then(|s| humantime::parse_rfc3339(s).ok())
+        .unwrap_or_else(std::time::SystemTime::now);
+    let ms = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    Ok(json!({
+        "fio version": format!("fathom-{}", env!("CARGO_PKG_VERSION")),
+        "timestamp": ms / 1000,
+        "timestamp_ms": ms,
+        "time": started.unwrap_or_default(),
+        "global options": global_options(&jobs),
+        "jobs": jobs,
+        "disk_util": disks.iter().map(disk_util).collect::<Vec<_>>(),
+    }))
 }
 
 /// The job options every job shares, as fio lists its [global] section;

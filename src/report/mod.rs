@@ -14,6 +14,7 @@ pub mod csv;
 pub mod destination;
 pub mod fio_json;
 pub mod fio_logs;
+pub mod fio_normal;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -39,6 +40,8 @@ pub enum OutputFormat {
     FioJson,
     /// fio's `json+`: fio's JSON with latency bins.
     FioJsonPlus,
+    /// fio's `normal` text output.
+    FioNormal,
 }
 
 impl FromStr for OutputFormat {
@@ -52,8 +55,9 @@ impl FromStr for OutputFormat {
             "html" => Ok(OutputFormat::Html),
             "fio-json" => Ok(OutputFormat::FioJson),
             "fio-json+" => Ok(OutputFormat::FioJsonPlus),
+            "fio-normal" => Ok(OutputFormat::FioNormal),
             _ => Err(format!(
-                "unknown format '{s}' (expected text, json, markdown, csv, html, fio-json or fio-json+)"
+                "unknown format '{s}' (expected text, json, markdown, csv, html, fio-json, fio-json+ or fio-normal)"
             )),
         }
     }
@@ -84,5 +88,6 @@ pub fn exporter(format: OutputFormat) -> Box<dyn Exporter> {
         OutputFormat::Html => Box::new(html::HtmlExporter),
         OutputFormat::FioJson => Box::new(fio_json::FioJsonExporter { plus: false }),
         OutputFormat::FioJsonPlus => Box::new(fio_json::FioJsonExporter { plus: true }),
+        OutputFormat::FioNormal => Box::new(fio_normal::FioNormalExporter),
     }
 }

@@ -10,13 +10,14 @@
 //! how. fio's defaults are written out where fathom's differ (rw=read,
 //! iodepth=1, the psync engine, buffered I/O), so nothing changes silently.
 
+pub mod cmdline;
 mod ini;
 mod job;
 mod options;
 mod toml;
 
 use crate::util::error::UsageError;
-use ini::{Opt, read_limited, read_sections};
+use ini::{Opt, Section, read_limited, read_sections};
 use job::{Action, Job};
 use options::{apply, check_values, section_at, target_size};
 use std::path::{Path, PathBuf};
@@ -70,6 +71,31 @@ pub fn is_fio_job(path: &Path) -> bool {
 pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageError> {
     let mut sections = Vec::new();
     read_sections(path, 0, &mut sections)?;
+    translate_sections(
+        &format!("the fio job file {}", path.display()),
+        &path.display().to_string(),
+        sections,
+        cli_targets,
+    )
+}
+
+/// Translates the jobs of fio's command line (`fathom fio`), its job files'
+/// with them.
+pub fn translate_command(command: &mut cmdline::FioCommand) -> Result<Translation, UsageError> {
+    let sections = std::mem::take(&mut command.sections);
+    let mut t = translate_sections("fio's command line", "the command line", sections, false)?;
+    t.notes.append(&mut command.notes);
+    Ok(t)
+}
+
+/// Translates `sections`, read from `source` (named so in the TOML's first
+/// line; `short` in messages).
+fn translate_sections(
+    source: &str,
+    short: &str,
+    sections: Vec<Section>,
+    cli_targets: bool,
+) -> Result<Translation, UsageError> {
     let mut global: Vec<Opt> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
@@ -153,7 +179,15 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
                 job.name
             ));
         }
-        if job.runtime && !job.time_based {
+        if job.runtime
+            && !job.time_based
+            && job.knob("io_size").is_none()
+            && let Some(size) = job.knob("size").map(str::to_string)
+        {
+            // fio stops after one pass over size or at runtime, whichever
+            // comes first: both bounds, as fathom's io_size with runtime.
+            job.set("io_size", size);
+        } else if job.runtime && !job.time_based {
             note(format!(
                 "job {}: runtime without time_based: fio stops after one pass over size or at runtime, whichever is first; fathom runs for the whole runtime",
                 job.name
@@ -207,12 +241,11 @@ pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageErr
     }
     if jobs.is_empty() {
         return Err(UsageError(format!(
-            "{}: no job sections (only [global])",
-            path.display()
+            "{short}: no job sections (only [global])"
         )));
     }
     let replay = replay_of(&mut jobs, &mut notes)?;
-    let mut toml = render(path, &jobs, cli_targets);
+    let mut toml = render(source, &jobs, cli_targets);
     if let (Some(r), [job]) = (&replay, jobs.as_slice()) {
         let pace = r
             .speed

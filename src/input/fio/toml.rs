@@ -6,11 +6,8 @@ use std::path::Path;
 
 /// The jobs as a fathom job file: one workload per stonewall group; a
 /// group of several jobs is one workload of concurrent streams.
-pub(super) fn render(path: &Path, jobs: &[Job], cli_targets: bool) -> String {
-    let mut out = format!(
-        "# Translated from the fio job file {} by fathom.\n",
-        path.display()
-    );
+pub(super) fn render(source: &str, jobs: &[Job], cli_targets: bool) -> String {
+    let mut out = format!("# Translated from {source} by fathom.\n");
     let mut groups: Vec<Vec<&Job>> = Vec::new();
     for job in jobs {
         match groups.last_mut() {

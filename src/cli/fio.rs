@@ -1,0 +1,119 @@
+//! `fathom fio ARGS...`, and fathom called through a link named `fio`:
+//! fio's whole command line, run as fio runs it, its outputs written as
+//! fio writes them, so tools that run `fio` run fathom.
+
+use super::{OutputArgs, driver::Driver};
+use crate::input::fio::cmdline::{self, FioAction, FioOutput};
+use crate::input::resolve;
+use crate::report::{OutputFormat, Report, destination, exporter};
+use crate::util::error::UsageError;
+
+/// The fio release whose command line, job files and outputs fathom fio
+/// follows.
+pub const FIO_RELEASE: &str = "fio-3.33";
+
+const HELP: &str = "\
+fathom fio: fio's command line, job files and outputs, run by fathom
+
+Usage: fathom fio [options] [job options] <job file(s)>
+       fio [options] [job options] <job file(s)>   (through a link named fio)
+
+  --name=NAME          start a job; the job options after it are its own
+  --OPTION=VALUE       a job option (as in a job file); before the first
+                       --name, a default for every job
+  --output=FILE        write the output there
+  --output-format=LIST normal (default), json, json+ (comma list)
+  --section=NAME       run only the named job(s)
+  --parse-only         check the jobs, run nothing
+  --readonly           refuse jobs that write
+  --version, --help
+
+What fathom does differently for an option is said on stderr as a note; an
+option it does not carry out is refused with its reason (docs/fio-options.md).
+";
+
+/// Whether the program was called through a link named `fio`.
+pub fn called_as_fio(program: &std::ffi::OsStr) -> bool {
+    std::path::Path::new(program)
+        .file_name()
+        .is_some_and(|name| name == "fio")
+}
+
+/// Runs fio's command line `args`; returns the exit code.
+pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
+    let mut command = cmdline::parse(args)?;
+    match command.action {
+        FioAction::Help => {
+            print!("{HELP}");
+            return Ok(0);
+        }
+        FioAction::Version => {
+            println!("{FIO_RELEASE} (fathom {})", env!("CARGO_PKG_VERSION"));
+            return Ok(0);
+        }
+        FioAction::Run | FioAction::ParseOnly => {}
+    }
+    let resolved = resolve::from_fio_command(&mut command)?;
+    let specs: Vec<_> = match &resolved.replay {
+        Some(r) => resolved
+            .specs
+            .iter()
+            .map(|s| crate::commands::replay::of_job(s, r.trace.clone(), r.speed))
+            .collect::<Result<_, _>>()?,
+        None => resolved.specs,
+    };
+    if command.readonly
+        && let Some(writer) = specs
+            .iter()
+            .flat_map(|s| std::iter::once(s).chain(&s.streams))
+            .find(|s| s.rw.writes(s.rwmix_read) || s.rw.trims())
+    {
+        return Err(UsageError(format!(
+            "--readonly: job {} writes (rw={})",
+            writer.name, writer.rw
+        ))
+        .into());
+    }
+    // Tools that run fio take anything on its stderr for an error: the
+    // notes are said to a person at a terminal (and by `fathom run
+    // JOB.fio --explain`), not to a script.
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        for n in &resolved.notes {
+            eprintln!("note: {n}");
+        }
+    }
+    if command.action == FioAction::ParseOnly {
+        return Ok(0);
+    }
+    crate::run::check_plan(&specs)?;
+    // fio replaces its --output file each run, as tools that call it
+    // again with the same name expect.
+    let output = OutputArgs {
+        output_format: Some(OutputFormat::Json),
+        output: None,
+        label: Some("fio".into()),
+    };
+    if let Some(path) = &command.output {
+        destination::check(path, true)?;
+    }
+    let driver = Driver::start(&output, specs.iter().any(|s| s.overwrite))?;
+    let document = driver.session().run(&specs, &mut |_| Ok(()))?;
+    let report = Report::single(document.clone(), "fio");
+    let mut rendered = String::new();
+    for format in &command.outputs {
+        let format = match format {
+            FioOutput::Normal => OutputFormat::FioNormal,
+            FioOutput::Json => OutputFormat::FioJson,
+            FioOutput::JsonPlus => OutputFormat::FioJsonPlus,
+        };
+        rendered.push_str(&exporter(format).render(&report)?);
+    }
+    match &command.output {
+        Some(path) => destination::write(path, &rendered)?,
+        None => print!("{rendered}"),
+    }
+    for problem in document.problems() {
+        eprintln!("fathom: {problem}");
+    }
+    Ok(driver.exit(document.failed()))
+}

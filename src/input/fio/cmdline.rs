@@ -1,0 +1,357 @@
+//! fio's command line, `fio [options] [job options] <job file(s)>`, read as
+//! fio 3.33 reads it (init.c's `parse_cmd_line`): job options before the
+//! first `--name` are defaults for every job (the job files' too); each
+//! `--name` starts a job that takes the job options after it; the job
+//! files follow, and the command line's jobs come first. A job option takes
+//! its value after `=` or as the next argument, except fio's flag options
+//! (`--time_based`), which take none. fio's own options (`--output`,
+//! `--output-format`, `--section`, ...) are read here; the job options go
+//! through the same translation as a job file's lines.
+
+use super::ini::{Opt, Section, expand_expressions, read_sections};
+use crate::util::error::UsageError;
+use std::path::PathBuf;
+
+/// The outputs fio can be asked for, in the order asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FioOutput {
+    Normal,
+    Json,
+    JsonPlus,
+}
+
+/// What a command line asks for besides running jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FioAction {
+    Run,
+    /// `--parse-only`: check the jobs, run nothing.
+    ParseOnly,
+    Version,
+    Help,
+}
+
+/// fio's command line, read.
+#[derive(Debug)]
+pub struct FioCommand {
+    pub(super) sections: Vec<Section>,
+    pub outputs: Vec<FioOutput>,
+    pub output: Option<PathBuf>,
+    pub action: FioAction,
+    /// `--readonly`: a job that writes is refused.
+    pub readonly: bool,
+    /// What fathom does differently for an fio option given (one line each).
+    pub notes: Vec<String>,
+}
+
+/// fio's job options that take no value (`FIO_OPT_STR_SET`, and the
+/// io_uring and libaio engines' own), as `fio --cmdhelp` lists them with
+/// "type: empty or boolean value".
+const FLAG_OPTIONS: [&str; 17] = [
+    "bs_unaligned",
+    "norandommap",
+    "time_based",
+    "verify_only",
+    "exitall",
+    "exitall_on_error",
+    "stonewall",
+    "wait_for_previous",
+    "new_group",
+    "thread",
+    "group_reporting",
+    "zero_buffers",
+    "refill_buffers",
+    "hipri",
+    "fixedbufs",
+    "registerfiles",
+    "sqthread_poll",
+];
+
+/// fio's own options fathom refuses, with why.
+const REFUSED: [(&str, &str); 12] = [
+    (
+        "client",
+        "fathom runs on many hosts through MPI (fathom run --mpi) or --start-at, not fio's client/server protocol",
+    ),
+    (
+        "server",
+        "fathom runs on many hosts through MPI (fathom run --mpi) or --start-at, not fio's client/server protocol",
+    ),
+    ("daemonize", "fathom has no server to put in the background"),
+    (
+        "remote-config",
+        "fathom runs on many hosts through MPI, not fio's client/server protocol",
+    ),
+    (
+        "idle-prof",
+        "fathom measures its own CPU cost per I/O and the host's (cpu in every result), not idle loops",
+    ),
+    ("inflate-log", "fathom's logs are not compressed"),
+    (
+        "merge-blktrace-only",
+        "fathom replays blktrace's text (fathom replay), it does not merge binary traces",
+    ),
+    (
+        "cpuclock-test",
+        "fathom times with the kernel's monotonic clock",
+    ),
+    ("crctest", "not a benchmark of storage"),
+    (
+        "cmdhelp",
+        "fathom's table of fio options is docs/fio-options.md",
+    ),
+    (
+        "enghelp",
+        "fathom's table of fio options is docs/fio-options.md",
+    ),
+    (
+        "showcmd",
+        "fathom fio --parse-only checks a job file, and fathom run JOB.fio --explain shows what it runs",
+    ),
+];
+
+/// fio's own options that change nothing fathom measures or writes.
+const ACCEPTED: [&str; 9] = [
+    "eta",
+    "eta-newline",
+    "eta-interval",
+    "alloc-size",
+    "max-jobs",
+    "warnings-fatal",
+    "debug",
+    "aux-path",
+    "terse-version",
+];
+
+/// Reads fio's arguments (without the program name).
+pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
+    let mut command = FioCommand {
+        sections: vec![Section {
+            name: "global".into(),
+            opts: Vec::new(),
+        }],
+        outputs: Vec::new(),
+        output: None,
+        action: FioAction::Run,
+        readonly: false,
+        notes: Vec::new(),
+    };
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut only: Vec<String> = Vec::new();
+    let mut problems: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        let Some(option) = arg.strip_prefix("--").filter(|o| !o.is_empty()) else {
+            if arg.starts_with('-') && arg.len() > 1 {
+                problems.push(format!("{arg}: fio's options are long ones (--name=VALUE)"));
+            } else {
+                files.push(PathBuf::from(arg));
+            }
+            continue;
+        };
+        let (key, inline) = match option.split_once('=') {
+            Some((k, v)) => (k.to_string(), Some(v.to_string())),
+            None => (option.to_string(), None),
+        };
+        let mut value = |takes: bool| -> Result<Option<String>, String> {
+            if inline.is_some() || !takes {
+                return Ok(inline.clone());
+            }
+            match args.get(i) {
+                Some(next) => {
+                    i += 1;
+                    Ok(Some(next.clone()))
+                }
+                None => Err(format!("--{key}: needs a value")),
+            }
+        };
+        match key.as_str() {
+            "help" => command.action = FioAction::Help,
+            "version" => command.action = FioAction::Version,
+            "parse-only" => command.action = FioAction::ParseOnly,
+            "readonly" => command.readonly = true,
+            "minimal" => problems.push(
+                "--minimal: fio's terse (semicolon) format is not written; json, json+ and normal are".into(),
+            ),
+            "output" => match value(true) {
+                Ok(v) => command.output = v.map(PathBuf::from),
+                Err(p) => problems.push(p),
+            },
+            "output-format" => match value(true) {
+                Ok(Some(v)) => {
+                    for format in v.split(',').map(str::trim) {
+                        match format {
+                            "normal" => command.outputs.push(FioOutput::Normal),
+                            "json" => command.outputs.push(FioOutput::Json),
+                            "json+" => command.outputs.push(FioOutput::JsonPlus),
+                            "terse" => problems.push(
+                                "--output-format=terse: fio's terse (semicolon) format is not written; json, json+ and normal are".into(),
+                            ),
+                            other => problems.push(format!(
+                                "--output-format={other}: fio's formats are normal, json, json+ and terse"
+                            )),
+                        }
+                    }
+                }
+                Ok(None) => {}
+                Err(p) => problems.push(p),
+            },
+            "section" => match value(true) {
+                Ok(Some(v)) => only.extend(v.split(',').map(|s| s.trim().to_string())),
+                Ok(None) => {}
+                Err(p) => problems.push(p),
+            },
+            "status-interval" | "bandwidth-log" | "append-terse" | "trigger-file"
+            | "trigger-timeout" | "trigger" | "trigger-remote" => {
+                let takes = !matches!(key.as_str(), "bandwidth-log" | "append-terse");
+                if let Err(p) = value(takes) {
+                    problems.push(p);
+                }
+                problems.push(format!(
+                    "--{key}: not supported by fathom fio (fathom prints its progress once a second on stderr, and writes its results at the end)"
+                ));
+            }
+            k if ACCEPTED.contains(&k) => {
+                let takes = !matches!(k, "warnings-fatal");
+                if let Err(p) = value(takes) {
+                    problems.push(p);
+                }
+            }
+            k => {
+                if let Some((_, why)) = REFUSED.iter().find(|(name, _)| *name == k) {
+                    problems.push(format!("--{k}: not supported by fathom fio: {why}"));
+                    continue;
+                }
+                let takes = !FLAG_OPTIONS.contains(&k);
+                let v = match value(takes) {
+                    Ok(v) => v,
+                    Err(p) => {
+                        problems.push(p);
+                        continue;
+                    }
+                };
+                let line = match &v {
+                    Some(v) => format!("{k}={v}"),
+                    None => k.to_string(),
+                };
+                let line = match expand_expressions(&line) {
+                    Ok(l) => l,
+                    Err(m) => {
+                        problems.push(format!("--{line}: {m}"));
+                        continue;
+                    }
+                };
+                let (k, v) = match line.split_once('=') {
+                    Some((k, v)) => (k.to_ascii_lowercase(), Some(v.to_string())),
+                    None => (line.to_ascii_lowercase(), None),
+                };
+                if k == "name" {
+                    command.sections.push(Section {
+                        name: v.unwrap_or_default(),
+                        opts: Vec::new(),
+                    });
+                    continue;
+                }
+                let opt = Opt {
+                    at: "command line".into(),
+                    key: k,
+                    value: v,
+                };
+                command
+                    .sections
+                    .last_mut()
+                    .expect("the global section is first")
+                    .opts
+                    .push(opt);
+            }
+        }
+    }
+    for file in &files {
+        if let Err(e) = read_sections(file, 0, &mut command.sections) {
+            problems.push(e.0);
+        }
+    }
+    if !problems.is_empty() {
+        return Err(UsageError(problems.join("\n")));
+    }
+    if !only.is_empty() {
+        for name in &only {
+            if !command.sections.iter().any(|s| s.name == *name) {
+                return Err(UsageError(format!("--section={name}: no job of that name")));
+            }
+        }
+        command
+            .sections
+            .retain(|s| s.name == "global" || only.contains(&s.name));
+    }
+    if command.outputs.is_empty() {
+        command.outputs.push(FioOutput::Normal);
+    }
+    let jobs = command
+        .sections
+        .iter()
+        .filter(|s| s.name != "global")
+        .count();
+    if jobs == 0 && command.action == FioAction::Run {
+        return Err(UsageError(
+            "no job(s) defined: give a job file, or --name=NAME and the job's options".into(),
+        ));
+    }
+    Ok(command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn options_before_the_first_name_are_everyones_and_each_name_starts_a_job() {
+        let c = parse(&args(
+            "--size=1m --direct 1 --name=a --rw=randread --time_based --runtime 3 --name b --bs=8k --output-format=json,normal --output out.json",
+        ))
+        .unwrap();
+        let names: Vec<&str> = c.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["global", "a", "b"]);
+        let opts = |s: &Section| -> Vec<String> {
+            s.opts
+                .iter()
+                .map(|o| format!("{}={}", o.key, o.value.as_deref().unwrap_or("-")))
+                .collect()
+        };
+        assert_eq!(opts(&c.sections[0]), ["size=1m", "direct=1"]);
+        // A flag option does not take the next argument as its value.
+        assert_eq!(
+            opts(&c.sections[1]),
+            ["rw=randread", "time_based=-", "runtime=3"]
+        );
+        assert_eq!(opts(&c.sections[2]), ["bs=8k"]);
+        assert_eq!(c.outputs, [FioOutput::Json, FioOutput::Normal]);
+        assert_eq!(c.output, Some(PathBuf::from("out.json")));
+    }
+
+    #[test]
+    fn no_job_is_an_error_and_fios_protocol_is_refused_with_a_reason() {
+        assert!(parse(&args("--size=1m")).unwrap_err().0.contains("no job"));
+        let e = parse(&args("--client=host1 --name=a")).unwrap_err().0;
+        assert!(e.contains("--client") && e.contains("MPI"), "{e}");
+        let e = parse(&args("--name=a --bs")).unwrap_err().0;
+        assert!(e.contains("--bs: needs a value"), "{e}");
+        assert_eq!(
+            parse(&args("--version")).unwrap().action,
+            FioAction::Version
+        );
+    }
+
+    #[test]
+    fn section_keeps_the_named_jobs() {
+        let c = parse(&args("--name=a --name=b --section=b")).unwrap();
+        let names: Vec<&str> = c.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["global", "b"]);
+        assert!(parse(&args("--name=a --section=zz")).is_err());
+    }
+}

@@ -1,0 +1,332 @@
+//! `fathom fio` and fathom called as `fio`: fio's command line typed as fio
+//! users type it does the same work as fio 3.33 (counts, bytes, block
+//! sizes), its normal text has fio's lines, and fio-plot's bench-fio, which
+//! runs a `fio` binary, runs fathom and draws from what it wrote.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fio_installed() -> bool {
+    Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A directory holding a link named `fio` to the fathom under test.
+fn fio_link(dir: &Path) -> PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("fio");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fathom"), &link).unwrap();
+    link
+}
+
+fn json_of(out: &Output, who: &str) -> Value {
+    assert!(
+        out.status.success(),
+        "{who}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let start = text
+        .find('{')
+        .unwrap_or_else(|| panic!("{who}: no JSON in {text}"));
+    serde_json::from_str(&text[start..]).unwrap_or_else(|e| panic!("{who}: {e}: {text}"))
+}
+
+/// The line fio users type: two jobs at once, one sequential and bounded
+/// by size, one random with a runtime but no time_based (so one pass over
+/// its size, whichever comes first), direct, fio's psync engine.
+fn command_line(dir: &Path) -> Vec<String> {
+    let data = |n: &str| dir.join(n).display().to_string();
+    [
+        "--ioengine=psync".to_string(),
+        "--direct".into(),
+        "1".into(),
+        "--bs=4k".into(),
+        "--name=seq".into(),
+        format!("--filename={}", data("seq.dat")),
+        "--size=4m".into(),
+        "--rw=read".into(),
+        "--name".into(),
+        "rnd".into(),
+        format!("--filename={}", data("rnd.dat")),
+        "--size=2m".into(),
+        "--rw=randread".into(),
+        "--runtime=30".into(),
+        "--output-format=json".into(),
+    ]
+    .into()
+}
+
+#[test]
+fn a_fio_command_line_does_the_work_fio_does() {
+    if !fio_installed() {
+        eprintln!("SKIP: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempdir();
+    let args = command_line(dir.path());
+    let fio = json_of(&Command::new("fio").args(&args).output().unwrap(), "fio");
+    // fio leaves its files; fathom lays out its own.
+    for f in ["seq.dat", "rnd.dat"] {
+        std::fs::remove_file(dir.path().join(f)).unwrap();
+    }
+    let ours = json_of(
+        &Command::new(fio_link(dir.path()))
+            .args(&args)
+            .output()
+            .unwrap(),
+        "fathom as fio",
+    );
+    let jobs = |doc: &Value| -> Vec<(String, u64, u64, u64)> {
+        let mut jobs: Vec<_> = doc["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                (
+                    j["jobname"].as_str().unwrap().to_string(),
+                    u(&j["read"]["total_ios"]),
+                    u(&j["read"]["io_bytes"]),
+                    u(&j["write"]["total_ios"]),
+                )
+            })
+            .collect();
+        jobs.sort();
+        jobs
+    };
+    assert_eq!(
+        jobs(&ours),
+        jobs(&fio),
+        "jobs, reads, bytes and writes as fio's"
+    );
+    assert_eq!(
+        jobs(&fio),
+        [
+            ("rnd".to_string(), 512, 2 << 20, 0),
+            ("seq".to_string(), 1024, 4 << 20, 0)
+        ]
+    );
+    // fathom removes the files it laid out.
+    assert!(!dir.path().join("seq.dat").exists());
+}
+
+/// A line of fio's text with its figures and units taken out: what a
+/// script that reads it matches on.
+fn shape(line: &str) -> String {
+    let mut out = String::new();
+    let mut last_digit = false;
+    for c in line.chars() {
+        if c.is_ascii_digit() || (c == '.' && last_digit) {
+            if !last_digit {
+                out.push('#');
+            }
+            last_digit = true;
+            continue;
+        }
+        last_digit = false;
+        out.push(c);
+    }
+    for (unit, by) in [
+        ("nsec", "U"),
+        ("usec", "U"),
+        ("msec", "U"),
+        ("KiB", "B"),
+        ("MiB", "B"),
+        ("GiB", "B"),
+        ("#k", "#"),
+        ("#M", "#"),
+        ("kB", "B"),
+        ("MB", "B"),
+        ("GB", "B"),
+    ] {
+        out = out.replace(unit, by);
+    }
+    // Padding of numbers differs with their width.
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn normal_output_has_the_lines_fio_prints() {
+    if !fio_installed() {
+        eprintln!("SKIP: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempdir();
+    let data = dir.path().join("n.dat").display().to_string();
+    let args: Vec<String> = [
+        "--name=n",
+        &format!("--filename={data}"),
+        "--size=4m",
+        "--rw=randread",
+        "--bs=4k",
+        "--direct=1",
+        "--ioengine=io_uring",
+        "--iodepth=4",
+        "--runtime=1",
+        "--time_based",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let fio = Command::new("fio").args(&args).output().unwrap();
+    succeeded(&fio);
+    std::fs::remove_file(&data).unwrap();
+    let ours = Command::new(fio_link(dir.path()))
+        .args(&args)
+        .output()
+        .unwrap();
+    succeeded(&ours);
+    let ours: Vec<String> = String::from_utf8_lossy(&ours.stdout)
+        .lines()
+        .map(shape)
+        .collect();
+    // The lines of fio's job block and run status that carry figures.
+    let keys = [
+        "read: IOPS=",
+        "clat (",
+        "lat (",
+        "clat percentiles (",
+        "| #",
+        "bw (",
+        "iops :",
+        "cpu :",
+        "IO depths :",
+        "submit :",
+        "complete :",
+        "issued rwts:",
+        "Run status group",
+        "READ: bw=",
+    ];
+    let mut missing = Vec::new();
+    for line in String::from_utf8_lossy(&fio.stdout).lines().map(shape) {
+        // fio's slat (fathom does not time submission apart) and its
+        // per-job header (its pid and clock) are not compared.
+        if !keys.iter().any(|k| line.starts_with(k)) || line.starts_with("slat") {
+            continue;
+        }
+        // How many latency buckets had I/O in them is the run's, not
+        // the format's: a bucket line is matched by its start.
+        let found = match line.strip_prefix("lat (U) : ") {
+            Some(_) => ours.iter().any(|o| o.starts_with("lat (U) : #=#%")),
+            None => ours.contains(&line),
+        };
+        if !found {
+            missing.push(line);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "fio's lines not in fathom's output: {missing:#?}\nfathom's:\n{}",
+        ours.join("\n")
+    );
+}
+
+#[test]
+fn bench_fio_runs_fathom_and_fio_plot_draws_it() {
+    let installed = |tool: &str| {
+        Command::new(tool)
+            .arg("--help")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !installed("bench-fio") || !installed("fio-plot") {
+        eprintln!("SKIP: fio-plot is not installed (pip install fio-plot)");
+        return;
+    }
+    let dir = tempdir();
+    let bin = fio_link(dir.path());
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let target = dir.path().join("target.dat");
+    std::fs::write(&target, vec![0u8; 8 << 20]).unwrap();
+    let results = dir.path().join("results");
+    let o = Command::new("bench-fio")
+        .args(["-d", target.to_str().unwrap(), "-t", "file", "-s", "8m"])
+        .args([
+            "-o",
+            results.to_str().unwrap(),
+            "-b",
+            "4k",
+            "-m",
+            "randread",
+        ])
+        .args(["--iodepth", "1", "4", "--numjobs", "1", "--runtime", "1"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let written = results.join("target.dat").join("4k");
+    for depth in ["1", "4"] {
+        let doc: Value = serde_json::from_str(
+            &std::fs::read_to_string(written.join(format!("randread-{depth}-1.json")))
+                .expect("bench-fio wrote fathom's JSON"),
+        )
+        .unwrap();
+        assert!(doc["fio version"].as_str().unwrap().starts_with("fathom"));
+        assert!(u(&doc["jobs"][0]["read"]["total_ios"]) > 0);
+    }
+    let png = dir.path().join("chart.png");
+    let o = Command::new("fio-plot")
+        .args(["-i", written.to_str().unwrap(), "-T", "fathom as fio", "-l"])
+        .args(["-r", "randread", "-d", "1", "4", "-n", "1"])
+        .args(["-o", png.to_str().unwrap()])
+        .env("MPLBACKEND", "Agg")
+        .output()
+        .unwrap();
+    succeeded(&o);
+    let bytes = std::fs::read(&png).expect("fio-plot wrote its chart");
+    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000);
+}
+
+#[test]
+fn fios_command_line_mistakes_are_one_line_and_run_nothing() {
+    for (args, needle) in [
+        (vec!["fio", "--size=1m"], "no job(s) defined"),
+        (vec!["fio", "--name=a", "--bs"], "--bs: needs a value"),
+        (vec!["fio", "--client=h", "--name=a"], "--client"),
+        (
+            vec!["fio", "--name=a", "--iodepht=4"],
+            "did you mean 'iodepth'",
+        ),
+        (
+            vec!["fio", "--name=a", "--output-format=xml"],
+            "--output-format=xml",
+        ),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let dir = tempdir();
+    let data = dir.path().join("w.dat");
+    let out = run(&[
+        "fio",
+        "--readonly",
+        "--name=w",
+        &format!("--filename={}", data.display()),
+        "--size=1m",
+        "--rw=write",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--readonly: job w writes"));
+    assert!(!data.exists(), "nothing written");
+    let version = run(&["fio", "--version"]);
+    assert!(String::from_utf8_lossy(&version.stdout).starts_with("fio-3."));
+}
