@@ -330,3 +330,80 @@ fn fios_command_line_mistakes_are_one_line_and_run_nothing() {
     let version = run(&["fio", "--version"]);
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("fio-3."));
 }
+
+#[test]
+fn the_null_engine_makes_no_file_and_does_fios_count_of_ios() {
+    let dir = tempdir();
+    let args = [
+        "--name=null",
+        "--ioengine=null",
+        "--size=1g",
+        "--rw=randread",
+        "--bs=4k",
+        "--norandommap",
+        "--output-format=json",
+    ];
+    let ours = json_of(
+        &Command::new(fio_link(dir.path()))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap(),
+        "fathom as fio",
+    );
+    assert_eq!(u(&ours["jobs"][0]["read"]["total_ios"]), 262_144);
+    assert_eq!(entries(dir.path()), ["bin"], "no data file was made");
+    if fio_installed() {
+        let fio = json_of(
+            &Command::new("fio")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap(),
+            "fio",
+        );
+        assert_eq!(u(&fio["jobs"][0]["read"]["total_ios"]), 262_144);
+        assert_eq!(entries(dir.path()), ["bin"], "fio makes none either");
+    }
+}
+
+#[test]
+fn fios_clones_and_jobs_are_each_reported_and_compared_by_name() {
+    if !fio_installed() {
+        eprintln!("SKIP: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempdir();
+    let job = dir.path().join("two.fio");
+    std::fs::write(
+        &job,
+        "[global]\nbs=4k\nioengine=null\nsize=64m\nruntime=1\ntime_based\n\
+         [a]\nrw=randread\nnumjobs=2\n[b]\nrw=write\n",
+    )
+    .unwrap();
+    let fio_json = dir.path().join("fio.json");
+    let o = Command::new("fio")
+        .arg(&job)
+        .arg("--output-format=json")
+        .arg(format!("--output={}", fio_json.display()))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    succeeded(&o);
+    let text = run_ok(&["report", fio_json.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    for row in ["a+b/a.0", "a+b/a.1", "a+b/b"] {
+        assert!(text.contains(row), "{row} in:\n{text}");
+    }
+    let ours = dir.path().join("fathom.json");
+    run_ok(&["run", job.to_str().unwrap(), "-o", ours.to_str().unwrap()]);
+    let compared = run_ok(&[
+        "compare",
+        fio_json.to_str().unwrap(),
+        ours.to_str().unwrap(),
+    ]);
+    let compared = String::from_utf8_lossy(&compared.stdout);
+    for row in ["a+b/a.0", "a+b/a.1", "a+b/b"] {
+        assert!(compared.contains(row), "{row} in:\n{compared}");
+    }
+}

@@ -49,6 +49,10 @@ pub struct TargetPlan {
     /// A file fathom kept earlier (`--keep`), known by its mark: growing it
     /// moves the mark to the new length.
     pub kept: bool,
+    /// A file the null engine names but nobody made: the null engine does
+    /// no I/O, so none is made (as fio's null engine makes none), and its
+    /// descriptors are of /dev/null.
+    pub absent: bool,
 }
 
 impl TargetPlan {
@@ -231,12 +235,16 @@ fn inspect_path(
         }
     }
 
+    let does_io = spec.engine.caps().does_io;
     let (layout_from, file_len) = match kind {
         TargetKind::BlockDevice => (0, 0),
+        // An engine that does no I/O reads no block: nothing to lay out.
+        TargetKind::File if !does_io => (current_len, current_len),
         // Only the part of the region beyond the current end is new; data
         // already in the file, inside or outside the region, is left alone.
         TargetKind::File => (current_len, current_len.max(end)),
     };
+    let absent = kind == TargetKind::File && create && !does_io;
     // Growing a file is writing to it, whatever the workload does.
     if kind == TargetKind::File && !create && !own_file && !spec.overwrite && file_len > current_len
     {
@@ -268,7 +276,7 @@ fn inspect_path(
         check_polls(kind, &file_path).map_err(err)?;
     }
     let mut overridden = Vec::new();
-    if spec.rw.modifies(spec.rwmix_read) {
+    if spec.rw.modifies(spec.rwmix_read) && does_io {
         match kind {
             TargetKind::BlockDevice => {
                 overridden = safety::risks_of_writing(&path, device_len.unwrap_or(0))
@@ -303,6 +311,7 @@ fn inspect_path(
         logical_block_size: lbs,
         overridden,
         kept,
+        absent,
     })
 }
 
@@ -449,6 +458,13 @@ impl CreatedFile {
 impl PreparedTarget {
     /// Opens a descriptor for one worker.
     pub fn open(&self, direct: bool, write: bool) -> anyhow::Result<File> {
+        if self.plan.absent {
+            return OpenOptions::new()
+                .read(true)
+                .write(write)
+                .open("/dev/null")
+                .context("cannot open /dev/null");
+        }
         let mut options = OpenOptions::new();
         options.read(true).write(write);
         if direct {
@@ -633,8 +649,11 @@ fn lay_out(mut file: File, plan: &TargetPlan, stop: &StopFlag) -> anyhow::Result
 }
 
 fn target_facts(plan: &TargetPlan) -> anyhow::Result<TargetFacts> {
-    let meta =
-        fs::metadata(&plan.path).with_context(|| format!("cannot stat {}", plan.path.display()))?;
+    let stated = match plan.absent {
+        true => crate::util::directory_of(&plan.path),
+        false => plan.path.as_path(),
+    };
+    let meta = fs::metadata(stated).with_context(|| format!("cannot stat {}", stated.display()))?;
     let (filesystem, mount_point, device) = match plan.kind {
         TargetKind::BlockDevice => (
             None,

@@ -13,7 +13,7 @@
 
 use super::warning::{Warning, WarningKind};
 use super::workload::{CpuUsage, DirectionPair, DirectionResult, TargetResult, WorkloadResult};
-use super::{Document, RunResult, SCHEMA};
+use super::{Document, RunResult, SCHEMA, StreamsResult};
 use crate::measure::facts::HostFacts;
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
 use crate::spec::{EngineKind, WorkloadSpec};
@@ -28,14 +28,29 @@ pub fn is_fio_output(doc: &Value) -> bool {
 pub fn document(doc: &Value) -> Result<Document, String> {
     let version = doc["fio version"].as_str().unwrap_or("fio").to_string();
     let global = doc.get("global options").cloned().unwrap_or(Value::Null);
-    let results = doc["jobs"]
-        .as_array()
-        .ok_or("fio's output has no jobs")?
-        .iter()
-        .enumerate()
-        .map(|(i, job)| workload(job, &global, &version).map_err(|e| format!("fio job {i}: {e}")))
-        .map(|w| w.map(RunResult::Workload))
-        .collect::<Result<Vec<_>, String>>()?;
+    let jobs = doc["jobs"].as_array().ok_or("fio's output has no jobs")?;
+    let mut results = Vec::new();
+    let mut first = 0;
+    while first < jobs.len() {
+        // The jobs of one reporting group ran at the same time (a
+        // stonewall starts a new group): one result of several streams,
+        // as fathom runs them.
+        let group = &jobs[first]["groupid"];
+        let end = first
+            + jobs[first..]
+                .iter()
+                .take_while(|j| j["groupid"] == *group)
+                .count();
+        let members = jobs[first..end]
+            .iter()
+            .enumerate()
+            .map(|(i, job)| {
+                workload(job, &global, &version).map_err(|e| format!("fio job {}: {e}", first + i))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        results.push(group_result(members)?);
+        first = end;
+    }
     let started_at = doc["timestamp"]
         .as_u64()
         .map(|s| {
@@ -63,6 +78,35 @@ pub fn document(doc: &Value) -> Result<Document, String> {
         cluster: None,
         failure: None,
     })
+}
+
+/// One job as a workload; several jobs that ran together as the streams
+/// of one workload, named as fathom names a translated job file's (the
+/// jobs' names joined by `+`, a job's clones `NAME.0`, `NAME.1`, ...).
+fn group_result(mut members: Vec<WorkloadResult>) -> Result<RunResult, String> {
+    if members.len() == 1 {
+        return Ok(RunResult::Workload(members.remove(0)));
+    }
+    let names: Vec<String> = members.iter().map(|m| m.spec.name.clone()).collect();
+    let mut distinct: Vec<&str> = Vec::new();
+    for name in &names {
+        if !distinct.contains(&name.as_str()) {
+            distinct.push(name);
+        }
+    }
+    for (i, member) in members.iter_mut().enumerate() {
+        let name = &names[i];
+        if names.iter().filter(|n| *n == name).count() > 1 {
+            let nth = names[..i].iter().filter(|n| *n == name).count();
+            member.spec.name = format!("{name}.{nth}");
+            member.spec.clone_of = Some(name.clone());
+        }
+    }
+    let mut spec = members[0].spec.clone();
+    spec.name = distinct.join("+");
+    spec.clone_of = None;
+    spec.streams = members.iter().map(|m| m.spec.clone()).collect();
+    Ok(RunResult::Streams(StreamsResult::new(spec, members)?))
 }
 
 /// A job option of `job`, or of fio's global options.

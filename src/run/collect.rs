@@ -365,8 +365,12 @@ impl<'a> Progress<'a> {
     pub(super) fn check_targets_are_still_there(&mut self) {
         let Some(watcher) = &self.watcher else { return };
         for (i, (acc, halt)) in self.accumulators.iter_mut().zip(&self.halts).enumerate() {
-            if acc.running > 0 && acc.ended_early.is_none() && watcher.gone(i) {
-                let target = &self.streams[acc.stream].targets[acc.target];
+            let target = &self.streams[acc.stream].targets[acc.target];
+            if acc.running > 0
+                && acc.ended_early.is_none()
+                && !target.plan.absent
+                && watcher.gone(i)
+            {
                 acc.ended_early = Some(format!(
                     "{} was removed or replaced during the run",
                     target.plan.path.display()
