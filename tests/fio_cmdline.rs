@@ -407,3 +407,42 @@ fn fios_clones_and_jobs_are_each_reported_and_compared_by_name() {
         assert!(compared.contains(row), "{row} in:\n{compared}");
     }
 }
+
+/// fio's buffered random job on a small file: fio hints random access and
+/// drops the file's cached pages at each pass, so its reads reach the
+/// disk; so do fathom's, which read the file's bytes from the disk many
+/// times over rather than once.
+#[test]
+fn a_buffered_time_based_job_drops_the_cache_at_each_pass() {
+    let dir = tempdir();
+    let data = dir.path().join("small.dat");
+    let out = Command::new(fio_link(dir.path()))
+        .args([
+            "--name=buffered",
+            &format!("--filename={}", data.display()),
+            "--size=4m",
+            "--rw=randread",
+            "--bs=4k",
+            "--runtime=1",
+            "--time_based",
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap();
+    let doc = json_of(&out, "fathom as fio");
+    let Some(disk) = doc["disk_util"].as_array().and_then(|d| d.first()) else {
+        eprintln!("SKIP: the temporary directory is on no disk with counters");
+        return;
+    };
+    let read_ios = u(&disk["read_ios"]);
+    if read_ios == 0 {
+        eprintln!("SKIP: the disk's counters did not move (not the file's disk)");
+        return;
+    }
+    // One pass is 1,024 reads of 4k; without a drop at each pass the disk
+    // would see at most that many.
+    assert!(
+        read_ios > 2 * 1024,
+        "the disk served {read_ios} reads: the cache was not dropped at each pass"
+    );
+}

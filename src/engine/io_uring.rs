@@ -380,6 +380,10 @@ impl Engine for IoUringEngine {
             .map_or_else(Vec::new, |p| p.choices().to_vec())
     }
 
+    fn drop_cached(&mut self, offset: u64, len: u64) {
+        crate::util::advise(&self.file, offset, len, libc::POSIX_FADV_DONTNEED);
+    }
+
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
         let flags = if data_only {
             types::FsyncFlags::DATASYNC

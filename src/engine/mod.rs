@@ -82,6 +82,10 @@ pub trait Engine {
     fn wait_choices(&self) -> Vec<crate::spec::WaitChoice> {
         Vec::new()
     }
+    /// Drops the cached pages of `len` bytes at `offset` (fio's
+    /// invalidation at each pass of a buffered run); nothing for an engine
+    /// without a file.
+    fn drop_cached(&mut self, _offset: u64, _len: u64) {}
     /// Makes written data durable. Called only with nothing in flight.
     /// Makes the writes so far durable: fsync, or fdatasync (data, and only
     /// the metadata needed to read it back) when `data_only`.

@@ -83,6 +83,10 @@ impl Engine for SyncEngine {
         out.append(&mut self.completed);
     }
 
+    fn drop_cached(&mut self, offset: u64, len: u64) {
+        crate::util::advise(&self.file, offset, len, libc::POSIX_FADV_DONTNEED);
+    }
+
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
         if data_only {
             self.file.sync_data()

@@ -7,7 +7,9 @@ use crate::engine::pattern::{OffsetPattern, Region};
 use crate::engine::sizes::BlockSizes;
 use crate::engine::target::TargetPlan;
 use crate::engine::tuning::{EngineTuning, Regime, choose as choose_tuning};
-use crate::engine::worker::{self, StartGate, Trims, WorkerConfig, WorkerEvent, WorkerVerify};
+use crate::engine::worker::{
+    self, ByteRange, StartGate, Trims, WorkerConfig, WorkerEvent, WorkerVerify,
+};
 use crate::spec::{VerifyMode, WorkloadSpec};
 use crate::util::stop::StopFlag;
 use crate::util::verify::BlockMap;
@@ -109,6 +111,11 @@ pub(super) fn worker_configs(
                 ramp: Duration::from_secs_f64(spec.ramp_s),
                 runtime: spec.runtime_s.map(Duration::from_secs_f64),
                 fsync_every: spec.flush_every(),
+                invalidate_each: (spec.invalidate && !spec.direct && spec.runtime_s.is_some())
+                    .then_some(ByteRange {
+                        offset: plan.offset,
+                        len: plan.size,
+                    }),
                 sync_data_only: spec.fdatasync > 0,
                 verify: None,
                 continue_on_error: spec.continue_on_error,
@@ -166,6 +173,13 @@ pub(super) fn plan_workers(
                     config.record = Some(recording.sink(slot as u16));
                 }
                 let file = target.open(spec.direct, spec.rw.modifies(spec.rwmix_read))?;
+                if spec.fadvise && !spec.direct {
+                    let hint = match spec.rw.is_random() {
+                        true => libc::POSIX_FADV_RANDOM,
+                        false => libc::POSIX_FADV_SEQUENTIAL,
+                    };
+                    crate::util::advise(&file, 0, 0, hint);
+                }
                 if let Some(map) = &map {
                     config.verify = Some(WorkerVerify {
                         map: map.clone(),

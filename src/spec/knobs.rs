@@ -254,9 +254,17 @@ pub const KNOBS: &[Knob] = &[
     .conflicts_with("direct"),
     Knob::switch(
         "invalidate",
-        "With --buffered: drop the targets' cached pages before measuring, so that reads start from the device (fio's invalidate, on in fio job files by default)",
+        "With --buffered: drop the targets' cached pages before measuring, and again each time a worker has gone once over its region in a time-bound run, so that reads come from the device (fio's invalidate, on in fio job files by default)",
         |b, v| {
             b.spec.invalidate = parse_bool(v)?;
+            Ok(())
+        },
+    ),
+    Knob::switch(
+        "no-fadvise",
+        "With --buffered: give the kernel no access hint (by default each worker tells it random or sequential, as fio's fadvise_hint, so random reads get no readahead)",
+        |b, v| {
+            b.spec.fadvise = !parse_bool(v)?;
             Ok(())
         },
     ),

@@ -184,6 +184,12 @@ pub struct WorkloadSpec {
     /// reads come from the device (`--invalidate`, fio's `invalidate`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub invalidate: bool,
+    /// Buffered runs: each worker tells the kernel its access pattern
+    /// (POSIX_FADV_RANDOM or SEQUENTIAL), as fio's `fadvise_hint` does by
+    /// default; off with `--no-fadvise`. Absent in results of runs before
+    /// it, which gave no hint.
+    #[serde(default)]
+    pub fadvise: bool,
     pub engine: EngineKind,
     /// The null engine's service time per I/O, in ns (`--null-latency`);
     /// 0 completes at once.
@@ -451,6 +457,7 @@ impl WorkloadSpec {
             ramp_s: 0.0,
             direct: true,
             invalidate: false,
+            fadvise: true,
             engine: EngineKind::IoUring,
             null_latency_ns: 0,
             hipri: false,

@@ -33,6 +33,21 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     file_id(a).is_some_and(|id| file_id(b) == Some(id))
 }
 
+/// `posix_fadvise(file, offset, len, advice)`: a hint; the kernel may
+/// ignore it, and a failure changes nothing a run measures.
+pub fn advise(file: &std::fs::File, offset: u64, len: u64, advice: libc::c_int) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: an advisory call on a descriptor the caller holds open.
+    unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            offset as libc::off_t,
+            len as libc::off_t,
+            advice,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

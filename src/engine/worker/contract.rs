@@ -16,6 +16,13 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
+/// Bytes of a target: where they start, how many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteRange {
+    pub offset: u64,
+    pub len: u64,
+}
+
 pub struct WorkerConfig {
     pub target: usize,
     /// This worker's place among the run's workers.
@@ -53,6 +60,10 @@ pub struct WorkerConfig {
     pub runtime: Option<Duration>,
     /// Flush after every N writes; 0 = never.
     pub fsync_every: u32,
+    /// A buffered time-bound run with fio's invalidation: each time the
+    /// worker has issued this many bytes (its region's size: a pass), the
+    /// region's cached pages are dropped, as fio drops them at each pass.
+    pub invalidate_each: Option<ByteRange>,
     /// Flush with fdatasync rather than fsync.
     pub sync_data_only: bool,
     pub verify: Option<WorkerVerify>,

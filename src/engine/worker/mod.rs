@@ -14,8 +14,8 @@ mod pace;
 
 use check::{Checker, describe_failure};
 pub use contract::{
-    GRACE_AFTER_SIGNAL, GRACE_AT_END, StartGate, Trims, Unfinished, WorkerConfig, WorkerEvent,
-    WorkerPulse, WorkerTotals, WorkerVerify,
+    ByteRange, GRACE_AFTER_SIGNAL, GRACE_AT_END, StartGate, Trims, Unfinished, WorkerConfig,
+    WorkerEvent, WorkerPulse, WorkerTotals, WorkerVerify,
 };
 use pace::{Schedule, count_backlog};
 
@@ -174,6 +174,9 @@ struct Job<'a> {
     /// Completions of one reap with the instant each was seen.
     reaped: Vec<(Completion, Instant)>,
     issued_bytes: u64,
+    /// Bytes issued since the region's cached pages were last dropped
+    /// (`invalidate_each`).
+    pass_bytes: u64,
     writes_since_sync: u32,
     write_sequence: u64,
     /// Every block the pattern offered was being written by another worker;
@@ -269,6 +272,7 @@ impl<'a> Job<'a> {
             completions: Vec::with_capacity(depth),
             reaped: Vec::with_capacity(depth),
             issued_bytes: 0,
+            pass_bytes: 0,
             writes_since_sync: 0,
             write_sequence: 0,
             blocked: false,
@@ -481,6 +485,13 @@ impl<'a> Job<'a> {
             let counted = dir != Direction::Trim || self.config.trims == Trims::Every;
             if self.now >= self.measure_start && counted {
                 self.issued_bytes += u64::from(len);
+            }
+            if let Some(region) = self.config.invalidate_each {
+                self.pass_bytes += u64::from(len);
+                if self.pass_bytes >= region.len {
+                    self.pass_bytes = 0;
+                    self.engine.drop_cached(region.offset, region.len);
+                }
             }
             if let Some(think) = self.config.think {
                 self.since_pause += 1;

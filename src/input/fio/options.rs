@@ -319,6 +319,16 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         }
         "buffered" => job.set("buffered", flag(opt)?.to_string()),
         "invalidate" => job.set("invalidate", flag(opt)?.to_string()),
+        "fadvise_hint" => match value(opt)? {
+            "0" => job.set("no_fadvise", "true"),
+            "1" => job.unset("no_fadvise"),
+            other => {
+                job.unset("no_fadvise");
+                return Ok(Action::Note(format!(
+                    "fadvise_hint={other}: fathom hints random or sequential by the job's pattern, as fadvise_hint=1"
+                )));
+            }
+        },
         "hipri" => job.set("hipri", flag(opt)?.to_string()),
         "sqthread_poll" => job.set("sqpoll", flag(opt)?.to_string()),
         "ioengine" => {
