@@ -446,3 +446,60 @@ fn a_buffered_time_based_job_drops_the_cache_at_each_pass() {
         "the disk served {read_ios} reads: the cache was not dropped at each pass"
     );
 }
+
+/// blockalign=4k under a bssplit of 512 and 64k: every offset on a 4k
+/// boundary, as fio's own iolog of the same job shows them.
+#[test]
+fn blockalign_aligns_every_random_offset_as_fio_does() {
+    let dir = tempdir();
+    let job = dir.path().join("align.fio");
+    let data = dir.path().join("align.dat");
+    std::fs::write(
+        &job,
+        format!(
+            "[align]\nfilename={}\nsize=8m\nrw=randread\nbssplit=512/50:64k/50\nblockalign=4k\nio_size=2m\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let recording = dir.path().join("align.rec");
+    run_ok(&[
+        "run",
+        job.to_str().unwrap(),
+        "--record",
+        recording.to_str().unwrap(),
+    ]);
+    let trace = fathom::trace::Trace::open(&recording, 0, None).unwrap();
+    let offsets: Vec<(u64, u32)> = trace
+        .ios()
+        .unwrap()
+        .map(|io| io.map(|io| (io.offset, io.len)).unwrap())
+        .collect();
+    assert!(offsets.len() > 50, "{} I/Os", offsets.len());
+    let unaligned = offsets.iter().filter(|(o, _)| o % 4096 != 0).count();
+    assert_eq!(unaligned, 0, "of {} offsets", offsets.len());
+    assert!(offsets.iter().any(|(_, len)| *len == 512), "both sizes issued");
+    assert!(offsets.iter().all(|(o, len)| o + u64::from(*len) <= 8 << 20));
+    if !fio_installed() {
+        eprintln!("SKIP (fio's part): fio is not installed (apt-get install fio)");
+        return;
+    }
+    let log = dir.path().join("fio.log");
+    let o = Command::new("fio")
+        .arg(&job)
+        .arg(format!("--write_iolog={}", log.display()))
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    succeeded(&o);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let fio_offsets: Vec<u64> = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"read")).then(|| f[3].parse().unwrap())
+        })
+        .collect();
+    assert!(!fio_offsets.is_empty());
+    assert!(fio_offsets.iter().all(|o| o % 4096 == 0), "fio aligns them too");
+}

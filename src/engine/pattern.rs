@@ -138,7 +138,7 @@ impl OffsetPattern {
         let span = if len == self.region.bs {
             1
         } else {
-            (len / self.region.bs).clamp(1, blocks.max(1))
+            len.div_ceil(self.region.bs).clamp(1, blocks.max(1))
         };
         let block = match &self.spread {
             Spread::Sequential => {

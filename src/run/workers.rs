@@ -38,10 +38,13 @@ fn worker_pattern(
 ) -> (OffsetPattern, u64) {
     let blocks = plan.size / spec.bs;
     if spec.rw.is_random() {
+        // Offsets fall on multiples of the alignment (the block size
+        // unless --block-align says otherwise).
+        let unit = spec.block_align.unwrap_or(spec.bs);
         let region = Region {
             start: plan.offset,
-            blocks,
-            bs: spec.bs,
+            blocks: plan.size / unit,
+            bs: unit,
         };
         let share = blocks / jobs + u64::from(j < blocks % jobs);
         let pattern = OffsetPattern::random(

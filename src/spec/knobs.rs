@@ -201,6 +201,15 @@ pub const KNOBS: &[Knob] = &[
         },
     ),
     Knob::value(
+        "block_align",
+        "SIZE",
+        "Random I/O: align each offset to SIZE instead of the (smallest) block size, e.g. 4k under a --bssplit of 512 to 64k (fio's blockalign)",
+        |b, v| {
+            b.spec.block_align = Some(parse_size(v)?);
+            Ok(())
+        },
+    ),
+    Knob::value(
         "offset",
         "SIZE",
         "Where the used region starts in each target",

@@ -175,6 +175,10 @@ pub struct WorkloadSpec {
     /// (`--io-size`, fio's `io_size`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_size: Option<u64>,
+    /// Random I/O: offsets aligned to this many bytes instead of the
+    /// (smallest) block size (`--block-align`, fio's `blockalign`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_align: Option<u64>,
     pub offset: u64,
     /// Time bound; `None` means one pass over `size` per target.
     pub runtime_s: Option<f64>,
@@ -450,6 +454,7 @@ impl WorkloadSpec {
             bssplit: None,
             iodepth: 1,
             io_size: None,
+            block_align: None,
             numjobs: 1,
             size: None,
             offset: 0,

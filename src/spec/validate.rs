@@ -49,6 +49,25 @@ impl WorkloadSpec {
                 ));
             }
         }
+        if let Some(align) = self.block_align {
+            if !(MIN_BS..=MAX_BS).contains(&align) || align % MIN_BS != 0 {
+                return fail(format!(
+                    "--block-align {align}: a multiple of 512 from 512 to 16m"
+                ));
+            }
+            if !self.rw.is_random() {
+                return fail(format!(
+                    "--block-align aligns random offsets: it needs a random --rw (this workload is {})",
+                    self.rw
+                ));
+            }
+            if self.verify != VerifyMode::Off && align != self.bs {
+                return fail(format!(
+                    "--verify checks blocks of --bs: not with --block-align {}",
+                    format_bytes(align)
+                ));
+            }
+        }
         if self.random_percent > 100 {
             return fail(format!(
                 "--random-percent {} is above 100",

@@ -197,6 +197,11 @@ fn translate_sections(
                 job.name
             ));
         }
+        // fio aligns random offsets only.
+        if job.knob("block_align").is_some() && !job.knob("rw").is_some_and(|rw| rw.contains("rand"))
+        {
+            job.unset("block_align");
+        }
         job.rates_as_knobs();
         if let Some(every) = job.think_every.take()
             && job.knob("think_time").is_some()

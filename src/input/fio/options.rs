@@ -217,10 +217,7 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         "blockalign" | "ba" => {
             let v = same_for_reads_and_writes(opt)?;
             let align = crate::util::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?;
-            let bs = crate::util::units::parse_size(job.knob("bs").unwrap_or("4k"));
-            if bs != Ok(align) {
-                return unsupported(": fathom aligns offsets to the (smallest) block size");
-            }
+            job.set("block_align", align.to_string());
         }
         "bsrange" | "blocksize_range" => {
             let v = same_for_reads_and_writes(opt)?;
