@@ -39,9 +39,10 @@ fn json_of(out: &Output, who: &str) -> Value {
     serde_json::from_str(&text[start..]).unwrap_or_else(|e| panic!("{who}: {e}: {text}"))
 }
 
-/// The line fio users type: two jobs at once, one sequential and bounded
+/// The line fio users type: three jobs at once, one sequential and bounded
 /// by size, one random with a runtime but no time_based (so one pass over
-/// its size, whichever comes first), direct, fio's psync engine.
+/// its size, whichever comes first), one whose named file is `filesize`
+/// long; direct, fio's psync engine.
 fn command_line(dir: &Path) -> Vec<String> {
     let data = |n: &str| dir.join(n).display().to_string();
     [
@@ -59,6 +60,11 @@ fn command_line(dir: &Path) -> Vec<String> {
         "--size=2m".into(),
         "--rw=randread".into(),
         "--runtime=30".into(),
+        // filesize with filename: the named file is that long.
+        "--name=fs".into(),
+        format!("--filename={}", data("fs.dat")),
+        "--filesize=3m".into(),
+        "--rw=read".into(),
         "--output-format=json".into(),
     ]
     .into()
@@ -74,7 +80,7 @@ fn a_fio_command_line_does_the_work_fio_does() {
     let args = command_line(dir.path());
     let fio = json_of(&Command::new("fio").args(&args).output().unwrap(), "fio");
     // fio leaves its files; fathom lays out its own.
-    for f in ["seq.dat", "rnd.dat"] {
+    for f in ["seq.dat", "rnd.dat", "fs.dat"] {
         std::fs::remove_file(dir.path().join(f)).unwrap();
     }
     let ours = json_of(
@@ -109,6 +115,7 @@ fn a_fio_command_line_does_the_work_fio_does() {
     assert_eq!(
         jobs(&fio),
         [
+            ("fs".to_string(), 768, 3 << 20, 0),
             ("rnd".to_string(), 512, 2 << 20, 0),
             ("seq".to_string(), 1024, 4 << 20, 0)
         ]

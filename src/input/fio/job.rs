@@ -125,10 +125,22 @@ impl Job {
             return Ok(());
         }
         if !self.files.is_empty() {
-            return Err(
-                "nrfiles or filesize with filename: fio sizes the files it names itself; give filename, or nrfiles and filesize"
-                    .into(),
-            );
+            if self.nrfiles > 1 {
+                return Err(format!(
+                    "nrfiles={} with filename: fio goes round the files filename names; name each (filename=a:b:c), fathom runs one target per name",
+                    self.nrfiles
+                ));
+            }
+            // Each named file is filesize long; size, if given, is the
+            // job's I/O over them all.
+            let each = self.filesize.take().expect("checked above");
+            if let Some(total) = self.knob("size").map(str::to_string) {
+                let total =
+                    crate::util::units::parse_size(&total).map_err(|e| format!("size: {e}"))?;
+                self.set("io_size", (total / self.files.len() as u64).to_string());
+            }
+            self.set("size", each);
+            return Ok(());
         }
         let per_file = match (self.filesize.take(), self.knob("size")) {
             (Some(each), _) => each,
