@@ -485,8 +485,15 @@ fn blockalign_aligns_every_random_offset_as_fio_does() {
     assert!(offsets.len() > 50, "{} I/Os", offsets.len());
     let unaligned = offsets.iter().filter(|(o, _)| o % 4096 != 0).count();
     assert_eq!(unaligned, 0, "of {} offsets", offsets.len());
-    assert!(offsets.iter().any(|(_, len)| *len == 512), "both sizes issued");
-    assert!(offsets.iter().all(|(o, len)| o + u64::from(*len) <= 8 << 20));
+    assert!(
+        offsets.iter().any(|(_, len)| *len == 512),
+        "both sizes issued"
+    );
+    assert!(
+        offsets
+            .iter()
+            .all(|(o, len)| o + u64::from(*len) <= 8 << 20)
+    );
     if !fio_installed() {
         eprintln!("SKIP (fio's part): fio is not installed (apt-get install fio)");
         return;
@@ -508,5 +515,63 @@ fn blockalign_aligns_every_random_offset_as_fio_does() {
         })
         .collect();
     assert!(!fio_offsets.is_empty());
-    assert!(fio_offsets.iter().all(|o| o % 4096 == 0), "fio aligns them too");
+    assert!(
+        fio_offsets.iter().all(|o| o % 4096 == 0),
+        "fio aligns them too"
+    );
+}
+
+/// prioclass and prio: the workers run at that I/O priority, as ionice
+/// reads it from their threads while they run.
+#[test]
+fn prio_and_prioclass_set_the_workers_io_priority() {
+    let installed = Command::new("ionice")
+        .arg("-p")
+        .arg("1")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        eprintln!("SKIP: ionice is not installed (util-linux)");
+        return;
+    }
+    let dir = tempdir();
+    let data = dir.path().join("p.dat");
+    let mut child = Command::new(fio_link(dir.path()))
+        .args([
+            "--name=p",
+            "--prioclass=3",
+            &format!("--filename={}", data.display()),
+            "--size=4m",
+            "--rw=randread",
+            "--runtime=3",
+            "--time_based",
+            "--output-format=json",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut seen = None;
+    wait_until("a worker thread runs", || {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return false;
+        };
+        for task in tasks.flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if comm.trim().starts_with("fathom-w") {
+                let out = Command::new("ionice")
+                    .arg("-p")
+                    .arg(task.file_name())
+                    .output()
+                    .unwrap();
+                seen = Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
+                return true;
+            }
+        }
+        false
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(seen.as_deref(), Some("idle"));
 }

@@ -114,6 +114,7 @@ pub(super) fn worker_configs(
                 ramp: Duration::from_secs_f64(spec.ramp_s),
                 runtime: spec.runtime_s.map(Duration::from_secs_f64),
                 fsync_every: spec.flush_every(),
+                ioprio: spec.ioprio,
                 invalidate_each: (spec.invalidate && !spec.direct && spec.runtime_s.is_some())
                     .then_some(ByteRange {
                         offset: plan.offset,

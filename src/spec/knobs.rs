@@ -269,6 +269,15 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     ),
+    Knob::value(
+        "ioprio",
+        "CLASS[:LEVEL]",
+        "The I/O priority the workers run at, as ionice names it: rt, be or idle, and a level from 0 (highest) to 7 (fio's prioclass and prio)",
+        |b, v| {
+            b.spec.ioprio = Some(v.parse()?);
+            Ok(())
+        },
+    ),
     Knob::switch(
         "no-fadvise",
         "With --buffered: give the kernel no access hint (by default each worker tells it random or sequential, as fio's fadvise_hint, so random reads get no readahead)",

@@ -11,6 +11,7 @@ pub mod distribution;
 pub mod engine;
 pub mod knobs;
 pub mod meta;
+pub mod priority;
 pub mod pts;
 pub mod replay;
 mod validate;
@@ -23,6 +24,7 @@ pub use block_sizes::BlockSizeSplit;
 pub use direction::Direction;
 pub use distribution::{Distribution, Zone};
 pub use engine::{CompletionWait, EngineCaps, EngineKind, EngineTuning, RingOptions, WaitChoice};
+pub use priority::IoPriority;
 pub use validate::{MAX_IOPS_PER_SLOT, limits};
 
 /// Access pattern, named as in fio.
@@ -194,6 +196,10 @@ pub struct WorkloadSpec {
     /// it, which gave no hint.
     #[serde(default)]
     pub fadvise: bool,
+    /// The I/O priority the workers run at (`--ioprio`, fio's `prioclass`
+    /// and `prio`); None: the process's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ioprio: Option<IoPriority>,
     pub engine: EngineKind,
     /// The null engine's service time per I/O, in ns (`--null-latency`);
     /// 0 completes at once.
@@ -463,6 +469,7 @@ impl WorkloadSpec {
             direct: true,
             invalidate: false,
             fadvise: true,
+            ioprio: None,
             engine: EngineKind::IoUring,
             null_latency_ns: 0,
             hipri: false,

@@ -64,6 +64,8 @@ pub struct WorkerConfig {
     /// worker has issued this many bytes (its region's size: a pass), the
     /// region's cached pages are dropped, as fio drops them at each pass.
     pub invalidate_each: Option<ByteRange>,
+    /// The I/O priority to run at (ioprio_set(2) of the worker's thread).
+    pub ioprio: Option<crate::spec::IoPriority>,
     /// Flush with fdatasync rather than fsync.
     pub sync_data_only: bool,
     pub verify: Option<WorkerVerify>,

@@ -306,6 +306,9 @@ impl<'a> Job<'a> {
     }
 
     fn run(&mut self, stop: &StopFlag, halt: &AtomicBool) -> Result<Box<WorkerTotals>, String> {
+        if let Some(priority) = self.config.ioprio {
+            set_io_priority(priority)?;
+        }
         if self.config.script.as_ref().is_some_and(|s| s.paced) {
             // A replay sleeps until each I/O is due: its sleeps end on time
             // rather than up to the default 50 µs of timer slack later.
@@ -1149,6 +1152,28 @@ impl Drop for Job<'_> {
             unsafe { std::mem::ManuallyDrop::drop(&mut self.engine) };
         }
     }
+}
+
+/// Sets this thread's I/O priority (ioprio_set(2), IOPRIO_WHO_PROCESS of
+/// the calling thread), as fio sets its job's.
+fn set_io_priority(priority: crate::spec::IoPriority) -> Result<(), String> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    // SAFETY: a system call with integer arguments only.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0 as libc::c_long,
+            libc::c_long::from(priority.value()),
+        )
+    };
+    if rc < 0 {
+        return Err(format!(
+            "cannot run at I/O priority {priority}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -30,6 +30,9 @@ pub(super) struct Job {
     pub(super) nrfiles: u32,
     /// `filesize`: the size of each of them; `size / nrfiles` without it.
     pub(super) filesize: Option<String>,
+    /// `prioclass` and `prio` as given, made one `ioprio` knob once the
+    /// job is read.
+    pub(super) priority: (Option<crate::spec::priority::IoClass>, Option<u8>),
     /// `offset_increment`: clone k starts `k` times this after `offset`.
     pub(super) offset_increment: Option<u64>,
     /// `rate` or `rate_iops` as fathom rates of reads and of writes, and
@@ -153,6 +156,21 @@ impl Job {
         };
         self.set("size", per_file);
         Ok(())
+    }
+
+    /// fio's `prioclass` and `prio` as fathom's `ioprio`: best effort when
+    /// only `prio` is given, level 4 (the kernel's default) when only the
+    /// class is.
+    pub(super) fn io_priority(&mut self) {
+        let (class, level) = std::mem::take(&mut self.priority);
+        if class.is_none() && level.is_none() {
+            return;
+        }
+        let priority = crate::spec::IoPriority {
+            class: class.unwrap_or(crate::spec::priority::IoClass::BestEffort),
+            level: level.unwrap_or(4),
+        };
+        self.set("ioprio", priority.to_string());
     }
 
     pub(super) fn knob(&self, knob: &str) -> Option<&str> {

@@ -198,10 +198,12 @@ fn translate_sections(
             ));
         }
         // fio aligns random offsets only.
-        if job.knob("block_align").is_some() && !job.knob("rw").is_some_and(|rw| rw.contains("rand"))
+        if job.knob("block_align").is_some()
+            && !job.knob("rw").is_some_and(|rw| rw.contains("rand"))
         {
             job.unset("block_align");
         }
+        job.io_priority();
         job.rates_as_knobs();
         if let Some(every) = job.think_every.take()
             && job.knob("think_time").is_some()

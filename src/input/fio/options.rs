@@ -316,6 +316,24 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         }
         "buffered" => job.set("buffered", flag(opt)?.to_string()),
         "invalidate" => job.set("invalidate", flag(opt)?.to_string()),
+        // Combined into --ioprio once the job is read (`Job::io_priority`).
+        "prio" | "prioclass" => {
+            let v = value(opt)?;
+            let n: u16 = v
+                .parse()
+                .map_err(|_| format!("{key}={v}: not a whole number"))?;
+            if key == "prio" {
+                if n > 7 {
+                    return Err(format!("prio={v}: a level from 0 to 7"));
+                }
+                job.priority.1 = Some(n as u8);
+            } else {
+                job.priority.0 =
+                    Some(crate::spec::priority::IoClass::of_number(n).ok_or_else(|| {
+                        format!("prioclass={v}: 1 (realtime), 2 (best effort) or 3 (idle)")
+                    })?);
+            }
+        }
         "fadvise_hint" => match value(opt)? {
             "0" => job.set("no_fadvise", "true"),
             "1" => job.unset("no_fadvise"),

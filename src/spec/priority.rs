@@ -1,0 +1,129 @@
+//! The I/O priority a workload's workers run at (`--ioprio CLASS:LEVEL`,
+//! fio's `prioclass` and `prio`): the kernel's scheduling class and level
+//! of the block I/O each worker issues (ioprio_set(2)).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The kernel's I/O scheduling classes (linux/ioprio.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoClass {
+    RealTime,
+    BestEffort,
+    Idle,
+}
+
+impl IoClass {
+    /// The class's number in the kernel's `IOPRIO_PRIO_VALUE` (and fio's
+    /// `prioclass`).
+    pub fn number(self) -> u16 {
+        match self {
+            IoClass::RealTime => 1,
+            IoClass::BestEffort => 2,
+            IoClass::Idle => 3,
+        }
+    }
+
+    pub fn of_number(n: u16) -> Option<IoClass> {
+        match n {
+            1 => Some(IoClass::RealTime),
+            2 => Some(IoClass::BestEffort),
+            3 => Some(IoClass::Idle),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            IoClass::RealTime => "rt",
+            IoClass::BestEffort => "be",
+            IoClass::Idle => "idle",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct IoPriority {
+    pub class: IoClass,
+    /// 0 (highest) to 7; the idle class has none.
+    pub level: u8,
+}
+
+impl IoPriority {
+    /// The value ioprio_set(2) takes: class in the top bits, level below.
+    pub fn value(self) -> u16 {
+        (self.class.number() << 13) | u16::from(self.level)
+    }
+}
+
+impl FromStr for IoPriority {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (class, level) = match s.split_once(':') {
+            Some((c, l)) => (c, Some(l)),
+            None => (s, None),
+        };
+        let class = match class {
+            "rt" | "realtime" | "1" => IoClass::RealTime,
+            "be" | "best-effort" | "2" => IoClass::BestEffort,
+            "idle" | "3" => IoClass::Idle,
+            _ => {
+                return Err(format!("'{class}' is not an I/O class (rt, be or idle)"));
+            }
+        };
+        let level = match level {
+            None => 4,
+            Some(l) => l
+                .parse::<u8>()
+                .ok()
+                .filter(|l| *l <= 7)
+                .ok_or_else(|| format!("'{l}' is not a level from 0 to 7"))?,
+        };
+        Ok(IoPriority {
+            class,
+            level: if class == IoClass::Idle { 0 } else { level },
+        })
+    }
+}
+
+impl fmt::Display for IoPriority {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.class {
+            IoClass::Idle => write!(f, "idle"),
+            class => write!(f, "{}:{}", class.name(), self.level),
+        }
+    }
+}
+
+impl From<IoPriority> for String {
+    fn from(p: IoPriority) -> String {
+        p.to_string()
+    }
+}
+
+impl TryFrom<String> for IoPriority {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priorities_read_and_print_as_ionice_names_them() {
+        let p: IoPriority = "rt:2".parse().unwrap();
+        assert_eq!(
+            (p.class, p.level, p.value()),
+            (IoClass::RealTime, 2, (1 << 13) | 2)
+        );
+        assert_eq!("be".parse::<IoPriority>().unwrap().to_string(), "be:4");
+        assert_eq!("idle:5".parse::<IoPriority>().unwrap().to_string(), "idle");
+        assert!("be:8".parse::<IoPriority>().is_err());
+        assert!("high".parse::<IoPriority>().is_err());
+    }
+}
