@@ -81,10 +81,25 @@ impl fmt::Display for Distribution {
 /// `60/10:30/20:10/70` (sizes in percent) or `60/20g:40/100g` (bytes).
 fn parse_zones(text: &str, bytes: bool) -> Result<Vec<Zone>, String> {
     let mut zones = Vec::new();
-    for entry in text.split(':') {
+    let entries: Vec<&str> = text.split(':').collect();
+    for (i, entry) in entries.iter().enumerate() {
         let (pct, size) = entry
             .split_once('/')
             .ok_or_else(|| format!("zone '{entry}' is not PCT/SIZE"))?;
+        // As fio: the last zone's size left out is the rest of the region.
+        let size = match size.trim() {
+            "" if !bytes && i == entries.len() - 1 => {
+                let taken: u64 = zones.iter().map(|z: &Zone| z.size).sum();
+                if taken >= 100 {
+                    return Err(format!(
+                        "zone '{entry}': the zones before it cover the whole region"
+                    ));
+                }
+                (100 - taken).to_string()
+            }
+            other => other.to_string(),
+        };
+        let size = size.as_str();
         let percent = pct
             .trim()
             .parse::<u8>()

@@ -560,6 +560,15 @@ pub const KNOBS: &[Knob] = &[
     )
     .csv(|s| s.seed.to_string()),
     Knob::value(
+        "arrivals",
+        "even|poisson",
+        "With a rate: space the I/Os evenly (the default) or as a Poisson process, exponential gaps as from many independent clients (fio's rate_process)",
+        |b, v| {
+            b.spec.arrivals = v.parse()?;
+            Ok(())
+        },
+    ),
+    Knob::value(
         "rate_iops",
         "N",
         "Issue I/Os at this fixed rate per target (I/Os per second), on schedule; latency is also measured from when each I/O was due",

@@ -279,6 +279,9 @@ pub struct WorkloadSpec {
     /// first one.
     #[serde(default)]
     pub continue_on_error: bool,
+    /// How rated I/Os are spaced (`--arrivals`, fio's `rate_process`).
+    #[serde(default, skip_serializing_if = "Arrivals::is_even")]
+    pub arrivals: Arrivals,
     /// Fixed rate per target, in I/Os per second (`--rate-iops`).
     #[serde(default)]
     pub rate_iops: Option<f64>,
@@ -447,6 +450,44 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
 
+/// How a rated workload's I/Os are spaced in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Evenly: I/O n due at n / rate (fio's `rate_process=linear`).
+    #[default]
+    Even,
+    /// A Poisson process: exponential gaps of mean 1 / rate, as independent
+    /// clients arrive (fio's `rate_process=poisson`).
+    Poisson,
+}
+
+impl Arrivals {
+    pub fn is_even(&self) -> bool {
+        *self == Arrivals::Even
+    }
+}
+
+impl std::str::FromStr for Arrivals {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "even" | "linear" => Ok(Arrivals::Even),
+            "poisson" => Ok(Arrivals::Poisson),
+            _ => Err(format!("'{s}' is not an arrival process (even or poisson)")),
+        }
+    }
+}
+
+impl std::fmt::Display for Arrivals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Arrivals::Even => "even",
+            Arrivals::Poisson => "poisson",
+        })
+    }
+}
+
 impl WorkloadSpec {
     /// The spec of a run nothing has changed, on `targets`.
     pub fn defaults(targets: Vec<String>) -> WorkloadSpec {
@@ -495,6 +536,7 @@ impl WorkloadSpec {
             even_if_mounted: false,
             verify: VerifyMode::Off,
             continue_on_error: false,
+            arrivals: Arrivals::Even,
             rate_iops: None,
             rate_bw: None,
             direction_rates: DirectionRates::default(),
@@ -665,5 +707,13 @@ mod tests {
                 .contains("30%")
         );
         assert!("zipf:1.2:0.25".parse::<Distribution>().is_err());
+        // fio's last zone without a size: the rest of the region.
+        assert_eq!(
+            "zoned:50/5:30/15:20/"
+                .parse::<Distribution>()
+                .unwrap()
+                .to_string(),
+            "zoned:50/5:30/15:20/80"
+        );
     }
 }

@@ -68,6 +68,14 @@ impl WorkloadSpec {
                 ));
             }
         }
+        if self.arrivals == super::Arrivals::Poisson
+            && self.target_rate().is_none()
+            && self.direction_iops().iter().all(Option::is_none)
+        {
+            return fail(
+                "--arrivals poisson spaces rated I/O: give --rate-iops, --rate-bw or --rate-read/--rate-write".into(),
+            );
+        }
         if self.random_percent > 100 {
             return fail(format!(
                 "--random-percent {} is above 100",

@@ -66,6 +66,9 @@ pub struct WorkerConfig {
     pub invalidate_each: Option<ByteRange>,
     /// The I/O priority to run at (ioprio_set(2) of the worker's thread).
     pub ioprio: Option<crate::spec::IoPriority>,
+    /// Rated I/Os arrive as a Poisson process rather than evenly (fio's
+    /// `rate_process=poisson`).
+    pub poisson: bool,
     /// Flush with fdatasync rather than fsync.
     pub sync_data_only: bool,
     pub verify: Option<WorkerVerify>,

@@ -236,19 +236,22 @@ impl<'a> Job<'a> {
             // The schedule starts when the gate opened, as measuring does:
             // a worker that wakes late owes the I/Os due meanwhile (they
             // count late), instead of offering fewer over the run.
-            schedule: config.rate.map(|rate| Schedule {
-                start,
-                rate,
-                issued: 0,
+            schedule: config.rate.map(|rate| match config.poisson {
+                true => Schedule::poisson(start, rate, config.seed),
+                false => Schedule::even(start, rate),
             }),
             unpaced: config.rate.is_none() && config.direction_rates.iter().all(Option::is_none),
-            direction_schedules: config.direction_rates.map(|r| {
-                r.map(|rate| Schedule {
-                    start,
-                    rate,
-                    issued: 0,
+            direction_schedules: {
+                let mut seeds =
+                    [config.seed ^ 0x5eed_0001, config.seed ^ 0x5eed_0002, 0].into_iter();
+                config.direction_rates.map(|r| {
+                    let seed = seeds.next().unwrap_or(0);
+                    r.map(|rate| match config.poisson {
+                        true => Schedule::poisson(start, rate, seed),
+                        false => Schedule::even(start, rate),
+                    })
                 })
-            }),
+            },
             next_due: None,
             trimmed: None,
             started: start,
@@ -476,9 +479,9 @@ impl<'a> Job<'a> {
                 self.record_issue_lag(slot, at);
             }
             if let Some(schedule) = &mut self.schedule {
-                schedule.issued += 1;
+                schedule.advance();
             } else if let Some(schedule) = &mut self.direction_schedules[dir as usize] {
-                schedule.issued += 1;
+                schedule.advance();
             }
             if !self.submits_on_queue {
                 self.batch.push(slot);
@@ -1183,11 +1186,7 @@ mod tests {
     #[test]
     fn schedule_counts_what_was_due() {
         let start = Instant::now();
-        let s = Schedule {
-            start,
-            rate: 1000.0,
-            issued: 0,
-        };
+        let s = Schedule::even(start, 1000.0);
         assert_eq!(s.due(0), start);
         assert_eq!(s.due(500), start + Duration::from_millis(500));
         // I/O 0 is due at once; by 10 ms, I/Os 0 to 10 are.

@@ -3,24 +3,105 @@
 
 use super::BACKLOG_STEPS;
 use crate::measure::histogram::LatencyHistogram;
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-/// A fixed schedule: I/O `n` is due at `start + n / rate`.
+/// When rated I/Os are due: evenly, I/O `n` at `start + n / rate`, or as
+/// a Poisson process (fio's `rate_process=poisson`), the gaps between them
+/// drawn from an exponential distribution of mean `1 / rate`.
 pub(super) struct Schedule {
     pub(super) start: Instant,
     pub(super) rate: f64,
     /// I/Os issued so far (the index of the next one).
     pub(super) issued: u64,
+    poisson: Option<RefCell<PoissonTimes>>,
+}
+
+/// The arrival times of a Poisson process, drawn as they are asked for and
+/// forgotten once their I/O is issued.
+struct PoissonTimes {
+    rng: SmallRng,
+    /// The index of `times[0]`.
+    base: u64,
+    /// Seconds from the start.
+    times: VecDeque<f64>,
+}
+
+impl PoissonTimes {
+    fn time(&mut self, n: u64, rate: f64) -> f64 {
+        while self.base + (self.times.len() as u64) <= n {
+            let last = self.times.back().copied().unwrap_or(0.0);
+            // 1 - U is in (0, 1]: its logarithm is finite.
+            let u: f64 = 1.0 - self.rng.random::<f64>();
+            self.times.push_back(last - u.ln() / rate);
+        }
+        self.times[(n - self.base) as usize]
+    }
+
+    fn forget_before(&mut self, n: u64) {
+        // The newest time is kept: the next gap is drawn from it.
+        while self.base < n && self.times.len() > 1 {
+            self.times.pop_front();
+            self.base += 1;
+        }
+    }
 }
 
 impl Schedule {
+    /// Even: I/O `n` due at `start + n / rate`.
+    pub(super) fn even(start: Instant, rate: f64) -> Schedule {
+        Schedule {
+            start,
+            rate,
+            issued: 0,
+            poisson: None,
+        }
+    }
+
+    /// A Poisson process of `rate` arrivals a second, I/O 0 at `start`;
+    /// `seed` makes the same worker draw the same gaps.
+    pub(super) fn poisson(start: Instant, rate: f64, seed: u64) -> Schedule {
+        Schedule {
+            poisson: Some(RefCell::new(PoissonTimes {
+                rng: SmallRng::seed_from_u64(seed),
+                base: 0,
+                times: VecDeque::from([0.0]),
+            })),
+            ..Schedule::even(start, rate)
+        }
+    }
+
     pub(super) fn due(&self, n: u64) -> Instant {
-        self.start + Duration::from_secs_f64(n as f64 / self.rate)
+        let seconds = match &self.poisson {
+            None => n as f64 / self.rate,
+            Some(times) => times.borrow_mut().time(n, self.rate),
+        };
+        self.start + Duration::from_secs_f64(seconds)
     }
 
     /// How many I/Os were due at or before `at`.
     pub(super) fn due_by(&self, at: Instant) -> u64 {
-        (at.saturating_duration_since(self.start).as_secs_f64() * self.rate).floor() as u64 + 1
+        let seconds = at.saturating_duration_since(self.start).as_secs_f64();
+        let Some(times) = &self.poisson else {
+            return (seconds * self.rate).floor() as u64 + 1;
+        };
+        let mut times = times.borrow_mut();
+        let mut n = self.issued;
+        while times.time(n, self.rate) <= seconds {
+            n += 1;
+        }
+        n
+    }
+
+    /// One more I/O went out.
+    pub(super) fn advance(&mut self) {
+        self.issued += 1;
+        if let Some(times) = &self.poisson {
+            times.borrow_mut().forget_before(self.issued);
+        }
     }
 }
 
@@ -38,5 +119,40 @@ pub(super) fn count_backlog(schedule: &Schedule, deadline: Instant, late: &mut L
         let age = deadline.saturating_duration_since(schedule.due(n));
         late.record_n(age.as_nanos() as u64, count);
         n += count;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poisson_arrivals_keep_the_rate_with_exponential_gaps() {
+        let start = Instant::now();
+        let mut s = Schedule::poisson(start, 1000.0, 7);
+        assert_eq!(s.due(0), start);
+        let mut gaps = Vec::new();
+        let mut last = s.due(0);
+        for _ in 0..20_000 {
+            s.advance();
+            let due = s.due(s.issued);
+            gaps.push((due - last).as_secs_f64());
+            last = due;
+        }
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        assert!((mean - 0.001).abs() < 0.0001, "mean gap {mean}");
+        // Exponential: about 37% of gaps are longer than the mean (even
+        // arrivals: none), and the spread equals the mean.
+        let longer = gaps.iter().filter(|g| **g > 0.001).count() as f64 / gaps.len() as f64;
+        assert!((0.33..0.41).contains(&longer), "{longer}");
+        // By one second about 1,000 more were due; the same seed draws the
+        // same times.
+        let by = s.due_by(last + Duration::from_secs(1)) - s.issued;
+        assert!((900..1100).contains(&by), "{by}");
+        let again = Schedule::poisson(start, 1000.0, 7);
+        let mut first = Schedule::poisson(start, 1000.0, 7);
+        first.advance();
+        again.due(5);
+        assert_eq!(again.due(1), first.due(1));
     }
 }

@@ -290,12 +290,9 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 Some(crate::util::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?);
         }
         "rate_process" => match value(opt)? {
-            "linear" => {}
-            other => {
-                return unsupported(&format!(
-                    "={other}: fathom issues rated I/O on an even schedule (linear)"
-                ));
-            }
+            "linear" | "0" => job.unset("arrivals"),
+            "poisson" | "1" => job.set("arrivals", "poisson"),
+            other => return Err(format!("rate_process={other}: linear or poisson")),
         },
         "unified_rw_reporting" => match value(opt)? {
             "none" | "0" => {}
