@@ -553,7 +553,8 @@ fn prio_and_prioclass_set_the_workers_io_priority() {
         .unwrap();
     let pid = child.id();
     let mut seen = None;
-    wait_until("a worker thread runs", || {
+    // A worker sets its priority as it starts: asked again until it has.
+    wait_until("a worker thread runs at the idle I/O class", || {
         let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
             return false;
         };
@@ -566,7 +567,7 @@ fn prio_and_prioclass_set_the_workers_io_priority() {
                     .output()
                     .unwrap();
                 seen = Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
-                return true;
+                return seen.as_deref() == Some("idle");
             }
         }
         false
