@@ -621,3 +621,40 @@ fn rate_process_poisson_spaces_io_as_a_poisson_process() {
     assert!((3_000..5_000).contains(&linear_ios), "{linear_ios}");
     assert!(poisson_cv > 0.7, "poisson gaps spread {poisson_cv}");
 }
+
+/// exitall: the job that has it ends, and so do the jobs running with it.
+#[test]
+fn exitall_ends_the_other_jobs_with_the_first() {
+    let dir = tempdir();
+    let started = std::time::Instant::now();
+    let out = Command::new(fio_link(dir.path()))
+        .current_dir(dir.path())
+        .args([
+            "--ioengine=null",
+            "--name=short",
+            "--exitall",
+            "--size=1m",
+            "--rw=read",
+            "--name=long",
+            "--size=1m",
+            "--rw=randread",
+            "--runtime=60",
+            "--time_based",
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap();
+    let doc = json_of(&out, "fathom as fio");
+    let long = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == "long")
+        .expect("the long job is reported");
+    assert!(
+        u(&long["job_runtime"]) < 30_000,
+        "the long job ran {} ms of its 60 s",
+        long["job_runtime"]
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(50));
+}

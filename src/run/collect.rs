@@ -419,6 +419,17 @@ impl<'a> Progress<'a> {
         self.finished += 1;
         let acc = &mut self.accumulators[target];
         acc.running -= 1;
+        let stream = acc.stream;
+        if self.streams[stream].spec.exitall
+            && self
+                .accumulators
+                .iter()
+                .all(|a| a.stream != stream || a.running == 0)
+        {
+            // fio's exitall: this stream is done, and so is its workload.
+            self.halt_all();
+        }
+        let acc = &mut self.accumulators[target];
         acc.series.worker_finished(last_interval);
         self.totals[acc.stream].worker_finished(last_interval);
         for second in self.totals[acc.stream].drain_completed() {

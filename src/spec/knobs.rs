@@ -679,6 +679,14 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .csv(|s| s.continue_on_error.to_string()),
+    Knob::switch(
+        "exitall",
+        "For a stream: when it finishes, stop the workload's other streams (fio's exitall)",
+        |b, v| {
+            b.spec.exitall = parse_bool(v)?;
+            Ok(())
+        },
+    ),
     Knob::switch("keep", "Keep the files fathom created (marked as fathom's: a later run writes to one without --overwrite)", |b, v| {
         b.spec.keep = parse_bool(v)?;
         Ok(())

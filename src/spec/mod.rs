@@ -279,6 +279,10 @@ pub struct WorkloadSpec {
     /// first one.
     #[serde(default)]
     pub continue_on_error: bool,
+    /// A stream that, when it finishes, stops the workload's other streams
+    /// (`--exitall`, fio's `exitall`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exitall: bool,
     /// How rated I/Os are spaced (`--arrivals`, fio's `rate_process`).
     #[serde(default, skip_serializing_if = "Arrivals::is_even")]
     pub arrivals: Arrivals,
@@ -536,6 +540,7 @@ impl WorkloadSpec {
             even_if_mounted: false,
             verify: VerifyMode::Off,
             continue_on_error: false,
+            exitall: false,
             arrivals: Arrivals::Even,
             rate_iops: None,
             rate_bw: None,

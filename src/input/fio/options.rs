@@ -313,6 +313,15 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         }
         "buffered" => job.set("buffered", flag(opt)?.to_string()),
         "invalidate" => job.set("invalidate", flag(opt)?.to_string()),
+        "exitall" => job.set("exitall", flag(opt)?.to_string()),
+        "exit_what" => match value(opt)? {
+            "group" | "stonewall" => {}
+            other => {
+                return Err(format!(
+                    "exit_what={other}: fathom's exitall ends the streams that run with the job (group or stonewall), not the workloads after it"
+                ));
+            }
+        },
         // Combined into --ioprio once the job is read (`Job::io_priority`).
         "prio" | "prioclass" => {
             let v = value(opt)?;
