@@ -658,3 +658,28 @@ fn exitall_ends_the_other_jobs_with_the_first() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(50));
 }
+
+/// fio's slope criterion: a flat job stops once the least-squares slope of
+/// its window is under the limit, long before its runtime.
+#[test]
+fn a_slope_steady_state_ends_a_flat_job_early() {
+    let dir = tempdir();
+    let out = Command::new(fio_link(dir.path()))
+        .current_dir(dir.path())
+        .args([
+            "--name=flat",
+            "--ioengine=null",
+            "--size=64m",
+            "--rw=randread",
+            "--runtime=60",
+            "--time_based",
+            "--steadystate=iops_slope:50%",
+            "--ss_dur=3",
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap();
+    let doc = json_of(&out, "fathom as fio");
+    let ran = u(&doc["jobs"][0]["job_runtime"]);
+    assert!(ran < 40_000, "ran {ran} ms of 60 s");
+}

@@ -1,6 +1,9 @@
-//! Steady state: a run stops once a figure stays within a band around its
-//! mean over a sliding window of whole seconds (SNIA PTS's criterion, with
-//! seconds for rounds).
+//! Steady state: a run stops once a figure settles over a sliding window of
+//! whole seconds: every second within a band around the window's mean
+//! (SNIA PTS's criterion, with seconds for rounds), or the least-squares
+//! slope of the window below a limit (fio's `iops_slope`); a limit is a
+//! percentage of the mean, or an amount of the figure itself (fio's
+//! `iops:2`).
 
 use serde::{Deserialize, Serialize};
 
@@ -16,27 +19,47 @@ pub enum SteadyMetric {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SteadyState {
     pub metric: SteadyMetric,
-    /// Every second of the window within this percentage of its mean.
+    /// The limit: every second of the window within this percentage of its
+    /// mean (or, with `slope`, the slope within it).
     pub band_pct: f64,
     pub window_s: u32,
+    /// Judged by the least-squares slope of the window, per second, not
+    /// by each second's distance from the mean (fio's `iops_slope`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub slope: bool,
+    /// `band_pct` is an amount of the figure (IOPS, or ns of latency),
+    /// not a percentage of the mean (fio's `iops:2`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub absolute: bool,
 }
 
 impl std::str::FromStr for SteadyState {
     type Err = String;
-    /// `iops:2%`, `lat:5%`, optionally `:30s` for the window (default 10s).
+    /// `iops:2%`, `lat:5%`, `iops_slope:0.1%`, `iops:200` (an amount),
+    /// optionally `:30s` for the window (default 10s).
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("'{s}' is not METRIC:BAND%[:WINDOW], e.g. iops:2% or lat:5%:30s");
+        let bad = || {
+            format!(
+                "'{s}' is not METRIC:LIMIT[:WINDOW], e.g. iops:2%, lat:5%:30s, iops_slope:0.1% or iops:200"
+            )
+        };
         let mut parts = s.split(':');
-        let metric = match parts.next() {
-            Some("iops") => SteadyMetric::Iops,
-            Some("lat") => SteadyMetric::Lat,
+        let (metric, slope) = match parts.next() {
+            Some("iops") => (SteadyMetric::Iops, false),
+            Some("lat") => (SteadyMetric::Lat, false),
+            Some("iops_slope") => (SteadyMetric::Iops, true),
+            Some("lat_slope") => (SteadyMetric::Lat, true),
             _ => return Err(bad()),
         };
-        let band_pct: f64 = parts
-            .next()
-            .and_then(|b| b.strip_suffix('%'))
-            .and_then(|b| b.parse().ok())
-            .filter(|b: &f64| *b > 0.0 && *b < 100.0)
+        let limit = parts.next().ok_or_else(bad)?;
+        let (number, absolute) = match limit.strip_suffix('%') {
+            Some(pct) => (pct, false),
+            None => (limit, true),
+        };
+        let band_pct: f64 = number
+            .parse()
+            .ok()
+            .filter(|b: &f64| *b > 0.0 && b.is_finite() && (absolute || *b < 100.0))
             .ok_or_else(bad)?;
         let window_s = match parts.next() {
             Some(w) => {
@@ -55,6 +78,8 @@ impl std::str::FromStr for SteadyState {
             metric,
             band_pct,
             window_s,
+            slope,
+            absolute,
         })
     }
 }
@@ -68,11 +93,33 @@ impl SteadyState {
         }
         let window = &values[values.len() - w..];
         let mean = window.iter().sum::<f64>() / w as f64;
-        mean > 0.0
-            && window
-                .iter()
-                .all(|v| (v - mean).abs() <= mean * self.band_pct / 100.0)
+        if mean <= 0.0 {
+            return false;
+        }
+        let limit = match self.absolute {
+            true => self.band_pct,
+            false => mean * self.band_pct / 100.0,
+        };
+        if self.slope {
+            return least_squares_slope(window).abs() <= limit;
+        }
+        window.iter().all(|v| (v - mean).abs() <= limit)
     }
+}
+
+/// The slope, per step, of the least-squares line through `values` taken
+/// one step apart.
+fn least_squares_slope(values: &[f64]) -> f64 {
+    let n = values.len() as f64;
+    let mean_x = (n - 1.0) / 2.0;
+    let mean_y = values.iter().sum::<f64>() / n;
+    let (mut num, mut den) = (0.0, 0.0);
+    for (i, y) in values.iter().enumerate() {
+        let dx = i as f64 - mean_x;
+        num += dx * (y - mean_y);
+        den += dx * dx;
+    }
+    if den == 0.0 { 0.0 } else { num / den }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +133,19 @@ pub struct SteadyStateResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slope_and_an_amount_are_limits_as_fio_takes_them() {
+        let slope: SteadyState = "iops_slope:1%:4s".parse().unwrap();
+        assert!(slope.slope && !slope.absolute);
+        // Climbing 2% of the mean a second: not steady; flat but noisy: steady.
+        assert!(!slope.reached(&[980.0, 1000.0, 1020.0, 1040.0]));
+        assert!(slope.reached(&[950.0, 1050.0, 1050.0, 950.0]));
+        let amount: SteadyState = "iops:20:3s".parse().unwrap();
+        assert!(amount.absolute && !amount.slope);
+        assert!(amount.reached(&[1000.0, 1010.0, 995.0]));
+        assert!(!amount.reached(&[1000.0, 1050.0, 995.0]));
+    }
 
     #[test]
     fn the_band_is_above_0_and_below_100_percent() {

@@ -619,8 +619,8 @@ pub const KNOBS: &[Knob] = &[
     ),
     Knob::value(
         "steady_state",
-        "METRIC:BAND%",
-        "Stop once a figure holds steady: iops:2% or lat:5% (every second of the last 10 within the band of their mean; :30s for another window); --runtime is the longest the run may take",
+        "METRIC:LIMIT",
+        "Stop once a figure holds steady: iops:2% or lat:5% (every second of the last 10 within the band of their mean; :30s for another window), iops_slope:0.1% (the least-squares slope of the window under the limit, as fio's), iops:200 (an amount, not a share); --runtime is the longest the run may take",
         |b, v| {
             b.spec.steady_state = Some(v.parse()?);
             Ok(())

@@ -500,26 +500,30 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             let (metric, band) = v
                 .split_once(':')
                 .ok_or_else(|| format!("{key}={v}: expected iops:N% or bw:N%"))?;
-            let band = band.strip_suffix('%').ok_or_else(|| {
-                format!(
-                    "{key}={v}: fathom's criterion is a band around the mean in percent (iops:N%)"
-                )
-            })?;
-            match metric {
-                "iops" => {}
-                "bw" => {
-                    job.steady = Some(format!("iops:{band}%"));
+            let criterion = match metric {
+                "iops" | "iops_slope" => format!("{metric}:{band}"),
+                "bw" | "bw_slope" if band.ends_with('%') => {
+                    let on = metric.replace("bw", "iops");
+                    job.steady = Some(format!("{on}:{band}"));
                     return Ok(Action::Note(format!(
-                        "{key}={v}: judged on IOPS, which at one block size moves with bandwidth"
+                        "{key}={v}: judged on IOPS, which at one block size moves with bandwidth as a share of its mean"
                     )));
+                }
+                "bw" | "bw_slope" => {
+                    return Err(format!(
+                        "{key}={v}: a bandwidth limit as an amount: give it in percent of the mean ({metric}:N%)"
+                    ));
                 }
                 _ => {
                     return Err(format!(
-                        "{key}={v}: only iops:N% and bw:N% (a band around the mean) are supported, not slopes"
+                        "{key}={v}: fio's criteria are iops, iops_slope, bw and bw_slope"
                     ));
                 }
-            }
-            job.steady = Some(format!("iops:{band}%"));
+            };
+            criterion
+                .parse::<crate::measure::steady::SteadyState>()
+                .map_err(|e| format!("{key}={v}: {e}"))?;
+            job.steady = Some(criterion);
         }
         "ss_dur" | "steadystate_duration" => job.steady_window = Some(seconds(value(opt)?)),
         "ss_ramp" | "steadystate_ramp_time" => {
