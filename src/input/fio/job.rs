@@ -33,6 +33,10 @@ pub(super) struct Job {
     /// `prioclass` and `prio` as given, made one `ioprio` knob once the
     /// job is read.
     pub(super) priority: (Option<crate::spec::priority::IoClass>, Option<u8>),
+    /// `do_verify`: 0 writes without the verify phase.
+    pub(super) do_verify: Option<bool>,
+    /// `verify_backlog` above 0: blocks read back while the job writes.
+    pub(super) verify_backlog: bool,
     /// `offset_increment`: clone k starts `k` times this after `offset`.
     pub(super) offset_increment: Option<u64>,
     /// `rate` or `rate_iops` as fathom rates of reads and of writes, and
@@ -171,6 +175,27 @@ impl Job {
             level: level.unwrap_or(4),
         };
         self.set("ioprio", priority.to_string());
+    }
+
+    /// fio's verify phase as fathom's: none with `do_verify=0`, blocks read
+    /// back as they are written with `verify_backlog`, else after the job.
+    pub(super) fn verify_phase(&mut self) -> Option<String> {
+        if self.knob("verify") != Some("true") {
+            return None;
+        }
+        if self.do_verify == Some(false) {
+            self.set("verify", "false");
+            return None;
+        }
+        if self.verify_backlog {
+            self.unset("verify");
+            self.set("verify_interleaved", "true");
+            return Some(format!(
+                "job {}: verify_backlog: fathom reads each block back as soon as its write completes (--verify-interleaved), fio after every verify_backlog blocks",
+                self.name
+            ));
+        }
+        None
     }
 
     pub(super) fn knob(&self, knob: &str) -> Option<&str> {

@@ -204,6 +204,9 @@ fn translate_sections(
             job.unset("block_align");
         }
         job.io_priority();
+        if let Some(n) = job.verify_phase() {
+            note(n);
+        }
         job.rates_as_knobs();
         if let Some(every) = job.think_every.take()
             && job.knob("think_time").is_some()
@@ -730,6 +733,25 @@ mod tests {
                 .unwrap_err()
                 .contains("division by zero")
         );
+    }
+
+    #[test]
+    fn fios_verify_family_becomes_fathoms_verify_modes() {
+        use crate::spec::VerifyMode;
+        let base = "[global]\nfilename=/tmp/f\nsize=1m\nrw=write\nverify=crc32c\n";
+        let (_, specs) = specs_of(&format!("{base}[a]\n"));
+        assert_eq!(specs[0].verify, VerifyMode::AfterWrite);
+        let (t, specs) = specs_of(&format!("{base}[a]\nverify_backlog=16\nverify_fatal=1\n"));
+        assert_eq!(specs[0].verify, VerifyMode::Interleaved);
+        assert!(
+            t.notes.iter().any(|n| n.contains("verify_backlog")),
+            "{:?}",
+            t.notes
+        );
+        let (_, specs) = specs_of(&format!("[a]\ndo_verify=0\n{}", &base[9..]));
+        assert_eq!(specs[0].verify, VerifyMode::Off);
+        let (_, specs) = specs_of(&format!("{base}[a]\nverify_pattern=0xdeadbeef\n"));
+        assert_eq!(specs[0].content.pattern.to_string(), "0xdeadbeef");
     }
 
     #[test]

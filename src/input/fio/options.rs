@@ -567,7 +567,9 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 job.set("pattern", "zeros");
             }
         }
-        "buffer_pattern" => {
+        "do_verify" => job.do_verify = Some(flag(opt)?),
+        "verify_backlog" => job.verify_backlog = count(opt)? > 0,
+        "buffer_pattern" | "verify_pattern" => {
             let v = value(opt)?;
             // fio's forms: 0xHEX, "string" or 'string'; a bare string is
             // fio's too (a number is a byte value there).
@@ -586,6 +588,11 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 .parse::<crate::spec::content::DataPattern>()
                 .map_err(|e| format!("{key}={v}: {e}"))?;
             job.set("pattern", pattern);
+            if key == "verify_pattern" {
+                return Ok(Action::Note(format!(
+                    "verify_pattern={v}: written as the blocks' data (--pattern), checked by fathom's header in each block rather than byte by byte"
+                )));
+            }
         }
         "number_ios" => job.number_ios = Some(count(opt)?),
         "read_iolog" => job.read_iolog = Some(value(opt)?.to_string()),
