@@ -118,7 +118,27 @@ fn a_sweep_warns_once_per_kind() {
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("warning:")).collect();
     let page_cache: Vec<&&str> = lines.iter().filter(|l| l.contains("page cache")).collect();
     assert_eq!(page_cache.len(), 1, "{text}");
-    assert!(page_cache[0].contains("3 runs"), "{}", page_cache[0]);
+    assert!(page_cache[0].contains("(3 runs: "), "{}", page_cache[0]);
+    assert!(page_cache[0].contains("; target "), "{}", page_cache[0]);
+
+    // One run of three targets is one run, and three targets.
+    let targets: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .map(|t| dir.path().join(t).display().to_string())
+        .collect();
+    let mut args = vec!["run"];
+    args.extend(targets.iter().map(String::as_str));
+    args.extend(["--buffered", "--size", "4m", "--runtime", "100ms"]);
+    let out = run(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("warning:") && l.contains("page cache"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("(1 run: ") && line.contains("3 targets: "),
+        "{line}"
+    );
 }
 
 /// A host kept busy by other processes is named as what held the run back:

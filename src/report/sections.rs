@@ -8,7 +8,7 @@ use crate::result::certify::CertifyResult;
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
 use crate::result::warning::{Warning, WarningKind};
-use crate::result::{Document, RunResult, WorkloadResult, merge};
+use crate::result::{Document, RaisedBy, RunResult, WorkloadResult, merge};
 use std::ops::Deref;
 
 /// One system's results: every document given under one label, merged.
@@ -108,17 +108,18 @@ impl Report {
     /// summarised once, with the runs and targets it concerns, the range of
     /// the figures that raised it and what to change.
     pub fn warnings(&self) -> Vec<String> {
-        type Raised<'a> = (&'a str, String, &'a Warning);
+        type Raised<'a> = (&'a str, String, &'a Warning, RaisedBy);
         let mut groups: Vec<(WarningKind, &str, Vec<Raised>)> = Vec::new();
         for s in &self.systems {
-            for (run, w) in s.document.warnings() {
+            for raised in s.document.raised() {
+                let (run, w) = (raised.by, raised.warning);
                 // Warnings without a kind group only with their own text.
                 let key = if w.kind == WarningKind::Other {
                     w.message.as_str()
                 } else {
                     ""
                 };
-                let item = (s.label.as_str(), run, w);
+                let item = (s.label.as_str(), run, w, raised.kind);
                 match groups
                     .iter_mut()
                     .find(|(k, m, _)| *k == w.kind && *m == key)
@@ -138,15 +139,23 @@ impl Report {
         groups
             .into_iter()
             .map(|(kind, _, items)| match &items[..] {
-                [(system, _, w)] => named(system, &w.message),
+                [(system, _, w, _)] => named(system, &w.message),
                 _ if kind == WarningKind::Other => {
-                    let systems = distinct(items.iter().map(|(system, _, _)| system.to_string()));
+                    let systems =
+                        distinct(items.iter().map(|(system, _, _, _)| system.to_string()));
                     named(&systems.join(", "), &items[0].2.message)
                 }
                 _ => {
-                    let runs = distinct(items.iter().map(|(system, run, _)| named(system, run)));
-                    let targets = distinct(items.iter().map(|(_, _, w)| w.target.clone()));
-                    let figures: Vec<f64> = items.iter().filter_map(|(_, _, w)| w.figure).collect();
+                    let runs = distinct(items.iter().map(|(system, run, _, _)| named(system, run)));
+                    let targets = distinct(items.iter().map(|(_, _, w, _)| w.target.clone()));
+                    // Counted as what raised them: runs, streams or steps;
+                    // a mix is counted as runs.
+                    let by = match items.iter().all(|i| i.3 == items[0].3) {
+                        true => items[0].3,
+                        false => RaisedBy::Run,
+                    };
+                    let figures: Vec<f64> =
+                        items.iter().filter_map(|(_, _, w, _)| w.figure).collect();
                     let range = match (
                         figures.iter().copied().reduce(f64::min),
                         figures.iter().copied().reduce(f64::max),
@@ -157,12 +166,15 @@ impl Report {
                         (Some(v), _) => format!("; {}", kind.format(v)),
                         _ => String::new(),
                     };
+                    let targets = match targets.len() {
+                        1 => format!("target {}", targets[0]),
+                        n => format!("{n} targets: {}", abridged(&targets)),
+                    };
                     format!(
-                        "{} ({} runs: {}; {}{range}): {}",
+                        "{} ({}: {}; {targets}{range}): {}",
                         kind.summary(),
-                        items.len(),
+                        by.count(runs.len()),
                         abridged(&runs),
-                        abridged(&targets),
                         kind.advice()
                     )
                 }

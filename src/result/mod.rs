@@ -134,24 +134,41 @@ impl Document {
     /// Every warning of every result, with the run it concerns (a workload's
     /// label, or "meta").
     pub fn warnings(&self) -> Vec<(String, &Warning)> {
+        self.raised()
+            .into_iter()
+            .map(|r| (r.by, r.warning))
+            .collect()
+    }
+
+    /// Every warning with what raised it: a run, a stream of one, or a step
+    /// of a capacity search.
+    pub fn raised(&self) -> Vec<Raised<'_>> {
         self.results
             .iter()
-            .flat_map(|r| -> Vec<(String, &Warning)> {
+            .flat_map(|r| -> Vec<Raised<'_>> {
                 match r {
                     RunResult::Workload(w) => w
                         .warnings
                         .iter()
-                        .map(|x| (w.spec.name.clone(), x))
+                        .map(|x| Raised::new(w.spec.name.clone(), RaisedBy::Run, x))
                         .collect(),
-                    RunResult::Meta(m) => m.warnings.iter().map(|x| ("meta".into(), x)).collect(),
+                    RunResult::Meta(m) => m
+                        .warnings
+                        .iter()
+                        .map(|x| Raised::new("meta".into(), RaisedBy::Run, x))
+                        .collect(),
                     RunResult::Certify(_) | RunResult::Pts(_) => Vec::new(),
                     RunResult::Streams(s) => s
                         .streams
                         .iter()
                         .flat_map(|w| {
-                            w.warnings
-                                .iter()
-                                .map(|x| (format!("{}/{}", s.spec.name, w.spec.name), x))
+                            w.warnings.iter().map(|x| {
+                                Raised::new(
+                                    format!("{}/{}", s.spec.name, w.spec.name),
+                                    RaisedBy::Stream,
+                                    x,
+                                )
+                            })
                         })
                         .collect(),
                     RunResult::Capacity(c) => c
@@ -159,7 +176,7 @@ impl Document {
                         .iter()
                         .flat_map(|step| {
                             step.warnings.iter().map(|x| {
-                                (
+                                Raised::new(
                                     format!(
                                         "{} at {}/s",
                                         c.spec.name,
@@ -167,6 +184,7 @@ impl Document {
                                             step.offered_iops.round() as u64
                                         )
                                     ),
+                                    RaisedBy::Step,
                                     x,
                                 )
                             })
@@ -268,6 +286,44 @@ impl DocumentV1 {
 }
 
 /// Results built by hand, for unit tests.
+
+/// What raised a warning: a run, one stream of a run, or one step of a
+/// capacity search; reports count them by that name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RaisedBy {
+    Run,
+    Stream,
+    Step,
+}
+
+impl RaisedBy {
+    /// "1 run", "3 streams", "10 steps".
+    pub fn count(self, n: usize) -> String {
+        let noun = match self {
+            RaisedBy::Run => "run",
+            RaisedBy::Stream => "stream",
+            RaisedBy::Step => "step",
+        };
+        match n {
+            1 => format!("1 {noun}"),
+            n => format!("{n} {noun}s"),
+        }
+    }
+}
+
+/// A warning and the run, stream or step that raised it.
+pub struct Raised<'a> {
+    pub by: String,
+    pub kind: RaisedBy,
+    pub warning: &'a Warning,
+}
+
+impl<'a> Raised<'a> {
+    fn new(by: String, kind: RaisedBy, warning: &'a Warning) -> Self {
+        Raised { by, kind, warning }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
