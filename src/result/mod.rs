@@ -285,8 +285,6 @@ impl DocumentV1 {
     }
 }
 
-/// Results built by hand, for unit tests.
-
 /// What raised a warning: a run, one stream of a run, or one step of a
 /// capacity search; reports count them by that name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -324,6 +322,7 @@ impl<'a> Raised<'a> {
     }
 }
 
+/// Results built by hand, for unit tests.
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
