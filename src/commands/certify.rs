@@ -613,6 +613,52 @@ mod tests {
 
     const ACT: &str = include_str!("../../presets/act-3x.toml");
 
+    /// The columns line up: the `|` of each stream sits in the same column
+    /// in the heading, a stabilisation interval's line and a judged one's,
+    /// and reads carry thousands separators.
+    #[test]
+    fn the_interval_table_lines_up() {
+        use crate::result::certify::{CertifyInterval, StreamInterval};
+        let p = parse_profile(ACT, "act-3x", &overrides()).unwrap();
+        let stream = |s: &crate::spec::WorkloadSpec| StreamInterval {
+            name: s.name.clone(),
+            target: None,
+            direction: crate::spec::Direction::Read,
+            ios: 1,
+            iops: 6000.0,
+            bw_bytes: 1e6,
+            offered_iops: 6000.0,
+            unanswered: 0,
+            over_pct: vec![0.0; crate::result::certify::THRESHOLDS_MS.len()],
+            p99_ns: 1,
+            max_ns: 1,
+            late_issue_pct: 0.0,
+        };
+        let interval = |judged| CertifyInterval {
+            index: 1,
+            start_s: 3600.0,
+            dur_s: 3600.0,
+            judged,
+            streams: p.streams.iter().map(stream).collect(),
+        };
+        let bars = |line: &str| -> Vec<usize> {
+            line.char_indices()
+                .filter(|(_, c)| *c == '|')
+                .map(|(i, _)| line[..i].chars().count())
+                .collect()
+        };
+        let heading = crate::report::certify::header_line(&p);
+        let heading = heading.lines().next().unwrap().to_string();
+        let stab = crate::report::certify::interval_line(&interval(false));
+        let judged = crate::report::certify::interval_line(&interval(true));
+        assert_eq!(bars(&heading), bars(&stab), "\n{heading}\n{stab}");
+        assert_eq!(bars(&heading), bars(&judged), "\n{heading}\n{judged}");
+        assert!(
+            stab.contains("(stab)") && stab.contains("6,000 r/s"),
+            "{stab}"
+        );
+    }
+
     #[test]
     fn act_profile_parses_and_scales() {
         let p = parse_profile(ACT, "act-3x", &overrides()).unwrap();

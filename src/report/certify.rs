@@ -11,7 +11,7 @@ use crate::util::units::latency;
 /// several devices, a line per device follows.
 pub fn interval_line(i: &CertifyInterval) -> String {
     let mut line = format!(
-        "{:>4}  {:>8}  {:>5}",
+        "{:>4}  {:>8}  {:>6}",
         i.index,
         format_duration(i.start_s),
         if i.judged { "" } else { "(stab)" }
@@ -23,7 +23,10 @@ pub fn interval_line(i: &CertifyInterval) -> String {
         let rate = match s.direction {
             Direction::Write | Direction::Trim => crate::util::units::bandwidth(s.bw_bytes),
             Direction::Read if s.iops < 100.0 => format!("{:.1} r/s", s.iops),
-            Direction::Read => format!("{:.0} r/s", s.iops),
+            Direction::Read => format!(
+                "{} r/s",
+                crate::util::units::thousands(s.iops.round() as u64)
+            ),
         };
         let shares: Vec<String> = s.over_pct.iter().map(|p| format!("{p:5.2}")).collect();
         let cell = format!("  | {} {rate:>11}  {}", s.name, shares.join(" "));
@@ -31,7 +34,7 @@ pub fn interval_line(i: &CertifyInterval) -> String {
             None => line.push_str(&cell),
             Some(t) => match devices.iter_mut().find(|(d, _)| d == t) {
                 Some((_, l)) => l.push_str(&cell),
-                None => devices.push((t, format!("{t:>21}{cell}"))),
+                None => devices.push((t, format!("{t:>22}{cell}"))),
             },
         }
     }
@@ -47,7 +50,7 @@ pub fn header_line(profile: &Profile) -> String {
         .iter()
         .map(|t| format!("{:>5}", format!(">{t}")))
         .collect();
-    let mut line = format!("{:>4}  {:>8}  {:>5}", "#", "start", "");
+    let mut line = format!("{:>4}  {:>8}  {:>6}", "#", "start", "");
     for s in &profile.streams {
         line.push_str(&format!(
             "  | {} {:>11}  {}",
