@@ -478,3 +478,40 @@ fn job_file_errors_name_file_line_and_key() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("broken.json"));
 }
+
+/// csv holds plain machine numbers with a sensible precision and values as
+/// the JSON names them (`file`, `off`), never Rust's spelling of an enum
+/// or a float's last binary digits.
+#[test]
+fn csv_numbers_are_plain_and_names_are_the_jsons() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.csv");
+    let o = common::run(&[
+        "run",
+        dir.path().join("d").to_str().unwrap(),
+        "--engine",
+        "null",
+        "--size",
+        "16m",
+        "--runtime",
+        "300ms",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    for row in reader.records() {
+        let row = row.unwrap();
+        for (name, value) in headers.iter().zip(row.iter()) {
+            if value.parse::<f64>().is_ok() {
+                let decimals = value.split_once('.').map_or(0, |(_, d)| d.len());
+                assert!(decimals <= 6, "{name} = {value}");
+            }
+            if ["kind", "verify", "direction", "engine", "rw"].contains(&name) {
+                assert_eq!(value, value.to_lowercase(), "{name} = {value}");
+            }
+        }
+    }
+}

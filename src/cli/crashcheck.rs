@@ -120,13 +120,13 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
         }
         println!(
             "{} acknowledged blocks: {} intact, {} newer (in flight at the cut, landed), {} older generation, {} lost, {} torn ({} of them in flight)",
-            report.blocks,
-            report.intact,
-            report.newer,
-            report.older,
-            report.lost,
-            report.torn,
-            report.torn_in_flight
+            units::thousands(report.blocks),
+            units::thousands(report.intact),
+            units::thousands(report.newer),
+            units::thousands(report.older),
+            units::thousands(report.lost),
+            units::thousands(report.torn),
+            units::thousands(report.torn_in_flight)
         );
         for f in &report.failures {
             println!("  {f}");
@@ -137,7 +137,7 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
         } else {
             println!(
                 "verdict: FAIL ({} blocks lost an acknowledged write: the device acknowledged flushes it had not made durable)",
-                report.older + report.lost + report.torn - report.torn_in_flight
+                units::thousands(report.older + report.lost + report.torn - report.torn_in_flight)
             );
             Ok(1)
         }

@@ -84,6 +84,23 @@ impl std::str::FromStr for SteadyState {
     }
 }
 
+/// As it is given: `iops:2%`, `iops_slope:0.1%:30s`, `lat:500000`.
+impl std::fmt::Display for SteadyState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let metric = match self.metric {
+            SteadyMetric::Iops => "iops",
+            SteadyMetric::Lat => "lat",
+        };
+        let slope = if self.slope { "_slope" } else { "" };
+        let unit = if self.absolute { "" } else { "%" };
+        write!(f, "{metric}{slope}:{}{unit}", self.band_pct)?;
+        if self.window_s != 10 {
+            write!(f, ":{}s", self.window_s)?;
+        }
+        Ok(())
+    }
+}
+
 impl SteadyState {
     /// True when the last `window_s` values all lie within the band.
     pub fn reached(&self, values: &[f64]) -> bool {

@@ -137,7 +137,7 @@ fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<Strin
                     let figures = [
                         t.name.clone(),
                         t.facts.path.clone(),
-                        format!("{:?}", t.facts.kind),
+                        token(&t.facts.kind),
                         opt(t.facts.filesystem.clone()),
                         opt(device.and_then(|d| d.model.clone())),
                         opt(device.and_then(|d| d.rotational).map(|r| r.to_string())),
@@ -146,21 +146,21 @@ fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<Strin
                         dir.to_string(),
                         ios.to_string(),
                         bytes.to_string(),
-                        t.runtime_s.to_string(),
-                        iops.to_string(),
-                        bw_bytes.to_string(),
+                        decimal(t.runtime_s, 6),
+                        decimal(iops, 2),
+                        decimal(bw_bytes, 0),
                         l.min.to_string(),
-                        l.mean.to_string(),
+                        decimal(l.mean, 1),
                         l.max.to_string(),
-                        l.stddev.to_string(),
+                        decimal(l.stddev, 1),
                         l.p50.to_string(),
                         l.p90.to_string(),
                         l.p99.to_string(),
                         l.p99_9.to_string(),
                         l.p99_99.to_string(),
-                        wl.cpu.user_s.to_string(),
-                        wl.cpu.sys_s.to_string(),
-                        wl.cpu.per_io_us.to_string(),
+                        decimal(wl.cpu.user_s, 6),
+                        decimal(wl.cpu.sys_s, 6),
+                        decimal(wl.cpu.per_io_us, 3),
                         opt(wl.cpu.waited_for_cpu_share.map(|s| format!("{s:.4}"))),
                         opt(wl.issue.as_ref().map(|i| i.lag_ns.p99.to_string())),
                         opt(wl.issue.as_ref().map(|i| format!("{:.4}", i.late_share))),
@@ -224,12 +224,12 @@ fn meta_rows(metas: &[Labelled<MetaResult>]) -> anyhow::Result<String> {
             o.ops.to_string(),
             meta.spec.file_size.to_string(),
             meta.spec.files_per_dir.to_string(),
-            o.elapsed_s.to_string(),
-            o.ops_per_s.to_string(),
+            decimal(o.elapsed_s, 6),
+            decimal(o.ops_per_s, 2),
             o.bytes.map(|b| b.to_string()).unwrap_or_default(),
-            o.bw_bytes.map(|b| b.to_string()).unwrap_or_default(),
+            o.bw_bytes.map(|b| decimal(b, 0)).unwrap_or_default(),
             l.min.to_string(),
-            l.mean.to_string(),
+            decimal(l.mean, 1),
             l.max.to_string(),
             l.p50.to_string(),
             l.p90.to_string(),
@@ -328,4 +328,24 @@ fn certify_rows(certifications: &[Labelled<CertifyResult>]) -> anyhow::Result<St
         }
     }
     Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// A number as a machine reads it: at most `places` decimals, trailing
+/// zeros (and a bare point) dropped: 148.8, 2296113, 0.445.
+pub(crate) fn decimal(v: f64, places: usize) -> String {
+    let text = format!("{v:.places$}");
+    match text.contains('.') {
+        true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => text,
+    }
+}
+
+/// A value as fathom's JSON names it (`file`, `after-write`), not as Rust
+/// spells it.
+pub(crate) fn token<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
 }

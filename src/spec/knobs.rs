@@ -628,7 +628,7 @@ pub const KNOBS: &[Knob] = &[
     )
     .csv(|s| {
         s.steady_state
-            .map(|c| format!("{c:?}"))
+            .map(|c| c.to_string())
             .unwrap_or_default()
     }),
     Knob::value(
@@ -658,7 +658,7 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .conflicts_with("verify_interleaved")
-    .csv(|s| format!("{:?}", s.verify)),
+    .csv(|s| crate::report::csv::token(&s.verify)),
     Knob::switch(
         "verify_interleaved",
         "As --verify, reading each block back as soon as its write completes",
