@@ -143,6 +143,17 @@ fn steady_state_ends_a_run_once_the_window_holds() {
     let at = f(&w["steady_state"]["at_s"]);
     assert!((3.0..30.0).contains(&at));
     assert!(f(&w["runtime_s"]) < 29.0, "the run stopped at steady state");
+    // Every format says why the run ended.
+    let saved = dir.path().join("steady.json");
+    std::fs::write(&saved, doc.to_string()).unwrap();
+    for format in ["text", "markdown", "html"] {
+        let out = run_ok(&["report", saved.to_str().unwrap(), "--output-format", format]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("steady at ") && text.contains("iops:5%:3s"),
+            "{format}: {text}"
+        );
+    }
 
     let out = run(&["run", ".", "--steady-state", "iops:2%"]);
     assert_eq!(out.status.code(), Some(2), "needs --runtime as a limit");

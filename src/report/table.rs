@@ -556,6 +556,11 @@ pub fn notes(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
         out.extend(replay_lines(w));
     }
     for w in workloads {
+        if let Some(line) = steady_line(w) {
+            out.push(format!("{} ({}): {line}", w.spec.name, w.spec.label()));
+        }
+    }
+    for w in workloads {
         if let Some(limit) = &w.limited_by {
             out.push(format!(
                 "{} ({}): limited by {limit}",
@@ -565,6 +570,35 @@ pub fn notes(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
         }
     }
     out
+}
+
+/// How a run with `--steady-state` ended: steady at some second, or not
+/// steady within its runtime.
+pub fn steady_line(w: &WorkloadResult) -> Option<String> {
+    let s = w.steady_state.as_ref()?;
+    let c = &s.criterion;
+    let what = match (c.metric, c.slope) {
+        (crate::measure::steady::SteadyMetric::Iops, false) => "IOPS",
+        (crate::measure::steady::SteadyMetric::Lat, false) => "p99 latency",
+        (crate::measure::steady::SteadyMetric::Iops, true) => "the slope of IOPS",
+        (crate::measure::steady::SteadyMetric::Lat, true) => "the slope of p99 latency",
+    };
+    let limit = match (c.absolute, c.slope) {
+        (false, false) => format!("within {}% of their mean", c.band_pct),
+        (true, false) => format!("within {} of their mean", c.band_pct),
+        (false, true) => format!("under {}% of the mean a second", c.band_pct),
+        (true, true) => format!("under {} a second", c.band_pct),
+    };
+    Some(match s.at_s {
+        Some(at) if s.reached => format!(
+            "steady at {at:.0} s: {what} {limit} over the last {} s (--steady-state {c}), so the run ended there",
+            c.window_s
+        ),
+        _ => format!(
+            "not steady within the run: {what} never stayed {limit} for {} s (--steady-state {c})",
+            c.window_s
+        ),
+    })
 }
 
 /// A replay's own figures: the trace, how late the target made it, and the

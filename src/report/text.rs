@@ -246,7 +246,7 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
         workloads
     } else {
         out.push_str(&format!(
-            "{} workloads; CPU time per workload: --format csv\n",
+            "{} workloads: each one's CPU time, disk figures and notes are in the csv (--output-format csv)\n",
             workloads.len()
         ));
         out.push_str(&limits_line(workloads));
@@ -264,6 +264,9 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
         ));
         if let Some(limit) = &workload.limited_by {
             out.push_str(&format!("  limited by {limit}\n"));
+        }
+        if let Some(line) = super::table::steady_line(workload) {
+            out.push_str(&format!("  {line}\n"));
         }
         out.push_str(&disk_lines(&workload.disks));
         if let Some(data) = &workload.data {
