@@ -236,6 +236,16 @@ fn compare_fails_when_nothing_matches() {
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("nothing to compare"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines[0].contains("nothing to compare"), "{err}");
+    // What each file holds, in a short list each, and the closest pair.
+    assert!(lines.len() <= 4, "{err}");
+    assert!(lines.iter().any(|l| l.contains("run holds ")), "{err}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("meta holds 1: metadata run")),
+        "{err}"
+    );
+    assert!(lines.iter().any(|l| l.contains("closest: ")), "{err}");
 }

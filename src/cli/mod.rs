@@ -668,11 +668,9 @@ fn compare_command(args: &CompareArgs) -> anyhow::Result<i32> {
     });
     let comparison = report::compare::compare(&a.systems[0], &b.systems[0], layout);
     if comparison.matched == 0 {
-        return Err(UsageError(format!(
-            "nothing to compare: no result of {} matches one of {} ({})",
-            a.systems[0].label,
-            b.systems[0].label,
-            comparison.unmatched.join(", ")
+        return Err(UsageError(report::compare::nothing_in_common(
+            &a.systems[0],
+            &b.systems[0],
         ))
         .into());
     }

@@ -59,6 +59,71 @@ pub struct Comparison {
     pub unmatched: Vec<String>,
 }
 
+/// What a result is called when matching: a workload by its name and
+/// label, the rest by kind and name.
+fn described(result: &RunResult) -> String {
+    match result {
+        RunResult::Workload(w) => format!("{} ({})", w.spec.name, w.spec.label()),
+        RunResult::Meta(_) => "metadata run".into(),
+        RunResult::Certify(c) => format!("certification {}", c.profile.name),
+        RunResult::Streams(s) => format!("streams workload {}", s.spec.name),
+        RunResult::Capacity(c) => {
+            format!("capacity search of {} for {}", c.spec.name, c.search.slo)
+        }
+        RunResult::Pts(p) => format!("pts {}", p.spec.test),
+    }
+}
+
+/// Why two files have nothing to compare, in a few lines: what each holds
+/// (the first few of each) and the pairs whose names come closest, which
+/// is usually a knob that differs (a depth, a block size, a label).
+pub fn nothing_in_common(a: &System, b: &System) -> String {
+    const SHOWN: usize = 5;
+    let names = |s: &System| -> Vec<String> {
+        super::sections::distinct(s.document.results.iter().map(described))
+    };
+    let (na, nb) = (names(a), names(b));
+    let listing = |label: &str, names: &[String]| -> String {
+        let more = names.len().saturating_sub(SHOWN);
+        let mut line = format!(
+            "  {label} holds {}: {}",
+            names.len(),
+            names[..names.len().min(SHOWN)].join(", ")
+        );
+        if more > 0 {
+            line.push_str(&format!(" and {more} more"));
+        }
+        line
+    };
+    let mut pairs: Vec<(f64, &String, &String)> = na
+        .iter()
+        .flat_map(|x| nb.iter().map(move |y| (strsim::jaro_winkler(x, y), x, y)))
+        .collect();
+    pairs.sort_by(|p, q| q.0.total_cmp(&p.0));
+    let mut used: Vec<&String> = Vec::new();
+    let mut closest: Vec<String> = Vec::new();
+    for (_, x, y) in pairs {
+        if closest.len() == 3 {
+            break;
+        }
+        if !used.contains(&x) && !used.contains(&y) {
+            used.extend([x, y]);
+            closest.push(format!("{x} and {y}"));
+        }
+    }
+    let mut out = format!(
+        "nothing to compare: no result of {} has a counterpart of the same name in {}\n",
+        a.label, b.label
+    );
+    out.push_str(&listing(&a.label, &na));
+    out.push('\n');
+    out.push_str(&listing(&b.label, &nb));
+    if !closest.is_empty() {
+        out.push_str(&format!("\n  closest: {}", closest.join("; ")));
+    }
+    out
+}
+
 /// How `compare` lays out its tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
