@@ -134,6 +134,32 @@ fn help_gives_the_exit_codes_and_completions_and_man_page_come_from_the_flags() 
     let man = String::from_utf8_lossy(&run_ok(&["man"]).stdout).into_owned();
     assert!(man.contains(".TH fathom 1"), "{man}");
     assert!(man.contains("Exit status"), "{man}");
+    assert!(
+        man.contains("fathom\\-run(1)"),
+        "the page names the subcommands' pages"
+    );
+    // Each subcommand's page has every flag with its default.
+    let run_page = String::from_utf8_lossy(&run_ok(&["man", "run"]).stdout).into_owned();
+    assert!(run_page.contains(".TH fathom-run 1"), "{run_page}");
+    for flag in ["\\-\\-runtime", "\\-\\-iodepth", "\\-\\-output\\-format"] {
+        assert!(run_page.contains(flag), "{flag} in fathom-run(1)");
+    }
+    assert!(
+        run_page.contains("[default: randread]"),
+        "defaults are given"
+    );
+    let dir = tempdir();
+    run_ok(&["man", "--dir", dir.path().to_str().unwrap()]);
+    for page in [
+        "fathom.1",
+        "fathom-run.1",
+        "fathom-certify.1",
+        "fathom-capacity.1",
+    ] {
+        assert!(dir.path().join(page).is_file(), "{page} written");
+    }
+    let (code, _) = stderr_of(&["man", "nonesuch"]);
+    assert_eq!(code, Some(2));
     let (code, _) = stderr_of(&["completions", "tcsh"]);
     assert_eq!(code, Some(2));
 }

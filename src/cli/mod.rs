@@ -98,8 +98,16 @@ enum Command {
     /// powershell), made from the same definitions as --help.
     Completions { shell: clap_complete::Shell },
     /// Print fathom's man page (roff), made from the same definitions as
-    /// --help: fathom man > /usr/local/share/man/man1/fathom.1
-    Man,
+    /// --help: fathom man > /usr/local/share/man/man1/fathom.1; fathom man
+    /// run prints fathom-run(1); --dir DIR writes every page there.
+    Man {
+        /// The subcommand whose page to print (run, certify, ...).
+        subcommand: Option<String>,
+        /// Write fathom.1 and a page per subcommand (fathom-run.1, ...) into
+        /// this directory instead.
+        #[arg(long, value_name = "DIR", conflicts_with = "subcommand")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -504,12 +512,8 @@ pub fn main() -> i32 {
             clap_complete::generate(shell, &mut Cli::command(), "fathom", &mut std::io::stdout());
             Ok(0)
         }
-        Some(Command::Man) => {
-            use clap::CommandFactory;
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut std::io::stdout())
-                .map(|()| 0)
-                .map_err(anyhow::Error::from)
+        Some(Command::Man { subcommand, dir }) => {
+            man_command(subcommand.as_deref(), dir.as_deref())
         }
     };
     match result {
@@ -530,6 +534,57 @@ pub fn main() -> i32 {
             }
         }
     }
+}
+
+/// `fathom man [SUBCOMMAND | --dir DIR]`: the pages, from the same
+/// definitions as --help, each subcommand's with every flag and default.
+fn man_command(subcommand: Option<&str>, dir: Option<&Path>) -> anyhow::Result<i32> {
+    use clap::CommandFactory;
+    let top = Cli::command();
+    let page = |cmd: clap::Command| -> anyhow::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        clap_mangen::Man::new(cmd).render(&mut out)?;
+        Ok(out)
+    };
+    let sub_page = |sub: &clap::Command| {
+        let name = format!("fathom-{}", sub.get_name());
+        page(
+            sub.clone()
+                .name(name.clone())
+                .bin_name(format!("fathom {}", sub.get_name())),
+        )
+        .map(|text| (name, text))
+    };
+    match (subcommand, dir) {
+        (Some(name), _) => {
+            let Some(sub) = top.find_subcommand(name) else {
+                let names: Vec<&str> = top.get_subcommands().map(|c| c.get_name()).collect();
+                return Err(UsageError(format!(
+                    "man {name}: no such subcommand (one of {})",
+                    names.join(", ")
+                ))
+                .into());
+            };
+            let (_, text) = sub_page(sub)?;
+            std::io::Write::write_all(&mut std::io::stdout(), &text)?;
+        }
+        (None, Some(dir)) => {
+            if !dir.is_dir() {
+                return Err(
+                    UsageError(format!("man --dir {}: not a directory", dir.display())).into(),
+                );
+            }
+            std::fs::write(dir.join("fathom.1"), page(top.clone())?)?;
+            for sub in top.get_subcommands() {
+                let (name, text) = sub_page(sub)?;
+                std::fs::write(dir.join(format!("{name}.1")), text)?;
+            }
+        }
+        (None, None) => {
+            std::io::Write::write_all(&mut std::io::stdout(), &page(top)?)?;
+        }
+    }
+    Ok(0)
 }
 
 fn print_plan(specs: &[WorkloadSpec]) -> anyhow::Result<i32> {
