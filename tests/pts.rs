@@ -316,3 +316,37 @@ fn an_interrupted_test_is_resumed_after_its_last_round() {
     // Finished: nothing more to resume.
     refused(&resume, "ran to its end");
 }
+
+/// --dry-run prints the plan and how long it can take, and touches nothing;
+/// the same bound is said when the test starts.
+#[test]
+fn dry_run_gives_the_plan_and_its_bound_and_writes_nothing() {
+    let Some(dev) = LoopDevice::new(8 << 20, 4096) else {
+        return;
+    };
+    std::fs::write(dev.image(), vec![0xabu8; 8 << 20]).unwrap();
+    let out = run(&[
+        "pts",
+        "iops",
+        &dev.path,
+        "--round",
+        "2s",
+        "--block-sizes",
+        "4k",
+        "--mixes",
+        "100,0",
+        "--max-rounds",
+        "5",
+        "--dry-run",
+    ]);
+    succeeded(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 2 cells x 2 s x 5 rounds.
+    assert!(text.contains("at most 20s (5 rounds)"), "{text}");
+    assert!(text.contains("16 MiB written"), "{text}");
+    let image = std::fs::read(dev.image()).unwrap();
+    assert!(
+        image.iter().all(|b| *b == 0xab),
+        "nothing purged or written"
+    );
+}

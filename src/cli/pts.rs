@@ -71,6 +71,11 @@ pub struct PtsArgs {
     #[arg(long, requires = "output")]
     resume: bool,
 
+    /// Print the plan and how long it can take, and stop: nothing is
+    /// purged or written.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+
     #[command(flatten)]
     write: super::WriteFlags,
 
@@ -140,6 +145,25 @@ pub fn pts_command(args: &PtsArgs) -> anyhow::Result<i32> {
         engine: args.engine,
     };
     let plan = pts::check(&spec)?;
+    let cells: Vec<String> = plan.cells.iter().map(|c| c.label()).collect();
+    let bound = format!(
+        "pts {} on {}: {} of active range; purge ({}), then preconditioning ({} written in 128k sequential writes, at the device's speed), then rounds of {} cells ({}) of {} each, tracking {}: the rounds take at most {} ({} rounds), less once steady",
+        spec.test,
+        spec.device,
+        units::format_bytes(plan.active_range),
+        spec.purge.name(),
+        units::format_bytes(plan.precondition_bytes()),
+        plan.cells.len(),
+        crate::report::sections::abridged(&cells),
+        units::format_duration(spec.round_s),
+        plan.tracking_label(spec.test),
+        units::format_duration(plan.rounds_bound_s(&spec)),
+        spec.max_rounds
+    );
+    if args.dry_run {
+        println!("{bound}");
+        return Ok(0);
+    }
     let resumed = match (&args.output.output, args.resume) {
         (Some(path), true) if path.exists() => earlier(path, &spec)?,
         _ => None,
@@ -157,15 +181,7 @@ pub fn pts_command(args: &PtsArgs) -> anyhow::Result<i32> {
             r.rounds.len() + 1
         );
     }
-    eprintln!(
-        "fathom: pts {} on {}: {} of active range, {} cells a round of {} each, tracking {}",
-        spec.test,
-        spec.device,
-        units::format_bytes(plan.active_range),
-        plan.cells.len(),
-        units::format_duration(spec.round_s),
-        plan.tracking_label(spec.test)
-    );
+    eprintln!("fathom: {bound}");
     let stop = driver.stop.clone();
     let mut session = driver.session();
     let mut document = session.document().clone();
@@ -187,8 +203,15 @@ pub fn pts_command(args: &PtsArgs) -> anyhow::Result<i32> {
                         if w.holds { ", steady" } else { "" }
                     )
                 });
+                let left = match so_far.window.is_some_and(|w| w.holds) {
+                    true => String::new(),
+                    false => format!(
+                        "; at most {} left",
+                        units::format_duration(plan.rounds_left_s(&spec, r.round))
+                    ),
+                };
                 eprintln!(
-                    "fathom: round {}: {} {}{verdict}",
+                    "fathom: round {}: {} {}{verdict}{left}",
                     r.round,
                     so_far.tracking,
                     crate::report::pts::format_figure(spec.test, r.tracking_value)

@@ -36,6 +36,13 @@ pub struct CellPlan {
     pub sequential: bool,
 }
 
+impl CellPlan {
+    /// "4k 65/35", "1m seq write".
+    pub fn label(&self) -> String {
+        crate::result::pts::cell_label(self.bs, self.read_pct, self.sequential)
+    }
+}
+
 /// The test checked against its device: what it will run.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -46,26 +53,41 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The longest the rounds can take: every cell for `round_s`, for
+    /// `max_rounds` rounds (write saturation: `max_time_s`).
+    pub fn rounds_bound_s(&self, spec: &PtsSpec) -> f64 {
+        match spec.test {
+            PtsTest::WriteSaturation => spec.max_time_s,
+            _ => self.cells.len() as f64 * spec.round_s * f64::from(spec.max_rounds),
+        }
+    }
+
+    /// Rounds after `done` at most: the time left when no earlier round
+    /// reaches steady state.
+    pub fn rounds_left_s(&self, spec: &PtsSpec, done: u32) -> f64 {
+        match spec.test {
+            PtsTest::WriteSaturation => spec.max_time_s,
+            _ => {
+                self.cells.len() as f64
+                    * spec.round_s
+                    * f64::from(spec.max_rounds.saturating_sub(done))
+            }
+        }
+    }
+
+    /// Bytes the preconditioning writes: twice the active range.
+    pub fn precondition_bytes(&self) -> u64 {
+        2 * self.active_range
+    }
+
     /// "4k 0/100 IOPS".
     pub fn tracking_label(&self, test: PtsTest) -> String {
-        let c = self.cells[self.tracking];
-        let cell = PtsCell {
-            bs: c.bs,
-            read_pct: c.read_pct,
-            sequential: c.sequential,
-            iops: 0.0,
-            bw_bytes: 0.0,
-            mean_ns: 0.0,
-            max_ns: 0,
-            p99_999_ns: 0,
-            written_bytes: 0,
-        };
         let figure = match test {
             PtsTest::Iops | PtsTest::WriteSaturation => "IOPS",
             PtsTest::Throughput => "bandwidth",
             PtsTest::Latency => "mean latency",
         };
-        format!("{} {figure}", cell.label())
+        format!("{} {figure}", self.cells[self.tracking].label())
     }
 }
 

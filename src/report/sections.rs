@@ -255,7 +255,7 @@ pub fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
 }
 
 /// "a, b, c and 9 more".
-pub(super) fn abridged(items: &[String]) -> String {
+pub fn abridged(items: &[String]) -> String {
     const SHOWN: usize = 3;
     if items.len() <= SHOWN + 1 {
         items.join(", ")

@@ -96,12 +96,17 @@ impl PtsCell {
 
     /// "4k 65/35", "1m seq write".
     pub fn label(&self) -> String {
-        let bs = crate::util::units::format_block_size(self.bs);
-        match (self.sequential, self.read_pct) {
-            (true, 100) => format!("{bs} seq read"),
-            (true, _) => format!("{bs} seq write"),
-            (false, r) => format!("{bs} {r}/{}", 100 - r),
-        }
+        cell_label(self.bs, self.read_pct, self.sequential)
+    }
+}
+
+/// A cell by block size and mix: "4k 65/35", "1m seq write".
+pub fn cell_label(bs: u64, read_pct: u8, sequential: bool) -> String {
+    let bs = crate::util::units::format_block_size(bs);
+    match (sequential, read_pct) {
+        (true, 100) => format!("{bs} seq read"),
+        (true, _) => format!("{bs} seq write"),
+        (false, r) => format!("{bs} {r}/{}", 100 - r),
     }
 }
 
