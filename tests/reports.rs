@@ -384,7 +384,10 @@ fn reports_over_several_files_merge_histograms_and_compare() {
         .collect();
     assert_eq!(systems, ["r0", "r1"]);
     let text = String::from_utf8(run_ok(&["report", a, b]).stdout).unwrap();
-    assert!(text.contains("r0/") && text.contains("r1/"), "{text}");
+    assert!(
+        text.contains("system") && text.contains(" r0 ") && text.contains(" r1 "),
+        "{text}"
+    );
 }
 
 #[test]
@@ -514,4 +517,59 @@ fn csv_numbers_are_plain_and_names_are_the_jsons() {
             }
         }
     }
+}
+
+/// Two systems in one report: rows named by each system's label (not the
+/// label glued to a path), one IOPS-vs-depth chart with both overlaid, and
+/// each depth's per-second chart carrying both systems, with a legend.
+#[test]
+fn two_systems_are_overlaid_and_named_by_their_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for label in ["uring", "sync"] {
+        let out = dir.path().join(format!("{label}.json"));
+        let o = common::run(&[
+            "run",
+            dir.path().join(label).to_str().unwrap(),
+            "--engine",
+            "null",
+            "--size",
+            "16m",
+            "--runtime",
+            "2200ms",
+            "--iodepth",
+            "1,16",
+            "--label",
+            label,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        files.push(out.display().to_string());
+    }
+    let text = common::run_ok(&["report", &files[0], &files[1]]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("system"), "{text}");
+    assert!(
+        !text.contains("uring/"),
+        "a label is not glued to a path: {text}"
+    );
+    let html = dir.path().join("two.html");
+    common::run_ok(&["report", &files[0], &files[1], "-o", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(
+        page.matches("\nread IOPS vs depth\n").count(),
+        1,
+        "one chart, both systems"
+    );
+    for label in ["uring", "sync"] {
+        // In the depth chart's legend, and in both per-second charts'.
+        assert!(page.contains(&format!("\">{label}</text>")), "{label}");
+        assert_eq!(
+            page.matches(&format!("\">{label}: read</text>")).count(),
+            2,
+            "{label}"
+        );
+    }
+    assert!(page.contains("class=\"legend\""));
 }

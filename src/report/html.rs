@@ -694,12 +694,20 @@ fn grouped<'a>(
     without: &[&str],
 ) -> Vec<(String, Vec<(&'a Row, Figures)>)> {
     let mut groups: BTreeMap<String, Vec<(&Row, Figures)>> = BTreeMap::new();
-    for row in table.rows.iter().filter(|r| r.target == target) {
+    // "" is every row, the series named by their system too (several
+    // systems overlaid on one chart).
+    for row in table
+        .rows
+        .iter()
+        .filter(|r| target.is_empty() || r.target == target)
+    {
         if let Some(f) = pick(row) {
-            groups
-                .entry(series_name(table, row, without))
-                .or_default()
-                .push((row, f));
+            let name = match (target.is_empty(), series_name(table, row, without)) {
+                (true, name) if name == "all" => row.target.clone(),
+                (true, name) => format!("{}, {name}", row.target),
+                (false, name) => name,
+            };
+            groups.entry(name).or_default().push((row, f));
         }
     }
     // Series in numeric order (4k before 64k), not alphabetical.
@@ -713,8 +721,21 @@ fn grouped<'a>(
     groups
 }
 
+/// The charts' targets: each its own, or with several systems one set of
+/// charts ("") on which the systems are overlaid.
 fn targets(table: &SweepTable) -> Vec<String> {
-    super::sections::distinct(table.rows.iter().map(|r| r.target.clone()))
+    match table.systems {
+        true => vec![String::new()],
+        false => super::sections::distinct(table.rows.iter().map(|r| r.target.clone())),
+    }
+}
+
+/// A chart's title, after its target where it has one.
+fn titled(target: &str, what: &str) -> String {
+    match target {
+        "" => what.to_string(),
+        t => format!("{t}: {what}"),
+    }
 }
 
 fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<()> {
@@ -758,7 +779,7 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
                         x_axis: by_depth,
                         y_log: Some(iops_log),
                         ..LineChart::new(
-                            format!("{target}: {dir} IOPS vs depth"),
+                            titled(&target, &format!("{dir} IOPS vs depth")),
                             "iodepth (I/Os in flight)",
                             "IOPS",
                             series,
@@ -776,7 +797,7 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
                             x_axis: by_depth,
                             y_log: Some(latency_log),
                             ..LineChart::new(
-                                format!("{target}: {dir} latency vs depth ({name})"),
+                                titled(&target, &format!("{dir} latency vs depth ({name})")),
                                 "iodepth (I/Os in flight)",
                                 &latency_label,
                                 vec![
@@ -806,7 +827,7 @@ fn sweep_charts(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<(
                         x_axis: by_size,
                         y_log: Some(bw_log),
                         ..LineChart::new(
-                            format!("{target}: {dir} bandwidth vs block size"),
+                            titled(&target, &format!("{dir} bandwidth vs block size")),
                             "block size",
                             "bandwidth (MiB/s)",
                             series,
@@ -836,7 +857,8 @@ fn sorted(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
 
 /// Several targets (or result files with different targets) side by side.
 fn target_bars(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<()> {
-    let names = targets(table);
+    let names = super::sections::distinct(table.rows.iter().map(|r| r.target.clone()));
+    let by = if table.systems { "system" } else { "target" };
     if names.len() < 2 {
         return Ok(());
     }
@@ -868,7 +890,7 @@ fn target_bars(table: &SweepTable, out: &mut Vec<Rendered>) -> anyhow::Result<()
             })
             .collect();
         out.push(charts::bar_chart(&BarChart {
-            title: format!("{dir} IOPS by target"),
+            title: format!("{dir} IOPS by {by}"),
             y_label: "IOPS".into(),
             categories,
             groups,
@@ -882,18 +904,15 @@ fn time_series(
     systems: bool,
     out: &mut Vec<Rendered>,
 ) -> anyhow::Result<()> {
-    let mut runs: Vec<_> = workloads
-        .iter()
-        .filter(|w| {
-            w.total
-                .named()
-                .iter()
-                .any(|(_, d)| d.intervals.iter().filter(|i| i.ios > 0).count() >= 2)
-        })
-        .collect();
-    runs.truncate(MAX_TIME_SERIES);
+    let runs = workloads.iter().filter(|w| {
+        w.total
+            .named()
+            .iter()
+            .any(|(_, d)| d.intervals.iter().filter(|i| i.ios > 0).count() >= 2)
+    });
     // The same workload on several systems: one chart, the systems
-    // overlaid on one set of axes.
+    // overlaid on one set of axes (grouped before the charts are counted,
+    // so that no system's run of a chart is left out).
     let mut groups: Vec<(String, Vec<&Labelled<WorkloadResult>>)> = Vec::new();
     for w in runs {
         let title = w.spec.title();
@@ -902,6 +921,7 @@ fn time_series(
             None => groups.push((title, vec![w])),
         }
     }
+    groups.truncate(MAX_TIME_SERIES);
     for (name, members) in groups {
         let who = |w: &Labelled<WorkloadResult>, what: &str| {
             if systems {

@@ -57,6 +57,8 @@ pub struct SweepTable {
     pub rows: Vec<Row>,
     /// True when reads and writes of one point were merged into one row.
     pub paired_rw: bool,
+    /// Rows of several systems, named by system.
+    pub systems: bool,
 }
 
 impl SweepTable {
@@ -68,8 +70,8 @@ impl SweepTable {
 
 type KnobFn = fn(&WorkloadSpec) -> String;
 
-/// The table of `workloads`; with `systems`, each target is named after its
-/// system too ("laptop/data").
+/// The table of `workloads`; with `systems`, each row is named by its
+/// system ("laptop", or "laptop: data" where it has several targets).
 pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTable {
     let varies = |f: KnobFn| workloads.windows(2).any(|w| f(&w[0].spec) != f(&w[1].spec));
     let rws: Vec<RwMode> = workloads.iter().map(|w| w.spec.rw).collect();
@@ -136,14 +138,19 @@ pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTabl
     // Two workloads whose rows would coincide (the same knobs in every
     // column, both reading or both writing) must not fold into one row:
     // whatever else tells them apart becomes a column.
+    // (Rows of different systems are told apart by the system column.)
     let collides = |knobs: &[(&'static str, KnobFn)]| {
         workloads.iter().enumerate().any(|(i, a)| {
-            workloads[i + 1..].iter().any(|b| {
-                let overlap = (a.spec.rw.read_percent(a.spec.rwmix_read) > 0
-                    && b.spec.rw.read_percent(b.spec.rwmix_read) > 0)
-                    || (a.spec.rw.writes(a.spec.rwmix_read) && b.spec.rw.writes(b.spec.rwmix_read));
-                overlap && knobs.iter().all(|(_, f)| f(&a.spec) == f(&b.spec))
-            })
+            workloads[i + 1..]
+                .iter()
+                .filter(|b| b.system == a.system)
+                .any(|b| {
+                    let overlap = (a.spec.rw.read_percent(a.spec.rwmix_read) > 0
+                        && b.spec.rw.read_percent(b.spec.rwmix_read) > 0)
+                        || (a.spec.rw.writes(a.spec.rwmix_read)
+                            && b.spec.rw.writes(b.spec.rwmix_read));
+                    overlap && knobs.iter().all(|(_, f)| f(&a.spec) == f(&b.spec))
+                })
         })
     };
     let seed: KnobFn = |s| s.seed.to_string();
@@ -159,12 +166,22 @@ pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTabl
             .map(|w| test_name(&w.spec.name).to_string()),
     );
     let mut rows: Vec<Row> = Vec::new();
-    let target_name = |w: &Labelled<WorkloadResult>, target: &str| {
-        if systems {
-            format!("{}/{target}", w.system)
-        } else {
-            target.to_string()
-        }
+    // With several systems a row is named by its system's label, and by
+    // the target too only where that system has several.
+    let several_targets = |system: &str| {
+        distinct(
+            workloads
+                .iter()
+                .filter(|w| w.system == system)
+                .flat_map(|w| w.targets.iter().map(|t| t.name.clone())),
+        )
+        .len()
+            > 1
+    };
+    let target_name = |w: &Labelled<WorkloadResult>, target: &str| match systems {
+        false => target.to_string(),
+        true if several_targets(w.system) => format!("{}: {target}", w.system),
+        true => w.system.to_string(),
     };
     for w in workloads {
         add_rows(&mut rows, w, &knobs, |t| target_name(w, t));
@@ -194,6 +211,7 @@ pub fn build(workloads: &[Labelled<WorkloadResult>], systems: bool) -> SweepTabl
         knobs: knobs.iter().map(|(n, _)| *n).collect(),
         rows,
         paired_rw,
+        systems,
     }
 }
 
@@ -267,7 +285,7 @@ pub const DIRECTIONS: [(&str, Pick); 3] = [
 pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
     use crate::util::units::{latency, mib_per_s, thousands};
     let mut header: Vec<String> = table.knobs.iter().map(|k| k.to_string()).collect();
-    header.push("target".into());
+    header.push(if table.systems { "system" } else { "target" }.into());
     let dirs: Vec<(&str, Pick)> = DIRECTIONS
         .into_iter()
         .filter(|(_, pick)| table.has(*pick))

@@ -206,7 +206,7 @@ fn workload_tables(workloads: &[Labelled<WorkloadResult>], systems: bool) -> Str
     right_align(&mut table, 3..11);
     let mut out = table.to_string();
     out.push('\n');
-    out.push_str(&notes(workloads));
+    out.push_str(&notes(workloads, systems));
     out
 }
 
@@ -232,14 +232,14 @@ fn sweep(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
     );
     let mut out = table.to_string();
     out.push('\n');
-    out.push_str(&notes(workloads));
+    out.push_str(&notes(workloads, systems));
     out
 }
 
 const MAX_CPU_LINES: usize = 8;
 
 /// CPU cost, verification and errors, under the table.
-fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
+fn notes(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
     let mut out = String::new();
     // A long sweep's CPU lines would bury the table: they are in the CSV.
     let cpu_lines = if workloads.len() <= MAX_CPU_LINES {
@@ -253,8 +253,12 @@ fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
         &[]
     };
     for workload in cpu_lines {
+        let system = match systems {
+            true => format!("{}: ", workload.system),
+            false => String::new(),
+        };
         out.push_str(&format!(
-            "{} ({}): {:.1} s measured, CPU {:.2} s user + {:.2} s sys = {:.2} µs per I/O\n",
+            "{system}{} ({}): {:.1} s measured, CPU {:.2} s user + {:.2} s sys = {:.2} µs per I/O\n",
             workload.spec.name,
             workload.spec.label(),
             workload.runtime_s,
