@@ -140,20 +140,22 @@ pub fn footnote(report: &Report) -> String {
         let d = &system.document;
         let h = &d.host;
         let results = d.results.len();
+        let label = match report.compares_systems() {
+            true => format!("{}: ", system.label),
+            false => String::new(),
+        };
+        let plural = if results == 1 { "" } else { "s" };
+        // fio's JSON names fio's version and records no host.
+        if d.fathom_version.starts_with("fio") {
+            out.push_str(&format!(
+                "{label}{}'s JSON, {results} result{plural}, {}; fio does not record the host.\n",
+                d.fathom_version, d.started_at
+            ));
+            continue;
+        }
         out.push_str(&format!(
-            "{}fathom {}, {} result{}, {}; host {} ({} CPUs, Linux {}).\n",
-            if report.compares_systems() {
-                format!("{}: ", system.label)
-            } else {
-                String::new()
-            },
-            d.fathom_version,
-            results,
-            if results == 1 { "" } else { "s" },
-            d.started_at,
-            h.hostname,
-            h.cpus,
-            h.kernel
+            "{label}fathom {}, {results} result{plural}, {}; host {} ({} CPUs, Linux {}).\n",
+            d.fathom_version, d.started_at, h.hostname, h.cpus, h.kernel
         ));
     }
     out
