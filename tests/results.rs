@@ -171,7 +171,10 @@ fn certification_reports_in_every_format_and_compare() {
         (read["direction"].as_str(), write["direction"].as_str()),
         (Some("read"), Some("write"))
     );
-    let read_rate = format!("{:.0} r/s", read["iops"].as_f64().unwrap());
+    let read_rate = format!(
+        "{} r/s",
+        thousands(read["iops"].as_f64().unwrap().round() as u64)
+    );
     let mib = write["bw_bytes"].as_f64().unwrap() / (1 << 20) as f64;
     let write_rate = if mib >= 100.0 {
         format!("{mib:.0} MiB/s")
@@ -248,4 +251,17 @@ fn compare_fails_when_nothing_matches() {
         "{err}"
     );
     assert!(lines.iter().any(|l| l.contains("closest: ")), "{err}");
+}
+
+/// "6,000": thousands separated as the text reports write them.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
