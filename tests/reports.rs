@@ -13,19 +13,6 @@ use std::time::{Duration, Instant};
 
 const TINY: &[&str] = &["--size", "1m", "--runtime", "100ms", "--ramp", "0"];
 
-/// 12345 as the tables print it: "12,345".
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn examples() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -252,16 +252,3 @@ fn compare_fails_when_nothing_matches() {
     );
     assert!(lines.iter().any(|l| l.contains("closest: ")), "{err}");
 }
-
-/// "6,000": thousands separated as the text reports write them.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}

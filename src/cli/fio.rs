@@ -54,14 +54,8 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
         FioAction::Run | FioAction::ParseOnly => {}
     }
     let resolved = resolve::from_fio_command(&mut command)?;
-    let specs: Vec<_> = match &resolved.replay {
-        Some(r) => resolved
-            .specs
-            .iter()
-            .map(|s| crate::commands::replay::of_job(s, r.trace.clone(), r.speed))
-            .collect::<Result<_, _>>()?,
-        None => resolved.specs,
-    };
+    let notes = resolved.notes.clone();
+    let specs = super::as_run(resolved)?;
     if command.readonly
         && let Some(writer) = specs
             .iter()
@@ -78,7 +72,7 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
     // notes are said to a person at a terminal (and by `fathom run
     // JOB.fio --explain`), not to a script.
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        for n in &resolved.notes {
+        for n in &notes {
             eprintln!("note: {n}");
         }
     }

@@ -398,18 +398,25 @@ impl WorkloadArgs {
             print!("{explained}");
             return Ok(Vec::new());
         }
-        let specs = match &resolved.replay {
-            Some(r) => resolved
-                .specs
-                .iter()
-                .map(|s| crate::commands::replay::of_job(s, r.trace.clone(), r.speed))
-                .collect::<Result<_, _>>()?,
-            None => resolved.specs,
-        };
-        for n in &resolved.notes {
+        let notes = resolved.notes.clone();
+        let specs = as_run(resolved)?;
+        for n in &notes {
             eprintln!("note: {n}");
         }
         Ok(specs)
+    }
+}
+
+/// The specs an fio job file's translation runs: as they are, or each made
+/// the replay of the iolog it plays (`read_iolog`).
+fn as_run(resolved: resolve::Resolved) -> Result<Vec<WorkloadSpec>, UsageError> {
+    match &resolved.replay {
+        Some(r) => resolved
+            .specs
+            .iter()
+            .map(|s| crate::commands::replay::of_job(s, r.trace.clone(), r.speed))
+            .collect(),
+        None => Ok(resolved.specs),
     }
 }
 

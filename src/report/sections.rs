@@ -166,12 +166,19 @@ impl Report {
                         (Some(v), _) => format!("; {}", kind.format(v)),
                         _ => String::new(),
                     };
+                    // A warning about a whole run names the run as its target:
+                    // said once.
+                    let targets: Vec<String> = targets
+                        .into_iter()
+                        .filter(|t| !t.is_empty() && !runs.iter().any(|r| r.ends_with(t.as_str())))
+                        .collect();
                     let targets = match targets.len() {
-                        1 => format!("target {}", targets[0]),
-                        n => format!("{n} targets: {}", abridged(&targets)),
+                        0 => String::new(),
+                        1 => format!("; target {}", targets[0]),
+                        n => format!("; {n} targets: {}", abridged(&targets)),
                     };
                     format!(
-                        "{} ({}: {}; {targets}{range}): {}",
+                        "{} ({}: {}{targets}{range}): {}",
                         kind.summary(),
                         by.count(runs.len()),
                         abridged(&runs),

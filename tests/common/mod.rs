@@ -361,3 +361,16 @@ impl Drop for Hogs {
         }
     }
 }
+
+/// 12345 as the tables print it: "12,345".
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
