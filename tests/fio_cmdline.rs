@@ -683,3 +683,45 @@ fn a_slope_steady_state_ends_a_flat_job_early() {
     let ran = u(&doc["jobs"][0]["job_runtime"]);
     assert!(ran < 40_000, "ran {ran} ms of 60 s");
 }
+
+/// --minimal (fio's terse version 3): one line a job with as many fields
+/// as fio's own line for the same job, the same counts where fio's are.
+#[test]
+fn minimal_is_fios_terse_line() {
+    if !fio_installed() {
+        eprintln!("SKIP: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempdir();
+    let data = dir.path().join("t.dat").display().to_string();
+    let args = [
+        "--name=t".to_string(),
+        format!("--filename={data}"),
+        "--size=4m".into(),
+        "--rw=randread".into(),
+        "--bs=4k".into(),
+        "--direct=1".into(),
+        "--minimal".into(),
+    ];
+    let fio = Command::new("fio").args(&args).output().unwrap();
+    succeeded(&fio);
+    std::fs::remove_file(&data).unwrap();
+    let ours = Command::new(fio_link(dir.path()))
+        .args(&args)
+        .output()
+        .unwrap();
+    succeeded(&ours);
+    let fields = |out: &Output| -> Vec<String> {
+        String::from_utf8_lossy(&out.stdout)
+            .trim_end()
+            .split(';')
+            .map(String::from)
+            .collect()
+    };
+    let (theirs, ours) = (fields(&fio), fields(&ours));
+    assert_eq!(ours.len(), theirs.len(), "{ours:?}\n{theirs:?}");
+    // Version, name, group, error, KiB read; the write side all zeros.
+    assert_eq!(ours[..5], theirs[..5]);
+    assert_eq!(ours[5], "4096");
+    assert_eq!(ours[46..50], ["0", "0", "0", "0"]);
+}

@@ -8,9 +8,7 @@ use crate::input::resolve;
 use crate::report::{OutputFormat, Report, destination, exporter};
 use crate::util::error::UsageError;
 
-/// The fio release whose command line, job files and outputs fathom fio
-/// follows.
-pub const FIO_RELEASE: &str = "fio-3.33";
+use crate::report::fio_normal::FIO_RELEASE;
 
 const HELP: &str = "\
 fathom fio: fio's command line, job files and outputs, run by fathom
@@ -22,7 +20,8 @@ Usage: fathom fio [options] [job options] <job file(s)>
   --OPTION=VALUE       a job option (as in a job file); before the first
                        --name, a default for every job
   --output=FILE        write the output there
-  --output-format=LIST normal (default), json, json+ (comma list)
+  --output-format=LIST normal (default), json, json+, terse (comma list);
+                       --minimal is terse
   --section=NAME       run only the named job(s)
   --parse-only         check the jobs, run nothing
   --readonly           refuse jobs that write
@@ -99,6 +98,7 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
             FioOutput::Normal => OutputFormat::FioNormal,
             FioOutput::Json => OutputFormat::FioJson,
             FioOutput::JsonPlus => OutputFormat::FioJsonPlus,
+            FioOutput::Terse => OutputFormat::FioTerse,
         };
         rendered.push_str(&exporter(format).render(&report)?);
     }

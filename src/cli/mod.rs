@@ -47,7 +47,7 @@ const EXIT_CODES: &str = "Exit status:\n  0    the run (or report) finished, and
 enum Command {
     /// Run a workload, a sweep (comma lists) or a job file on targets.
     Run(Box<RunArgs>),
-    /// Tables and charts from result files: text, markdown, csv, html, fio-json, fio-json+ or fio-normal.
+    /// Tables and charts from result files: text, markdown, csv, html, fio-json, fio-json+, fio-normal or fio-terse.
     Report(ReportArgs),
     /// List the presets `fathom run --preset NAME` runs.
     Presets,
@@ -182,7 +182,7 @@ struct ReportArgs {
     #[arg(required = true)]
     files: Vec<PathBuf>,
 
-    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) fio-json+ (with fio's latency bins, as fio's json+) or fio-normal (fio's text output). Default: the --output file's extension (.json, .csv, .md, .html), else text.
+    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) fio-json+ (with fio's latency bins, as fio's json+), fio-normal (fio's text output) or fio-terse (fio's --minimal line, version 3). Default: the --output file's extension (.json, .csv, .md, .html), else text.
     #[arg(long = "output-format", alias = "format", value_name = "FORMAT", value_parser = parse_format)]
     format: Option<OutputFormat>,
 
@@ -307,7 +307,7 @@ pub struct WriteFlags {
 
 #[derive(Args, Debug, Default)]
 pub struct OutputArgs {
-    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) fio-json+ (with fio's latency bins, as fio's json+) or fio-normal (fio's text output). Default: the --output file's extension (.json, .csv, .md, .html), else text.
+    /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) fio-json+ (with fio's latency bins, as fio's json+), fio-normal (fio's text output) or fio-terse (fio's --minimal line, version 3). Default: the --output file's extension (.json, .csv, .md, .html), else text.
     #[arg(long = "output-format", alias = "format", value_name = "FORMAT", value_parser = parse_format)]
     pub output_format: Option<OutputFormat>,
 
@@ -943,7 +943,10 @@ pub(crate) fn emit(document: &Document, output: &OutputArgs) -> anyhow::Result<(
 pub(crate) fn no_fio_form(output: &OutputArgs, what: &str) -> Result<(), UsageError> {
     if matches!(
         output.format(),
-        OutputFormat::FioJson | OutputFormat::FioJsonPlus | OutputFormat::FioNormal
+        OutputFormat::FioJson
+            | OutputFormat::FioJsonPlus
+            | OutputFormat::FioNormal
+            | OutputFormat::FioTerse
     ) {
         return Err(UsageError(format!(
             "--output-format fio-json: fio's JSON has no place for {what} (use json, or another format)"

@@ -15,6 +15,7 @@ pub mod destination;
 pub mod fio_json;
 pub mod fio_logs;
 pub mod fio_normal;
+pub mod fio_terse;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -42,6 +43,8 @@ pub enum OutputFormat {
     FioJsonPlus,
     /// fio's `normal` text output.
     FioNormal,
+    /// fio's terse output, version 3.
+    FioTerse,
 }
 
 impl FromStr for OutputFormat {
@@ -56,8 +59,9 @@ impl FromStr for OutputFormat {
             "fio-json" => Ok(OutputFormat::FioJson),
             "fio-json+" => Ok(OutputFormat::FioJsonPlus),
             "fio-normal" => Ok(OutputFormat::FioNormal),
+            "fio-terse" => Ok(OutputFormat::FioTerse),
             _ => Err(format!(
-                "unknown format '{s}' (expected text, json, markdown, csv, html, fio-json, fio-json+ or fio-normal)"
+                "unknown format '{s}' (expected text, json, markdown, csv, html, fio-json, fio-json+, fio-normal or fio-terse)"
             )),
         }
     }
@@ -89,5 +93,6 @@ pub fn exporter(format: OutputFormat) -> Box<dyn Exporter> {
         OutputFormat::FioJson => Box::new(fio_json::FioJsonExporter { plus: false }),
         OutputFormat::FioJsonPlus => Box::new(fio_json::FioJsonExporter { plus: true }),
         OutputFormat::FioNormal => Box::new(fio_normal::FioNormalExporter),
+        OutputFormat::FioTerse => Box::new(fio_terse::FioTerseExporter),
     }
 }

@@ -471,7 +471,9 @@ pub fn streams_cells(
         |stream: &str, target: &str, dir: &str, rate: f64, bw: Option<f64>, l: &LatencySummary| {
             rows.push(detail_row(stream, target, dir, rate, bw, l))
         };
-    for w in &s.streams {
+    // fio's group_reporting: the group's totals only, as fio prints it.
+    let grouped = s.streams.iter().any(|w| w.spec.group_reporting);
+    for w in s.streams.iter().filter(|_| !grouped) {
         let stream = format!("{group}/{}", w.spec.name);
         for t in &w.targets {
             for (dir, d) in t.io.named() {
@@ -484,20 +486,17 @@ pub fn streams_cells(
             }
         }
     }
+    let all = match grouped {
+        true => "all streams (group_reporting)",
+        false => "all streams",
+    };
     for (dir, d) in s.total.named() {
         if d.ios > 0 {
-            add(
-                &group,
-                "all streams",
-                dir,
-                d.iops,
-                Some(d.bw_bytes),
-                &d.lat_ns,
-            );
+            add(&group, all, dir, d.iops, Some(d.bw_bytes), &d.lat_ns);
         }
     }
     if let Some(sync) = s.sync.as_ref().filter(|s| s.count > 0) {
-        add(&group, "all streams", "sync", sync.rate, None, &sync.lat_ns);
+        add(&group, all, "sync", sync.rate, None, &sync.lat_ns);
     }
     (header, rows)
 }

@@ -18,6 +18,8 @@ pub enum FioOutput {
     Normal,
     Json,
     JsonPlus,
+    /// fio's terse format, version 3.
+    Terse,
 }
 
 /// What a command line asks for besides running jobs.
@@ -110,7 +112,7 @@ const REFUSED: [(&str, &str); 12] = [
 ];
 
 /// fio's own options that change nothing fathom measures or writes.
-const ACCEPTED: [&str; 9] = [
+const ACCEPTED: [&str; 8] = [
     "eta",
     "eta-newline",
     "eta-interval",
@@ -119,7 +121,6 @@ const ACCEPTED: [&str; 9] = [
     "warnings-fatal",
     "debug",
     "aux-path",
-    "terse-version",
 ];
 
 /// Reads fio's arguments (without the program name).
@@ -169,11 +170,18 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
         match key.as_str() {
             "help" => command.action = FioAction::Help,
             "version" => command.action = FioAction::Version,
+            // Only version 3 is written; fio's default.
+            "terse-version" => match value(true) {
+                Ok(Some(v)) if v == "3" => {}
+                Ok(v) => problems.push(format!(
+                    "--terse-version={}: fathom writes fio's terse version 3",
+                    v.unwrap_or_default()
+                )),
+                Err(p) => problems.push(p),
+            },
             "parse-only" => command.action = FioAction::ParseOnly,
             "readonly" => command.readonly = true,
-            "minimal" => problems.push(
-                "--minimal: fio's terse (semicolon) format is not written; json, json+ and normal are".into(),
-            ),
+            "minimal" => command.outputs.push(FioOutput::Terse),
             "output" => match value(true) {
                 Ok(v) => command.output = v.map(PathBuf::from),
                 Err(p) => problems.push(p),
@@ -185,9 +193,7 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
                             "normal" => command.outputs.push(FioOutput::Normal),
                             "json" => command.outputs.push(FioOutput::Json),
                             "json+" => command.outputs.push(FioOutput::JsonPlus),
-                            "terse" => problems.push(
-                                "--output-format=terse: fio's terse (semicolon) format is not written; json, json+ and normal are".into(),
-                            ),
+                            "terse" => command.outputs.push(FioOutput::Terse),
                             other => problems.push(format!(
                                 "--output-format={other}: fio's formats are normal, json, json+ and terse"
                             )),
