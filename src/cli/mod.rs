@@ -231,8 +231,8 @@ struct RunArgs {
     #[arg(long)]
     precondition: bool,
 
-    /// Run a preset (see `fathom presets`): quick, desktop, database,
-    /// sas-sweep.
+    /// Run a preset (see `fathom presets`): quick, desktop, desktop-nvme,
+    /// desktop-mix, database, sas-sweep.
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
 

@@ -21,6 +21,14 @@ pub const PRESETS: &[Preset] = &[
         text: include_str!("../../presets/desktop.toml"),
     },
     Preset {
+        name: "desktop-nvme",
+        text: include_str!("../../presets/desktop-nvme.toml"),
+    },
+    Preset {
+        name: "desktop-mix",
+        text: include_str!("../../presets/desktop-mix.toml"),
+    },
+    Preset {
         name: "database",
         text: include_str!("../../presets/database.toml"),
     },
@@ -78,12 +86,18 @@ pub fn load(name: &str, overrides: &Overrides) -> Result<Vec<WorkloadSpec>, Usag
 /// `fathom presets`: name, what it runs, and how long.
 pub fn listing() -> String {
     let mut out = String::new();
+    let w = PRESETS
+        .iter()
+        .chain(PROFILES)
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(0);
     for p in PRESETS {
         let plan = load(p.name, &Overrides::default())
             .map(|specs| crate::input::plan::summary(&specs))
             .unwrap_or_else(|e| format!("invalid: {e}"));
         out.push_str(&format!(
-            "{:<10} {}\n{:<10} ({plan})\n",
+            "{:<w$} {}\n{:<w$} ({plan})\n",
             p.name,
             p.description(),
             ""
@@ -91,7 +105,7 @@ pub fn listing() -> String {
     }
     out.push_str("\ncertification profiles (fathom certify --profile NAME):\n");
     for p in PROFILES {
-        out.push_str(&format!("{:<10} {}\n", p.name, p.description()));
+        out.push_str(&format!("{:<w$} {}\n", p.name, p.description()));
     }
     out
 }
@@ -128,6 +142,15 @@ mod tests {
         let names: Vec<&str> = desktop.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names.len(), 8);
         assert!(names.contains(&"RND4K-Q32T1-write"));
+        let nvme = load("desktop-nvme", &Overrides::default()).unwrap();
+        assert_eq!(nvme.len(), 8);
+        assert!(
+            nvme.iter()
+                .any(|s| s.name == "RND4K-Q32T16-read" && s.numjobs == 16 && s.iodepth == 32)
+        );
+        let mix = load("desktop-mix", &Overrides::default()).unwrap();
+        assert_eq!(mix.len(), 4);
+        assert!(mix.iter().all(|s| s.rw.is_mixed() && s.rwmix_read == 70));
         let db = load("database", &Overrides::default()).unwrap();
         assert!(db.iter().all(|s| s.bs == 8192 && s.iodepth == 128));
         assert!(find("nope").unwrap_err().0.contains("quick"));
