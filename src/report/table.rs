@@ -290,15 +290,22 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
         .into_iter()
         .filter(|(_, pick)| table.has(*pick))
         .collect();
+    // Named tests (a desktop benchmark's SEQ1M-Q8T1) read as desktop
+    // benchmarks show them: decimal MB/s first, MiB/s beside.
+    let decimal = table.knobs.first() == Some(&"test");
     for (d, _) in &dirs {
+        header.push(format!("{d} IOPS"));
+        if decimal {
+            header.push(format!("{d} MB/s"));
+        }
         header.extend([
-            format!("{d} IOPS"),
             format!("{d} MiB/s"),
             format!("{d} p50"),
             format!("{d} p99"),
             format!("{d} p99.9"),
         ]);
     }
+    let per_direction = if decimal { 6 } else { 5 };
     let syncs = table.rows.iter().any(|r| r.sync.is_some());
     if syncs {
         header.extend(["sync/s", "sync p50", "sync p99", "sync p99.9"].map(String::from));
@@ -311,14 +318,19 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
             cells.push(r.target.clone());
             for (_, get) in &dirs {
                 match get(r) {
-                    Some(f) => cells.extend([
-                        thousands(f.iops.round() as u64),
-                        mib_per_s(f.bw_bytes),
-                        latency(f.p50_ns as f64),
-                        latency(f.p99_ns as f64),
-                        latency(f.p99_9_ns as f64),
-                    ]),
-                    None => cells.extend(std::iter::repeat_n("-".to_string(), 5)),
+                    Some(f) => {
+                        cells.push(thousands(f.iops.round() as u64));
+                        if decimal {
+                            cells.push(format!("{:.1}", f.bw_bytes / 1e6));
+                        }
+                        cells.extend([
+                            mib_per_s(f.bw_bytes),
+                            latency(f.p50_ns as f64),
+                            latency(f.p99_ns as f64),
+                            latency(f.p99_9_ns as f64),
+                        ])
+                    }
+                    None => cells.extend(std::iter::repeat_n("-".to_string(), per_direction)),
                 }
             }
             if syncs {
@@ -772,6 +784,12 @@ mod tests {
         let tests: Vec<&str> = t.rows.iter().map(|r| r.keys[0].as_str()).collect();
         assert_eq!(tests, ["SEQ1M-Q8T1", "RND4K-Q32T1", "RND4K-Q1T1"]);
         assert!(t.rows.iter().all(|r| r.read.is_some() && r.write.is_some()));
+        // Decimal MB/s first, as desktop benchmarks give it, MiB/s beside.
+        let (header, rows) = cells(&t);
+        let mb = header.iter().position(|h| h == "read MB/s").expect("MB/s");
+        assert_eq!(header[mb + 1], "read MiB/s");
+        let bytes = t.rows[0].read.unwrap().bw_bytes;
+        assert_eq!(rows[0][mb], format!("{:.1}", bytes / 1e6));
     }
 
     #[test]
