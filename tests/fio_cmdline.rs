@@ -725,3 +725,33 @@ fn minimal_is_fios_terse_line() {
     assert_eq!(ours[5], "4096");
     assert_eq!(ours[46..50], ["0", "0", "0", "0"]);
 }
+
+/// end_fsync: buffered writes reach the disk before the run ends (the
+/// flush is inside the disks' window), where without it they would sit in
+/// the page cache for the kernel's half minute.
+#[test]
+fn end_fsync_flushes_what_was_written_before_the_run_ends() {
+    let dir = tempdir();
+    let data = dir.path().join("w.dat");
+    let job = dir.path().join("w.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[w]\nfilename={}\nsize=16m\nrw=write\nbs=64k\nend_fsync=1\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let doc = run_json(&[job.to_str().unwrap()]);
+    let w = &doc["results"][0];
+    assert_eq!(u(&w["targets"][0]["write"]["bytes"]), 16 << 20);
+    let Some(disk) = w["disks"].as_array().and_then(|d| d.first()) else {
+        eprintln!("SKIP: the temporary directory is on no disk with counters");
+        return;
+    };
+    assert!(
+        u(&disk["write_bytes"]) >= 16 << 20,
+        "16 MiB written, and the disk took {} bytes",
+        disk["write_bytes"]
+    );
+}

@@ -156,6 +156,7 @@ pub fn run_streams(
     );
     release_workers(&mut progress, handles);
     live_line.finish();
+    flush_at_end(streams)?;
     if let Some(recording) = recording {
         // Every worker, and so every sink, is gone: the writer ends.
         recording
@@ -383,6 +384,20 @@ fn wait_until(at: std::time::SystemTime, stop: &StopFlag) {
         };
         std::thread::sleep(left.min(Duration::from_millis(50)));
     }
+}
+
+/// fio's end_fsync: each target of a stream that asks is flushed once its
+/// workers are done, inside the disks' window.
+fn flush_at_end(streams: &[Stream]) -> anyhow::Result<()> {
+    for stream in streams.iter().filter(|s| s.spec.end_fsync) {
+        for target in stream.targets.iter().filter(|t| !t.plan.absent) {
+            target
+                .open(false, false)?
+                .sync_all()
+                .with_context(|| format!("--end-fsync: cannot flush {}", target.plan.name))?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes back and drops the cached pages of a target's region (fio's

@@ -680,6 +680,14 @@ pub const KNOBS: &[Knob] = &[
     )
     .csv(|s| s.continue_on_error.to_string()),
     Knob::switch(
+        "end_fsync",
+        "Flush each target (fsync) once the workers are done, so that what was written is on the device when the run ends (fio's end_fsync); the flush is in the disks' counters, not in the I/O figures",
+        |b, v| {
+            b.spec.end_fsync = parse_bool(v)?;
+            Ok(())
+        },
+    ),
+    Knob::switch(
         "exitall",
         "For a stream: when it finishes, stop the workload's other streams (fio's exitall)",
         |b, v| {

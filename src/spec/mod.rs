@@ -279,6 +279,10 @@ pub struct WorkloadSpec {
     /// first one.
     #[serde(default)]
     pub continue_on_error: bool,
+    /// Flush each target (fsync) once the workers are done (`--end-fsync`,
+    /// fio's `end_fsync`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub end_fsync: bool,
     /// A stream that, when it finishes, stops the workload's other streams
     /// (`--exitall`, fio's `exitall`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -541,6 +545,7 @@ impl WorkloadSpec {
             verify: VerifyMode::Off,
             continue_on_error: false,
             exitall: false,
+            end_fsync: false,
             arrivals: Arrivals::Even,
             rate_iops: None,
             rate_bw: None,

@@ -407,11 +407,7 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         }
         "fsync" => job.set("fsync", value(opt)?),
         "fdatasync" => job.set("fdatasync", value(opt)?),
-        "end_fsync" => {
-            if flag(opt)? {
-                return unsupported(" (fsync=N flushes during the run, and times each flush)");
-            }
-        }
+        "end_fsync" | "fsync_on_close" => job.set("end_fsync", flag(opt)?.to_string()),
         "norandommap" => job.random_map = !flag(opt)?,
         "randrepeat" => {
             if !flag(opt)? {
