@@ -755,3 +755,26 @@ fn end_fsync_flushes_what_was_written_before_the_run_ends() {
         disk["write_bytes"]
     );
 }
+
+/// group_reporting: text shows the group's totals only, as fio prints one
+/// block for the group.
+#[test]
+fn group_reporting_shows_the_group_as_one() {
+    let dir = tempdir();
+    let job = dir.path().join("g.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[g]\nioengine=null\nfilename={}\nsize=16m\nrw=randread\nnumjobs=3\nruntime=300ms\ntime_based\ngroup_reporting\n",
+            dir.path().join("g.dat").display()
+        ),
+    )
+    .unwrap();
+    let out = run_ok(&["run", job.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("all streams (group_reporting)"), "{text}");
+    assert!(
+        !text.lines().any(|l| l.starts_with("│ g/g.")),
+        "no row per clone: {text}"
+    );
+}
