@@ -137,7 +137,7 @@ fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<Strin
                     let figures = [
                         t.name.clone(),
                         t.facts.path.clone(),
-                        token(&t.facts.kind),
+                        crate::util::json_name(&t.facts.kind),
                         opt(t.facts.filesystem.clone()),
                         opt(device.and_then(|d| d.model.clone())),
                         opt(device.and_then(|d| d.rotational).map(|r| r.to_string())),
@@ -337,15 +337,5 @@ pub(crate) fn decimal(v: f64, places: usize) -> String {
     match text.contains('.') {
         true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
         false => text,
-    }
-}
-
-/// A value as fathom's JSON names it (`file`, `after-write`), not as Rust
-/// spells it.
-pub(crate) fn token<T: serde::Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
-        Ok(serde_json::Value::String(s)) => s,
-        Ok(other) => other.to_string(),
-        Err(_) => String::new(),
     }
 }

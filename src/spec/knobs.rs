@@ -658,7 +658,7 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .conflicts_with("verify_interleaved")
-    .csv(|s| crate::report::csv::token(&s.verify)),
+    .csv(|s| crate::util::json_name(&s.verify)),
     Knob::switch(
         "verify_interleaved",
         "As --verify, reading each block back as soon as its write completes",

@@ -48,6 +48,16 @@ pub fn advise(file: &std::fs::File, offset: u64, len: u64, advice: libc::c_int) 
     }
 }
 
+/// A value as fathom's JSON names it (`file`, `after-write`), not as Rust
+/// spells it: for csv cells and messages.
+pub fn json_name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
