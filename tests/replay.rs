@@ -506,9 +506,17 @@ fn capacity_over_speed_finds_how_many_times_the_trace_fits() {
     let at_1x = f(&c["trace_iops"]);
     assert!((240.0..260.0).contains(&at_1x), "{at_1x}");
     let fits = f(&c["answer_iops"]) / at_1x;
-    // At most 8; a busy machine's sleeps make the null target slower.
-    assert!((5.0..8.5).contains(&fits), "fits {fits} times: {c}");
     assert_eq!(c["spec"]["replay"]["format"], "csv");
+    // A busy machine's late wake-ups make the null target slower; the
+    // search then says that the host, not the target, ended it, and the
+    // answer is a floor.
+    if c["end"] == "host_limited" {
+        eprintln!("the host ended the search (fits {fits} times): the bound is not judged");
+        assert!(fits <= 8.5, "fits {fits} times: {c}");
+        return;
+    }
+    // At most 8.
+    assert!((5.0..8.5).contains(&fits), "fits {fits} times: {c}");
 }
 
 #[test]
