@@ -155,8 +155,15 @@ fn shape(line: &str) -> String {
     ] {
         out = out.replace(unit, by);
     }
-    // Padding of numbers differs with their width.
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
+    // Padding of numbers differs with their width (fio pads to five:
+    // "stdev= 0.00", "[   66]").
+    let mut out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (padded, bare) in [("= ", "="), ("[ ", "[")] {
+        while out.contains(padded) {
+            out = out.replace(padded, bare);
+        }
+    }
+    out
 }
 
 #[test]
