@@ -680,7 +680,7 @@ fn a_slope_steady_state_ends_a_flat_job_early() {
             "--rw=randread",
             "--runtime=60",
             "--time_based",
-            "--steadystate=iops_slope:50%",
+            "--steadystate=iops_slope:90%",
             "--ss_dur=3",
             "--output-format=json",
         ])
