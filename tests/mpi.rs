@@ -333,8 +333,9 @@ fn ranks_stopped_by_the_launcher_remove_their_files() {
     // The killed rank could not clean up; the others did.
     assert!(
         !files[0].exists() && !files[1].exists(),
-        "{:?}",
-        entries(dir.path())
+        "{:?}\n{}",
+        entries(dir.path()),
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

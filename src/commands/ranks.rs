@@ -33,7 +33,16 @@ pub struct Ranks {
     /// Ranks that missed a meeting (rank 0 knows them), with what was
     /// missed; they are not waited for again.
     lost: RefCell<Vec<(u32, String)>>,
+    /// Set by SIGINT or SIGTERM: a stopped rank waits for the others only
+    /// a little longer (`STOPPING_WAIT`), so that it still removes what it
+    /// created before the launcher kills it.
+    stop: RefCell<Option<crate::util::stop::StopFlag>>,
 }
+
+/// How long a stopped rank still waits for a meeting. A launcher that
+/// ends a job (a rank died, Ctrl-C on mpirun) sends SIGTERM and kills what
+/// is left a second later; the ranks still running answer well within it.
+const STOPPING_WAIT: Duration = Duration::from_millis(300);
 
 /// The number of ranks the launcher meant to start, from the variables
 /// Open MPI, MPICH/PMI and Slurm set.
@@ -65,6 +74,7 @@ impl Ranks {
             meeting: Cell::new(1),
             timeout,
             lost: RefCell::new(Vec::new()),
+            stop: RefCell::new(None),
         })
     }
 
@@ -103,8 +113,10 @@ impl Ranks {
             .world
             .process_at_rank(rank as i32)
             .immediate_send_with_tag(StaticScope, buf, meeting);
-        let deadline = Instant::now() + self.timeout;
+        let mut deadline = Instant::now() + self.timeout;
+        let mut cut = false;
         loop {
+            self.cut_short(&mut deadline, &mut cut);
             match request.test() {
                 Ok(_) => {
                     // SAFETY: the send is complete; nothing refers to the
@@ -127,9 +139,11 @@ impl Ranks {
     /// The message `rank` sends under tag `meeting`, or None when none came
     /// within the timeout.
     fn receive(&self, rank: u32, meeting: i32) -> Option<Vec<u8>> {
-        let deadline = Instant::now() + self.timeout;
+        let mut deadline = Instant::now() + self.timeout;
+        let mut cut = false;
         let source = self.world.process_at_rank(rank as i32);
         loop {
+            self.cut_short(&mut deadline, &mut cut);
             if let Some(probed) = source.immediate_matched_probe_with_tag(meeting) {
                 use mpi::point_to_point::MatchedReceiveVec;
                 return Some(probed.matched_receive_vec::<u8>().0);
@@ -139,6 +153,26 @@ impl Ranks {
             }
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    /// Waits no longer than `STOPPING_WAIT` from when this rank was
+    /// stopped (once: `cut` says it was done).
+    fn cut_short(&self, deadline: &mut Instant, cut: &mut bool) {
+        if !*cut
+            && self
+                .stop
+                .borrow()
+                .as_ref()
+                .is_some_and(crate::util::stop::StopFlag::is_set)
+        {
+            *deadline = (*deadline).min(Instant::now() + STOPPING_WAIT);
+            *cut = true;
+        }
+    }
+
+    /// Meetings are cut short once `stop` is set.
+    pub fn stop_with(&self, stop: crate::util::stop::StopFlag) {
+        *self.stop.borrow_mut() = Some(stop);
     }
 
     /// Rank 0 takes `rank` as lost at `what`.
@@ -280,6 +314,7 @@ pub fn run(
     use crate::result::Document;
     use crate::result::cluster::{Launcher, RankFailure, concurrent_ranks};
     use crate::util::error::UsageError;
+    ranks.stop_with(stop.clone());
     let sent = if ranks.rank() == 0 {
         serde_json::to_vec(&plan)?
     } else {
