@@ -119,6 +119,33 @@ pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
     }))
 }
 
+/// A count in the document (a float rounded, as fio writes some counts).
+pub(super) fn count_in(v: &Value) -> u64 {
+    v.as_u64()
+        .or_else(|| v.as_f64().map(|x| x.max(0.0).round() as u64))
+        .unwrap_or(0)
+}
+
+/// A figure in the document; 0 where there is none.
+pub(super) fn figure_in(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+/// A disk of `disk_util` as fio's text outputs list it: read and write
+/// I/Os, merges and ticks, then time in queue.
+pub(super) fn disk_counts(d: &Value) -> [u64; 7] {
+    [
+        "read_ios",
+        "write_ios",
+        "read_merges",
+        "write_merges",
+        "read_ticks",
+        "write_ticks",
+        "in_queue",
+    ]
+    .map(|k| count_in(&d[k]))
+}
+
 /// The job options every job shares, as fio lists its [global] section;
 /// nothing for a single job, whose options are its own.
 fn global_options(jobs: &[Value]) -> Value {

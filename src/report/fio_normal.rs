@@ -10,7 +10,8 @@
 //! the line carries what fio prints for an engine without it: slat is left
 //! out (N = 0, as fio leaves it out), pid is 0.
 
-use super::{Exporter, Report, fio_json};
+use super::fio_json::{self, count_in as u, disk_counts, figure_in as f};
+use super::{Exporter, Report};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -50,32 +51,16 @@ pub fn render(doc: &Value) -> String {
     if let Some(disks) = doc["disk_util"].as_array().filter(|d| !d.is_empty()) {
         out.push_str("\nDisk stats (read/write):\n");
         for d in disks {
+            let [ri, wi, rm, wm, rt, wt, q] = disk_counts(d);
             let _ = writeln!(
                 out,
-                "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
+                "  {}: ios={ri}/{wi}, merge={rm}/{wm}, ticks={rt}/{wt}, in_queue={q}, util={:.2}%",
                 d["name"].as_str().unwrap_or(""),
-                u(&d["read_ios"]),
-                u(&d["write_ios"]),
-                u(&d["read_merges"]),
-                u(&d["write_merges"]),
-                u(&d["read_ticks"]),
-                u(&d["write_ticks"]),
-                u(&d["in_queue"]),
                 f(&d["util"]),
             );
         }
     }
     out
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64()
-        .or_else(|| v.as_f64().map(|x| x.max(0.0).round() as u64))
-        .unwrap_or(0)
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
 }
 
 const DIRECTIONS: [(&str, &str, &str); 3] = [

@@ -6,8 +6,9 @@
 //! terse lines give them; submission latency is all zeros (fathom does not
 //! time submission apart), as fio writes it for an engine without it.
 
+use super::fio_json::{self, count_in as u, disk_counts, figure_in as f};
 use super::fio_normal::FIO_RELEASE;
-use super::{Exporter, Report, fio_json};
+use super::{Exporter, Report};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -20,16 +21,6 @@ impl Exporter for FioTerseExporter {
     fn render(&self, report: &Report) -> anyhow::Result<String> {
         Ok(render(&fio_json::document(report, false)?))
     }
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64()
-        .or_else(|| v.as_f64().map(|x| x.max(0.0).round() as u64))
-        .unwrap_or(0)
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
 }
 
 /// Every job of `doc` as a terse line.
@@ -77,19 +68,11 @@ pub fn render(doc: &Value) -> String {
             let _ = write!(out, ";{:.2}%", f(share));
         }
         for d in &disks {
-            let _ = write!(
-                out,
-                ";{};{};{};{};{};{};{};{};{:.2}%",
-                d["name"].as_str().unwrap_or(""),
-                u(&d["read_ios"]),
-                u(&d["write_ios"]),
-                u(&d["read_merges"]),
-                u(&d["write_merges"]),
-                u(&d["read_ticks"]),
-                u(&d["write_ticks"]),
-                u(&d["in_queue"]),
-                f(&d["util"])
-            );
+            let _ = write!(out, ";{}", d["name"].as_str().unwrap_or(""));
+            for n in disk_counts(d) {
+                let _ = write!(out, ";{n}");
+            }
+            let _ = write!(out, ";{:.2}%", f(&d["util"]));
         }
         out.push('\n');
     }
