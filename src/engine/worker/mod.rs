@@ -231,27 +231,22 @@ impl<'a> Job<'a> {
             Some(Checker::start(file, v.map.clone(), scratch, bs))
         });
         let now = Instant::now();
+        let schedule = |rate: f64, seed: u64| match config.poisson {
+            true => Schedule::poisson(start, rate, seed),
+            false => Schedule::even(start, rate),
+        };
         Job {
             deadline: config.runtime.map(|r| measure_start + r),
             // The schedule starts when the gate opened, as measuring does:
             // a worker that wakes late owes the I/Os due meanwhile (they
             // count late), instead of offering fewer over the run.
-            schedule: config.rate.map(|rate| match config.poisson {
-                true => Schedule::poisson(start, rate, config.seed),
-                false => Schedule::even(start, rate),
-            }),
+            schedule: config.rate.map(|rate| schedule(rate, config.seed)),
             unpaced: config.rate.is_none() && config.direction_rates.iter().all(Option::is_none),
-            direction_schedules: {
-                let mut seeds =
-                    [config.seed ^ 0x5eed_0001, config.seed ^ 0x5eed_0002, 0].into_iter();
-                config.direction_rates.map(|r| {
-                    let seed = seeds.next().unwrap_or(0);
-                    r.map(|rate| match config.poisson {
-                        true => Schedule::poisson(start, rate, seed),
-                        false => Schedule::even(start, rate),
-                    })
-                })
-            },
+            // Each direction's Poisson gaps drawn apart from the other's.
+            direction_schedules: std::array::from_fn(|d| {
+                config.direction_rates[d]
+                    .map(|rate| schedule(rate, config.seed ^ (0x5eed_0001 + d as u64)))
+            }),
             next_due: None,
             trimmed: None,
             started: start,
