@@ -394,3 +394,74 @@ fn a_stall_through_the_end_is_an_interval_of_nothing() {
     assert_eq!(durations.len(), 2, "{durations:?}");
     assert!((durations[1] - 0.5).abs() < 0.01, "{durations:?}");
 }
+
+#[test]
+fn repeats_run_one_after_another_and_the_pick_is_the_one_reported() {
+    let dir = tempdir();
+    let file = dir.path().join("data");
+    for (pick, choose) in [
+        (
+            "best",
+            (|bw: &mut Vec<f64>| *bw.last().unwrap()) as fn(&mut Vec<f64>) -> f64,
+        ),
+        ("median", |bw: &mut Vec<f64>| bw[(bw.len() - 1) / 2]),
+    ] {
+        let doc = run_json(&[
+            file.to_str().unwrap(),
+            "--size",
+            "4m",
+            "--buffered",
+            "--runtime",
+            "200ms",
+            "--repeat",
+            "3",
+            "--pick",
+            pick,
+        ]);
+        let w = &doc["results"][0];
+        let repeats = &w["repeats"];
+        assert_eq!(repeats["pick"], pick);
+        let runs = repeats["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 3, "{repeats}");
+        let mut bw: Vec<f64> = runs.iter().map(|r| f(&r["bw_bytes"])).collect();
+        let chosen = u(&repeats["chosen"]) as usize;
+        // The result is the repeat named, whose figures are the pick's.
+        assert_eq!(
+            f(&runs[chosen]["bw_bytes"]),
+            f(&w["total"]["read"]["bw_bytes"])
+        );
+        bw.sort_by(f64::total_cmp);
+        assert_eq!(
+            f(&runs[chosen]["bw_bytes"]),
+            choose(&mut bw),
+            "{pick}: {repeats}"
+        );
+        assert!(runs.iter().all(|r| f(&r["runtime_s"]) > 0.1));
+        // Every format says which repeat it shows and what the others did.
+        let saved = dir.path().join("repeats.json");
+        std::fs::write(&saved, doc.to_string()).unwrap();
+        for format in ["text", "markdown", "html"] {
+            let out = run_ok(&["report", saved.to_str().unwrap(), "--output-format", format]);
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                text.contains(&format!(
+                    "{pick} of 3 repeats by bandwidth: repeat {}",
+                    chosen + 1
+                )),
+                "{format}: {text}"
+            );
+        }
+    }
+    // The plan counts every repeat.
+    let out = run_ok(&[
+        "run",
+        "--preset",
+        "desktop",
+        file.to_str().unwrap(),
+        "--dry-run",
+    ]);
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(plan.contains("8 runs (5 repeats each), about 4m"), "{plan}");
+    refused(&["run", ".", "--repeat", "0"], "--repeat 0");
+    refused(&["run", ".", "--repeat", "3", "--pick", "worst"], "worst");
+}

@@ -598,10 +598,13 @@ fn print_plan(specs: &[WorkloadSpec]) -> anyhow::Result<i32> {
     crate::run::check_plan(specs)?;
     println!("plan: {}", plan::summary(specs));
     for (i, spec) in specs.iter().enumerate() {
-        let bound = match spec.runtime_s {
+        let mut bound = match spec.runtime_s {
             Some(r) => units::format_duration(r + spec.ramp_s),
             None => "one pass".into(),
         };
+        if spec.repeat > 1 {
+            bound = format!("{bound} x {} ({} reported)", spec.repeat, spec.pick);
+        }
         let targets: Vec<&str> = (0..spec.targets.len())
             .map(|t| spec.target_label(t))
             .collect();

@@ -119,11 +119,19 @@ const PER_RUN_OVERHEAD_S: f64 = 0.004;
 pub fn summary(specs: &[WorkloadSpec]) -> String {
     let timed: f64 = specs
         .iter()
-        .filter_map(|s| s.runtime_s.map(|r| r + s.ramp_s + PER_RUN_OVERHEAD_S))
+        .filter_map(|s| {
+            s.runtime_s
+                .map(|r| (r + s.ramp_s + PER_RUN_OVERHEAD_S) * s.repeat as f64)
+        })
         .sum();
     let size_bound = specs.iter().filter(|s| s.runtime_s.is_none()).count();
     let runs = if specs.len() == 1 { "run" } else { "runs" };
     let time = crate::util::units::format_duration(timed);
+    let runs = match specs.iter().map(|s| s.repeat).max().unwrap_or(1) {
+        1 => runs.to_string(),
+        n if specs.iter().all(|s| s.repeat == n) => format!("{runs} ({n} repeats each)"),
+        _ => format!("{runs} (some repeated)"),
+    };
     match size_bound {
         0 => format!("{} {runs}, about {time}", specs.len()),
         n if n == specs.len() => format!("{} size-bound {runs} (time depends on the target)", n),
@@ -165,6 +173,12 @@ pub fn plan_for_rank(
                 .iter()
                 .map(|t| rank_path(t, rank, host))
                 .collect();
+        }
+        if s.repeat > 1 {
+            return Err(format!(
+                "workload {}: --mpi runs each workload once: each rank would pick its own --repeat, and their picks would not merge",
+                s.name
+            ));
         }
         if s.runtime_s.is_none() {
             return Err(format!(

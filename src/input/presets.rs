@@ -113,6 +113,7 @@ pub fn listing() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Pick;
 
     #[test]
     fn every_preset_parses_and_validates() {
@@ -151,6 +152,20 @@ mod tests {
         let mix = load("desktop-mix", &Overrides::default()).unwrap();
         assert_eq!(mix.len(), 4);
         assert!(mix.iter().all(|s| s.rw.is_mixed() && s.rwmix_read == 70));
+        // Best of five, as desktop benchmarks count; a flag overrides it.
+        for preset in [&desktop, &nvme, &mix] {
+            assert!(preset.iter().all(|s| s.repeat == 5 && s.pick == Pick::Best));
+        }
+        let once = Overrides {
+            knobs: vec![("repeat".into(), "1".into())],
+            ..Overrides::default()
+        };
+        assert!(
+            load("desktop", &once)
+                .unwrap()
+                .iter()
+                .all(|s| s.repeat == 1)
+        );
         let db = load("database", &Overrides::default()).unwrap();
         assert!(db.iter().all(|s| s.bs == 8192 && s.iodepth == 128));
         assert!(find("nope").unwrap_err().0.contains("quick"));

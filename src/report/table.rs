@@ -283,7 +283,7 @@ pub const DIRECTIONS: [(&str, Pick); 3] = [
 
 /// Column headers and cells, shared by the text and Markdown tables.
 pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
-    use crate::util::units::{latency, mib_per_s, thousands};
+    use crate::util::units::{latency, mb_per_s, mib_per_s, thousands};
     let mut header: Vec<String> = table.knobs.iter().map(|k| k.to_string()).collect();
     header.push(if table.systems { "system" } else { "target" }.into());
     let dirs: Vec<(&str, Pick)> = DIRECTIONS
@@ -321,7 +321,7 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
                     Some(f) => {
                         cells.push(thousands(f.iops.round() as u64));
                         if decimal {
-                            cells.push(format!("{:.1}", f.bw_bytes / 1e6));
+                            cells.push(mb_per_s(f.bw_bytes));
                         }
                         cells.extend([
                             mib_per_s(f.bw_bytes),
@@ -587,6 +587,16 @@ pub fn notes(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
     for w in workloads {
         if let Some(line) = steady_line(w) {
             out.push(format!("{} ({}): {line}", w.spec.name, w.spec.label()));
+        }
+    }
+    for w in workloads {
+        if let Some(repeats) = &w.repeats {
+            out.push(format!(
+                "{} ({}): {}",
+                w.spec.name,
+                w.spec.label(),
+                repeats.describe()
+            ));
         }
     }
     for w in workloads {

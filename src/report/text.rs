@@ -272,6 +272,9 @@ fn notes(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
         if let Some(line) = super::table::steady_line(workload) {
             out.push_str(&format!("  {line}\n"));
         }
+        if let Some(repeats) = &workload.repeats {
+            out.push_str(&format!("  {}\n", repeats.describe()));
+        }
         out.push_str(&disk_lines(&workload.disks));
         if let Some(data) = &workload.data {
             out.push_str(&format!("  {}\n", workload.spec.content.describe(data)));

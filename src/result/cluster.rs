@@ -319,6 +319,8 @@ fn concurrent_workloads(
         // most limited rank's.
         issue: None,
         limited_by: most_limited(parts, ranks),
+        // Ranks run without repeats (`--mpi` refuses `--repeat`).
+        repeats: None,
         // Each rank's temperatures stay in its own results.
         temperature: Vec::new(),
         disks: ranks_disks(parts.iter().map(|p| p.disks.as_slice()), ranks),

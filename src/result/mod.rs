@@ -12,6 +12,7 @@ pub mod limit;
 pub mod merge;
 pub mod meta;
 pub mod pts;
+pub mod repeats;
 pub mod replay;
 pub mod streams;
 pub mod warning;

@@ -69,6 +69,10 @@ pub struct WorkloadResult {
     /// cache, the rate asked), with the evidence; absent where unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<super::limit::LimitedBy>,
+    /// With `--repeat`: which repeat this result is, and every repeat's
+    /// figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<super::repeats::Repeats>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,6 +245,7 @@ impl WorkloadResult {
             queue_depths: QueueDepths::default(),
             issue: None,
             limited_by: None,
+            repeats: None,
         }
     }
 }

@@ -89,6 +89,7 @@ pub(super) fn stream_results(
             engine_tuning: None,
             issue,
             limited_by: None,
+            repeats: None,
             replay: spec
                 .replay
                 .as_ref()

@@ -5,6 +5,7 @@ use super::check::check_plan;
 use super::{Barrier, RunOptions, Stream, run_streams, run_workload};
 use crate::engine::target::{self, PreparedTarget};
 use crate::measure::facts;
+use crate::result::repeats::Repeats;
 use crate::result::streams::StreamsResult;
 use crate::result::{Document, RunResult, WorkloadResult};
 use crate::spec::WorkloadSpec;
@@ -215,14 +216,17 @@ impl Session {
     pub(super) fn run_checked(&mut self, spec: &WorkloadSpec) -> anyhow::Result<RunResult> {
         let result = if spec.streams.is_empty() {
             let targets = self.prepare_targets(spec)?;
-            let context = warning_context(&targets);
-            let live = self.live;
-            let stop = self.stop.clone();
-            let mut result = run_workload(spec, &targets, &stop, self.options(live))?;
-            result.warnings = crate::run::warnings::check(&result, &context);
-            let shared = crate::run::warnings::shared_device(&[&result], &result.disks);
-            result.warnings.extend(shared);
-            result.limited_by = crate::run::limit::judge(&result);
+            let mut runs = Vec::with_capacity(spec.repeat as usize);
+            for _ in 0..spec.repeat {
+                runs.push(self.run_prepared(spec, &targets)?);
+                if self.stop.is_set() {
+                    break;
+                }
+            }
+            let result = match spec.repeat {
+                1 => runs.pop().expect("one run"),
+                _ => Repeats::choose(runs, spec.pick),
+            };
             self.document.interrupted |= result.interrupted;
             RunResult::Workload(result)
         } else {
@@ -230,6 +234,23 @@ impl Session {
             self.document.interrupted |= result.interrupted;
             RunResult::Streams(result)
         };
+        Ok(result)
+    }
+
+    /// Runs a plain workload once on its prepared targets, judged.
+    fn run_prepared(
+        &mut self,
+        spec: &WorkloadSpec,
+        targets: &[PreparedTarget],
+    ) -> anyhow::Result<WorkloadResult> {
+        let context = warning_context(targets);
+        let live = self.live;
+        let stop = self.stop.clone();
+        let mut result = run_workload(spec, targets, &stop, self.options(live))?;
+        result.warnings = crate::run::warnings::check(&result, &context);
+        let shared = crate::run::warnings::shared_device(&[&result], &result.disks);
+        result.warnings.extend(shared);
+        result.limited_by = crate::run::limit::judge(&result);
         Ok(result)
     }
 

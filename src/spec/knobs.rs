@@ -560,6 +560,28 @@ pub const KNOBS: &[Knob] = &[
     )
     .csv(|s| s.seed.to_string()),
     Knob::value(
+        "repeat",
+        "N",
+        "Run each workload N times in a row and report one of them (--pick); every repeat's figures are kept in the result",
+        |b, v| {
+            b.spec.repeat = v
+                .parse()
+                .map_err(|_| format!("'{v}' is not a whole number"))?;
+            Ok(())
+        },
+    )
+    .table(|s| s.repeat.to_string()),
+    Knob::value(
+        "pick",
+        "median|best",
+        "With --repeat: report the repeat of median bandwidth, or the best one (the peak, as desktop disk benchmarks report it)",
+        |b, v| {
+            b.spec.pick = v.parse()?;
+            Ok(())
+        },
+    )
+    .table(|s| s.pick.to_string()),
+    Knob::value(
         "arrivals",
         "even|poisson",
         "With a rate: space the I/Os evenly (the default) or as a Poisson process, exponential gaps as from many independent clients (fio's rate_process)",

@@ -308,11 +308,61 @@ pub struct WorkloadSpec {
     /// device changing during the run (`--drift 25%:5s`).
     #[serde(default)]
     pub drift: crate::measure::drift::DriftCheck,
+    /// Run the workload this many times in a row and report one of them
+    /// (`--repeat`, as desktop benchmarks' "count"); every repeat's figures
+    /// are kept in the result's `repeats`.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub repeat: u32,
+    /// Which repeat is reported (`--pick`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub pick: Pick,
     /// Streams that run at the same time, started and stopped together,
     /// each a workload of its own on some of the targets; empty for a plain
     /// workload. This spec's own knobs are what the streams inherited.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub streams: Vec<WorkloadSpec>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// Which of a workload's repeats its result reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pick {
+    /// The repeat whose bandwidth is the median of all (the lower of the
+    /// two middle ones for an even count), so one lucky or unlucky run
+    /// does not decide the figure.
+    #[default]
+    Median,
+    /// The repeat with the most bandwidth: the peak, as desktop disk
+    /// benchmarks report it.
+    Best,
+}
+
+impl std::str::FromStr for Pick {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "median" => Ok(Pick::Median),
+            "best" | "max" => Ok(Pick::Best),
+            _ => Err(format!("'{s}' is not a pick (best or median)")),
+        }
+    }
+}
+
+impl std::fmt::Display for Pick {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Pick::Median => "median",
+            Pick::Best => "best",
+        })
+    }
 }
 
 /// What `--verify` checks (see docs/SAFETY.md).
@@ -552,6 +602,8 @@ impl WorkloadSpec {
             direction_rates: DirectionRates::default(),
             steady_state: None,
             drift: Default::default(),
+            repeat: 1,
+            pick: Pick::Median,
             streams: Vec::new(),
         }
     }

@@ -13,6 +13,8 @@ pub mod limits {
     pub const MAX_RUNTIME_S: f64 = 30.0 * 86400.0;
     /// All buffers of one workload must fit comfortably in memory.
     pub const MAX_BUFFER_BYTES: u64 = 4 << 30;
+    /// Desktop benchmarks repeat a test up to 9 times; a hundred is plenty.
+    pub const MAX_REPEAT: u32 = 100;
 }
 
 impl WorkloadSpec {
@@ -21,7 +23,15 @@ impl WorkloadSpec {
         use crate::util::units::format_bytes;
         use limits::*;
         let fail = |msg: String| Err(crate::util::error::UsageError(msg));
+        if !(1..=MAX_REPEAT).contains(&self.repeat) {
+            return fail(format!("--repeat {}: from 1 to {MAX_REPEAT}", self.repeat));
+        }
         if !self.streams.is_empty() {
+            if self.repeat > 1 {
+                return fail(
+                    "--repeat runs one workload again: not a group of streams, whose repeats have no one figure to pick by".into(),
+                );
+            }
             return self.validate_streams();
         }
         if self.fsync > 0 && self.fdatasync > 0 {

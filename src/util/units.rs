@@ -168,6 +168,13 @@ pub fn mib_per_s(bytes_per_s: f64) -> String {
     }
 }
 
+/// Decimal megabytes a second with one decimal, as desktop disk benchmarks
+/// give them, grouped in thousands like every count in text: "1,874.9".
+pub fn mb_per_s(bytes_per_s: f64) -> String {
+    let tenths = (bytes_per_s / 1e5).round().max(0.0) as u64;
+    format!("{}.{}", thousands(tenths / 10), tenths % 10)
+}
+
 /// A wall-clock time: RFC 3339 (`2026-11-23T14:00:00Z`), or `+DURATION`
 /// from `now` (`+30s`). A time already past is refused.
 pub fn parse_start_at(text: &str, now: SystemTime) -> Result<SystemTime, String> {
@@ -268,6 +275,14 @@ mod format_tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn decimal_megabytes_keep_one_decimal_and_group_thousands() {
+        assert_eq!(mb_per_s(1_874_853_888.0), "1,874.9");
+        assert_eq!(mb_per_s(65_800_000.0), "65.8");
+        assert_eq!(mb_per_s(49_999.0), "0.0");
+        assert_eq!(mb_per_s(99_960_000.0), "100.0");
     }
 
     #[test]
