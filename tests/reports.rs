@@ -355,7 +355,7 @@ fn reports_over_several_files_merge_histograms_and_compare() {
 
     let text = String::from_utf8(run_ok(&["compare", a, b]).stdout).unwrap();
     assert!(text.contains("B/A") && text.contains("noise"), "{text}");
-    assert!(text.contains("1 result(s) in both"), "{text}");
+    assert!(text.contains("1 result in both"), "{text}");
 
     // Without a label each file is its own system, named by its stem: the
     // rows sit side by side instead of merging.
@@ -432,7 +432,7 @@ fn an_interrupted_sweep_resumes_where_it_stopped() {
         .count();
     assert!(
         said.contains(&format!(
-            "--resume: {done} of 3 run(s) already in the result file, {} to run",
+            "--resume: {done} of 3 runs already in the result file, {} to run",
             3 - done
         )),
         "{said}"

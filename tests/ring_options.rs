@@ -154,7 +154,7 @@ fn the_completion_wait_chosen_is_recorded() {
         auto["why"]
             .as_str()
             .unwrap()
-            .contains(&format!("1 worker(s) on {cpus} CPUs")),
+            .contains(&format!("1 worker on {cpus} CPUs")),
         "{auto}"
     );
     assert_eq!(auto["spin_limit_us"], 50, "{auto}");

@@ -228,7 +228,7 @@ fn schema_1_files_stay_readable() {
         assert!(
             String::from_utf8(compared.stdout)
                 .unwrap()
-                .contains("1 result(s) in both"),
+                .contains("1 result in both"),
             "{file}"
         );
     }

@@ -173,7 +173,7 @@ fn streams_from_a_job_file_sweep_with_the_workload() {
     assert_charts_drawn(&html, page.matches("<figure class=\"chart\"").count());
     let compared = String::from_utf8(run_ok(&["compare", path, path]).stdout).unwrap();
     assert!(
-        compared.contains("/wal") && compared.contains("2 result(s) in both"),
+        compared.contains("/wal") && compared.contains("2 results in both"),
         "{compared}"
     );
 }

@@ -183,7 +183,8 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             &stop,
             &mut |blocks| {
                 eprintln!(
-                    "fathom: writing {blocks} blocks of {}, each made durable with {} before it is logged; cut the power any time, then run --verify",
+                    "fathom: writing {} blocks of {}, each made durable with {} before it is logged; cut the power any time, then run --verify",
+                    units::thousands(blocks),
                     units::format_bytes(args.bs),
                     args.sync.name()
                 );
@@ -191,10 +192,12 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             &mut |said| eprintln!("fathom: {said}"),
         )?;
         println!(
-            "{} writes acknowledged in {} ({:.0} a second), run {:x} (--verify checks each block's last acknowledged write, so it counts distinct blocks, fewer when blocks were written again)",
+            "{} writes acknowledged in {} ({} a second), run {:x} (--verify checks each block's last acknowledged write, so it counts distinct blocks, fewer when blocks were written again)",
             units::thousands(summary.acknowledged),
             units::format_duration(summary.seconds),
-            summary.acknowledged as f64 / summary.seconds.max(1e-9),
+            units::thousands(
+                (summary.acknowledged as f64 / summary.seconds.max(1e-9)).round() as u64
+            ),
             summary.run_id
         );
         Ok(super::exit_code(&stop, false))

@@ -649,8 +649,8 @@ fn execute(
         }
         let done = Session::already_done(specs, &previous);
         eprintln!(
-            "fathom: --resume: {done} of {} run(s) already in the result file, {} to run",
-            specs.len(),
+            "fathom: --resume: {done} of {} already in the result file, {} to run",
+            units::counted(specs.len() as u64, "run"),
             specs.len() - done
         );
     }

@@ -171,8 +171,8 @@ pub fn pts_command(args: &PtsArgs) -> anyhow::Result<i32> {
     let driver = Driver::start(&args.output, args.write.overwrite)?;
     if let Some(r) = &resumed {
         eprintln!(
-            "fathom: --resume: {} round(s) already in {}, going on from round {}",
-            r.rounds.len(),
+            "fathom: --resume: {} already in {}, going on from round {}",
+            crate::util::units::counted(r.rounds.len() as u64, "round"),
             args.output
                 .output
                 .as_deref()

@@ -10,7 +10,7 @@ use crate::result::RunResult;
 use crate::spec::meta::MetaSpec;
 use crate::spec::{EngineKind, RwMode};
 use crate::util::error::UsageError;
-use crate::util::units::{parse_duration, parse_size};
+use crate::util::units::{self, parse_duration, parse_size};
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -160,15 +160,16 @@ fn seqread_text(target: &str, document: &crate::result::Document) -> String {
     ] {
         if let Some(w) = document.workloads().find(|w| w.spec.name == name) {
             let mib = w.total.read.bytes as f64 / (1 << 20) as f64;
+            let rate = if w.runtime_s > 0.0 {
+                mib / w.runtime_s
+            } else {
+                0.0
+            };
             out.push_str(&format!(
-                " {what}: {:.0} MiB in {:.2} s = {:.2} MiB/s\n",
-                mib,
+                " {what}: {} MiB in {:.2} s = {} MiB/s\n",
+                units::grouped(mib, 0),
                 w.runtime_s,
-                if w.runtime_s > 0.0 {
-                    mib / w.runtime_s
-                } else {
-                    0.0
-                }
+                units::grouped(rate, 2)
             ));
         }
     }

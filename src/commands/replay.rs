@@ -209,10 +209,13 @@ fn assign(
     if map.is_empty() {
         if trace.devices.len() > targets.len() {
             return Err(UsageError(format!(
-                "{name} names {} devices ({}) and {} target(s) were given: give a target for each, or --map DEVICE=TARGET the ones to play",
+                "{name} names {} devices ({}) and {} given: give a target for each, or --map DEVICE=TARGET the ones to play",
                 trace.devices.len(),
                 listed(),
-                targets.len()
+                match targets.len() {
+                    1 => "1 target was".to_string(),
+                    n => format!("{n} targets were"),
+                }
             )));
         }
         for (slot, device) in devices.iter_mut().zip(&trace.devices) {

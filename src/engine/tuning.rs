@@ -109,7 +109,8 @@ pub fn choose(spec: &WorkloadSpec, regime: Regime) -> Option<EngineTuning> {
         CompletionWait::Spin => spin("asked for (--completion-wait spin)".into()),
         CompletionWait::Sleep => sleep("asked for (--completion-wait sleep)".into()),
         CompletionWait::Auto if workers > cpus => sleep(format!(
-            "{workers} worker(s) on {cpus} CPUs: polling would take CPU time other workers need"
+            "{} on {cpus} CPUs: polling would take CPU time other workers need",
+            crate::util::units::counted(workers as u64, "worker")
         )),
         CompletionWait::Auto if in_flight > queued => sleep(format!(
             "{in_flight} I/Os in flight, more than the device queues ({queued}{}): the kernel's submission threads need the CPU",
@@ -120,7 +121,8 @@ pub fn choose(spec: &WorkloadSpec, regime: Regime) -> Option<EngineTuning> {
             }
         )),
         CompletionWait::Auto => measure(format!(
-            "{workers} worker(s) on {cpus} CPUs, {in_flight} I/Os in flight: each worker measures polling against sleeping and keeps what completes more"
+            "{} on {cpus} CPUs, {in_flight} I/Os in flight: each worker measures polling against sleeping and keeps what completes more",
+            crate::util::units::counted(workers as u64, "worker")
         )),
     })
 }
@@ -157,7 +159,7 @@ mod tests {
         let three = choose(&spec(CompletionWait::Auto), regime(3, 3, 2)).unwrap();
         assert_eq!(three.completion_wait, CompletionWait::Sleep);
         assert_eq!(three.spin_limit(), None);
-        assert!(three.why.contains("3 worker(s) on 2 CPUs"), "{}", three.why);
+        assert!(three.why.contains("3 workers on 2 CPUs"), "{}", three.why);
         let deep = choose(&spec(CompletionWait::Auto), regime(1, 256, 2)).unwrap();
         assert_eq!(deep.completion_wait, CompletionWait::Sleep);
         assert!(deep.why.contains("256 I/Os in flight"), "{}", deep.why);

@@ -327,8 +327,14 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
     // The summary is prose in text and markdown; csv holds tables only.
     if layout != Layout::Csv {
         text.push_str(&format!(
-            "{matched} result(s) in both; A: {} ({}, {}), B: {} ({}, {})\n",
-            a.label, da.started_at, da.host.hostname, b.label, db.started_at, db.host.hostname
+            "{} in both; A: {} ({}, {}), B: {} ({}, {})\n",
+            crate::util::units::counted(matched as u64, "result"),
+            a.label,
+            da.started_at,
+            da.host.hostname,
+            b.label,
+            db.started_at,
+            db.host.hostname
         ));
         for u in &unmatched {
             text.push_str(&format!("only in A: {u}\n"));

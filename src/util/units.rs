@@ -171,8 +171,30 @@ pub fn mib_per_s(bytes_per_s: f64) -> String {
 /// Decimal megabytes a second with one decimal, as desktop disk benchmarks
 /// give them, grouped in thousands like every count in text: "1,874.9".
 pub fn mb_per_s(bytes_per_s: f64) -> String {
-    let tenths = (bytes_per_s / 1e5).round().max(0.0) as u64;
-    format!("{}.{}", thousands(tenths / 10), tenths % 10)
+    grouped(bytes_per_s / 1e6, 1)
+}
+
+/// "1 worker", "3 workers", "1,024 files": a count and its noun.
+pub fn counted(n: u64, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        _ => format!("{} {noun}s", thousands(n)),
+    }
+}
+
+/// A figure with `decimals` places, its whole part grouped in thousands:
+/// `grouped(9006.666, 2)` is "9,006.67".
+pub fn grouped(value: f64, decimals: usize) -> String {
+    let scale = 10u64.pow(decimals as u32);
+    let scaled = (value * scale as f64).round().max(0.0) as u64;
+    match decimals {
+        0 => thousands(scaled),
+        _ => format!(
+            "{}.{:0decimals$}",
+            thousands(scaled / scale),
+            scaled % scale
+        ),
+    }
 }
 
 /// A wall-clock time: RFC 3339 (`2026-11-23T14:00:00Z`), or `+DURATION`
@@ -283,6 +305,11 @@ mod format_tests {
         assert_eq!(mb_per_s(65_800_000.0), "65.8");
         assert_eq!(mb_per_s(49_999.0), "0.0");
         assert_eq!(mb_per_s(99_960_000.0), "100.0");
+        assert_eq!(grouped(9006.666, 2), "9,006.67");
+        assert_eq!(grouped(0.05, 2), "0.05");
+        assert_eq!(grouped(2702.4, 0), "2,702");
+        assert_eq!(counted(1, "result"), "1 result");
+        assert_eq!(counted(2048, "worker"), "2,048 workers");
     }
 
     #[test]
