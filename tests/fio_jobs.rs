@@ -623,3 +623,54 @@ fn rates_of_a_mixed_job_are_per_direction_as_in_fio() {
         }
     }
 }
+
+/// `wait_for` starts a job once the one it names (all its clones) has
+/// finished, `startdelay` that long after its group: the same I/Os as
+/// fio, each job measured from its own start.
+#[test]
+fn jobs_that_wait_for_others_or_start_late_do_what_fios_do() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[global]\nfilename=shared.dat\nfilesize=2m\nbs=64k\nioengine=psync\n\
+         [writers]\nrw=write\nnumjobs=2\n\
+         [readers]\nwait_for=writers\nrw=randread\nbs=4k\nnumjobs=2\n\
+         [late]\nstartdelay=1\nrw=read\nbs=128k\n",
+    );
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    std::fs::remove_file(dir.path().join("shared.dat")).unwrap();
+    let (ours, _) = fathom_jobs(&job, dir.path());
+    assert_eq!(ours, fio, "jobs: (name, reads, writes)");
+    let out = fathom()
+        .current_dir(dir.path())
+        .args(["run", job.to_str().unwrap(), "--output-format", "json"])
+        .output()
+        .unwrap();
+    let doc = json_out(&out);
+    let streams = doc["results"][0]["streams"].as_array().unwrap();
+    let start = |name: &str| {
+        let s = streams.iter().find(|s| s["spec"]["name"] == name).unwrap();
+        (f(&s["started_unix_s"]), f(&s["runtime_s"]))
+    };
+    let writers_end = ["writers.0", "writers.1"]
+        .map(|w| start(w).0 + start(w).1)
+        .into_iter()
+        .fold(0.0, f64::max);
+    let first = start("writers.0").0.min(start("writers.1").0);
+    for r in ["readers.0", "readers.1"] {
+        assert!(
+            start(r).0 >= writers_end - 0.002,
+            "{r} started before the writers ended"
+        );
+    }
+    assert!(
+        start("late").0 - first >= 0.99,
+        "late started {}",
+        start("late").0 - first
+    );
+    // Its runtime is its own, not the delay's.
+    assert!(start("late").1 < 0.9, "{}", start("late").1);
+    assert!(!dir.path().join("shared.dat").exists());
+}

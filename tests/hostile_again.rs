@@ -796,35 +796,44 @@ fn a_path_with_an_equals_sign_is_a_path() {
     assert_eq!(doc["results"][0]["targets"][0]["name"], "data");
 }
 
-// 18. A rate under one I/O a second per worker is refused.
+// 18. A rate under one I/O a second per worker (fio's `rate=300` bytes a
+// second of 4k blocks) runs on its schedule: I/O n due at n / rate, each
+// worker its share, and the table shows the rate that is not whole.
 #[test]
-fn a_rate_under_one_io_a_second_per_worker_is_refused() {
-    refused(
-        &[
-            "run",
-            "--engine",
-            "null",
-            "--rate-iops",
-            "0.001",
-            "--runtime",
-            "1s",
-        ],
-        "under one",
-    );
-    refused(
-        &[
-            "run",
-            "--engine",
-            "null",
-            "--rate-iops",
-            "3",
-            "--numjobs",
-            "4",
-            "--runtime",
-            "1s",
-        ],
-        "under one",
-    );
+fn a_rate_under_one_io_a_second_per_worker_runs_on_its_schedule() {
+    // 0.5 a second for 3 s: due at 0 s and 2 s.
+    let doc = run_json(&["--engine", "null", "--rate-iops", "0.5", "--runtime", "3s"]);
+    let read = &doc["results"][0]["total"]["read"];
+    assert_eq!(u(&read["ios"]), 2, "{read}");
+    // 3 a second over 4 workers: 0.75 each, due at 0 s and 1.33 s of 2 s.
+    let doc = run_json(&[
+        "--engine",
+        "null",
+        "--rate-iops",
+        "3",
+        "--numjobs",
+        "4",
+        "--runtime",
+        "2s",
+    ]);
+    let read = &doc["results"][0]["total"]["read"];
+    assert_eq!(u(&read["ios"]), 8, "{read}");
+    let saved = tempdir();
+    let path = saved.path().join("slow.json");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let out = run_ok(&["report", path.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(" 4 ") || text.contains(" 4.00 "), "{text}");
+    let out = run(&[
+        "run",
+        "--engine",
+        "null",
+        "--rate-iops",
+        "0",
+        "--runtime",
+        "1s",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
 }
 
 // 15. Trace times past a year and a day are refused, naming the line.

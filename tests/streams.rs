@@ -211,3 +211,32 @@ fn bad_streams_are_refused_before_anything_is_created() {
     );
     refuse(&["a:colour=blue"], "colour");
 }
+
+#[test]
+fn streams_that_wait_for_each_other_or_for_no_one_are_refused() {
+    let dir = tempdir();
+    let t = format!("d={}", dir.path().join("d.dat").display());
+    let stream = |s: &str| format!("--stream={s}");
+    for (streams, says) in [
+        (
+            vec!["a:rw=read,wait-for=b", "b:rw=read,wait-for=a"],
+            "never start",
+        ),
+        (
+            vec!["a:rw=read,wait-for=a", "b:rw=read"],
+            "waits for itself",
+        ),
+        (
+            vec!["a:rw=read,wait-for=c", "b:rw=read"],
+            "no stream of the group",
+        ),
+    ] {
+        let mut args = vec!["run".to_string(), "--target".into(), t.clone()];
+        args.extend(streams.iter().map(|s| stream(s)));
+        args.extend(["--runtime".into(), "1s".into()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(&args, says);
+    }
+    refused(&["run", ".", "--wait-for", "x"], "not a stream");
+    assert!(entries(dir.path()).is_empty(), "nothing created");
+}

@@ -283,7 +283,7 @@ pub const DIRECTIONS: [(&str, Pick); 3] = [
 
 /// Column headers and cells, shared by the text and Markdown tables.
 pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
-    use crate::util::units::{latency, mb_per_s, mib_per_s, thousands};
+    use crate::util::units::{latency, mb_per_s, mib_per_s, ops_per_s};
     let mut header: Vec<String> = table.knobs.iter().map(|k| k.to_string()).collect();
     header.push(if table.systems { "system" } else { "target" }.into());
     let dirs: Vec<(&str, Pick)> = DIRECTIONS
@@ -319,7 +319,7 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
             for (_, get) in &dirs {
                 match get(r) {
                     Some(f) => {
-                        cells.push(thousands(f.iops.round() as u64));
+                        cells.push(ops_per_s(f.iops));
                         if decimal {
                             cells.push(mb_per_s(f.bw_bytes));
                         }
@@ -336,7 +336,7 @@ pub fn cells(table: &SweepTable) -> (Vec<String>, Vec<Vec<String>>) {
             if syncs {
                 match r.sync {
                     Some(f) => cells.extend([
-                        thousands(f.iops.round() as u64),
+                        ops_per_s(f.iops),
                         latency(f.p50_ns as f64),
                         latency(f.p99_ns as f64),
                         latency(f.p99_9_ns as f64),
@@ -715,12 +715,12 @@ pub fn detail_row(
     bw: Option<f64>,
     l: &LatencySummary,
 ) -> Vec<String> {
-    use crate::util::units::{bandwidth, latency, thousands};
+    use crate::util::units::{bandwidth, latency, ops_per_s};
     vec![
         name.to_string(),
         target.to_string(),
         dir.to_string(),
-        thousands(rate.round() as u64),
+        ops_per_s(rate),
         bw.map_or("-".into(), bandwidth),
         latency(l.mean),
         latency(l.p50 as f64),

@@ -147,8 +147,28 @@ fn streams_table(s: &Labelled<StreamsResult>, systems: bool) -> String {
             .iter()
             .map(move |t| (format!("{}/{}", w.spec.name, t.name), t))
     });
+    let later: Vec<String> = s
+        .streams
+        .iter()
+        .filter_map(|w| {
+            let after = match w.spec.wait_for.as_slice() {
+                [] => String::new(),
+                names => format!(" once {} ended", names.join(", ")),
+            };
+            let delay = match w.spec.start_delay_s {
+                0.0 => String::new(),
+                d => format!(" {} later", crate::util::units::format_duration(d)),
+            };
+            (!after.is_empty() || !delay.is_empty())
+                .then(|| format!("{} started{delay}{after}", w.spec.name))
+        })
+        .collect();
+    let together = match later.as_slice() {
+        [] => "at once".to_string(),
+        _ => format!("({})", later.join("; ")),
+    };
     format!(
-        "{table}\n{}: {} streams at once, {:.1} s measured, CPU {:.2} µs per I/O\n{}{}",
+        "{table}\n{}: {} streams {together}, {:.1} s measured, CPU {:.2} µs per I/O\n{}{}",
         s.spec.name,
         s.streams.len(),
         s.runtime_s,

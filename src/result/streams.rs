@@ -29,11 +29,36 @@ pub struct StreamsResult {
     pub disks: Vec<super::DiskUsage>,
 }
 
+/// The seconds from the first stream's start of measuring to the last
+/// one's end: the longest stream's when they all started together, longer
+/// when one started later (`--start-delay`, `--wait-for`).
+fn span_s(streams: &[WorkloadResult]) -> f64 {
+    let longest = streams.iter().map(|s| s.runtime_s).fold(0.0, f64::max);
+    let starts: Option<Vec<f64>> = streams.iter().map(|s| s.started_unix_s).collect();
+    match starts {
+        Some(starts) if !starts.is_empty() => {
+            let first = starts.iter().copied().fold(f64::INFINITY, f64::min);
+            let last_end = streams
+                .iter()
+                .zip(&starts)
+                .map(|(s, start)| start + s.runtime_s)
+                .fold(0.0, f64::max);
+            // Starts a few milliseconds apart are the same start: the
+            // workers leave the gate one by one.
+            match last_end - first {
+                span if span > longest + 0.05 => span,
+                _ => longest,
+            }
+        }
+        _ => longest,
+    }
+}
+
 impl StreamsResult {
     /// The streams measured together, as one result.
     pub fn new(spec: WorkloadSpec, streams: Vec<WorkloadResult>) -> Result<Self, String> {
         use super::merge::{concurrent, concurrent_sync};
-        let runtime_s = streams.iter().map(|s| s.runtime_s).fold(0.0, f64::max);
+        let runtime_s = span_s(&streams);
         let total = DirectionPair {
             read: concurrent(
                 &streams.iter().map(|s| &s.total.read).collect::<Vec<_>>(),

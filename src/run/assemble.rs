@@ -42,11 +42,22 @@ pub(super) fn stream_results(
         .iter()
         .map(|a| a.totals.iter().map(|d| d.ios).sum::<u64>())
         .sum();
+    let mut began: Vec<Option<Instant>> = vec![None; streams.len()];
+    for acc in &progress.accumulators {
+        let b = &mut began[acc.stream];
+        *b = match (*b, acc.began) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+    }
     let mut results = Vec::with_capacity(streams.len());
     let mut accumulators = progress.accumulators.into_iter().peekable();
     for ((s, stream), series) in streams.iter().enumerate().zip(progress.totals) {
         let spec = stream.spec;
-        let measure_start = m.start + Duration::from_secs_f64(spec.ramp_s);
+        // A stream that started late (--start-delay, --wait-for) measures
+        // from its own start.
+        let began = began[s].unwrap_or(m.start);
+        let measure_start = began + Duration::from_secs_f64(spec.ramp_s);
         let mut sums = StreamSums::default();
         let mut target_results = Vec::with_capacity(stream.targets.len());
         while let Some(acc) = accumulators.next_if(|a| a.stream == s) {
@@ -97,7 +108,7 @@ pub(super) fn stream_results(
             queue_depths,
             disks: m.disks.clone(),
             temperature: m.temperature.clone(),
-            started_unix_s: (m.start_wall + Duration::from_secs_f64(spec.ramp_s))
+            started_unix_s: (m.start_wall + measure_start.saturating_duration_since(m.start))
                 .duration_since(std::time::UNIX_EPOCH)
                 .ok()
                 .map(|d| d.as_secs_f64()),

@@ -27,6 +27,8 @@ pub(super) struct TargetAccumulator {
     pub(super) totals: [DirectionSample; DIRECTIONS],
     pub(super) sync: LatencyHistogram,
     pub(super) end: Option<Instant>,
+    /// When the first of its workers started its I/O.
+    pub(super) began: Option<Instant>,
     pub(super) errors: IoErrors,
     pub(super) ended_early: Option<String>,
     pub(super) verify: Option<VerifyReport>,
@@ -71,6 +73,7 @@ impl TargetAccumulator {
             totals: Default::default(),
             sync: LatencyHistogram::new(),
             end: None,
+            began: None,
             errors: IoErrors::default(),
             ended_early: None,
             verify: None,
@@ -222,10 +225,18 @@ impl<'a> Progress<'a> {
         self.snapshots = (0..n).map(|_| None).collect();
         self.abandoned = vec![false; n];
         self.origin = Some(origin);
+        // A stream that waits for another ends when that one's end allows:
+        // no deadline is known.
         let ends: Option<Vec<f64>> = self
             .streams
             .iter()
-            .map(|s| s.spec.runtime_s.map(|r| r + s.spec.ramp_s))
+            .map(|s| {
+                let starts = s.spec.wait_for.is_empty();
+                s.spec
+                    .runtime_s
+                    .filter(|_| starts)
+                    .map(|r| r + s.spec.ramp_s + s.spec.start_delay_s)
+            })
             .collect();
         self.deadline =
             ends.map(|e| origin + Duration::from_secs_f64(e.into_iter().fold(0.0, f64::max)));
@@ -453,6 +464,10 @@ pub(super) fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     acc.sync.add(&totals.sync);
     acc.queue.add(&totals.queue);
     acc.end = acc.end.max(totals.end);
+    acc.began = match (acc.began, totals.began) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     acc.errors.merge(&totals.errors);
     acc.written.extend_from_slice(&totals.written_sample);
     acc.late_issues += totals.late_issues;

@@ -137,6 +137,12 @@ pub(super) fn worker_configs(
                     as usize,
                 script: None,
                 record: None,
+                // Given by plan_workers, which knows the group's streams.
+                start_after: worker::StartAfter {
+                    delay: Duration::from_secs_f64(spec.start_delay_s),
+                    streams: Vec::new(),
+                },
+                stream_end: Arc::default(),
             }
         })
         .collect()
@@ -208,12 +214,37 @@ pub(super) fn plan_workers(
         }
     }
     let tunings = tune(streams, &mut jobs, &stream_workers);
+    link_waits(streams, &mut jobs, &stream_workers);
     Ok(Planned {
         jobs,
         accumulators,
         stream_workers,
         tunings,
     })
+}
+
+/// Gives each worker its stream's end, and the ends of the streams its
+/// stream waits for (`--wait-for`).
+fn link_waits(streams: &[Stream], jobs: &mut [(WorkerConfig, File)], stream_workers: &[usize]) {
+    let ends: Vec<Arc<worker::StreamEnd>> = stream_workers
+        .iter()
+        .map(|&n| Arc::new(worker::StreamEnd::new(n)))
+        .collect();
+    let mut first = 0;
+    for (s, &count) in stream_workers.iter().enumerate() {
+        let awaited: Vec<Arc<worker::StreamEnd>> = streams[s]
+            .spec
+            .wait_for
+            .iter()
+            .filter_map(|name| streams.iter().position(|o| o.spec.name == *name))
+            .map(|o| ends[o].clone())
+            .collect();
+        for (config, _) in &mut jobs[first..first + count] {
+            config.stream_end = ends[s].clone();
+            config.start_after.streams = awaited.clone();
+        }
+        first += count;
+    }
 }
 
 /// The map of what each block of `plan` holds, for `--verify`.

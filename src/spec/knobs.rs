@@ -241,6 +241,30 @@ pub const KNOBS: &[Knob] = &[
     )
     .csv(|s| s.ramp_s.to_string())
     .table(|s| format_duration(s.ramp_s)),
+    Knob::value(
+        "start_delay",
+        "DURATION",
+        "In a group of streams: start this stream's I/O this long after the group starts; its ramp and runtime count from then (fio's startdelay)",
+        |b, v| {
+            b.spec.start_delay_s = parse_duration(v)?.as_secs_f64();
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "wait_for",
+        "STREAM[:STREAM...]",
+        "In a group of streams: start this stream once the streams named have finished (fio's wait_for)",
+        |b, v| {
+            b.spec.wait_for = v
+                .split(':')
+                .map(|n| match n.trim() {
+                    "" => Err(format!("'{v}' names an empty stream")),
+                    n => Ok(n.to_string()),
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(())
+        },
+    ),
     Knob::switch(
         "direct",
         "O_DIRECT: bypass the page cache (the default)",

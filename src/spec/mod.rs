@@ -185,6 +185,16 @@ pub struct WorkloadSpec {
     /// Time bound; `None` means one pass over `size` per target.
     pub runtime_s: Option<f64>,
     pub ramp_s: f64,
+    /// A stream of a group starts its I/O this long after the group does
+    /// (`--start-delay`, fio's `startdelay`); its ramp and runtime count
+    /// from then.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub start_delay_s: f64,
+    /// A stream of a group starts once these streams of the group have
+    /// finished (`--wait-for`, fio's `wait_for`), and its start delay
+    /// after that.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wait_for: Vec<String>,
     pub direct: bool,
     /// Buffered runs: drop the targets' cached pages before starting, so
     /// reads come from the device (`--invalidate`, fio's `invalidate`).
@@ -565,6 +575,8 @@ impl WorkloadSpec {
             offset: 0,
             runtime_s: None,
             ramp_s: 0.0,
+            start_delay_s: 0.0,
+            wait_for: Vec::new(),
             direct: true,
             invalidate: false,
             fadvise: true,

@@ -26,6 +26,12 @@ impl WorkloadSpec {
         if !(1..=MAX_REPEAT).contains(&self.repeat) {
             return fail(format!("--repeat {}: from 1 to {MAX_REPEAT}", self.repeat));
         }
+        if !(0.0..=MAX_RUNTIME_S).contains(&self.start_delay_s) {
+            return fail(format!(
+                "--start-delay {}: at most 30 days",
+                crate::util::units::format_duration(self.start_delay_s)
+            ));
+        }
         if !self.streams.is_empty() {
             if self.repeat > 1 {
                 return fail(
@@ -33,6 +39,11 @@ impl WorkloadSpec {
                 );
             }
             return self.validate_streams();
+        }
+        if let Some(other) = self.wait_for.first() {
+            return fail(format!(
+                "--wait-for {other}: names another stream of the same group (--stream NAME:wait-for=OTHER,...), and this workload is not a stream"
+            ));
         }
         if self.fsync > 0 && self.fdatasync > 0 {
             return fail("--fsync and --fdatasync: give one of them".into());
@@ -270,32 +281,6 @@ impl WorkloadSpec {
                 "--rate-iops {r} is outside 1 I/O per second to 100 million"
             ));
         }
-        // Each worker keeps its share of the rate: a share under one I/O a
-        // second leaves seconds with nothing to measure.
-        let rates = [self.target_rate()]
-            .into_iter()
-            .chain(self.direction_iops())
-            .flatten();
-        for r in rates {
-            let per_worker = r / f64::from(self.numjobs.max(1));
-            if per_worker < 1.0 {
-                let knob = match (self.rate_bw.is_some(), self.rate_iops.is_some()) {
-                    (true, _) => "--rate-bw",
-                    (_, true) => "--rate-iops",
-                    _ => "--rate-read/--rate-write",
-                };
-                return fail(format!(
-                    "{knob}: {} I/Os per second over --numjobs {} is {per_worker:.3} a second per worker, under one: give at least {} I/Os per second",
-                    if r >= 1.0 {
-                        crate::util::units::thousands(r.round() as u64)
-                    } else {
-                        format!("{r}")
-                    },
-                    self.numjobs,
-                    self.numjobs
-                ));
-            }
-        }
         if let Some(r) = self.target_rate()
             && !self.queue_carries_rate()
         {
@@ -366,10 +351,58 @@ impl WorkloadSpec {
     /// The streams of a streams workload: each valid on its own, names
     /// unique, and no region written by two streams while `--verify` checks
     /// it (neither could tell the other's blocks from corruption).
+    /// Each stream waits only for other streams of the group, and no
+    /// stream waits, however indirectly, for itself: such a group would
+    /// never start.
+    fn check_waits(&self) -> Result<(), crate::util::error::UsageError> {
+        let fail = |msg: String| Err(crate::util::error::UsageError(msg));
+        let index = |name: &str| self.streams.iter().position(|s| s.name == name);
+        for s in &self.streams {
+            for other in &s.wait_for {
+                match index(other) {
+                    None => {
+                        return fail(format!(
+                            "stream {}: --wait-for {other}: no stream of the group is named so",
+                            s.name
+                        ));
+                    }
+                    Some(_) if *other == s.name => {
+                        return fail(format!("stream {}: waits for itself", s.name));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        // A stream that can reach itself through what it waits for.
+        for (start, s) in self.streams.iter().enumerate() {
+            let mut seen = vec![false; self.streams.len()];
+            let mut todo: Vec<usize> = s.wait_for.iter().filter_map(|n| index(n)).collect();
+            while let Some(i) = todo.pop() {
+                if i == start {
+                    return fail(format!(
+                        "stream {}: waits for itself through --wait-for ({} waits for {}): the group would never start",
+                        s.name,
+                        s.name,
+                        s.wait_for.join(", ")
+                    ));
+                }
+                if !std::mem::replace(&mut seen[i], true) {
+                    todo.extend(self.streams[i].wait_for.iter().filter_map(|n| index(n)));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn validate_streams(&self) -> Result<(), crate::util::error::UsageError> {
         let fail = |msg: String| Err(crate::util::error::UsageError(msg));
+        self.check_waits()?;
         for (i, s) in self.streams.iter().enumerate() {
-            s.validate().map_err(|e| {
+            let alone = WorkloadSpec {
+                wait_for: Vec::new(),
+                ..s.clone()
+            };
+            alone.validate().map_err(|e| {
                 crate::util::error::UsageError(format!("stream {}: {}", s.name, e.0))
             })?;
             if self.streams[..i].iter().any(|o| o.name == s.name) {

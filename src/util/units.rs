@@ -174,6 +174,17 @@ pub fn mb_per_s(bytes_per_s: f64) -> String {
     grouped(bytes_per_s / 1e6, 1)
 }
 
+/// A rate of operations a second: whole and grouped in thousands, as
+/// counts are, except a slow rate that is not whole ("0.67"), which
+/// rounding would show as 0 or 1.
+pub fn ops_per_s(rate: f64) -> String {
+    if rate >= 10.0 || rate == rate.round() {
+        thousands(rate.round() as u64)
+    } else {
+        format!("{rate:.2}")
+    }
+}
+
 /// "1 worker", "3 workers", "1,024 files": a count and its noun.
 pub fn counted(n: u64, noun: &str) -> String {
     match n {
@@ -309,6 +320,9 @@ mod format_tests {
         assert_eq!(grouped(0.05, 2), "0.05");
         assert_eq!(grouped(2702.4, 0), "2,702");
         assert_eq!(counted(1, "result"), "1 result");
+        assert_eq!(ops_per_s(0.6667), "0.67");
+        assert_eq!(ops_per_s(5.0), "5");
+        assert_eq!(ops_per_s(17_740.4), "17,740");
         assert_eq!(counted(2048, "worker"), "2,048 workers");
     }
 

@@ -92,6 +92,81 @@ pub struct WorkerConfig {
     pub script: Option<Script>,
     /// Where every I/O issued is recorded (`--record`).
     pub record: Option<RecordSink>,
+    /// When this worker starts its I/O, after the gate opens.
+    pub start_after: StartAfter,
+    /// Its stream's workers still running, for the streams that wait for
+    /// it.
+    pub stream_end: Arc<StreamEnd>,
+}
+
+/// When a worker of a stream starts: once the streams it waits for have
+/// ended (`--wait-for`), and `delay` after that (`--start-delay`); at the
+/// gate by default.
+#[derive(Clone, Default)]
+pub struct StartAfter {
+    pub delay: Duration,
+    pub streams: Vec<Arc<StreamEnd>>,
+}
+
+/// Looks for the streams waited for this often: a stream's end is timed
+/// where it happens, so this only delays the waiting workers' wake-up.
+const WAIT_POLL: Duration = Duration::from_millis(1);
+
+impl StartAfter {
+    /// Waits until this worker may start (or a stop or halt comes) and
+    /// returns its start: the gate's opening, or the last awaited stream's
+    /// end, plus the delay.
+    pub(super) fn wait(&self, gate: Instant, leave: &dyn Fn() -> bool) -> Instant {
+        let mut from = gate;
+        for stream in &self.streams {
+            loop {
+                if let Some(at) = stream.ended() {
+                    from = from.max(at);
+                    break;
+                }
+                if leave() {
+                    return Instant::now();
+                }
+                std::thread::sleep(WAIT_POLL);
+            }
+        }
+        let start = from + self.delay;
+        loop {
+            let now = Instant::now();
+            if now >= start || leave() {
+                return start.min(now.max(from));
+            }
+            std::thread::sleep((start - now).min(Duration::from_millis(50)));
+        }
+    }
+}
+
+/// How many of a stream's workers are still running, and when the last
+/// one ended.
+#[derive(Debug, Default)]
+pub struct StreamEnd {
+    running: std::sync::atomic::AtomicUsize,
+    at: OnceLock<Instant>,
+}
+
+impl StreamEnd {
+    pub fn new(workers: usize) -> Self {
+        StreamEnd {
+            running: workers.into(),
+            at: OnceLock::new(),
+        }
+    }
+
+    /// A worker of the stream is done (whatever its outcome).
+    pub(super) fn worker_done(&self) {
+        if self.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _ = self.at.set(Instant::now());
+        }
+    }
+
+    pub fn ended(&self) -> Option<Instant> {
+        self.at.get().copied()
+    }
 }
 
 /// Which I/Os of a worker discard their blocks.
@@ -251,6 +326,9 @@ impl WorkerPulse {
 #[derive(Debug, Default, Clone)]
 pub struct WorkerTotals {
     pub directions: [DirectionSample; DIRECTIONS],
+    /// When this worker started its I/O (the gate's opening unless it
+    /// waited for other streams or a delay); its ramp counts from then.
+    pub began: Option<Instant>,
     /// When this worker stopped counting: its deadline, or its last
     /// completion for size-bound and interrupted runs.
     pub end: Option<Instant>,

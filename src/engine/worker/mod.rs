@@ -14,8 +14,8 @@ mod pace;
 
 use check::{Checker, describe_failure};
 pub use contract::{
-    ByteRange, GRACE_AFTER_SIGNAL, GRACE_AT_END, StartGate, Trims, Unfinished, WorkerConfig,
-    WorkerEvent, WorkerPulse, WorkerTotals, WorkerVerify,
+    ByteRange, GRACE_AFTER_SIGNAL, GRACE_AT_END, StartAfter, StartGate, StreamEnd, Trims,
+    Unfinished, WorkerConfig, WorkerEvent, WorkerPulse, WorkerTotals, WorkerVerify,
 };
 use pace::{Schedule, count_backlog};
 
@@ -84,7 +84,11 @@ pub fn run(
         config.ring,
         config.tuning.as_ref(),
     );
-    let start = gate.wait();
+    let stream_end = config.stream_end.clone();
+    let opened = gate.wait();
+    let start = config.start_after.wait(opened, &|| {
+        stop.is_set() || halt.load(std::sync::atomic::Ordering::Relaxed)
+    });
     let waited_before = crate::measure::cpu::thread_runnable_wait_ns();
     let (outcome, last_interval) = match engine {
         Ok(engine) => {
@@ -103,6 +107,9 @@ pub fn run(
             None,
         ),
     };
+    // Before its totals go out: a stream that waits for this one may start
+    // as soon as the coordinator has them all.
+    stream_end.worker_done();
     let _ = events.send(WorkerEvent::Finished {
         worker,
         target,
@@ -299,7 +306,10 @@ impl<'a> Job<'a> {
             interval_index: 0,
             next_boundary: measure_start + INTERVAL,
             last_interval: None,
-            totals: WorkerTotals::default(),
+            totals: WorkerTotals {
+                began: Some(start),
+                ..WorkerTotals::default()
+            },
         }
     }
 

@@ -45,6 +45,8 @@ pub(super) struct Job {
     /// `thinktime_blocks`, which only counts with a `thinktime`.
     pub(super) think_every: Option<u32>,
     pub(super) starts_group: bool,
+    /// `wait_for`: the job this one starts after, and where it was said.
+    pub(super) wait_for: Option<(String, String)>,
     /// `read_iolog`, `replay_no_stall`, `replay_time_scale` (percent) and
     /// `replay_redirect`.
     pub(super) read_iolog: Option<String>,

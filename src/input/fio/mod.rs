@@ -90,6 +90,47 @@ pub fn translate_command(command: &mut cmdline::FioCommand) -> Result<Translatio
 
 /// Translates `sections`, read from `source` (named so in the TOML's first
 /// line; `short` in messages).
+/// `wait_for=NAME`: the job starts once job NAME (all its clones) has
+/// finished. A job of the same group becomes the streams it waits for; one
+/// of an earlier group has finished before this group starts, so there is
+/// nothing to wait for. fio wants the job defined before the one waiting.
+fn resolve_waits(jobs: &mut [Job]) -> Result<(), UsageError> {
+    let mut group = 0;
+    let groups: Vec<usize> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            if i > 0 && j.starts_group {
+                group += 1;
+            }
+            group
+        })
+        .collect();
+    let mut problems = Vec::new();
+    for i in 0..jobs.len() {
+        let Some((name, at)) = jobs[i].wait_for.clone() else {
+            continue;
+        };
+        let of_job = |j: &Job| j.name == name || j.clone.as_ref().is_some_and(|(_, n)| *n == name);
+        let waited: Vec<usize> = (0..i).filter(|&k| of_job(&jobs[k])).collect();
+        match waited.as_slice() {
+            [] => problems.push(format!(
+                "{at}: wait_for={name}: no job of that name before job {}",
+                jobs[i].name
+            )),
+            [first, ..] if groups[*first] < groups[i] => {}
+            _ => {
+                let names: Vec<String> = waited.iter().map(|&k| jobs[k].name.clone()).collect();
+                jobs[i].set("wait_for", names.join(":"));
+            }
+        }
+    }
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(UsageError(problems.join("\n"))),
+    }
+}
+
 fn translate_sections(
     source: &str,
     short: &str,
@@ -167,6 +208,10 @@ fn translate_sections(
                 job.name, job.nrfiles
             ));
         }
+        // Files of their own first: a pass is over their size (filesize).
+        if let Err(m) = job.files_of_their_own() {
+            problem(format!("{}: {m}", section_at(&section.opts, &global)));
+        }
         if job.runtime
             && !job.time_based
             && job.knob("io_size").is_none()
@@ -186,9 +231,6 @@ fn translate_sections(
                 "job {}: fathom draws random offsets with replacement, as fio's norandommap; fio without it touches each block once per pass",
                 job.name
             ));
-        }
-        if let Err(m) = job.files_of_their_own() {
-            problem(format!("{}: {m}", section_at(&section.opts, &global)));
         }
         let logs = ["write_bw_log", "write_lat_log", "write_iops_log"];
         if logs.iter().any(|l| job.knob(l).is_some()) && job.knob("log_avg_msec").is_none() {
@@ -242,6 +284,7 @@ fn translate_sections(
             "{short}: no job sections (only [global])"
         )));
     }
+    resolve_waits(&mut jobs)?;
     let replay = replay_of(&mut jobs, &mut notes)?;
     let mut toml = render(source, &jobs, cli_targets);
     if let (Some(r), [job]) = (&replay, jobs.as_slice()) {

@@ -308,6 +308,16 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         }
         "time_based" => job.time_based = flag(opt)?,
         "ramp_time" => job.set("ramp", seconds(value(opt)?)),
+        "startdelay" => {
+            let v = value(opt)?;
+            if v.contains('-') {
+                return unsupported(
+                    " as a range (fio draws each job's delay from it at random): give one delay",
+                );
+            }
+            job.set("start_delay", seconds(v));
+        }
+        "wait_for" => job.wait_for = Some((value(opt)?.to_string(), opt.at.clone())),
         "direct" => {
             job.set("buffered", (!flag(opt)?).to_string());
         }
