@@ -674,3 +674,66 @@ fn jobs_that_wait_for_others_or_start_late_do_what_fios_do() {
     assert!(start("late").1 < 0.9, "{}", start("late").1);
     assert!(!dir.path().join("shared.dat").exists());
 }
+
+/// `exitall` with `exit_what=all`: the job's end ends its group, and no
+/// later group runs (fio lists it with nothing done; fathom leaves it out
+/// and says so).
+#[test]
+fn exit_what_all_ends_the_group_and_runs_nothing_after_as_fio_does() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[global]\nfilename=ew.dat\nfilesize=1m\nbs=4k\nexitall=1\n\
+         [ender]\nrw=read\nexit_what=all\n\
+         [other]\nrw=randread\ntime_based\nruntime=30\n\
+         [later]\nstonewall\nrw=write\n",
+    );
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    std::fs::remove_file(dir.path().join("ew.dat")).unwrap();
+    let (ours, _) = fathom_jobs(&job, dir.path());
+    let find = |jobs: &[(String, u64, u64)], name: &str| jobs.iter().find(|j| j.0 == name).cloned();
+    assert_eq!(find(&ours, "ender"), find(&fio, "ender"));
+    assert_eq!(find(&fio, "later").map(|j| j.2), Some(0), "{fio:?}");
+    assert_eq!(find(&ours, "later"), None, "{ours:?}");
+    // `other` was stopped long before its 30 s.
+    let out = fathom()
+        .current_dir(dir.path())
+        .args(["run", job.to_str().unwrap(), "--output-format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let doc = json_out(&out);
+    assert!(f(&doc["results"][0]["runtime_s"]) < 20.0);
+    assert!(
+        err.contains("exit_what=all") && err.contains("(later)"),
+        "{err}"
+    );
+}
+
+/// `flow`: jobs of one flow_id issue I/Os in proportion to their weights,
+/// in fathom as in fio; a job of another flow_id is not held back.
+#[test]
+fn flow_weights_keep_jobs_in_proportion_as_in_fio() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[global]\nioengine=null\nsize=16m\nbs=4k\niodepth=4\ntime_based\nruntime=1\n\
+         [heavy]\nrw=randread\nflow=8\n\
+         [light]\nrw=randwrite\nflow=1\n",
+    );
+    let ratio = |jobs: &[(String, u64, u64)]| jobs[0].1 as f64 / jobs[1].2.max(1) as f64;
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    let (ours, _) = fathom_jobs(&job, dir.path());
+    for (who, jobs) in [("fio", &fio), ("fathom", &ours)] {
+        let r = ratio(jobs);
+        assert!((7.0..9.0).contains(&r), "{who}: {jobs:?} ({r:.2})");
+    }
+    assert!(
+        entries(dir.path()) == ["job.fio"],
+        "the null engine makes no file"
+    );
+}

@@ -143,6 +143,8 @@ pub(super) fn worker_configs(
                     streams: Vec::new(),
                 },
                 stream_end: Arc::default(),
+                flow: None,
+                flow_sleep: Duration::from_micros(spec.flow_sleep_us),
             }
         })
         .collect()
@@ -223,13 +225,15 @@ pub(super) fn plan_workers(
     })
 }
 
-/// Gives each worker its stream's end, and the ends of the streams its
-/// stream waits for (`--wait-for`).
+/// Gives each worker its stream's end, the ends of the streams its stream
+/// waits for (`--wait-for`), and its flow group (`--flow`, one per
+/// `--flow-id` among the group's streams).
 fn link_waits(streams: &[Stream], jobs: &mut [(WorkerConfig, File)], stream_workers: &[usize]) {
     let ends: Vec<Arc<worker::StreamEnd>> = stream_workers
         .iter()
         .map(|&n| Arc::new(worker::StreamEnd::new(n)))
         .collect();
+    let mut flows: std::collections::HashMap<u32, Arc<worker::FlowGroup>> = Default::default();
     let mut first = 0;
     for (s, &count) in stream_workers.iter().enumerate() {
         let awaited: Vec<Arc<worker::StreamEnd>> = streams[s]
@@ -239,9 +243,15 @@ fn link_waits(streams: &[Stream], jobs: &mut [(WorkerConfig, File)], stream_work
             .filter_map(|name| streams.iter().position(|o| o.spec.name == *name))
             .map(|o| ends[o].clone())
             .collect();
+        let spec = streams[s].spec;
+        let flow = (spec.flow > 0).then(|| {
+            let group = flows.entry(spec.flow_id).or_default();
+            (group.clone(), spec.flow)
+        });
         for (config, _) in &mut jobs[first..first + count] {
             config.stream_end = ends[s].clone();
             config.start_after.streams = awaited.clone();
+            config.flow = flow.clone();
         }
         first += count;
     }

@@ -584,6 +584,39 @@ pub const KNOBS: &[Knob] = &[
     )
     .csv(|s| s.seed.to_string()),
     Knob::value(
+        "flow",
+        "WEIGHT",
+        "Keep this stream's I/Os in proportion to the other streams of its flow group, by weight: each worker of weight 8 issues about 8 I/Os for each one of weight 1 (fio's flow)",
+        |b, v| {
+            b.spec.flow = v
+                .parse()
+                .ok()
+                .filter(|w| (1..=1_000_000).contains(w))
+                .ok_or_else(|| format!("'{v}' is not a weight from 1 to 1000000"))?;
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "flow_id",
+        "N",
+        "The flow group whose streams --flow keeps in proportion (fio's flow_id) [default: 0]",
+        |b, v| {
+            b.spec.flow_id = v
+                .parse()
+                .map_err(|_| format!("'{v}' is not a whole number"))?;
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "flow_sleep",
+        "DURATION",
+        "With --flow: how long a stream held back sleeps once its I/Os in flight are done (fio's flow_sleep) [default: 0, look again at once]",
+        |b, v| {
+            b.spec.flow_sleep_us = parse_duration(v)?.as_micros() as u64;
+            Ok(())
+        },
+    ),
+    Knob::value(
         "repeat",
         "N",
         "Run each workload N times in a row and report one of them (--pick); every repeat's figures are kept in the result",

@@ -318,6 +318,19 @@ pub struct WorkloadSpec {
     /// device changing during the run (`--drift 25%:5s`).
     #[serde(default)]
     pub drift: crate::measure::drift::DriftCheck,
+    /// Each worker's weight among the workers of its flow group: their
+    /// I/Os are kept in proportion to their weights (`--flow`, fio's
+    /// `flow`); 0 for none.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub flow: u32,
+    /// The flow group `flow` counts in (`--flow-id`, fio's `flow_id`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub flow_id: u32,
+    /// How long a worker held back by `flow` sleeps, once its I/Os in
+    /// flight have completed (`--flow-sleep`, fio's `flow_sleep`); 0
+    /// looks again at once.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub flow_sleep_us: u64,
     /// Run the workload this many times in a row and report one of them
     /// (`--repeat`, as desktop benchmarks' "count"); every repeat's figures
     /// are kept in the result's `repeats`.
@@ -614,6 +627,9 @@ impl WorkloadSpec {
             direction_rates: DirectionRates::default(),
             steady_state: None,
             drift: Default::default(),
+            flow: 0,
+            flow_id: 0,
+            flow_sleep_us: 0,
             repeat: 1,
             pick: Pick::Median,
             streams: Vec::new(),

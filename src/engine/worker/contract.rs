@@ -94,6 +94,11 @@ pub struct WorkerConfig {
     pub record: Option<RecordSink>,
     /// When this worker starts its I/O, after the gate opens.
     pub start_after: StartAfter,
+    /// Its flow group and weight (`--flow`): its I/Os are held back while
+    /// its share of the group's is above its weight's.
+    pub flow: Option<(Arc<FlowGroup>, u32)>,
+    /// How long it sleeps when held back, its I/Os done (`--flow-sleep`).
+    pub flow_sleep: Duration,
     /// Its stream's workers still running, for the streams that wait for
     /// it.
     pub stream_end: Arc<StreamEnd>,
@@ -138,6 +143,65 @@ impl StartAfter {
             }
             std::thread::sleep((start - now).min(Duration::from_millis(50)));
         }
+    }
+}
+
+/// The workers that share a flow group (fio's `flow_id`): the I/Os they
+/// issued, and their weights, of those running. The count starts at one,
+/// as fio's, so the first I/O's share is defined.
+#[derive(Debug)]
+pub struct FlowGroup {
+    issued: std::sync::atomic::AtomicU64,
+    weight: std::sync::atomic::AtomicU64,
+}
+
+impl Default for FlowGroup {
+    fn default() -> Self {
+        FlowGroup {
+            issued: 1.into(),
+            weight: 0.into(),
+        }
+    }
+}
+
+/// One worker's place in its flow group: added when it starts, taken out
+/// (its I/Os and weight) when it is dropped, so those still running share
+/// the group between them.
+pub(super) struct FlowShare {
+    group: Arc<FlowGroup>,
+    weight: u64,
+    issued: u64,
+}
+
+impl FlowShare {
+    pub(super) fn join(group: Arc<FlowGroup>, weight: u32) -> FlowShare {
+        group.weight.fetch_add(u64::from(weight), Ordering::AcqRel);
+        FlowShare {
+            group,
+            weight: u64::from(weight),
+            issued: 0,
+        }
+    }
+
+    /// Whether this worker's share of the group's I/Os is above its share
+    /// of the weight: it waits (fio's `flow_threshold_exceeded`).
+    pub(super) fn ahead(&self) -> bool {
+        let all = self.group.issued.load(Ordering::Relaxed).max(1) as f64;
+        let weights = self.group.weight.load(Ordering::Relaxed).max(1) as f64;
+        self.issued as f64 / all > self.weight as f64 / weights
+    }
+
+    /// Counts an I/O issued.
+    pub(super) fn issued(&mut self) {
+        self.group.issued.fetch_add(1, Ordering::Relaxed);
+        self.issued += 1;
+    }
+}
+
+impl Drop for FlowShare {
+    fn drop(&mut self) {
+        self.group.issued.fetch_sub(self.issued, Ordering::AcqRel);
+        self.group.weight.fetch_sub(self.weight, Ordering::AcqRel);
     }
 }
 

@@ -14,8 +14,8 @@ mod pace;
 
 use check::{Checker, describe_failure};
 pub use contract::{
-    ByteRange, GRACE_AFTER_SIGNAL, GRACE_AT_END, StartAfter, StartGate, StreamEnd, Trims,
-    Unfinished, WorkerConfig, WorkerEvent, WorkerPulse, WorkerTotals, WorkerVerify,
+    ByteRange, FlowGroup, GRACE_AFTER_SIGNAL, GRACE_AT_END, StartAfter, StartGate, StreamEnd,
+    Trims, Unfinished, WorkerConfig, WorkerEvent, WorkerPulse, WorkerTotals, WorkerVerify,
 };
 use pace::{Schedule, count_backlog};
 
@@ -189,6 +189,10 @@ struct Job<'a> {
     /// Every block the pattern offered was being written by another worker;
     /// wait for completions before trying again.
     blocked: bool,
+    /// Its share of a flow group (`--flow`), and whether it is holding
+    /// back for the others.
+    flow: Option<contract::FlowShare>,
+    flow_held: bool,
     /// The engine sends each I/O as it is queued: each is timestamped then.
     submits_on_queue: bool,
     /// The engine's calls can block on the target (see `Engine::may_block`).
@@ -281,6 +285,11 @@ impl<'a> Job<'a> {
             writes_since_sync: 0,
             write_sequence: 0,
             blocked: false,
+            flow: config
+                .flow
+                .take()
+                .map(|(group, weight)| contract::FlowShare::join(group, weight)),
+            flow_held: false,
             submits_on_queue: engine.submits_on_queue(),
             may_block: engine.may_block(),
             timed: !engine.answers_inline(),
@@ -393,6 +402,11 @@ impl<'a> Job<'a> {
                 self.stopping = true;
                 break;
             }
+            if self.flow.as_ref().is_some_and(|f| f.ahead()) {
+                // Ahead of its weight: the others catch up meanwhile.
+                self.flow_held = true;
+                break;
+            }
             let mut placed = None;
             let (dir, due) = if self.config.script.is_some() {
                 match self.next_scripted() {
@@ -437,6 +451,9 @@ impl<'a> Job<'a> {
                 }
             }
             self.free.pop();
+            if let Some(flow) = &mut self.flow {
+                flow.issued();
+            }
             let booked = self.config.script.is_some() || self.config.record.is_some();
             let issued_at = (self.submits_on_queue || booked).then(Instant::now);
             if let (true, Some(at)) = (booked, issued_at) {
@@ -698,6 +715,21 @@ impl<'a> Job<'a> {
             self.pause_due = false;
             let pause = Duration::from_nanos(self.config.think.map_or(0, |t| t.pause_ns));
             return self.think(pause, stop, halt);
+        }
+        if self.flow_held && !self.stopping {
+            // The others of its flow group are behind: they catch up within
+            // a few of their I/Os, so this worker looks again at once (as
+            // fio does without flow_sleep) or after --flow-sleep.
+            self.flow_held = false;
+            if !self.config.flow_sleep.is_zero() {
+                return self.pause(self.config.flow_sleep.min(WAIT_SLICE), stop, halt);
+            }
+            let before = Instant::now();
+            std::thread::yield_now();
+            self.now = Instant::now();
+            self.rested_since(before);
+            self.stopping = self.must_stop(stop, halt);
+            return Idle::Continue;
         }
         if self.blocked && !self.stopping {
             // Other workers hold every block offered; they finish soon.

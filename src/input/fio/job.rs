@@ -45,6 +45,9 @@ pub(super) struct Job {
     /// `thinktime_blocks`, which only counts with a `thinktime`.
     pub(super) think_every: Option<u32>,
     pub(super) starts_group: bool,
+    /// `exit_what=all`: with `exitall`, the job's end ends every job,
+    /// those of later groups (not started yet) too.
+    pub(super) exit_what_all: bool,
     /// `wait_for`: the job this one starts after, and where it was said.
     pub(super) wait_for: Option<(String, String)>,
     /// `read_iolog`, `replay_no_stall`, `replay_time_scale` (percent) and

@@ -90,6 +90,31 @@ pub fn translate_command(command: &mut cmdline::FioCommand) -> Result<Translatio
 
 /// Translates `sections`, read from `source` (named so in the TOML's first
 /// line; `short` in messages).
+/// `exitall` with `exit_what=all`: once that job ends, fio ends every job
+/// and starts no other, so the groups after its own never run: they are
+/// left out, and its own group ends with it as with `exitall`.
+fn end_at_exit_all(jobs: &mut Vec<Job>) -> Option<String> {
+    let ender = jobs
+        .iter()
+        .position(|j| j.exit_what_all && j.knob("exitall") == Some("true"))?;
+    let next_group = (ender + 1..jobs.len()).find(|&k| jobs[k].starts_group)?;
+    let left_out: Vec<String> = jobs[next_group..]
+        .iter()
+        .map(|j| j.clone.as_ref().map_or(j.name.clone(), |(_, n)| n.clone()))
+        .fold(Vec::new(), |mut names, n| {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+            names
+        });
+    let ender_name = jobs[ender].name.clone();
+    jobs.truncate(next_group);
+    Some(format!(
+        "job {ender_name}: exitall with exit_what=all: fio starts nothing after it ends, so the jobs after its group never run ({}): left out",
+        left_out.join(", ")
+    ))
+}
+
 /// `wait_for=NAME`: the job starts once job NAME (all its clones) has
 /// finished. A job of the same group becomes the streams it waits for; one
 /// of an earlier group has finished before this group starts, so there is
@@ -285,6 +310,9 @@ fn translate_sections(
         )));
     }
     resolve_waits(&mut jobs)?;
+    if let Some(n) = end_at_exit_all(&mut jobs) {
+        note(n);
+    }
     let replay = replay_of(&mut jobs, &mut notes)?;
     let mut toml = render(source, &jobs, cli_targets);
     if let (Some(r), [job]) = (&replay, jobs.as_slice()) {

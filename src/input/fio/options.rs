@@ -317,6 +317,16 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             }
             job.set("start_delay", seconds(v));
         }
+        "flow" => {
+            let v = value(opt)?;
+            match v.parse::<i64>() {
+                Ok(0) => job.unset("flow"),
+                Ok(w) if (1..=1000).contains(&w) => job.set("flow", w.to_string()),
+                _ => return Err(format!("flow={v}: a weight from 0 to 1000")),
+            }
+        }
+        "flow_id" => job.set("flow_id", count(opt)?.to_string()),
+        "flow_sleep" => job.set("flow_sleep", microseconds(value(opt)?)),
         "wait_for" => job.wait_for = Some((value(opt)?.to_string(), opt.at.clone())),
         "direct" => {
             job.set("buffered", (!flag(opt)?).to_string());
@@ -325,12 +335,9 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         "invalidate" => job.set("invalidate", flag(opt)?.to_string()),
         "exitall" => job.set("exitall", flag(opt)?.to_string()),
         "exit_what" => match value(opt)? {
-            "group" | "stonewall" => {}
-            other => {
-                return Err(format!(
-                    "exit_what={other}: fathom's exitall ends the streams that run with the job (group or stonewall), not the workloads after it"
-                ));
-            }
+            "group" | "stonewall" => job.exit_what_all = false,
+            "all" => job.exit_what_all = true,
+            other => return Err(format!("exit_what={other}: group, stonewall or all")),
         },
         // Combined into --ioprio once the job is read (`Job::io_priority`).
         "prio" | "prioclass" => {
