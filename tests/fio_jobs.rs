@@ -737,3 +737,24 @@ fn flow_weights_keep_jobs_in_proportion_as_in_fio() {
         "the null engine makes no file"
     );
 }
+
+/// A writing job with verify: fio counts its read-back as the job's reads;
+/// fathom's fio JSON does too (blocks, bytes, the phase's time).
+#[test]
+fn the_verify_read_back_is_the_jobs_reads_as_in_fio() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[global]\nfilename=vf.dat\nsize=2m\nbs=4k\nioengine=psync\n[w]\nrw=write\nverify=crc32c\n",
+    );
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    std::fs::remove_file(dir.path().join("vf.dat")).unwrap();
+    let (ours, doc) = fathom_jobs(&job, dir.path());
+    assert_eq!(ours, fio, "jobs: (name, reads, writes)");
+    assert_eq!(fio[0], ("w".to_string(), 512, 512));
+    let read = &doc["jobs"][0]["read"];
+    assert_eq!(u(&read["io_bytes"]), 2 << 20, "{read}");
+    assert!(u(&read["runtime"]) > 0 && f(&read["iops"]) > 0.0, "{read}");
+}

@@ -251,6 +251,10 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
         plus,
         percentiles: &spec.percentile_list,
     };
+    let mut read = direction(&w.total.read, &read_h, runtime_ms, short, &out);
+    if w.total.read.ios == 0 {
+        verify_reads(&mut read, w);
+    }
     Ok(json!({
         "jobname": name,
         "groupid": group,
@@ -258,7 +262,7 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
         "eta": 0,
         "elapsed": w.runtime_s.ceil() as u64,
         "job options": options,
-        "read": direction(&w.total.read, &read_h, runtime_ms, short, &out),
+        "read": read,
         "write": direction(&w.total.write, &write_h, runtime_ms, 0, &out),
         "trim": direction(&w.total.trim, &trim_h, runtime_ms, 0, &out),
         "sync": sync(w.sync.as_ref(), &spec.percentile_list)?,
@@ -275,6 +279,31 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
         "latency_us": buckets(&all, 1_000),
         "latency_ms": ms_buckets(&all),
     }))
+}
+
+/// A writing job with verify: fio reads every block back after writing
+/// and counts those reads as the job's (its `read` figures are the verify
+/// phase's). fathom's read-back after the run is counted the same way:
+/// blocks checked, their bytes, the time it took. It times the phase, not
+/// each read, so the latencies stay empty.
+fn verify_reads(read: &mut Value, w: &WorkloadResult) {
+    let reports = w
+        .targets
+        .iter()
+        .filter_map(|t| t.verify.as_ref())
+        .filter(|v| v.mode == "after-write");
+    let (blocks, seconds) = reports.fold((0u64, 0.0f64), |(b, s), v| (b + v.checked, s + v.read_s));
+    if blocks == 0 || seconds <= 0.0 {
+        return;
+    }
+    let bytes = blocks * w.spec.bs;
+    read["io_bytes"] = json!(bytes);
+    read["io_kbytes"] = json!(bytes / 1024);
+    read["total_ios"] = json!(blocks);
+    read["runtime"] = json!((seconds * 1000.0).round() as u64);
+    read["bw_bytes"] = json!((bytes as f64 / seconds).round() as u64);
+    read["bw"] = json!((bytes as f64 / seconds / 1024.0).round() as u64);
+    read["iops"] = json!(blocks as f64 / seconds);
 }
 
 /// fio's keys for the I/Os one submission or one reap carried.

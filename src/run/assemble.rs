@@ -276,6 +276,7 @@ pub(super) fn read_back(
         test_handshake(stop);
     }
     let blocks = target.plan.size / spec.bs;
+    let began = Instant::now();
     let result = target.open(spec.direct, false).and_then(|file| {
         if !spec.direct {
             // Read what the device holds, not what the page cache remembers.
@@ -294,7 +295,10 @@ pub(super) fn read_back(
         )?)
     });
     match result {
-        Ok(report) => acc.verify = Some(report),
+        Ok(mut report) => {
+            report.read_s = began.elapsed().as_secs_f64();
+            acc.verify = Some(report)
+        }
         Err(e) => {
             acc.ended_early
                 .get_or_insert_with(|| format!("verify read-back failed: {e:#}"));

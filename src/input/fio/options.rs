@@ -508,6 +508,17 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 )));
             }
         }
+        "ignore_error" => {
+            let v = value(opt)?;
+            if v.split(',').all(|list| list.trim().is_empty()) {
+                return Ok(Action::Done);
+            }
+            job.set("continue_on_error", "true");
+            return Ok(Action::Note(format!(
+                "ignore_error={v}: fathom counts and goes on past every I/O error (continue_on_error), not only those listed"
+            )));
+        }
+        "error_dump" => {}
         "steadystate" | "ss" => {
             let v = value(opt)?;
             let (metric, band) = v

@@ -131,6 +131,14 @@ pub struct VerifyReport {
     /// Blocks whose last write failed, so their content is unknown.
     pub uncertain: u64,
     pub first_failures: Vec<BlockFailure>,
+    /// Seconds the read-back after the run took (`after-write` and
+    /// `read-only`; interleaved checks run while writing).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_s: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 const LISTED_FAILURES: usize = 16;
@@ -188,6 +196,8 @@ impl VerifyReport {
         self.corrupt += other.corrupt;
         self.unwritten += other.unwritten;
         self.uncertain += other.uncertain;
+        // Targets are read back one after the other.
+        self.read_s += other.read_s;
         for f in &other.first_failures {
             if self.first_failures.len() < LISTED_FAILURES {
                 self.first_failures.push(f.clone());
