@@ -12,6 +12,10 @@ use crate::util::stop::StopFlag;
 pub(crate) struct Driver<'a> {
     pub output: &'a OutputArgs,
     pub stop: StopFlag,
+    /// Those watching the run (`--metrics-listen`, `--live`,
+    /// `--metrics-push`); the last figures go out when the driver is
+    /// dropped.
+    watch: Option<crate::report::live::Watch>,
 }
 
 impl<'a> Driver<'a> {
@@ -21,15 +25,26 @@ impl<'a> Driver<'a> {
         if let Some(path) = &output.output {
             destination::check(path, overwrite)?;
         }
+        let options = output.watch.options();
+        let watch = match options.any() {
+            true => Some(crate::report::live::Watch::start(&options)?),
+            false => None,
+        };
+        if let Some(addr) = watch.as_ref().and_then(|w| w.listening) {
+            eprintln!("fathom: serving live metrics at http://{addr}/metrics");
+        }
         Ok(Driver {
             output,
             stop: StopFlag::on_signals()?,
+            watch,
         })
     }
 
     /// A session that stops with the signals, labelled as asked.
     pub fn session(&self) -> Session {
-        Session::new(self.stop.clone()).labelled(self.output.label.clone())
+        Session::new(self.stop.clone())
+            .labelled(self.output.label.clone())
+            .watched(self.watch.as_ref().map(|w| w.board()))
     }
 
     /// Writes `document` so far to the JSON `--output`, if that is where

@@ -85,6 +85,7 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
         output_format: Some(OutputFormat::Json),
         output: None,
         label: Some("fio".into()),
+        watch: Default::default(),
     };
     if let Some(path) = &command.output {
         destination::check(path, true)?;

@@ -320,6 +320,42 @@ pub struct OutputArgs {
     /// the result file's name without its extension).
     #[arg(long, value_name = "NAME", value_parser = parse_label)]
     pub label: Option<String>,
+
+    #[command(flatten)]
+    pub watch: WatchArgs,
+}
+
+/// Watching a run while it runs.
+#[derive(Args, Debug, Default, Clone)]
+pub struct WatchArgs {
+    /// Serve the figures measured so far at http://ADDR:PORT/metrics in
+    /// Prometheus' text format while the command runs: I/O and byte
+    /// counters, latency histograms and exact quantiles per workload,
+    /// stream and direction, the phase (port 0: any free port, said on
+    /// stderr)
+    #[arg(long = "metrics-listen", value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<String>,
+
+    /// Write each completed second as a line of JSON (figures and the
+    /// second's latency histogram) to FILE, or `-` for standard output
+    #[arg(long = "live", value_name = "FILE")]
+    pub live: Option<PathBuf>,
+
+    /// Push the figures to a Prometheus Pushgateway (http://HOST:9091)
+    /// every second and at the end, for runs that end before a scrape
+    #[arg(long = "metrics-push", value_name = "URL")]
+    pub metrics_push: Option<String>,
+}
+
+impl WatchArgs {
+    pub fn options(&self) -> crate::report::live::WatchOptions {
+        crate::report::live::WatchOptions {
+            listen: self.metrics_listen.clone(),
+            lines: self.live.clone(),
+            push: self.metrics_push.clone(),
+            host: crate::measure::facts::host_facts().hostname,
+        }
+    }
 }
 
 impl OutputArgs {

@@ -298,13 +298,23 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
             report::certify::opening(&plan.profile, &plan.target_list(), &plan.notes)
         );
     }
-    let result = certify::run(&plan, &targets, &stop, &mut |so_far: &CertifyResult| {
-        if text_out && let Some(last) = so_far.intervals.last() {
-            println!("{}", report::certify::interval_line(last));
-        }
-        document.results = vec![RunResult::Certify(so_far.clone())];
-        driver.progress(&document)
-    })?;
+    let board = session.board();
+    let result = certify::run(
+        &plan,
+        &targets,
+        &stop,
+        board.as_deref(),
+        &mut |so_far: &CertifyResult| {
+            if let Some(last) = so_far.intervals.last() {
+                if text_out {
+                    println!("{}", report::certify::interval_line(last));
+                }
+                session.phase(format!("certify interval {}", last.index), None);
+            }
+            document.results = vec![RunResult::Certify(so_far.clone())];
+            driver.progress(&document)
+        },
+    )?;
     document.interrupted = result.interrupted;
     document.results = vec![RunResult::Certify(result.clone())];
     drop(targets);

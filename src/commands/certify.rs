@@ -279,6 +279,7 @@ pub fn run(
     plan: &Plan,
     targets: &[PreparedTarget],
     stop: &StopFlag,
+    board: Option<&crate::measure::live::LiveBoard>,
     on_interval: &mut dyn FnMut(&CertifyResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<CertifyResult> {
     let profile = &plan.profile;
@@ -313,7 +314,11 @@ pub fn run(
         start_at: None,
         barrier: None,
         record: None,
+        board,
     };
+    if let Some(board) = board {
+        board.workload(&profile.name);
+    }
     let mut cutter = IntervalCutter::new(profile, plan.targets().to_vec());
     let mut callback_error = None;
     let runs = crate::run::run_streams(&streams, stop, options, &mut |s, second| {

@@ -9,6 +9,7 @@ pub mod facts;
 pub mod histogram;
 pub mod intervals;
 pub mod issue;
+pub mod live;
 pub mod queue;
 pub mod reduction;
 pub mod snia_window;

@@ -18,6 +18,7 @@ pub mod fio_normal;
 pub mod fio_terse;
 pub mod html;
 pub mod json;
+pub mod live;
 pub mod markdown;
 pub mod pts;
 pub mod sections;

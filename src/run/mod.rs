@@ -68,6 +68,8 @@ pub struct RunOptions<'a> {
     pub barrier: Option<&'a Barrier>,
     /// Record every I/O issued into this file (`--record`).
     pub record: Option<&'a std::path::Path>,
+    /// Hand every completed second to those watching the run.
+    pub board: Option<&'a crate::measure::live::LiveBoard>,
 }
 
 /// Runs one workload on prepared targets and returns its result.
@@ -140,6 +142,9 @@ pub fn run_streams(
     let mut second_done = |s: usize, second: &CompletedSecond| {
         if s == 0 {
             disks.sample_temperatures(second.index as f64 + second.dur_s);
+        }
+        if let Some(board) = options.board {
+            board.second(&streams[s].spec.name, second);
         }
         observer(s, second);
     };

@@ -46,6 +46,7 @@ pub fn measure(
         start_at: None,
         barrier: None,
         record: None,
+        board: None,
     };
     let r = super::run_workload(&burst_of(spec), targets, stop, options)?;
     Ok(of(&r))

@@ -30,6 +30,9 @@ pub struct Session {
     barrier: Option<Box<Barrier>>,
     /// Where every I/O of the (one) workload is recorded (`--record`).
     record: Option<std::path::PathBuf>,
+    /// Where the figures go while they are measured (`--metrics-listen`,
+    /// `--live`, `--metrics-push`).
+    board: Option<std::sync::Arc<crate::measure::live::LiveBoard>>,
 }
 
 impl Session {
@@ -44,6 +47,36 @@ impl Session {
             start_at: None,
             barrier: None,
             record: None,
+            board: None,
+        }
+    }
+
+    /// Hands every completed second to `board`, for those watching.
+    pub fn watched(
+        mut self,
+        board: Option<std::sync::Arc<crate::measure::live::LiveBoard>>,
+    ) -> Self {
+        self.board = board;
+        self
+    }
+
+    /// Says what the command is doing now to those watching (a capacity
+    /// step, a PTS round), and how far along it is.
+    pub fn phase(&self, phase: impl Into<String>, progress: Option<(u64, u64)>) {
+        if let Some(board) = &self.board {
+            board.phase(phase, progress);
+        }
+    }
+
+    /// Where this session's figures go while they are measured.
+    pub fn board(&self) -> Option<std::sync::Arc<crate::measure::live::LiveBoard>> {
+        self.board.clone()
+    }
+
+    /// A verdict reached, for those watching.
+    pub fn verdict(&self, said: impl Into<String>) {
+        if let Some(board) = &self.board {
+            board.verdict(said);
         }
     }
 
@@ -75,6 +108,7 @@ impl Session {
             start_at: self.start_at.take(),
             barrier: self.barrier.as_deref(),
             record: self.record.as_deref(),
+            board: self.board.as_deref(),
         }
     }
 
@@ -157,10 +191,14 @@ impl Session {
         progress: &mut dyn FnMut(&Document) -> anyhow::Result<()>,
     ) -> anyhow::Result<Document> {
         check_plan(specs)?;
-        for spec in specs {
+        for (i, spec) in specs.iter().enumerate() {
             if self.stop.is_set() {
                 break;
             }
+            self.phase(
+                format!("run {} of {}: {}", i + 1, specs.len(), spec.name),
+                Some((i as u64, specs.len() as u64)),
+            );
             if let Some(done) = self
                 .previous
                 .iter()
@@ -214,6 +252,9 @@ impl Session {
     }
 
     pub(super) fn run_checked(&mut self, spec: &WorkloadSpec) -> anyhow::Result<RunResult> {
+        if let Some(board) = &self.board {
+            board.workload(&spec.name);
+        }
         let result = if spec.streams.is_empty() {
             let targets = self.prepare_targets(spec)?;
             let mut runs = Vec::with_capacity(spec.repeat as usize);

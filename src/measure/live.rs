@@ -1,0 +1,237 @@
+//! What a run has measured so far, for those who watch it while it runs
+//! (`--metrics-listen`, `--live`, `--metrics-push`): counters and exact
+//! latency histograms per workload, stream and direction, fed one
+//! completed second at a time by the coordinating thread (never by a
+//! worker), and the phase the command is in.
+
+use crate::measure::histogram::LatencyHistogram;
+use crate::measure::intervals::CompletedSecond;
+use crate::spec::Direction;
+use std::sync::Mutex;
+use std::sync::mpsc::Sender;
+
+/// The figures so far, shared between the run and the threads that show
+/// them.
+#[derive(Default)]
+pub struct LiveBoard {
+    board: Mutex<Board>,
+    /// Where each completed second is also sent as it comes (the `--live`
+    /// lines and the pushes), if anyone listens.
+    updates: Mutex<Vec<Sender<Update>>>,
+}
+
+/// A copy of the figures at one moment.
+#[derive(Clone, Default, Debug)]
+pub struct Board {
+    /// What the command is doing: "run 2 of 8: rr-4k-qd16",
+    /// "capacity step 3 at 4,000 IOPS", "PTS round 5".
+    pub phase: String,
+    /// The workload running now (the name results give it).
+    pub workload: String,
+    /// Runs done and planned, where the command knows (a sweep, rounds).
+    pub progress: Option<(u64, u64)>,
+    /// Verdicts known so far ("interval 3: pass"), newest last.
+    pub verdicts: Vec<String>,
+    pub series: Vec<Series>,
+    /// The run has ended: the figures are final.
+    pub finished: bool,
+}
+
+/// One workload's stream's direction.
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub workload: String,
+    pub stream: String,
+    pub direction: Direction,
+    pub ios: u64,
+    pub bytes: u64,
+    /// Rated runs: I/Os due that had no answer at the deadline.
+    pub unanswered: u64,
+    /// I/Os that went out more than 1 ms after they could.
+    pub late: u64,
+    /// Every completion so far.
+    pub run: LatencyHistogram,
+    /// The last completed second.
+    pub last: Option<Second>,
+}
+
+/// One second of one series.
+#[derive(Clone, Debug)]
+pub struct Second {
+    pub index: u64,
+    pub dur_s: f64,
+    pub ios: u64,
+    pub bytes: u64,
+    pub latency: LatencyHistogram,
+}
+
+/// A second just completed, as sent to the listeners: the stream's
+/// directions that did I/O in it.
+#[derive(Clone, Debug)]
+pub struct Update {
+    pub unix_s: f64,
+    pub phase: String,
+    pub workload: String,
+    pub stream: String,
+    pub index: u64,
+    pub dur_s: f64,
+    pub directions: Vec<(Direction, Second)>,
+}
+
+/// Issue lag past this counts an I/O as late (as a replay counts it).
+const LATE_NS: u64 = 1_000_000;
+
+impl LiveBoard {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Also sends each completed second to `to`.
+    pub fn listen(&self, to: Sender<Update>) {
+        self.updates.lock().expect("not poisoned").push(to);
+    }
+
+    /// Forgets the listeners: their threads end once they have what was
+    /// sent.
+    pub fn stop_listening(&self) {
+        self.updates.lock().expect("not poisoned").clear();
+    }
+
+    pub fn snapshot(&self) -> Board {
+        self.board.lock().expect("not poisoned").clone()
+    }
+
+    /// What the command is doing now, and how far along it is.
+    pub fn phase(&self, phase: impl Into<String>, progress: Option<(u64, u64)>) {
+        let mut b = self.board.lock().expect("not poisoned");
+        b.phase = phase.into();
+        b.progress = progress.or(b.progress);
+    }
+
+    /// The workload the next seconds are of.
+    pub fn workload(&self, name: &str) {
+        self.board.lock().expect("not poisoned").workload = name.to_string();
+    }
+
+    /// A verdict the command has reached ("interval 3: pass").
+    pub fn verdict(&self, said: impl Into<String>) {
+        let mut b = self.board.lock().expect("not poisoned");
+        b.verdicts.push(said.into());
+        // A day of hourly verdicts, not an unbounded list.
+        if b.verdicts.len() > 64 {
+            b.verdicts.remove(0);
+        }
+    }
+
+    pub fn finished(&self) {
+        self.board.lock().expect("not poisoned").finished = true;
+    }
+
+    /// Second `second` of stream `stream` of the current workload.
+    pub fn second(&self, stream: &str, second: &CompletedSecond) {
+        let update = {
+            let mut b = self.board.lock().expect("not poisoned");
+            let workload = b.workload.clone();
+            let mut directions = Vec::new();
+            for (d, sample) in second.directions.iter().enumerate() {
+                let direction = Direction::ALL[d];
+                if sample.ios == 0 && sample.unanswered == 0 {
+                    continue;
+                }
+                let this = Second {
+                    index: second.index,
+                    dur_s: second.dur_s,
+                    ios: sample.ios,
+                    bytes: sample.bytes,
+                    latency: sample.latency.clone(),
+                };
+                let at = match b.series.iter().position(|s| {
+                    s.workload == workload && s.stream == stream && s.direction == direction
+                }) {
+                    Some(at) => at,
+                    None => {
+                        b.series.push(Series {
+                            workload: workload.clone(),
+                            stream: stream.to_string(),
+                            direction,
+                            ios: 0,
+                            bytes: 0,
+                            unanswered: 0,
+                            late: 0,
+                            run: LatencyHistogram::new(),
+                            last: None,
+                        });
+                        b.series.len() - 1
+                    }
+                };
+                let s = &mut b.series[at];
+                s.ios += sample.ios;
+                s.bytes += sample.bytes;
+                s.unanswered += sample.unanswered;
+                s.late += (sample.issue_lag.share_above(LATE_NS) * sample.issue_lag.count() as f64)
+                    .round() as u64;
+                s.run.add(&sample.latency);
+                s.last = Some(this.clone());
+                directions.push((direction, this));
+            }
+            Update {
+                unix_s: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0.0, |d| d.as_secs_f64()),
+                phase: b.phase.clone(),
+                workload,
+                stream: stream.to_string(),
+                index: second.index,
+                dur_s: second.dur_s,
+                directions,
+            }
+        };
+        let mut listeners = self.updates.lock().expect("not poisoned");
+        // A listener that has gone (its thread ended) is dropped.
+        listeners.retain(|to| to.send(update.clone()).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::intervals::DirectionSample;
+
+    fn second(index: u64, reads: &[u64]) -> CompletedSecond {
+        let mut read = DirectionSample::default();
+        for &ns in reads {
+            read.ios += 1;
+            read.bytes += 4096;
+            read.latency.record(ns);
+        }
+        CompletedSecond {
+            index,
+            dur_s: 1.0,
+            directions: [read, DirectionSample::default(), DirectionSample::default()],
+        }
+    }
+
+    #[test]
+    fn seconds_add_up_per_series_and_reach_the_listeners() {
+        let board = LiveBoard::new();
+        let (tx, rx) = std::sync::mpsc::channel();
+        board.listen(tx);
+        board.workload("rr");
+        board.phase("run 1 of 2: rr", Some((0, 2)));
+        board.second("rr", &second(0, &[100_000, 200_000]));
+        board.second("rr", &second(1, &[300_000]));
+        let b = board.snapshot();
+        assert_eq!(b.series.len(), 1, "no series for a direction without I/O");
+        let s = &b.series[0];
+        assert_eq!((s.ios, s.bytes, s.run.count()), (3, 3 * 4096, 3));
+        assert_eq!(s.last.as_ref().map(|l| l.index), Some(1));
+        let updates: Vec<Update> = rx.try_iter().collect();
+        assert_eq!(updates.len(), 2);
+        assert_eq!(updates[1].directions[0].1.ios, 1);
+        assert_eq!(updates[0].phase, "run 1 of 2: rr");
+        // Another workload's seconds are a series of their own.
+        board.workload("rw");
+        board.second("rw", &second(0, &[1]));
+        assert_eq!(board.snapshot().series.len(), 2);
+    }
+}

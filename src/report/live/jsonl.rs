@@ -1,0 +1,44 @@
+//! `--live FILE`: each completed second of each stream as one JSON object
+//! on a line of its own, written whole, for scripts and `tail -f`. The
+//! second's histogram is encoded as in the result document, so a reader
+//! can merge seconds exactly.
+
+use crate::measure::live::Update;
+use serde_json::json;
+
+pub fn line(update: &Update, host: &str) -> String {
+    let directions: serde_json::Map<String, serde_json::Value> = update
+        .directions
+        .iter()
+        .map(|(d, s)| {
+            let lat = s.latency.summary();
+            (
+                d.name().to_string(),
+                json!({
+                    "ios": s.ios,
+                    "bytes": s.bytes,
+                    "iops": crate::measure::per_second(s.ios, s.dur_s),
+                    "bw_bytes": crate::measure::per_second(s.bytes, s.dur_s),
+                    "lat_ns": {
+                        "p50": lat.p50, "p99": lat.p99, "p99_9": lat.p99_9,
+                        "p99_99": lat.p99_99, "max": lat.max, "mean": lat.mean,
+                    },
+                    "histogram": s.latency.encode(),
+                }),
+            )
+        })
+        .collect();
+    let mut text = json!({
+        "unix_s": update.unix_s,
+        "host": host,
+        "phase": update.phase,
+        "workload": update.workload,
+        "stream": update.stream,
+        "second": update.index,
+        "dur_s": update.dur_s,
+        "directions": directions,
+    })
+    .to_string();
+    text.push('\n');
+    text
+}

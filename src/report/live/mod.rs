@@ -1,0 +1,234 @@
+//! Watching a run while it runs: the live figures (`measure::live`) served
+//! to Prometheus from a thread of their own (`--metrics-listen`), written
+//! as JSON lines (`--live`) and pushed to a Pushgateway (`--metrics-push`).
+//! The workers never see any of it: the coordinator hands each completed
+//! second to the board, and these threads read the board.
+
+pub mod jsonl;
+pub mod openmetrics;
+
+use crate::measure::live::{LiveBoard, Update};
+use crate::util::error::UsageError;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Where the live figures go.
+#[derive(Clone, Debug, Default)]
+pub struct WatchOptions {
+    /// `ADDR:PORT` to serve `/metrics` on.
+    pub listen: Option<String>,
+    /// A file for the JSON lines, or `-` for standard output.
+    pub lines: Option<PathBuf>,
+    /// A Pushgateway's URL (`http://HOST:9091`), or a full push URL
+    /// (`.../metrics/job/NAME[/LABEL/VALUE...]`).
+    pub push: Option<String>,
+    /// The `host` label of every series (this host's name, or a rank's).
+    pub host: String,
+}
+
+impl WatchOptions {
+    pub fn any(&self) -> bool {
+        self.listen.is_some() || self.lines.is_some() || self.push.is_some()
+    }
+}
+
+/// The threads that show a board, stopped (the last figures pushed, the
+/// last line written) when dropped.
+pub struct Watch {
+    board: Arc<LiveBoard>,
+    server: Option<(Arc<tiny_http::Server>, JoinHandle<()>)>,
+    publisher: Option<JoinHandle<()>>,
+    done: Option<mpsc::Sender<Update>>,
+    /// The address served, with the port the system chose for port 0.
+    pub listening: Option<std::net::SocketAddr>,
+}
+
+/// Pushes at most this often: a second of many streams is one push.
+const PUSH_EVERY: Duration = Duration::from_secs(1);
+
+impl Watch {
+    /// Starts what `options` asks for; a bad address, file or URL is a
+    /// usage error before anything runs.
+    pub fn start(options: &WatchOptions) -> Result<Watch, UsageError> {
+        let board = Arc::new(LiveBoard::new());
+        let mut listening = None;
+        let server = match &options.listen {
+            None => None,
+            Some(addr) => {
+                let server = tiny_http::Server::http(addr.as_str()).map_err(|e| {
+                    UsageError(format!("--metrics-listen {addr}: cannot listen: {e}"))
+                })?;
+                listening = server.server_addr().to_ip();
+                let server = Arc::new(server);
+                let (s, b, host) = (server.clone(), board.clone(), options.host.clone());
+                let thread = std::thread::Builder::new()
+                    .name("fathom-metrics".into())
+                    .spawn(move || serve(&s, &b, &host))
+                    .map_err(|e| UsageError(format!("--metrics-listen: {e}")))?;
+                Some((server, thread))
+            }
+        };
+        let lines: Option<Box<dyn Write + Send>> = match &options.lines {
+            None => None,
+            Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout())),
+            Some(p) => Some(Box::new(std::fs::File::create(p).map_err(|e| {
+                UsageError(format!("--live {}: cannot write: {e}", p.display()))
+            })?)),
+        };
+        let push = options.push.as_deref().map(push_url).transpose()?;
+        let push = push.map(|url| url_with_instance(&url, &options.host));
+        let (publisher, done) = if lines.is_some() || push.is_some() {
+            let (tx, rx) = mpsc::channel::<Update>();
+            board.listen(tx.clone());
+            let (b, host) = (board.clone(), options.host.clone());
+            let thread = std::thread::Builder::new()
+                .name("fathom-live".into())
+                .spawn(move || publish(rx, lines, push, &b, &host))
+                .map_err(|e| UsageError(format!("--live: {e}")))?;
+            (Some(thread), Some(tx))
+        } else {
+            (None, None)
+        };
+        Ok(Watch {
+            board,
+            server,
+            publisher,
+            done,
+            listening,
+        })
+    }
+
+    pub fn board(&self) -> Arc<LiveBoard> {
+        self.board.clone()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.board.finished();
+        // The publisher's last push carries fathom_up 0; it ends when every
+        // sender is gone (ours and the board's).
+        drop(self.done.take());
+        self.board.stop_listening();
+        if let Some(thread) = self.publisher.take() {
+            let _ = thread.join();
+        }
+        if let Some((server, thread)) = self.server.take() {
+            server.unblock();
+            let _ = thread.join();
+        }
+    }
+}
+
+fn serve(server: &tiny_http::Server, board: &LiveBoard, host: &str) {
+    for request in server.incoming_requests() {
+        let response = match (request.method(), request.url()) {
+            (tiny_http::Method::Get, "/metrics" | "/") => {
+                let text = openmetrics::render(&board.snapshot(), host);
+                let header =
+                    tiny_http::Header::from_bytes("Content-Type", openmetrics::CONTENT_TYPE)
+                        .expect("a valid header");
+                tiny_http::Response::from_string(text).with_header(header)
+            }
+            _ => tiny_http::Response::from_string("fathom serves /metrics\n").with_status_code(404),
+        };
+        let _ = request.respond(response);
+    }
+}
+
+/// Writes each second as a line and pushes the board, at most once a
+/// second and once more at the end.
+fn publish(
+    rx: mpsc::Receiver<Update>,
+    mut lines: Option<Box<dyn Write + Send>>,
+    push: Option<String>,
+    board: &LiveBoard,
+    host: &str,
+) {
+    let mut pushed: Option<Instant> = None;
+    let mut warned = false;
+    let push_now = |warned: &mut bool| {
+        if let Some(url) = &push
+            && let Err(e) = push_to(url, &openmetrics::render(&board.snapshot(), host))
+            && !std::mem::replace(warned, true)
+        {
+            eprintln!("fathom: --metrics-push {url}: {e} (the run goes on)");
+        }
+    };
+    for update in rx {
+        if let Some(out) = lines.as_mut() {
+            // One write per line: a reader never sees half of one.
+            let _ = out.write_all(jsonl::line(&update, host).as_bytes());
+            let _ = out.flush();
+        }
+        if pushed.is_none_or(|at| at.elapsed() >= PUSH_EVERY) {
+            push_now(&mut warned);
+            pushed = Some(Instant::now());
+        }
+    }
+    push_now(&mut warned);
+}
+
+/// The Pushgateway's URL as given, checked.
+fn push_url(url: &str) -> Result<String, UsageError> {
+    let rest = url.strip_prefix("http://").ok_or_else(|| {
+        UsageError(format!(
+            "--metrics-push {url}: an http:// URL (a Pushgateway, http://HOST:9091)"
+        ))
+    })?;
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err(UsageError(format!("--metrics-push {url}: no host in it")));
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+/// `http://HOST:9091` becomes the grouping key fathom pushes under
+/// (`/metrics/job/fathom/instance/HOST`); a URL that names its own job is
+/// kept as given.
+fn url_with_instance(url: &str, host: &str) -> String {
+    if url.contains("/metrics/job/") {
+        url.to_string()
+    } else {
+        format!("{url}/metrics/job/fathom/instance/{host}")
+    }
+}
+
+fn push_to(url: &str, body: &str) -> Result<(), String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(5)))
+        .build()
+        .into();
+    agent
+        .put(url)
+        .header("Content-Type", openmetrics::CONTENT_TYPE)
+        .send(body)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_push_url_gets_fathoms_grouping_key_unless_it_has_one() {
+        assert_eq!(
+            push_url("http://127.0.0.1:9091/").unwrap(),
+            "http://127.0.0.1:9091"
+        );
+        assert!(push_url("https://x").unwrap_err().0.contains("http://"));
+        assert!(push_url("127.0.0.1:9091").is_err());
+        assert_eq!(
+            url_with_instance("http://h:9091", "node1"),
+            "http://h:9091/metrics/job/fathom/instance/node1"
+        );
+        assert_eq!(
+            url_with_instance("http://h:9091/metrics/job/db/tier/ssd", "node1"),
+            "http://h:9091/metrics/job/db/tier/ssd"
+        );
+    }
+}

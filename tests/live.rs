@@ -1,0 +1,318 @@
+//! Watching a run while it runs: the scrape endpoint, the JSON lines and
+//! the pushes hold what the result holds; a real Prometheus scrapes the
+//! endpoint and computes quantiles from its histogram, a real Pushgateway
+//! takes the pushes (each skipped, saying so, where it is not installed).
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// GET `path` from `addr` over plain HTTP/1.0: the body, or None when
+/// nothing answers.
+fn get(addr: &str, path: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(addr).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.").then(|| body.to_string())
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The value of the first sample of `metric` whose labels contain `with`.
+fn sample(text: &str, metric: &str, with: &str) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")) && l.contains(with))
+        .find_map(|l| l.rsplit_once(' ')?.1.parse().ok())
+}
+
+/// fathom started with `args`, and the address it serves metrics at, read
+/// from what it says on stderr.
+fn serving(args: &[&str]) -> (Child, String) {
+    let mut child = fathom()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fathom starts");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("fathom says where it serves").unwrap();
+        if let Some(at) = line.split("http://").nth(1) {
+            break at.trim_end_matches("/metrics").to_string();
+        }
+    };
+    // The rest of stderr is drained so fathom never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    (child, addr)
+}
+
+fn wait_for<T>(what: &str, limit: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_endpoint_and_the_lines_hold_what_the_result_holds() {
+    let dir = tempdir();
+    let (lines, result) = (dir.path().join("live.jsonl"), dir.path().join("r.json"));
+    let (mut child, addr) = serving(&[
+        "run",
+        "--engine",
+        "null",
+        "--rate-iops",
+        "2000",
+        "--runtime",
+        "3s",
+        "--name",
+        "watched",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--live",
+        lines.to_str().unwrap(),
+        "-o",
+        result.to_str().unwrap(),
+    ]);
+    let read = "workload=\"watched\",stream=\"watched\",direction=\"read\"";
+    let text = wait_for(
+        "a second's I/Os on the endpoint",
+        Duration::from_secs(30),
+        || {
+            let text = get(&addr, "/metrics")?;
+            (sample(&text, "fathom_ios_total", read)? > 0.0).then_some(text)
+        },
+    );
+    assert_eq!(sample(&text, "fathom_up", ""), Some(1.0), "{text}");
+    assert!(text.contains("phase=\"run 1 of 1: watched\""), "{text}");
+    let p99 = sample(
+        &text,
+        "fathom_latency_quantile_seconds",
+        "window=\"run\",quantile=\"0.99\"",
+    );
+    assert!(p99.is_some_and(|p| p > 0.0), "{text}");
+    let count = sample(&text, "fathom_latency_seconds_count", read).unwrap();
+    let inf = sample(&text, "fathom_latency_seconds_bucket", "le=\"+Inf\"").unwrap();
+    assert_eq!(count, inf, "{text}");
+    assert_eq!(
+        get(&addr, "/nothing"),
+        Some("fathom serves /metrics\n".into())
+    );
+    assert!(child.wait().unwrap().success());
+    assert!(
+        get(&addr, "/metrics").is_none(),
+        "the endpoint ends with the run"
+    );
+
+    // Every line is whole JSON, and the seconds add up to the result.
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    let total = u(&doc["results"][0]["total"]["read"]["ios"]);
+    let text = std::fs::read_to_string(&lines).unwrap();
+    let seconds: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(seconds.len() >= 3, "{text}");
+    let summed: u64 = seconds
+        .iter()
+        .map(|s| u(&s["directions"]["read"]["ios"]))
+        .sum();
+    assert_eq!(summed, total, "the lines' I/Os are the result's");
+    assert!(seconds.iter().all(|s| {
+        s["directions"]["read"]["histogram"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("HIST"))
+    }));
+}
+
+#[test]
+fn bad_watch_flags_are_refused_before_anything_runs() {
+    let dir = tempdir();
+    let target = dir.path().join("t.dat");
+    let t = target.to_str().unwrap();
+    refused(
+        &["run", t, "--metrics-listen", "nowhere"],
+        "--metrics-listen nowhere",
+    );
+    refused(&["run", t, "--metrics-push", "ftp://x"], "http://");
+    refused(
+        &["run", t, "--live", "/no/such/dir/l.jsonl"],
+        "--live /no/such/dir",
+    );
+    assert!(!target.exists(), "nothing created");
+}
+
+/// A server of the machine's, started on 127.0.0.1 and ended when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(program: &str, args: &[&str], dir: &Path) -> Option<Server> {
+    match Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(child) => Some(Server(child)),
+        Err(e) => {
+            eprintln!("SKIP: {program} cannot be run ({e}); apt-get install {program}");
+            None
+        }
+    }
+}
+
+/// `query` for a Prometheus API URL.
+fn encoded(query: &str) -> String {
+    query
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The first value of an instant query's vector, if it has one yet.
+fn first_value(prometheus: &str, query: &str) -> Option<f64> {
+    let body = get(
+        prometheus,
+        &format!("/api/v1/query?query={}", encoded(query)),
+    )?;
+    let v: Value = serde_json::from_str(&body).ok()?;
+    v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+}
+
+#[test]
+fn a_real_prometheus_scrapes_the_run_and_takes_quantiles_of_its_histogram() {
+    let dir = tempdir();
+    let (mut child, addr) = serving(&[
+        "run",
+        "--engine",
+        "null",
+        "--rate-iops",
+        "2000",
+        "--runtime",
+        "20s",
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]);
+    let port = free_port();
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: fathom\n    static_configs:\n      - targets: ['{addr}']\n"
+        ),
+    )
+    .unwrap();
+    let listen = format!("127.0.0.1:{port}");
+    let Some(_prometheus) = start(
+        "prometheus",
+        &[
+            &format!("--config.file={}", config.display()),
+            &format!("--storage.tsdb.path={}", dir.path().join("tsdb").display()),
+            &format!("--web.listen-address={listen}"),
+        ],
+        dir.path(),
+    ) else {
+        let _ = child.kill();
+        return;
+    };
+    let ios = wait_for(
+        "Prometheus to scrape fathom",
+        Duration::from_secs(60),
+        || first_value(&listen, "sum(fathom_ios_total)").filter(|v| *v > 0.0),
+    );
+    assert!(ios > 0.0);
+    // Quantiles from the buckets, as a dashboard takes them across hosts.
+    let p99 = wait_for(
+        "histogram_quantile over two scrapes",
+        Duration::from_secs(60),
+        || {
+            first_value(
+                &listen,
+                "histogram_quantile(0.99, sum by (le) (rate(fathom_latency_seconds_bucket[10s])))",
+            )
+            .filter(|v| v.is_finite() && *v > 0.0)
+        },
+    );
+    assert!(
+        p99 < 1.0,
+        "the null engine answers in far under a second: {p99}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_real_pushgateway_takes_the_pushes_and_the_last_one_says_the_run_ended() {
+    let dir = tempdir();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let Some(_gateway) = start(
+        "prometheus-pushgateway",
+        &[&format!("--web.listen-address={listen}")],
+        dir.path(),
+    ) else {
+        return;
+    };
+    wait_for("the Pushgateway to listen", Duration::from_secs(30), || {
+        get(&listen, "/metrics")
+    });
+    let out = run(&[
+        "run",
+        "--engine",
+        "null",
+        "--rate-iops",
+        "1000",
+        "--runtime",
+        "1500ms",
+        "--name",
+        "pushed",
+        "--metrics-push",
+        &format!("http://{listen}"),
+        "--output-format",
+        "json",
+    ]);
+    let doc = json_out(&out);
+    let total = u(&doc["results"][0]["total"]["read"]["ios"]);
+    let text = get(&listen, "/metrics").unwrap();
+    let ours = "job=\"fathom\"";
+    assert_eq!(
+        sample(&text, "fathom_ios_total", "workload=\"pushed\"").map(|v| v as u64),
+        Some(total),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("fathom_up{") && l.contains(ours) && l.ends_with(" 0")),
+        "{text}"
+    );
+}
