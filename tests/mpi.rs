@@ -534,3 +534,51 @@ fn a_stopped_rank_is_named_failed_after_the_timeout() {
     );
     assert!(u(&doc["results"][0]["total"]["read"]["ios"]) > 0);
 }
+
+/// `--live` under `--mpi`: each rank writes its own seconds, to a file of
+/// its own, and they add up to the cluster's total.
+#[test]
+fn each_rank_writes_its_own_live_lines() {
+    let _serial = serial();
+    let dir = tempdir();
+    let out = dir.path().join("cluster.json");
+    let lines = dir.path().join("live.jsonl");
+    let Some(o) = mpirun_with(
+        2,
+        &[
+            "run",
+            "--mpi",
+            "--engine",
+            "null",
+            "--rate-iops",
+            "500",
+            "--runtime",
+            "2s",
+            "--live",
+            lines.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let total = u(&document(&out)["results"][0]["total"]["read"]["ios"]);
+    let mut summed = 0;
+    for rank in 0..2 {
+        let text =
+            std::fs::read_to_string(dir.path().join(format!("live.rank{rank}.jsonl"))).unwrap();
+        for line in text.lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            assert!(
+                v["host"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!("-rank{rank}")),
+                "{v}"
+            );
+            summed += u(&v["directions"]["read"]["ios"]);
+        }
+    }
+    assert_eq!(summed, total);
+}

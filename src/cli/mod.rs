@@ -820,6 +820,26 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
         let overwrite = plan.as_ref().is_ok_and(|p| p.iter().any(|s| s.overwrite));
         destination::check(path, overwrite)?;
     }
+    // Each rank serves its own figures: on the port given plus its rank,
+    // its lines in a file of its own, pushed under its own instance.
+    let watch = {
+        let mut o = args.output.watch.options();
+        if o.any() {
+            let rank = ranks.rank();
+            o.host = format!("{}-rank{rank}", o.host);
+            o.listen = o.listen.map(|a| crate::report::live::port_plus(&a, rank));
+            o.lines = o.lines.map(|p| crate::report::live::per_rank(&p, rank));
+            Some(crate::report::live::Watch::start(&o)?)
+        } else {
+            None
+        }
+    };
+    if let Some(addr) = watch.as_ref().and_then(|w| w.listening) {
+        eprintln!(
+            "fathom: rank {}: serving live metrics at http://{addr}/metrics",
+            ranks.rank()
+        );
+    }
     let stop = StopFlag::on_signals()?;
     let shared = args.layout == Layout::Shared;
     // MPI is finalised when the last handle goes: only after the document
@@ -833,6 +853,7 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
         shared,
         stop.clone(),
         args.output.label.clone(),
+        watch.as_ref().map(|w| w.board()),
         &|said| eprintln!("fathom: {said}"),
     ) {
         Ok(Some(document)) => emit(&document, &args.output).map(|()| {

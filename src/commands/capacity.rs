@@ -212,6 +212,14 @@ pub fn search(
             break;
         }
         let step_started = Instant::now();
+        session.phase(
+            format!(
+                "capacity step {} at {} IOPS",
+                result.steps.len() + 1,
+                crate::util::units::thousands(rate.round() as u64)
+            ),
+            None,
+        );
         let run = match session.run_one(&at_rate(base, rate)) {
             Ok(r) => r,
             Err(e) if e.is::<Interrupted>() => {
@@ -224,6 +232,12 @@ pub fn search(
         let mut step = judge(base, search, phase, rate, &run)?;
         step.repeat = repeat;
         let (met, interrupted, by_host) = (step.met, step.interrupted, step.missed_by_host);
+        session.verdict(format!(
+            "capacity step {} at {} IOPS: {}",
+            result.steps.len() + 1,
+            crate::util::units::thousands(rate.round() as u64),
+            if met { "met" } else { "missed" }
+        ));
         result.steps.push(step);
         if interrupted {
             result.end = SearchEnd::Interrupted;

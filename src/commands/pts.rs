@@ -249,7 +249,11 @@ pub fn run(
         }
         round += 1;
         let mut cells = Vec::with_capacity(plan.cells.len());
-        for &cell in &plan.cells {
+        for (c, &cell) in plan.cells.iter().enumerate() {
+            session.phase(
+                format!("PTS round {round}, cell {} of {}", c + 1, plan.cells.len()),
+                Some((u64::from(round - 1), u64::from(spec.max_rounds))),
+            );
             let w = match session.run_one(&cell_workload(spec, cell, round, plan.active_range)) {
                 Err(e) if e.is::<Interrupted>() => break,
                 other => workload(other)?,
@@ -310,6 +314,7 @@ fn prepare(
         Purge::None => None,
     };
     let t = Instant::now();
+    session.phase("PTS preconditioning", None);
     let pre = workload(session.run_one(&precondition(spec, plan.active_range)))?;
     Ok(PtsResult {
         spec: spec.clone(),

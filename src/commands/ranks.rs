@@ -309,6 +309,7 @@ pub fn run(
     shared: bool,
     stop: crate::util::stop::StopFlag,
     label: Option<String>,
+    board: Option<std::sync::Arc<crate::measure::live::LiveBoard>>,
     say: &dyn Fn(String),
 ) -> anyhow::Result<Option<crate::result::Document>> {
     use crate::result::Document;
@@ -341,6 +342,7 @@ pub fn run(
     let voter = ranks.clone();
     let session = crate::run::Session::new(stop)
         .labelled(label)
+        .watched(board)
         .with_barrier(Box::new(move || voter.vote(true)));
     // A rank whose plan stopped early (a target gone, a full file system)
     // has failed, whatever it measured before: it votes no, and sends its

@@ -173,6 +173,32 @@ fn publish(
     push_now(&mut warned);
 }
 
+/// `ADDR:PORT` with the port moved up by `rank` (port 0 stays 0: any free
+/// port), so that the ranks of one host each serve their own.
+pub fn port_plus(addr: &str, rank: u32) -> String {
+    match addr.rsplit_once(':').map(|(h, p)| (h, p.parse::<u32>())) {
+        Some((host, Ok(port))) if port > 0 => format!("{host}:{}", port + rank),
+        _ => addr.to_string(),
+    }
+}
+
+/// A rank's file of JSON lines: `live.jsonl` is `live.rank3.jsonl` for
+/// rank 3 (`-`, standard output, stays as it is).
+pub fn per_rank(path: &std::path::Path, rank: u32) -> PathBuf {
+    if path.as_os_str() == "-" {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.rank{rank}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.rank{rank}"),
+    };
+    path.with_file_name(name)
+}
+
 /// The Pushgateway's URL as given, checked.
 fn push_url(url: &str) -> Result<String, UsageError> {
     let rest = url.strip_prefix("http://").ok_or_else(|| {
@@ -213,6 +239,19 @@ fn push_to(url: &str, body: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn each_rank_gets_its_own_port_and_file() {
+        assert_eq!(port_plus("127.0.0.1:9500", 3), "127.0.0.1:9503");
+        assert_eq!(port_plus("[::1]:9500", 1), "[::1]:9501");
+        assert_eq!(port_plus("127.0.0.1:0", 3), "127.0.0.1:0");
+        assert_eq!(
+            per_rank(Path::new("/tmp/live.jsonl"), 2),
+            Path::new("/tmp/live.rank2.jsonl")
+        );
+        assert_eq!(per_rank(Path::new("-"), 2), Path::new("-"));
+    }
 
     #[test]
     fn a_push_url_gets_fathoms_grouping_key_unless_it_has_one() {

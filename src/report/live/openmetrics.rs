@@ -10,9 +10,14 @@ use std::fmt::Write;
 
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// Bucket bounds: four a doubling from 1 µs to about 134 s.
+/// Bucket bounds: four a doubling from 1 µs to about 134 s, each rounded
+/// to three significant digits so the `le` labels read well ("0.00102").
 fn bounds_ns() -> impl Iterator<Item = f64> {
-    (0..=108).map(|k| 1000.0 * 2f64.powf(k as f64 / 4.0))
+    (0..=108).map(|k| {
+        let ns = 1000.0 * 2f64.powf(k as f64 / 4.0);
+        let scale = 10f64.powi(ns.log10().floor() as i32 - 2);
+        (ns / scale).round() * scale
+    })
 }
 
 /// The quantiles given exactly, as the label says them.
@@ -157,7 +162,7 @@ fn histogram(out: &mut String, labels: &str, h: &LatencyHistogram) {
         let _ = writeln!(
             out,
             "fathom_latency_seconds_bucket{{{labels},le=\"{}\"}} {below}",
-            bound / 1e9
+            (bound / 1e9 * 1e12).round() / 1e12
         );
     }
     let count = h.count();
@@ -203,10 +208,10 @@ mod tests {
         assert!(text.contains(&format!(
             "fathom_latency_seconds_bucket{{{l},le=\"+Inf\"}} 4\n"
         )));
-        // 1 ms holds the three fast ones, not the 2 ms one.
+        // 1.02 ms holds the three fast ones, not the 2 ms one.
         assert!(
             text.contains(&format!(
-                "fathom_latency_seconds_bucket{{{l},le=\"0.001\"}} 3\n"
+                "fathom_latency_seconds_bucket{{{l},le=\"0.00102\"}} 3\n"
             )),
             "{text}"
         );
@@ -220,5 +225,44 @@ mod tests {
             let (_, value) = line.rsplit_once(' ').unwrap();
             assert!(value.parse::<f64>().is_ok(), "{line}");
         }
+    }
+
+    #[test]
+    fn the_grafana_dashboard_asks_only_for_metrics_fathom_serves() {
+        let board = LiveBoard::new();
+        board.phase("run 1 of 1", Some((0, 1)));
+        board.verdict("interval 1: pass");
+        let mut read = DirectionSample::default();
+        read.ios = 1;
+        read.latency.record(1000);
+        board.second(
+            "s",
+            &CompletedSecond {
+                index: 0,
+                dur_s: 1.0,
+                directions: [read, DirectionSample::default(), DirectionSample::default()],
+            },
+        );
+        let served = render(&board.snapshot(), "h");
+        let dashboard: serde_json::Value =
+            serde_json::from_str(include_str!("../../../docs/grafana-fathom.json")).unwrap();
+        let mut asked = 0;
+        for panel in dashboard["panels"].as_array().unwrap() {
+            for target in panel["targets"].as_array().unwrap() {
+                let expr = target["expr"].as_str().unwrap();
+                for (at, _) in expr.match_indices("fathom_") {
+                    let name: String = expr[at..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    assert!(
+                        served.contains(&format!("\n{name}{{")),
+                        "{name} is not served"
+                    );
+                    asked += 1;
+                }
+            }
+        }
+        assert!(asked >= 8, "{asked}");
     }
 }
