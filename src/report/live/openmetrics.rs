@@ -232,8 +232,10 @@ mod tests {
         let board = LiveBoard::new();
         board.phase("run 1 of 1", Some((0, 1)));
         board.verdict("interval 1: pass");
-        let mut read = DirectionSample::default();
-        read.ios = 1;
+        let mut read = DirectionSample {
+            ios: 1,
+            ..Default::default()
+        };
         read.latency.record(1000);
         board.second(
             "s",
