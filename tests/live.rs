@@ -114,10 +114,7 @@ fn the_endpoint_and_the_lines_hold_what_the_result_holds() {
     let count = sample(&text, "fathom_latency_seconds_count", read).unwrap();
     let inf = sample(&text, "fathom_latency_seconds_bucket", "le=\"+Inf\"").unwrap();
     assert_eq!(count, inf, "{text}");
-    assert_eq!(
-        get(&addr, "/nothing"),
-        Some("fathom serves /metrics\n".into())
-    );
+    assert_eq!(get(&addr, "/"), Some("fathom serves /metrics\n".into()));
     assert!(child.wait().unwrap().success());
     assert!(
         get(&addr, "/metrics").is_none(),
@@ -159,6 +156,12 @@ fn bad_watch_flags_are_refused_before_anything_runs() {
         &["run", t, "--live", "/no/such/dir/l.jsonl"],
         "--live /no/such/dir",
     );
+    // A port in use, a gateway nothing answers at.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    refused(&["run", t, "--metrics-listen", &addr], "cannot listen");
+    let nobody = format!("http://127.0.0.1:{}", free_port());
+    refused(&["run", t, "--metrics-push", &nobody], "cannot push");
     assert!(!target.exists(), "nothing created");
 }
 
@@ -209,19 +212,55 @@ fn first_value(prometheus: &str, query: &str) -> Option<f64> {
     v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
 }
 
+/// Every PromQL query of the shipped dashboard, its variables set to
+/// "every host and workload" and its rate window to 10 s.
+fn dashboard_queries() -> Vec<String> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/grafana-fathom.json"
+    ))
+    .unwrap();
+    let dashboard: Value = serde_json::from_str(&text).unwrap();
+    dashboard["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap().iter())
+        .map(|t| {
+            t["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$__rate_interval", "10s")
+                .replace("$host", ".*")
+                .replace("$workload", ".*")
+        })
+        .collect()
+}
+
+/// A run of known rate, scraped by a real Prometheus each second: its
+/// `rate()` is fathom's rate, `histogram_quantile` of the buckets is
+/// fathom's exact p99 within a bucket's width, and every query of the
+/// dashboard returns data.
 #[test]
 fn a_real_prometheus_scrapes_the_run_and_takes_quantiles_of_its_histogram() {
     let dir = tempdir();
+    let result = dir.path().join("r.json");
     let (mut child, addr) = serving(&[
         "run",
         "--engine",
         "null",
+        "--null-latency",
+        "200us",
+        "--iodepth",
+        "4",
         "--rate-iops",
-        "2000",
+        "1000",
         "--runtime",
         "20s",
         "--metrics-listen",
         "127.0.0.1:0",
+        "-o",
+        result.to_str().unwrap(),
     ]);
     let port = free_port();
     let config = dir.path().join("prometheus.yml");
@@ -245,30 +284,48 @@ fn a_real_prometheus_scrapes_the_run_and_takes_quantiles_of_its_histogram() {
         let _ = child.kill();
         return;
     };
-    let ios = wait_for(
-        "Prometheus to scrape fathom",
-        Duration::from_secs(60),
-        || first_value(&listen, "sum(fathom_ios_total)").filter(|v| *v > 0.0),
-    );
-    assert!(ios > 0.0);
-    // Quantiles from the buckets, as a dashboard takes them across hosts.
-    let p99 = wait_for(
-        "histogram_quantile over two scrapes",
-        Duration::from_secs(60),
-        || {
-            first_value(
-                &listen,
-                "histogram_quantile(0.99, sum by (le) (rate(fathom_latency_seconds_bucket[10s])))",
-            )
-            .filter(|v| v.is_finite() && *v > 0.0)
-        },
-    );
+    // Ten seconds of scrapes into the run.
+    let rate = wait_for("ten seconds of scrapes", Duration::from_secs(60), || {
+        first_value(&listen, "count_over_time(fathom_up[15s])").filter(|n| *n >= 11.0)?;
+        first_value(&listen, "sum(rate(fathom_ios_total[10s]))")
+    });
+    // The whole run's buckets and exact p99, from one scrape.
+    let p99 = "fathom_latency_quantile_seconds{window=\"run\",quantile=\"0.99\"}";
+    let exact = first_value(&listen, p99).unwrap();
+    let from_buckets = first_value(
+        &listen,
+        "histogram_quantile(0.99, sum by (le) (fathom_latency_seconds_bucket))",
+    )
+    .unwrap();
+    // Four buckets a doubling: a bucket is at most 19% of its upper bound.
     assert!(
-        p99 < 1.0,
-        "the null engine answers in far under a second: {p99}"
+        (from_buckets - exact).abs() <= 0.19 * from_buckets.max(exact),
+        "histogram_quantile {from_buckets} against the exact p99 {exact}"
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    assert!((0.0002..0.01).contains(&exact), "{exact}");
+    for query in dashboard_queries() {
+        let body = get(&listen, &format!("/api/v1/query?query={}", encoded(&query))).unwrap();
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["status"], "success", "{query}: {body}");
+        assert!(
+            v["data"]["result"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty()),
+            "the dashboard's {query} returns no data: {body}"
+        );
+    }
+    assert!(child.wait().unwrap().success());
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    let iops = f(&doc["results"][0]["total"]["read"]["iops"]);
+    // The counters move once a second, when a second is complete: ten
+    // seconds of scrapes hold nine or ten such steps depending on where
+    // the scrapes fall, so besides 2% the rate may be off by one second's
+    // I/Os over the window.
+    let step = iops / 9.0;
+    assert!(
+        (rate - iops).abs() <= 0.02 * iops + step,
+        "Prometheus' rate {rate} against fathom's {iops}"
+    );
 }
 
 #[test]
@@ -315,4 +372,58 @@ fn a_real_pushgateway_takes_the_pushes_and_the_last_one_says_the_run_ended() {
             .any(|l| l.starts_with("fathom_up{") && l.contains(ours) && l.ends_with(" 0")),
         "{text}"
     );
+}
+
+/// A gateway that goes away mid-run: the run goes on, and the result says
+/// so in its notes.
+#[test]
+fn a_gateway_that_goes_away_mid_run_is_a_note_not_a_failure() {
+    let dir = tempdir();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let Some(gateway) = start(
+        "prometheus-pushgateway",
+        &[&format!("--web.listen-address={listen}")],
+        dir.path(),
+    ) else {
+        return;
+    };
+    wait_for("the Pushgateway to listen", Duration::from_secs(30), || {
+        get(&listen, "/metrics")
+    });
+    let out_path = dir.path().join("r.json");
+    let child = fathom()
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--rate-iops",
+            "500",
+            "--runtime",
+            "3s",
+            "--metrics-push",
+            &format!("http://{listen}"),
+            "-o",
+            out_path.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    drop(gateway);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+    let notes = doc["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("--metrics-push")),
+        "{doc}"
+    );
+    assert!(u(&doc["results"][0]["total"]["read"]["ios"]) > 1000);
 }

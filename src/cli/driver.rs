@@ -58,7 +58,12 @@ impl<'a> Driver<'a> {
 
     /// Emits `document`, says its problems, and returns the exit code
     /// (`failed`: the command's verdict or run failed).
-    pub fn finish(&self, document: &Document, failed: bool) -> anyhow::Result<i32> {
+    pub fn finish(mut self, document: &Document, failed: bool) -> anyhow::Result<i32> {
+        let mut document = document.clone();
+        if let Some(trouble) = self.watch.take().and_then(|w| w.finish()) {
+            document.notes.push(trouble);
+        }
+        let document = &document;
         emit(document, self.output)?;
         for problem in document.problems() {
             eprintln!("fathom: {problem}");

@@ -149,6 +149,7 @@ pub fn concurrent_ranks(
         results: merged,
         cluster: None,
         failure: None,
+        notes: Vec::new(),
     };
     out.cluster = Some(Cluster {
         ranks: ranks.len() as u32,

@@ -77,6 +77,7 @@ pub fn document(doc: &Value) -> Result<Document, String> {
         results,
         cluster: None,
         failure: None,
+        notes: Vec::new(),
     })
 }
 

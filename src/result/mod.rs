@@ -59,6 +59,10 @@ pub struct Document {
     /// was measured before it, and the run failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// What went wrong beside the measuring, which changes no figure (a
+    /// Pushgateway that stopped answering mid-run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One finished (or interrupted) piece of work. Every exporter and
@@ -97,6 +101,7 @@ impl Document {
             results: Vec::new(),
             cluster: None,
             failure: None,
+            notes: Vec::new(),
         }
     }
 
@@ -282,6 +287,7 @@ impl DocumentV1 {
             results,
             cluster: None,
             failure: None,
+            notes: Vec::new(),
         }
     }
 }

@@ -45,6 +45,8 @@ pub struct Watch {
     done: Option<mpsc::Sender<Update>>,
     /// The address served, with the port the system chose for port 0.
     pub listening: Option<std::net::SocketAddr>,
+    /// The first push that failed, said once the run is over.
+    trouble: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 /// Pushes at most this often: a second of many streams is one push.
@@ -58,7 +60,8 @@ impl Watch {
         let mut listening = None;
         let server = match &options.listen {
             None => None,
-            Some(addr) => {
+            Some(given) => {
+                let addr = &listen_address(given);
                 let server = tiny_http::Server::http(addr.as_str()).map_err(|e| {
                     UsageError(format!("--metrics-listen {addr}: cannot listen: {e}"))
                 })?;
@@ -81,13 +84,24 @@ impl Watch {
         };
         let push = options.push.as_deref().map(push_url).transpose()?;
         let push = push.map(|url| url_with_instance(&url, &options.host));
+        if let Some(url) = &push {
+            // A gateway that cannot be reached is bad input, found before
+            // any I/O; one that stops answering later is a note.
+            push_to(url, &openmetrics::render(&board.snapshot(), &options.host)).map_err(|e| {
+                UsageError(format!(
+                    "--metrics-push {}: cannot push: {e}",
+                    options.push.as_deref().unwrap_or_default()
+                ))
+            })?;
+        }
+        let trouble: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
         let (publisher, done) = if lines.is_some() || push.is_some() {
             let (tx, rx) = mpsc::channel::<Update>();
             board.listen(tx.clone());
-            let (b, host) = (board.clone(), options.host.clone());
+            let (b, host, t) = (board.clone(), options.host.clone(), trouble.clone());
             let thread = std::thread::Builder::new()
                 .name("fathom-live".into())
-                .spawn(move || publish(rx, lines, push, &b, &host))
+                .spawn(move || publish(rx, lines, push, &b, &host, &t))
                 .map_err(|e| UsageError(format!("--live: {e}")))?;
             (Some(thread), Some(tx))
         } else {
@@ -99,16 +113,18 @@ impl Watch {
             publisher,
             done,
             listening,
+            trouble,
         })
     }
 
-    pub fn board(&self) -> Arc<LiveBoard> {
-        self.board.clone()
+    /// Ends the watching (the last push made, the last line written) and
+    /// says what went wrong with it, if anything did.
+    pub fn finish(mut self) -> Option<String> {
+        self.stop();
+        self.trouble.lock().expect("not poisoned").take()
     }
-}
 
-impl Drop for Watch {
-    fn drop(&mut self) {
+    fn stop(&mut self) {
         self.board.finished();
         // The publisher's last push carries fathom_up 0; it ends when every
         // sender is gone (ours and the board's).
@@ -122,12 +138,31 @@ impl Drop for Watch {
             let _ = thread.join();
         }
     }
+
+    pub fn board(&self) -> Arc<LiveBoard> {
+        self.board.clone()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// `PORT` alone binds to 127.0.0.1: serving beyond this host is asked for
+/// by giving the address (`0.0.0.0:9500`).
+fn listen_address(given: &str) -> String {
+    match given.parse::<u16>() {
+        Ok(port) => format!("127.0.0.1:{port}"),
+        Err(_) => given.to_string(),
+    }
 }
 
 fn serve(server: &tiny_http::Server, board: &LiveBoard, host: &str) {
     for request in server.incoming_requests() {
         let response = match (request.method(), request.url()) {
-            (tiny_http::Method::Get, "/metrics" | "/") => {
+            (tiny_http::Method::Get, "/metrics") => {
                 let text = openmetrics::render(&board.snapshot(), host);
                 let header =
                     tiny_http::Header::from_bytes("Content-Type", openmetrics::CONTENT_TYPE)
@@ -148,6 +183,7 @@ fn publish(
     push: Option<String>,
     board: &LiveBoard,
     host: &str,
+    trouble: &std::sync::Mutex<Option<String>>,
 ) {
     let mut pushed: Option<Instant> = None;
     let mut warned = false;
@@ -156,7 +192,9 @@ fn publish(
             && let Err(e) = push_to(url, &openmetrics::render(&board.snapshot(), host))
             && !std::mem::replace(warned, true)
         {
-            eprintln!("fathom: --metrics-push {url}: {e} (the run goes on)");
+            let said = format!("--metrics-push {url}: a push failed ({e}); the run went on");
+            eprintln!("fathom: {said}");
+            *trouble.lock().expect("not poisoned") = Some(said);
         }
     };
     for update in rx {
@@ -240,6 +278,12 @@ fn push_to(url: &str, body: &str) -> Result<(), String> {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn a_port_alone_is_served_on_this_host_only() {
+        assert_eq!(listen_address("9500"), "127.0.0.1:9500");
+        assert_eq!(listen_address("0.0.0.0:9500"), "0.0.0.0:9500");
+    }
 
     #[test]
     fn each_rank_gets_its_own_port_and_file() {

@@ -68,13 +68,11 @@ pub fn render(board: &Board, host: &str) -> String {
             if of > 0 { done as f64 / of as f64 } else { 0.0 }
         );
     }
-    if let Some(last) = board.verdicts.last() {
-        let _ = writeln!(
-            out,
-            "# HELP fathom_verdict_info The latest verdict the command reached.\n# TYPE fathom_verdict_info gauge\nfathom_verdict_info{{{host_label},verdict=\"{}\"}} 1",
-            label(last)
-        );
-    }
+    let _ = writeln!(
+        out,
+        "# HELP fathom_verdict_info The latest verdict the command reached (none yet: empty).\n# TYPE fathom_verdict_info gauge\nfathom_verdict_info{{{host_label},verdict=\"{}\"}} 1",
+        label(board.verdicts.last().map_or("", String::as_str))
+    );
     type Figure = fn(&Series) -> u64;
     let counters: [(&str, &str, Figure); 4] = [
         ("fathom_ios_total", "I/Os completed.", |s| s.ios),
