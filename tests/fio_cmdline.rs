@@ -785,3 +785,60 @@ fn group_reporting_shows_the_group_as_one() {
         "no row per clone: {text}"
     );
 }
+
+/// zonesize and zoneskip (fio's strided zones): fathom reads the same
+/// offsets in the same order as fio's own iolog of the same job.
+#[test]
+fn strided_zones_read_what_fio_reads_in_its_order() {
+    let dir = tempdir();
+    let job = dir.path().join("zones.fio");
+    let data = dir.path().join("zones.dat");
+    std::fs::write(
+        &job,
+        format!(
+            "[zones]\nfilename={}\nsize=16m\nrw=read\nbs=64k\nzonemode=strided\nzonesize=1m\nzoneskip=3m\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let recording = dir.path().join("zones.rec");
+    run_ok(&[
+        "run",
+        job.to_str().unwrap(),
+        "--record",
+        recording.to_str().unwrap(),
+    ]);
+    let trace = fathom::trace::Trace::open(&recording, 0, None).unwrap();
+    let ours: Vec<u64> = trace
+        .ios()
+        .unwrap()
+        .map(|io| io.map(|io| io.offset).unwrap())
+        .collect();
+    assert_eq!(ours.len(), 256, "one pass of size");
+    let mib = 1u64 << 20;
+    assert!(
+        ours.iter().all(|o| (o / mib) % 4 == 0),
+        "only the zones are read"
+    );
+    if !fio_installed() {
+        eprintln!("SKIP (fio's part): fio is not installed (apt-get install fio)");
+        return;
+    }
+    let log = dir.path().join("fio.log");
+    let o = Command::new("fio")
+        .arg(&job)
+        .arg(format!("--write_iolog={}", log.display()))
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    succeeded(&o);
+    let fio: Vec<u64> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"read")).then(|| f[3].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(ours, fio, "the same offsets in the same order");
+}

@@ -38,6 +38,21 @@ pub struct OffsetPattern {
     /// Random: I/Os per random offset (the first at it, the rest after it).
     run: u32,
     left_in_run: u32,
+    /// `--zones`: the region above is one zone's width, moved along.
+    zones: Option<Zones>,
+}
+
+/// Where the zone I/O goes in now is, and how much it has done there.
+struct Zones {
+    /// Bytes of I/O in each zone.
+    io: u64,
+    /// From one zone's start to the next's: its width and the skip.
+    step: u64,
+    /// The whole region the zones move through.
+    total: u64,
+    /// The current zone's start, from the region's.
+    at: u64,
+    done: u64,
 }
 
 /// How random offsets are drawn; `None` for a sequential pattern.
@@ -73,6 +88,7 @@ impl OffsetPattern {
             random_percent: 100,
             run: 1,
             left_in_run: 0,
+            zones: None,
         }
     }
 
@@ -126,13 +142,54 @@ impl OffsetPattern {
             random_percent,
             run: run.max(1),
             left_in_run: 0,
+            zones: None,
         })
+    }
+
+    /// The pattern moved from zone to zone through `total` bytes: its
+    /// region is one zone's width; after `zones.io` bytes in a zone the
+    /// next starts `range + skip` further, and at the end the first again
+    /// (fio's `zonemode=strided`).
+    pub fn in_zones(mut self, zones: crate::spec::StridedZones, total: u64) -> Self {
+        self.zones = Some(Zones {
+            io: zones.io,
+            step: zones.range + zones.skip,
+            total,
+            at: 0,
+            done: 0,
+        });
+        self
     }
 
     /// The offset of the next I/O, `len` bytes long (a multiple of the
     /// region's block size); the I/O never reaches past the region.
     #[inline]
     pub fn next_offset(&mut self, rng: &mut SmallRng, len: u64) -> u64 {
+        match self.zones.is_some() {
+            false => self.next_in_region(rng, len),
+            true => self.next_in_zone(rng, len),
+        }
+    }
+
+    fn next_in_zone(&mut self, rng: &mut SmallRng, len: u64) -> u64 {
+        let width = self.region.len();
+        let z = self.zones.as_mut().expect("zoned");
+        if z.done >= z.io {
+            z.done = 0;
+            z.at += z.step;
+            // A zone that would reach past the end starts over at the first.
+            if z.at + width > z.total {
+                z.at = 0;
+            }
+            self.next_block = 0;
+        }
+        z.done += len;
+        let at = z.at;
+        at + self.next_in_region(rng, len)
+    }
+
+    #[inline]
+    fn next_in_region(&mut self, rng: &mut SmallRng, len: u64) -> u64 {
         let blocks = self.region.blocks;
         // Most I/Os are one block: no division for them.
         let span = if len == self.region.bs {
@@ -275,6 +332,44 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zones_move_on_after_their_io_and_wrap_at_the_end() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        let mib = 1u64 << 20;
+        let zone = Region {
+            start: 0,
+            blocks: 16,
+            bs: 64 << 10,
+        };
+        let zones = crate::spec::StridedZones {
+            io: mib,
+            range: mib,
+            skip: 3 * mib,
+        };
+        let mut p = OffsetPattern::sequential(zone, 0).in_zones(zones, 16 * mib);
+        let offsets: Vec<u64> = (0..16 * 5)
+            .map(|_| p.next_offset(&mut rng, 64 << 10))
+            .collect();
+        // 16 I/Os in each zone, zones 4 MiB apart, the fifth back at 0.
+        for (z, start) in [0, 4, 8, 12, 0].iter().enumerate() {
+            let got = &offsets[z * 16..(z + 1) * 16];
+            assert_eq!(got[0], start * mib, "zone {z}");
+            assert!(
+                got.windows(2).all(|w| w[1] == w[0] + (64 << 10)),
+                "zone {z}"
+            );
+        }
+        // Random offsets stay inside the zone of the moment.
+        let mut p = OffsetPattern::random(zone, &Distribution::Uniform, 100, 1)
+            .unwrap()
+            .in_zones(zones, 16 * mib);
+        for i in 0..64u64 {
+            let o = p.next_offset(&mut rng, 64 << 10);
+            let start = (i / 16) * 4 * mib;
+            assert!((start..start + mib).contains(&o), "I/O {i} at {o}");
+        }
+    }
     use rand::SeedableRng;
 
     fn region() -> Region {

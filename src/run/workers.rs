@@ -47,6 +47,13 @@ fn worker_pattern(
             bs: unit,
         };
         let share = blocks / jobs + u64::from(j < blocks % jobs);
+        let region = match spec.zones {
+            Some(z) => Region {
+                blocks: (z.range / unit).clamp(1, region.blocks.max(1)),
+                ..region
+            },
+            None => region,
+        };
         let pattern = OffsetPattern::random(
             region,
             &spec.random_distribution,
@@ -54,6 +61,10 @@ fn worker_pattern(
             spec.sequential_run,
         )
         .expect("zones checked against the region by check_region");
+        let pattern = match spec.zones {
+            Some(z) => pattern.in_zones(z, plan.size),
+            None => pattern,
+        };
         return (pattern, share * spec.bs);
     }
     let per = blocks / jobs;
@@ -69,7 +80,19 @@ fn worker_pattern(
         stride if stride > 0 => slice_blocks.div_ceil(1 + stride as u64 / spec.bs) * spec.bs,
         _ => region.len(),
     };
-    (OffsetPattern::sequential(region, spec.stride), pass)
+    match spec.zones {
+        Some(z) => {
+            let zone = Region {
+                blocks: (z.range / spec.bs).clamp(1, region.blocks.max(1)),
+                ..region
+            };
+            (
+                OffsetPattern::sequential(zone, 0).in_zones(z, region.len()),
+                pass,
+            )
+        }
+        None => (OffsetPattern::sequential(region, spec.stride), pass),
+    }
 }
 
 pub(super) fn worker_configs(

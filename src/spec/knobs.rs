@@ -492,6 +492,15 @@ pub const KNOBS: &[Knob] = &[
         },
     ),
     Knob::value(
+        "zones",
+        "IO[:RANGE[:SKIP]]",
+        "I/O in zones: IO bytes inside a zone RANGE wide (IO by default), then on to the next zone RANGE + SKIP further, wrapping at the region's end (fio's zonemode=strided: 256m:256m:2g samples a disk every 2.25 GiB)",
+        |b, v| {
+            b.spec.zones = Some(v.parse()?);
+            Ok(())
+        },
+    ),
+    Knob::value(
         "compress",
         "PCT",
         "Share of each written chunk that compresses away, 0 to 100 (fio's buffer_compress_percentage) [default: 0]",

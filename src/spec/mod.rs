@@ -258,6 +258,10 @@ pub struct WorkloadSpec {
     /// region backwards (`--stride`, fio's `rw=read:8k`).
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub stride: i64,
+    /// I/O in zones: so many bytes in each zone, then on to the next
+    /// (`--zones`, fio's `zonemode=strided`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<StridedZones>,
     /// fio's log files to write from the per-second figures
     /// (`--write-bw-log` and friends).
     #[serde(default, skip_serializing_if = "FioLogs::is_empty")]
@@ -352,6 +356,49 @@ fn one() -> u32 {
 
 fn is_one(n: &u32) -> bool {
     *n == 1
+}
+
+/// Zones through the region, as fio's `zonemode=strided`: `io` bytes of
+/// I/O inside a zone `range` bytes wide (sequential or random within it),
+/// then the next zone starts `range + skip` bytes further, wrapping to the
+/// start at the region's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StridedZones {
+    pub io: u64,
+    pub range: u64,
+    pub skip: u64,
+}
+
+impl std::str::FromStr for StridedZones {
+    type Err = String;
+    /// `IO[:RANGE[:SKIP]]`: `256m:256m:2g`; RANGE defaults to IO, SKIP to 0.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = s.split(':').collect();
+        if parts.len() > 3 {
+            return Err(format!("'{s}' is not IO[:RANGE[:SKIP]]"));
+        }
+        let size = |p: &str| crate::util::units::parse_size(p);
+        let io = size(parts[0])?;
+        let range = parts.get(1).map(|p| size(p)).transpose()?.unwrap_or(io);
+        let skip = parts.get(2).map(|p| size(p)).transpose()?.unwrap_or(0);
+        if io == 0 || range == 0 {
+            return Err(format!("'{s}': a zone's I/O and width are more than 0"));
+        }
+        Ok(StridedZones { io, range, skip })
+    }
+}
+
+impl std::fmt::Display for StridedZones {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::util::units::format_bytes;
+        write!(
+            f,
+            "{}:{}:{}",
+            format_bytes(self.io),
+            format_bytes(self.range),
+            format_bytes(self.skip)
+        )
+    }
 }
 
 /// Which of a workload's repeats its result reports.
@@ -608,6 +655,7 @@ impl WorkloadSpec {
             random_percent: 100,
             sequential_run: 0,
             stride: 0,
+            zones: None,
             think_time: None,
             content: content::DataContent::default(),
             replay: None,

@@ -139,6 +139,33 @@ impl WorkloadSpec {
                 self.stride, self.bs
             ));
         }
+        if let Some(z) = self.zones {
+            if z.io % self.bs != 0 || z.range % self.bs != 0 || z.skip % self.bs != 0 {
+                return fail(format!(
+                    "--zones {z}: each part a multiple of the block size, {}",
+                    format_bytes(self.bs)
+                ));
+            }
+            if self.verify != VerifyMode::Off {
+                return fail(format!(
+                    "--verify reads back every block of the region: --zones {z} leaves holes"
+                ));
+            }
+            if self.stride != 0 {
+                return fail("--zones and --stride: give one of them".into());
+            }
+            if let Distribution::ZonedAbs { zones } = &self.random_distribution {
+                let covered: u64 = zones.iter().map(|z| z.size).sum();
+                if covered > z.range {
+                    return fail(format!(
+                        "--random-distribution {}: its zones cover {}, more than the --zones width {}",
+                        self.random_distribution,
+                        format_bytes(covered),
+                        format_bytes(z.range)
+                    ));
+                }
+            }
+        }
         if self.stride != 0 && self.verify != VerifyMode::Off {
             return fail(
                 "--verify reads back every block of the region: --stride leaves holes".into(),

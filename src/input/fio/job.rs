@@ -45,6 +45,9 @@ pub(super) struct Job {
     /// `thinktime_blocks`, which only counts with a `thinktime`.
     pub(super) think_every: Option<u32>,
     pub(super) starts_group: bool,
+    /// `zonemode`, and `zonesize`, `zonerange`, `zoneskip` in bytes.
+    pub(super) zone_mode: Option<String>,
+    pub(super) zone_sizes: [Option<u64>; 3],
     /// `exit_what=all`: with `exitall`, the job's end ends every job,
     /// those of later groups (not started yet) too.
     pub(super) exit_what_all: bool,
@@ -165,6 +168,29 @@ impl Job {
         };
         self.set("size", per_file);
         Ok(())
+    }
+
+    /// fio's strided zones as fathom's `zones`: zonesize bytes in each
+    /// zone zonerange wide (zonesize unless given), zoneskip between; a
+    /// zonesize without a zonemode is strided, as in fio.
+    pub(super) fn strided_zones(&mut self) -> Result<(), String> {
+        let [size, range, skip] = std::mem::take(&mut self.zone_sizes);
+        match (self.zone_mode.take().as_deref(), size) {
+            (None | Some("none"), None) => Ok(()),
+            (Some("none"), Some(_)) => {
+                Err("zonemode=none and zonesize: fio refuses them together".into())
+            }
+            (Some("strided"), None) => Err("zonemode=strided needs zonesize".into()),
+            (Some("zbd"), _) => Err(
+                "zonemode=zbd: zoned block devices are not supported (zonemode=strided is)".into(),
+            ),
+            (None | Some("strided"), Some(size)) => {
+                let range = range.filter(|r| *r > 0).unwrap_or(size);
+                self.set("zones", format!("{size}:{range}:{}", skip.unwrap_or(0)));
+                Ok(())
+            }
+            (Some(other), _) => Err(format!("zonemode={other}: none, strided or zbd")),
+        }
     }
 
     /// fio's `prioclass` and `prio` as fathom's `ioprio`: best effort when

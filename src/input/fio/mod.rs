@@ -271,6 +271,9 @@ fn translate_sections(
             job.unset("block_align");
         }
         job.io_priority();
+        if let Err(m) = job.strided_zones() {
+            problem(format!("{}: {m}", section_at(&section.opts, &global)));
+        }
         if let Some(n) = job.verify_phase() {
             note(n);
         }

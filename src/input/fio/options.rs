@@ -308,6 +308,16 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         }
         "time_based" => job.time_based = flag(opt)?,
         "ramp_time" => job.set("ramp", seconds(value(opt)?)),
+        "zonemode" => job.zone_mode = Some(value(opt)?.to_string()),
+        "zonesize" | "zonerange" | "zoneskip" => {
+            let v = value(opt)?;
+            let bytes = crate::util::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?;
+            let at = ["zonesize", "zonerange", "zoneskip"]
+                .iter()
+                .position(|k| *k == key)
+                .expect("one of them");
+            job.zone_sizes[at] = Some(bytes);
+        }
         "startdelay" => {
             let v = value(opt)?;
             if v.contains('-') {
