@@ -817,7 +817,7 @@ fn strided_zones_read_what_fio_reads_in_its_order() {
     assert_eq!(ours.len(), 256, "one pass of size");
     let mib = 1u64 << 20;
     assert!(
-        ours.iter().all(|o| (o / mib) % 4 == 0),
+        ours.iter().all(|o| (o / mib).is_multiple_of(4)),
         "only the zones are read"
     );
     if !fio_installed() {
