@@ -461,6 +461,43 @@ fn a_buffered_time_based_job_drops_the_cache_at_each_pass() {
     );
 }
 
+/// The (offset, length) of every I/O fathom issues running `job`.
+fn recorded_ios(job: &std::path::Path, dir: &std::path::Path) -> Vec<(u64, u32)> {
+    let recording = dir.join("ios.rec");
+    run_ok(&[
+        "run",
+        job.to_str().unwrap(),
+        "--record",
+        recording.to_str().unwrap(),
+    ]);
+    let trace = fathom::trace::Trace::open(&recording, 0, None).unwrap();
+    trace
+        .ios()
+        .unwrap()
+        .map(|io| io.map(|io| (io.offset, io.len)).unwrap())
+        .collect()
+}
+
+/// The offsets of the reads fio issues running `job`, from its own iolog.
+fn fio_read_offsets(job: &std::path::Path, dir: &std::path::Path) -> Vec<u64> {
+    let log = dir.join("fio.log");
+    let o = Command::new("fio")
+        .arg(job)
+        .arg(format!("--write_iolog={}", log.display()))
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    succeeded(&o);
+    std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"read")).then(|| f[3].parse().unwrap())
+        })
+        .collect()
+}
+
 /// blockalign=4k under a bssplit of 512 and 64k: every offset on a 4k
 /// boundary, as fio's own iolog of the same job shows them.
 #[test]
@@ -476,19 +513,7 @@ fn blockalign_aligns_every_random_offset_as_fio_does() {
         ),
     )
     .unwrap();
-    let recording = dir.path().join("align.rec");
-    run_ok(&[
-        "run",
-        job.to_str().unwrap(),
-        "--record",
-        recording.to_str().unwrap(),
-    ]);
-    let trace = fathom::trace::Trace::open(&recording, 0, None).unwrap();
-    let offsets: Vec<(u64, u32)> = trace
-        .ios()
-        .unwrap()
-        .map(|io| io.map(|io| (io.offset, io.len)).unwrap())
-        .collect();
+    let offsets = recorded_ios(&job, dir.path());
     assert!(offsets.len() > 50, "{} I/Os", offsets.len());
     let unaligned = offsets.iter().filter(|(o, _)| o % 4096 != 0).count();
     assert_eq!(unaligned, 0, "of {} offsets", offsets.len());
@@ -505,22 +530,7 @@ fn blockalign_aligns_every_random_offset_as_fio_does() {
         eprintln!("SKIP (fio's part): fio is not installed (apt-get install fio)");
         return;
     }
-    let log = dir.path().join("fio.log");
-    let o = Command::new("fio")
-        .arg(&job)
-        .arg(format!("--write_iolog={}", log.display()))
-        .arg("--output-format=json")
-        .output()
-        .unwrap();
-    succeeded(&o);
-    let text = std::fs::read_to_string(&log).unwrap();
-    let fio_offsets: Vec<u64> = text
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.get(2) == Some(&"read")).then(|| f[3].parse().unwrap())
-        })
-        .collect();
+    let fio_offsets = fio_read_offsets(&job, dir.path());
     assert!(!fio_offsets.is_empty());
     assert!(
         fio_offsets.iter().all(|o| o % 4096 == 0),
@@ -801,18 +811,9 @@ fn strided_zones_read_what_fio_reads_in_its_order() {
         ),
     )
     .unwrap();
-    let recording = dir.path().join("zones.rec");
-    run_ok(&[
-        "run",
-        job.to_str().unwrap(),
-        "--record",
-        recording.to_str().unwrap(),
-    ]);
-    let trace = fathom::trace::Trace::open(&recording, 0, None).unwrap();
-    let ours: Vec<u64> = trace
-        .ios()
-        .unwrap()
-        .map(|io| io.map(|io| io.offset).unwrap())
+    let ours: Vec<u64> = recorded_ios(&job, dir.path())
+        .iter()
+        .map(|(o, _)| *o)
         .collect();
     assert_eq!(ours.len(), 256, "one pass of size");
     let mib = 1u64 << 20;
@@ -824,21 +825,6 @@ fn strided_zones_read_what_fio_reads_in_its_order() {
         eprintln!("SKIP (fio's part): fio is not installed (apt-get install fio)");
         return;
     }
-    let log = dir.path().join("fio.log");
-    let o = Command::new("fio")
-        .arg(&job)
-        .arg(format!("--write_iolog={}", log.display()))
-        .arg("--output-format=json")
-        .output()
-        .unwrap();
-    succeeded(&o);
-    let fio: Vec<u64> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.get(2) == Some(&"read")).then(|| f[3].parse().unwrap())
-        })
-        .collect();
+    let fio = fio_read_offsets(&job, dir.path());
     assert_eq!(ours, fio, "the same offsets in the same order");
 }

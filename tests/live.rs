@@ -328,21 +328,26 @@ fn a_real_prometheus_scrapes_the_run_and_takes_quantiles_of_its_histogram() {
     );
 }
 
-#[test]
-fn a_real_pushgateway_takes_the_pushes_and_the_last_one_says_the_run_ended() {
-    let dir = tempdir();
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let Some(_gateway) = start(
+/// A Pushgateway on a free port of 127.0.0.1, answering, and its address.
+fn pushgateway(dir: &Path) -> Option<(Server, String)> {
+    let listen = format!("127.0.0.1:{}", free_port());
+    let gateway = start(
         "prometheus-pushgateway",
         &[&format!("--web.listen-address={listen}")],
-        dir.path(),
-    ) else {
-        return;
-    };
+        dir,
+    )?;
     wait_for("the Pushgateway to listen", Duration::from_secs(30), || {
         get(&listen, "/metrics")
     });
+    Some((gateway, listen))
+}
+
+#[test]
+fn a_real_pushgateway_takes_the_pushes_and_the_last_one_says_the_run_ended() {
+    let dir = tempdir();
+    let Some((_gateway, listen)) = pushgateway(dir.path()) else {
+        return;
+    };
     let out = run(&[
         "run",
         "--engine",
@@ -379,17 +384,9 @@ fn a_real_pushgateway_takes_the_pushes_and_the_last_one_says_the_run_ended() {
 #[test]
 fn a_gateway_that_goes_away_mid_run_is_a_note_not_a_failure() {
     let dir = tempdir();
-    let listen = format!("127.0.0.1:{}", free_port());
-    let Some(gateway) = start(
-        "prometheus-pushgateway",
-        &[&format!("--web.listen-address={listen}")],
-        dir.path(),
-    ) else {
+    let Some((gateway, listen)) = pushgateway(dir.path()) else {
         return;
     };
-    wait_for("the Pushgateway to listen", Duration::from_secs(30), || {
-        get(&listen, "/metrics")
-    });
     let out_path = dir.path().join("r.json");
     let child = fathom()
         .args([
