@@ -11,6 +11,10 @@ use std::collections::BTreeMap;
 /// array: read, write and trim, indexed by `engine::Direction as usize`.
 pub const DIRECTIONS: usize = 3;
 
+/// Each direction's name, in the order per-direction arrays are indexed
+/// (the names `engine::Direction` gives them).
+pub const DIRECTION_NAMES: [&str; DIRECTIONS] = ["read", "write", "trim"];
+
 /// One second of a run (the last one may be shorter).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Interval {

@@ -5,8 +5,7 @@
 //! worker), and the phase the command is in.
 
 use crate::measure::histogram::LatencyHistogram;
-use crate::measure::intervals::CompletedSecond;
-use crate::spec::Direction;
+use crate::measure::intervals::{CompletedSecond, DIRECTION_NAMES};
 use std::sync::Mutex;
 use std::sync::mpsc::Sender;
 
@@ -42,7 +41,8 @@ pub struct Board {
 pub struct Series {
     pub workload: String,
     pub stream: String,
-    pub direction: Direction,
+    /// The direction's name (`read`, `write`, `trim`).
+    pub direction: &'static str,
     pub ios: u64,
     pub bytes: u64,
     /// Rated runs: I/Os due that had no answer at the deadline.
@@ -75,7 +75,7 @@ pub struct Update {
     pub stream: String,
     pub index: u64,
     pub dur_s: f64,
-    pub directions: Vec<(Direction, Second)>,
+    pub directions: Vec<(&'static str, Second)>,
 }
 
 /// Issue lag past this counts an I/O as late (as a replay counts it).
@@ -134,7 +134,7 @@ impl LiveBoard {
             let workload = b.workload.clone();
             let mut directions = Vec::new();
             for (d, sample) in second.directions.iter().enumerate() {
-                let direction = Direction::ALL[d];
+                let direction = DIRECTION_NAMES[d];
                 if sample.ios == 0 && sample.unanswered == 0 {
                     continue;
                 }

@@ -43,3 +43,18 @@ impl Direction {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measurements_name_each_direction_as_it_names_itself() {
+        for d in Direction::ALL {
+            assert_eq!(
+                crate::measure::intervals::DIRECTION_NAMES[d as usize],
+                d.name()
+            );
+        }
+    }
+}

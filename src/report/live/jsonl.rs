@@ -13,7 +13,7 @@ pub fn line(update: &Update, host: &str) -> String {
         .map(|(d, s)| {
             let lat = s.latency.summary();
             (
-                d.name().to_string(),
+                d.to_string(),
                 json!({
                     "ios": s.ios,
                     "bytes": s.bytes,

@@ -42,7 +42,7 @@ fn labels(s: &Series, host: &str) -> String {
         label(host),
         label(&s.workload),
         label(&s.stream),
-        s.direction.name()
+        s.direction
     )
 }
 
