@@ -79,8 +79,23 @@ fn eio_on_reads_and_writes_is_counted_per_target_and_direction() {
                 "{engine} {rw}: stopped at the error"
             );
 
-            // Told to go on: every other block is done, the bad one counted.
-            let out = pass(f, rw, engine, &["--continue-on-error"]);
+            // Told to go on: every other block is done, the bad one counted,
+            // also in the second it failed in, for those watching.
+            let watched = tempdir();
+            let lines = watched.path().join("live.jsonl");
+            let out = pass(
+                f,
+                rw,
+                engine,
+                &["--continue-on-error", "--live", lines.to_str().unwrap()],
+            );
+            let text = std::fs::read_to_string(&lines).unwrap();
+            let errors: u64 = text
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .map(|l| u(&l["directions"][direction]["errors"]))
+                .sum();
+            assert_eq!(errors, 1, "{engine} {rw}: {text}");
             assert_eq!(out.status.code(), Some(0), "{engine} {rw}");
             let doc = json_of(&out);
             let t = target(&doc);

@@ -53,6 +53,8 @@ pub struct DirectionSample {
     /// Issue lag: from when each I/O could go (due on its schedule, and a
     /// slot free) to when it went.
     pub issue_lag: LatencyHistogram,
+    /// I/Os that failed (not in `ios`).
+    pub errors: u64,
 }
 
 impl DirectionSample {
@@ -63,6 +65,7 @@ impl DirectionSample {
         self.scheduled.add(&other.scheduled);
         self.unanswered += other.unanswered;
         self.issue_lag.add(&other.issue_lag);
+        self.errors += other.errors;
     }
 }
 

@@ -49,6 +49,8 @@ pub struct Series {
     pub unanswered: u64,
     /// I/Os that went out more than 1 ms after they could.
     pub late: u64,
+    /// I/Os that failed.
+    pub errors: u64,
     /// Every completion so far.
     pub run: LatencyHistogram,
     /// The last completed second.
@@ -62,6 +64,7 @@ pub struct Second {
     pub dur_s: f64,
     pub ios: u64,
     pub bytes: u64,
+    pub errors: u64,
     pub latency: LatencyHistogram,
 }
 
@@ -135,7 +138,7 @@ impl LiveBoard {
             let mut directions = Vec::new();
             for (d, sample) in second.directions.iter().enumerate() {
                 let direction = DIRECTION_NAMES[d];
-                if sample.ios == 0 && sample.unanswered == 0 {
+                if sample.ios == 0 && sample.unanswered == 0 && sample.errors == 0 {
                     continue;
                 }
                 let this = Second {
@@ -143,6 +146,7 @@ impl LiveBoard {
                     dur_s: second.dur_s,
                     ios: sample.ios,
                     bytes: sample.bytes,
+                    errors: sample.errors,
                     latency: sample.latency.clone(),
                 };
                 let at = match b.series.iter().position(|s| {
@@ -158,6 +162,7 @@ impl LiveBoard {
                             bytes: 0,
                             unanswered: 0,
                             late: 0,
+                            errors: 0,
                             run: LatencyHistogram::new(),
                             last: None,
                         });
@@ -168,6 +173,7 @@ impl LiveBoard {
                 s.ios += sample.ios;
                 s.bytes += sample.bytes;
                 s.unanswered += sample.unanswered;
+                s.errors += sample.errors;
                 s.late += (sample.issue_lag.share_above(LATE_NS) * sample.issue_lag.count() as f64)
                     .round() as u64;
                 s.run.add(&sample.latency);

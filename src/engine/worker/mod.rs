@@ -970,6 +970,13 @@ impl<'a> Job<'a> {
                 Direction::Trim => Operation::Trim,
             };
             self.totals.errors.record(op, c.result, describe);
+            if self.counts(at) {
+                // In its second, for those watching the run.
+                while at >= self.next_boundary {
+                    self.flush_interval(INTERVAL);
+                }
+                self.interval[state.dir as usize].errors += 1;
+            }
             if !self.config.continue_on_error && self.totals.ended_by_error.is_none() {
                 self.totals.ended_by_error = Some(describe());
                 self.stopping = true;

@@ -17,6 +17,7 @@ pub fn line(update: &Update, host: &str) -> String {
                 json!({
                     "ios": s.ios,
                     "bytes": s.bytes,
+                    "errors": s.errors,
                     "iops": crate::measure::per_second(s.ios, s.dur_s),
                     "bw_bytes": crate::measure::per_second(s.bytes, s.dur_s),
                     "lat_ns": {

@@ -74,7 +74,7 @@ pub fn render(board: &Board, host: &str) -> String {
         label(board.verdicts.last().map_or("", String::as_str))
     );
     type Figure = fn(&Series) -> u64;
-    let counters: [(&str, &str, Figure); 4] = [
+    let counters: [(&str, &str, Figure); 5] = [
         ("fathom_ios_total", "I/Os completed.", |s| s.ios),
         (
             "fathom_bytes_total",
@@ -86,6 +86,7 @@ pub fn render(board: &Board, host: &str) -> String {
             "I/Os that went out more than 1 ms after they could.",
             |s| s.late,
         ),
+        ("fathom_errors_total", "I/Os that failed.", |s| s.errors),
         (
             "fathom_unanswered_ios_total",
             "Rated I/Os due that had no answer at the end of their second.",
