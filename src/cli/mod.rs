@@ -644,11 +644,21 @@ fn print_plan(specs: &[WorkloadSpec]) -> anyhow::Result<i32> {
         let targets: Vec<&str> = (0..spec.targets.len())
             .map(|t| spec.target_label(t))
             .collect();
+        // A group of streams is its streams, not the knobs they started from.
+        let label = match spec.streams.as_slice() {
+            [] => spec.label(),
+            streams => {
+                let each: Vec<String> = streams
+                    .iter()
+                    .map(|s| format!("{}: {}", s.name, s.label()))
+                    .collect();
+                format!("{} streams: {}", streams.len(), each.join("; "))
+            }
+        };
         println!(
-            "{:>4}. {}  [{}]  {}  {}",
+            "{:>4}. {}  [{label}]  {}  {}",
             i + 1,
             spec.name,
-            spec.label(),
             targets.join(", "),
             bound
         );
