@@ -758,3 +758,42 @@ fn the_verify_read_back_is_the_jobs_reads_as_in_fio() {
     assert_eq!(u(&read["io_bytes"]), 2 << 20, "{read}");
     assert!(u(&read["runtime"]) > 0 && f(&read["iops"]) > 0.0, "{read}");
 }
+
+/// cmdprio_percentage with cmdprio_class: that share of the I/Os at their
+/// own priority, and fio's `prios` with each priority's latency, as fio.
+#[test]
+fn a_share_of_ios_at_their_own_priority_is_reported_apart_as_in_fio() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[cp]\nfilename=cp.dat\nsize=8m\nbs=4k\nrw=randread\nioengine=io_uring\ndirect=1\n\
+         iodepth=4\nio_size=4m\ncmdprio_percentage=20\ncmdprio_class=1\n",
+    );
+    let Some(fio) = fio_doc(&job, dir.path()) else {
+        return;
+    };
+    std::fs::remove_file(dir.path().join("cp.dat")).unwrap();
+    let (_, ours) = fathom_jobs(&job, dir.path());
+    let prios = |doc: &Value| -> Vec<(u64, u64, u64)> {
+        doc["jobs"][0]["read"]["prios"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no prios: {}", doc["jobs"][0]["read"]))
+            .iter()
+            .map(|p| (u(&p["prioclass"]), u(&p["prio"]), u(&p["clat_ns"]["N"])))
+            .collect()
+    };
+    let (theirs, ours) = (prios(&fio), prios(&ours));
+    let classes = |p: &[(u64, u64, u64)]| p.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>();
+    assert_eq!(classes(&ours), classes(&theirs), "the same priorities");
+    assert_eq!(classes(&ours), [(0, 0), (1, 0)]);
+    let total: u64 = ours.iter().map(|p| p.2).sum();
+    assert_eq!(total, 1024, "every I/O in one of them");
+    // A fifth of them, as fio draws them (at random: 5 points either way).
+    let share = ours[1].2 as f64 / total as f64;
+    assert!((0.15..0.25).contains(&share), "{share}");
+    refused(
+        &["run", ".", "--cmdprio", "20:rt", "--engine", "sync"],
+        "io_uring",
+    );
+    refused(&["run", ".", "--cmdprio", "0:rt"], "'0'");
+}

@@ -299,15 +299,19 @@ impl Engine for IoUringEngine {
             },
             (Direction::Read, true) => opcode::ReadFixed::new(fd, buf, request.len, slot as u16)
                 .offset(request.offset)
+                .ioprio(request.ioprio)
                 .build(),
             (Direction::Write, true) => opcode::WriteFixed::new(fd, buf, request.len, slot as u16)
                 .offset(request.offset)
+                .ioprio(request.ioprio)
                 .build(),
             (Direction::Read, false) => opcode::Read::new(fd, buf, request.len)
                 .offset(request.offset)
+                .ioprio(request.ioprio)
                 .build(),
             (Direction::Write, false) => opcode::Write::new(fd, buf, request.len)
                 .offset(request.offset)
+                .ioprio(request.ioprio)
                 .build(),
         };
         self.push(entry.user_data(request.slot as u64));

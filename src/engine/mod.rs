@@ -36,6 +36,9 @@ pub struct IoRequest {
     pub dir: Direction,
     pub offset: u64,
     pub len: u32,
+    /// The I/O's own priority (ioprio_set(2)'s value), or 0 for the
+    /// worker's: engines whose caps say `priority_per_io` honour it.
+    pub ioprio: u16,
 }
 
 /// A finished I/O: bytes transferred, or a negative errno.

@@ -123,6 +123,7 @@ mod tests {
 
     fn request(slot: u32) -> IoRequest {
         IoRequest {
+            ioprio: 0,
             slot,
             dir: Direction::Read,
             offset: 0,

@@ -55,6 +55,9 @@ pub struct DirectionSample {
     pub issue_lag: LatencyHistogram,
     /// I/Os that failed (not in `ios`).
     pub errors: u64,
+    /// With `--cmdprio`: the latency of the I/Os issued at the worker's
+    /// priority (0) and of those at their own (1), both also in `latency`.
+    pub by_priority: Option<Box<[LatencyHistogram; 2]>>,
 }
 
 impl DirectionSample {
@@ -66,6 +69,17 @@ impl DirectionSample {
         self.unanswered += other.unanswered;
         self.issue_lag.add(&other.issue_lag);
         self.errors += other.errors;
+        if let Some(theirs) = &other.by_priority {
+            let ours = self.by_priority.get_or_insert_with(Default::default);
+            ours[0].add(&theirs[0]);
+            ours[1].add(&theirs[1]);
+        }
+    }
+
+    /// Records a completion of `ns` at the worker's priority or the I/O's
+    /// own (`prioritized`).
+    pub fn record_by_priority(&mut self, ns: u64, prioritized: bool) {
+        self.by_priority.get_or_insert_with(Default::default)[usize::from(prioritized)].record(ns);
     }
 }
 

@@ -255,6 +255,12 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
     if w.total.read.ios == 0 {
         verify_reads(&mut read, w);
     }
+    let mut write = direction(&w.total.write, &write_h, runtime_ms, 0, &out);
+    for (json, d) in [(&mut read, &w.total.read), (&mut write, &w.total.write)] {
+        if let Some(prios) = prios(spec, d, &out)? {
+            json["prios"] = prios;
+        }
+    }
     Ok(json!({
         "jobname": name,
         "groupid": group,
@@ -263,7 +269,7 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
         "elapsed": w.runtime_s.ceil() as u64,
         "job options": options,
         "read": read,
-        "write": direction(&w.total.write, &write_h, runtime_ms, 0, &out),
+        "write": write,
         "trim": direction(&w.total.trim, &trim_h, runtime_ms, 0, &out),
         "sync": sync(w.sync.as_ref(), &spec.percentile_list)?,
         "job_runtime": runtime_ms,
@@ -279,6 +285,37 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
         "latency_us": buckets(&all, 1_000),
         "latency_ms": ms_buckets(&all),
     }))
+}
+
+/// fio's `prios` of a direction with `cmdprio`: the completion latency of
+/// each priority's I/Os, when two priorities did I/O (as fio prints them).
+fn prios(
+    spec: &crate::spec::WorkloadSpec,
+    d: &DirectionResult,
+    out: &Shape,
+) -> anyhow::Result<Option<Value>> {
+    let Some(cmdprio) = spec.cmdprio.filter(|_| d.by_priority.len() >= 2) else {
+        return Ok(None);
+    };
+    let entries: anyhow::Result<Vec<Value>> = d
+        .by_priority
+        .iter()
+        .map(|p| {
+            let (class, level) = match (p.cmdprio, spec.ioprio) {
+                (true, _) => (cmdprio.priority.class.number(), cmdprio.priority.level),
+                (false, Some(ioprio)) => (ioprio.class.number(), ioprio.level),
+                // fio's "none": the I/O takes the worker's.
+                (false, None) => (0, 0),
+            };
+            let h = LatencyHistogram::decode(&p.histogram).map_err(anyhow::Error::msg)?;
+            Ok(json!({
+                "prioclass": class,
+                "prio": level,
+                "clat_ns": latency(&p.lat_ns, p.ios, Some((&h, out.percentiles))),
+            }))
+        })
+        .collect();
+    Ok(Some(Value::Array(entries?)))
 }
 
 /// A writing job with verify: fio reads every block back after writing

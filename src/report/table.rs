@@ -590,6 +590,11 @@ pub fn notes(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
         }
     }
     for w in workloads {
+        for line in priority_lines(w) {
+            out.push(format!("{} ({}): {line}", w.spec.name, w.spec.label()));
+        }
+    }
+    for w in workloads {
         if let Some(repeats) = &w.repeats {
             out.push(format!(
                 "{} ({}): {}",
@@ -609,6 +614,46 @@ pub fn notes(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
         }
     }
     out
+}
+
+/// With `--cmdprio`: per direction, the latency of the I/Os at their own
+/// priority beside the others'.
+pub fn priority_lines(w: &WorkloadResult) -> Vec<String> {
+    use crate::util::units::{latency, thousands};
+    let Some(cmdprio) = w.spec.cmdprio else {
+        return Vec::new();
+    };
+    let others = w
+        .spec
+        .ioprio
+        .map_or("the default priority".to_string(), |p| p.to_string());
+    w.total
+        .named()
+        .into_iter()
+        .filter(|(_, d)| !d.by_priority.is_empty())
+        .map(|(dir, d)| {
+            let part = |own: bool| {
+                d.by_priority
+                    .iter()
+                    .find(|p| p.cmdprio == own)
+                    .map_or("none".to_string(), |p| {
+                        format!(
+                            "{} I/Os, p50 {}, p99 {}, p99.9 {}",
+                            thousands(p.ios),
+                            latency(p.lat_ns.p50 as f64),
+                            latency(p.lat_ns.p99 as f64),
+                            latency(p.lat_ns.p99_9 as f64)
+                        )
+                    })
+            };
+            format!(
+                "{dir} at {} (--cmdprio {cmdprio}): {}; the others at {others}: {}",
+                cmdprio.priority,
+                part(true),
+                part(false)
+            )
+        })
+        .collect()
 }
 
 /// How a run with `--steady-state` ended: steady at some second, or not

@@ -295,6 +295,9 @@ fn notes(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
         if let Some(repeats) = &workload.repeats {
             out.push_str(&format!("  {}\n", repeats.describe()));
         }
+        for line in super::table::priority_lines(workload) {
+            out.push_str(&format!("  {line}\n"));
+        }
         out.push_str(&disk_lines(&workload.disks));
         if let Some(data) = &workload.data {
             out.push_str(&format!("  {}\n", workload.spec.content.describe(data)));

@@ -298,6 +298,8 @@ fn direction(d: &Value, runtime_s: f64, from_bins: &mut bool) -> Result<Directio
         sched_histogram: None,
         unanswered: 0,
         intervals: Vec::new(),
+        // fio's per-priority figures (`prios`) are not read back.
+        by_priority: Vec::new(),
     })
 }
 

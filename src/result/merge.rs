@@ -49,7 +49,14 @@ pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionRe
     let mut out = DirectionResult::default();
     let mut latency = LatencyHistogram::new();
     let mut scheduled: Option<LatencyHistogram> = None;
+    let mut by_priority: [Option<(u64, LatencyHistogram)>; 2] = [None, None];
     for part in parts {
+        for p in &part.by_priority {
+            let (ios, h) = by_priority[usize::from(p.cmdprio)]
+                .get_or_insert_with(|| (0, LatencyHistogram::new()));
+            *ios += p.ios;
+            h.add(&LatencyHistogram::decode(&p.histogram)?);
+        }
         out.ios += part.ios;
         out.bytes += part.bytes;
         out.unanswered += part.unanswered;
@@ -85,6 +92,19 @@ pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionRe
     out.bw_bytes = per_second(out.bytes, span_s);
     out.lat_ns = latency.summary();
     out.histogram = latency.encode();
+    out.by_priority = by_priority
+        .iter()
+        .enumerate()
+        .filter_map(|(own, p)| {
+            let (ios, h) = p.as_ref()?;
+            Some(crate::result::PriorityLatency {
+                cmdprio: own == 1,
+                ios: *ios,
+                lat_ns: h.summary(),
+                histogram: h.encode(),
+            })
+        })
+        .collect();
     out.sched_lat_ns = scheduled.as_ref().map(|s| s.summary());
     out.sched_histogram = scheduled.as_ref().map(|s| s.encode());
     Ok(out)

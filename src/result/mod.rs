@@ -19,8 +19,8 @@ pub mod warning;
 pub mod workload;
 
 pub use workload::{
-    CpuUsage, DirectionPair, DirectionResult, DiskUsage, Interval, LatencySummary, SyncResult,
-    TargetResult, TemperatureSample, UnfinishedIos, WorkloadResult,
+    CpuUsage, DirectionPair, DirectionResult, DiskUsage, Interval, LatencySummary, PriorityLatency,
+    SyncResult, TargetResult, TemperatureSample, UnfinishedIos, WorkloadResult,
 };
 
 use crate::measure::facts::HostFacts;

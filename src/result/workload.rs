@@ -159,6 +159,21 @@ pub struct DirectionResult {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unanswered: u64,
     pub intervals: Vec<Interval>,
+    /// With `--cmdprio`: the latency of the I/Os at the worker's priority
+    /// and of those at their own, apart (each also in `lat_ns`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_priority: Vec<PriorityLatency>,
+}
+
+/// The latency of the I/Os of one priority (`--cmdprio`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PriorityLatency {
+    /// True for the I/Os issued at `spec.cmdprio`'s priority, false for
+    /// the others (at the worker's: `spec.ioprio`, else the default).
+    pub cmdprio: bool,
+    pub ios: u64,
+    pub lat_ns: LatencySummary,
+    pub histogram: String,
 }
 
 fn is_zero(n: &u64) -> bool {

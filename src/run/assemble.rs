@@ -323,5 +323,17 @@ pub(super) fn direction_result(
         sched_histogram: (sample.scheduled.count() > 0).then(|| sample.scheduled.encode()),
         unanswered: sample.unanswered,
         intervals,
+        by_priority: sample
+            .by_priority
+            .iter()
+            .flat_map(|both| both.iter().enumerate())
+            .filter(|(_, h)| h.count() > 0)
+            .map(|(own, h)| crate::result::PriorityLatency {
+                cmdprio: own == 1,
+                ios: h.count(),
+                lat_ns: h.summary(),
+                histogram: h.encode(),
+            })
+            .collect(),
     }
 }

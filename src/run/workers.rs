@@ -168,6 +168,7 @@ pub(super) fn worker_configs(
                 stream_end: Arc::default(),
                 flow: None,
                 flow_sleep: Duration::from_micros(spec.flow_sleep_us),
+                cmdprio: spec.cmdprio.map(|c| (c.percent, c.priority.value())),
             }
         })
         .collect()

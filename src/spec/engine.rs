@@ -119,6 +119,9 @@ pub struct EngineCaps {
     pub ring_settings: bool,
     /// Waits a latency it is given (`--null-latency`).
     pub simulates_latency: bool,
+    /// Gives each I/O a priority of its own (`--cmdprio`; io_uring's
+    /// per-request ioprio), beside the worker's (`--ioprio`).
+    pub priority_per_io: bool,
 }
 
 impl EngineKind {
@@ -129,18 +132,23 @@ impl EngineKind {
                 does_io: true,
                 ring_settings: true,
                 simulates_latency: false,
+                priority_per_io: true,
             },
             EngineKind::Sync => EngineCaps {
                 queues: false,
                 does_io: true,
                 ring_settings: false,
                 simulates_latency: false,
+                priority_per_io: false,
             },
             EngineKind::Null => EngineCaps {
                 queues: true,
                 does_io: false,
                 ring_settings: false,
                 simulates_latency: true,
+                // It only marks them: their latency is reported apart, as
+                // on a device.
+                priority_per_io: true,
             },
         }
     }

@@ -648,6 +648,15 @@ pub const KNOBS: &[Knob] = &[
     )
     .table(|s| s.pick.to_string()),
     Knob::value(
+        "cmdprio",
+        "PCT:CLASS[:LEVEL]",
+        "Issue this share of the I/Os at this I/O priority, each I/O its own (io_uring), and report their latency apart from the others' (fio's cmdprio_percentage and cmdprio_class)",
+        |b, v| {
+            b.spec.cmdprio = Some(v.parse()?);
+            Ok(())
+        },
+    ),
+    Knob::value(
         "arrivals",
         "even|poisson",
         "With a rate: space the I/Os evenly (the default) or as a Poisson process, exponential gaps as from many independent clients (fio's rate_process)",

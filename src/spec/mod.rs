@@ -24,7 +24,7 @@ pub use block_sizes::BlockSizeSplit;
 pub use direction::Direction;
 pub use distribution::{Distribution, Zone};
 pub use engine::{CompletionWait, EngineCaps, EngineKind, EngineTuning, RingOptions, WaitChoice};
-pub use priority::IoPriority;
+pub use priority::{CommandPriority, IoPriority};
 pub use validate::{MAX_IOPS_PER_SLOT, limits};
 
 /// Access pattern, named as in fio.
@@ -301,6 +301,10 @@ pub struct WorkloadSpec {
     /// (`--exitall`, fio's `exitall`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exitall: bool,
+    /// A share of the I/Os issued at a priority of their own, their
+    /// latency reported apart (`--cmdprio`, fio's `cmdprio_percentage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdprio: Option<CommandPriority>,
     /// How rated I/Os are spaced (`--arrivals`, fio's `rate_process`).
     #[serde(default, skip_serializing_if = "Arrivals::is_even")]
     pub arrivals: Arrivals,
@@ -669,6 +673,7 @@ impl WorkloadSpec {
             continue_on_error: false,
             exitall: false,
             end_fsync: false,
+            cmdprio: None,
             arrivals: Arrivals::Even,
             rate_iops: None,
             rate_bw: None,

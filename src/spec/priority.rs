@@ -110,6 +110,56 @@ impl TryFrom<String> for IoPriority {
     }
 }
 
+/// A share of a workload's I/Os issued at a priority of their own
+/// (`--cmdprio PCT:CLASS[:LEVEL]`, fio's `cmdprio_percentage` and
+/// `cmdprio_class`/`cmdprio`): their latency is reported apart from the
+/// others'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct CommandPriority {
+    /// Percent of the I/Os, 1 to 100.
+    pub percent: u8,
+    pub priority: IoPriority,
+}
+
+impl FromStr for CommandPriority {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (pct, priority) = s
+            .split_once(':')
+            .ok_or_else(|| format!("'{s}' is not PCT:CLASS[:LEVEL] (20:rt:0)"))?;
+        let percent = pct
+            .trim_end_matches('%')
+            .parse::<u8>()
+            .ok()
+            .filter(|p| (1..=100).contains(p))
+            .ok_or_else(|| format!("'{pct}' is not a share from 1 to 100%"))?;
+        Ok(CommandPriority {
+            percent,
+            priority: priority.parse()?,
+        })
+    }
+}
+
+impl fmt::Display for CommandPriority {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}%:{}", self.percent, self.priority)
+    }
+}
+
+impl From<CommandPriority> for String {
+    fn from(p: CommandPriority) -> String {
+        p.to_string()
+    }
+}
+
+impl TryFrom<String> for CommandPriority {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +175,18 @@ mod tests {
         assert_eq!("idle:5".parse::<IoPriority>().unwrap().to_string(), "idle");
         assert!("be:8".parse::<IoPriority>().is_err());
         assert!("high".parse::<IoPriority>().is_err());
+    }
+
+    #[test]
+    fn a_command_priority_is_a_share_and_a_priority() {
+        let c: CommandPriority = "20:rt:0".parse().unwrap();
+        assert_eq!(
+            (c.percent, c.priority.to_string()),
+            (20, "rt:0".to_string())
+        );
+        assert_eq!(c.to_string(), "20%:rt:0");
+        assert_eq!("20%:rt:0".parse::<CommandPriority>().unwrap(), c);
+        assert!("0:rt".parse::<CommandPriority>().is_err());
+        assert!("rt".parse::<CommandPriority>().is_err());
     }
 }

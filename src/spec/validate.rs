@@ -97,6 +97,14 @@ impl WorkloadSpec {
                 "--arrivals poisson spaces rated I/O: give --rate-iops, --rate-bw or --rate-read/--rate-write".into(),
             );
         }
+        if let Some(c) = self.cmdprio
+            && !self.engine.caps().priority_per_io
+        {
+            return fail(format!(
+                "--cmdprio {c}: the {} engine cannot give an I/O a priority of its own (io_uring can)",
+                self.engine
+            ));
+        }
         if self.random_percent > 100 {
             return fail(format!(
                 "--random-percent {} is above 100",

@@ -133,6 +133,8 @@ struct SlotState {
     freed_at: Instant,
     /// Issued on a schedule: its lateness is measured.
     paced: bool,
+    /// Issued at a priority of its own (`--cmdprio`).
+    prioritized: bool,
     busy: bool,
 }
 
@@ -272,6 +274,7 @@ impl<'a> Job<'a> {
                     due_at: now,
                     freed_at: now,
                     paced: false,
+                    prioritized: false,
                     busy: false,
                 };
                 depth
@@ -481,11 +484,19 @@ impl<'a> Job<'a> {
                     .pulse
                     .block_many(self.started, at, dir, in_flight);
             }
+            let prioritized = self
+                .config
+                .cmdprio
+                .is_some_and(|(percent, _)| self.rng.random_range(0..100u8) < percent);
             self.engine.queue(IoRequest {
                 slot,
                 dir,
                 offset,
                 len,
+                ioprio: match (prioritized, self.config.cmdprio) {
+                    (true, Some((_, value))) => value,
+                    _ => 0,
+                },
             });
             if watched {
                 self.config.pulse.unblock();
@@ -494,6 +505,7 @@ impl<'a> Job<'a> {
             (state.dir, state.offset, state.len, state.generation) = (dir, offset, len, generation);
             state.due_at = due_at;
             state.paced = due.is_some();
+            state.prioritized = prioritized;
             state.busy = true;
             if let (true, true, Some(at)) = (self.timed, self.submits_on_queue, issued_at)
                 && self.counts(at)
@@ -994,9 +1006,11 @@ impl<'a> Job<'a> {
         let sample = &mut self.interval[state.dir as usize];
         sample.ios += 1;
         sample.bytes += bs as u64;
-        sample
-            .latency
-            .record(at.duration_since(state.submitted_at).as_nanos() as u64);
+        let latency = at.duration_since(state.submitted_at).as_nanos() as u64;
+        sample.latency.record(latency);
+        if self.config.cmdprio.is_some() {
+            sample.record_by_priority(latency, state.prioritized);
+        }
         if state.paced {
             let late = at.duration_since(state.due_at).as_nanos() as u64;
             sample.scheduled.record(late);

@@ -45,6 +45,8 @@ pub(super) struct Job {
     /// `thinktime_blocks`, which only counts with a `thinktime`.
     pub(super) think_every: Option<u32>,
     pub(super) starts_group: bool,
+    /// `cmdprio_percentage`, `cmdprio_class` and `cmdprio` (the level).
+    pub(super) cmdprio: (Option<u8>, Option<u16>, Option<u8>),
     /// `zonemode`, and `zonesize`, `zonerange`, `zoneskip` in bytes.
     pub(super) zone_mode: Option<String>,
     pub(super) zone_sizes: [Option<u64>; 3],
@@ -168,6 +170,23 @@ impl Job {
         };
         self.set("size", per_file);
         Ok(())
+    }
+
+    /// fio's `cmdprio_percentage` (with `cmdprio_class`, the highest class
+    /// unless given, and `cmdprio`, level 0 unless given) as `cmdprio`.
+    pub(super) fn command_priority(&mut self) {
+        let (percent, class, level) = std::mem::take(&mut self.cmdprio);
+        let Some(percent) = percent.filter(|p| *p > 0) else {
+            return;
+        };
+        let class = class
+            .and_then(crate::spec::priority::IoClass::of_number)
+            .unwrap_or(crate::spec::priority::IoClass::RealTime);
+        let priority = crate::spec::IoPriority {
+            class,
+            level: level.unwrap_or(0),
+        };
+        self.set("cmdprio", format!("{percent}:{priority}"));
     }
 
     /// fio's strided zones as fathom's `zones`: zonesize bytes in each

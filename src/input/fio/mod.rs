@@ -271,6 +271,7 @@ fn translate_sections(
             job.unset("block_align");
         }
         job.io_priority();
+        job.command_priority();
         if let Err(m) = job.strided_zones() {
             problem(format!("{}: {m}", section_at(&section.opts, &global)));
         }

@@ -309,6 +309,28 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         "time_based" => job.time_based = flag(opt)?,
         "ramp_time" => job.set("ramp", seconds(value(opt)?)),
         "zonemode" => job.zone_mode = Some(value(opt)?.to_string()),
+        "cmdprio_percentage" | "cmdprio_class" | "cmdprio" => {
+            let v = value(opt)?;
+            // One value for reads and writes; fio also takes one each.
+            let one = match v.split_once(',') {
+                Some((r, w)) if r == w => r,
+                Some(_) => {
+                    return unsupported(
+                        " with a value per direction (give one for reads and writes)",
+                    );
+                }
+                None => v,
+            };
+            let n: u16 = one
+                .parse()
+                .map_err(|_| format!("{key}={v}: not a whole number"))?;
+            match key {
+                "cmdprio_percentage" if n <= 100 => job.cmdprio.0 = Some(n as u8),
+                "cmdprio_class" if (1..=3).contains(&n) => job.cmdprio.1 = Some(n),
+                "cmdprio" if n <= 7 => job.cmdprio.2 = Some(n as u8),
+                _ => return Err(format!("{key}={v}: out of range")),
+            }
+        }
         "zonesize" | "zonerange" | "zoneskip" => {
             let v = value(opt)?;
             let bytes = crate::util::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?;
