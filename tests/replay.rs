@@ -421,7 +421,7 @@ fn bad_traces_and_flags_are_refused_before_anything_is_created() {
         ),
         (
             vec![two.to_str().unwrap(), t],
-            "names 2 devices (a, b) and 1 target(s)",
+            "names 2 devices (a, b) and 1 target was given",
         ),
         (vec![good.to_str().unwrap(), t, "--speed", "0"], "--speed"),
         (
