@@ -791,6 +791,20 @@ fn a_share_of_ios_at_their_own_priority_is_reported_apart_as_in_fio() {
     // A fifth of them, as fio draws them (at random: 5 points either way).
     let share = ours[1].2 as f64 / total as f64;
     assert!((0.15..0.25).contains(&share), "{share}");
+    // fio's text prints each priority's latency and percentiles too.
+    let out = fathom()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            job.to_str().unwrap(),
+            "--output-format",
+            "fio-normal",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("    clat prio 1/0 (usec): min="), "{text}");
+    assert!(text.contains("% of IOs) percentiles (usec):"), "{text}");
     refused(
         &["run", ".", "--cmdprio", "20:rt", "--engine", "sync"],
         "io_uring",

@@ -176,7 +176,22 @@ fn direction(out: &mut String, d: &Value, name: &str) {
     }
     summary(out, "clat", &d["clat_ns"]);
     summary(out, " lat", &d["lat_ns"]);
+    // With cmdprio: each priority's, as fio's show_ddir_status prints them.
+    let prios = d["prios"].as_array().cloned().unwrap_or_default();
+    let prio_name = |p: &Value| format!("clat prio {}/{}", u(&p["prioclass"]), u(&p["prio"]));
+    for p in &prios {
+        summary(out, &prio_name(p), &p["clat_ns"]);
+    }
     percentiles(out, "clat", &d["clat_ns"]);
+    let all = u(&d["clat_ns"]["N"]).max(1) as f64;
+    for p in &prios {
+        let share = 100.0 * u(&p["clat_ns"]["N"]) as f64 / all;
+        percentiles(
+            out,
+            &format!("{} ({share:.2}% of IOs)", prio_name(p)),
+            &p["clat_ns"],
+        );
+    }
     if u(&d["bw_samples"]) > 0 {
         let (mut min, mut max, mut mean, mut dev) = (
             f(&d["bw_min"]),
