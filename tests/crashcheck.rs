@@ -182,20 +182,12 @@ fn an_ack_log_beside_the_target_or_a_listener_out_of_reach_is_refused() {
 fn counts_are_grouped_in_thousands_as_everywhere_in_text() {
     let dir = tempdir();
     let logs = tempdir_in_shm();
-    let target = dir.path().join("big");
-    let log = logs.path().join("acks");
-    let out = run(&[
-        "crashcheck",
-        target.to_str().unwrap(),
-        "--ack-log",
-        log.to_str().unwrap(),
-        "--size",
+    let out = run_of_size(
+        &dir.path().join("big"),
+        &logs.path().join("acks"),
         "64m",
-        "--runtime",
-        "0.2s",
-        "--rate-iops",
-        "200",
-    ]);
+        &[],
+    );
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("writing 16,384 blocks of 4 KiB"), "{said}");
@@ -203,8 +195,13 @@ fn counts_are_grouped_in_thousands_as_everywhere_in_text() {
 
 /// A writer on `target` for half a second, logging to `log`; its output.
 fn short_run(target: &Path, log: &Path, extra: &[&str]) -> std::process::Output {
+    run_of_size(target, log, "256k", extra)
+}
+
+/// The same on a target of `size`.
+fn run_of_size(target: &Path, log: &Path, size: &str, extra: &[&str]) -> std::process::Output {
     let mut args = vec!["crashcheck", target.to_str().unwrap()];
-    args.extend(["--ack-log", log.to_str().unwrap(), "--size", "256k"]);
+    args.extend(["--ack-log", log.to_str().unwrap(), "--size", size]);
     args.extend(["--runtime", "0.5s", "--rate-iops", "200"]);
     args.extend(extra);
     run(&args)
