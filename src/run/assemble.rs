@@ -42,14 +42,12 @@ pub(super) fn stream_results(
         .iter()
         .map(|a| a.totals.iter().map(|d| d.ios).sum::<u64>())
         .sum();
-    let mut began: Vec<Option<Instant>> = vec![None; streams.len()];
-    for acc in &progress.accumulators {
-        let b = &mut began[acc.stream];
-        *b = match (*b, acc.began) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, y) => x.or(y),
-        };
-    }
+    let began: Vec<Option<Instant>> = (0..streams.len())
+        .map(|s| {
+            let of_stream = progress.accumulators.iter().filter(|a| a.stream == s);
+            of_stream.filter_map(|a| a.began).min()
+        })
+        .collect();
     let mut results = Vec::with_capacity(streams.len());
     let mut accumulators = progress.accumulators.into_iter().peekable();
     for ((s, stream), series) in streams.iter().enumerate().zip(progress.totals) {

@@ -464,10 +464,7 @@ pub(super) fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
     acc.sync.add(&totals.sync);
     acc.queue.add(&totals.queue);
     acc.end = acc.end.max(totals.end);
-    acc.began = match (acc.began, totals.began) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    acc.began = acc.began.into_iter().chain(totals.began).min();
     acc.errors.merge(&totals.errors);
     acc.written.extend_from_slice(&totals.written_sample);
     acc.late_issues += totals.late_issues;

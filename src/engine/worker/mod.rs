@@ -484,19 +484,17 @@ impl<'a> Job<'a> {
                     .pulse
                     .block_many(self.started, at, dir, in_flight);
             }
-            let prioritized = self
-                .config
-                .cmdprio
-                .is_some_and(|(percent, _)| self.rng.random_range(0..100u8) < percent);
+            // A priority's value is never 0: its class is in the top bits.
+            let ioprio = match self.config.cmdprio {
+                Some((percent, value)) if self.rng.random_range(0..100u8) < percent => value,
+                _ => 0,
+            };
             self.engine.queue(IoRequest {
                 slot,
                 dir,
                 offset,
                 len,
-                ioprio: match (prioritized, self.config.cmdprio) {
-                    (true, Some((_, value))) => value,
-                    _ => 0,
-                },
+                ioprio,
             });
             if watched {
                 self.config.pulse.unblock();
@@ -505,7 +503,7 @@ impl<'a> Job<'a> {
             (state.dir, state.offset, state.len, state.generation) = (dir, offset, len, generation);
             state.due_at = due_at;
             state.paced = due.is_some();
-            state.prioritized = prioritized;
+            state.prioritized = ioprio != 0;
             state.busy = true;
             if let (true, true, Some(at)) = (self.timed, self.submits_on_queue, issued_at)
                 && self.counts(at)
