@@ -565,11 +565,24 @@ fn each_rank_writes_its_own_live_lines() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let total = u(&document(&out)["results"][0]["total"]["read"]["ios"]);
     let mut summed = 0;
+    // Per second: the ranks' histograms merged here, and rank 0's
+    // cluster line of that second.
+    let mut merged: std::collections::BTreeMap<u64, LatencyHistogram> = Default::default();
+    let mut cluster: Vec<Value> = Vec::new();
     for rank in 0..2 {
         let text =
             std::fs::read_to_string(dir.path().join(format!("live.rank{rank}.jsonl"))).unwrap();
         for line in text.lines() {
             let v: Value = serde_json::from_str(line).unwrap();
+            if v["host"] == "cluster" {
+                assert_eq!(rank, 0, "only rank 0 merges: {v}");
+                cluster.push(v);
+                continue;
+            }
+            let h =
+                LatencyHistogram::decode(v["directions"]["read"]["histogram"].as_str().unwrap())
+                    .unwrap();
+            merged.entry(u(&v["second"])).or_default().add(&h);
             assert!(
                 v["host"]
                     .as_str()
@@ -581,4 +594,67 @@ fn each_rank_writes_its_own_live_lines() {
         }
     }
     assert_eq!(summed, total);
+    // Rank 0's cluster lines: every second of both ranks, merged exactly
+    // (the same histogram as merging the ranks' own lines), not averaged.
+    assert_eq!(cluster.len(), merged.len(), "{cluster:?}");
+    let mut cluster_ios = 0;
+    for line in &cluster {
+        let ranks = u(&line["ranks"]);
+        assert!((1..=2).contains(&ranks), "{line}");
+        let read = &line["directions"]["read"];
+        cluster_ios += u(&read["ios"]);
+        let theirs = LatencyHistogram::decode(read["histogram"].as_str().unwrap()).unwrap();
+        let ours = &merged[&u(&line["second"])];
+        if ranks == 2 {
+            assert_eq!(theirs.count(), ours.count(), "{line}");
+            for p in [50.0, 99.0, 99.99, 100.0] {
+                assert_eq!(
+                    theirs.value_at_percentile(p),
+                    ours.value_at_percentile(p),
+                    "{line}"
+                );
+            }
+        }
+    }
+    assert_eq!(cluster_ios, total);
+}
+
+/// A port a rank cannot serve on is bad input: every rank stops at once
+/// with the rank's one line and exit 2, nothing written, instead of the
+/// others waiting for the plan until the timeout.
+#[test]
+fn a_rank_that_cannot_serve_its_port_stops_every_rank_at_once() {
+    let _serial = serial();
+    let dir = tempdir();
+    let out = dir.path().join("cluster.json");
+    // Rank 1 serves on the port given plus one: that one is taken.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let given = format!("127.0.0.1:{}", port - 1);
+    let started = std::time::Instant::now();
+    let Some(o) = mpirun_with(
+        2,
+        &[
+            "run",
+            "--mpi",
+            "--engine",
+            "null",
+            "--runtime",
+            "1s",
+            "--metrics-listen",
+            &given,
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot listen"), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "waited for the timeout: {stderr}"
+    );
+    assert!(!out.exists());
 }

@@ -824,12 +824,19 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
     } else {
         Ok(Vec::new())
     };
-    if let Some(path) = &args.output.output
-        && root
-    {
-        let overwrite = plan.as_ref().is_ok_and(|p| p.iter().any(|s| s.overwrite));
-        destination::check(path, overwrite)?;
-    }
+    // Bad input found here goes to every rank through the plan (rank 0's)
+    // or the ranks' first check (any rank's), never by returning early: the
+    // others would wait for the plan until the timeout, and this rank in
+    // MPI's finalise for them.
+    let plan = plan.and_then(|plan| match &args.output.output {
+        Some(path) if root => {
+            let overwrite = plan.iter().any(|s| s.overwrite);
+            destination::check(path, overwrite)
+                .map(|()| plan)
+                .map_err(|e| e.0)
+        }
+        _ => Ok(plan),
+    });
     // Each rank serves its own figures: on the port given plus its rank,
     // its lines in a file of its own, pushed under its own instance.
     let watch = {
@@ -839,10 +846,18 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
             o.host = format!("{}-rank{rank}", o.host);
             o.listen = o.listen.map(|a| crate::report::live::port_plus(&a, rank));
             o.lines = o.lines.map(|p| crate::report::live::per_rank(&p, rank));
-            Some(crate::report::live::Watch::start(&o)?)
+            Some(crate::report::live::Watch::start(&o).map_err(|e| e.0))
         } else {
             None
         }
+    };
+    let (watch, board) = match watch {
+        Some(Ok(w)) => {
+            let board = w.board();
+            (Some(w), Ok(Some(board)))
+        }
+        Some(Err(e)) => (None, Err(e)),
+        None => (None, Ok(None)),
     };
     if let Some(addr) = watch.as_ref().and_then(|w| w.listening) {
         eprintln!(
@@ -863,7 +878,7 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
         shared,
         stop.clone(),
         args.output.label.clone(),
-        watch.as_ref().map(|w| w.board()),
+        board,
         &|said| eprintln!("fathom: {said}"),
     ) {
         Ok(Some(document)) => emit(&document, &args.output).map(|()| {

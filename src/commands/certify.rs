@@ -315,6 +315,7 @@ pub fn run(
         barrier: None,
         record: None,
         board,
+        after_second: None,
     };
     if let Some(board) = board {
         board.workload(&profile.name);

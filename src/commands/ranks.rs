@@ -37,7 +37,19 @@ pub struct Ranks {
     /// a little longer (`STOPPING_WAIT`), so that it still removes what it
     /// created before the launcher kills it.
     stop: RefCell<Option<crate::util::stop::StopFlag>>,
+    /// Sends made without waiting (`post`), with their buffers, until
+    /// they have gone.
+    posted: RefCell<Vec<Posted>>,
 }
+
+type Posted = (
+    mpi::request::Request<'static, [u8], StaticScope>,
+    &'static [u8],
+);
+
+/// The tag of the ranks' live seconds: above any meeting's number (the
+/// lowest upper bound on tags MPI allows).
+const LIVE_TAG: i32 = 32_767;
 
 /// How long a stopped rank still waits for a meeting. A launcher that
 /// ends a job (a rank died, Ctrl-C on mpirun) sends SIGTERM and kills what
@@ -75,6 +87,7 @@ impl Ranks {
             timeout,
             lost: RefCell::new(Vec::new()),
             stop: RefCell::new(None),
+            posted: RefCell::new(Vec::new()),
         })
     }
 
@@ -99,8 +112,65 @@ impl Ranks {
 
     fn next_meeting(&self) -> i32 {
         let m = self.meeting.get();
-        self.meeting.set(m + 1);
+        self.meeting
+            .set(if m + 1 == LIVE_TAG { m + 2 } else { m + 1 });
         m
+    }
+
+    /// Sends `bytes` to `rank` under `tag` without waiting for it to go;
+    /// sends that went are freed at the next call.
+    fn post(&self, rank: u32, tag: i32, bytes: Vec<u8>) {
+        self.settle_posted();
+        let buf: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        let request = self
+            .world
+            .process_at_rank(rank as i32)
+            .immediate_send_with_tag(StaticScope, buf, tag);
+        self.posted.borrow_mut().push((request, buf));
+    }
+
+    /// Frees the posted sends that went; how many have not.
+    fn settle_posted(&self) -> usize {
+        let mut posted = self.posted.borrow_mut();
+        let mut still = Vec::new();
+        for (request, buf) in posted.drain(..) {
+            match request.test() {
+                // SAFETY: the send is complete; nothing refers to the
+                // buffer any more.
+                Ok(_) => drop(unsafe { Box::from_raw(buf as *const [u8] as *mut [u8]) }),
+                Err(pending) => still.push((pending, buf)),
+            }
+        }
+        *posted = still;
+        posted.len()
+    }
+
+    /// Waits at most `STOPPING_WAIT` for the posted sends to go; what has
+    /// not gone by then (its receiver gone) is left, buffer and all.
+    fn flush_posted(&self) {
+        let deadline = Instant::now() + STOPPING_WAIT;
+        while self.settle_posted() > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for (request, _) in self.posted.borrow_mut().drain(..) {
+            std::mem::forget(request);
+        }
+    }
+
+    /// Every message under `tag` that has come, from any rank, with its
+    /// sender; never waits.
+    fn take_posted(&self, tag: i32) -> Vec<(u32, Vec<u8>)> {
+        use mpi::point_to_point::MatchedReceiveVec;
+        let mut got = Vec::new();
+        while let Some(probed) = self
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(tag)
+        {
+            let (bytes, status) = probed.matched_receive_vec::<u8>();
+            got.push((status.source_rank() as u32, bytes));
+        }
+        got
     }
 
     /// Sends `bytes` to `rank` under tag `meeting`, waiting at most the
@@ -280,6 +350,88 @@ impl Ranks {
     }
 }
 
+/// The ranks' live seconds under `--mpi` with `--metrics-listen`, `--live`
+/// or `--metrics-push`: every rank sends rank 0 each second it completes,
+/// and rank 0 merges them exactly (`measure::live_merge`) into its board's
+/// cluster series. Runs on the thread that runs MPI, after each second;
+/// never waits for another rank.
+pub struct LiveRelay {
+    ranks: std::rc::Rc<Ranks>,
+    board: std::sync::Arc<crate::measure::live::LiveBoard>,
+    seconds: std::sync::mpsc::Receiver<crate::measure::live::Update>,
+    /// Rank 0's merging; None on the other ranks.
+    merge: Option<RefCell<crate::measure::live_merge::LiveMerge>>,
+}
+
+impl LiveRelay {
+    pub fn new(
+        ranks: std::rc::Rc<Ranks>,
+        board: std::sync::Arc<crate::measure::live::LiveBoard>,
+    ) -> Self {
+        let (tx, seconds) = std::sync::mpsc::channel();
+        board.listen(tx);
+        let merge = (ranks.rank() == 0)
+            .then(|| RefCell::new(crate::measure::live_merge::LiveMerge::new(ranks.size())));
+        LiveRelay {
+            ranks,
+            board,
+            seconds,
+            merge,
+        }
+    }
+
+    /// Sends this rank's new seconds on (rank 0: merges them with what the
+    /// others sent, and gives out the seconds that are complete).
+    pub fn relay(&self) {
+        use crate::measure::live_merge::RankSecond;
+        // The board's listeners also hear the cluster's seconds: only this
+        // rank's own travel.
+        let mine: Vec<RankSecond> = self
+            .seconds
+            .try_iter()
+            .filter(|u| u.ranks.is_none())
+            .map(|u| RankSecond::of(&u))
+            .collect();
+        let Some(merge) = &self.merge else {
+            for second in mine {
+                if let Ok(bytes) = serde_json::to_vec(&second) {
+                    self.ranks.post(0, LIVE_TAG, bytes);
+                }
+            }
+            return;
+        };
+        let mut merge = merge.borrow_mut();
+        for second in mine {
+            merge.offer(0, second);
+        }
+        for (rank, bytes) in self.ranks.take_posted(LIVE_TAG) {
+            if let Ok(second) = serde_json::from_slice(&bytes) {
+                merge.offer(rank, second);
+            }
+        }
+        let (workload, phase) = self.board.now();
+        for update in merge.ready(&workload, &phase) {
+            self.board.cluster_second(update);
+        }
+    }
+
+    /// After the last vote, when every rank has sent all it will: rank 0
+    /// takes what came and gives out every second it holds; the others
+    /// see their sends go (or give up on them shortly).
+    pub fn finish(&self) {
+        self.relay();
+        match &self.merge {
+            Some(merge) => {
+                let mut merge = merge.borrow_mut();
+                for update in merge.rest(&self.board.now().1) {
+                    self.board.cluster_second(update);
+                }
+            }
+            None => self.ranks.flush_posted(),
+        }
+    }
+}
+
 /// The MPI library's own name and version ("Open MPI v4.1.4"): the first
 /// line of its version text, up to the first comma.
 pub fn library() -> String {
@@ -301,6 +453,9 @@ pub fn allowed_cpus() -> Option<usize> {
 /// What a rank does with `--mpi`: rank 0's `plan` (resolved from its
 /// command line; other ranks pass anything) is run by every rank, each on
 /// its own paths or slice (`shared`), every workload started on a vote.
+/// `board` is where this rank's figures go while it runs, or why they
+/// cannot (a port it cannot serve on): said to every rank as any rank's
+/// failed check is.
 /// Rank 0 returns the cluster document; other ranks None. Bad input on any
 /// rank is a usage error on every rank, before anything is created.
 pub fn run(
@@ -309,7 +464,7 @@ pub fn run(
     shared: bool,
     stop: crate::util::stop::StopFlag,
     label: Option<String>,
-    board: Option<std::sync::Arc<crate::measure::live::LiveBoard>>,
+    board: Result<Option<std::sync::Arc<crate::measure::live::LiveBoard>>, String>,
     say: &dyn Fn(String),
 ) -> anyhow::Result<Option<crate::result::Document>> {
     use crate::result::Document;
@@ -327,8 +482,17 @@ pub fn run(
     let plan: Result<Vec<crate::spec::WorkloadSpec>, String> = serde_json::from_slice(&received)?;
     let specs = plan.map_err(UsageError)?;
     let host = crate::measure::facts::host_facts().hostname;
-    let mine = crate::input::plan::plan_for_rank(&specs, ranks.rank(), ranks.size(), &host, shared)
-        .and_then(|p| crate::run::check_plan(&p).map(|_| p).map_err(|e| e.0));
+    let (board, refused) = match board {
+        Ok(board) => (board, None),
+        Err(why) => (None, Some(why)),
+    };
+    let mine = match refused {
+        Some(why) => Err(why),
+        None => {
+            crate::input::plan::plan_for_rank(&specs, ranks.rank(), ranks.size(), &host, shared)
+                .and_then(|p| crate::run::check_plan(&p).map(|_| p).map_err(|e| e.0))
+        }
+    };
     if let Some(e) = ranks.first_error(mine.as_ref().err().map(String::as_str)) {
         return Err(UsageError(e).into());
     }
@@ -340,10 +504,15 @@ pub fn run(
         ));
     }
     let voter = ranks.clone();
+    let relay = board
+        .clone()
+        .map(|b| std::rc::Rc::new(LiveRelay::new(ranks.clone(), b)));
+    let relayed = relay.clone();
     let session = crate::run::Session::new(stop)
         .labelled(label)
         .watched(board)
-        .with_barrier(Box::new(move || voter.vote(true)));
+        .with_barrier(Box::new(move || voter.vote(true)))
+        .after_each_second(relayed.map(|r| Box::new(move || r.relay()) as Box<dyn Fn()>));
     // A rank whose plan stopped early (a target gone, a full file system)
     // has failed, whatever it measured before: it votes no, and sends its
     // error.
@@ -356,6 +525,9 @@ pub fn run(
     // The vote after the last workload; a rank that failed votes no here,
     // and the others learn it at their next vote.
     ranks.vote(result.is_ok());
+    if let Some(relay) = &relay {
+        relay.finish();
+    }
     let sent = match &result {
         Ok(doc) => serde_json::to_vec(doc)?,
         Err(e) => serde_json::to_vec(&serde_json::json!({ "error": format!("{e:#}") }))?,

@@ -32,6 +32,9 @@ pub struct Board {
     /// Verdicts known so far ("interval 3: pass"), newest last.
     pub verdicts: Vec<String>,
     pub series: Vec<Series>,
+    /// Under `--mpi`, at rank 0: every rank's seconds merged exactly
+    /// (`live_merge.rs`), one series per workload, stream and direction.
+    pub cluster: Vec<Series>,
     /// The run has ended: the figures are final.
     pub finished: bool,
 }
@@ -55,6 +58,8 @@ pub struct Series {
     pub run: LatencyHistogram,
     /// The last completed second.
     pub last: Option<Second>,
+    /// A cluster series: the ranks its last second merged.
+    pub ranks: Option<u32>,
 }
 
 /// One second of one series.
@@ -68,6 +73,19 @@ pub struct Second {
     pub latency: LatencyHistogram,
 }
 
+impl Second {
+    /// The mean number of I/Os in flight over the second, by Little's law
+    /// from its completions (their latencies summed over its length): an
+    /// I/O still out when the second ended counts in the second it
+    /// completes in.
+    pub fn in_flight(&self) -> f64 {
+        if self.dur_s <= 0.0 {
+            return 0.0;
+        }
+        self.latency.summary().mean * self.latency.count() as f64 / 1e9 / self.dur_s
+    }
+}
+
 /// A second just completed, as sent to the listeners: the stream's
 /// directions that did I/O in it.
 #[derive(Clone, Debug)]
@@ -79,6 +97,8 @@ pub struct Update {
     pub index: u64,
     pub dur_s: f64,
     pub directions: Vec<(&'static str, Second)>,
+    /// A cluster's second (`--mpi`, at rank 0): the ranks it merges.
+    pub ranks: Option<u32>,
 }
 
 /// Issue lag past this counts an I/O as late (as a replay counts it).
@@ -98,6 +118,12 @@ impl LiveBoard {
     /// sent.
     pub fn stop_listening(&self) {
         self.updates.lock().expect("not poisoned").clear();
+    }
+
+    /// The workload running now and what the command is doing.
+    pub fn now(&self) -> (String, String) {
+        let b = self.board.lock().expect("not poisoned");
+        (b.workload.clone(), b.phase.clone())
     }
 
     pub fn snapshot(&self) -> Board {
@@ -165,6 +191,7 @@ impl LiveBoard {
                             errors: 0,
                             run: LatencyHistogram::new(),
                             last: None,
+                            ranks: None,
                         });
                         b.series.len() - 1
                     }
@@ -190,8 +217,54 @@ impl LiveBoard {
                 index: second.index,
                 dur_s: second.dur_s,
                 directions,
+                ranks: None,
             }
         };
+        self.send(update);
+    }
+
+    /// A second of every rank merged (`--mpi`, at rank 0): its figures go
+    /// beside this host's, and to the listeners as a cluster's line.
+    pub fn cluster_second(&self, merged: Update) {
+        {
+            let mut b = self.board.lock().expect("not poisoned");
+            for (direction, second) in &merged.directions {
+                let at = match b.cluster.iter().position(|s| {
+                    s.workload == merged.workload
+                        && s.stream == merged.stream
+                        && s.direction == *direction
+                }) {
+                    Some(at) => at,
+                    None => {
+                        b.cluster.push(Series {
+                            workload: merged.workload.clone(),
+                            stream: merged.stream.clone(),
+                            direction,
+                            ios: 0,
+                            bytes: 0,
+                            unanswered: 0,
+                            late: 0,
+                            errors: 0,
+                            run: LatencyHistogram::new(),
+                            last: None,
+                            ranks: None,
+                        });
+                        b.cluster.len() - 1
+                    }
+                };
+                let s = &mut b.cluster[at];
+                s.ios += second.ios;
+                s.bytes += second.bytes;
+                s.errors += second.errors;
+                s.run.add(&second.latency);
+                s.last = Some(second.clone());
+                s.ranks = merged.ranks;
+            }
+        }
+        self.send(merged);
+    }
+
+    fn send(&self, update: Update) {
         let mut listeners = self.updates.lock().expect("not poisoned");
         // A listener that has gone (its thread ended) is dropped.
         listeners.retain(|to| to.send(update.clone()).is_ok());

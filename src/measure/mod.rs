@@ -10,6 +10,7 @@ pub mod histogram;
 pub mod intervals;
 pub mod issue;
 pub mod live;
+pub mod live_merge;
 pub mod queue;
 pub mod reduction;
 pub mod snia_window;

@@ -70,6 +70,9 @@ pub struct RunOptions<'a> {
     pub record: Option<&'a std::path::Path>,
     /// Hand every completed second to those watching the run.
     pub board: Option<&'a crate::measure::live::LiveBoard>,
+    /// Called on this thread after each completed second reached the board
+    /// (under `--mpi`, it sends the rank's seconds on to rank 0).
+    pub after_second: Option<&'a dyn Fn()>,
 }
 
 /// Runs one workload on prepared targets and returns its result.
@@ -145,6 +148,9 @@ pub fn run_streams(
         }
         if let Some(board) = options.board {
             board.second(&streams[s].spec.name, second);
+        }
+        if let Some(after) = options.after_second {
+            after();
         }
         observer(s, second);
     };

@@ -47,6 +47,7 @@ pub fn measure(
         barrier: None,
         record: None,
         board: None,
+        after_second: None,
     };
     let r = super::run_workload(&burst_of(spec), targets, stop, options)?;
     Ok(of(&r))

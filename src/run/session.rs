@@ -33,6 +33,8 @@ pub struct Session {
     /// Where the figures go while they are measured (`--metrics-listen`,
     /// `--live`, `--metrics-push`).
     board: Option<std::sync::Arc<crate::measure::live::LiveBoard>>,
+    /// Called after each completed second reached the board.
+    after_second: Option<Box<dyn Fn()>>,
 }
 
 impl Session {
@@ -48,6 +50,7 @@ impl Session {
             barrier: None,
             record: None,
             board: None,
+            after_second: None,
         }
     }
 
@@ -57,6 +60,13 @@ impl Session {
         board: Option<std::sync::Arc<crate::measure::live::LiveBoard>>,
     ) -> Self {
         self.board = board;
+        self
+    }
+
+    /// Calls `after` on the session's thread after each completed second
+    /// reached the board (under `--mpi`: the seconds relayed to rank 0).
+    pub fn after_each_second(mut self, after: Option<Box<dyn Fn()>>) -> Self {
+        self.after_second = after;
         self
     }
 
@@ -109,6 +119,7 @@ impl Session {
             barrier: self.barrier.as_deref(),
             record: self.record.as_deref(),
             board: self.board.as_deref(),
+            after_second: self.after_second.as_deref(),
         }
     }
 

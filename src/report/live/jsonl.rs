@@ -24,22 +24,26 @@ pub fn line(update: &Update, host: &str) -> String {
                         "p50": lat.p50, "p99": lat.p99, "p99_9": lat.p99_9,
                         "p99_99": lat.p99_99, "max": lat.max, "mean": lat.mean,
                     },
+                    "in_flight": s.in_flight(),
                     "histogram": s.latency.encode(),
                 }),
             )
         })
         .collect();
-    let mut text = json!({
+    let mut line = json!({
         "unix_s": update.unix_s,
-        "host": host,
+        "host": if update.ranks.is_some() { "cluster" } else { host },
         "phase": update.phase,
         "workload": update.workload,
         "stream": update.stream,
         "second": update.index,
         "dur_s": update.dur_s,
         "directions": directions,
-    })
-    .to_string();
+    });
+    if let Some(ranks) = update.ranks {
+        line["ranks"] = json!(ranks);
+    }
+    let mut text = line.to_string();
     text.push('\n');
     text
 }

@@ -214,6 +214,12 @@ fn publish(
 /// `ADDR:PORT` with the port moved up by `rank` (port 0 stays 0: any free
 /// port), so that the ranks of one host each serve their own.
 pub fn port_plus(addr: &str, rank: u32) -> String {
+    if let Ok(port) = addr.parse::<u32>() {
+        return match port {
+            0 => addr.to_string(),
+            _ => (port + rank).to_string(),
+        };
+    }
     match addr.rsplit_once(':').map(|(h, p)| (h, p.parse::<u32>())) {
         Some((host, Ok(port))) if port > 0 => format!("{host}:{}", port + rank),
         _ => addr.to_string(),
@@ -290,6 +296,8 @@ mod tests {
         assert_eq!(port_plus("127.0.0.1:9500", 3), "127.0.0.1:9503");
         assert_eq!(port_plus("[::1]:9500", 1), "[::1]:9501");
         assert_eq!(port_plus("127.0.0.1:0", 3), "127.0.0.1:0");
+        assert_eq!(port_plus("9500", 2), "9502", "a port alone moves too");
+        assert_eq!(port_plus("0", 2), "0");
         assert_eq!(
             per_rank(Path::new("/tmp/live.jsonl"), 2),
             Path::new("/tmp/live.rank2.jsonl")

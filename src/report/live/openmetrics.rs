@@ -111,23 +111,13 @@ pub fn render(board: &Board, host: &str) -> String {
         "# HELP fathom_latency_quantile_seconds Exact latency quantiles (HDR histograms) of the last second and of the run so far.\n# TYPE fathom_latency_quantile_seconds gauge"
     );
     for s in &board.series {
-        let l = labels(s, host);
-        let windows = [
-            ("run", Some(&s.run)),
-            ("second", s.last.as_ref().map(|l| &l.latency)),
-        ];
-        for (window, h) in windows {
-            let Some(h) = h.filter(|h| h.count() > 0) else {
-                continue;
-            };
-            for (q, pct) in QUANTILES {
-                let _ = writeln!(
-                    out,
-                    "fathom_latency_quantile_seconds{{{l},window=\"{window}\",quantile=\"{q}\"}} {}",
-                    h.value_at_percentile(pct) as f64 / 1e9
-                );
-            }
-        }
+        quantiles(
+            &mut out,
+            "fathom_latency_quantile_seconds",
+            &labels(s, host),
+            &s.run,
+            s.last.as_ref().map(|l| &l.latency),
+        );
     }
     let _ = writeln!(
         out,
@@ -143,7 +133,99 @@ pub fn render(board: &Board, host: &str) -> String {
             );
         }
     }
+    let _ = writeln!(
+        out,
+        "# HELP fathom_in_flight Mean I/Os in flight over the last completed second (Little's law: its completions' latencies summed over its length).\n# TYPE fathom_in_flight gauge"
+    );
+    for s in &board.series {
+        if let Some(last) = &s.last {
+            let _ = writeln!(
+                out,
+                "fathom_in_flight{{{}}} {}",
+                labels(s, host),
+                last.in_flight()
+            );
+        }
+    }
+    if !board.cluster.is_empty() {
+        cluster(&mut out, &board.cluster);
+    }
     out
+}
+
+/// Every rank's seconds merged at rank 0 (`--mpi`): metrics of their own,
+/// so that a `sum` over hosts of the per-host ones never counts them twice.
+fn cluster(out: &mut String, series: &[Series]) {
+    let labels = |s: &Series| {
+        format!(
+            "workload=\"{}\",stream=\"{}\",direction=\"{}\"",
+            label(&s.workload),
+            label(&s.stream),
+            s.direction
+        )
+    };
+    let _ = writeln!(
+        out,
+        "# HELP fathom_cluster_ranks The ranks whose seconds the cluster's last merged second holds.\n# TYPE fathom_cluster_ranks gauge"
+    );
+    for s in series {
+        let _ = writeln!(
+            out,
+            "fathom_cluster_ranks{{{}}} {}",
+            labels(s),
+            s.ranks.unwrap_or(0)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP fathom_cluster_second_iops I/Os a second of every rank together in the last merged second.\n# TYPE fathom_cluster_second_iops gauge"
+    );
+    for s in series {
+        if let Some(last) = &s.last {
+            let _ = writeln!(
+                out,
+                "fathom_cluster_second_iops{{{}}} {}",
+                labels(s),
+                crate::measure::per_second(last.ios, last.dur_s)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP fathom_cluster_latency_quantile_seconds Exact latency quantiles of every rank's I/Os together (their HDR histograms merged), of the last merged second and of the run so far.\n# TYPE fathom_cluster_latency_quantile_seconds gauge"
+    );
+    for s in series {
+        let l = labels(s);
+        quantiles(
+            out,
+            "fathom_cluster_latency_quantile_seconds",
+            &l,
+            &s.run,
+            s.last.as_ref().map(|l| &l.latency),
+        );
+    }
+}
+
+/// The exact quantiles of `run` and `second`, as `name` with `labels`.
+fn quantiles(
+    out: &mut String,
+    name: &str,
+    labels: &str,
+    run: &LatencyHistogram,
+    second: Option<&LatencyHistogram>,
+) {
+    for (window, h) in [("run", Some(run)), ("second", second)] {
+        let Some(h) = h.filter(|h| h.count() > 0) else {
+            continue;
+        };
+        for (q, pct) in QUANTILES {
+            let _ = writeln!(
+                out,
+                "{name}{{{labels},window=\"{window}\",quantile=\"{q}\"}} {}",
+                h.value_at_percentile(pct) as f64 / 1e9
+            );
+        }
+    }
 }
 
 /// Cumulative counts at each bound, `+Inf`, the count and the sum (the
@@ -217,6 +299,15 @@ mod tests {
         let max =
             format!("fathom_latency_quantile_seconds{{{l},window=\"run\",quantile=\"1\"}} 0.002");
         assert!(text.contains(&max), "{text}");
+        // Little's law: 2.07 ms of latency completed within one second.
+        let in_flight: f64 = text
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("fathom_in_flight{{{l}}} ")))
+            .expect("an in-flight gauge")
+            .parse()
+            .unwrap();
+        assert!((in_flight - 0.00207).abs() < 0.00001, "{in_flight}");
+        assert!(!text.contains("fathom_cluster_"), "not under --mpi");
         assert!(text.contains("fathom_progress_ratio{host=\"h1\"} 0\n"));
         assert!(text.contains("fathom_up{host=\"h1\"} 1\n"));
         // Every sample line is NAME{LABELS} VALUE.
@@ -224,6 +315,51 @@ mod tests {
             let (_, value) = line.rsplit_once(' ').unwrap();
             assert!(value.parse::<f64>().is_ok(), "{line}");
         }
+    }
+
+    #[test]
+    fn a_clusters_merged_seconds_have_metrics_of_their_own() {
+        use crate::measure::live::{Second, Update};
+        let board = LiveBoard::new();
+        let mut latency = LatencyHistogram::new();
+        for ns in [1_000u64, 5_000_000] {
+            latency.record(ns);
+        }
+        board.cluster_second(Update {
+            unix_s: 0.0,
+            phase: "run 1 of 1".into(),
+            workload: "w".into(),
+            stream: "s".into(),
+            index: 0,
+            dur_s: 1.0,
+            directions: vec![(
+                "read",
+                Second {
+                    index: 0,
+                    dur_s: 1.0,
+                    ios: 2,
+                    bytes: 8192,
+                    errors: 0,
+                    latency,
+                },
+            )],
+            ranks: Some(4),
+        });
+        let text = render(&board.snapshot(), "h");
+        let l = "workload=\"w\",stream=\"s\",direction=\"read\"";
+        assert!(
+            text.contains(&format!("fathom_cluster_ranks{{{l}}} 4\n")),
+            "{text}"
+        );
+        assert!(text.contains(&format!("fathom_cluster_second_iops{{{l}}} 2\n")));
+        assert!(
+            text.contains(&format!(
+                "fathom_cluster_latency_quantile_seconds{{{l},window=\"second\",quantile=\"1\"}} 0.005"
+            )),
+            "{text}"
+        );
+        // Not among the hosts' series: a sum over hosts counts each I/O once.
+        assert!(!text.contains("fathom_ios_total{"), "{text}");
     }
 
     #[test]
