@@ -286,3 +286,57 @@ fn a_refused_writer_creates_no_ack_log() {
     assert!(!log.exists(), "the ack log was created before the refusal");
     assert_eq!(std::fs::read(&target).unwrap(), b"not fathom's");
 }
+
+/// The writer can be watched as a run is: `--live` lines of its
+/// acknowledged writes (each timed to its durability call) that add up to
+/// what it says it wrote, and a metrics port it cannot serve on is refused
+/// before anything is created.
+#[test]
+fn the_writer_can_be_watched_and_its_seconds_add_up_to_its_acknowledgements() {
+    let dir = tempdir();
+    let logs = tempdir_in_shm();
+    let lines = dir.path().join("live.jsonl");
+    let out = run_of_size(
+        &dir.path().join("t"),
+        &logs.path().join("acks"),
+        "256k",
+        &["--live", lines.to_str().unwrap()],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said: u64 = stdout
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    let mut summed = 0;
+    for line in std::fs::read_to_string(&lines).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["phase"], "crashcheck: writing", "{v}");
+        let write = &v["directions"]["write"];
+        summed += write["ios"].as_u64().unwrap();
+        assert!(write["lat_ns"]["max"].as_u64().unwrap() > 0, "{v}");
+    }
+    assert!(said > 0);
+    assert_eq!(summed, said, "{stdout}");
+    assert_eq!(summed, ack_lines(&logs.path().join("acks")) as u64);
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().to_string();
+    let target = dir.path().join("never");
+    let out = run_of_size(
+        &target,
+        &logs.path().join("acks2"),
+        "256k",
+        &["--metrics-listen", &port],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen"));
+    assert!(!target.exists() && !logs.path().join("acks2").exists());
+}

@@ -75,6 +75,9 @@ pub struct CrashcheckArgs {
     /// judges the run whose blocks the target holds).
     #[arg(long, conflicts_with_all = ["verify", "listen", "ack_to"])]
     append: bool,
+
+    #[command(flatten)]
+    watch: super::WatchArgs,
 }
 
 pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
@@ -178,9 +181,19 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             },
             append: args.append,
         };
+        let options = args.watch.options();
+        let watch = match options.any() {
+            true => Some(crate::report::live::Watch::start(&options)?),
+            false => None,
+        };
+        if let Some(addr) = watch.as_ref().and_then(|w| w.listening) {
+            eprintln!("fathom: serving live metrics at http://{addr}/metrics");
+        }
+        let board = watch.as_ref().map(|w| w.board());
         let summary = crashcheck::write(
             &spec,
             &stop,
+            board.as_deref(),
             &mut |blocks| {
                 eprintln!(
                     "fathom: writing {} blocks of {}, each made durable with {} before it is logged; cut the power any time, then run --verify",
@@ -190,7 +203,11 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
                 );
             },
             &mut |said| eprintln!("fathom: {said}"),
-        )?;
+        );
+        if let Some(trouble) = watch.and_then(|w| w.finish()) {
+            eprintln!("fathom: {trouble}");
+        }
+        let summary = summary?;
         println!(
             "{} writes acknowledged in {} ({} a second), run {:x} (--verify checks each block's last acknowledged write, so it counts distinct blocks, fewer when blocks were written again)",
             units::thousands(summary.acknowledged),

@@ -69,7 +69,8 @@ pub fn meta_command(args: &MetaArgs) -> anyhow::Result<i32> {
     meta::validate(&spec)?;
     let driver = Driver::start(&args.output, args.overwrite)?;
     let mut document = driver.session().document().clone();
-    let result = meta::run(&spec, &driver.stop)?;
+    let board = driver.session().board();
+    let result = meta::run(&spec, &driver.stop, board.as_deref())?;
     document.interrupted = result.interrupted;
     document.results.push(RunResult::Meta(result));
     driver.finish(&document, false)

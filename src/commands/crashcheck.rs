@@ -10,6 +10,7 @@
 //! generation. A write that was in flight at the cut may or may not be
 //! there; an acknowledged one must be.
 
+use crate::measure::intervals::DirectionSample;
 use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
 use crate::util::verify::header::{BlockHeader, HEADER_LEN};
@@ -192,6 +193,7 @@ impl AckLog {
 pub fn write(
     spec: &WriterSpec,
     stop: &StopFlag,
+    board: Option<&crate::measure::live::LiveBoard>,
     ready: &mut dyn FnMut(u64),
     say: &mut dyn FnMut(String),
 ) -> anyhow::Result<WriterSummary> {
@@ -237,11 +239,16 @@ pub fn write(
     let file = Arc::new(file);
     let started = Instant::now();
     let acknowledged = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    // Each acknowledged write's time (the write and its durability call),
+    // for those watching: taken out once a second by this thread.
+    let second = Arc::new(Mutex::new(DirectionSample::default()));
     let per_job_rate = spec.rate_iops.map(|r| r / spec.jobs as f64);
     let result: anyhow::Result<()> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..spec.jobs)
             .map(|job| {
                 let (file, log, acknowledged) = (file.clone(), log.clone(), acknowledged.clone());
+                let second = second.clone();
+                let watched = board.is_some();
                 scope.spawn(move || -> anyhow::Result<()> {
                     let mut rng = SmallRng::seed_from_u64(seed ^ job as u64);
                     let mut generations: HashMap<u64, u64> = HashMap::new();
@@ -263,11 +270,18 @@ pub fn write(
                         rng.fill(&mut block[HEADER_LEN..]);
                         let offset = index * spec.bs;
                         BlockHeader::stamp(&mut block, offset, generation, run_id, seed);
+                        let began = Instant::now();
                         file.write_all_at(&block, offset)?;
                         match spec.durability {
                             Durability::Fsync => file.sync_all()?,
                             Durability::Fdatasync => file.sync_data()?,
                             Durability::Dsync => {}
+                        }
+                        if watched {
+                            let mut s = second.lock().expect("no writer panics holding it");
+                            s.ios += 1;
+                            s.bytes += spec.bs;
+                            s.latency.record(began.elapsed().as_nanos() as u64);
                         }
                         generations.insert(index, generation);
                         log.lock()
@@ -280,6 +294,11 @@ pub fn write(
                 })
             })
             .collect();
+        if let Some(board) = board {
+            board.workload("crashcheck");
+            board.phase("crashcheck: writing", None);
+            report_seconds(board, &second, started, &handles);
+        }
         for h in handles {
             h.join().expect("a writer panicked")?;
         }
@@ -291,6 +310,48 @@ pub fn write(
         seconds: started.elapsed().as_secs_f64(),
         run_id,
     })
+}
+
+/// Hands the writers' acknowledged writes to `board` once a second until
+/// every writer has ended, and the last part second then.
+fn report_seconds<T>(
+    board: &crate::measure::live::LiveBoard,
+    second: &Mutex<DirectionSample>,
+    started: Instant,
+    writers: &[std::thread::ScopedJoinHandle<'_, T>],
+) {
+    let mut index = 0u64;
+    loop {
+        let due = started + Duration::from_secs(index + 1);
+        while Instant::now() < due && !writers.iter().all(|w| w.is_finished()) {
+            std::thread::sleep(
+                due.saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(20)),
+            );
+        }
+        let ended = writers.iter().all(|w| w.is_finished());
+        let now = Instant::now();
+        let sample = std::mem::take(&mut *second.lock().expect("no writer panics holding it"));
+        let begun = started + Duration::from_secs(index);
+        let dur_s = now.saturating_duration_since(begun).as_secs_f64().min(1.0);
+        if sample.ios > 0 || !ended {
+            let mut directions: [DirectionSample; crate::measure::intervals::DIRECTIONS] =
+                Default::default();
+            directions[crate::spec::Direction::Write as usize] = sample;
+            board.second(
+                "crashcheck",
+                &crate::measure::intervals::CompletedSecond {
+                    index,
+                    dur_s,
+                    directions,
+                },
+            );
+        }
+        if ended {
+            return;
+        }
+        index += 1;
+    }
 }
 
 /// An ack log that already holds a run would get a second one, and a

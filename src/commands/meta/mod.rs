@@ -73,7 +73,13 @@ impl Drop for Workspace {
     }
 }
 
-pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
+/// Runs the phases in turn, each said to `board` (for those watching) as
+/// it starts.
+pub fn run(
+    spec: &MetaSpec,
+    stop: &StopFlag,
+    board: Option<&crate::measure::live::LiveBoard>,
+) -> anyhow::Result<MetaResult> {
     validate(spec)?;
     let root = Path::new(&spec.dir).join(format!("fathom-meta-{}", std::process::id()));
     fs::create_dir(&root)?;
@@ -145,10 +151,17 @@ pub fn run(spec: &MetaSpec, stop: &StopFlag) -> anyhow::Result<MetaResult> {
         ("stat_random", &shuffled, Op::Stat),
         ("delete_random", &shuffled, Op::Delete),
     ];
-    for (name, order, op) in phases {
+    let planned = phases.len() as u64;
+    if let Some(board) = board {
+        board.workload("meta");
+    }
+    for (done_phases, (name, order, op)) in phases.into_iter().enumerate() {
         if stop.is_set() {
             interrupted = true;
             break;
+        }
+        if let Some(board) = board {
+            board.phase(format!("meta {name}"), Some((done_phases as u64, planned)));
         }
         let (done, elapsed, h) = time_phase(order, op, &payload, stop)?;
         interrupted |= done < order.len();
