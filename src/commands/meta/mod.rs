@@ -244,7 +244,11 @@ mod tests {
             seed: 1,
             block_size: 0,
         };
-        let r = run(&spec, &StopFlag::default()).unwrap();
+        let board = crate::measure::live::LiveBoard::new();
+        let r = run(&spec, &StopFlag::default(), Some(&board)).unwrap();
+        let watched = board.snapshot();
+        assert_eq!(watched.phase, "meta delete_random");
+        assert_eq!(watched.progress, Some((5, 6)));
         let names: Vec<&str> = r.ops.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(
             names,
