@@ -377,6 +377,16 @@ fn a_real_pushgateway_takes_the_pushes_and_the_last_one_says_the_run_ended() {
             .any(|l| l.starts_with("fathom_up{") && l.contains(ours) && l.ends_with(" 0")),
         "{text}"
     );
+    // The last verdict is what limited the run's figures, as the result
+    // says it.
+    let by = doc["results"][0]["limited_by"]["by"].as_str().unwrap();
+    assert!(
+        text.contains(&format!(
+            "verdict=\"pushed: limited by {}\"",
+            by.replace('_', " ")
+        )),
+        "{text}"
+    );
 }
 
 /// A gateway that goes away mid-run: the run goes on, and the result says
@@ -423,4 +433,44 @@ fn a_gateway_that_goes_away_mid_run_is_a_note_not_a_failure() {
         "{doc}"
     );
     assert!(u(&doc["results"][0]["total"]["read"]["ios"]) > 1000);
+}
+
+/// A certification says its verdict as each interval ends, and what
+/// limited it at the end; the last push holds the last of them.
+#[test]
+fn a_certification_says_its_verdicts_as_it_goes() {
+    let dir = tempdir();
+    let Some((_gateway, listen)) = pushgateway(dir.path()) else {
+        return;
+    };
+    let profile = dir.path().join("p.toml");
+    std::fs::write(
+        &profile,
+        "[certify]\nduration = \"2s\"\ninterval = \"1s\"\nstabilisation = \"0s\"\n[certify.read_limits]\n\"64ms\" = 25.0\n[stream.read]\nrw = \"randread\"\nbs = \"4k\"\niodepth = 4\nrate_iops = 200\ndirect = false\n",
+    )
+    .unwrap();
+    let target = dir.path().join("t");
+    let out = run(&[
+        "certify",
+        target.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--size",
+        "8m",
+        "--metrics-push",
+        &format!("http://{listen}"),
+        "--output-format",
+        "json",
+    ]);
+    let doc = json_out(&out);
+    let text = get(&listen, "/metrics").unwrap();
+    let verdict = text
+        .lines()
+        .find(|l| l.starts_with("fathom_verdict_info{"))
+        .unwrap_or_default();
+    let expected = match doc["results"][0]["limited_by"]["by"].as_str() {
+        Some(by) => format!("verdict=\"certify: limited by {}\"", by.replace('_', " ")),
+        None => "verdict=\"certify interval 2: pass so far\"".to_string(),
+    };
+    assert!(verdict.contains(&expected), "{verdict}\n{text}");
 }

@@ -322,9 +322,21 @@ pub fn run(
     }
     let mut cutter = IntervalCutter::new(profile, plan.targets().to_vec());
     let mut callback_error = None;
+    // Those watching learn the verdict so far at each interval's end.
+    let said = |result: &CertifyResult| {
+        if let (Some(board), Some(last)) = (board, result.intervals.last()) {
+            let so_far = match verdict(profile, &result.intervals).0 {
+                Some(true) => "pass so far",
+                Some(false) => "fail",
+                None => "not judged yet",
+            };
+            board.verdict(format!("certify interval {}: {so_far}", last.index));
+        }
+    };
     let runs = crate::run::run_streams(&streams, stop, options, &mut |s, second| {
         for interval in cutter.add(s, second) {
             result.intervals.push(interval);
+            said(&result);
             if callback_error.is_none() {
                 callback_error = on_interval(&result).err();
             }
@@ -335,6 +347,7 @@ pub fn run(
     }
     for interval in cutter.finish() {
         result.intervals.push(interval);
+        said(&result);
         on_interval(&result)?;
     }
     result.interrupted = stop.is_set();
@@ -355,6 +368,9 @@ pub fn run(
                 "the host, not the target, decided this verdict: {limit}; certify on an idle host"
             ));
         }
+    }
+    if let (Some(board), Some(limit)) = (board, &result.limited_by) {
+        board.verdict(format!("certify: limited by {}", limit.by.name()));
     }
     Ok(result)
 }

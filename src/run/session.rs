@@ -303,6 +303,9 @@ impl Session {
         let shared = crate::run::warnings::shared_device(&[&result], &result.disks);
         result.warnings.extend(shared);
         result.limited_by = crate::run::limit::judge(&result);
+        if let Some(limit) = &result.limited_by {
+            self.verdict(format!("{}: limited by {}", spec.name, limit.by.name()));
+        }
         Ok(result)
     }
 
@@ -340,6 +343,13 @@ impl Session {
         }
         for result in &mut results {
             result.limited_by = crate::run::limit::judge(result);
+            if let Some(limit) = &result.limited_by {
+                self.verdict(format!(
+                    "{}: limited by {}",
+                    result.spec.name,
+                    limit.by.name()
+                ));
+            }
         }
         StreamsResult::new(spec.clone(), results).map_err(|e| anyhow::anyhow!(e))
     }
