@@ -9,6 +9,7 @@ mod knob_args;
 mod pts;
 mod replay;
 pub mod tools;
+mod tree;
 
 use driver::Driver;
 use knob_args::KnobArgs;
@@ -54,6 +55,11 @@ enum Command {
     /// File-system metadata speed (bonnie++ -n): create, stat and delete
     /// N x 1024 files in order and at random.
     Meta(tools::MetaArgs),
+    /// File trees as mdtest and elbencho measure them: --depth levels of
+    /// --width directories, --files in each leaf, made and measured in
+    /// phases (mkdir, create, stat, read, rename, delete, rmdir) by
+    /// --threads, each operation's latency exact.
+    Tree(tree::TreeArgs),
     /// Sequential read speed, cached (page cache) and uncached (O_DIRECT),
     /// as hdparm -tT.
     Seqread(tools::SeqreadArgs),
@@ -497,6 +503,7 @@ pub fn main() -> i32 {
             .map_err(anyhow::Error::from)
             .and_then(|specs| execute(&specs, &OutputArgs::default(), false, None, None)),
         Some(Command::Meta(args)) => tools::meta_command(&args),
+        Some(Command::Tree(args)) => tree::tree_command(&args),
         Some(Command::Seqread(args)) => tools::seqread_command(&args),
         Some(Command::Certify(args)) => tools::certify_command(&args),
         Some(Command::Capacity(args)) => capacity::capacity_command(&args),

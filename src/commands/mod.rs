@@ -9,3 +9,4 @@ pub mod pts;
 #[cfg(feature = "mpi")]
 pub mod ranks;
 pub mod replay;
+pub mod tree;

@@ -708,15 +708,7 @@ pub(crate) fn drop_cached(file: &File) {
 }
 
 pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: statvfs writes into the struct we pass.
-    unsafe {
-        let mut s: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut s) != 0 {
-            return None;
-        }
-        Some(s.f_bavail * s.f_frsize)
-    }
+    crate::util::space::of(dir).map(|s| s.free_bytes)
 }
 
 #[cfg(test)]

@@ -79,7 +79,8 @@ pub fn directions(results: &[RunResult]) -> Vec<(String, &'static str, &Directio
             RunResult::Meta(_)
             | RunResult::Certify(_)
             | RunResult::Capacity(_)
-            | RunResult::Pts(_) => {}
+            | RunResult::Pts(_)
+            | RunResult::Tree(_) => {}
         }
     }
     let mut out = Vec::new();

@@ -6,6 +6,7 @@ use super::System;
 use crate::result::capacity::CapacityResult;
 use crate::result::certify::{CertifyResult, StreamInterval, THRESHOLDS_MS};
 use crate::result::meta::MetaResult;
+use crate::result::tree::TreeResult;
 use crate::result::{DirectionResult, Interval, RunResult, WorkloadResult};
 use crate::util::units::{latency, thousands};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
@@ -65,6 +66,7 @@ fn described(result: &RunResult) -> String {
     match result {
         RunResult::Workload(w) => format!("{} ({})", w.spec.name, w.spec.label()),
         RunResult::Meta(_) => "metadata run".into(),
+        RunResult::Tree(t) => tree_named(t),
         RunResult::Certify(c) => format!("certification {}", c.profile.name),
         RunResult::Streams(s) => format!("streams workload {}", s.spec.name),
         RunResult::Capacity(c) => {
@@ -193,6 +195,15 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
         "p99 B/A",
         "IOPS change",
     ]);
+    let mut tree = table(&[
+        "tree phase",
+        "ops/s A",
+        "ops/s B",
+        "B/A",
+        "p99 A",
+        "p99 B",
+        "p99 B/A",
+    ]);
     let mut meta = table(&[
         "operation",
         "rate A",
@@ -289,6 +300,16 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
                 .ok_or_else(|| {
                     format!("capacity search of {} for {}", ca.spec.name, ca.search.slo)
                 }),
+            RunResult::Tree(ta) => b
+                .document
+                .results
+                .iter()
+                .find_map(|r| match r {
+                    RunResult::Tree(t) if t.spec.shape == ta.spec.shape => Some(t),
+                    _ => None,
+                })
+                .map(|tb| tree_rows(&mut tree, ta, tb))
+                .ok_or_else(|| tree_named(ta)),
             RunResult::Pts(pa) => b
                 .document
                 .results
@@ -309,6 +330,7 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
     for t in [
         &mut workloads,
         &mut meta,
+        &mut tree,
         &mut certify,
         &mut capacity,
         &mut pts,
@@ -413,6 +435,32 @@ fn workload_rows(table: &mut Table, name: &str, wa: &WorkloadResult, wb: &Worklo
                 "-".into(),
             ]);
         }
+    }
+}
+
+/// A tree run, named by its shape: trees of the same shape are compared.
+fn tree_named(t: &TreeResult) -> String {
+    format!(
+        "tree of depth {}, width {}, {} files a leaf",
+        t.spec.shape.depth, t.spec.shape.width, t.spec.shape.files
+    )
+}
+
+/// The phases both tree runs measured.
+fn tree_rows(table: &mut Table, a: &TreeResult, b: &TreeResult) {
+    for pa in &a.phases {
+        let Some(pb) = b.phase(pa.phase) else {
+            continue;
+        };
+        table.add_row(vec![
+            pa.phase.to_string(),
+            crate::util::units::ops_per_s(pa.ops_per_s),
+            crate::util::units::ops_per_s(pb.ops_per_s),
+            ratio(pa.ops_per_s, pb.ops_per_s),
+            latency(pa.lat_ns.p99 as f64),
+            latency(pb.lat_ns.p99 as f64),
+            ratio(pa.lat_ns.p99 as f64, pb.lat_ns.p99 as f64),
+        ]);
     }
 }
 

@@ -65,6 +65,7 @@ impl Exporter for CsvExporter {
             out.push_str(&match section {
                 Section::Workloads(workloads) => workload_rows(&workloads)?,
                 Section::Meta(metas) => meta_rows(&metas)?,
+                Section::Tree(trees) => tree_rows(&trees)?,
                 Section::Certify(certifications) => certify_rows(&certifications)?,
                 Section::Capacity(searches) => capacity_rows(&searches)?,
                 Section::Pts(tests) => pts_rows(&tests)?,
@@ -191,6 +192,68 @@ fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<Strin
 }
 
 /// `fathom meta`: one row per system and operation.
+/// One row per tree phase.
+fn tree_rows(trees: &[Labelled<crate::result::tree::TreeResult>]) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "system",
+        "phase",
+        "dir",
+        "filesystem",
+        "depth",
+        "width",
+        "files_per_leaf",
+        "threads",
+        "ops",
+        "planned",
+        "elapsed_s",
+        "ops_per_s",
+        "bytes",
+        "stonewalled",
+        "behind",
+        "lat_min_ns",
+        "lat_mean_ns",
+        "lat_max_ns",
+        "lat_p50_ns",
+        "lat_p90_ns",
+        "lat_p99_ns",
+        "lat_p99_9_ns",
+        "lat_p99_99_ns",
+    ])?;
+    for tree in trees {
+        for p in &tree.phases {
+            let l = &p.lat_ns;
+            let s = &tree.spec;
+            w.write_record([
+                tree.system.to_string(),
+                p.phase.to_string(),
+                s.dir.clone(),
+                tree.filesystem.clone().unwrap_or_default(),
+                s.shape.depth.to_string(),
+                s.shape.width.to_string(),
+                s.shape.files.to_string(),
+                s.threads.to_string(),
+                p.ops.to_string(),
+                p.planned.to_string(),
+                format!("{:.6}", p.elapsed_s),
+                format!("{:.3}", p.ops_per_s),
+                p.bytes.to_string(),
+                p.stonewalled.to_string(),
+                p.behind.to_string(),
+                l.min.to_string(),
+                format!("{:.1}", l.mean),
+                l.max.to_string(),
+                l.p50.to_string(),
+                l.p90.to_string(),
+                l.p99.to_string(),
+                l.p99_9.to_string(),
+                l.p99_99.to_string(),
+            ])?;
+        }
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
 fn meta_rows(metas: &[Labelled<MetaResult>]) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([

@@ -89,7 +89,8 @@ pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
                 RunResult::Meta(_)
                 | RunResult::Certify(_)
                 | RunResult::Capacity(_)
-                | RunResult::Pts(_) => {}
+                | RunResult::Pts(_)
+                | RunResult::Tree(_) => {}
             }
         }
     }

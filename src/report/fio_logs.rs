@@ -28,7 +28,8 @@ pub fn write(doc: &Document, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
             RunResult::Meta(_)
             | RunResult::Certify(_)
             | RunResult::Capacity(_)
-            | RunResult::Pts(_) => Vec::new(),
+            | RunResult::Pts(_)
+            | RunResult::Tree(_) => Vec::new(),
         };
         for w in jobs {
             number += 1;

@@ -125,6 +125,16 @@ impl Exporter for HtmlExporter {
                     results.push_str(&cells_table(&header, &rows, 1));
                     meta_bars(&metas, &mut charts)?;
                 }
+                Section::Tree(trees) => {
+                    for tree in &trees {
+                        for line in table::tree_caption(tree, systems).lines() {
+                            let _ = writeln!(results, "<p>{}</p>", escape(line));
+                        }
+                    }
+                    let (header, rows) = table::tree_cells(&trees);
+                    results.push_str(&cells_table(&header, &rows, 1));
+                    tree_bars(&trees, &mut charts)?;
+                }
                 Section::Streams(groups) => {
                     for s in groups {
                         let (header, rows) = table::streams_cells(&s, systems);
@@ -1019,6 +1029,50 @@ fn time_series(
 /// The bonnie++ block tests (KiB/s) and the metadata operations
 /// (operations/s) of every system, each on its own chart: one unit per
 /// axis.
+/// Two charts of a tree run's phases: operations a second, and p99 and
+/// p99.99 latency, each system a group of bars.
+fn tree_bars(
+    trees: &[Labelled<crate::result::tree::TreeResult>],
+    out: &mut Vec<Rendered>,
+) -> anyhow::Result<()> {
+    let phases = table::tree_phases(trees);
+    type Figure = fn(&crate::result::tree::TreePhaseResult) -> f64;
+    let figures: [(&str, &str, Figure); 2] = [
+        (
+            "tree: operations per second by phase",
+            "operations/s",
+            |p| p.ops_per_s,
+        ),
+        ("tree: p99 latency by phase", "µs", |p| {
+            p.lat_ns.p99 as f64 / 1e3
+        }),
+    ];
+    for (title, unit, figure) in figures {
+        let groups = trees
+            .iter()
+            .map(|t| Series {
+                name: if trees.len() > 1 {
+                    t.system.to_string()
+                } else {
+                    t.filesystem.clone().unwrap_or_else(|| unit.into())
+                },
+                points: phases
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, phase)| Some((i as f64, figure(t.phase(*phase)?))))
+                    .collect(),
+            })
+            .collect();
+        out.push(charts::bar_chart(&BarChart {
+            title: title.into(),
+            y_label: unit.into(),
+            categories: phases.iter().map(|p| p.to_string()).collect(),
+            groups,
+        })?);
+    }
+    Ok(())
+}
+
 fn meta_bars(metas: &[Labelled<MetaResult>], out: &mut Vec<Rendered>) -> anyhow::Result<()> {
     let operations = table::meta_operations(metas);
     let block = |name: &String| {

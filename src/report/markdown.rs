@@ -44,6 +44,14 @@ impl Exporter for MarkdownExporter {
                     let (header, rows) = table::meta_cells(&metas);
                     out.push_str(&markdown_table(&header, &rows, 1));
                 }
+                Section::Tree(trees) => {
+                    for tree in &trees {
+                        let caption = table::tree_caption(tree, systems).replace('\n', "\n\n");
+                        out.push_str(&format!("{caption}\n\n"));
+                    }
+                    let (header, rows) = table::tree_cells(&trees);
+                    out.push_str(&markdown_table(&header, &rows, 1));
+                }
                 Section::Streams(groups) => {
                     for s in groups {
                         let (header, rows) = table::streams_cells(&s, systems);

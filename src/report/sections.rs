@@ -54,6 +54,7 @@ pub enum Section<'a> {
     Streams(Vec<Labelled<'a, StreamsResult>>),
     Capacity(Vec<Labelled<'a, CapacityResult>>),
     Pts(Vec<Labelled<'a, crate::result::pts::PtsResult>>),
+    Tree(Vec<Labelled<'a, crate::result::tree::TreeResult>>),
 }
 
 impl Report {
@@ -226,6 +227,10 @@ impl Report {
                     }
                     RunResult::Pts(p) => gather(&mut out, label, p, Section::Pts, |s| match s {
                         Section::Pts(v) => Some(v),
+                        _ => None,
+                    }),
+                    RunResult::Tree(t) => gather(&mut out, label, t, Section::Tree, |s| match s {
+                        Section::Tree(v) => Some(v),
                         _ => None,
                     }),
                 }

@@ -8,6 +8,7 @@ use super::sections::distinct;
 use crate::result::LatencySummary;
 use crate::result::meta::MetaResult;
 use crate::result::streams::StreamsResult;
+use crate::result::tree::TreeResult;
 use crate::result::{DirectionResult, WorkloadResult};
 use crate::spec::knobs::KNOBS;
 use crate::spec::{RwMode, WorkloadSpec};
@@ -434,6 +435,159 @@ pub fn meta_cells(metas: &[Labelled<MetaResult>]) -> (Vec<String>, Vec<Vec<Strin
 /// Operation names of every system, in the order they were measured.
 pub fn meta_operations(metas: &[Labelled<MetaResult>]) -> Vec<String> {
     distinct(metas.iter().flat_map(|m| &m.ops).map(|o| o.name.clone()))
+}
+
+/// A tree run's phases: one system gets counts, rates, percentiles and
+/// how its threads shared the work; several get their rates side by side
+/// (and two the ratio) and their p99s.
+pub fn tree_cells(trees: &[Labelled<TreeResult>]) -> (Vec<String>, Vec<Vec<String>>) {
+    use crate::util::units::{latency, ops_per_s, thousands};
+    if let [tree] = trees {
+        let header = [
+            "phase", "ops", "ops/s", "mean", "p50", "p99", "p99.9", "p99.99", "max", "threads",
+        ]
+        .map(String::from)
+        .to_vec();
+        let rows = tree
+            .phases
+            .iter()
+            .map(|p| {
+                let least = p.threads.iter().map(|t| t.ops).min().unwrap_or(0);
+                let most = p.threads.iter().map(|t| t.ops).max().unwrap_or(0);
+                let threads = match (p.threads.len(), p.stonewalled) {
+                    (_, true) => format!(
+                        "cut at {}: {}-{} each, the slowest {} behind",
+                        crate::util::units::format_duration(tree.spec.phase_time_s.unwrap_or(0.0)),
+                        thousands(least),
+                        thousands(most),
+                        thousands(p.behind)
+                    ),
+                    (1, false) => "1".into(),
+                    (n, false) => format!("{n}: {}-{} each", thousands(least), thousands(most)),
+                };
+                vec![
+                    p.phase.to_string(),
+                    thousands(p.ops),
+                    ops_per_s(p.ops_per_s),
+                    latency(p.lat_ns.mean),
+                    latency(p.lat_ns.p50 as f64),
+                    latency(p.lat_ns.p99 as f64),
+                    latency(p.lat_ns.p99_9 as f64),
+                    latency(p.lat_ns.p99_99 as f64),
+                    latency(p.lat_ns.max as f64),
+                    threads,
+                ]
+            })
+            .collect();
+        return (header, rows);
+    }
+    let mut header = vec!["phase".to_string()];
+    header.extend(trees.iter().map(|t| format!("{} ops/s", t.system)));
+    let ratio = trees.len() == 2;
+    if ratio {
+        header.push(format!("{}/{}", trees[1].system, trees[0].system));
+    }
+    header.extend(trees.iter().map(|t| format!("{} p99", t.system)));
+    let phases = tree_phases(trees);
+    let rows = phases
+        .into_iter()
+        .map(|phase| {
+            let found: Vec<_> = trees.iter().map(|t| t.phase(phase)).collect();
+            let mut row = vec![phase.to_string()];
+            row.extend(
+                found
+                    .iter()
+                    .map(|p| p.map_or("-".into(), |p| ops_per_s(p.ops_per_s))),
+            );
+            if ratio {
+                row.push(match (found[0], found[1]) {
+                    (Some(a), Some(b)) if a.ops_per_s > 0.0 => {
+                        format!("{:.2}", b.ops_per_s / a.ops_per_s)
+                    }
+                    _ => "-".into(),
+                });
+            }
+            row.extend(
+                found
+                    .iter()
+                    .map(|p| p.map_or("-".into(), |p| latency(p.lat_ns.p99 as f64))),
+            );
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
+/// The phases any of `trees` ran, in the order phases run.
+pub fn tree_phases(trees: &[Labelled<TreeResult>]) -> Vec<crate::spec::tree::TreePhase> {
+    let all: std::collections::BTreeSet<_> = trees
+        .iter()
+        .flat_map(|t| &t.phases)
+        .map(|p| p.phase)
+        .collect();
+    all.into_iter().collect()
+}
+
+/// "[system: ]fathom tree: depth 3 x width 10, 1,000 files a leaf
+/// (1,000,000 files in 1,110 directories), 0 B each, 2 threads, shuffled,
+/// in /data (ext4)"; what the file system said of it on a second line.
+pub fn tree_caption(tree: &Labelled<TreeResult>, named: bool) -> String {
+    use crate::util::units::{counted, format_bytes, thousands};
+    let spec = &tree.spec;
+    let size = match spec.file_size_min == spec.file_size_max {
+        true => format_bytes(spec.file_size_min),
+        false => format!(
+            "{} to {}",
+            format_bytes(spec.file_size_min),
+            format_bytes(spec.file_size_max)
+        ),
+    };
+    let mut text = format!(
+        "{}fathom tree: depth {} x width {}, {} a leaf ({} in {}), {size} each, {}, {}{}, in {} ({})",
+        if named {
+            format!("{}: ", tree.system)
+        } else {
+            String::new()
+        },
+        spec.shape.depth,
+        spec.shape.width,
+        counted(spec.shape.files, "file"),
+        counted(spec.shape.total_files(), "file"),
+        match spec.shape.dirs() {
+            1 => "1 directory".to_string(),
+            n => format!("{} directories", thousands(n)),
+        },
+        counted(spec.threads as u64, "thread"),
+        if spec.random {
+            "shuffled"
+        } else {
+            "in the order made"
+        },
+        match spec.fsync {
+            crate::spec::tree::TreeSync::None => String::new(),
+            crate::spec::tree::TreeSync::File => ", each file fsynced".into(),
+            crate::spec::tree::TreeSync::Dir => ", each leaf directory fsynced".into(),
+        },
+        spec.dir,
+        tree.filesystem.as_deref().unwrap_or("unknown file system"),
+    );
+    let mut facts = Vec::new();
+    if let Some(n) = tree.inodes_used {
+        facts.push(format!("{} inodes used", thousands(n)));
+    }
+    if let Some(b) = tree.leaf_dir_bytes {
+        facts.push(format!("a leaf directory is {}", format_bytes(b)));
+    }
+    if tree.kept {
+        facts.push("the tree was kept (--leave)".into());
+    }
+    if let Some(f) = &tree.failure {
+        facts.push(format!("ended early: {f}"));
+    }
+    if !facts.is_empty() {
+        text.push_str(&format!("\n{}", facts.join("; ")));
+    }
+    text
 }
 
 /// "[system: ]fathom meta: 16 x 1024 files in /data (ext4), 0 bytes each".

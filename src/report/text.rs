@@ -24,6 +24,7 @@ impl Exporter for TextExporter {
                     out.push_str(&workload_tables(&workloads, systems))
                 }
                 Section::Meta(metas) => out.push_str(&meta_table(&metas, systems)),
+                Section::Tree(trees) => out.push_str(&tree_table(&trees, systems)),
                 Section::Certify(certifications) => {
                     for c in certifications {
                         if systems {
@@ -204,6 +205,24 @@ fn meta_table(metas: &[Labelled<MetaResult>], systems: bool) -> String {
     let mut out = String::new();
     for meta in metas {
         out.push_str(&super::table::meta_caption(meta, systems));
+        out.push('\n');
+    }
+    out.push_str(&format!("{table}\n"));
+    out
+}
+
+fn tree_table(trees: &[Labelled<crate::result::tree::TreeResult>], systems: bool) -> String {
+    let (header, rows) = super::table::tree_cells(trees);
+    let mut table = Table::new();
+    let columns = header.len();
+    table.load_style(UTF8_FULL_CONDENSED).set_header(header);
+    for row in rows {
+        table.add_row(row);
+    }
+    right_align(&mut table, 1..columns);
+    let mut out = String::new();
+    for tree in trees {
+        out.push_str(&super::table::tree_caption(tree, systems));
         out.push('\n');
     }
     out.push_str(&format!("{table}\n"));

@@ -184,9 +184,11 @@ fn started_and_runtime(r: &RunResult) -> Option<(f64, f64)> {
     match r {
         RunResult::Workload(w) => Some((w.started_unix_s?, w.runtime_s)),
         RunResult::Streams(s) => Some((s.streams.first()?.started_unix_s?, s.runtime_s)),
-        RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) | RunResult::Pts(_) => {
-            None
-        }
+        RunResult::Meta(_)
+        | RunResult::Certify(_)
+        | RunResult::Capacity(_)
+        | RunResult::Pts(_)
+        | RunResult::Tree(_) => None,
     }
 }
 
@@ -227,12 +229,14 @@ fn concurrent_result(
             merged.disks = ranks_disks(ss.iter().map(|s| s.disks.as_slice()), ranks);
             Ok(RunResult::Streams(merged))
         }
-        RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) | RunResult::Pts(_) => {
-            Err(format!(
-                "result {}: metadata, certification, capacity and pts results of several hosts are not merged (run them per host)",
-                k + 1
-            ))
-        }
+        RunResult::Meta(_)
+        | RunResult::Certify(_)
+        | RunResult::Capacity(_)
+        | RunResult::Pts(_)
+        | RunResult::Tree(_) => Err(format!(
+            "result {}: metadata, tree, certification, capacity and pts results of several hosts are not merged (run them per host)",
+            k + 1
+        )),
     }
 }
 

@@ -34,7 +34,8 @@ pub fn sequential(mut documents: Vec<Document>) -> Result<Document, String> {
                 | RunResult::Certify(_)
                 | RunResult::Streams(_)
                 | RunResult::Capacity(_)
-                | RunResult::Pts(_)) => out.results.push(other),
+                | RunResult::Pts(_)
+                | RunResult::Tree(_)) => out.results.push(other),
             }
         }
     }

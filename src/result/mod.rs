@@ -15,6 +15,7 @@ pub mod pts;
 pub mod repeats;
 pub mod replay;
 pub mod streams;
+pub mod tree;
 pub mod warning;
 pub mod workload;
 
@@ -87,6 +88,9 @@ pub enum RunResult {
     /// `fathom pts`: a test of SNIA's Solid State Performance Test
     /// Specification.
     Pts(pts::PtsResult),
+    /// `fathom tree`: a tree of directories and files, made and measured
+    /// in phases.
+    Tree(tree::TreeResult),
 }
 
 impl Document {
@@ -134,6 +138,7 @@ impl Document {
                     .iter()
                     .any(|w| w.targets.iter().any(TargetResult::failed)),
                 RunResult::Capacity(_) | RunResult::Pts(_) => false,
+                RunResult::Tree(t) => t.failure.is_some(),
             })
     }
 
@@ -163,7 +168,7 @@ impl Document {
                         .iter()
                         .map(|x| Raised::new("meta".into(), RaisedBy::Run, x))
                         .collect(),
-                    RunResult::Certify(_) | RunResult::Pts(_) => Vec::new(),
+                    RunResult::Certify(_) | RunResult::Pts(_) | RunResult::Tree(_) => Vec::new(),
                     RunResult::Streams(s) => s
                         .streams
                         .iter()

@@ -14,6 +14,7 @@ pub mod meta;
 pub mod priority;
 pub mod pts;
 pub mod replay;
+pub mod tree;
 mod validate;
 
 use serde::{Deserialize, Serialize};

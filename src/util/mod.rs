@@ -6,6 +6,7 @@ pub mod buffers;
 pub mod error;
 pub mod input_file;
 pub mod safety;
+pub mod space;
 pub mod stop;
 pub mod units;
 pub mod verify;

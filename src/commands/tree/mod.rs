@@ -1,0 +1,899 @@
+//! `fathom tree`: a tree of directories and files made and measured in
+//! phases (mkdir, create, stat, read, rename, delete, rmdir), as mdtest and
+//! elbencho measure metadata. Every operation is timed into an HDR
+//! histogram per thread; threads work on shares of their own and meet
+//! between phases. Nothing is kept per file: paths and visiting orders are
+//! computed from an item's index (`layout.rs`), so a tree of millions of
+//! files costs a few histograms.
+//!
+//! The tree lives in `DIR/fathom-tree`, marked as fathom's by a file in
+//! it; only the paths the layout names are ever removed, and only in the
+//! directory whose inode the run made or checked.
+
+pub mod layout;
+
+use crate::measure::histogram::LatencyHistogram;
+use crate::result::tree::{ThreadOps, TreePhaseResult, TreeResult};
+use crate::spec::tree::{TreePhase, TreeShape, TreeSpec, TreeSync};
+use crate::util::error::UsageError;
+use crate::util::stop::StopFlag;
+use crate::util::units::{format_bytes, thousands};
+use layout::{Layout, Order};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Limits that keep a typo from filling a file system.
+pub const MAX_FILES: u64 = 100_000_000;
+pub const MAX_DIRS: u64 = 10_000_000;
+pub const MAX_FILE_SIZE: u64 = 64 << 20;
+pub const MAX_DEPTH: u32 = 32;
+
+/// What a tree's marker keeps, for a later run on a kept tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Marker {
+    shape: TreeShape,
+    threads: u32,
+    seed: u64,
+    random: bool,
+    file_size_min: u64,
+    file_size_max: u64,
+    /// Files each thread created (all of its share unless stonewalled).
+    created: Vec<u64>,
+    dirs_present: bool,
+    files_present: bool,
+    renamed: bool,
+}
+
+/// The shape and flags alone, before anything on disk is looked at.
+pub fn validate(spec: &TreeSpec) -> Result<(), UsageError> {
+    let fail = |m: String| Err(UsageError(m));
+    let s = spec.shape;
+    if s.width == 0 {
+        return fail("--width 0: a directory holds at least one directory".into());
+    }
+    if s.files == 0 {
+        return fail("--files 0: a leaf holds at least one file".into());
+    }
+    if s.depth > MAX_DEPTH {
+        return fail(format!("--depth {} is above {MAX_DEPTH}", s.depth));
+    }
+    let dirs = (1..=s.depth).try_fold(0u64, |sum, l| {
+        (s.width as u64)
+            .checked_pow(l)
+            .and_then(|n| sum.checked_add(n))
+    });
+    match dirs {
+        Some(d) if d <= MAX_DIRS => {}
+        _ => {
+            return fail(format!(
+                "--depth {} x --width {} makes more than {} directories",
+                s.depth,
+                s.width,
+                thousands(MAX_DIRS)
+            ));
+        }
+    }
+    match s.leaves().checked_mul(s.files) {
+        Some(n) if n <= MAX_FILES => {}
+        _ => {
+            return fail(format!(
+                "the tree would hold more than {} files ({} leaves x --files {})",
+                thousands(MAX_FILES),
+                thousands(s.leaves()),
+                thousands(s.files)
+            ));
+        }
+    }
+    if spec.file_size_max > MAX_FILE_SIZE || spec.file_size_min > spec.file_size_max {
+        return fail(format!(
+            "--file-size {}: a size or a range LOW-HIGH up to {}",
+            size_text(spec),
+            format_bytes(MAX_FILE_SIZE)
+        ));
+    }
+    let most = crate::spec::limits::MAX_NUMJOBS;
+    if spec.threads == 0 || spec.threads > most {
+        return fail(format!("--threads {} is outside 1 to {most}", spec.threads));
+    }
+    if let Some(t) = spec.phase_time_s
+        && !(t > 0.0 && t.is_finite())
+    {
+        return fail(format!("--phase-time {t}: a time above zero"));
+    }
+    if spec.phases.is_empty() {
+        return fail("--phases: name at least one phase".into());
+    }
+    let dir = Path::new(&spec.dir);
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => fail(format!("{}: not a directory", spec.dir)),
+        Err(e) => fail(format!("{}: {e}", spec.dir)),
+    }
+}
+
+fn size_text(spec: &TreeSpec) -> String {
+    match spec.file_size_min == spec.file_size_max {
+        true => format_bytes(spec.file_size_min),
+        false => format!(
+            "{}-{}",
+            format_bytes(spec.file_size_min),
+            format_bytes(spec.file_size_max)
+        ),
+    }
+}
+
+/// What the phases find and leave: which of them can run on the tree as
+/// it will be when they start.
+fn check_phases(phases: &[TreePhase], mut marker: Option<&Marker>) -> Result<(), String> {
+    let (mut dirs, mut files) = marker
+        .take()
+        .map_or((false, false), |m| (m.dirs_present, m.files_present));
+    for &phase in phases {
+        let missing = match phase {
+            TreePhase::Mkdir if dirs => Some("the directories exist already"),
+            TreePhase::Create if !dirs => Some("there are no directories: add mkdir"),
+            TreePhase::Create if files => Some("the files exist already"),
+            TreePhase::Stat | TreePhase::Read | TreePhase::Rename | TreePhase::Delete if !files => {
+                Some("there are no files: add create, or keep a tree with --leave")
+            }
+            TreePhase::Rmdir if files => Some("the files are still there: add delete"),
+            TreePhase::Rmdir if !dirs => Some("there are no directories"),
+            _ => None,
+        };
+        if let Some(why) = missing {
+            return Err(format!("--phases: {phase} cannot run: {why}"));
+        }
+        match phase {
+            TreePhase::Mkdir => dirs = true,
+            TreePhase::Create => files = true,
+            TreePhase::Delete => files = false,
+            TreePhase::Rmdir => dirs = false,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The kept tree in DIR, if there is one: a directory of fathom's with its
+/// marker; an entry by that name that is not one is refused.
+fn kept_tree(root: &Path) -> Result<Option<Marker>, UsageError> {
+    let err = |m: String| UsageError(format!("{}: {m}", root.display()));
+    match fs::symlink_metadata(root) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(err(e.to_string())),
+        Ok(m) if !m.is_dir() => {
+            return Err(err(
+                "exists and is not a tree of fathom's (not a directory)".into(),
+            ));
+        }
+        Ok(_) => {}
+    }
+    let text = fs::read_to_string(root.join(layout::MARKER))
+        .map_err(|_| err("exists and is not a tree of fathom's (no marker in it)".into()))?;
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| err(format!("its marker cannot be read ({e})")))
+}
+
+/// Refuses a tree the file system has no room for: inodes for every
+/// directory and file, and blocks for their bytes.
+fn check_room(spec: &TreeSpec, shape: TreeShape, phases: &[TreePhase]) -> Result<(), UsageError> {
+    let dir = Path::new(&spec.dir);
+    let Some(space) = crate::util::space::of(dir) else {
+        return Ok(());
+    };
+    let mut inodes = 2;
+    let mut bytes = 0u64;
+    let block = space.block.max(512);
+    if phases.contains(&TreePhase::Mkdir) {
+        inodes += shape.dirs();
+        bytes += shape.dirs() * block;
+    }
+    if phases.contains(&TreePhase::Create) {
+        inodes += shape.total_files();
+        let mean = (spec.file_size_min + spec.file_size_max) / 2;
+        bytes += shape.total_files() * mean.div_ceil(block) * block;
+    }
+    // A file system that counts no inodes (btrfs says 0) has no limit to
+    // check.
+    if space.inodes > 0 && space.inodes_avail < inodes {
+        return Err(UsageError(format!(
+            "{}: the tree needs {} inodes and the file system has {} free",
+            spec.dir,
+            thousands(inodes),
+            thousands(space.inodes_avail)
+        )));
+    }
+    let free = space.free_bytes;
+    if bytes > free {
+        return Err(UsageError(format!(
+            "{}: the tree needs about {} and the file system has {} free",
+            spec.dir,
+            format_bytes(bytes),
+            format_bytes(free)
+        )));
+    }
+    Ok(())
+}
+
+/// Everything checked before anything is created: the shape, the phases
+/// against the tree they will find, and the room for it. Returns the
+/// phases in the order they run.
+pub fn check(spec: &TreeSpec, overwrite: bool) -> Result<Vec<TreePhase>, UsageError> {
+    validate(spec)?;
+    let mut phases = spec.phases.clone();
+    phases.sort();
+    phases.dedup();
+    let root = layout::root_in(Path::new(&spec.dir));
+    let kept = kept_tree(&root)?;
+    if let Some(marker) = &kept {
+        if phases.contains(&TreePhase::Mkdir) && !overwrite {
+            return Err(UsageError(format!(
+                "{}: a tree of fathom's is there already (kept with --leave): run its later phases with --phases, or pass --overwrite to replace it",
+                root.display()
+            )));
+        }
+        if !phases.contains(&TreePhase::Mkdir) && marker.threads != spec.threads {
+            return Err(UsageError(format!(
+                "--threads {}: the kept tree was made by {} threads, each with its share; run it with --threads {}",
+                spec.threads, marker.threads, marker.threads
+            )));
+        }
+    }
+    let finds = match phases.contains(&TreePhase::Mkdir) {
+        true => None,
+        false => kept.as_ref(),
+    };
+    check_phases(&phases, finds).map_err(UsageError)?;
+    let shape = finds.map_or(spec.shape, |m| m.shape);
+    check_room(spec, shape, &phases)?;
+    Ok(phases)
+}
+
+/// The tree on disk while the run goes: what it holds (kept in its marker)
+/// and, when the run ends without `--leave`, its removal.
+struct Tree {
+    layout: Layout,
+    marker: Marker,
+    /// The inode of the tree's directory: another directory put in its
+    /// place is never touched.
+    root_ino: u64,
+    leave: bool,
+}
+
+impl Tree {
+    fn save(&self) -> std::io::Result<()> {
+        let text = serde_json::to_string(&self.marker).expect("a marker serialises");
+        fs::write(self.layout.marker(), text)
+    }
+
+    fn ours(&self) -> bool {
+        fs::symlink_metadata(&self.layout.root).is_ok_and(|m| m.ino() == self.root_ino)
+    }
+
+    /// Removes the files and directories the layout names, and the tree's
+    /// own directory: nothing else, and nothing if the directory is not
+    /// the one this run made or checked.
+    fn remove(&self) {
+        if !self.ours() {
+            return;
+        }
+        let shape = self.layout.shape;
+        if self.marker.files_present {
+            for t in 0..self.marker.threads {
+                let share = layout::share(shape.total_files(), t, self.marker.threads);
+                let made = self.marker.created.get(t as usize).copied().unwrap_or(0);
+                let order = Order::new(share.end - share.start, self.marker.random, self.seed(t));
+                for j in 0..made.min(share.end - share.start) {
+                    let item = share.start + order.at(j);
+                    for renamed in [false, true] {
+                        let _ = fs::remove_file(self.layout.file(item, renamed));
+                    }
+                }
+            }
+        }
+        for level in (1..=shape.depth).rev() {
+            for d in 0..shape.dirs_at(level) {
+                let _ = fs::remove_dir(self.layout.dir(level, d));
+            }
+        }
+        let _ = fs::remove_file(self.layout.marker());
+        let _ = fs::remove_dir(&self.layout.root);
+    }
+
+    /// The seed of thread `t`'s creation order.
+    fn seed(&self, t: u32) -> u64 {
+        self.marker.seed ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        if !self.leave {
+            self.remove();
+        }
+    }
+}
+
+/// One thread's part of a phase.
+struct Part {
+    ops: u64,
+    bytes: u64,
+    elapsed: Duration,
+    latency: LatencyHistogram,
+}
+
+/// What the threads of one phase (or one level of a directory phase) did.
+struct Outcome {
+    parts: Vec<Part>,
+    elapsed: Duration,
+    stonewalled: bool,
+    error: Option<String>,
+}
+
+/// Runs `op(thread, j)` for j in `0..counts[thread]` on one thread each,
+/// all started together; every thread stops at `deadline` (from the
+/// start), at a signal or at the first error of any thread.
+fn run_threads(
+    counts: &[u64],
+    deadline: Option<Duration>,
+    stop: &StopFlag,
+    op: &(dyn Fn(u32, u64) -> std::io::Result<u64> + Sync),
+) -> Outcome {
+    let cut = AtomicBool::new(false);
+    let error: Mutex<Option<String>> = Mutex::new(None);
+    let start = Instant::now();
+    let parts = std::thread::scope(|scope| {
+        let handles: Vec<_> = counts
+            .iter()
+            .enumerate()
+            .map(|(t, &count)| {
+                let (cut, error) = (&cut, &error);
+                scope.spawn(move || {
+                    let mut part = Part {
+                        ops: 0,
+                        bytes: 0,
+                        elapsed: Duration::ZERO,
+                        latency: LatencyHistogram::new(),
+                    };
+                    for j in 0..count {
+                        if cut.load(Ordering::Relaxed) || stop.is_set() {
+                            break;
+                        }
+                        let began = Instant::now();
+                        match op(t as u32, j) {
+                            Ok(bytes) => {
+                                let ended = Instant::now();
+                                part.latency.record((ended - began).as_nanos() as u64);
+                                part.ops += 1;
+                                part.bytes += bytes;
+                                if deadline.is_some_and(|d| ended - start >= d) {
+                                    cut.store(true, Ordering::Relaxed);
+                                }
+                            }
+                            Err(e) => {
+                                let mut first = error.lock().expect("not poisoned");
+                                first.get_or_insert_with(|| e.to_string());
+                                cut.store(true, Ordering::Relaxed);
+                                break;
+                            }
+                        }
+                    }
+                    part.elapsed = start.elapsed();
+                    part
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a tree thread panicked"))
+            .collect::<Vec<Part>>()
+    });
+    let elapsed = start.elapsed();
+    let stonewalled = parts.iter().zip(counts).any(|(p, &c)| p.ops < c)
+        && deadline.is_some_and(|d| elapsed >= d)
+        && !stop.is_set();
+    Outcome {
+        parts,
+        elapsed,
+        stonewalled,
+        error: error.into_inner().expect("not poisoned"),
+    }
+}
+
+/// Adds one level's outcome to a directory phase's.
+fn add_level(total: &mut Option<Outcome>, level: Outcome) {
+    match total {
+        None => *total = Some(level),
+        Some(t) => {
+            for (a, b) in t.parts.iter_mut().zip(level.parts) {
+                a.ops += b.ops;
+                a.elapsed += b.elapsed;
+                a.latency.add(&b.latency);
+            }
+            t.elapsed += level.elapsed;
+            t.error = t.error.take().or(level.error);
+        }
+    }
+}
+
+fn phase_result(phase: TreePhase, planned: u64, outcome: &Outcome) -> TreePhaseResult {
+    let mut all = LatencyHistogram::new();
+    for p in &outcome.parts {
+        all.add(&p.latency);
+    }
+    let ops: u64 = outcome.parts.iter().map(|p| p.ops).sum();
+    let elapsed_s = outcome.elapsed.as_secs_f64();
+    let most = outcome.parts.iter().map(|p| p.ops).max().unwrap_or(0);
+    let least = outcome.parts.iter().map(|p| p.ops).min().unwrap_or(0);
+    TreePhaseResult {
+        phase,
+        ops,
+        planned,
+        elapsed_s,
+        ops_per_s: crate::measure::per_second(ops, elapsed_s),
+        bytes: outcome.parts.iter().map(|p| p.bytes).sum(),
+        lat_ns: all.summary(),
+        histogram: all.encode(),
+        threads: outcome
+            .parts
+            .iter()
+            .map(|p| ThreadOps {
+                ops: p.ops,
+                elapsed_s: p.elapsed.as_secs_f64(),
+                lat_ns: p.latency.summary(),
+            })
+            .collect(),
+        stonewalled: outcome.stonewalled,
+        behind: if outcome.stonewalled { most - least } else { 0 },
+    }
+}
+
+/// The bytes of file `item`: from the spec's range, drawn from the seed.
+fn file_size(marker: &Marker, item: u64) -> u64 {
+    let span = marker.file_size_max - marker.file_size_min;
+    match span {
+        0 => marker.file_size_min,
+        _ => marker.file_size_min + layout::splitmix(marker.seed ^ item) % (span + 1),
+    }
+}
+
+fn free_inodes(dir: &Path) -> Option<u64> {
+    crate::util::space::of(dir)
+        .filter(|s| s.inodes > 0)
+        .map(|s| s.inodes_free)
+}
+
+/// Runs the phases `check` returned on the tree in `spec.dir`.
+pub fn run(
+    spec: &TreeSpec,
+    phases: &[TreePhase],
+    overwrite: bool,
+    stop: &StopFlag,
+    board: Option<&crate::measure::live::LiveBoard>,
+) -> anyhow::Result<TreeResult> {
+    let dir = Path::new(&spec.dir);
+    let root = layout::root_in(dir);
+    let kept = kept_tree(&root)?;
+    let making = phases.contains(&TreePhase::Mkdir);
+    let before = free_inodes(dir);
+    let mut tree = match (kept, making) {
+        (Some(marker), false) => {
+            let root_ino = fs::metadata(&root)?.ino();
+            Tree {
+                layout: Layout {
+                    root,
+                    shape: marker.shape,
+                },
+                marker,
+                root_ino,
+                leave: spec.leave,
+            }
+        }
+        (kept, _) => {
+            if let Some(marker) = kept.filter(|_| overwrite) {
+                // --overwrite: the old tree goes, by its own layout.
+                let old = Tree {
+                    layout: Layout {
+                        root: root.clone(),
+                        shape: marker.shape,
+                    },
+                    marker,
+                    root_ino: fs::metadata(&root)?.ino(),
+                    leave: false,
+                };
+                drop(old);
+                if root.exists() {
+                    anyhow::bail!(
+                        "{}: the old tree could not be removed whole (something else is in it)",
+                        root.display()
+                    );
+                }
+            }
+            fs::create_dir(&root)?;
+            let tree = Tree {
+                root_ino: fs::metadata(&root)?.ino(),
+                layout: Layout {
+                    root,
+                    shape: spec.shape,
+                },
+                marker: Marker {
+                    shape: spec.shape,
+                    threads: spec.threads,
+                    seed: spec.seed,
+                    random: spec.random,
+                    file_size_min: spec.file_size_min,
+                    file_size_max: spec.file_size_max,
+                    created: vec![0; spec.threads as usize],
+                    dirs_present: false,
+                    files_present: false,
+                    renamed: false,
+                },
+                leave: spec.leave,
+            };
+            tree.save()?;
+            tree
+        }
+    };
+    let mut result = TreeResult {
+        spec: TreeSpec {
+            shape: tree.marker.shape,
+            threads: tree.marker.threads,
+            seed: tree.marker.seed,
+            random: tree.marker.random,
+            file_size_min: tree.marker.file_size_min,
+            file_size_max: tree.marker.file_size_max,
+            ..spec.clone()
+        },
+        filesystem: crate::measure::facts::mount_of(&tree.layout.root).map(|(fs, _)| fs),
+        phases: Vec::new(),
+        inodes_used: None,
+        leaf_dir_bytes: None,
+        kept: false,
+        failure: None,
+        interrupted: false,
+    };
+    let deadline = spec.phase_time_s.map(Duration::from_secs_f64);
+    let threads = tree.marker.threads;
+    let shape = tree.layout.shape;
+    let biggest = tree.marker.file_size_max as usize;
+    let payload = vec![0x5a_u8; biggest];
+    for (i, &phase) in phases.iter().enumerate() {
+        if stop.is_set() {
+            break;
+        }
+        if let Some(board) = board {
+            board.workload("tree");
+            board.phase(
+                format!("tree {phase}"),
+                Some((i as u64, phases.len() as u64)),
+            );
+        }
+        let (planned, outcome) = match phase {
+            TreePhase::Mkdir | TreePhase::Rmdir => {
+                let levels: Vec<u32> = match phase {
+                    TreePhase::Mkdir => (1..=shape.depth).collect(),
+                    _ => (1..=shape.depth).rev().collect(),
+                };
+                let mut total: Option<Outcome> = None;
+                for level in levels {
+                    let n = shape.dirs_at(level);
+                    let counts: Vec<u64> = (0..threads)
+                        .map(|t| {
+                            layout::share(n, t, threads).end - layout::share(n, t, threads).start
+                        })
+                        .collect();
+                    let layout = &tree.layout;
+                    let op = |t: u32, j: u64| -> std::io::Result<u64> {
+                        let d = layout.dir(level, layout::share(n, t, threads).start + j);
+                        match phase {
+                            TreePhase::Mkdir => fs::create_dir(d),
+                            _ => fs::remove_dir(d),
+                        }
+                        .map(|()| 0)
+                    };
+                    let outcome = run_threads(&counts, None, stop, &op);
+                    let failed = outcome.error.is_some() || stop.is_set();
+                    add_level(&mut total, outcome);
+                    if failed {
+                        break;
+                    }
+                }
+                let total = total.unwrap_or(Outcome {
+                    parts: (0..threads)
+                        .map(|_| Part {
+                            ops: 0,
+                            bytes: 0,
+                            elapsed: Duration::ZERO,
+                            latency: LatencyHistogram::new(),
+                        })
+                        .collect(),
+                    elapsed: Duration::ZERO,
+                    stonewalled: false,
+                    error: None,
+                });
+                (shape.dirs(), total)
+            }
+            _ => {
+                let total = shape.total_files();
+                let shares: Vec<std::ops::Range<u64>> = (0..threads)
+                    .map(|t| layout::share(total, t, threads))
+                    .collect();
+                let creating = phase == TreePhase::Create;
+                let counts: Vec<u64> = match creating {
+                    true => shares.iter().map(|s| s.end - s.start).collect(),
+                    false => tree.marker.created.clone(),
+                };
+                let create_orders: Vec<Order> = (0..threads)
+                    .map(|t| {
+                        let s = &shares[t as usize];
+                        Order::new(s.end - s.start, tree.marker.random, tree.seed(t))
+                    })
+                    .collect();
+                let visits: Vec<Order> = (0..threads)
+                    .map(|t| match creating {
+                        true => Order::AsMade,
+                        false => Order::new(
+                            counts[t as usize],
+                            tree.marker.random,
+                            tree.seed(t) ^ (phase as u64 + 1).wrapping_mul(0xff51_afd7_ed55_8ccd),
+                        ),
+                    })
+                    .collect();
+                let (layout, marker) = (&tree.layout, &tree.marker);
+                let renamed = marker.renamed;
+                let op = |t: u32, j: u64| -> std::io::Result<u64> {
+                    let t = t as usize;
+                    let item = shares[t].start + create_orders[t].at(visits[t].at(j));
+                    let path = layout.file(item, renamed);
+                    match phase {
+                        TreePhase::Create => {
+                            let size = file_size(marker, item) as usize;
+                            let mut f = fs::OpenOptions::new()
+                                .write(true)
+                                .create_new(true)
+                                .open(&path)?;
+                            f.write_all(&payload[..size])?;
+                            if spec.fsync == TreeSync::File {
+                                f.sync_all()?;
+                            }
+                            Ok(size as u64)
+                        }
+                        TreePhase::Stat => fs::metadata(&path).map(|_| 0),
+                        TreePhase::Read => {
+                            let mut f = fs::File::open(&path)?;
+                            let mut buf = [0u8; 64 << 10];
+                            let mut read = 0u64;
+                            loop {
+                                match f.read(&mut buf)? {
+                                    0 => return Ok(read),
+                                    n => read += n as u64,
+                                }
+                            }
+                        }
+                        TreePhase::Rename => fs::rename(&path, layout.file(item, true)).map(|()| 0),
+                        _ => fs::remove_file(&path).map(|()| 0),
+                    }
+                };
+                // Renaming is not cut short: the files after it are known
+                // by one name each.
+                let cut = deadline.filter(|_| phase != TreePhase::Rename);
+                let mut outcome = run_threads(&counts, cut, stop, &op);
+                if creating {
+                    tree.marker.created = outcome.parts.iter().map(|p| p.ops).collect();
+                    tree.marker.files_present = true;
+                    if spec.fsync == TreeSync::Dir {
+                        let started = Instant::now();
+                        sync_leaves(&tree, &shares);
+                        outcome.elapsed += started.elapsed();
+                    }
+                }
+                (counts.iter().sum(), outcome)
+            }
+        };
+        match phase {
+            TreePhase::Mkdir => tree.marker.dirs_present = true,
+            TreePhase::Rename => tree.marker.renamed = true,
+            TreePhase::Delete => {
+                // Files a cut delete left are removed untimed, so that the
+                // directories can go.
+                let left = outcome
+                    .parts
+                    .iter()
+                    .zip(&tree.marker.created)
+                    .any(|(p, &c)| p.ops < c);
+                if left {
+                    remove_files(&tree);
+                }
+                tree.marker.files_present = false;
+                tree.marker.renamed = false;
+                tree.marker.created = vec![0; threads as usize];
+            }
+            TreePhase::Rmdir => tree.marker.dirs_present = false,
+            _ => {}
+        }
+        if phase == TreePhase::Create {
+            result.inodes_used = before
+                .zip(free_inodes(dir))
+                .map(|(b, a)| b.saturating_sub(a));
+            result.leaf_dir_bytes = fs::metadata(tree.layout.leaf(0)).ok().map(|m| m.len());
+        }
+        let error = outcome.error.clone();
+        result.phases.push(phase_result(phase, planned, &outcome));
+        if phase != TreePhase::Rmdir || tree.marker.dirs_present {
+            tree.save()?;
+        }
+        if let Some(e) = error {
+            result.failure = Some(format!("{phase}: {e}"));
+            tree.leave = false;
+            break;
+        }
+    }
+    result.interrupted = stop.is_set();
+    if !tree.marker.dirs_present {
+        // Every directory is gone: there is nothing to keep but the
+        // marker, and it goes with the tree's own directory.
+        tree.leave = false;
+    }
+    result.kept = tree.leave;
+    drop(tree);
+    Ok(result)
+}
+
+/// Removes the files the tree's marker says were created, untimed.
+fn remove_files(tree: &Tree) {
+    let shape = tree.layout.shape;
+    for t in 0..tree.marker.threads {
+        let share = layout::share(shape.total_files(), t, tree.marker.threads);
+        let order = Order::new(share.end - share.start, tree.marker.random, tree.seed(t));
+        let made = tree.marker.created.get(t as usize).copied().unwrap_or(0);
+        for j in 0..made {
+            for renamed in [false, true] {
+                let _ = fs::remove_file(tree.layout.file(share.start + order.at(j), renamed));
+            }
+        }
+    }
+}
+
+/// `--fsync dir`: each leaf that got files, made durable once.
+fn sync_leaves(tree: &Tree, shares: &[std::ops::Range<u64>]) {
+    let mut leaves: Vec<u64> = Vec::new();
+    for (t, share) in shares.iter().enumerate() {
+        if tree.marker.created.get(t).copied().unwrap_or(0) == 0 {
+            continue;
+        }
+        let (first, last) = (
+            tree.layout.leaf_of(share.start),
+            tree.layout.leaf_of(share.end.saturating_sub(1)),
+        );
+        leaves.extend(first..=last);
+    }
+    leaves.dedup();
+    for leaf in leaves {
+        if let Ok(d) = fs::File::open(tree.layout.leaf(leaf)) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(dir: &Path) -> TreeSpec {
+        TreeSpec {
+            dir: dir.to_str().unwrap().into(),
+            shape: TreeShape {
+                depth: 2,
+                width: 3,
+                files: 5,
+            },
+            file_size_min: 0,
+            file_size_max: 100,
+            fsync: TreeSync::None,
+            phases: TreePhase::ALL.to_vec(),
+            threads: 2,
+            phase_time_s: None,
+            random: true,
+            leave: false,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn every_phase_does_every_item_and_nothing_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = spec(dir.path());
+        let phases = check(&s, false).unwrap();
+        let r = run(&s, &phases, false, &StopFlag::default(), None).unwrap();
+        let ops: Vec<(TreePhase, u64)> = r.phases.iter().map(|p| (p.phase, p.ops)).collect();
+        assert_eq!(
+            ops,
+            [
+                (TreePhase::Mkdir, 12),
+                (TreePhase::Create, 45),
+                (TreePhase::Stat, 45),
+                (TreePhase::Read, 45),
+                (TreePhase::Rename, 45),
+                (TreePhase::Delete, 45),
+                (TreePhase::Rmdir, 12),
+            ]
+        );
+        let read = r.phase(TreePhase::Read).unwrap();
+        assert_eq!(read.bytes, r.phase(TreePhase::Create).unwrap().bytes);
+        assert_eq!(read.threads.len(), 2);
+        assert!(r.failure.is_none() && !r.kept);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn phases_that_cannot_run_on_what_they_find_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = spec(dir.path());
+        s.phases = vec![TreePhase::Stat];
+        assert!(check(&s, false).unwrap_err().0.contains("no files"));
+        s.phases = vec![TreePhase::Mkdir, TreePhase::Create, TreePhase::Rmdir];
+        assert!(check(&s, false).unwrap_err().0.contains("add delete"));
+        s.shape.width = 0;
+        assert!(check(&s, false).unwrap_err().0.contains("--width 0"));
+    }
+
+    #[test]
+    fn a_kept_tree_is_run_later_and_not_replaced_without_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = spec(dir.path());
+        s.phases = vec![TreePhase::Mkdir, TreePhase::Create];
+        s.leave = true;
+        let phases = check(&s, false).unwrap();
+        let first = run(&s, &phases, false, &StopFlag::default(), None).unwrap();
+        assert!(first.kept);
+        assert!(check(&s, false).unwrap_err().0.contains("--overwrite"));
+        s.phases = vec![TreePhase::Stat, TreePhase::Delete, TreePhase::Rmdir];
+        s.leave = false;
+        let phases = check(&s, false).unwrap();
+        let later = run(&s, &phases, false, &StopFlag::default(), None).unwrap();
+        assert_eq!(later.phase(TreePhase::Stat).unwrap().ops, 45);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        // A directory of that name that is not fathom's is never taken.
+        fs::create_dir(dir.path().join("fathom-tree")).unwrap();
+        s.phases = TreePhase::ALL.to_vec();
+        assert!(
+            check(&s, true)
+                .unwrap_err()
+                .0
+                .contains("not a tree of fathom's")
+        );
+    }
+
+    #[test]
+    fn a_stonewalled_create_ends_every_thread_and_later_phases_use_what_was_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = spec(dir.path());
+        s.shape = TreeShape {
+            depth: 1,
+            width: 4,
+            files: 200_000,
+        };
+        s.file_size_max = 0;
+        s.phase_time_s = Some(0.05);
+        let phases = check(&s, false).unwrap();
+        let r = run(&s, &phases, false, &StopFlag::default(), None).unwrap();
+        let create = r.phase(TreePhase::Create).unwrap();
+        assert!(create.stonewalled, "{create:?}");
+        assert!(create.ops < create.planned);
+        let made: u64 = create.threads.iter().map(|t| t.ops).sum();
+        assert_eq!(made, create.ops);
+        // A stat phase no longer than create's sees every file create made
+        // only if it is not cut itself; it never sees more.
+        let stat = r.phase(TreePhase::Stat).unwrap();
+        assert_eq!(stat.planned, create.ops);
+        assert!(stat.ops <= create.ops);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
