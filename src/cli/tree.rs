@@ -69,6 +69,12 @@ pub struct TreeArgs {
     #[arg(long)]
     pub leave: bool,
 
+    /// Sync and drop the kernel's page, dentry and inode caches before each
+    /// phase (needs root), so that stat and read reach the file system
+    /// instead of what create left cached.
+    #[arg(long = "drop-caches")]
+    pub drop_caches: bool,
+
     /// Seed of the shuffled orders and the file sizes.
     #[arg(long, default_value_t = crate::spec::DEFAULT_SEED)]
     pub seed: u64,
@@ -119,6 +125,7 @@ pub fn tree_command(args: &TreeArgs) -> anyhow::Result<i32> {
         phase_time_s,
         random: args.random,
         leave: args.leave,
+        drop_caches: args.drop_caches,
         seed: args.seed,
     };
     let phases = tree::check(&spec, args.overwrite)?;

@@ -11,6 +11,7 @@ use crate::result::streams::StreamsResult;
 use crate::result::tree::TreeResult;
 use crate::result::{DirectionResult, WorkloadResult};
 use crate::spec::knobs::KNOBS;
+use crate::spec::tree::TreePhase;
 use crate::spec::{RwMode, WorkloadSpec};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -577,6 +578,16 @@ pub fn tree_caption(tree: &Labelled<TreeResult>, named: bool) -> String {
     }
     if let Some(b) = tree.leaf_dir_bytes {
         facts.push(format!("a leaf directory is {}", format_bytes(b)));
+    }
+    let cached = tree
+        .phases
+        .iter()
+        .any(|p| matches!(p.phase, TreePhase::Stat | TreePhase::Read));
+    if cached && !spec.drop_caches && tree.filesystem.as_deref() != Some("tmpfs") {
+        facts.push(
+            "stat and read may have been served from the kernel's caches (--drop-caches drops them before each phase)"
+                .into(),
+        );
     }
     if tree.kept {
         facts.push("the tree was kept (--leave)".into());

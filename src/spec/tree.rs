@@ -163,5 +163,9 @@ pub struct TreeSpec {
     pub random: bool,
     /// Keep the tree when the run ends, for a later run's phases.
     pub leave: bool,
+    /// Sync and drop the kernel's page, dentry and inode caches before
+    /// each phase, so that stat and read reach the file system.
+    #[serde(default)]
+    pub drop_caches: bool,
     pub seed: u64,
 }

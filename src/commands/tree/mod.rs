@@ -109,6 +109,16 @@ pub fn validate(spec: &TreeSpec) -> Result<(), UsageError> {
     if spec.phases.is_empty() {
         return fail("--phases: name at least one phase".into());
     }
+    if spec.drop_caches
+        && std::fs::OpenOptions::new()
+            .write(true)
+            .open("/proc/sys/vm/drop_caches")
+            .is_err()
+    {
+        return fail(
+            "--drop-caches: /proc/sys/vm/drop_caches cannot be written here (it needs root)".into(),
+        );
+    }
     let dir = Path::new(&spec.dir);
     match fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
@@ -568,6 +578,9 @@ pub fn run(
         if stop.is_set() {
             break;
         }
+        if spec.drop_caches {
+            drop_caches()?;
+        }
         if let Some(board) = board {
             board.workload("tree");
             board.phase(
@@ -746,6 +759,20 @@ pub fn run(
     Ok(result)
 }
 
+/// Writes back and drops the kernel's clean caches (pages, dentries and
+/// inodes), so that the next phase finds nothing cached.
+fn drop_caches() -> anyhow::Result<()> {
+    sync_all_file_systems();
+    fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| {
+        anyhow::anyhow!("--drop-caches: cannot write /proc/sys/vm/drop_caches ({e}): it needs root")
+    })
+}
+
+fn sync_all_file_systems() {
+    // SAFETY: sync(2) takes nothing and cannot fail.
+    unsafe { libc::sync() };
+}
+
 /// Removes the files the tree's marker says were created, untimed.
 fn remove_files(tree: &Tree) {
     let shape = tree.layout.shape;
@@ -802,6 +829,7 @@ mod tests {
             phase_time_s: None,
             random: true,
             leave: false,
+            drop_caches: false,
             seed: 1,
         }
     }
