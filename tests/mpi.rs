@@ -658,3 +658,101 @@ fn a_rank_that_cannot_serve_its_port_stops_every_rank_at_once() {
     );
     assert!(!out.exists());
 }
+
+/// `fathom tree --mpi`: every rank on a tree of its own, phases started
+/// together; the cluster's histograms are the exact merge of the ranks'
+/// own, every rank's threads are kept, and nothing is left behind. A
+/// stonewalled phase keeps every rank's count, the slowest's too.
+#[test]
+fn four_ranks_measure_trees_of_their_own_and_merge_them_exactly() {
+    let _serial = serial();
+    let dir = tempdir();
+    let work = tempdir_in_shm();
+    let out = dir.path().join("tree.json");
+    let Some(o) = mpirun(&[
+        "tree",
+        work.path().to_str().unwrap(),
+        "--mpi",
+        "--depth",
+        "1",
+        "--width",
+        "3",
+        "--files",
+        "40",
+        "--threads",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = document(&out);
+    let merged = &doc["results"][0];
+    let per_rank = doc["cluster"]["per_rank"].as_array().unwrap();
+    assert_eq!(per_rank.len(), 4);
+    for (i, phase) in merged["phases"].as_array().unwrap().iter().enumerate() {
+        let mut ours = LatencyHistogram::new();
+        let mut ops = 0;
+        for rank in per_rank {
+            let theirs = &rank["results"][0]["phases"][i];
+            assert_eq!(theirs["phase"], phase["phase"]);
+            ops += u(&theirs["ops"]);
+            ours.add(&LatencyHistogram::decode(theirs["histogram"].as_str().unwrap()).unwrap());
+        }
+        assert_eq!(u(&phase["ops"]), ops, "{phase}");
+        let cluster = LatencyHistogram::decode(phase["histogram"].as_str().unwrap()).unwrap();
+        assert_eq!(cluster.count(), ours.count());
+        assert_eq!(
+            cluster.value_at_percentile(99.0),
+            ours.value_at_percentile(99.0)
+        );
+        let threads = phase["threads"].as_array().unwrap();
+        assert_eq!(threads.len(), 8, "2 threads on each of 4 ranks");
+        assert!(threads.iter().all(|t| t["rank"].as_u64().is_some()));
+    }
+    let create = &merged["phases"][1];
+    assert_eq!(
+        (create["phase"].as_str(), u(&create["ops"])),
+        (Some("create"), 4 * 120)
+    );
+    assert_eq!(entries(work.path()).len(), 0, "every rank removed its tree");
+
+    // Cut at 100 ms: every rank's threads are counted, and how far the
+    // slowest fell behind is the cluster's.
+    let Some(o) = mpirun(&[
+        "tree",
+        work.path().to_str().unwrap(),
+        "--mpi",
+        "--depth",
+        "0",
+        "--files",
+        "400000",
+        "--phase-time",
+        "100ms",
+        "--phases",
+        "mkdir,create,delete,rmdir",
+        "-o",
+        out.to_str().unwrap(),
+        "--overwrite",
+    ]) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = document(&out);
+    let create = &doc["results"][0]["phases"][1];
+    assert!(create["stonewalled"].as_bool().unwrap(), "{create}");
+    let counts: Vec<u64> = create["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| u(&t["ops"]))
+        .collect();
+    assert_eq!(counts.len(), 4);
+    assert_eq!(counts.iter().sum::<u64>(), u(&create["ops"]));
+    assert_eq!(
+        u(&create["behind"]),
+        counts.iter().max().unwrap() - counts.iter().min().unwrap()
+    );
+    assert_eq!(entries(work.path()).len(), 0);
+}

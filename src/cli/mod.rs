@@ -41,6 +41,24 @@ pub struct Cli {
     command: Option<Command>,
 }
 
+/// Running as one rank of an MPI job, for every command that can.
+#[derive(Args, Debug, Clone)]
+pub struct MpiArgs {
+    /// Run as one rank of an MPI job (mpirun -n N fathom run --mpi ...):
+    /// rank 0's plan runs on every rank, each workload (or phase) starts on
+    /// a barrier, and rank 0 writes one cluster document. Needs a fathom
+    /// built with --features mpi.
+    #[arg(long)]
+    pub mpi: bool,
+
+    /// With --mpi: how long a rank waits for the others where they meet
+    /// (the plan, the vote before each workload, the results); a rank that
+    /// does not come in time (stopped, hung) is reported as failed, and
+    /// rank 0 writes what the others measured and ends the job.
+    #[arg(long = "mpi-timeout", value_name = "TIME", default_value = "120s", value_parser = parse_timeout, requires = "mpi")]
+    pub mpi_timeout: std::time::Duration,
+}
+
 /// The exit codes, as `--help` and the man page give them.
 const EXIT_CODES: &str = "Exit status:\n  0    the run (or report) finished, and every check it made passed\n  1    a certification or crashcheck FAIL, or a run ended by I/O errors or a failure\n  2    bad input (flags, job files, targets): nothing was run or written\n  130  interrupted by Ctrl-C (143 by SIGTERM): what was measured is reported, what fathom created removed";
 
@@ -242,25 +260,14 @@ struct RunArgs {
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
 
-    /// Run as one rank of an MPI job (mpirun -n N fathom run --mpi ...):
-    /// rank 0's plan runs on every rank, each workload starts on a barrier
-    /// and runs --runtime, and rank 0 writes one cluster document. Needs a
-    /// fathom built with --features mpi.
-    #[arg(long)]
-    mpi: bool,
+    #[command(flatten)]
+    mpi: MpiArgs,
 
     /// With --mpi: per-rank (each rank its own paths; {rank} and {host} in
     /// a target expand per rank) or shared (every rank its own disjoint
     /// slice of --size on the same targets).
     #[arg(long, value_enum, default_value = "per-rank", requires = "mpi")]
     layout: Layout,
-
-    /// With --mpi: how long a rank waits for the others where they meet
-    /// (the plan, the vote before each workload, the results); a rank that
-    /// does not come in time (stopped, hung) is reported as failed, and
-    /// rank 0 writes what the others measured and ends the job.
-    #[arg(long = "mpi-timeout", value_name = "TIME", default_value = "120s", value_parser = parse_timeout, requires = "mpi")]
-    mpi_timeout: std::time::Duration,
 
     /// Start measuring at this wall-clock time (RFC 3339, or +30s from now),
     /// after the targets are laid out: runs started on several hosts by any
@@ -514,7 +521,7 @@ pub fn main() -> i32 {
             print!("{}", presets::listing());
             Ok(0)
         }
-        Some(Command::Run(args)) if args.mpi => mpi_run(&args),
+        Some(Command::Run(args)) if args.mpi.mpi => mpi_run(&args),
         Some(Command::Run(args)) => args
             .resolve()
             .map_err(anyhow::Error::from)
@@ -815,7 +822,7 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
         )
         .into());
     }
-    let ranks = std::rc::Rc::new(ranks::Ranks::join(args.mpi_timeout).map_err(UsageError)?);
+    let ranks = std::rc::Rc::new(ranks::Ranks::join(args.mpi.mpi_timeout).map_err(UsageError)?);
     let root = ranks.rank() == 0;
     let plan = if root {
         args.resolve().map_err(|e| e.0).and_then(|plan| {
@@ -879,7 +886,7 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
     // (Ctrl-C on mpirun sends each rank SIGTERM, then SIGKILL a second
     // later) never completes a finalise, so a stopped rank skips it.
     let kept = ranks.clone();
-    let outcome = match ranks::run(
+    let document = ranks::run(
         ranks,
         plan,
         shared,
@@ -887,26 +894,42 @@ fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
         args.output.label.clone(),
         board,
         &|said| eprintln!("fathom: {said}"),
-    ) {
-        Ok(Some(document)) => emit(&document, &args.output).map(|()| {
+    );
+    mpi_finish(kept, document, &args.output, &stop)
+}
+
+/// How every rank of an MPI job ends, whatever it ran: rank 0 emits the
+/// cluster document (or says the error every rank shares); the other ranks
+/// wait until it has, then leave; a job with a lost rank, or one being
+/// stopped, ends without MPI's finalise (which would wait for the lost).
+#[cfg(feature = "mpi")]
+pub(crate) fn mpi_finish(
+    kept: std::rc::Rc<crate::commands::ranks::Ranks>,
+    document: anyhow::Result<Option<crate::result::Document>>,
+    output: &OutputArgs,
+    stop: &StopFlag,
+) -> anyhow::Result<i32> {
+    let root = kept.rank() == 0;
+    let outcome = match document {
+        Ok(Some(document)) => emit(&document, output).map(|()| {
             if stop.is_set() {
                 eprintln!(
                     "fathom: interrupted: the cluster document holds what every rank measured before it{}",
-                    args.output
+                    output
                         .output
                         .as_deref()
                         .map(|p| format!(" ({})", p.display()))
                         .unwrap_or_default()
                 );
             }
-            exit_code(&stop, document.failed())
+            exit_code(stop, document.failed())
         }),
-        Ok(None) => Ok(exit_code(&stop, false)),
+        Ok(None) => Ok(exit_code(stop, false)),
         // Rank 0 has this rank's error (a usage error every rank shares, or
         // this rank's failure, gathered) and says it with its exit code. A
         // rank that exited non-zero first would have the launcher kill rank 0
         // before it could.
-        Err(_) if !root => Ok(exit_code(&stop, false)),
+        Err(_) if !root => Ok(exit_code(stop, false)),
         Err(e) => Err(e),
     };
     // The other ranks wait until rank 0 has written the document: a rank

@@ -85,6 +85,9 @@ pub struct TreeArgs {
     pub overwrite: bool,
 
     #[command(flatten)]
+    pub mpi: super::MpiArgs,
+
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -126,8 +129,12 @@ pub fn tree_command(args: &TreeArgs) -> anyhow::Result<i32> {
         random: args.random,
         leave: args.leave,
         drop_caches: args.drop_caches,
+        rank: None,
         seed: args.seed,
     };
+    if args.mpi.mpi {
+        return mpi_tree(args, spec);
+    }
     let phases = tree::check(&spec, args.overwrite)?;
     let driver = Driver::start(&args.output, args.overwrite)?;
     let mut document = driver.session().document().clone();
@@ -138,6 +145,7 @@ pub fn tree_command(args: &TreeArgs) -> anyhow::Result<i32> {
         args.overwrite,
         &driver.stop,
         board.as_deref(),
+        None,
     )?;
     document.interrupted = result.interrupted;
     if let Some(why) = &result.failure {
@@ -145,4 +153,50 @@ pub fn tree_command(args: &TreeArgs) -> anyhow::Result<i32> {
     }
     document.results.push(RunResult::Tree(result));
     driver.finish(&document, document.failure.is_some())
+}
+
+/// `fathom tree --mpi`: this process is one rank, on a tree of its own;
+/// rank 0 writes the cluster document.
+#[cfg(feature = "mpi")]
+fn mpi_tree(args: &TreeArgs, spec: TreeSpec) -> anyhow::Result<i32> {
+    use crate::commands::ranks;
+    use crate::report::destination;
+    if args.output.watch.options().any() {
+        return Err(UsageError(
+            "--mpi: --metrics-listen, --live and --metrics-push watch a tree run without MPI"
+                .into(),
+        )
+        .into());
+    }
+    let ranks = std::rc::Rc::new(ranks::Ranks::join(args.mpi.mpi_timeout).map_err(UsageError)?);
+    // Rank 0's spec runs everywhere; its -o is checked where it is written.
+    let spec = match &args.output.output {
+        Some(path) if ranks.rank() == 0 => destination::check(path, args.overwrite)
+            .map(|()| spec)
+            .map_err(|e| e.0),
+        _ => Ok(spec),
+    };
+    let stop = crate::util::stop::StopFlag::on_signals()?;
+    let document = crate::result::Document::new(
+        crate::measure::facts::host_facts(),
+        args.output.label.clone(),
+    );
+    let kept = ranks.clone();
+    let cluster = ranks::tree(
+        ranks,
+        spec,
+        args.overwrite,
+        stop.clone(),
+        document,
+        &|said| eprintln!("fathom: {said}"),
+    );
+    super::mpi_finish(kept, cluster, &args.output, &stop)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_tree(_: &TreeArgs, _: TreeSpec) -> anyhow::Result<i32> {
+    Err(UsageError(
+        "--mpi: this fathom was built without MPI (cargo build --release --features mpi)".into(),
+    )
+    .into())
 }

@@ -432,6 +432,56 @@ impl LiveRelay {
     }
 }
 
+/// What a rank does with `fathom tree --mpi`: rank 0's `spec` is run by
+/// every rank on a tree of its own (`DIR/fathom-tree.rankN`), every phase
+/// started on a vote, so the ranks' phases run at the same time and a cut
+/// phase (`--phase-time`) ends on every rank's clock together. Rank 0
+/// returns the cluster document (the ranks' histograms merged exactly, every
+/// rank's threads kept); other ranks None.
+pub fn tree(
+    ranks: std::rc::Rc<Ranks>,
+    spec: Result<crate::spec::tree::TreeSpec, String>,
+    overwrite: bool,
+    stop: crate::util::stop::StopFlag,
+    document: crate::result::Document,
+    say: &dyn Fn(String),
+) -> anyhow::Result<Option<crate::result::Document>> {
+    use crate::commands::tree;
+    use crate::util::error::UsageError;
+    ranks.stop_with(stop.clone());
+    let sent = if ranks.rank() == 0 {
+        serde_json::to_vec(&spec)?
+    } else {
+        Vec::new()
+    };
+    let received = ranks.broadcast(sent).ok_or_else(|| {
+        UsageError("--mpi: rank 0 did not send the tree (stopped, hung or gone)".into())
+    })?;
+    let spec: Result<crate::spec::tree::TreeSpec, String> = serde_json::from_slice(&received)?;
+    let mut spec = spec.map_err(UsageError)?;
+    spec.rank = Some(ranks.rank());
+    let phases = tree::check(&spec, overwrite);
+    if let Some(e) = ranks.first_error(phases.as_ref().err().map(|e| e.0.as_str())) {
+        return Err(UsageError(e).into());
+    }
+    let phases = phases.expect("no rank failed its check");
+    let voter = ranks.clone();
+    let meet = move || voter.vote(true);
+    let result = tree::run(&spec, &phases, overwrite, &stop, None, Some(&meet)).and_then(|r| {
+        match &r.failure {
+            Some(why) => Err(anyhow::anyhow!("{why}")),
+            None => {
+                let mut doc = document;
+                doc.interrupted = r.interrupted;
+                doc.results.push(crate::result::RunResult::Tree(r));
+                Ok(doc)
+            }
+        }
+    });
+    ranks.vote(result.is_ok());
+    cluster_document(&ranks, result, say)
+}
+
 /// The MPI library's own name and version ("Open MPI v4.1.4"): the first
 /// line of its version text, up to the first comma.
 pub fn library() -> String {
@@ -467,8 +517,6 @@ pub fn run(
     board: Result<Option<std::sync::Arc<crate::measure::live::LiveBoard>>, String>,
     say: &dyn Fn(String),
 ) -> anyhow::Result<Option<crate::result::Document>> {
-    use crate::result::Document;
-    use crate::result::cluster::{Launcher, RankFailure, concurrent_ranks};
     use crate::util::error::UsageError;
     ranks.stop_with(stop.clone());
     let sent = if ranks.rank() == 0 {
@@ -528,6 +576,20 @@ pub fn run(
     if let Some(relay) = &relay {
         relay.finish();
     }
+    cluster_document(&ranks, result, say)
+}
+
+/// The end every rank's part of a job shares: its document (or its
+/// error) goes to rank 0, which merges what the ranks measured into the
+/// cluster document, naming the ranks that failed. Rank 0 returns it,
+/// other ranks None.
+fn cluster_document(
+    ranks: &Ranks,
+    result: anyhow::Result<crate::result::Document>,
+    say: &dyn Fn(String),
+) -> anyhow::Result<Option<crate::result::Document>> {
+    use crate::result::Document;
+    use crate::result::cluster::{Launcher, RankFailure, concurrent_ranks};
     let sent = match &result {
         Ok(doc) => serde_json::to_vec(doc)?,
         Err(e) => serde_json::to_vec(&serde_json::json!({ "error": format!("{e:#}") }))?,

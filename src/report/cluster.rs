@@ -58,6 +58,21 @@ pub fn cells(c: &Cluster) -> (Vec<String>, Vec<Vec<String>>) {
                 latency(d.lat_ns.p99 as f64),
             ]);
         }
+        // A tree run's phases: operations a second in the IOPS column.
+        for result in &r.results {
+            let RunResult::Tree(t) = result else { continue };
+            for p in &t.phases {
+                rows.push(vec![
+                    r.rank.to_string(),
+                    r.host.clone(),
+                    format!("tree {}", p.phase),
+                    "ops".into(),
+                    thousands(p.ops_per_s.round() as u64),
+                    "-".into(),
+                    latency(p.lat_ns.p99 as f64),
+                ]);
+            }
+        }
     }
     (header, rows)
 }

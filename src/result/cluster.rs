@@ -110,6 +110,7 @@ pub fn concurrent_ranks(
         .iter()
         .zip(&numbers)
         .map(|(d, r)| RankName {
+            number: *r,
             label: format!("rank{r}@{}", d.host.hostname),
             host: d.host.hostname.clone(),
         })
@@ -184,11 +185,10 @@ fn started_and_runtime(r: &RunResult) -> Option<(f64, f64)> {
     match r {
         RunResult::Workload(w) => Some((w.started_unix_s?, w.runtime_s)),
         RunResult::Streams(s) => Some((s.streams.first()?.started_unix_s?, s.runtime_s)),
-        RunResult::Meta(_)
-        | RunResult::Certify(_)
-        | RunResult::Capacity(_)
-        | RunResult::Pts(_)
-        | RunResult::Tree(_) => None,
+        RunResult::Tree(t) => Some((t.started_unix_s?, t.elapsed_s())),
+        RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) | RunResult::Pts(_) => {
+            None
+        }
     }
 }
 
@@ -229,14 +229,25 @@ fn concurrent_result(
             merged.disks = ranks_disks(ss.iter().map(|s| s.disks.as_slice()), ranks);
             Ok(RunResult::Streams(merged))
         }
-        RunResult::Meta(_)
-        | RunResult::Certify(_)
-        | RunResult::Capacity(_)
-        | RunResult::Pts(_)
-        | RunResult::Tree(_) => Err(format!(
-            "result {}: metadata, tree, certification, capacity and pts results of several hosts are not merged (run them per host)",
-            k + 1
-        )),
+        RunResult::Tree(_) => {
+            let trees = parts
+                .iter()
+                .zip(ranks)
+                .map(|(p, name)| match p {
+                    RunResult::Tree(t) => Ok((name.number, t)),
+                    _ => Err(differ()),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(RunResult::Tree(
+                super::tree::concurrent(&trees).map_err(|e| format!("result {}: {e}", k + 1))?,
+            ))
+        }
+        RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) | RunResult::Pts(_) => {
+            Err(format!(
+                "result {}: metadata, certification, capacity and pts results of several hosts are not merged (run them per host)",
+                k + 1
+            ))
+        }
     }
 }
 
@@ -361,6 +372,7 @@ fn most_limited(parts: &[&WorkloadResult], ranks: &[RankName]) -> Option<super::
 
 /// A rank as merged results name it: `rank3@node7`, and its host.
 struct RankName {
+    number: u32,
     label: String,
     host: String,
 }

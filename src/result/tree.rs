@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadOps {
+    /// Under `--mpi`, in a cluster's merge: the rank the thread ran on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
     pub ops: u64,
     pub elapsed_s: f64,
     pub lat_ns: LatencySummary,
@@ -60,6 +63,10 @@ pub struct TreeResult {
     /// The tree was left in place (`--leave`) for a later run's phases.
     #[serde(default)]
     pub kept: bool,
+    /// When the first phase began (seconds since the Unix epoch): under
+    /// `--mpi`, how closely the ranks started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_s: Option<f64>,
     /// What ended the run early (a full file system), when something did;
     /// the phases measured before it are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -71,4 +78,73 @@ impl TreeResult {
     pub fn phase(&self, phase: TreePhase) -> Option<&TreePhaseResult> {
         self.phases.iter().find(|p| p.phase == phase)
     }
+
+    /// The phases' time together.
+    pub fn elapsed_s(&self) -> f64 {
+        self.phases.iter().map(|p| p.elapsed_s).sum()
+    }
+}
+
+/// The tree runs of ranks that ran the same phases at the same time, as
+/// one: counts add up, histograms merge exactly, each phase's rate is over
+/// its slowest rank's time, and every rank's threads are kept (with their
+/// rank) so that how far the slowest fell behind is the cluster's.
+pub fn concurrent(ranks: &[(u32, &TreeResult)]) -> Result<TreeResult, String> {
+    use crate::measure::histogram::LatencyHistogram;
+    let Some((_, first)) = ranks.first() else {
+        return Err("no tree results".into());
+    };
+    let mut out = (*first).clone();
+    out.phases.clear();
+    for (i, p) in first.phases.iter().enumerate() {
+        let mut merged = TreePhaseResult {
+            ops: 0,
+            planned: 0,
+            elapsed_s: 0.0,
+            bytes: 0,
+            threads: Vec::new(),
+            stonewalled: false,
+            ..p.clone()
+        };
+        let mut latency = LatencyHistogram::new();
+        for (rank, r) in ranks {
+            let theirs = r
+                .phases
+                .get(i)
+                .filter(|q| q.phase == p.phase)
+                .ok_or_else(|| format!("rank {rank} did not run the {} phase", p.phase))?;
+            merged.ops += theirs.ops;
+            merged.planned += theirs.planned;
+            merged.bytes += theirs.bytes;
+            merged.elapsed_s = merged.elapsed_s.max(theirs.elapsed_s);
+            merged.stonewalled |= theirs.stonewalled;
+            latency.add(
+                &LatencyHistogram::decode(&theirs.histogram)
+                    .map_err(|e| format!("rank {rank}, {} phase: {e}", p.phase))?,
+            );
+            merged
+                .threads
+                .extend(theirs.threads.iter().map(|t| ThreadOps {
+                    rank: Some(*rank),
+                    ..t.clone()
+                }));
+        }
+        merged.ops_per_s = crate::measure::per_second(merged.ops, merged.elapsed_s);
+        merged.lat_ns = latency.summary();
+        merged.histogram = latency.encode();
+        let most = merged.threads.iter().map(|t| t.ops).max().unwrap_or(0);
+        let least = merged.threads.iter().map(|t| t.ops).min().unwrap_or(0);
+        merged.behind = if merged.stonewalled { most - least } else { 0 };
+        out.phases.push(merged);
+    }
+    out.inodes_used = ranks
+        .iter()
+        .map(|(_, r)| r.inodes_used)
+        .sum::<Option<u64>>();
+    out.kept = ranks.iter().all(|(_, r)| r.kept);
+    out.interrupted = ranks.iter().any(|(_, r)| r.interrupted);
+    out.failure = ranks
+        .iter()
+        .find_map(|(rank, r)| r.failure.as_ref().map(|f| format!("rank {rank}: {f}")));
+    Ok(out)
 }

@@ -167,5 +167,9 @@ pub struct TreeSpec {
     /// each phase, so that stat and read reach the file system.
     #[serde(default)]
     pub drop_caches: bool,
+    /// Under `--mpi`: the rank whose own tree this is
+    /// (`DIR/fathom-tree.rankN`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
     pub seed: u64,
 }

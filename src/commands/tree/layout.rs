@@ -68,9 +68,13 @@ pub fn file_name(k: u64, renamed: bool) -> String {
     }
 }
 
-/// The tree's own directory inside DIR.
-pub fn root_in(dir: &Path) -> PathBuf {
-    dir.join("fathom-tree")
+/// The tree's own directory inside DIR: `fathom-tree`, or under `--mpi`
+/// each rank's own, `fathom-tree.rankN`.
+pub fn root_in(dir: &Path, rank: Option<u32>) -> PathBuf {
+    match rank {
+        None => dir.join("fathom-tree"),
+        Some(r) => dir.join(format!("fathom-tree.rank{r}")),
+    }
 }
 
 /// The share of `n` items that thread `t` of `threads` works on: a run of

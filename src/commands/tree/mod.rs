@@ -240,7 +240,7 @@ pub fn check(spec: &TreeSpec, overwrite: bool) -> Result<Vec<TreePhase>, UsageEr
     let mut phases = spec.phases.clone();
     phases.sort();
     phases.dedup();
-    let root = layout::root_in(Path::new(&spec.dir));
+    let root = layout::root_in(Path::new(&spec.dir), spec.rank);
     let kept = kept_tree(&root)?;
     if let Some(marker) = &kept {
         if phases.contains(&TreePhase::Mkdir) && !overwrite {
@@ -455,6 +455,7 @@ fn phase_result(phase: TreePhase, planned: u64, outcome: &Outcome) -> TreePhaseR
             .parts
             .iter()
             .map(|p| ThreadOps {
+                rank: None,
                 ops: p.ops,
                 elapsed_s: p.elapsed.as_secs_f64(),
                 lat_ns: p.latency.summary(),
@@ -481,15 +482,18 @@ fn free_inodes(dir: &Path) -> Option<u64> {
 }
 
 /// Runs the phases `check` returned on the tree in `spec.dir`.
+/// `meet` is called before each phase (under `--mpi`, the ranks' barrier);
+/// when it says another rank failed, the run stops there.
 pub fn run(
     spec: &TreeSpec,
     phases: &[TreePhase],
     overwrite: bool,
     stop: &StopFlag,
     board: Option<&crate::measure::live::LiveBoard>,
+    meet: Option<&dyn Fn() -> bool>,
 ) -> anyhow::Result<TreeResult> {
     let dir = Path::new(&spec.dir);
-    let root = layout::root_in(dir);
+    let root = layout::root_in(dir, spec.rank);
     let kept = kept_tree(&root)?;
     let making = phases.contains(&TreePhase::Mkdir);
     let before = free_inodes(dir);
@@ -566,6 +570,7 @@ pub fn run(
         inodes_used: None,
         leaf_dir_bytes: None,
         kept: false,
+        started_unix_s: None,
         failure: None,
         interrupted: false,
     };
@@ -577,6 +582,16 @@ pub fn run(
     for (i, &phase) in phases.iter().enumerate() {
         if stop.is_set() {
             break;
+        }
+        if meet.is_some_and(|meet| !meet()) {
+            result.failure = Some(format!("{phase}: another rank failed"));
+            break;
+        }
+        if result.started_unix_s.is_none() {
+            result.started_unix_s = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_secs_f64());
         }
         if spec.drop_caches {
             drop_caches()?;
@@ -830,6 +845,7 @@ mod tests {
             random: true,
             leave: false,
             drop_caches: false,
+            rank: None,
             seed: 1,
         }
     }
@@ -839,7 +855,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = spec(dir.path());
         let phases = check(&s, false).unwrap();
-        let r = run(&s, &phases, false, &StopFlag::default(), None).unwrap();
+        let r = run(&s, &phases, false, &StopFlag::default(), None, None).unwrap();
         let ops: Vec<(TreePhase, u64)> = r.phases.iter().map(|p| (p.phase, p.ops)).collect();
         assert_eq!(
             ops,
@@ -879,13 +895,13 @@ mod tests {
         s.phases = vec![TreePhase::Mkdir, TreePhase::Create];
         s.leave = true;
         let phases = check(&s, false).unwrap();
-        let first = run(&s, &phases, false, &StopFlag::default(), None).unwrap();
+        let first = run(&s, &phases, false, &StopFlag::default(), None, None).unwrap();
         assert!(first.kept);
         assert!(check(&s, false).unwrap_err().0.contains("--overwrite"));
         s.phases = vec![TreePhase::Stat, TreePhase::Delete, TreePhase::Rmdir];
         s.leave = false;
         let phases = check(&s, false).unwrap();
-        let later = run(&s, &phases, false, &StopFlag::default(), None).unwrap();
+        let later = run(&s, &phases, false, &StopFlag::default(), None, None).unwrap();
         assert_eq!(later.phase(TreePhase::Stat).unwrap().ops, 45);
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
         // A directory of that name that is not fathom's is never taken.
@@ -911,7 +927,7 @@ mod tests {
         s.file_size_max = 0;
         s.phase_time_s = Some(0.05);
         let phases = check(&s, false).unwrap();
-        let r = run(&s, &phases, false, &StopFlag::default(), None).unwrap();
+        let r = run(&s, &phases, false, &StopFlag::default(), None, None).unwrap();
         let create = r.phase(TreePhase::Create).unwrap();
         assert!(create.stonewalled, "{create:?}");
         assert!(create.ops < create.planned);
