@@ -22,10 +22,17 @@ const EPOCH: Duration = Duration::from_millis(50);
 const EPOCHS_EACH: usize = 3;
 /// Within this share of each other, two rates tie.
 const TIE: f64 = 0.03;
-/// A settled rate that moves by more than this share is measured again,
-/// no sooner than `SETTLE` after the last decision.
+/// A settled rate that moves by more than this share for `MOVED_WINDOWS`
+/// windows in a row is measured again, no sooner than the settling time
+/// after the last decision: `SETTLE` at first, doubled (up to
+/// `SETTLE_MOST`) each time a measurement keeps the wait it had. Measuring
+/// costs: on some hosts the polling epochs slow the sleeping that follows
+/// for seconds, and a rate that swings by itself (a loop device at depth 1
+/// moves between two levels) would otherwise be measured over and over.
 const MOVED: f64 = 0.25;
+const MOVED_WINDOWS: u32 = 2;
 const SETTLE: Duration = Duration::from_secs(2);
+const SETTLE_MOST: Duration = Duration::from_secs(64);
 /// The window a settled rate is watched over.
 const WINDOW: Duration = Duration::from_secs(1);
 
@@ -50,6 +57,10 @@ pub struct WaitProbe {
     /// per completion.
     trials: [Vec<(f64, f64)>; 2],
     choices: Vec<WaitChoice>,
+    /// How long a decision stands before a moved rate is measured again.
+    settle: Duration,
+    /// Windows in a row whose rate moved.
+    moved_windows: u32,
 }
 
 impl WaitProbe {
@@ -67,6 +78,8 @@ impl WaitProbe {
             epoch_cpu_ns: thread_cpu_ns(),
             trials: [Vec::new(), Vec::new()],
             choices: Vec::new(),
+            settle: SETTLE,
+            moved_windows: 0,
         }
     }
 
@@ -82,7 +95,11 @@ impl WaitProbe {
                 let now_rate = self.epoch_completions as f64 / elapsed.as_secs_f64();
                 self.restart_epoch(now);
                 let moved = rate > 0.0 && ((now_rate - rate) / rate).abs() > MOVED;
-                if moved && now.saturating_duration_since(at) >= SETTLE {
+                self.moved_windows = if moved { self.moved_windows + 1 } else { 0 };
+                if self.moved_windows >= MOVED_WINDOWS
+                    && now.saturating_duration_since(at) >= self.settle
+                {
+                    self.moved_windows = 0;
                     self.trials = [Vec::new(), Vec::new()];
                     self.state = State::Probing {
                         spin: false,
@@ -141,6 +158,16 @@ impl WaitProbe {
             false
         } else {
             spin.1 < sleep.1
+        };
+        // A measurement that keeps the wait it had doubles the time before
+        // the next; one that changes it starts again from the shortest.
+        let kept = self
+            .choices
+            .last()
+            .is_some_and(|last| (last.chose == CompletionWait::Spin) == chose_spin);
+        self.settle = match kept {
+            true => (self.settle * 2).min(SETTLE_MOST),
+            false => SETTLE,
         };
         self.choices.push(WaitChoice {
             worker: 0,
@@ -220,6 +247,24 @@ mod tests {
         let last = p.choices().last().unwrap();
         assert!(p.choices().len() >= 2, "{:?}", p.choices());
         assert_eq!(last.chose, CompletionWait::Sleep);
+    }
+
+    #[test]
+    fn a_rate_that_swings_by_itself_is_not_measured_over_and_over() {
+        let start = Instant::now();
+        let mut p = WaitProbe::new(Duration::from_micros(50), start);
+        // Settled on sleep at 50k; then the rate swings between 35k and
+        // 55k second by second, whatever the wait.
+        let mut now = drive(&mut p, start, 1.0, (50_000.0, 40_000.0));
+        for second in 0..40 {
+            let rate = if second % 2 == 0 { 35_000.0 } else { 55_000.0 };
+            now = drive(&mut p, now, 1.0, (rate, rate * 0.8));
+        }
+        // A window that moves alone does not count; two in a row do, but
+        // each measurement that keeps sleeping doubles the wait for the
+        // next: a handful in 40 s, not twenty.
+        assert!(p.choices().len() <= 4, "{:?}", p.choices());
+        assert!(p.choices().iter().all(|c| c.chose == CompletionWait::Sleep));
     }
 
     #[test]
