@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn meta_json(dir: &str, extra: &[&str]) -> Value {
     let mut args = vec!["meta", dir, "-n", "1", "--output-format", "json"];
@@ -53,14 +53,7 @@ fn meta_on_the_work_disk_and_on_tmpfs() {
     check_meta(&doc, dir.path());
 
     let tmpfs = tempdir();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64m", "tmpfs"])
-        .arg(tmpfs.path())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("SKIP: cannot mount a tmpfs here (needs root)");
+    if !mount_tmpfs(tmpfs.path(), "size=64m") {
         return;
     }
     let doc = meta_json(tmpfs.path().to_str().unwrap(), &[]);

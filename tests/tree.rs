@@ -281,14 +281,7 @@ fn bad_shapes_and_directories_are_refused_before_anything_is_made() {
 #[test]
 fn a_tree_the_file_system_cannot_hold_is_refused() {
     let dir = tempdir();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m,nr_inodes=200", "tmpfs"])
-        .arg(dir.path())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("SKIP: cannot mount a tmpfs here (needs root)");
+    if !mount_tmpfs(dir.path(), "size=1m,nr_inodes=200") {
         return;
     }
     let d = dir.path().to_str().unwrap();

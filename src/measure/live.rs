@@ -62,6 +62,38 @@ pub struct Series {
     pub ranks: Option<u32>,
 }
 
+impl Series {
+    /// The series of `workload`, `stream` and `direction` in `all`, added
+    /// (empty) if it is not there yet.
+    fn of<'a>(
+        all: &'a mut Vec<Series>,
+        workload: &str,
+        stream: &str,
+        direction: &'static str,
+    ) -> &'a mut Series {
+        let at = all
+            .iter()
+            .position(|s| s.workload == workload && s.stream == stream && s.direction == direction)
+            .unwrap_or_else(|| {
+                all.push(Series {
+                    workload: workload.to_string(),
+                    stream: stream.to_string(),
+                    direction,
+                    ios: 0,
+                    bytes: 0,
+                    unanswered: 0,
+                    late: 0,
+                    errors: 0,
+                    run: LatencyHistogram::new(),
+                    last: None,
+                    ranks: None,
+                });
+                all.len() - 1
+            });
+        &mut all[at]
+    }
+}
+
 /// One second of one series.
 #[derive(Clone, Debug)]
 pub struct Second {
@@ -175,28 +207,7 @@ impl LiveBoard {
                     errors: sample.errors,
                     latency: sample.latency.clone(),
                 };
-                let at = match b.series.iter().position(|s| {
-                    s.workload == workload && s.stream == stream && s.direction == direction
-                }) {
-                    Some(at) => at,
-                    None => {
-                        b.series.push(Series {
-                            workload: workload.clone(),
-                            stream: stream.to_string(),
-                            direction,
-                            ios: 0,
-                            bytes: 0,
-                            unanswered: 0,
-                            late: 0,
-                            errors: 0,
-                            run: LatencyHistogram::new(),
-                            last: None,
-                            ranks: None,
-                        });
-                        b.series.len() - 1
-                    }
-                };
-                let s = &mut b.series[at];
+                let s = Series::of(&mut b.series, &workload, stream, direction);
                 s.ios += sample.ios;
                 s.bytes += sample.bytes;
                 s.unanswered += sample.unanswered;
@@ -229,30 +240,7 @@ impl LiveBoard {
         {
             let mut b = self.board.lock().expect("not poisoned");
             for (direction, second) in &merged.directions {
-                let at = match b.cluster.iter().position(|s| {
-                    s.workload == merged.workload
-                        && s.stream == merged.stream
-                        && s.direction == *direction
-                }) {
-                    Some(at) => at,
-                    None => {
-                        b.cluster.push(Series {
-                            workload: merged.workload.clone(),
-                            stream: merged.stream.clone(),
-                            direction,
-                            ios: 0,
-                            bytes: 0,
-                            unanswered: 0,
-                            late: 0,
-                            errors: 0,
-                            run: LatencyHistogram::new(),
-                            last: None,
-                            ranks: None,
-                        });
-                        b.cluster.len() - 1
-                    }
-                };
-                let s = &mut b.cluster[at];
+                let s = Series::of(&mut b.cluster, &merged.workload, &merged.stream, direction);
                 s.ios += second.ios;
                 s.bytes += second.bytes;
                 s.errors += second.errors;

@@ -192,63 +192,81 @@ fn workload_rows(workloads: &[Labelled<WorkloadResult>]) -> anyhow::Result<Strin
 }
 
 /// `fathom meta`: one row per system and operation.
+/// The columns `latency_fields` fills.
+const LATENCY_COLUMNS: [&str; 8] = [
+    "lat_min_ns",
+    "lat_mean_ns",
+    "lat_max_ns",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p99_ns",
+    "lat_p99_9_ns",
+    "lat_p99_99_ns",
+];
+
+/// A latency summary's columns (`lat_min_ns` … `lat_p99_99_ns`), in
+/// nanoseconds, the mean to a tenth.
+fn latency_fields(l: &crate::result::LatencySummary) -> [String; 8] {
+    [
+        l.min.to_string(),
+        decimal(l.mean, 1),
+        l.max.to_string(),
+        l.p50.to_string(),
+        l.p90.to_string(),
+        l.p99.to_string(),
+        l.p99_9.to_string(),
+        l.p99_99.to_string(),
+    ]
+}
+
 /// One row per tree phase.
 fn tree_rows(trees: &[Labelled<crate::result::tree::TreeResult>]) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "system",
-        "phase",
-        "dir",
-        "filesystem",
-        "depth",
-        "width",
-        "files_per_leaf",
-        "threads",
-        "ops",
-        "planned",
-        "elapsed_s",
-        "ops_per_s",
-        "bytes",
-        "stonewalled",
-        "behind",
-        "lat_min_ns",
-        "lat_mean_ns",
-        "lat_max_ns",
-        "lat_p50_ns",
-        "lat_p90_ns",
-        "lat_p99_ns",
-        "lat_p99_9_ns",
-        "lat_p99_99_ns",
-    ])?;
+    w.write_record(
+        [
+            "system",
+            "phase",
+            "dir",
+            "filesystem",
+            "depth",
+            "width",
+            "files_per_leaf",
+            "threads",
+            "ops",
+            "planned",
+            "elapsed_s",
+            "ops_per_s",
+            "bytes",
+            "stonewalled",
+            "behind",
+        ]
+        .into_iter()
+        .chain(LATENCY_COLUMNS),
+    )?;
     for tree in trees {
         for p in &tree.phases {
-            let l = &p.lat_ns;
             let s = &tree.spec;
-            w.write_record([
-                tree.system.to_string(),
-                p.phase.to_string(),
-                s.dir.clone(),
-                tree.filesystem.clone().unwrap_or_default(),
-                s.shape.depth.to_string(),
-                s.shape.width.to_string(),
-                s.shape.files.to_string(),
-                s.threads.to_string(),
-                p.ops.to_string(),
-                p.planned.to_string(),
-                format!("{:.6}", p.elapsed_s),
-                format!("{:.3}", p.ops_per_s),
-                p.bytes.to_string(),
-                p.stonewalled.to_string(),
-                p.behind.to_string(),
-                l.min.to_string(),
-                format!("{:.1}", l.mean),
-                l.max.to_string(),
-                l.p50.to_string(),
-                l.p90.to_string(),
-                l.p99.to_string(),
-                l.p99_9.to_string(),
-                l.p99_99.to_string(),
-            ])?;
+            w.write_record(
+                [
+                    tree.system.to_string(),
+                    p.phase.to_string(),
+                    s.dir.clone(),
+                    tree.filesystem.clone().unwrap_or_default(),
+                    s.shape.depth.to_string(),
+                    s.shape.width.to_string(),
+                    s.shape.files.to_string(),
+                    s.threads.to_string(),
+                    p.ops.to_string(),
+                    p.planned.to_string(),
+                    decimal(p.elapsed_s, 6),
+                    decimal(p.ops_per_s, 3),
+                    p.bytes.to_string(),
+                    p.stonewalled.to_string(),
+                    p.behind.to_string(),
+                ]
+                .into_iter()
+                .chain(latency_fields(&p.lat_ns)),
+            )?;
         }
     }
     Ok(String::from_utf8(w.into_inner()?)?)
@@ -256,50 +274,41 @@ fn tree_rows(trees: &[Labelled<crate::result::tree::TreeResult>]) -> anyhow::Res
 
 fn meta_rows(metas: &[Labelled<MetaResult>]) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "system",
-        "operation",
-        "dir",
-        "filesystem",
-        "files",
-        "file_size",
-        "files_per_dir",
-        "elapsed_s",
-        "ops_per_s",
-        "bytes",
-        "bw_bytes",
-        "lat_min_ns",
-        "lat_mean_ns",
-        "lat_max_ns",
-        "lat_p50_ns",
-        "lat_p90_ns",
-        "lat_p99_ns",
-        "lat_p99_9_ns",
-        "lat_p99_99_ns",
-    ])?;
+    w.write_record(
+        [
+            "system",
+            "operation",
+            "dir",
+            "filesystem",
+            "files",
+            "file_size",
+            "files_per_dir",
+            "elapsed_s",
+            "ops_per_s",
+            "bytes",
+            "bw_bytes",
+        ]
+        .into_iter()
+        .chain(LATENCY_COLUMNS),
+    )?;
     for (meta, o) in metas.iter().flat_map(|m| m.ops.iter().map(move |o| (m, o))) {
-        let l = &o.lat_ns;
-        w.write_record([
-            meta.system.to_string(),
-            o.name.clone(),
-            meta.spec.dir.clone(),
-            meta.filesystem.clone().unwrap_or_default(),
-            o.ops.to_string(),
-            meta.spec.file_size.to_string(),
-            meta.spec.files_per_dir.to_string(),
-            decimal(o.elapsed_s, 6),
-            decimal(o.ops_per_s, 2),
-            o.bytes.map(|b| b.to_string()).unwrap_or_default(),
-            o.bw_bytes.map(|b| decimal(b, 0)).unwrap_or_default(),
-            l.min.to_string(),
-            decimal(l.mean, 1),
-            l.max.to_string(),
-            l.p50.to_string(),
-            l.p90.to_string(),
-            l.p99.to_string(),
-            l.p99_9.to_string(),
-            l.p99_99.to_string(),
-        ])?;
+        w.write_record(
+            [
+                meta.system.to_string(),
+                o.name.clone(),
+                meta.spec.dir.clone(),
+                meta.filesystem.clone().unwrap_or_default(),
+                o.ops.to_string(),
+                meta.spec.file_size.to_string(),
+                meta.spec.files_per_dir.to_string(),
+                decimal(o.elapsed_s, 6),
+                decimal(o.ops_per_s, 2),
+                o.bytes.map(|b| b.to_string()).unwrap_or_default(),
+                o.bw_bytes.map(|b| decimal(b, 0)).unwrap_or_default(),
+            ]
+            .into_iter()
+            .chain(latency_fields(&o.lat_ns)),
+        )?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
 }

@@ -195,24 +195,23 @@ fn stream_limits(s: &StreamsResult) -> String {
 
 fn meta_table(metas: &[Labelled<MetaResult>], systems: bool) -> String {
     let (header, rows) = super::table::meta_cells(metas);
-    let mut table = Table::new();
-    let columns = header.len();
-    table.load_style(UTF8_FULL_CONDENSED).set_header(header);
-    for row in rows {
-        table.add_row(row);
-    }
-    right_align(&mut table, 1..columns);
-    let mut out = String::new();
-    for meta in metas {
-        out.push_str(&super::table::meta_caption(meta, systems));
-        out.push('\n');
-    }
-    out.push_str(&format!("{table}\n"));
-    out
+    let captions = metas.iter().map(|m| super::table::meta_caption(m, systems));
+    captioned_table(captions, header, rows)
 }
 
 fn tree_table(trees: &[Labelled<crate::result::tree::TreeResult>], systems: bool) -> String {
     let (header, rows) = super::table::tree_cells(trees);
+    let captions = trees.iter().map(|t| super::table::tree_caption(t, systems));
+    captioned_table(captions, header, rows)
+}
+
+/// A table of figures (right-aligned after its first column) under its
+/// captions, one line each.
+fn captioned_table(
+    captions: impl Iterator<Item = String>,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+) -> String {
     let mut table = Table::new();
     let columns = header.len();
     table.load_style(UTF8_FULL_CONDENSED).set_header(header);
@@ -221,8 +220,8 @@ fn tree_table(trees: &[Labelled<crate::result::tree::TreeResult>], systems: bool
     }
     right_align(&mut table, 1..columns);
     let mut out = String::new();
-    for tree in trees {
-        out.push_str(&super::table::tree_caption(tree, systems));
+    for caption in captions {
+        out.push_str(&caption);
         out.push('\n');
     }
     out.push_str(&format!("{table}\n"));

@@ -56,6 +56,21 @@ pub fn close_to(ours: u64, theirs: u64, share: f64, floor: f64) -> bool {
 /// Unmounts `dir`: a few tries while a process that just ended may still
 /// hold it, then detached, so that no mount outlives its test (a mount left
 /// behind keeps its directory, and the next clean checkout, from going).
+/// Mounts a tmpfs with `options` (`size=64m`) on `dir`; false (having
+/// said why) where that cannot be done here.
+pub fn mount_tmpfs(dir: &Path, options: &str) -> bool {
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+        .arg(dir)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIP: cannot mount a tmpfs here (needs root)");
+    }
+    mounted
+}
+
 pub fn unmount(dir: &Path) {
     for _ in 0..10 {
         let done = Command::new("umount")
