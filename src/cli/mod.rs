@@ -44,7 +44,7 @@ pub struct Cli {
 /// Running as one rank of an MPI job, for every command that can.
 #[derive(Args, Debug, Clone)]
 pub struct MpiArgs {
-    /// Run as one rank of an MPI job (mpirun -n N fathom run --mpi ...):
+    /// Run as one rank of an MPI job (mpirun -n N fathom COMMAND --mpi ...):
     /// rank 0's plan runs on every rank, each workload (or phase) starts on
     /// a barrier, and rank 0 writes one cluster document. Needs a fathom
     /// built with --features mpi.
