@@ -37,10 +37,14 @@ fn find(root: &Path, kind: &str) -> u64 {
     String::from_utf8_lossy(&out.stdout).lines().count() as u64
 }
 
+/// A phase's count; a tree of one directory has no directory phases to
+/// report, and counts 0 there.
 fn ops(doc: &Value, phase: &str) -> u64 {
     let phases = doc["results"][0]["phases"].as_array().unwrap();
-    let p = phases.iter().find(|p| p["phase"] == phase).unwrap();
-    u(&p["ops"])
+    phases
+        .iter()
+        .find(|p| p["phase"] == phase)
+        .map_or(0, |p| u(&p["ops"]))
 }
 
 /// Each phase's count against what is on disk after it, for a few shapes,
@@ -98,10 +102,10 @@ fn counts_match_find(dir: &Path) {
         let mut args = shape.to_vec();
         args.extend(["--phases", "rmdir"]);
         let doc = tree_json(dir, &args);
-        assert_eq!(
-            ops(&doc, "rmdir"),
-            u(&doc["results"][0]["phases"][0]["planned"])
-        );
+        let planned = doc["results"][0]["phases"][0]["planned"]
+            .as_u64()
+            .unwrap_or(0);
+        assert_eq!(ops(&doc, "rmdir"), planned);
         assert!(
             !root.exists(),
             "{shape:?}: the tree is gone once its directories are"
@@ -384,4 +388,95 @@ fn tree_results_in_every_format_and_compared() {
         text.contains("tree phase") && text.contains("rmdir"),
         "{text}"
     );
+}
+
+/// fio's file-operation engines run as the tree run they translate to:
+/// each job a thread on its own `nrfiles`, timed as fio times them, in
+/// fio's JSON as fio writes it (the counts fio itself gives, where fio is
+/// installed), and nothing left behind.
+#[test]
+fn fios_file_operation_jobs_count_what_fio_counts() {
+    let dir = tempdir_in_shm();
+    let d = dir.path().to_str().unwrap();
+    for (engine, rw, counted) in [
+        ("filecreate", "read", 300u64),
+        ("filestat", "read", 300),
+        ("filedelete", "write", 300),
+        ("dircreate", "read", 300),
+        ("dirdelete", "read", 300),
+    ] {
+        let job = dir.path().join(format!("{engine}.fio"));
+        std::fs::write(
+            &job,
+            format!(
+                "[global]\nioengine={engine}\nrw={rw}\nnrfiles=150\nfilesize=4k\nopenfiles=1\ncreate_on_open=1\ndirectory={d}\n\n[a]\n[b]\n"
+            ),
+        )
+        .unwrap();
+        let o = run_ok(&["fio", job.to_str().unwrap(), "--output-format=json"]);
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let jobs = doc["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 2, "{engine}");
+        let ours: Vec<u64> = jobs.iter().map(|j| u(&j[rw]["total_ios"])).collect();
+        assert_eq!(ours, [counted / 2, counted / 2], "{engine}");
+        assert_eq!(jobs[0]["jobname"], "a");
+        assert!(f(&jobs[0][rw]["clat_ns"]["mean"]) > 0.0, "{engine}");
+        let left: Vec<String> = entries(dir.path())
+            .into_iter()
+            .filter(|e| !e.ends_with(".fio"))
+            .collect();
+        assert!(left.is_empty(), "{engine}: {left:?}");
+        // fio's own counts, where fio is here (it leaves its files: removed).
+        let theirs = Command::new("fio")
+            .arg(&job)
+            .arg("--output-format=json")
+            .output()
+            .ok()
+            .filter(|o| o.status.success());
+        if let Some(theirs) = theirs {
+            let fio: Value = serde_json::from_slice(&theirs.stdout).unwrap();
+            let counts: Vec<u64> = fio["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| u(&j[rw]["total_ios"]))
+                .collect();
+            assert_eq!(counts, ours, "{engine}: fio counts");
+            for e in entries(dir.path())
+                .into_iter()
+                .filter(|e| !e.ends_with(".fio"))
+            {
+                let p = dir.path().join(e);
+                let _ = std::fs::remove_file(&p).or_else(|_| std::fs::remove_dir(&p));
+            }
+        }
+    }
+    // A tree run through `fathom run JOB.fio` too, with fathom's result.
+    let job = dir.path().join("filecreate.fio");
+    let o = run_ok(&["run", job.to_str().unwrap(), "--output-format", "json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(ops(&doc, "create"), 300);
+    let bad = dir.path().join("bad.fio");
+    std::fs::write(
+        &bad,
+        format!("[a]\nioengine=dirstat\nnrfiles=2\nfilesize=4k\ndirectory={d}\n"),
+    )
+    .unwrap();
+    refused(&["fio", bad.to_str().unwrap()], "dirstat");
+    std::fs::write(
+        &bad,
+        format!("[a]\nioengine=filecreate\nnrfiles=2\nfilesize=4k\ndirectory={d}\n[b]\nioengine=psync\nsize=1m\nfilename={d}/x\n"),
+    )
+    .unwrap();
+    refused(
+        &["fio", bad.to_str().unwrap()],
+        "every job of the file must use it",
+    );
+    // An I/O engine's job still has a worker per file, so a bound.
+    std::fs::write(
+        &bad,
+        format!("[a]\nnrfiles=5000\nfilesize=4k\ndirectory={d}\n"),
+    )
+    .unwrap();
+    refused(&["fio", bad.to_str().unwrap()], "nrfiles=5000");
 }

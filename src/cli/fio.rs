@@ -53,6 +53,17 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
         FioAction::Run | FioAction::ParseOnly => {}
     }
     let resolved = resolve::from_fio_command(&mut command)?;
+    if let Some(spec) = resolved.tree.clone() {
+        say_notes(&resolved.notes);
+        if command.action == FioAction::ParseOnly {
+            return Ok(0);
+        }
+        let phases = crate::commands::tree::check(&spec, false)?;
+        let output = fio_output(&command)?;
+        let driver = Driver::start(&output, false)?;
+        let document = super::tree::measure(&spec, &phases, false, &driver)?;
+        return emit_as_fio(&command, &document, &driver);
+    }
     let notes = resolved.notes.clone();
     let specs = super::as_run(resolved)?;
     if command.readonly
@@ -67,31 +78,50 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    // Tools that run fio take anything on its stderr for an error: the
-    // notes are said to a person at a terminal (and by `fathom run
-    // JOB.fio --explain`), not to a script.
-    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        for n in &notes {
-            eprintln!("note: {n}");
-        }
-    }
+    say_notes(&notes);
     if command.action == FioAction::ParseOnly {
         return Ok(0);
     }
     crate::run::check_plan(&specs)?;
-    // fio replaces its --output file each run, as tools that call it
-    // again with the same name expect.
-    let output = OutputArgs {
+    let output = fio_output(&command)?;
+    let driver = Driver::start(&output, specs.iter().any(|s| s.overwrite))?;
+    let document = driver.session().run(&specs, &mut |_| Ok(()))?;
+    emit_as_fio(&command, &document, &driver)
+}
+
+/// Tools that run fio take anything on its stderr for an error: the notes
+/// are said to a person at a terminal (and by `fathom run JOB.fio
+/// --explain`), not to a script.
+fn say_notes(notes: &[String]) {
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        for n in notes {
+            eprintln!("note: {n}");
+        }
+    }
+}
+
+/// What a run of fio's command line writes through: fio's JSON, its
+/// `--output` checked first (fio replaces it each run, as tools that call
+/// it again with the same name expect).
+fn fio_output(command: &cmdline::FioCommand) -> anyhow::Result<OutputArgs> {
+    if let Some(path) = &command.output {
+        destination::check(path, true)?;
+    }
+    Ok(OutputArgs {
         output_format: Some(OutputFormat::Json),
         output: None,
         label: Some("fio".into()),
         watch: Default::default(),
-    };
-    if let Some(path) = &command.output {
-        destination::check(path, true)?;
-    }
-    let driver = Driver::start(&output, specs.iter().any(|s| s.overwrite))?;
-    let document = driver.session().run(&specs, &mut |_| Ok(()))?;
+    })
+}
+
+/// Writes `document` in each of fio's output forms the command asked for,
+/// says its problems, and returns the exit code.
+fn emit_as_fio(
+    command: &cmdline::FioCommand,
+    document: &crate::result::Document,
+    driver: &Driver,
+) -> anyhow::Result<i32> {
     let report = Report::single(document.clone(), "fio");
     let mut rendered = String::new();
     for format in &command.outputs {

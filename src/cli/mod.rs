@@ -410,6 +410,26 @@ fn format_for(given: Option<OutputFormat>, output: Option<&Path>) -> OutputForma
 }
 
 impl RunArgs {
+    /// The tree run of an fio job file of file-operation jobs
+    /// (`ioengine=filecreate` and the like), when that is what the first
+    /// argument is.
+    fn fio_tree(&self) -> Option<Result<crate::spec::tree::TreeSpec, UsageError>> {
+        let first = Path::new(self.workload.targets.first()?);
+        if !crate::input::fio::is_fio_job(first) {
+            return None;
+        }
+        match crate::input::fio::translate(first, false) {
+            Ok(t) => {
+                for n in &t.notes {
+                    eprintln!("note: {n}");
+                }
+                t.tree.map(Ok)
+            }
+            // Bad input is said by the workload path, with its context.
+            Err(_) => None,
+        }
+    }
+
     /// The workloads these arguments ask for: a preset's, a job file's, or
     /// one workload from the flags, swept over any comma lists.
     fn resolve(&self) -> Result<Vec<WorkloadSpec>, UsageError> {
@@ -443,6 +463,11 @@ impl WorkloadArgs {
             explain,
             defaults,
         })?;
+        if resolved.tree.is_some() {
+            return Err(UsageError(
+                "this fio job file's jobs use a file-operation engine (filecreate, filestat, ...): `fathom run JOB.fio` or `fathom fio JOB.fio` runs them as a tree run".into(),
+            ));
+        }
         if let Some(explained) = resolved.explained {
             print!("{explained}");
             return Ok(Vec::new());
@@ -467,6 +492,48 @@ fn as_run(resolved: resolve::Resolved) -> Result<Vec<WorkloadSpec>, UsageError> 
             .collect(),
         None => Ok(resolved.specs),
     }
+}
+
+/// `fathom run`: the workloads the arguments ask for, planned, dry-run or
+/// run.
+fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
+    args.resolve()
+        .map_err(anyhow::Error::from)
+        .and_then(|specs| {
+            if args.explain {
+                Ok(0)
+            } else if args.dry_run {
+                print_plan(&specs)
+            } else {
+                let start_at = args
+                    .start_at
+                    .as_deref()
+                    .map(|t| units::parse_start_at(t, std::time::SystemTime::now()))
+                    .transpose()
+                    .map_err(|m| UsageError(format!("--start-at: {m}")))?;
+                if let Some(record) = &args.record {
+                    if specs.len() != 1 {
+                        return Err(UsageError(format!(
+                            "--record records one workload: this plan has {}",
+                            specs.len()
+                        ))
+                        .into());
+                    }
+                    replay::check_record_file(
+                        record,
+                        Path::new(""),
+                        args.output.output.as_deref(),
+                    )?;
+                }
+                execute(
+                    &specs,
+                    &args.output,
+                    args.resume,
+                    start_at,
+                    args.record.clone(),
+                )
+            }
+        })
 }
 
 /// Parses the arguments, runs, prints, and returns the exit code.
@@ -522,44 +589,12 @@ pub fn main() -> i32 {
             Ok(0)
         }
         Some(Command::Run(args)) if args.mpi.mpi => mpi_run(&args),
-        Some(Command::Run(args)) => args
-            .resolve()
-            .map_err(anyhow::Error::from)
-            .and_then(|specs| {
-                if args.explain {
-                    Ok(0)
-                } else if args.dry_run {
-                    print_plan(&specs)
-                } else {
-                    let start_at = args
-                        .start_at
-                        .as_deref()
-                        .map(|t| units::parse_start_at(t, std::time::SystemTime::now()))
-                        .transpose()
-                        .map_err(|m| UsageError(format!("--start-at: {m}")))?;
-                    if let Some(record) = &args.record {
-                        if specs.len() != 1 {
-                            return Err(UsageError(format!(
-                                "--record records one workload: this plan has {}",
-                                specs.len()
-                            ))
-                            .into());
-                        }
-                        replay::check_record_file(
-                            record,
-                            Path::new(""),
-                            args.output.output.as_deref(),
-                        )?;
-                    }
-                    execute(
-                        &specs,
-                        &args.output,
-                        args.resume,
-                        start_at,
-                        args.record.clone(),
-                    )
-                }
-            }),
+        Some(Command::Run(args)) => match (!args.explain).then(|| args.fio_tree()).flatten() {
+            Some(spec) => spec
+                .map_err(anyhow::Error::from)
+                .and_then(|spec| tree::run_fio_tree(&spec, &args.output)),
+            None => run_command(&args),
+        },
         Some(Command::Fio { args }) => fio::fio_command(&args),
         Some(Command::Report(args)) => report_command(&args),
         Some(Command::Compare(args)) => compare_command(&args),

@@ -131,18 +131,31 @@ pub fn tree_command(args: &TreeArgs) -> anyhow::Result<i32> {
         drop_caches: args.drop_caches,
         rank: None,
         seed: args.seed,
+        fio: None,
     };
     if args.mpi.mpi {
         return mpi_tree(args, spec);
     }
     let phases = tree::check(&spec, args.overwrite)?;
     let driver = Driver::start(&args.output, args.overwrite)?;
+    let document = measure(&spec, &phases, args.overwrite, &driver)?;
+    driver.finish(&document, document.failure.is_some())
+}
+
+/// Runs the checked `phases` of `spec` under `driver` (its signals and
+/// watchers) into a document.
+pub(super) fn measure(
+    spec: &TreeSpec,
+    phases: &[TreePhase],
+    overwrite: bool,
+    driver: &Driver,
+) -> anyhow::Result<crate::result::Document> {
     let mut document = driver.session().document().clone();
     let board = driver.session().board();
     let result = tree::run(
-        &spec,
-        &phases,
-        args.overwrite,
+        spec,
+        phases,
+        overwrite,
         &driver.stop,
         board.as_deref(),
         None,
@@ -152,6 +165,15 @@ pub fn tree_command(args: &TreeArgs) -> anyhow::Result<i32> {
         document.failure = Some(why.clone());
     }
     document.results.push(RunResult::Tree(result));
+    Ok(document)
+}
+
+/// fio's file-operation jobs (`ioengine=filecreate` and the like) as
+/// the tree run they translate to, for `fathom run JOB.fio`.
+pub(super) fn run_fio_tree(spec: &TreeSpec, output: &OutputArgs) -> anyhow::Result<i32> {
+    let phases = tree::check(spec, false)?;
+    let driver = Driver::start(output, false)?;
+    let document = measure(spec, &phases, false, &driver)?;
     driver.finish(&document, document.failure.is_some())
 }
 

@@ -41,6 +41,8 @@ pub struct Resolved {
     /// The trace an fio job file plays (`read_iolog`): each spec is to be
     /// made its replay (`commands::replay::of_job`).
     pub replay: Option<fio::FioReplay>,
+    /// fio jobs of a file-operation engine: a tree run (and no specs).
+    pub tree: Option<fio::FioTree>,
 }
 
 /// The workloads `request` asks for, each checked (`spec::validate`) as it
@@ -126,6 +128,9 @@ fn from_fio(
     explain: bool,
 ) -> Result<Resolved, UsageError> {
     let t = fio::translate(path, !overrides.targets.is_empty())?;
+    if t.tree.is_some() {
+        return Ok(tree_of(t, explain));
+    }
     let source = format!("{} (as translated: see --explain)", path.display());
     let specs = jobfile::parse(&t.toml, &source, "fio", overrides)?;
     if explain {
@@ -141,13 +146,34 @@ fn from_fio(
         notes: t.notes,
         explained: None,
         replay: t.replay,
+        tree: None,
     })
+}
+
+/// A translation that is a tree run: explained, or to be run.
+fn tree_of(t: fio::Translation, explain: bool) -> Resolved {
+    if explain {
+        let mut explained: String = t.notes.iter().map(|n| format!("# note: {n}\n")).collect();
+        explained.push_str(&t.toml);
+        return Resolved {
+            explained: Some(explained),
+            ..Resolved::default()
+        };
+    }
+    Resolved {
+        notes: t.notes,
+        tree: t.tree,
+        ..Resolved::default()
+    }
 }
 
 /// The workloads of fio's command line (`fathom fio`), each checked as
 /// [`resolve`] checks them.
 pub fn from_fio_command(command: &mut fio::cmdline::FioCommand) -> Result<Resolved, UsageError> {
     let t = fio::translate_command(command)?;
+    if t.tree.is_some() {
+        return Ok(tree_of(t, false));
+    }
     let source = "fio's command line (as translated)";
     let specs = jobfile::parse(&t.toml, source, "fio", &jobfile::Overrides::default())?;
     if t.replay.is_none() {
@@ -160,6 +186,7 @@ pub fn from_fio_command(command: &mut fio::cmdline::FioCommand) -> Result<Resolv
         notes: t.notes,
         explained: None,
         replay: t.replay,
+        tree: None,
     })
 }
 

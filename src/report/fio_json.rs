@@ -85,12 +85,14 @@ pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
                     }
                     add_disks(&mut disks, &s.disks);
                 }
+                // fio's file-operation jobs: the phase fio times, a job
+                // per thread.
+                RunResult::Tree(t) => jobs.extend(tree_jobs(&prefix, group, t, plus)?),
                 // fio has no such results: its readers would not know them.
                 RunResult::Meta(_)
                 | RunResult::Certify(_)
                 | RunResult::Capacity(_)
-                | RunResult::Pts(_)
-                | RunResult::Tree(_) => {}
+                | RunResult::Pts(_) => {}
             }
         }
     }
@@ -286,6 +288,78 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
         "latency_us": buckets(&all, 1_000),
         "latency_ms": ms_buckets(&all),
     }))
+}
+
+/// A tree run of fio's file-operation jobs as fio reports them: one job
+/// per thread, its operations of the phase fio times counted as I/Os of
+/// the job's direction, with no bytes (fio's file engines move none).
+/// A tree run of fathom's own has no fio form.
+fn tree_jobs(
+    prefix: &str,
+    group: usize,
+    t: &crate::result::tree::TreeResult,
+    plus: bool,
+) -> anyhow::Result<Vec<Value>> {
+    let Some(fio) = &t.spec.fio else {
+        return Ok(Vec::new());
+    };
+    let Some(phase) = t.phase(fio.timed) else {
+        return Ok(Vec::new());
+    };
+    let engine = match fio.timed {
+        crate::spec::tree::TreePhase::Mkdir => "dircreate",
+        crate::spec::tree::TreePhase::Rmdir => "dirdelete",
+        crate::spec::tree::TreePhase::Stat => "filestat",
+        crate::spec::tree::TreePhase::Delete => "filedelete",
+        _ => "filecreate",
+    };
+    let out = Shape {
+        plus,
+        percentiles: &[],
+    };
+    let mut jobs = Vec::new();
+    for (name, thread) in fio.jobs.iter().zip(&phase.threads) {
+        let h = LatencyHistogram::decode(&thread.histogram).map_err(anyhow::Error::msg)?;
+        let runtime_ms = (thread.elapsed_s * 1000.0).round() as u64;
+        let d = DirectionResult {
+            ios: thread.ops,
+            iops: crate::measure::per_second(thread.ops, thread.elapsed_s),
+            lat_ns: thread.lat_ns,
+            histogram: thread.histogram.clone(),
+            ..DirectionResult::default()
+        };
+        let none = DirectionResult::default();
+        let empty = LatencyHistogram::new();
+        let (read, write) = match fio.writes {
+            true => (
+                direction(&none, &empty, 0, 0, &out),
+                direction(&d, &h, runtime_ms, 0, &out),
+            ),
+            false => (
+                direction(&d, &h, runtime_ms, 0, &out),
+                direction(&none, &empty, 0, 0, &out),
+            ),
+        };
+        jobs.push(json!({
+            "jobname": format!("{prefix}{name}"),
+            "groupid": group,
+            "error": u8::from(t.failure.is_some()),
+            "eta": 0,
+            "elapsed": thread.elapsed_s.ceil() as u64,
+            "job options": { "name": name, "ioengine": engine, "directory": t.spec.dir },
+            "read": read,
+            "write": write,
+            "trim": direction(&none, &empty, 0, 0, &out),
+            "sync": sync(None, &[])?,
+            "job_runtime": runtime_ms,
+            "usr_cpu": 0.0,
+            "sys_cpu": 0.0,
+            "latency_ns": buckets(&h, 1),
+            "latency_us": buckets(&h, 1_000),
+            "latency_ms": ms_buckets(&h),
+        }));
+    }
+    Ok(jobs)
 }
 
 /// fio's `prios` of a direction with `cmdprio`: the completion latency of

@@ -555,6 +555,7 @@ pub fn tree_caption(tree: &Labelled<TreeResult>, named: bool) -> String {
         counted(spec.shape.files, "file"),
         counted(spec.shape.total_files(), "file"),
         match spec.shape.dirs() {
+            0 => "one directory".to_string(),
             1 => "1 directory".to_string(),
             n => format!("{} directories", thousands(n)),
         },

@@ -14,6 +14,9 @@ pub struct ThreadOps {
     pub ops: u64,
     pub elapsed_s: f64,
     pub lat_ns: LatencySummary,
+    /// The thread's own HDR histogram, encoded as the phase's.
+    #[serde(default)]
+    pub histogram: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

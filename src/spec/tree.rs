@@ -172,4 +172,22 @@ pub struct TreeSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
     pub seed: u64,
+    /// A run of fio's file-operation jobs: how fio's reports name and
+    /// count what it measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio: Option<FioJobs>,
+}
+
+/// fio's jobs a tree run stands for (`ioengine=filecreate` and the like):
+/// one thread each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FioJobs {
+    /// The jobs' names, one per thread, as fio's reports name them.
+    pub jobs: Vec<String>,
+    /// The phase the engine times; the ones before it make what it needs,
+    /// as fio lays out files before a job starts.
+    pub timed: TreePhase,
+    /// fio counts the operations under the job's direction: writes when
+    /// its `rw` writes, reads otherwise.
+    pub writes: bool,
 }

@@ -459,6 +459,7 @@ fn phase_result(phase: TreePhase, planned: u64, outcome: &Outcome) -> TreePhaseR
                 ops: p.ops,
                 elapsed_s: p.elapsed.as_secs_f64(),
                 lat_ns: p.latency.summary(),
+                histogram: p.latency.encode(),
             })
             .collect(),
         stonewalled: outcome.stonewalled,
@@ -602,6 +603,15 @@ pub fn run(
                 format!("tree {phase}"),
                 Some((i as u64, phases.len() as u64)),
             );
+        }
+        if !phase.on_files() && shape.depth == 0 {
+            // A tree of one directory: no directories of its own to make
+            // or remove, and nothing to report.
+            tree.marker.dirs_present = phase == TreePhase::Mkdir;
+            if tree.marker.dirs_present {
+                tree.save()?;
+            }
+            continue;
         }
         let (planned, outcome) = match phase {
             TreePhase::Mkdir | TreePhase::Rmdir => {
@@ -847,6 +857,7 @@ mod tests {
             drop_caches: false,
             rank: None,
             seed: 1,
+            fio: None,
         }
     }
 

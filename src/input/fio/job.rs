@@ -3,6 +3,39 @@
 
 use std::path::{Path, PathBuf};
 
+/// fio's engines that time file-system operations instead of I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FileOp {
+    FileCreate,
+    FileStat,
+    FileDelete,
+    DirCreate,
+    DirDelete,
+}
+
+impl FileOp {
+    pub(super) fn of(engine: &str) -> Option<FileOp> {
+        Some(match engine {
+            "filecreate" => FileOp::FileCreate,
+            "filestat" => FileOp::FileStat,
+            "filedelete" => FileOp::FileDelete,
+            "dircreate" => FileOp::DirCreate,
+            "dirdelete" => FileOp::DirDelete,
+            _ => return None,
+        })
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            FileOp::FileCreate => "filecreate",
+            FileOp::FileStat => "filestat",
+            FileOp::FileDelete => "filedelete",
+            FileOp::DirCreate => "dircreate",
+            FileOp::DirDelete => "dirdelete",
+        }
+    }
+}
+
 /// One fio job (one clone of it, with `numjobs`) as fathom knobs.
 #[derive(Debug, Default, Clone)]
 pub(super) struct Job {
@@ -58,6 +91,9 @@ pub(super) struct Job {
     /// `read_iolog`, `replay_no_stall`, `replay_time_scale` (percent) and
     /// `replay_redirect`.
     pub(super) read_iolog: Option<String>,
+    /// A file-operation engine (`filecreate`, `filestat`, `filedelete`,
+    /// `dircreate`, `dirdelete`): the job is a tree run's phase.
+    pub(super) file_op: Option<FileOp>,
     pub(super) replay_no_stall: bool,
     pub(super) replay_time_scale: Option<u64>,
     pub(super) replay_redirect: Option<String>,

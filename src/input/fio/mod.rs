@@ -32,7 +32,14 @@ pub struct Translation {
     pub notes: Vec<String>,
     /// The job plays an iolog (`read_iolog`): its workload is a replay.
     pub replay: Option<FioReplay>,
+    /// The jobs use a file-operation engine (`filecreate`, `filestat`,
+    /// …): they are a tree run, not a workload.
+    pub tree: Option<FioTree>,
 }
+
+/// Jobs of fio's file-operation engines as a tree run (its `fio` says
+/// which jobs, and which phase fio times).
+pub type FioTree = crate::spec::tree::TreeSpec;
 
 /// What a job with `read_iolog` plays, and how fast.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +50,10 @@ pub struct FioReplay {
     /// possible (`replay_no_stall`, or a log without times).
     pub speed: Option<f64>,
 }
+
+/// The most files a job of an I/O engine may have: fathom runs a worker
+/// per file.
+const MAX_NRFILES: u32 = 4096;
 
 /// Whether `path` is a fio job file: by extension, or by INI content (a
 /// `[section]` line followed by `key=value` lines, which TOML would quote).
@@ -233,6 +244,13 @@ fn translate_sections(
                 job.name, job.nrfiles
             ));
         }
+        if job.file_op.is_none() && job.nrfiles > MAX_NRFILES {
+            problem(format!(
+                "{}: nrfiles={}: at most {MAX_NRFILES} files (fathom runs a worker per file)",
+                section_at(&section.opts, &global),
+                job.nrfiles
+            ));
+        }
         // Files of their own first: a pass is over their size (filesize).
         if let Err(m) = job.files_of_their_own() {
             problem(format!("{}: {m}", section_at(&section.opts, &global)));
@@ -317,6 +335,27 @@ fn translate_sections(
     if let Some(n) = end_at_exit_all(&mut jobs) {
         note(n);
     }
+    if let Some(tree) = tree_of(&jobs, &mut notes)? {
+        let s = &tree;
+        let phases: Vec<&str> = s.phases.iter().map(|p| p.name()).collect();
+        let toml = format!(
+            "# {source}: fio's {} engine, as `fathom tree {} --depth {} --width {} --files {} --threads {} --phases {}` runs it:\n# each job a thread on its own files; the {} phase is the one fio times.\n",
+            tree_engine(&jobs),
+            s.dir,
+            s.shape.depth,
+            s.shape.width,
+            s.shape.files,
+            s.threads,
+            phases.join(","),
+            s.fio.as_ref().map_or("", |f| f.timed.name()),
+        );
+        return Ok(Translation {
+            toml,
+            notes,
+            replay: None,
+            tree: Some(tree),
+        });
+    }
     let replay = replay_of(&mut jobs, &mut notes)?;
     let mut toml = render(source, &jobs, cli_targets);
     if let (Some(r), [job]) = (&replay, jobs.as_slice()) {
@@ -338,7 +377,134 @@ fn translate_sections(
         toml,
         notes,
         replay,
+        tree: None,
     })
+}
+
+fn tree_engine(jobs: &[Job]) -> &'static str {
+    jobs.iter()
+        .find_map(|j| j.file_op)
+        .map_or("", job::FileOp::name)
+}
+
+/// Jobs of a file-operation engine as a tree run; None when no job uses
+/// one. Every job of the file must then use the same engine, on files fio
+/// names itself (`nrfiles` in `directory`).
+fn tree_of(jobs: &[Job], notes: &mut Vec<String>) -> Result<Option<FioTree>, UsageError> {
+    use crate::spec::tree::{TreePhase, TreeShape, TreeSpec, TreeSync};
+    use job::FileOp;
+    let Some(op) = jobs.iter().find_map(|j| j.file_op) else {
+        return Ok(None);
+    };
+    if let Some(other) = jobs.iter().find(|j| j.file_op != Some(op)) {
+        return Err(UsageError(format!(
+            "job {}: ioengine={}: fathom runs fio's file-operation jobs as a tree run of their own, so every job of the file must use it (job {} does not)",
+            jobs[0].name,
+            op.name(),
+            other.name
+        )));
+    }
+    if let Some(named) = jobs.iter().find(|j| !j.files.is_empty()) {
+        return Err(UsageError(format!(
+            "job {}: ioengine={} with filename: fathom makes the files itself (nrfiles in directory)",
+            named.name,
+            op.name()
+        )));
+    }
+    let dir = jobs[0].directory.clone().unwrap_or_else(|| ".".into());
+    if let Some(elsewhere) = jobs
+        .iter()
+        .find(|j| j.directory.as_deref().unwrap_or(".") != dir)
+    {
+        return Err(UsageError(format!(
+            "job {}: ioengine={}: every job's files must be in one directory ({dir}, not {})",
+            elsewhere.name,
+            op.name(),
+            elsewhere.directory.as_deref().unwrap_or(".")
+        )));
+    }
+    let per_job = u64::from(jobs[0].nrfiles.max(1));
+    if let Some(other) = jobs.iter().find(|j| u64::from(j.nrfiles.max(1)) != per_job) {
+        return Err(UsageError(format!(
+            "job {}: nrfiles={}: fathom's tree gives every job the same number of files ({per_job} here)",
+            other.name, other.nrfiles
+        )));
+    }
+    let threads = jobs.len() as u64;
+    let (shape, phases, timed) = match op {
+        FileOp::FileCreate | FileOp::FileStat | FileOp::FileDelete => {
+            let (timed, mut phases) = match op {
+                FileOp::FileCreate => (TreePhase::Create, vec![TreePhase::Mkdir]),
+                FileOp::FileStat => (TreePhase::Stat, vec![TreePhase::Mkdir, TreePhase::Create]),
+                _ => (TreePhase::Delete, vec![TreePhase::Mkdir, TreePhase::Create]),
+            };
+            phases.push(timed);
+            let shape = TreeShape {
+                depth: 0,
+                width: 1,
+                files: per_job * threads,
+            };
+            (shape, phases, timed)
+        }
+        FileOp::DirCreate | FileOp::DirDelete => {
+            let timed = match op {
+                FileOp::DirCreate => TreePhase::Mkdir,
+                _ => TreePhase::Rmdir,
+            };
+            let phases = match op {
+                FileOp::DirCreate => vec![TreePhase::Mkdir],
+                _ => vec![TreePhase::Mkdir, TreePhase::Rmdir],
+            };
+            let width = u32::try_from(per_job * threads)
+                .map_err(|_| UsageError(format!("ioengine={}: too many directories", op.name())))?;
+            let shape = TreeShape {
+                depth: 1,
+                width,
+                files: 1,
+            };
+            (shape, phases, timed)
+        }
+    };
+    // Options about laying files out do not apply: nothing is laid out.
+    notes.retain(|n| {
+        !["create_on_open", "fallocate", "openfiles"]
+            .iter()
+            .any(|o| n.starts_with(o))
+    });
+    notes.push(format!(
+        "ioengine={}: fathom times each {} as fio does, in a tree of its own (DIR/fathom-tree), and removes what it made afterwards, where fio leaves it; files are created empty (fio's file engines write nothing)",
+        op.name(),
+        timed
+    ));
+    let threads = u32::try_from(threads)
+        .map_err(|_| UsageError(format!("ioengine={}: too many jobs", op.name())))?;
+    let writes = jobs[0].knob("rw").is_some_and(|rw| rw.contains("write"));
+    Ok(Some(TreeSpec {
+        dir,
+        shape,
+        file_size_min: 0,
+        file_size_max: 0,
+        fsync: TreeSync::None,
+        phases,
+        threads,
+        phase_time_s: None,
+        random: false,
+        leave: false,
+        drop_caches: false,
+        rank: None,
+        seed: crate::spec::DEFAULT_SEED,
+        fio: Some(crate::spec::tree::FioJobs {
+            jobs: jobs
+                .iter()
+                .map(|j| match &j.clone {
+                    Some((_, name)) => name.clone(),
+                    None => j.name.clone(),
+                })
+                .collect(),
+            timed,
+            writes,
+        }),
+    }))
 }
 
 /// A job that plays an iolog (`read_iolog`): the only job of its file (a

@@ -266,10 +266,10 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         }
         "directory" => job.directory = Some(value(opt)?.to_string()),
         "nrfiles" => {
-            job.nrfiles = u32::try_from(count(opt)?)
-                .ok()
-                .filter(|n| *n <= 4096)
-                .ok_or_else(|| format!("{key}: at most 4096 files"))?;
+            // How many a job may have depends on its engine (a worker per
+            // file, or a tree's thread's share): checked once it is read.
+            job.nrfiles =
+                u32::try_from(count(opt)?).map_err(|_| format!("{key}: too many files"))?;
         }
         "filesize" => {
             let v = value(opt)?;
@@ -409,7 +409,21 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 "psync" => ("sync", true),
                 "sync" | "pvsync" | "pvsync2" => ("sync", false),
                 "null" => ("null", true),
-                other => return Err(format!("ioengine={other} is not supported")),
+                "dirstat" => {
+                    return Err(
+                        "ioengine=dirstat is not supported (fathom tree stats files, not directories; filestat is)"
+                            .into(),
+                    );
+                }
+                other => match super::job::FileOp::of(other) {
+                    // The tree run does the work; the job's knobs stay
+                    // valid for the checks that read them.
+                    Some(op) => {
+                        job.file_op = Some(op);
+                        ("null", true)
+                    }
+                    None => return Err(format!("ioengine={other} is not supported")),
+                },
             };
             job.set("engine", engine);
             if !same {
