@@ -277,6 +277,26 @@ impl Ranks {
         Some(bytes)
     }
 
+    /// Rank 0's `mine` on every rank (`what` names it): what it holds, or
+    /// its error (bad input on rank 0) as every rank's usage error.
+    pub fn rank_0s<T>(&self, mine: &Result<T, String>, what: &str) -> anyhow::Result<T>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        use crate::util::error::UsageError;
+        let sent = match self.rank() {
+            0 => serde_json::to_vec(mine)?,
+            _ => Vec::new(),
+        };
+        let received = self.broadcast(sent).ok_or_else(|| {
+            UsageError(format!(
+                "--mpi: rank 0 did not send {what} (stopped, hung or gone)"
+            ))
+        })?;
+        let theirs: Result<T, String> = serde_json::from_slice(&received)?;
+        Ok(theirs.map_err(UsageError)?)
+    }
+
     /// Every rank's bytes, in rank order, at rank 0 (None elsewhere); a
     /// rank that sent nothing in time has None.
     pub fn gather(&self, mine: &[u8]) -> Option<Vec<Option<Vec<u8>>>> {
@@ -449,16 +469,7 @@ pub fn tree(
     use crate::commands::tree;
     use crate::util::error::UsageError;
     ranks.stop_with(stop.clone());
-    let sent = if ranks.rank() == 0 {
-        serde_json::to_vec(&spec)?
-    } else {
-        Vec::new()
-    };
-    let received = ranks.broadcast(sent).ok_or_else(|| {
-        UsageError("--mpi: rank 0 did not send the tree (stopped, hung or gone)".into())
-    })?;
-    let spec: Result<crate::spec::tree::TreeSpec, String> = serde_json::from_slice(&received)?;
-    let mut spec = spec.map_err(UsageError)?;
+    let mut spec = ranks.rank_0s(&spec, "the tree")?;
     spec.rank = Some(ranks.rank());
     let phases = tree::check(&spec, overwrite);
     if let Some(e) = ranks.first_error(phases.as_ref().err().map(|e| e.0.as_str())) {
@@ -519,16 +530,7 @@ pub fn run(
 ) -> anyhow::Result<Option<crate::result::Document>> {
     use crate::util::error::UsageError;
     ranks.stop_with(stop.clone());
-    let sent = if ranks.rank() == 0 {
-        serde_json::to_vec(&plan)?
-    } else {
-        Vec::new()
-    };
-    let received = ranks.broadcast(sent).ok_or_else(|| {
-        UsageError("--mpi: rank 0 did not send the plan (stopped, hung or gone)".into())
-    })?;
-    let plan: Result<Vec<crate::spec::WorkloadSpec>, String> = serde_json::from_slice(&received)?;
-    let specs = plan.map_err(UsageError)?;
+    let specs = ranks.rank_0s(&plan, "the plan")?;
     let host = crate::measure::facts::host_facts().hostname;
     let (board, refused) = match board {
         Ok(board) => (board, None),
