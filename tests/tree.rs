@@ -403,6 +403,7 @@ fn fios_file_operation_jobs_count_what_fio_counts() {
         ("filestat", "read", 300),
         ("filedelete", "write", 300),
         ("dircreate", "read", 300),
+        ("dirstat", "read", 300),
         ("dirdelete", "read", 300),
     ] {
         let job = dir.path().join(format!("{engine}.fio"));
@@ -459,10 +460,10 @@ fn fios_file_operation_jobs_count_what_fio_counts() {
     let bad = dir.path().join("bad.fio");
     std::fs::write(
         &bad,
-        format!("[a]\nioengine=dirstat\nnrfiles=2\nfilesize=4k\ndirectory={d}\n"),
+        format!("[a]\nioengine=filestat\nnrfiles=2\nfilesize=4k\nfilename={d}/x\n"),
     )
     .unwrap();
-    refused(&["fio", bad.to_str().unwrap()], "dirstat");
+    refused(&["fio", bad.to_str().unwrap()], "with filename");
     std::fs::write(
         &bad,
         format!("[a]\nioengine=filecreate\nnrfiles=2\nfilesize=4k\ndirectory={d}\n[b]\nioengine=psync\nsize=1m\nfilename={d}/x\n"),

@@ -41,12 +41,12 @@ pub struct TreeArgs {
     pub fsync: TreeSync,
 
     /// The phases to run, in this order whatever the order given: mkdir,
-    /// create, stat, read, rename, delete, rmdir. Later phases alone run on
-    /// a tree kept with --leave.
+    /// dirstat, create, stat, read, rename, delete, rmdir. Later phases
+    /// alone run on a tree kept with --leave.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "mkdir,create,stat,read,rename,delete,rmdir"
+        default_value = "mkdir,dirstat,create,stat,read,rename,delete,rmdir"
     )]
     pub phases: Vec<TreePhase>,
 

@@ -308,6 +308,7 @@ fn tree_jobs(
     };
     let engine = match fio.timed {
         crate::spec::tree::TreePhase::Mkdir => "dircreate",
+        crate::spec::tree::TreePhase::Dirstat => "dirstat",
         crate::spec::tree::TreePhase::Rmdir => "dirdelete",
         crate::spec::tree::TreePhase::Stat => "filestat",
         crate::spec::tree::TreePhase::Delete => "filedelete",

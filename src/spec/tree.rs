@@ -12,6 +12,8 @@ use std::str::FromStr;
 pub enum TreePhase {
     /// Every directory, level by level.
     Mkdir,
+    /// Every directory stat'ed, level by level (mdtest's directory stat).
+    Dirstat,
     /// Every file: created, its bytes written (and made durable with
     /// `--fsync file`), closed.
     Create,
@@ -26,8 +28,9 @@ pub enum TreePhase {
 }
 
 impl TreePhase {
-    pub const ALL: [TreePhase; 7] = [
+    pub const ALL: [TreePhase; 8] = [
         TreePhase::Mkdir,
+        TreePhase::Dirstat,
         TreePhase::Create,
         TreePhase::Stat,
         TreePhase::Read,
@@ -39,6 +42,7 @@ impl TreePhase {
     pub fn name(self) -> &'static str {
         match self {
             TreePhase::Mkdir => "mkdir",
+            TreePhase::Dirstat => "dirstat",
             TreePhase::Create => "create",
             TreePhase::Stat => "stat",
             TreePhase::Read => "read",
@@ -51,7 +55,10 @@ impl TreePhase {
     /// Whether the phase works on files (the directories' phases always
     /// complete: a tree missing directories cannot hold its files).
     pub fn on_files(self) -> bool {
-        !matches!(self, TreePhase::Mkdir | TreePhase::Rmdir)
+        !matches!(
+            self,
+            TreePhase::Mkdir | TreePhase::Dirstat | TreePhase::Rmdir
+        )
     }
 }
 

@@ -1,5 +1,5 @@
 //! `fathom tree`: a tree of directories and files made and measured in
-//! phases (mkdir, create, stat, read, rename, delete, rmdir), as mdtest and
+//! phases (mkdir, dirstat, create, stat, read, rename, delete, rmdir), as mdtest and
 //! elbencho measure metadata. Every operation is timed into an HDR
 //! histogram per thread; threads work on shares of their own and meet
 //! between phases. Nothing is kept per file: paths and visiting orders are
@@ -152,6 +152,7 @@ fn check_phases(phases: &[TreePhase], mut marker: Option<&Marker>) -> Result<(),
             TreePhase::Stat | TreePhase::Read | TreePhase::Rename | TreePhase::Delete if !files => {
                 Some("there are no files: add create, or keep a tree with --leave")
             }
+            TreePhase::Dirstat if !dirs => Some("there are no directories: add mkdir"),
             TreePhase::Rmdir if files => Some("the files are still there: add delete"),
             TreePhase::Rmdir if !dirs => Some("there are no directories"),
             _ => None,
@@ -614,9 +615,9 @@ pub fn run(
             continue;
         }
         let (planned, outcome) = match phase {
-            TreePhase::Mkdir | TreePhase::Rmdir => {
+            TreePhase::Mkdir | TreePhase::Dirstat | TreePhase::Rmdir => {
                 let levels: Vec<u32> = match phase {
-                    TreePhase::Mkdir => (1..=shape.depth).collect(),
+                    TreePhase::Mkdir | TreePhase::Dirstat => (1..=shape.depth).collect(),
                     _ => (1..=shape.depth).rev().collect(),
                 };
                 let mut total: Option<Outcome> = None;
@@ -632,6 +633,7 @@ pub fn run(
                         let d = layout.dir(level, layout::share(n, t, threads).start + j);
                         match phase {
                             TreePhase::Mkdir => fs::create_dir(d),
+                            TreePhase::Dirstat => fs::metadata(d).map(|_| ()),
                             _ => fs::remove_dir(d),
                         }
                         .map(|()| 0)
@@ -872,6 +874,7 @@ mod tests {
             ops,
             [
                 (TreePhase::Mkdir, 12),
+                (TreePhase::Dirstat, 12),
                 (TreePhase::Create, 45),
                 (TreePhase::Stat, 45),
                 (TreePhase::Read, 45),

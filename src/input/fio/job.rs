@@ -10,6 +10,7 @@ pub(super) enum FileOp {
     FileStat,
     FileDelete,
     DirCreate,
+    DirStat,
     DirDelete,
 }
 
@@ -20,6 +21,7 @@ impl FileOp {
             "filestat" => FileOp::FileStat,
             "filedelete" => FileOp::FileDelete,
             "dircreate" => FileOp::DirCreate,
+            "dirstat" => FileOp::DirStat,
             "dirdelete" => FileOp::DirDelete,
             _ => return None,
         })
@@ -31,6 +33,7 @@ impl FileOp {
             FileOp::FileStat => "filestat",
             FileOp::FileDelete => "filedelete",
             FileOp::DirCreate => "dircreate",
+            FileOp::DirStat => "dirstat",
             FileOp::DirDelete => "dirdelete",
         }
     }

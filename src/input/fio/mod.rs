@@ -446,14 +446,15 @@ fn tree_of(jobs: &[Job], notes: &mut Vec<String>) -> Result<Option<FioTree>, Usa
             };
             (shape, phases, timed)
         }
-        FileOp::DirCreate | FileOp::DirDelete => {
+        FileOp::DirCreate | FileOp::DirStat | FileOp::DirDelete => {
             let timed = match op {
                 FileOp::DirCreate => TreePhase::Mkdir,
+                FileOp::DirStat => TreePhase::Dirstat,
                 _ => TreePhase::Rmdir,
             };
             let phases = match op {
                 FileOp::DirCreate => vec![TreePhase::Mkdir],
-                _ => vec![TreePhase::Mkdir, TreePhase::Rmdir],
+                _ => vec![TreePhase::Mkdir, timed],
             };
             let width = u32::try_from(per_job * threads)
                 .map_err(|_| UsageError(format!("ioengine={}: too many directories", op.name())))?;

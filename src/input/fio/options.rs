@@ -409,12 +409,6 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 "psync" => ("sync", true),
                 "sync" | "pvsync" | "pvsync2" => ("sync", false),
                 "null" => ("null", true),
-                "dirstat" => {
-                    return Err(
-                        "ioengine=dirstat is not supported (fathom tree stats files, not directories; filestat is)"
-                            .into(),
-                    );
-                }
                 other => match super::job::FileOp::of(other) {
                     // The tree run does the work; the job's knobs stay
                     // valid for the checks that read them.
