@@ -452,6 +452,14 @@ fn fios_file_operation_jobs_count_what_fio_counts() {
             }
         }
     }
+    refused(
+        &[
+            "fio",
+            "--readonly",
+            dir.path().join("filestat.fio").to_str().unwrap(),
+        ],
+        "--readonly",
+    );
     // A tree run through `fathom run JOB.fio` too, with fathom's result.
     let job = dir.path().join("filecreate.fio");
     let o = run_ok(&["run", job.to_str().unwrap(), "--output-format", "json"]);

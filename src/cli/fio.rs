@@ -54,6 +54,19 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
     }
     let resolved = resolve::from_fio_command(&mut command)?;
     if let Some(spec) = resolved.tree.clone() {
+        if command.readonly {
+            // Every file engine's job makes (and removes) files or
+            // directories first.
+            return Err(UsageError(format!(
+                "--readonly: the jobs create and remove {} (a file-operation engine)",
+                if spec.shape.depth == 0 {
+                    "files"
+                } else {
+                    "directories"
+                }
+            ))
+            .into());
+        }
         say_notes(&resolved.notes);
         if command.action == FioAction::ParseOnly {
             return Ok(0);
