@@ -410,39 +410,43 @@ fn format_for(given: Option<OutputFormat>, output: Option<&Path>) -> OutputForma
 }
 
 impl RunArgs {
-    /// The tree run of an fio job file of file-operation jobs
-    /// (`ioengine=filecreate` and the like), when that is what the first
-    /// argument is.
-    fn fio_tree(&self) -> Option<Result<crate::spec::tree::TreeSpec, UsageError>> {
-        let first = Path::new(self.workload.targets.first()?);
-        if !crate::input::fio::is_fio_job(first) {
-            return None;
-        }
-        match crate::input::fio::translate(first, false) {
-            Ok(t) => {
-                for n in &t.notes {
-                    eprintln!("note: {n}");
-                }
-                t.tree.map(Ok)
-            }
-            // Bad input is said by the workload path, with its context.
-            Err(_) => None,
+    /// The workloads these arguments ask for: a preset's, a job file's, or
+    /// one workload from the flags, swept over any comma lists.
+    #[cfg(feature = "mpi")]
+    fn resolve(&self) -> Result<Vec<WorkloadSpec>, UsageError> {
+        match self.asked()? {
+            Asked::Workloads(specs) => Ok(specs),
+            Asked::Tree(_) => Err(UsageError(TREE_JOBS.into())),
         }
     }
 
-    /// The workloads these arguments ask for: a preset's, a job file's, or
-    /// one workload from the flags, swept over any comma lists.
-    fn resolve(&self) -> Result<Vec<WorkloadSpec>, UsageError> {
-        let specs = self
-            .workload
-            .resolve(self.preset.as_deref(), self.explain, &[])?;
-        Ok(if self.precondition {
-            plan::preconditioned(specs)
-        } else {
-            specs
-        })
+    /// What these arguments ask for: workloads, or the tree run of an fio
+    /// job file of file-operation jobs (`ioengine=filecreate` and the
+    /// like).
+    fn asked(&self) -> Result<Asked, UsageError> {
+        Ok(
+            match self
+                .workload
+                .asked(self.preset.as_deref(), self.explain, &[])?
+            {
+                Asked::Workloads(specs) if self.precondition => {
+                    Asked::Workloads(plan::preconditioned(specs))
+                }
+                asked => asked,
+            },
+        )
     }
 }
+
+/// What a command's workload arguments ask for.
+enum Asked {
+    Workloads(Vec<WorkloadSpec>),
+    /// fio jobs of a file-operation engine, which run as a tree.
+    Tree(crate::spec::tree::TreeSpec),
+}
+
+/// Said where a tree run of fio jobs cannot go.
+const TREE_JOBS: &str = "this fio job file's jobs use a file-operation engine (filecreate, filestat, ...): `fathom run JOB.fio` or `fathom fio JOB.fio` runs them as a tree run";
 
 impl WorkloadArgs {
     /// The workloads of a preset, a job file or the flags; `defaults` are
@@ -454,6 +458,20 @@ impl WorkloadArgs {
         explain: bool,
         defaults: &[(&str, &str)],
     ) -> Result<Vec<WorkloadSpec>, UsageError> {
+        match self.asked(preset, explain, defaults)? {
+            Asked::Workloads(specs) => Ok(specs),
+            Asked::Tree(_) => Err(UsageError(TREE_JOBS.into())),
+        }
+    }
+
+    /// As `resolve`, and an fio job file of file-operation jobs as the
+    /// tree run it translates to.
+    fn asked(
+        &self,
+        preset: Option<&str>,
+        explain: bool,
+        defaults: &[(&str, &str)],
+    ) -> Result<Asked, UsageError> {
         let resolved = resolve::resolve(&resolve::Request {
             positional: &self.targets,
             labelled: &self.labelled,
@@ -463,21 +481,19 @@ impl WorkloadArgs {
             explain,
             defaults,
         })?;
-        if resolved.tree.is_some() {
-            return Err(UsageError(
-                "this fio job file's jobs use a file-operation engine (filecreate, filestat, ...): `fathom run JOB.fio` or `fathom fio JOB.fio` runs them as a tree run".into(),
-            ));
-        }
         if let Some(explained) = resolved.explained {
             print!("{explained}");
-            return Ok(Vec::new());
+            return Ok(Asked::Workloads(Vec::new()));
         }
         let notes = resolved.notes.clone();
-        let specs = as_run(resolved)?;
+        let asked = match resolved.tree {
+            Some(tree) => Asked::Tree(tree),
+            None => Asked::Workloads(as_run(resolved)?),
+        };
         for n in &notes {
             eprintln!("note: {n}");
         }
-        Ok(specs)
+        Ok(asked)
     }
 }
 
@@ -496,44 +512,36 @@ fn as_run(resolved: resolve::Resolved) -> Result<Vec<WorkloadSpec>, UsageError> 
 
 /// `fathom run`: the workloads the arguments ask for, planned, dry-run or
 /// run.
-fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
-    args.resolve()
-        .map_err(anyhow::Error::from)
-        .and_then(|specs| {
-            if args.explain {
-                Ok(0)
-            } else if args.dry_run {
-                print_plan(&specs)
-            } else {
-                let start_at = args
-                    .start_at
-                    .as_deref()
-                    .map(|t| units::parse_start_at(t, std::time::SystemTime::now()))
-                    .transpose()
-                    .map_err(|m| UsageError(format!("--start-at: {m}")))?;
-                if let Some(record) = &args.record {
-                    if specs.len() != 1 {
-                        return Err(UsageError(format!(
-                            "--record records one workload: this plan has {}",
-                            specs.len()
-                        ))
-                        .into());
-                    }
-                    replay::check_record_file(
-                        record,
-                        Path::new(""),
-                        args.output.output.as_deref(),
-                    )?;
-                }
-                execute(
-                    &specs,
-                    &args.output,
-                    args.resume,
-                    start_at,
-                    args.record.clone(),
-                )
-            }
-        })
+fn run_command(args: &RunArgs, specs: Vec<WorkloadSpec>) -> anyhow::Result<i32> {
+    if args.explain {
+        return Ok(0);
+    }
+    if args.dry_run {
+        return print_plan(&specs);
+    }
+    let start_at = args
+        .start_at
+        .as_deref()
+        .map(|t| units::parse_start_at(t, std::time::SystemTime::now()))
+        .transpose()
+        .map_err(|m| UsageError(format!("--start-at: {m}")))?;
+    if let Some(record) = &args.record {
+        if specs.len() != 1 {
+            return Err(UsageError(format!(
+                "--record records one workload: this plan has {}",
+                specs.len()
+            ))
+            .into());
+        }
+        replay::check_record_file(record, Path::new(""), args.output.output.as_deref())?;
+    }
+    execute(
+        &specs,
+        &args.output,
+        args.resume,
+        start_at,
+        args.record.clone(),
+    )
 }
 
 /// Parses the arguments, runs, prints, and returns the exit code.
@@ -589,11 +597,10 @@ pub fn main() -> i32 {
             Ok(0)
         }
         Some(Command::Run(args)) if args.mpi.mpi => mpi_run(&args),
-        Some(Command::Run(args)) => match (!args.explain).then(|| args.fio_tree()).flatten() {
-            Some(spec) => spec
-                .map_err(anyhow::Error::from)
-                .and_then(|spec| tree::run_fio_tree(&spec, &args.output)),
-            None => run_command(&args),
+        Some(Command::Run(args)) => match args.asked() {
+            Ok(Asked::Tree(spec)) => tree::run_fio_tree(&spec, &args.output),
+            Ok(Asked::Workloads(specs)) => run_command(&args, specs),
+            Err(e) => Err(e.into()),
         },
         Some(Command::Fio { args }) => fio::fio_command(&args),
         Some(Command::Report(args)) => report_command(&args),
