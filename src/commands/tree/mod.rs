@@ -297,17 +297,7 @@ impl Tree {
         }
         let shape = self.layout.shape;
         if self.marker.files_present {
-            for t in 0..self.marker.threads {
-                let share = layout::share(shape.total_files(), t, self.marker.threads);
-                let made = self.marker.created.get(t as usize).copied().unwrap_or(0);
-                let order = Order::new(share.end - share.start, self.marker.random, self.seed(t));
-                for j in 0..made.min(share.end - share.start) {
-                    let item = share.start + order.at(j);
-                    for renamed in [false, true] {
-                        let _ = fs::remove_file(self.layout.file(item, renamed));
-                    }
-                }
-            }
+            self.remove_files();
         }
         for level in (1..=shape.depth).rev() {
             for d in 0..shape.dirs_at(level) {
@@ -321,6 +311,27 @@ impl Tree {
     /// The seed of thread `t`'s creation order.
     fn seed(&self, t: u32) -> u64 {
         self.marker.seed ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    /// Thread `t`'s share of the files and the order it creates them in.
+    fn creation(&self, t: u32) -> (std::ops::Range<u64>, Order) {
+        let share = layout::share(self.layout.shape.total_files(), t, self.marker.threads);
+        let order = Order::new(share.end - share.start, self.marker.random, self.seed(t));
+        (share, order)
+    }
+
+    /// Removes, untimed, the files the marker says were created (by either
+    /// name).
+    fn remove_files(&self) {
+        for t in 0..self.marker.threads {
+            let (share, order) = self.creation(t);
+            let made = self.marker.created.get(t as usize).copied().unwrap_or(0);
+            for j in 0..made.min(share.end - share.start) {
+                for renamed in [false, true] {
+                    let _ = fs::remove_file(self.layout.file(share.start + order.at(j), renamed));
+                }
+            }
+        }
     }
 }
 
@@ -625,7 +636,8 @@ pub fn run(
                     let n = shape.dirs_at(level);
                     let counts: Vec<u64> = (0..threads)
                         .map(|t| {
-                            layout::share(n, t, threads).end - layout::share(n, t, threads).start
+                            let share = layout::share(n, t, threads);
+                            share.end - share.start
                         })
                         .collect();
                     let layout = &tree.layout;
@@ -645,37 +657,20 @@ pub fn run(
                         break;
                     }
                 }
-                let total = total.unwrap_or(Outcome {
-                    parts: (0..threads)
-                        .map(|_| Part {
-                            ops: 0,
-                            bytes: 0,
-                            elapsed: Duration::ZERO,
-                            latency: LatencyHistogram::new(),
-                        })
-                        .collect(),
-                    elapsed: Duration::ZERO,
-                    stonewalled: false,
-                    error: None,
-                });
+                // A tree of one directory skipped its directory phases
+                // above: here there is at least one level.
+                let total = total.expect("a directory phase has a level");
                 (shape.dirs(), total)
             }
             _ => {
-                let total = shape.total_files();
-                let shares: Vec<std::ops::Range<u64>> = (0..threads)
-                    .map(|t| layout::share(total, t, threads))
-                    .collect();
+                let shares: Vec<std::ops::Range<u64>> =
+                    (0..threads).map(|t| tree.creation(t).0).collect();
                 let creating = phase == TreePhase::Create;
                 let counts: Vec<u64> = match creating {
                     true => shares.iter().map(|s| s.end - s.start).collect(),
                     false => tree.marker.created.clone(),
                 };
-                let create_orders: Vec<Order> = (0..threads)
-                    .map(|t| {
-                        let s = &shares[t as usize];
-                        Order::new(s.end - s.start, tree.marker.random, tree.seed(t))
-                    })
-                    .collect();
+                let create_orders: Vec<Order> = (0..threads).map(|t| tree.creation(t).1).collect();
                 let visits: Vec<Order> = (0..threads)
                     .map(|t| match creating {
                         true => Order::AsMade,
@@ -749,7 +744,7 @@ pub fn run(
                     .zip(&tree.marker.created)
                     .any(|(p, &c)| p.ops < c);
                 if left {
-                    remove_files(&tree);
+                    tree.remove_files();
                 }
                 tree.marker.files_present = false;
                 tree.marker.renamed = false;
@@ -798,21 +793,6 @@ fn drop_caches() -> anyhow::Result<()> {
 fn sync_all_file_systems() {
     // SAFETY: sync(2) takes nothing and cannot fail.
     unsafe { libc::sync() };
-}
-
-/// Removes the files the tree's marker says were created, untimed.
-fn remove_files(tree: &Tree) {
-    let shape = tree.layout.shape;
-    for t in 0..tree.marker.threads {
-        let share = layout::share(shape.total_files(), t, tree.marker.threads);
-        let order = Order::new(share.end - share.start, tree.marker.random, tree.seed(t));
-        let made = tree.marker.created.get(t as usize).copied().unwrap_or(0);
-        for j in 0..made {
-            for renamed in [false, true] {
-                let _ = fs::remove_file(tree.layout.file(share.start + order.at(j), renamed));
-            }
-        }
-    }
 }
 
 /// `--fsync dir`: each leaf that got files, made durable once.
