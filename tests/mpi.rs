@@ -5,6 +5,8 @@
 #![cfg(feature = "mpi")]
 
 mod common;
+#[path = "common/faultfs.rs"]
+mod faultfs;
 
 use common::*;
 use fathom::measure::histogram::LatencyHistogram;
@@ -757,4 +759,200 @@ fn four_ranks_measure_trees_of_their_own_and_merge_them_exactly() {
         counts.iter().max().unwrap() - counts.iter().min().unwrap()
     );
     assert_eq!(entries(work.path()).len(), 0);
+}
+
+/// Every file and directory under `dir`, walked (what `find` counts).
+fn find(dir: &std::path::Path) -> (u64, u64) {
+    let (mut files, mut dirs) = (0, 0);
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            dirs += 1;
+            let (f, d) = find(&e.path());
+            files += f;
+            dirs += d;
+        } else {
+            files += 1;
+        }
+    }
+    (files, dirs)
+}
+
+fn phase<'a>(result: &'a Value, name: &str) -> &'a Value {
+    result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["phase"] == name)
+        .unwrap_or_else(|| panic!("no {name} phase in {result}"))
+}
+
+/// `fathom tree --mpi --shared-dir`: four ranks in one tree, each thread
+/// of each on a share of its own. What `find` counts is what the cluster
+/// says it made; its histograms are the exact merge of the ranks' own; a
+/// kept shared tree's later phases run on it and rank 0 removes it; DIR
+/// naming `{rank}` cannot be shared.
+#[test]
+fn four_ranks_share_one_tree() {
+    let _serial = serial();
+    let dir = tempdir();
+    let work = tempdir_in_shm();
+    let w = work.path().to_str().unwrap();
+    let out = dir.path().join("tree.json");
+    let o = out.to_str().unwrap();
+    let shape = [
+        "--depth",
+        "2",
+        "--width",
+        "3",
+        "--files",
+        "10",
+        "--threads",
+        "2",
+    ];
+    let mut args = vec!["tree", w, "--mpi", "--shared-dir", "--leave"];
+    args.extend(shape);
+    args.extend(["--phases", "mkdir,create", "-o", o]);
+    let Some(made) = mpirun(&args) else {
+        return;
+    };
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let doc = document(&out);
+    let merged = &doc["results"][0];
+    assert_eq!(u(&phase(merged, "mkdir")["ops"]), 12);
+    assert_eq!(u(&phase(merged, "create")["ops"]), 90);
+    // The tree's files and its marker with a part per other rank.
+    assert_eq!(find(&work.path().join("fathom-tree")), (90 + 4, 12));
+    let per_rank = doc["cluster"]["per_rank"].as_array().unwrap();
+    for name in ["mkdir", "create"] {
+        let mut ours = LatencyHistogram::new();
+        for rank in per_rank {
+            let theirs = phase(&rank["results"][0], name);
+            ours.add(&LatencyHistogram::decode(theirs["histogram"].as_str().unwrap()).unwrap());
+        }
+        let cluster = phase(merged, name);
+        let cluster = LatencyHistogram::decode(cluster["histogram"].as_str().unwrap()).unwrap();
+        assert_eq!(cluster.count(), ours.count(), "{name}");
+        assert_eq!(
+            cluster.value_at_percentile(100.0),
+            ours.value_at_percentile(100.0),
+            "{name}"
+        );
+        assert_eq!(phase(merged, name)["threads"].as_array().unwrap().len(), 8);
+    }
+    assert!(merged["inodes_used"].as_u64().is_some_and(|n| n >= 102));
+
+    // Its later phases, on as many ranks; on fewer it is refused.
+    let mut args = vec!["tree", w, "--mpi", "--shared-dir"];
+    args.extend(shape);
+    args.extend([
+        "--phases",
+        "stat,read,rename,delete,rmdir",
+        "-o",
+        o,
+        "--overwrite",
+    ]);
+    let fewer = mpirun_with(2, &args).unwrap();
+    assert_eq!(
+        fewer.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&fewer.stderr)
+    );
+    assert!(String::from_utf8_lossy(&fewer.stderr).contains("4 rank(s)"));
+    let later = mpirun(&args).unwrap();
+    assert!(
+        later.status.success(),
+        "{}",
+        String::from_utf8_lossy(&later.stderr)
+    );
+    let merged = &document(&out)["results"][0];
+    for name in ["stat", "read", "rename", "delete"] {
+        assert_eq!(u(&phase(merged, name)["ops"]), 90, "{name}");
+    }
+    assert_eq!(u(&phase(merged, "rmdir")["ops"]), 12);
+    assert_eq!(entries(work.path()).len(), 0, "rank 0 removed the tree");
+
+    let named = format!("{w}/{{rank}}");
+    let refused = mpirun(&["tree", &named, "--mpi", "--shared-dir"]).unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("{rank}"));
+}
+
+/// A stonewalled phase with one rank slowed: rank 1's tree is on a FUSE
+/// file system that answers each creation 20 ms late, the others on
+/// tmpfs. The create phase still ends at its time, and the cluster's
+/// result holds the slow rank's own count (what the file system saw it
+/// create) and how far it fell behind the fastest.
+#[test]
+fn a_slow_rank_is_counted_when_a_phase_is_cut() {
+    let _serial = serial();
+    let Some(fs) = faultfs::skip_or_mount() else {
+        return;
+    };
+    let dir = tempdir();
+    let work = tempdir_in_shm();
+    for rank in [0, 2, 3] {
+        std::fs::create_dir(work.path().join(rank.to_string())).unwrap();
+    }
+    std::os::unix::fs::symlink(&fs.dir, work.path().join("1")).unwrap();
+    fs.control.set(faultfs::Plan {
+        armed: true,
+        create_delay: Some(std::time::Duration::from_millis(20)),
+        ..Default::default()
+    });
+    let out = dir.path().join("tree.json");
+    let per_rank_dir = format!("{}/{{rank}}", work.path().display());
+    let Some(o) = mpirun(&[
+        "tree",
+        &per_rank_dir,
+        "--mpi",
+        "--depth",
+        "0",
+        "--files",
+        "100000",
+        "--phase-time",
+        "300ms",
+        "--phases",
+        "mkdir,create,delete,rmdir",
+        "-o",
+        out.to_str().unwrap(),
+    ]) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = document(&out);
+    let create = phase(&doc["results"][0], "create");
+    assert!(create["stonewalled"].as_bool().unwrap(), "{create}");
+    let threads = create["threads"].as_array().unwrap();
+    let count = |rank: u64| {
+        threads
+            .iter()
+            .find(|t| t["rank"].as_u64() == Some(rank))
+            .map(|t| u(&t["ops"]))
+            .unwrap()
+    };
+    let slow = count(1);
+    // Its files, and the tree's marker, are what the file system made.
+    assert_eq!(fs.control.seen().creates, slow + 1, "{create}");
+    assert!(slow > 0 && slow < 100_000);
+    let all: Vec<u64> = (0..4).map(count).collect();
+    eprintln!(
+        "creates per rank (rank 1 slowed): {all:?}, behind {}",
+        create["behind"]
+    );
+    assert_eq!(all.iter().sum::<u64>(), u(&create["ops"]));
+    assert_eq!(
+        u(&create["behind"]),
+        all.iter().max().unwrap() - all.iter().min().unwrap()
+    );
+    // The phase ended at its time, not when the slow rank's share would.
+    assert!(create["elapsed_s"].as_f64().unwrap() < 30.0, "{create}");
+    for rank in 0..4 {
+        assert_eq!(entries(&work.path().join(rank.to_string())).len(), 0);
+    }
 }

@@ -271,6 +271,7 @@ fn bad_shapes_and_directories_are_refused_before_anything_is_made() {
         (vec!["tree", d, "--phase-time", "0s"], "--phase-time"),
         (vec!["tree", file.to_str().unwrap()], "not a directory"),
         (vec!["tree", "/dev/null"], "not a directory"),
+        (vec!["tree", d, "--shared-dir"], "--mpi"),
     ] {
         refused(&args, needle);
         assert_eq!(entries(dir.path()), ["a-file"], "{args:?}");

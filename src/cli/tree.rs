@@ -13,7 +13,8 @@ use clap::Args;
 #[derive(Args, Debug)]
 pub struct TreeArgs {
     /// Directory to work in; fathom makes its tree in `fathom-tree` there
-    /// and removes only what it made.
+    /// and removes only what it made. Under --mpi, `{rank}` and `{host}` in
+    /// it are each rank's own (a path of its own per rank or per host).
     pub dir: String,
 
     /// Levels of directories below the tree's own (0: every file in one
@@ -84,6 +85,18 @@ pub struct TreeArgs {
     #[arg(long)]
     pub overwrite: bool,
 
+    /// With --mpi: every rank works in one tree (`DIR/fathom-tree`), each
+    /// thread of each rank on a share of its own, the ranks meeting
+    /// between the levels of the directory phases and at the end of each
+    /// phase.
+    #[arg(long = "shared-dir", overrides_with = "unique_dir")]
+    pub shared_dir: bool,
+
+    /// With --mpi: each rank works in a tree of its own
+    /// (`DIR/fathom-tree.rankN`); the default.
+    #[arg(long = "unique-dir", overrides_with = "shared_dir")]
+    pub unique_dir: bool,
+
     #[command(flatten)]
     pub mpi: super::MpiArgs,
 
@@ -130,11 +143,19 @@ pub fn tree_command(args: &TreeArgs) -> anyhow::Result<i32> {
         leave: args.leave,
         drop_caches: args.drop_caches,
         rank: None,
+        ranks: None,
+        shared_dir: args.shared_dir,
         seed: args.seed,
         fio: None,
     };
     if args.mpi.mpi {
         return mpi_tree(args, spec);
+    }
+    if args.shared_dir {
+        return Err(UsageError(
+            "--shared-dir: the ranks of an --mpi run share a tree; add --mpi".into(),
+        )
+        .into());
     }
     let phases = tree::check(&spec, args.overwrite)?;
     let driver = Driver::start(&args.output, args.overwrite)?;

@@ -453,11 +453,13 @@ impl LiveRelay {
 }
 
 /// What a rank does with `fathom tree --mpi`: rank 0's `spec` is run by
-/// every rank on a tree of its own (`DIR/fathom-tree.rankN`), every phase
-/// started on a vote, so the ranks' phases run at the same time and a cut
-/// phase (`--phase-time`) ends on every rank's clock together. Rank 0
-/// returns the cluster document (the ranks' histograms merged exactly, every
-/// rank's threads kept); other ranks None.
+/// every rank on a tree of its own (`DIR/fathom-tree.rankN`, DIR's
+/// `{rank}` and `{host}` its own) or, with `--shared-dir`, on one tree
+/// they share; every phase started on a vote, so the ranks' phases run at
+/// the same time and a cut phase (`--phase-time`) ends on every rank's
+/// clock together. Rank 0 returns the cluster document (the ranks'
+/// histograms merged exactly, every rank's threads kept); other ranks
+/// None.
 pub fn tree(
     ranks: std::rc::Rc<Ranks>,
     spec: Result<crate::spec::tree::TreeSpec, String>,
@@ -471,13 +473,26 @@ pub fn tree(
     ranks.stop_with(stop.clone());
     let mut spec = ranks.rank_0s(&spec, "the tree")?;
     spec.rank = Some(ranks.rank());
-    let phases = tree::check(&spec, overwrite);
+    spec.ranks = Some(ranks.size());
+    let host = crate::measure::facts::host_facts().hostname;
+    let named = ["{rank}", "{host}"]
+        .into_iter()
+        .find(|n| spec.dir.contains(n));
+    let phases = match named {
+        Some(n) if spec.shared_dir => Err(UsageError(format!(
+            "--shared-dir: DIR names {n}, so the ranks would not share it"
+        ))),
+        _ => {
+            spec.dir = crate::input::plan::rank_path(&spec.dir, ranks.rank(), &host);
+            tree::check(&spec, overwrite)
+        }
+    };
     if let Some(e) = ranks.first_error(phases.as_ref().err().map(|e| e.0.as_str())) {
         return Err(UsageError(e).into());
     }
     let phases = phases.expect("no rank failed its check");
     let voter = ranks.clone();
-    let meet = move || voter.vote(true);
+    let meet = move |ok: bool| voter.vote(ok);
     let result = tree::run(&spec, &phases, overwrite, &stop, None, Some(&meet)).and_then(|r| {
         match &r.failure {
             Some(why) => Err(anyhow::anyhow!("{why}")),

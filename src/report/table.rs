@@ -559,7 +559,17 @@ pub fn tree_caption(tree: &Labelled<TreeResult>, named: bool) -> String {
             1 => "1 directory".to_string(),
             n => format!("{} directories", thousands(n)),
         },
-        counted(spec.threads as u64, "thread"),
+        match spec.ranks {
+            Some(n) if n > 1 && spec.shared_dir => format!(
+                "{} a rank, {n} ranks sharing the tree",
+                counted(spec.threads as u64, "thread")
+            ),
+            Some(n) if n > 1 => format!(
+                "{} a rank, a tree for each of {n} ranks",
+                counted(spec.threads as u64, "thread")
+            ),
+            _ => counted(spec.threads as u64, "thread"),
+        },
         if spec.random {
             "shuffled"
         } else {

@@ -140,10 +140,11 @@ pub fn concurrent(ranks: &[(u32, &TreeResult)]) -> Result<TreeResult, String> {
         merged.behind = if merged.stonewalled { most - least } else { 0 };
         out.phases.push(merged);
     }
+    // Ranks sharing one tree leave its count to rank 0.
     out.inodes_used = ranks
         .iter()
-        .map(|(_, r)| r.inodes_used)
-        .sum::<Option<u64>>();
+        .filter_map(|(_, r)| r.inodes_used)
+        .reduce(|a, b| a + b);
     out.kept = ranks.iter().all(|(_, r)| r.kept);
     out.interrupted = ranks.iter().any(|(_, r)| r.interrupted);
     out.failure = ranks

@@ -149,6 +149,36 @@ impl TreeShape {
     }
 }
 
+/// Who works on a tree: `workers` threads in all (every rank's, when
+/// the ranks share it), of which this process runs `local`, numbered from
+/// `first`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeWorkers {
+    pub first: u32,
+    pub local: u32,
+    pub workers: u32,
+    /// This process's rank among the ranks sharing the tree (0 alone).
+    pub rank: u32,
+    /// Ranks sharing the tree (1 when each has its own).
+    pub ranks: u32,
+}
+
+impl TreeWorkers {
+    /// Whether this process makes, marks and finally removes the tree's
+    /// own directory (the only process, or rank 0 of a shared tree).
+    pub fn leads(&self) -> bool {
+        self.rank == 0
+    }
+
+    pub fn shared(&self) -> bool {
+        self.ranks > 1
+    }
+
+    pub fn global(&self, t: u32) -> u32 {
+        self.first + t
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TreeSpec {
     pub dir: String,
@@ -174,15 +204,40 @@ pub struct TreeSpec {
     /// each phase, so that stat and read reach the file system.
     #[serde(default)]
     pub drop_caches: bool,
-    /// Under `--mpi`: the rank whose own tree this is
-    /// (`DIR/fathom-tree.rankN`).
+    /// Under `--mpi`: this rank, whose own tree is `DIR/fathom-tree.rankN`
+    /// unless the ranks share one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
+    /// Under `--mpi`: how many ranks run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    /// Under `--mpi --shared-dir`: every rank works in one tree,
+    /// `DIR/fathom-tree`, each thread of each rank on a share of its own,
+    /// the ranks meeting between the levels of the directory phases.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_dir: bool,
     pub seed: u64,
     /// A run of fio's file-operation jobs: how fio's reports name and
     /// count what it measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio: Option<FioJobs>,
+}
+
+impl TreeSpec {
+    /// The threads working on this process's tree, and which are its own.
+    pub fn workers(&self) -> TreeWorkers {
+        let (rank, ranks) = match (self.shared_dir, self.rank, self.ranks) {
+            (true, Some(rank), Some(ranks)) => (rank, ranks.max(1)),
+            _ => (0, 1),
+        };
+        TreeWorkers {
+            first: rank * self.threads,
+            local: self.threads,
+            workers: ranks * self.threads,
+            rank,
+            ranks,
+        }
+    }
 }
 
 /// fio's jobs a tree run stands for (`ioengine=filecreate` and the like):

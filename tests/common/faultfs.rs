@@ -3,7 +3,7 @@
 //! the engines users run (`mount` needs /dev/fuse and fusermount3; see
 //! [`FaultFs::mount`]).
 //!
-//! One flat directory of regular files. Every open file is opened with
+//! Directories of regular files (a tree of fathom's fits). Every open file is opened with
 //! FOPEN_DIRECT_IO, so each read and write reaches this process (no page
 //! cache in between), with or without O_DIRECT. Faults apply to byte ranges
 //! of any file, once the plan is armed, so a test can lay out a file first.
@@ -46,6 +46,9 @@ pub struct Plan {
     /// acknowledged); with `drop_writes_after`, only those after that many.
     pub drop_writes: bool,
     pub drop_writes_after: u64,
+    /// Each file's creation waits this long before it is answered (a
+    /// slow metadata server).
+    pub create_delay: Option<Duration>,
 }
 
 /// What the file system saw while armed.
@@ -57,14 +60,23 @@ pub struct Seen {
     pub failed: u64,
     pub stalled: u64,
     pub dropped: u64,
+    pub creates: u64,
+}
+
+/// A file or a directory.
+struct Node {
+    parent: u64,
+    name: String,
+    data: Vec<u8>,
+    dir: bool,
 }
 
 #[derive(Default)]
 struct State {
     plan: Plan,
     seen: Seen,
-    /// ino -> (name, contents); the root is 1.
-    files: BTreeMap<u64, (String, Vec<u8>)>,
+    /// ino -> node; the root is 1 (not in the map).
+    files: BTreeMap<u64, Node>,
     next_ino: u64,
 }
 
@@ -85,8 +97,8 @@ impl Control {
         let s = self.0.lock().unwrap();
         s.files
             .values()
-            .find(|(n, _)| n == name)
-            .map(|(_, d)| d.clone())
+            .find(|n| n.name == name && !n.dir)
+            .map(|n| n.data.clone())
     }
 }
 
@@ -217,6 +229,46 @@ fn overlaps(ranges: &[Range<u64>], at: &Range<u64>) -> bool {
     ranges.iter().any(|r| r.start < at.end && at.start < r.end)
 }
 
+impl State {
+    fn child(&self, parent: u64, name: &OsStr) -> Option<(u64, &Node)> {
+        self.files
+            .iter()
+            .find(|(_, n)| n.parent == parent && OsStr::new(&n.name) == name)
+            .map(|(&i, n)| (i, n))
+    }
+
+    fn is_dir(&self, ino: u64) -> bool {
+        ino == 1 || self.files.get(&ino).is_some_and(|n| n.dir)
+    }
+
+    /// A new node `name` in directory `parent`, or why not.
+    fn add(&mut self, parent: u64, name: &OsStr, dir: bool) -> Result<u64, Errno> {
+        if !self.is_dir(parent) {
+            return Err(Errno::ENOENT);
+        }
+        if self.child(parent, name).is_some() {
+            return Err(Errno::EEXIST);
+        }
+        let ino = self.next_ino;
+        self.next_ino += 1;
+        let name = name.to_string_lossy().into_owned();
+        self.files.insert(
+            ino,
+            Node {
+                parent,
+                name,
+                data: Vec::new(),
+                dir,
+            },
+        );
+        Ok(ino)
+    }
+}
+
+fn node_attr(ino: u64, n: &Node) -> FileAttr {
+    attr(ino, n.data.len() as u64, n.dir)
+}
+
 impl FaultFs {
     /// The fault for an I/O of `range` (after a stall, if one is due):
     /// Err(errno), or the bytes to transfer.
@@ -270,13 +322,8 @@ impl FaultFs {
 impl Filesystem for FaultFs {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let s = self.0.0.lock().unwrap();
-        let found = (parent.0 == 1)
-            .then(|| s.files.iter().find(|(_, (n, _))| OsStr::new(n) == name))
-            .flatten();
-        match found {
-            Some((&ino, (_, data))) => {
-                reply.entry(&TTL, &attr(ino, data.len() as u64, false), Generation(0))
-            }
+        match s.child(parent.0, name) {
+            Some((ino, n)) => reply.entry(&TTL, &node_attr(ino, n), Generation(0)),
             None => reply.error(Errno::ENOENT),
         }
     }
@@ -286,7 +333,7 @@ impl Filesystem for FaultFs {
             return reply.attr(&TTL, &attr(1, 0, true));
         }
         match self.0.0.lock().unwrap().files.get(&ino.0) {
-            Some((_, data)) => reply.attr(&TTL, &attr(ino.0, data.len() as u64, false)),
+            Some(n) => reply.attr(&TTL, &node_attr(ino.0, n)),
             None => reply.error(Errno::ENOENT),
         }
     }
@@ -314,11 +361,11 @@ impl Filesystem for FaultFs {
         }
         let mut s = self.0.0.lock().unwrap();
         match s.files.get_mut(&ino.0) {
-            Some((_, data)) => {
-                if let Some(size) = size {
-                    data.resize(size as usize, 0);
+            Some(n) => {
+                if let Some(size) = size.filter(|_| !n.dir) {
+                    n.data.resize(size as usize, 0);
                 }
-                reply.attr(&TTL, &attr(ino.0, data.len() as u64, false))
+                reply.attr(&TTL, &node_attr(ino.0, n))
             }
             None => reply.error(Errno::ENOENT),
         }
@@ -334,17 +381,20 @@ impl Filesystem for FaultFs {
         _flags: i32,
         reply: ReplyCreate,
     ) {
-        if parent.0 != 1 {
-            return reply.error(Errno::ENOENT);
+        let delay = {
+            let mut s = self.0.0.lock().unwrap();
+            if s.plan.armed {
+                s.seen.creates += 1;
+            }
+            s.plan.create_delay.filter(|_| s.plan.armed)
+        };
+        if let Some(d) = delay {
+            std::thread::sleep(d);
         }
-        let mut s = self.0.0.lock().unwrap();
-        if s.files.values().any(|(n, _)| OsStr::new(n) == name) {
-            return reply.error(Errno::EEXIST);
-        }
-        let ino = s.next_ino;
-        s.next_ino += 1;
-        s.files
-            .insert(ino, (name.to_string_lossy().into_owned(), Vec::new()));
+        let ino = match self.0.0.lock().unwrap().add(parent.0, name, false) {
+            Ok(ino) => ino,
+            Err(e) => return reply.error(e),
+        };
         reply.created(
             &TTL,
             &attr(ino, 0, false),
@@ -379,7 +429,7 @@ impl Filesystem for FaultFs {
         };
         let s = self.0.0.lock().unwrap();
         match s.files.get(&ino.0) {
-            Some((_, data)) => {
+            Some(Node { data, .. }) => {
                 let start = (offset as usize).min(data.len());
                 let end = (start + len).min(data.len());
                 reply.data(&data[start..end]);
@@ -410,7 +460,7 @@ impl Filesystem for FaultFs {
             s.seen.dropped += 1;
         }
         match s.files.get_mut(&ino.0) {
-            Some((_, contents)) => {
+            Some(Node { data: contents, .. }) => {
                 let end = offset as usize + len;
                 if contents.len() < end {
                     contents.resize(end, 0);
@@ -456,16 +506,40 @@ impl Filesystem for FaultFs {
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let mut s = self.0.0.lock().unwrap();
-        let ino = (parent.0 == 1)
-            .then(|| {
-                s.files
-                    .iter()
-                    .find(|(_, (n, _))| OsStr::new(n) == name)
-                    .map(|(&i, _)| i)
-            })
-            .flatten();
-        match ino {
-            Some(ino) => {
+        match s.child(parent.0, name).map(|(i, n)| (i, n.dir)) {
+            Some((_, true)) => reply.error(Errno::EISDIR),
+            Some((ino, false)) => {
+                s.files.remove(&ino);
+                reply.ok()
+            }
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn mkdir(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        reply: ReplyEntry,
+    ) {
+        let mut s = self.0.0.lock().unwrap();
+        match s.add(parent.0, name, true) {
+            Ok(ino) => reply.entry(&TTL, &attr(ino, 0, true), Generation(0)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let mut s = self.0.0.lock().unwrap();
+        match s.child(parent.0, name).map(|(i, n)| (i, n.dir)) {
+            Some((_, false)) => reply.error(Errno::ENOTDIR),
+            Some((ino, true)) if s.files.values().any(|n| n.parent == ino) => {
+                reply.error(Errno::ENOTEMPTY)
+            }
+            Some((ino, true)) => {
                 s.files.remove(&ino);
                 reply.ok()
             }
@@ -481,18 +555,25 @@ impl Filesystem for FaultFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        if ino.0 != 1 {
+        let s = self.0.0.lock().unwrap();
+        if !s.is_dir(ino.0) {
             return reply.error(Errno::ENOTDIR);
         }
-        let s = self.0.0.lock().unwrap();
         let mut entries = vec![
-            (1, FileType::Directory, ".".to_string()),
-            (1, FileType::Directory, "..".to_string()),
+            (ino.0, FileType::Directory, ".".to_string()),
+            (ino.0, FileType::Directory, "..".to_string()),
         ];
         entries.extend(
             s.files
                 .iter()
-                .map(|(&i, (n, _))| (i, FileType::RegularFile, n.clone())),
+                .filter(|(_, n)| n.parent == ino.0)
+                .map(|(&i, n)| {
+                    let kind = match n.dir {
+                        true => FileType::Directory,
+                        false => FileType::RegularFile,
+                    };
+                    (i, kind, n.name.clone())
+                }),
         );
         for (i, (ino, kind, name)) in entries.into_iter().enumerate().skip(offset as usize) {
             if reply.add(INodeNo(ino), (i + 1) as u64, kind, &name) {

@@ -51,8 +51,14 @@ impl Layout {
         item / self.shape.files.max(1)
     }
 
-    pub fn marker(&self) -> PathBuf {
-        self.root.join(MARKER)
+    /// The marker of rank `rank`'s part of the tree: the tree's own marker
+    /// for rank 0 (or a tree of one process), a part of it for the other
+    /// ranks sharing it (their threads' counts).
+    pub fn marker(&self, rank: u32) -> PathBuf {
+        match rank {
+            0 => self.root.join(MARKER),
+            r => self.root.join(format!("{MARKER}.rank{r}")),
+        }
     }
 }
 
@@ -69,11 +75,11 @@ pub fn file_name(k: u64, renamed: bool) -> String {
 }
 
 /// The tree's own directory inside DIR: `fathom-tree`, or under `--mpi`
-/// each rank's own, `fathom-tree.rankN`.
-pub fn root_in(dir: &Path, rank: Option<u32>) -> PathBuf {
+/// each rank's own, `fathom-tree.rankN`, unless the ranks share one.
+pub fn root_in(dir: &Path, rank: Option<u32>, shared: bool) -> PathBuf {
     match rank {
-        None => dir.join("fathom-tree"),
-        Some(r) => dir.join(format!("fathom-tree.rank{r}")),
+        Some(r) if !shared => dir.join(format!("fathom-tree.rank{r}")),
+        _ => dir.join("fathom-tree"),
     }
 }
 

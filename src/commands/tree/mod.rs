@@ -14,7 +14,7 @@ pub mod layout;
 
 use crate::measure::histogram::LatencyHistogram;
 use crate::result::tree::{ThreadOps, TreePhaseResult, TreeResult};
-use crate::spec::tree::{TreePhase, TreeShape, TreeSpec, TreeSync};
+use crate::spec::tree::{TreePhase, TreeShape, TreeSpec, TreeSync, TreeWorkers};
 use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
 use crate::util::units::{format_bytes, thousands};
@@ -38,16 +38,39 @@ pub const MAX_DEPTH: u32 = 32;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Marker {
     shape: TreeShape,
+    /// Threads on each rank.
     threads: u32,
+    /// Ranks sharing the tree (`--shared-dir`), each with a part of the
+    /// marker of its own holding its threads' counts.
+    #[serde(default = "one")]
+    ranks: u32,
     seed: u64,
     random: bool,
     file_size_min: u64,
     file_size_max: u64,
-    /// Files each thread created (all of its share unless stonewalled).
+    /// Files each of this rank's threads created (all of its share unless
+    /// stonewalled).
     created: Vec<u64>,
     dirs_present: bool,
     files_present: bool,
     renamed: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Marker {
+    /// The threads that made the tree, as rank `rank` of them.
+    fn workers(&self, rank: u32) -> TreeWorkers {
+        TreeWorkers {
+            first: rank * self.threads,
+            local: self.threads,
+            workers: self.ranks * self.threads,
+            rank,
+            ranks: self.ranks,
+        }
+    }
 }
 
 /// The shape and flags alone, before anything on disk is looked at.
@@ -172,8 +195,9 @@ fn check_phases(phases: &[TreePhase], mut marker: Option<&Marker>) -> Result<(),
 }
 
 /// The kept tree in DIR, if there is one: a directory of fathom's with its
-/// marker; an entry by that name that is not one is refused.
-fn kept_tree(root: &Path) -> Result<Option<Marker>, UsageError> {
+/// marker; an entry by that name that is not one is refused. Rank `rank`
+/// of a shared tree reads its own part of the marker.
+fn kept_tree(root: &Path, rank: u32) -> Result<Option<Marker>, UsageError> {
     let err = |m: String| UsageError(format!("{}: {m}", root.display()));
     match fs::symlink_metadata(root) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -185,11 +209,31 @@ fn kept_tree(root: &Path) -> Result<Option<Marker>, UsageError> {
         }
         Ok(_) => {}
     }
-    let text = fs::read_to_string(root.join(layout::MARKER))
-        .map_err(|_| err("exists and is not a tree of fathom's (no marker in it)".into()))?;
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| err(format!("its marker cannot be read ({e})")))
+    let read = |path: &Path| {
+        let text = fs::read_to_string(path)?;
+        serde_json::from_str::<Marker>(&text)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    };
+    let main = match read(&root.join(layout::MARKER)) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(err(format!("its marker cannot be read ({e})")));
+        }
+        Err(_) => {
+            return Err(err(
+                "exists and is not a tree of fathom's (no marker in it)".into(),
+            ));
+        }
+    };
+    if rank == 0 || rank >= main.ranks {
+        return Ok(Some(main));
+    }
+    let part = root.join(format!("{}.rank{rank}", layout::MARKER));
+    read(&part).map(Some).map_err(|e| {
+        err(format!(
+            "its marker's part for rank {rank} cannot be read ({e}): the tree is not whole"
+        ))
+    })
 }
 
 /// Refuses a tree the file system has no room for: inodes for every
@@ -241,23 +285,34 @@ pub fn check(spec: &TreeSpec, overwrite: bool) -> Result<Vec<TreePhase>, UsageEr
     let mut phases = spec.phases.clone();
     phases.sort();
     phases.dedup();
-    let root = layout::root_in(Path::new(&spec.dir), spec.rank);
-    let kept = kept_tree(&root)?;
+    let workers = spec.workers();
+    let root = layout::root_in(Path::new(&spec.dir), spec.rank, spec.shared_dir);
+    // A tree that will be made again is rank 0's to replace: the others'
+    // parts of its marker do not matter.
+    let making = phases.contains(&TreePhase::Mkdir);
+    let kept = kept_tree(&root, if making { 0 } else { workers.rank })?;
     if let Some(marker) = &kept {
-        if phases.contains(&TreePhase::Mkdir) && !overwrite {
+        if making && !overwrite {
             return Err(UsageError(format!(
                 "{}: a tree of fathom's is there already (kept with --leave): run its later phases with --phases, or pass --overwrite to replace it",
                 root.display()
             )));
         }
-        if !phases.contains(&TreePhase::Mkdir) && marker.threads != spec.threads {
+        if !making && marker.threads != spec.threads {
             return Err(UsageError(format!(
                 "--threads {}: the kept tree was made by {} threads, each with its share; run it with --threads {}",
                 spec.threads, marker.threads, marker.threads
             )));
         }
+        if !making && marker.ranks != workers.ranks {
+            return Err(UsageError(format!(
+                "{}: the kept tree was made by {} rank(s) sharing it, each with its share; run it on as many with --shared-dir",
+                root.display(),
+                marker.ranks
+            )));
+        }
     }
-    let finds = match phases.contains(&TreePhase::Mkdir) {
+    let finds = match making {
         true => None,
         false => kept.as_ref(),
     };
@@ -272,6 +327,7 @@ pub fn check(spec: &TreeSpec, overwrite: bool) -> Result<Vec<TreePhase>, UsageEr
 struct Tree {
     layout: Layout,
     marker: Marker,
+    workers: TreeWorkers,
     /// The inode of the tree's directory: another directory put in its
     /// place is never touched.
     root_ino: u64,
@@ -281,7 +337,7 @@ struct Tree {
 impl Tree {
     fn save(&self) -> std::io::Result<()> {
         let text = serde_json::to_string(&self.marker).expect("a marker serialises");
-        fs::write(self.layout.marker(), text)
+        fs::write(self.layout.marker(self.workers.rank), text)
     }
 
     fn ours(&self) -> bool {
@@ -290,40 +346,72 @@ impl Tree {
 
     /// Removes the files and directories the layout names, and the tree's
     /// own directory: nothing else, and nothing if the directory is not
-    /// the one this run made or checked.
+    /// the one this run made or checked. Of a shared tree, a rank other
+    /// than 0 removes its own files and its part of the marker; rank 0,
+    /// once the others are done, every rank's files by their parts (what
+    /// a rank that failed left) and the rest.
     fn remove(&self) {
         if !self.ours() {
             return;
         }
-        let shape = self.layout.shape;
         if self.marker.files_present {
             self.remove_files();
         }
+        if !self.workers.leads() {
+            let _ = fs::remove_file(self.layout.marker(self.workers.rank));
+            return;
+        }
+        for rank in 1..self.marker.ranks {
+            let part = self.layout.marker(rank);
+            if let Ok(Some(theirs)) = kept_tree(&self.layout.root, rank) {
+                let tree = Tree {
+                    workers: theirs.workers(rank),
+                    layout: Layout {
+                        root: self.layout.root.clone(),
+                        shape: self.layout.shape,
+                    },
+                    marker: theirs,
+                    root_ino: self.root_ino,
+                    leave: true,
+                };
+                if tree.marker.files_present {
+                    tree.remove_files();
+                }
+            }
+            let _ = fs::remove_file(part);
+        }
+        let shape = self.layout.shape;
         for level in (1..=shape.depth).rev() {
             for d in 0..shape.dirs_at(level) {
                 let _ = fs::remove_dir(self.layout.dir(level, d));
             }
         }
-        let _ = fs::remove_file(self.layout.marker());
+        let _ = fs::remove_file(self.layout.marker(0));
         let _ = fs::remove_dir(&self.layout.root);
     }
 
-    /// The seed of thread `t`'s creation order.
+    /// The seed of local thread `t`'s creation order.
     fn seed(&self, t: u32) -> u64 {
-        self.marker.seed ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        let worker = self.workers.global(t) as u64;
+        self.marker.seed ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15)
     }
 
-    /// Thread `t`'s share of the files and the order it creates them in.
+    /// Local thread `t`'s share of the files and the order it creates them
+    /// in.
     fn creation(&self, t: u32) -> (std::ops::Range<u64>, Order) {
-        let share = layout::share(self.layout.shape.total_files(), t, self.marker.threads);
+        let share = layout::share(
+            self.layout.shape.total_files(),
+            self.workers.global(t),
+            self.workers.workers,
+        );
         let order = Order::new(share.end - share.start, self.marker.random, self.seed(t));
         (share, order)
     }
 
-    /// Removes, untimed, the files the marker says were created (by either
-    /// name).
+    /// Removes, untimed, the files the marker says this process's threads
+    /// created (by either name).
     fn remove_files(&self) {
-        for t in 0..self.marker.threads {
+        for t in 0..self.workers.local {
             let (share, order) = self.creation(t);
             let made = self.marker.created.get(t as usize).copied().unwrap_or(0);
             for j in 0..made.min(share.end - share.start) {
@@ -495,21 +583,54 @@ fn free_inodes(dir: &Path) -> Option<u64> {
 }
 
 /// Runs the phases `check` returned on the tree in `spec.dir`.
-/// `meet` is called before each phase (under `--mpi`, the ranks' barrier);
-/// when it says another rank failed, the run stops there.
+/// `meet(ok)` is the ranks' barrier under `--mpi` (None alone): whether
+/// every rank is fine. It is called before each phase, and of a shared
+/// tree also once the tree is there, after each level of a directory
+/// phase, at the end of each phase and before the tree is removed; when
+/// it says another rank failed, the run stops there.
 pub fn run(
     spec: &TreeSpec,
     phases: &[TreePhase],
     overwrite: bool,
     stop: &StopFlag,
     board: Option<&crate::measure::live::LiveBoard>,
-    meet: Option<&dyn Fn() -> bool>,
+    meet: Option<&dyn Fn(bool) -> bool>,
 ) -> anyhow::Result<TreeResult> {
+    let meet = |ok: bool| meet.is_none_or(|meet| meet(ok));
+    let workers = spec.workers();
+    let shared = workers.shared();
     let dir = Path::new(&spec.dir);
-    let root = layout::root_in(dir, spec.rank);
-    let kept = kept_tree(&root)?;
+    let root = layout::root_in(dir, spec.rank, spec.shared_dir);
     let making = phases.contains(&TreePhase::Mkdir);
     let before = free_inodes(dir);
+    // A shared tree is made (or replaced) by rank 0 alone; the others take
+    // it once it is there.
+    if shared && !workers.leads() && !meet(true) {
+        anyhow::bail!("another rank failed before the tree was made");
+    }
+    let kept = kept_tree(&root, if making { 0 } else { workers.rank })?;
+    let fresh = |root_ino: u64, root: std::path::PathBuf| Tree {
+        root_ino,
+        layout: Layout {
+            root,
+            shape: spec.shape,
+        },
+        marker: Marker {
+            shape: spec.shape,
+            threads: spec.threads,
+            ranks: workers.ranks,
+            seed: spec.seed,
+            random: spec.random,
+            file_size_min: spec.file_size_min,
+            file_size_max: spec.file_size_max,
+            created: vec![0; spec.threads as usize],
+            dirs_present: false,
+            files_present: false,
+            renamed: false,
+        },
+        workers,
+        leave: spec.leave,
+    };
     let mut tree = match (kept, making) {
         (Some(marker), false) => {
             let root_ino = fs::metadata(&root)?.ino();
@@ -519,9 +640,15 @@ pub fn run(
                     shape: marker.shape,
                 },
                 marker,
+                workers,
                 root_ino,
                 leave: spec.leave,
             }
+        }
+        (_, true) if !workers.leads() => {
+            let tree = fresh(fs::metadata(&root)?.ino(), root);
+            tree.save()?;
+            tree
         }
         (kept, _) => {
             if let Some(marker) = kept.filter(|_| overwrite) {
@@ -531,6 +658,7 @@ pub fn run(
                         root: root.clone(),
                         shape: marker.shape,
                     },
+                    workers: marker.workers(0),
                     marker,
                     root_ino: fs::metadata(&root)?.ino(),
                     leave: false,
@@ -544,30 +672,14 @@ pub fn run(
                 }
             }
             fs::create_dir(&root)?;
-            let tree = Tree {
-                root_ino: fs::metadata(&root)?.ino(),
-                layout: Layout {
-                    root,
-                    shape: spec.shape,
-                },
-                marker: Marker {
-                    shape: spec.shape,
-                    threads: spec.threads,
-                    seed: spec.seed,
-                    random: spec.random,
-                    file_size_min: spec.file_size_min,
-                    file_size_max: spec.file_size_max,
-                    created: vec![0; spec.threads as usize],
-                    dirs_present: false,
-                    files_present: false,
-                    renamed: false,
-                },
-                leave: spec.leave,
-            };
+            let tree = fresh(fs::metadata(&root)?.ino(), root);
             tree.save()?;
             tree
         }
     };
+    if shared && workers.leads() && !meet(true) {
+        anyhow::bail!("another rank failed before the tree was made");
+    }
     let mut result = TreeResult {
         spec: TreeSpec {
             shape: tree.marker.shape,
@@ -588,7 +700,7 @@ pub fn run(
         interrupted: false,
     };
     let deadline = spec.phase_time_s.map(Duration::from_secs_f64);
-    let threads = tree.marker.threads;
+    let threads = tree.workers.local;
     let shape = tree.layout.shape;
     let biggest = tree.marker.file_size_max as usize;
     let payload = vec![0x5a_u8; biggest];
@@ -596,7 +708,7 @@ pub fn run(
         if stop.is_set() {
             break;
         }
-        if meet.is_some_and(|meet| !meet()) {
+        if !meet(true) {
             result.failure = Some(format!("{phase}: another rank failed"));
             break;
         }
@@ -625,24 +737,24 @@ pub fn run(
             }
             continue;
         }
-        let (planned, outcome) = match phase {
+        let (planned, mut outcome) = match phase {
             TreePhase::Mkdir | TreePhase::Dirstat | TreePhase::Rmdir => {
                 let levels: Vec<u32> = match phase {
                     TreePhase::Mkdir | TreePhase::Dirstat => (1..=shape.depth).collect(),
                     _ => (1..=shape.depth).rev().collect(),
                 };
                 let mut total: Option<Outcome> = None;
+                let mut planned = 0;
                 for level in levels {
                     let n = shape.dirs_at(level);
+                    let share = |t: u32| layout::share(n, workers.global(t), workers.workers);
                     let counts: Vec<u64> = (0..threads)
-                        .map(|t| {
-                            let share = layout::share(n, t, threads);
-                            share.end - share.start
-                        })
+                        .map(|t| share(t).end - share(t).start)
                         .collect();
+                    planned += counts.iter().sum::<u64>();
                     let layout = &tree.layout;
                     let op = |t: u32, j: u64| -> std::io::Result<u64> {
-                        let d = layout.dir(level, layout::share(n, t, threads).start + j);
+                        let d = layout.dir(level, share(t).start + j);
                         match phase {
                             TreePhase::Mkdir => fs::create_dir(d),
                             TreePhase::Dirstat => fs::metadata(d).map(|_| ()),
@@ -653,6 +765,14 @@ pub fn run(
                     let outcome = run_threads(&counts, None, stop, &op);
                     let failed = outcome.error.is_some() || stop.is_set();
                     add_level(&mut total, outcome);
+                    // The ranks sharing a tree work on a level once every
+                    // rank has finished the one it stands on.
+                    if shared && !meet(!failed) && !failed {
+                        if let Some(t) = total.as_mut() {
+                            t.error = Some("another rank failed".into());
+                        }
+                        break;
+                    }
                     if failed {
                         break;
                     }
@@ -660,7 +780,7 @@ pub fn run(
                 // A tree of one directory skipped its directory phases
                 // above: here there is at least one level.
                 let total = total.expect("a directory phase has a level");
-                (shape.dirs(), total)
+                (planned, total)
             }
             _ => {
                 let shares: Vec<std::ops::Range<u64>> =
@@ -732,6 +852,10 @@ pub fn run(
                 (counts.iter().sum(), outcome)
             }
         };
+        // A shared tree's phase ends when every rank's part of it has.
+        if shared && outcome.error.is_none() && !meet(!stop.is_set()) && !stop.is_set() {
+            outcome.error = Some("another rank failed".into());
+        }
         match phase {
             TreePhase::Mkdir => tree.marker.dirs_present = true,
             TreePhase::Rename => tree.marker.renamed = true,
@@ -753,7 +877,7 @@ pub fn run(
             TreePhase::Rmdir => tree.marker.dirs_present = false,
             _ => {}
         }
-        if phase == TreePhase::Create {
+        if phase == TreePhase::Create && workers.leads() {
             result.inodes_used = before
                 .zip(free_inodes(dir))
                 .map(|(b, a)| b.saturating_sub(a));
@@ -777,6 +901,15 @@ pub fn run(
         tree.leave = false;
     }
     result.kept = tree.leave;
+    if shared {
+        // Every rank removes its own files and its part of the marker;
+        // rank 0 the rest once all have.
+        if !tree.leave && !workers.leads() {
+            tree.remove();
+            tree.marker.files_present = false;
+        }
+        meet(result.failure.is_none() && !result.interrupted);
+    }
     drop(tree);
     Ok(result)
 }
@@ -838,6 +971,8 @@ mod tests {
             leave: false,
             drop_caches: false,
             rank: None,
+            ranks: None,
+            shared_dir: false,
             seed: 1,
             fio: None,
         }
@@ -933,5 +1068,92 @@ mod tests {
         assert_eq!(stat.planned, create.ops);
         assert!(stat.ops <= create.ops);
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// Ranks' votes within one process, for two "ranks" on threads: a
+    /// barrier that says whether every one said yes (the happy path only).
+    struct Votes {
+        barrier: std::sync::Barrier,
+        ok: Mutex<bool>,
+    }
+
+    impl Votes {
+        fn vote(&self, ok: bool) -> bool {
+            if !ok {
+                *self.ok.lock().unwrap() = false;
+            }
+            self.barrier.wait();
+            let all = *self.ok.lock().unwrap();
+            self.barrier.wait();
+            all
+        }
+    }
+
+    fn shared_run(s: &TreeSpec, ranks: u32) -> Vec<TreeResult> {
+        let votes = Votes {
+            barrier: std::sync::Barrier::new(ranks as usize),
+            ok: Mutex::new(true),
+        };
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..ranks)
+                .map(|rank| {
+                    let votes = &votes;
+                    let mut s = s.clone();
+                    s.rank = Some(rank);
+                    s.ranks = Some(ranks);
+                    s.shared_dir = true;
+                    scope.spawn(move || {
+                        let phases = check(&s, false).unwrap();
+                        // Every rank checks before any makes something.
+                        votes.vote(true);
+                        let meet = |ok: bool| votes.vote(ok);
+                        run(&s, &phases, false, &StopFlag::default(), None, Some(&meet)).unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    #[test]
+    fn ranks_sharing_a_tree_each_do_their_share_and_rank_0_removes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = spec(dir.path());
+        s.phases = vec![TreePhase::Mkdir, TreePhase::Create];
+        s.leave = true;
+        let made = shared_run(&s, 3);
+        let ops = |rs: &[TreeResult], phase| -> Vec<u64> {
+            rs.iter().map(|r| r.phase(phase).unwrap().ops).collect()
+        };
+        // 12 directories and 45 files over 3 ranks x 2 threads.
+        assert_eq!(ops(&made, TreePhase::Mkdir).iter().sum::<u64>(), 12);
+        assert_eq!(ops(&made, TreePhase::Create), [15, 15, 15]);
+        let files = walkdir(&dir.path().join("fathom-tree"));
+        assert_eq!(files.iter().filter(|p| p.is_file()).count(), 45 + 3);
+        assert!(made.iter().all(|r| r.kept));
+        assert_eq!(made.iter().filter(|r| r.inodes_used.is_some()).count(), 1);
+        // The kept tree's later phases: the same ranks, each its own files;
+        // with other ranks it is refused.
+        s.phases = vec![TreePhase::Stat, TreePhase::Delete, TreePhase::Rmdir];
+        s.leave = false;
+        let mut two = s.clone();
+        (two.rank, two.ranks, two.shared_dir) = (Some(0), Some(2), true);
+        assert!(check(&two, false).unwrap_err().0.contains("3 rank(s)"));
+        let later = shared_run(&s, 3);
+        assert_eq!(ops(&later, TreePhase::Stat), [15, 15, 15]);
+        assert_eq!(ops(&later, TreePhase::Rmdir).iter().sum::<u64>(), 12);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    fn walkdir(root: &Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for e in fs::read_dir(root).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.extend(walkdir(&p));
+            }
+            out.push(p);
+        }
+        out
     }
 }

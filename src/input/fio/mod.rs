@@ -493,6 +493,8 @@ fn tree_of(jobs: &[Job], notes: &mut Vec<String>) -> Result<Option<FioTree>, Usa
         leave: false,
         drop_caches: false,
         rank: None,
+        ranks: None,
+        shared_dir: false,
         seed: crate::spec::DEFAULT_SEED,
         fio: Some(crate::spec::tree::FioJobs {
             jobs: jobs
