@@ -2,6 +2,7 @@
 //! specs. Everything else lives in the library.
 
 mod capacity;
+mod check;
 mod crashcheck;
 mod driver;
 mod fio;
@@ -104,6 +105,11 @@ enum Command {
     Pts(Box<pts::PtsArgs>),
     /// The same workloads of two result files side by side, with ratios.
     Compare(CompareArgs),
+    /// Whether a result regressed against a baseline, beyond the noise:
+    /// each figure's change with a confidence interval from the runs'
+    /// seconds (block bootstrap), and improved / regressed / within
+    /// noise; --fail-on-regression makes it a CI gate (exit 1).
+    Check(Box<check::CheckArgs>),
     /// Results of runs that ran at the same time on several hosts (started
     /// with --start-at) as one cluster document: totals from merged
     /// histograms, each host's own figures kept.
@@ -605,6 +611,7 @@ pub fn main() -> i32 {
         Some(Command::Fio { args }) => fio::fio_command(&args),
         Some(Command::Report(args)) => report_command(&args),
         Some(Command::Compare(args)) => compare_command(&args),
+        Some(Command::Check(args)) => check::check_command(&args),
         Some(Command::Merge(args)) => merge_command(&args),
         Some(Command::Completions { shell }) => {
             use clap::CommandFactory;

@@ -33,6 +33,11 @@ pub struct Interval {
     /// it went); absent in older results and where nothing was issued.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub lag_p99_ns: u64,
+    /// The second's latency histogram, encoded as a direction's: what
+    /// `fathom check` resamples for its percentiles' intervals. Absent in
+    /// older results, fio's, and seconds without I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -248,6 +253,7 @@ impl IntervalSeries {
                 p99_ns: sample.latency.value_at_percentile(99.0),
                 mean_ns: sample.latency.summary().mean,
                 lag_p99_ns: sample.issue_lag.value_at_percentile(99.0),
+                histogram: (sample.latency.count() > 0).then(|| sample.latency.encode()),
             });
         }
         if let Some(samples) = &mut self.samples {

@@ -7,6 +7,7 @@
 
 pub mod capacity;
 pub mod certify;
+pub mod change;
 pub mod charts;
 pub mod cluster;
 pub mod compare;

@@ -44,11 +44,13 @@ pub fn sequential(mut documents: Vec<Document>) -> Result<Document, String> {
 
 /// Directions measured at the same time, over `span_s` seconds of wall
 /// clock from a common start: counts and histograms add up, and each second
-/// of the intervals sums the parts' seconds. An interval's p99 is the largest
-/// of the parts' (their histograms per second are not kept): an upper bound.
+/// of the intervals sums the parts' seconds. An interval's p99 is that of
+/// the parts' seconds' histograms merged; where a part has none (an older
+/// result), the largest of the parts' p99s: an upper bound.
 pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionResult, String> {
     let mut out = DirectionResult::default();
     let mut latency = LatencyHistogram::new();
+    let mut seconds_latency: Vec<Option<LatencyHistogram>> = Vec::new();
     let mut scheduled: Option<LatencyHistogram> = None;
     let mut by_priority: [Option<(u64, LatencyHistogram)>; 2] = [None, None];
     for part in parts {
@@ -87,6 +89,21 @@ pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionRe
             sum.iops = per_second(sum.ios, sum.dur_s);
             sum.bw_bytes = per_second(sum.bytes, sum.dur_s);
             sum.p99_ns = sum.p99_ns.max(second.p99_ns);
+            seconds_latency.resize_with(out.intervals.len(), || Some(LatencyHistogram::new()));
+            // A second is merged exactly only when every part's has its
+            // histogram.
+            let merged = &mut seconds_latency[i];
+            match (merged.as_mut(), &second.histogram) {
+                (Some(h), Some(text)) => h.add(&LatencyHistogram::decode(text)?),
+                (Some(_), None) if second.ios > 0 => *merged = None,
+                _ => {}
+            }
+        }
+    }
+    for (second, h) in out.intervals.iter_mut().zip(seconds_latency) {
+        if let Some(h) = h.filter(|h| h.count() > 0) {
+            second.p99_ns = h.value_at_percentile(99.0);
+            second.histogram = Some(h.encode());
         }
     }
     out.iops = per_second(out.ios, span_s);

@@ -6,6 +6,7 @@
 
 pub mod capacity;
 pub mod certify;
+pub mod change;
 pub mod cluster;
 pub mod from_fio;
 pub mod limit;

@@ -1,0 +1,167 @@
+//! `fathom check NEW --against BASELINE`: each workload's figures against
+//! the baseline's, with intervals that know the runs' noise, and an exit
+//! code a CI job can gate on.
+
+use super::read_result_file;
+use crate::report::destination;
+use crate::result::change::{self, Bootstrap, CheckResult};
+use crate::result::{Document, RunResult};
+use crate::util::error::UsageError;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The result checked (fathom's JSON).
+    pub new: PathBuf,
+
+    /// The baseline it is checked against (fathom's JSON). Given several
+    /// times, the baseline is those runs together, and how much they
+    /// differ from each other is part of the noise.
+    #[arg(long, value_name = "RESULT", required = true)]
+    pub against: Vec<PathBuf>,
+
+    /// How far runs of the same workload differ beyond what one run's
+    /// seconds show: a change counts as improved or regressed only once
+    /// its whole interval is past it.
+    #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_percent)]
+    pub noise: f64,
+
+    /// Exit 1 when a figure's whole interval is worse than the baseline
+    /// by more than this (e.g. 5%): a change within the noise never fails.
+    #[arg(long = "fail-on-regression", value_name = "PERCENT", value_parser = parse_percent)]
+    pub fail_on_regression: Option<f64>,
+
+    /// The intervals' confidence, in percent.
+    #[arg(long, value_name = "PERCENT", default_value = "95", value_parser = parse_confidence)]
+    pub confidence: f64,
+
+    /// text or json.
+    #[arg(long = "output-format", value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
+
+    /// Write the verdict there instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Replace an existing --output file that is not a fathom result.
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+fn parse_percent(text: &str) -> Result<f64, String> {
+    let number = text.strip_suffix('%').unwrap_or(text);
+    match number.parse::<f64>() {
+        Ok(p) if (0.0..1000.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(format!("'{text}' is not a percentage such as 5%")),
+    }
+}
+
+fn parse_confidence(text: &str) -> Result<f64, String> {
+    match parse_percent(text)? {
+        c if c > 0.5 && c < 1.0 => Ok(c),
+        _ => Err(format!(
+            "'{text}': a confidence between 50 and 100 (percent)"
+        )),
+    }
+}
+
+fn load(path: &std::path::Path) -> anyhow::Result<Document> {
+    let text = read_result_file(path)?;
+    Ok(Document::from_json(&text).map_err(|e| UsageError(format!("{}: {e}", path.display())))?)
+}
+
+/// Exit 0 (no regression past the threshold), 1 (one is), 2 (bad input:
+/// unreadable results, or nothing measured the same workload).
+pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
+    if let Some(path) = &args.output {
+        let mut inputs: Vec<&std::path::Path> = args.against.iter().map(PathBuf::as_path).collect();
+        inputs.push(&args.new);
+        destination::check_not_input(path, &inputs, "the result file")?;
+        destination::check(path, args.overwrite)?;
+    }
+    let baselines: Vec<Document> = args
+        .against
+        .iter()
+        .map(|p| load(p))
+        .collect::<Result<_, _>>()?;
+    let new = load(&args.new)?;
+    let workloads = |d: &Document| -> Vec<crate::result::WorkloadResult> {
+        d.results
+            .iter()
+            .filter_map(|r| match r {
+                RunResult::Workload(w) => Some(w.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let base_runs: Vec<Vec<crate::result::WorkloadResult>> =
+        baselines.iter().map(workloads).collect();
+    let new_w = workloads(&new);
+    if base_runs.iter().any(Vec::is_empty) || new_w.is_empty() {
+        return Err(UsageError(
+            "check compares workloads' results (fathom run); one of the files holds none".into(),
+        )
+        .into());
+    }
+    let settings = Bootstrap {
+        confidence: args.confidence,
+        noise: args.noise,
+        ..Bootstrap::default()
+    };
+    let mut result = CheckResult {
+        confidence: settings.confidence,
+        resamples: settings.resamples,
+        directions: Vec::new(),
+    };
+    let mut unmatched = Vec::new();
+    'workloads: for (i, n) in new_w.iter().enumerate() {
+        let mut matched = Vec::new();
+        for base_w in &base_runs {
+            // The workload of the same name, else the one in the same place.
+            let b = base_w
+                .iter()
+                .find(|b| b.spec.name == n.spec.name && change::differences(b, n).is_empty())
+                .or_else(|| base_w.get(i));
+            let Some(b) = b else {
+                unmatched.push(format!("{}: no workload in the baseline", n.spec.title()));
+                continue 'workloads;
+            };
+            let differ = change::differences(b, n);
+            if !differ.is_empty() {
+                unmatched.push(format!(
+                    "{}: not the baseline's workload ({})",
+                    n.spec.title(),
+                    differ.join("; ")
+                ));
+                continue 'workloads;
+            }
+            matched.push(b);
+        }
+        result
+            .directions
+            .extend(change::compare(&matched, n, settings));
+    }
+    if result.directions.is_empty() {
+        return Err(UsageError(format!("nothing to check: {}", unmatched.join("; "))).into());
+    }
+    let mut text = match args.format.as_str() {
+        "json" => serde_json::to_string_pretty(&result)? + "\n",
+        _ => crate::report::change::text(&result, args.fail_on_regression),
+    };
+    for u in &unmatched {
+        text.push_str(&format!("not checked: {u}\n"));
+    }
+    match &args.output {
+        Some(path) => destination::write(path, &text)?,
+        None => print!("{text}"),
+    }
+    let failed = args.fail_on_regression.is_some_and(|t| {
+        result
+            .directions
+            .iter()
+            .flat_map(|d| &d.changes)
+            .any(|c| c.regressed_beyond(t))
+    });
+    Ok(i32::from(failed))
+}

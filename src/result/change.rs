@@ -1,0 +1,557 @@
+//! How a result changed against a baseline, with the noise taken into
+//! account: each figure's relative change with a confidence interval from
+//! a moving-block bootstrap over the runs' seconds (percentiles from the
+//! resampled seconds' histograms), and a verdict: improved, regressed or
+//! within noise. Seconds are resampled in blocks, not one by one, because
+//! a device's seconds are not independent (a slow stretch of garbage
+//! collection lasts several): blocks keep that correlation, so a run that
+//! wanders gets the wide interval it deserves.
+
+use super::workload::{DirectionResult, WorkloadResult};
+use crate::measure::histogram::LatencyHistogram;
+use crate::measure::intervals::Interval;
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+/// A figure compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Figure {
+    Iops,
+    Bandwidth,
+    P50,
+    P99,
+    #[serde(rename = "p99.9")]
+    P999,
+}
+
+impl Figure {
+    pub const ALL: [Figure; 5] = [
+        Figure::Iops,
+        Figure::Bandwidth,
+        Figure::P50,
+        Figure::P99,
+        Figure::P999,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Iops => "IOPS",
+            Figure::Bandwidth => "bandwidth",
+            Figure::P50 => "p50",
+            Figure::P99 => "p99",
+            Figure::P999 => "p99.9",
+        }
+    }
+
+    /// Whether more is better (rates) or worse (latencies).
+    pub fn more_is_better(self) -> bool {
+        matches!(self, Figure::Iops | Figure::Bandwidth)
+    }
+
+    fn percentile(self) -> Option<f64> {
+        match self {
+            Figure::P50 => Some(50.0),
+            Figure::P99 => Some(99.0),
+            Figure::P999 => Some(99.9),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Improved,
+    Regressed,
+    WithinNoise,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Verdict::Improved => "improved",
+            Verdict::Regressed => "regressed",
+            Verdict::WithinNoise => "within noise",
+        })
+    }
+}
+
+/// One figure's change: `new / baseline - 1`, with its interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub figure: Figure,
+    pub baseline: f64,
+    pub new: f64,
+    pub change: f64,
+    /// The interval's bounds (relative changes), at `confidence`.
+    pub low: f64,
+    pub high: f64,
+    pub verdict: Verdict,
+}
+
+impl Change {
+    /// Whether the whole interval is past `threshold` (a share, e.g.
+    /// 0.05) on the worse side.
+    pub fn regressed_beyond(&self, threshold: f64) -> bool {
+        match self.figure.more_is_better() {
+            true => self.high < -threshold,
+            false => self.low > threshold,
+        }
+    }
+}
+
+/// A workload's direction compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirectionChange {
+    pub workload: String,
+    pub direction: String,
+    /// Seconds each run had to resample.
+    pub seconds: (usize, usize),
+    pub changes: Vec<Change>,
+    /// Why figures are missing (a result without per-second histograms
+    /// has no percentile intervals).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub confidence: f64,
+    pub resamples: usize,
+    pub directions: Vec<DirectionChange>,
+}
+
+/// Settings of the bootstrap.
+#[derive(Debug, Clone, Copy)]
+pub struct Bootstrap {
+    pub resamples: usize,
+    pub confidence: f64,
+    /// How far runs of the same workload differ beyond what their seconds
+    /// show (a share): a change counts only past it.
+    pub noise: f64,
+    pub seed: u64,
+}
+
+impl Default for Bootstrap {
+    fn default() -> Self {
+        Bootstrap {
+            resamples: 2000,
+            confidence: 0.95,
+            noise: 0.02,
+            seed: 0x5eed,
+        }
+    }
+}
+
+/// Why two workloads cannot be compared, if they cannot: the knobs that
+/// make them different workloads (not the target or its speed).
+pub fn differences(baseline: &WorkloadResult, new: &WorkloadResult) -> Vec<String> {
+    let (a, b) = (&baseline.spec, &new.spec);
+    let mut out = Vec::new();
+    let mut differ = |what: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{what}: {x} against {y}"));
+        }
+    };
+    differ("workload", a.label(), b.label());
+    differ("O_DIRECT", a.direct.to_string(), b.direct.to_string());
+    differ(
+        "rate",
+        format!("{:?}", a.rate_iops),
+        format!("{:?}", b.rate_iops),
+    );
+    differ(
+        "bandwidth rate",
+        format!("{:?}", a.rate_bw),
+        format!("{:?}", b.rate_bw),
+    );
+    out
+}
+
+/// Compares `new` with `baseline`, direction by direction (those either
+/// did I/O in).
+type DirectionOf = fn(&WorkloadResult) -> &DirectionResult;
+
+/// `baseline` may be several runs of the workload: then runs are
+/// resampled too, so that how much they differ from each other widens the
+/// intervals (a noise no single run's seconds show).
+pub fn compare(
+    baseline: &[&WorkloadResult],
+    new: &WorkloadResult,
+    settings: Bootstrap,
+) -> Vec<DirectionChange> {
+    let directions: [(&str, DirectionOf); 3] = [
+        ("read", |w| &w.total.read),
+        ("write", |w| &w.total.write),
+        ("trim", |w| &w.total.trim),
+    ];
+    directions
+        .into_iter()
+        .filter(|(_, of)| of(new).ios > 0 || baseline.iter().any(|b| of(b).ios > 0))
+        .map(|(direction, of)| {
+            let base: Vec<&[Interval]> = baseline
+                .iter()
+                .map(|b| of(b).intervals.as_slice())
+                .collect();
+            let (sa, sb) = (Seconds::of(&base), Seconds::of(&[&of(new).intervals]));
+            DirectionChange {
+                workload: new.spec.title(),
+                direction: direction.into(),
+                seconds: (sa.len(), sb.len()),
+                changes: Vec::new(),
+                notes: Vec::new(),
+            }
+            .filled(sa, sb, settings)
+        })
+        .collect()
+}
+
+impl DirectionChange {
+    fn filled(mut self, sa: Seconds, sb: Seconds, settings: Bootstrap) -> Self {
+        if sa.runs.iter().chain(&sb.runs).any(|(r, _)| r.len() < 2)
+            || sa.runs.is_empty()
+            || sb.runs.is_empty()
+        {
+            self.notes
+                .push("fewer than 2 seconds in a run: nothing to resample".into());
+            return self;
+        }
+        let histograms = sa.histograms.is_some() && sb.histograms.is_some();
+        if !histograms {
+            self.notes.push(
+                "a run has no per-second histograms (an older or fio result): no percentile intervals"
+                    .into(),
+            );
+        }
+        let figures: Vec<Figure> = Figure::ALL
+            .into_iter()
+            .filter(|f| histograms || f.percentile().is_none())
+            .collect();
+        let values = Values::of(&sa, &sb);
+        let all = |s: &Seconds| (0..s.len()).collect::<Vec<usize>>();
+        let point_a = sa.figures(&figures, &values, &all(&sa));
+        let point_b = sb.figures(&figures, &values, &all(&sb));
+        let mut rng = SmallRng::seed_from_u64(settings.seed);
+        let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(settings.resamples); figures.len()];
+        for _ in 0..settings.resamples {
+            let x = sa.figures(&figures, &values, &sa.resample(&mut rng));
+            let y = sb.figures(&figures, &values, &sb.resample(&mut rng));
+            for (k, (x, y)) in x.iter().zip(&y).enumerate() {
+                if *x > 0.0 {
+                    draws[k].push(y / x - 1.0);
+                }
+            }
+        }
+        let tail = (1.0 - settings.confidence) / 2.0;
+        for (k, &figure) in figures.iter().enumerate() {
+            let (base, new) = (point_a[k], point_b[k]);
+            if base <= 0.0 || draws[k].is_empty() {
+                continue;
+            }
+            let d = &mut draws[k];
+            d.sort_by(f64::total_cmp);
+            let at = |q: f64| d[((d.len() - 1) as f64 * q).round() as usize];
+            let (low, high) = (at(tail), at(1.0 - tail));
+            // A change counts once its whole interval is past the noise
+            // floor: what one run's seconds cannot show of how runs differ.
+            let better = figure.more_is_better();
+            let noise = settings.noise;
+            let verdict = if low > noise {
+                if better {
+                    Verdict::Improved
+                } else {
+                    Verdict::Regressed
+                }
+            } else if high < -noise {
+                if better {
+                    Verdict::Regressed
+                } else {
+                    Verdict::Improved
+                }
+            } else {
+                Verdict::WithinNoise
+            };
+            self.changes.push(Change {
+                figure,
+                baseline: base,
+                new,
+                change: new / base - 1.0,
+                low,
+                high,
+                verdict,
+            });
+        }
+        self
+    }
+}
+
+/// A run's seconds, ready to resample.
+struct Seconds {
+    ios: Vec<u64>,
+    bytes: Vec<u64>,
+    dur: Vec<f64>,
+    /// Each second's latencies: (value, count), lowest first.
+    histograms: Option<Vec<Vec<(u64, u64)>>>,
+    /// Each run's seconds (a range of the above) and its block length.
+    runs: Vec<(std::ops::Range<usize>, usize)>,
+}
+
+/// The distinct latency values of both runs' seconds, sorted: a common
+/// index for adding resampled seconds' counts.
+struct Values(Vec<u64>);
+
+impl Values {
+    fn of(a: &Seconds, b: &Seconds) -> Values {
+        let mut all: Vec<u64> = [a, b]
+            .iter()
+            .filter_map(|s| s.histograms.as_ref())
+            .flatten()
+            .flat_map(|second| second.iter().map(|&(v, _)| v))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        Values(all)
+    }
+
+    fn index(&self, value: u64) -> usize {
+        self.0.partition_point(|&v| v < value)
+    }
+}
+
+impl Seconds {
+    fn of(runs: &[&[Interval]]) -> Seconds {
+        let mut out = Seconds {
+            ios: Vec::new(),
+            bytes: Vec::new(),
+            dur: Vec::new(),
+            histograms: Some(Vec::new()),
+            runs: Vec::new(),
+        };
+        for intervals in runs {
+            // Seconds with no time (a zero-length tail) say nothing.
+            let kept: Vec<&Interval> = intervals.iter().filter(|i| i.dur_s > 0.0).collect();
+            if kept.is_empty() {
+                continue;
+            }
+            let start = out.ios.len();
+            for i in &kept {
+                out.ios.push(i.ios);
+                out.bytes.push(i.bytes);
+                out.dur.push(i.dur_s);
+                let decoded = i
+                    .histogram
+                    .as_deref()
+                    .and_then(|h| LatencyHistogram::decode(h).ok());
+                match (decoded, out.histograms.as_mut()) {
+                    (Some(h), Some(hs)) => hs.push(h.recorded().collect()),
+                    // A second without I/O has no histogram, and no latencies.
+                    (None, Some(hs)) if i.ios == 0 => hs.push(Vec::new()),
+                    _ => out.histograms = None,
+                }
+            }
+            let n = kept.len();
+            // Künsch's rule of thumb: blocks of about n^(1/3) seconds.
+            let block = ((n as f64).cbrt().round() as usize).clamp(1, n);
+            out.runs.push((start..start + n, block));
+        }
+        out
+    }
+
+    fn len(&self) -> usize {
+        self.ios.len()
+    }
+
+    /// A resample: as many runs as there are, drawn with replacement, and
+    /// of each, a moving-block resample of its seconds (blocks of
+    /// consecutive seconds at random starts, as many seconds as it had).
+    fn resample(&self, rng: &mut SmallRng) -> Vec<usize> {
+        let mut out = Vec::with_capacity(self.len() + 8);
+        for _ in 0..self.runs.len() {
+            let (range, block) = &self.runs[match self.runs.len() {
+                1 => 0,
+                k => rng.random_range(0..k),
+            }];
+            let n = range.len();
+            let starts = n - block + 1;
+            let end = out.len() + n;
+            while out.len() < end {
+                let s = range.start + rng.random_range(0..starts);
+                out.extend(s..s + block);
+            }
+            out.truncate(end);
+        }
+        out
+    }
+
+    /// The figures over the seconds `pick` (a second may be picked more
+    /// than once).
+    fn figures(&self, figures: &[Figure], values: &Values, pick: &[usize]) -> Vec<f64> {
+        let dur: f64 = pick.iter().map(|&i| self.dur[i]).sum();
+        let mut counts = Vec::new();
+        if let Some(hs) = self
+            .histograms
+            .as_ref()
+            .filter(|_| figures.iter().any(|f| f.percentile().is_some()))
+        {
+            counts = vec![0u64; values.0.len()];
+            for &i in pick {
+                for &(v, c) in &hs[i] {
+                    counts[values.index(v)] += c;
+                }
+            }
+        }
+        figures
+            .iter()
+            .map(|&f| match f.percentile() {
+                None if f == Figure::Iops => {
+                    pick.iter().map(|&i| self.ios[i]).sum::<u64>() as f64 / dur
+                }
+                None => pick.iter().map(|&i| self.bytes[i]).sum::<u64>() as f64 / dur,
+                Some(q) => quantile(&counts, &values.0, q),
+            })
+            .collect()
+    }
+}
+
+/// The `q`th percentile of latencies counted per value (as HDR reports
+/// it: the lowest value with at least that share of counts at or below).
+fn quantile(counts: &[u64], values: &[u64], q: f64) -> f64 {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return 0.0;
+    }
+    let rank = ((q / 100.0 * total as f64).ceil() as u64).clamp(1, total);
+    let mut seen = 0;
+    for (c, v) in counts.iter().zip(values) {
+        seen += c;
+        if seen >= rank {
+            return *v as f64;
+        }
+    }
+    *values.last().unwrap_or(&0) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::RngExt;
+
+    /// `n` seconds at `level` I/Os a second times `wobble(i)`.
+    fn seconds(n: usize, mut wobble: impl FnMut(usize) -> f64) -> Vec<Interval> {
+        (0..n)
+            .map(|i| {
+                let ios = (10_000.0 * wobble(i)).round() as u64;
+                let mut h = LatencyHistogram::new();
+                h.record_n(1_000_000_000 / 10_000, ios);
+                Interval {
+                    t_s: i as f64,
+                    dur_s: 1.0,
+                    ios,
+                    bytes: ios * 4096,
+                    histogram: Some(h.encode()),
+                    ..Default::default()
+                }
+            })
+            .collect()
+    }
+
+    fn iops_change(base: &[&[Interval]], new: &[Interval], settings: Bootstrap) -> Change {
+        let d = DirectionChange {
+            workload: "w".into(),
+            direction: "read".into(),
+            seconds: (0, 0),
+            changes: Vec::new(),
+            notes: Vec::new(),
+        }
+        .filled(Seconds::of(base), Seconds::of(&[new]), settings);
+        d.changes
+            .into_iter()
+            .find(|c| c.figure == Figure::Iops)
+            .expect("an IOPS change")
+    }
+
+    /// With nothing changed, about 95% of the intervals contain 0: the
+    /// intervals are as wide as the noise, no wider and no narrower.
+    #[test]
+    fn intervals_of_unchanged_runs_contain_zero_about_95_percent_of_the_time() {
+        let mut rng = SmallRng::seed_from_u64(11);
+        let settings = Bootstrap {
+            resamples: 400,
+            noise: 0.0,
+            ..Bootstrap::default()
+        };
+        let pairs = 200;
+        let mut covered = 0;
+        for _ in 0..pairs {
+            let mut draw = |_| 1.0 + rng.random_range(-0.2..0.2);
+            let a = seconds(30, &mut draw);
+            let b = seconds(30, &mut draw);
+            let c = iops_change(&[&a], &b, settings);
+            if c.low <= 0.0 && 0.0 <= c.high {
+                covered += 1;
+            }
+        }
+        let share = covered as f64 / pairs as f64;
+        assert!((0.88..=0.99).contains(&share), "coverage {share}");
+    }
+
+    #[test]
+    fn a_clear_step_is_a_regression_and_the_threshold_is_on_the_worse_side() {
+        let base = seconds(20, |i| 1.0 + 0.02 * (i % 3) as f64);
+        let slower = seconds(20, |i| 0.7 + 0.02 * (i % 3) as f64);
+        let c = iops_change(&[&base], &slower, Bootstrap::default());
+        assert_eq!(c.verdict, Verdict::Regressed, "{c:?}");
+        assert!(c.high < 0.0 && c.low > -0.4, "{c:?}");
+        assert!(c.regressed_beyond(0.2) && !c.regressed_beyond(0.35));
+        let faster = iops_change(&[&slower], &base, Bootstrap::default());
+        assert_eq!(faster.verdict, Verdict::Improved);
+        assert!(!faster.regressed_beyond(0.0));
+    }
+
+    /// Baseline runs that spread 20% between them: a run 10% below their
+    /// middle is within that noise; the same step against one steady run
+    /// is not.
+    #[test]
+    fn the_spread_between_baseline_runs_is_part_of_the_noise() {
+        let runs: Vec<Vec<Interval>> = [0.9, 1.0, 1.1]
+            .iter()
+            .map(|&level| seconds(20, move |i| level + 0.01 * (i % 2) as f64))
+            .collect();
+        let base: Vec<&[Interval]> = runs.iter().map(Vec::as_slice).collect();
+        let new = seconds(20, |i| 0.9 + 0.01 * (i % 2) as f64);
+        let c = iops_change(&base, &new, Bootstrap::default());
+        assert_eq!(c.verdict, Verdict::WithinNoise, "{c:?}");
+        let steady = iops_change(&base[1..2], &new, Bootstrap::default());
+        assert_eq!(steady.verdict, Verdict::Regressed, "{steady:?}");
+    }
+
+    #[test]
+    fn percentiles_come_from_the_resampled_seconds_histograms() {
+        let base = seconds(10, |_| 1.0);
+        let mut slow = seconds(10, |_| 1.0);
+        for s in &mut slow {
+            let mut h = LatencyHistogram::new();
+            h.record_n(150_000, s.ios);
+            s.histogram = Some(h.encode());
+        }
+        let d = DirectionChange {
+            workload: "w".into(),
+            direction: "read".into(),
+            seconds: (0, 0),
+            changes: Vec::new(),
+            notes: Vec::new(),
+        }
+        .filled(
+            Seconds::of(&[&base]),
+            Seconds::of(&[&slow]),
+            Bootstrap::default(),
+        );
+        let p99 = d.changes.iter().find(|c| c.figure == Figure::P99).unwrap();
+        assert!((p99.change - 0.5).abs() < 0.01, "{p99:?}");
+        assert_eq!(p99.verdict, Verdict::Regressed);
+        let iops = d.changes.iter().find(|c| c.figure == Figure::Iops).unwrap();
+        assert_eq!(iops.verdict, Verdict::WithinNoise);
+    }
+}

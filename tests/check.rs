@@ -1,0 +1,88 @@
+//! `fathom check NEW --against BASELINE`: verdicts that know the noise, on
+//! real runs of the null engine (whose device time is set exactly).
+
+mod common;
+
+use common::*;
+
+fn null_run(dir: &std::path::Path, name: &str, latency: &str, rw: &str) -> String {
+    let out = dir.join(name);
+    run_ok(&[
+        "run",
+        "--engine",
+        "null",
+        "--null-latency",
+        latency,
+        "--rw",
+        rw,
+        "--rate-iops",
+        "2000",
+        "--runtime",
+        "3s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    out.to_str().unwrap().to_string()
+}
+
+#[test]
+fn the_same_workload_is_within_noise_and_a_slower_device_regressed() {
+    let dir = tempdir();
+    let a = null_run(dir.path(), "a.json", "100us", "randread");
+    let b = null_run(dir.path(), "b.json", "100us", "randread");
+    let slow = null_run(dir.path(), "slow.json", "150us", "randread");
+
+    // At a fixed rate the I/Os a second are the same, whatever the host.
+    let same = run(&["check", &b, "--against", &a, "--fail-on-regression", "25%"]);
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert_eq!(same.status.code(), Some(0), "{text}");
+    let iops = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("IOPS"))
+        .unwrap();
+    assert!(iops.ends_with("within noise"), "{text}");
+
+    // 50 µs more on every I/O: the median's whole interval is past 10%.
+    let worse = run(&[
+        "check",
+        &slow,
+        "--against",
+        &a,
+        "--against",
+        &b,
+        "--fail-on-regression",
+        "10%",
+        "--output-format",
+        "json",
+    ]);
+    let text = String::from_utf8_lossy(&worse.stdout);
+    assert_eq!(worse.status.code(), Some(1), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let changes = v["directions"][0]["changes"].as_array().unwrap();
+    let p50 = changes.iter().find(|c| c["figure"] == "p50").unwrap();
+    assert_eq!(p50["verdict"], "regressed", "{p50}");
+    assert!(p50["low"].as_f64().unwrap() > 0.1, "{p50}");
+    assert!(p50["low"].as_f64().unwrap() <= p50["change"].as_f64().unwrap());
+    assert!(p50["change"].as_f64().unwrap() <= p50["high"].as_f64().unwrap());
+    assert_eq!(
+        v["directions"][0]["seconds"][0], 6,
+        "two baseline runs of 3 s"
+    );
+}
+
+#[test]
+fn results_of_different_workloads_are_not_compared() {
+    let dir = tempdir();
+    let a = null_run(dir.path(), "a.json", "100us", "randread");
+    let w = null_run(dir.path(), "w.json", "100us", "randwrite");
+    let o = run(&["check", &w, "--against", &a]);
+    assert_eq!(o.status.code(), Some(2));
+    names_the_problem(
+        &String::from_utf8_lossy(&o.stderr),
+        "not the baseline's workload",
+    );
+    let o = run(&["check", &w, "--against", "/nonexistent.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["check", &w, "--against", &a, "--fail-on-regression", "lots"]);
+    assert_eq!(o.status.code(), Some(2));
+}
