@@ -415,6 +415,23 @@ fn the_readmes_commands_run_as_written() {
         succeeded(&out);
     }
 
+    // Runs for `check`: a baseline of two, a new one and a slower one.
+    for (name, latency) in [
+        ("base1", "100us"),
+        ("base2", "100us"),
+        ("new", "100us"),
+        ("slower", "120us"),
+    ] {
+        let out = fathom()
+            .current_dir(work)
+            .args(["run", "--engine", "null", "--null-latency", latency])
+            .args(["--runtime", "2s", "-o"])
+            .arg(format!("{name}.json"))
+            .output()
+            .unwrap();
+        succeeded(&out);
+    }
+
     // (flag, value) each subcommand is shortened to, replacing the README's.
     let shorter = |sub: &str, verify: bool| -> &'static [(&'static str, &'static str)] {
         match sub {
@@ -527,7 +544,7 @@ fn the_readmes_commands_run_as_written() {
         // virtual disk: a first step measured and missed was understood.
         let err = String::from_utf8_lossy(&out.stderr);
         let understood = code == Some(0)
-            || (code == Some(1) && ["certify", "crashcheck"].contains(&sub))
+            || (code == Some(1) && ["certify", "crashcheck", "check"].contains(&sub))
             || (sub == "capacity" && err.contains("already misses the objective"));
         assert!(
             understood,
