@@ -457,16 +457,20 @@ mod tests {
             .collect()
     }
 
-    fn iops_change(base: &[&[Interval]], new: &[Interval], settings: Bootstrap) -> Change {
-        let d = DirectionChange {
+    fn changes(base: &[&[Interval]], new: &[Interval], settings: Bootstrap) -> Vec<Change> {
+        DirectionChange {
             workload: "w".into(),
             direction: "read".into(),
             seconds: (0, 0),
             changes: Vec::new(),
             notes: Vec::new(),
         }
-        .filled(Seconds::of(base), Seconds::of(&[new]), settings);
-        d.changes
+        .filled(Seconds::of(base), Seconds::of(&[new]), settings)
+        .changes
+    }
+
+    fn iops_change(base: &[&[Interval]], new: &[Interval], settings: Bootstrap) -> Change {
+        changes(base, new, settings)
             .into_iter()
             .find(|c| c.figure == Figure::Iops)
             .expect("an IOPS change")
@@ -536,22 +540,11 @@ mod tests {
             h.record_n(150_000, s.ios);
             s.histogram = Some(h.encode());
         }
-        let d = DirectionChange {
-            workload: "w".into(),
-            direction: "read".into(),
-            seconds: (0, 0),
-            changes: Vec::new(),
-            notes: Vec::new(),
-        }
-        .filled(
-            Seconds::of(&[&base]),
-            Seconds::of(&[&slow]),
-            Bootstrap::default(),
-        );
-        let p99 = d.changes.iter().find(|c| c.figure == Figure::P99).unwrap();
+        let d = changes(&[&base], &slow, Bootstrap::default());
+        let p99 = d.iter().find(|c| c.figure == Figure::P99).unwrap();
         assert!((p99.change - 0.5).abs() < 0.01, "{p99:?}");
         assert_eq!(p99.verdict, Verdict::Regressed);
-        let iops = d.changes.iter().find(|c| c.figure == Figure::Iops).unwrap();
+        let iops = d.iter().find(|c| c.figure == Figure::Iops).unwrap();
         assert_eq!(iops.verdict, Verdict::WithinNoise);
     }
 }

@@ -241,6 +241,24 @@ impl State {
         ino == 1 || self.files.get(&ino).is_some_and(|n| n.dir)
     }
 
+    /// Removes `name` from directory `parent`: a file (unlink) or an empty
+    /// directory (rmdir, `dir`).
+    fn remove(&mut self, parent: u64, name: &OsStr, dir: bool) -> Result<(), Errno> {
+        let (ino, is_dir) = self
+            .child(parent, name)
+            .map(|(i, n)| (i, n.dir))
+            .ok_or(Errno::ENOENT)?;
+        match (dir, is_dir) {
+            (false, true) => Err(Errno::EISDIR),
+            (true, false) => Err(Errno::ENOTDIR),
+            (true, true) if self.files.values().any(|n| n.parent == ino) => Err(Errno::ENOTEMPTY),
+            _ => {
+                self.files.remove(&ino);
+                Ok(())
+            }
+        }
+    }
+
     /// A new node `name` in directory `parent`, or why not.
     fn add(&mut self, parent: u64, name: &OsStr, dir: bool) -> Result<u64, Errno> {
         if !self.is_dir(parent) {
@@ -505,14 +523,9 @@ impl Filesystem for FaultFs {
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let mut s = self.0.0.lock().unwrap();
-        match s.child(parent.0, name).map(|(i, n)| (i, n.dir)) {
-            Some((_, true)) => reply.error(Errno::EISDIR),
-            Some((ino, false)) => {
-                s.files.remove(&ino);
-                reply.ok()
-            }
-            None => reply.error(Errno::ENOENT),
+        match self.0.0.lock().unwrap().remove(parent.0, name, false) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
         }
     }
 
@@ -533,17 +546,9 @@ impl Filesystem for FaultFs {
     }
 
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let mut s = self.0.0.lock().unwrap();
-        match s.child(parent.0, name).map(|(i, n)| (i, n.dir)) {
-            Some((_, false)) => reply.error(Errno::ENOTDIR),
-            Some((ino, true)) if s.files.values().any(|n| n.parent == ino) => {
-                reply.error(Errno::ENOTEMPTY)
-            }
-            Some((ino, true)) => {
-                s.files.remove(&ino);
-                reply.ok()
-            }
-            None => reply.error(Errno::ENOENT),
+        match self.0.0.lock().unwrap().remove(parent.0, name, true) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
         }
     }
 
