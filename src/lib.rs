@@ -8,12 +8,14 @@
 //! - [`commands`] are the library side of the commands built on runs
 //!   (capacity, certify, crashcheck, pts, replay, meta, ranks);
 //! - [`measure`] holds histograms, intervals, CPU time and host facts;
-//! - [`result`] is the JSON document, [`report`] renders it;
+//! - [`result`] is the JSON document, [`report`] renders it, [`history`]
+//!   remembers it;
 //! - [`trace`] reads and writes traces, [`util`] holds what all share.
 
 pub mod cli;
 pub mod commands;
 pub mod engine;
+pub mod history;
 pub mod input;
 pub mod measure;
 pub mod report;

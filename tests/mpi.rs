@@ -33,7 +33,8 @@ fn mpirun_command(n: u32, args: &[&str]) -> Option<Command> {
         return None;
     }
     let mut cmd = Command::new("mpirun");
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "-n"])
+    cmd.env("XDG_DATA_HOME", test_data_home())
+        .args(["--allow-run-as-root", "--oversubscribe", "-n"])
         .arg(n.to_string())
         .arg(env!("CARGO_BIN_EXE_fathom"))
         .args(args);

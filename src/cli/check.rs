@@ -15,11 +15,19 @@ pub struct CheckArgs {
     /// The result checked (fathom's JSON).
     pub new: PathBuf,
 
-    /// The baseline it is checked against (fathom's JSON). Given several
-    /// times, the baseline is those runs together, and how much they
-    /// differ from each other is part of the noise.
-    #[arg(long, value_name = "RESULT", required = true)]
-    pub against: Vec<PathBuf>,
+    /// The baseline it is checked against: a result file (fathom's JSON),
+    /// or from the history `id:N` (a run), `tag:KEY=VALUE` (every run with
+    /// that tag) or `last:N` (the last N runs of each workload on the same
+    /// target and host before NEW). Given several times, or naming several
+    /// runs, the baseline is those runs together, and how much they differ
+    /// from each other is part of the noise.
+    #[arg(long, value_name = "RESULT", required = true, value_parser = parse_baseline)]
+    pub against: Vec<Baseline>,
+
+    /// The history `id:`, `tag:` and `last:` read (default:
+    /// $XDG_DATA_HOME/fathom/history.db).
+    #[arg(long, value_name = "PATH")]
+    pub history: Option<PathBuf>,
 
     /// How far runs of the same workload differ beyond what one run's
     /// seconds show: a change counts as improved or regressed only once
@@ -49,6 +57,31 @@ pub struct CheckArgs {
     pub overwrite: bool,
 }
 
+/// Where a baseline comes from.
+#[derive(Debug, Clone)]
+pub enum Baseline {
+    File(PathBuf),
+    Id(i64),
+    Tag(String, String),
+    Last(usize),
+}
+
+fn parse_baseline(text: &str) -> Result<Baseline, String> {
+    let number = |n: &str| {
+        n.parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("'{text}': a number above 0 after the colon"))
+    };
+    match text.split_once(':') {
+        _ if std::path::Path::new(text).exists() => Ok(Baseline::File(text.into())),
+        Some(("id", n)) => Ok(Baseline::Id(number(n)? as i64)),
+        Some(("last", n)) => Ok(Baseline::Last(number(n)? as usize)),
+        Some(("tag", kv)) => super::history::parse_tag(kv).map(|(k, v)| Baseline::Tag(k, v)),
+        _ => Ok(Baseline::File(text.into())),
+    }
+}
+
 fn parse_percent(text: &str) -> Result<f64, String> {
     let number = text.strip_suffix('%').unwrap_or(text);
     match number.parse::<f64>() {
@@ -75,17 +108,47 @@ fn load(path: &std::path::Path) -> anyhow::Result<Document> {
 /// unreadable results, or nothing measured the same workload).
 pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output {
-        let mut inputs: Vec<&std::path::Path> = args.against.iter().map(PathBuf::as_path).collect();
+        let mut inputs: Vec<&std::path::Path> = args
+            .against
+            .iter()
+            .filter_map(|b| match b {
+                Baseline::File(p) => Some(p.as_path()),
+                _ => None,
+            })
+            .collect();
         inputs.push(&args.new);
         destination::check_not_input(path, &inputs, "the result file")?;
         destination::check(path, args.overwrite)?;
     }
-    let baselines: Vec<Document> = args
-        .against
-        .iter()
-        .map(|p| load(p))
-        .collect::<Result<_, _>>()?;
     let new = load(&args.new)?;
+    let reads_history = args.against.iter().any(|b| !matches!(b, Baseline::File(_)));
+    let history = match reads_history {
+        true => Some(super::history::open(args.history.as_deref())?),
+        false => None,
+    };
+    let usage = super::history::usage;
+    let mut baselines: Vec<Document> = Vec::new();
+    let mut last = None;
+    for b in &args.against {
+        match (b, &history) {
+            (Baseline::File(p), _) => baselines.push(load(p)?),
+            (Baseline::Id(id), Some(h)) => baselines.push(h.document(*id).map_err(usage)?),
+            (Baseline::Tag(k, v), Some(h)) => {
+                let ids = h.tagged(k, v).map_err(usage)?;
+                if ids.is_empty() {
+                    return Err(UsageError(format!(
+                        "--against tag:{k}={v}: no run in the history has it"
+                    ))
+                    .into());
+                }
+                for id in ids {
+                    baselines.push(h.document(id).map_err(usage)?);
+                }
+            }
+            (Baseline::Last(n), Some(_)) => last = Some(*n),
+            _ => unreachable!("the history is open when a baseline needs it"),
+        }
+    }
     let workloads = |d: &Document| -> Vec<crate::result::WorkloadResult> {
         d.results
             .iter()
@@ -98,6 +161,19 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
     let base_runs: Vec<Vec<crate::result::WorkloadResult>> =
         baselines.iter().map(workloads).collect();
     let new_w = workloads(&new);
+    // NEW itself, when the history keeps it, is not its own baseline.
+    let itself = match &history {
+        Some(h) => h
+            .list(&crate::history::Filter {
+                host: Some(new.host.hostname.clone()),
+                ..Default::default()
+            })
+            .map_err(usage)?
+            .into_iter()
+            .find(|e| e.started_at == new.started_at)
+            .map(|e| e.id),
+        None => None,
+    };
     if base_runs.iter().any(Vec::is_empty) || new_w.is_empty() {
         return Err(UsageError(
             "check compares workloads' results (fathom run); one of the files holds none".into(),
@@ -136,8 +212,22 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
                 ));
                 continue 'workloads;
             }
-            matched.push(b);
+            matched.push(b.clone());
         }
+        if let (Some(n_last), Some(h)) = (last, &history) {
+            let earlier = h
+                .last_runs(n, &new.host.hostname, n_last, itself)
+                .map_err(usage)?;
+            if earlier.is_empty() {
+                unmatched.push(format!(
+                    "{}: no earlier run of it on this target in the history",
+                    n.spec.title()
+                ));
+                continue 'workloads;
+            }
+            matched.extend(earlier.into_iter().map(|(_, w)| w));
+        }
+        let matched: Vec<&crate::result::WorkloadResult> = matched.iter().collect();
         result
             .directions
             .extend(change::compare(&matched, n, settings));

@@ -125,6 +125,7 @@ fn fio_output(command: &cmdline::FioCommand) -> anyhow::Result<OutputArgs> {
         output: None,
         label: Some("fio".into()),
         watch: Default::default(),
+        history: Default::default(),
     })
 }
 
@@ -150,6 +151,7 @@ fn emit_as_fio(
         Some(path) => destination::write(path, &rendered)?,
         None => print!("{rendered}"),
     }
+    super::history::remember(document, &Default::default());
     for problem in document.problems() {
         eprintln!("fathom: {problem}");
     }

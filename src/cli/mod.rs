@@ -6,6 +6,7 @@ mod check;
 mod crashcheck;
 mod driver;
 mod fio;
+mod history;
 mod knob_args;
 mod pts;
 mod replay;
@@ -110,6 +111,10 @@ enum Command {
     /// seconds (block bootstrap), and improved / regressed / within
     /// noise; --fail-on-regression makes it a CI gate (exit 1).
     Check(Box<check::CheckArgs>),
+    /// The runs kept in the history (every run's result is, unless
+    /// --no-history): list and filter them, show one, export, remove,
+    /// import results made elsewhere, and each workload's trend.
+    History(Box<history::HistoryCommandArgs>),
     /// Results of runs that ran at the same time on several hosts (started
     /// with --start-at) as one cluster document: totals from merged
     /// histograms, each host's own figures kept.
@@ -342,6 +347,9 @@ pub struct OutputArgs {
 
     #[command(flatten)]
     pub watch: WatchArgs,
+
+    #[command(flatten)]
+    pub history: history::HistoryArgs,
 }
 
 /// Watching a run while it runs.
@@ -612,6 +620,7 @@ pub fn main() -> i32 {
         Some(Command::Report(args)) => report_command(&args),
         Some(Command::Compare(args)) => compare_command(&args),
         Some(Command::Check(args)) => check::check_command(&args),
+        Some(Command::History(args)) => history::history_command(&args),
         Some(Command::Merge(args)) => merge_command(&args),
         Some(Command::Completions { shell }) => {
             use clap::CommandFactory;
@@ -961,6 +970,7 @@ pub(crate) fn mpi_finish(
     let root = kept.rank() == 0;
     let outcome = match document {
         Ok(Some(document)) => emit(&document, output).map(|()| {
+            history::remember(&document, &output.history);
             if stop.is_set() {
                 eprintln!(
                     "fathom: interrupted: the cluster document holds what every rank measured before it{}",

@@ -17,6 +17,7 @@ pub mod fio_json;
 pub mod fio_logs;
 pub mod fio_normal;
 pub mod fio_terse;
+pub mod history;
 pub mod html;
 pub mod json;
 pub mod live;

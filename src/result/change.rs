@@ -145,29 +145,47 @@ impl Default for Bootstrap {
     }
 }
 
+/// The knobs that make a workload the workload it is (not its target or
+/// the target's speed), named and written out.
+fn knobs(spec: &crate::spec::WorkloadSpec) -> [(&'static str, String); 4] {
+    [
+        ("workload", spec.label()),
+        ("O_DIRECT", spec.direct.to_string()),
+        (
+            "rate",
+            spec.rate_iops
+                .map_or("none".into(), |r| format!("{r} IOPS")),
+        ),
+        (
+            "bandwidth rate",
+            spec.rate_bw.map_or("none".into(), |r| format!("{r} B/s")),
+        ),
+    ]
+}
+
+/// A workload's key: equal for runs of the same workload, whatever they
+/// ran on (the history finds earlier runs by it).
+pub fn workload_key(spec: &crate::spec::WorkloadSpec) -> String {
+    let [(_, label), (_, direct), (_, rate), (_, bw)] = knobs(spec);
+    let mut key = label;
+    if direct != "true" {
+        key.push_str(" buffered");
+    }
+    for r in [rate, bw].into_iter().filter(|r| r != "none") {
+        key.push_str(&format!(" at {r}"));
+    }
+    key
+}
+
 /// Why two workloads cannot be compared, if they cannot: the knobs that
-/// make them different workloads (not the target or its speed).
+/// make them different workloads.
 pub fn differences(baseline: &WorkloadResult, new: &WorkloadResult) -> Vec<String> {
-    let (a, b) = (&baseline.spec, &new.spec);
-    let mut out = Vec::new();
-    let mut differ = |what: &str, x: String, y: String| {
-        if x != y {
-            out.push(format!("{what}: {x} against {y}"));
-        }
-    };
-    differ("workload", a.label(), b.label());
-    differ("O_DIRECT", a.direct.to_string(), b.direct.to_string());
-    differ(
-        "rate",
-        format!("{:?}", a.rate_iops),
-        format!("{:?}", b.rate_iops),
-    );
-    differ(
-        "bandwidth rate",
-        format!("{:?}", a.rate_bw),
-        format!("{:?}", b.rate_bw),
-    );
-    out
+    knobs(&baseline.spec)
+        .into_iter()
+        .zip(knobs(&new.spec))
+        .filter(|((_, x), (_, y))| x != y)
+        .map(|((what, x), (_, y))| format!("{what}: {x} against {y}"))
+        .collect()
 }
 
 /// Compares `new` with `baseline`, direction by direction (those either

@@ -7,7 +7,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub fn fathom() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fathom"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fathom"));
+    command.env("XDG_DATA_HOME", test_data_home());
+    command
+}
+
+/// Where the tests' runs keep their history: under cargo's target
+/// directory, not the user's own.
+pub fn test_data_home() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("xdg-data")
 }
 
 pub fn run(args: &[&str]) -> Output {

@@ -1,0 +1,318 @@
+//! The history's flags on every command that writes a result, what a run
+//! says of itself against the runs before it, and `fathom history`.
+
+use super::read_result_file;
+use crate::history::{self, Filter, History, HistoryError};
+use crate::report::destination;
+use crate::result::Document;
+use crate::result::change::Bootstrap;
+use crate::util::error::UsageError;
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+
+/// Where a result is remembered.
+#[derive(Args, Debug, Default, Clone)]
+pub struct HistoryArgs {
+    /// The history this result is kept in (SQLite; made when missing).
+    /// Default: $XDG_DATA_HOME/fathom/history.db (~/.local/share/...).
+    #[arg(long, value_name = "PATH")]
+    pub history: Option<PathBuf>,
+
+    /// Keep this result out of the history.
+    #[arg(long = "no-history")]
+    pub no_history: bool,
+
+    /// A tag kept with the result in the history (KEY=VALUE, repeatable):
+    /// `fathom history --tag` and `fathom check --against tag:KEY=VALUE`
+    /// find it by it.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+}
+
+pub fn parse_tag(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().into(), v.trim().into())),
+        _ => Err(format!("'{text}' is not KEY=VALUE")),
+    }
+}
+
+/// The history at `--history`, or the default one.
+pub fn path_of(args: &HistoryArgs) -> Option<PathBuf> {
+    args.history.clone().or_else(history::default_path)
+}
+
+/// How many earlier runs a run is checked against at its end.
+const EARLIER: usize = 5;
+
+/// Keeps `document` in the history (unless `--no-history`) and says how
+/// each workload did against its last runs there. A history that cannot
+/// be written is said, not fatal: the result was written already.
+pub fn remember(document: &Document, args: &HistoryArgs) {
+    if args.no_history || document.results.is_empty() {
+        return;
+    }
+    let Some(path) = path_of(args) else {
+        eprintln!("fathom: history not updated: no $XDG_DATA_HOME or $HOME (give --history PATH)");
+        return;
+    };
+    let stored = History::open(&path).and_then(|mut h| {
+        let id = h.record(document, &args.tags)?;
+        let settings = Bootstrap {
+            resamples: 500,
+            ..Bootstrap::default()
+        };
+        Ok((
+            id,
+            history::against_earlier(&h, document, id, EARLIER, settings)?,
+        ))
+    });
+    match stored {
+        Ok((id, earlier)) => {
+            for e in earlier {
+                for d in &e.changes {
+                    let said: Vec<String> = d
+                        .changes
+                        .iter()
+                        .filter(|c| {
+                            matches!(
+                                c.figure,
+                                crate::result::change::Figure::Iops
+                                    | crate::result::change::Figure::P99
+                            )
+                        })
+                        .map(|c| {
+                            format!(
+                                "{} {:+.1}% [{:+.1}% {:+.1}%], {}",
+                                c.figure.name(),
+                                c.change * 100.0,
+                                c.low * 100.0,
+                                c.high * 100.0,
+                                c.verdict
+                            )
+                        })
+                        .collect();
+                    if !said.is_empty() {
+                        eprintln!(
+                            "fathom: history run {id}: {} ({}) vs the last {} run(s) of it on this target: {}",
+                            e.workload,
+                            d.direction,
+                            e.runs,
+                            said.join("; ")
+                        );
+                    }
+                }
+            }
+        }
+        Err(e) => eprintln!("fathom: history not updated: {e}"),
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryCommandArgs {
+    #[command(subcommand)]
+    pub action: Option<Action>,
+
+    #[command(flatten)]
+    pub filter: FilterArgs,
+
+    /// The history to read (default: $XDG_DATA_HOME/fathom/history.db).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Default, Clone)]
+pub struct FilterArgs {
+    /// Only runs on this target (its path or device, as the result names it).
+    #[arg(long, global = true)]
+    pub target: Option<String>,
+
+    /// Only runs of workloads whose key holds this ("randread 4k QD32"),
+    /// or of this kind (tree, meta, certify, ...).
+    #[arg(long, global = true)]
+    pub workload: Option<String>,
+
+    /// Only runs with this tag (KEY=VALUE, repeatable: all of them); with
+    /// import, the tags kept with each file imported.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag, global = true)]
+    pub tags: Vec<(String, String)>,
+
+    /// Only runs since this time ago (7d, 12h) or this date (2026-11-01).
+    #[arg(long, value_name = "WHEN", global = true)]
+    pub since: Option<String>,
+
+    /// Only runs from this host.
+    #[arg(long, global = true)]
+    pub host: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Action {
+    /// List the runs kept (the default).
+    List,
+    /// One run's result, as a report (--output-format, -o).
+    Show {
+        id: i64,
+        /// text, json, markdown, csv, html (as fathom report).
+        #[arg(long = "output-format", value_name = "FORMAT", value_parser = super::parse_format)]
+        format: Option<super::OutputFormat>,
+        /// Write it there (the text table is still printed).
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// The runs kept, as JSON (their documents) or CSV (their keys).
+    Export {
+        #[arg(long = "output-format", value_name = "FORMAT", default_value = "json", value_parser = ["json", "csv"])]
+        format: String,
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[arg(long)]
+        overwrite: bool,
+    },
+    /// Remove runs by id.
+    Remove {
+        #[arg(required = true)]
+        ids: Vec<i64>,
+    },
+    /// Keep result files made elsewhere (fathom's JSON, or fio's).
+    Import {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Each workload's IOPS and p99 run by run, oldest first, with how far
+    /// each run's seconds spread.
+    Trend,
+}
+
+fn since(text: &str) -> Result<f64, UsageError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    if let Ok(ago) = humantime::parse_duration(text) {
+        return Ok(now - ago.as_secs_f64());
+    }
+    let day = format!("{text}T00:00:00Z");
+    humantime::parse_rfc3339(&day)
+        .or_else(|_| humantime::parse_rfc3339(text))
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs_f64())
+        .ok_or_else(|| {
+            UsageError(format!(
+                "--since {text}: a time ago (7d, 12h) or a date (2026-11-01)"
+            ))
+        })
+}
+
+impl FilterArgs {
+    pub fn filter(&self) -> Result<Filter, UsageError> {
+        Ok(Filter {
+            target: self.target.clone(),
+            workload: self.workload.clone(),
+            tags: self.tags.clone(),
+            since_unix_s: self.since.as_deref().map(since).transpose()?,
+            host: self.host.clone(),
+        })
+    }
+}
+
+/// Opens the history a command reads: any problem is bad input.
+pub fn open(path: Option<&Path>) -> Result<History, UsageError> {
+    let path = path
+        .map(Path::to_path_buf)
+        .or_else(history::default_path)
+        .ok_or_else(|| UsageError("no $XDG_DATA_HOME or $HOME: give --history PATH".into()))?;
+    if !path.exists() {
+        return Err(UsageError(format!(
+            "history {}: there is none yet (every run keeps its result there)",
+            path.display()
+        )));
+    }
+    History::open(&path).map_err(usage)
+}
+
+pub fn usage(e: HistoryError) -> UsageError {
+    UsageError(e.to_string())
+}
+
+pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
+    let filter = args.filter.filter()?;
+    let action = args.action.as_ref().unwrap_or(&Action::List);
+    if let Action::Import { files } = action {
+        let tags = &args.filter.tags;
+        let path = args
+            .history
+            .clone()
+            .or_else(history::default_path)
+            .ok_or_else(|| UsageError("no $XDG_DATA_HOME or $HOME: give --history PATH".into()))?;
+        let docs: Vec<Document> = files
+            .iter()
+            .map(|f| {
+                let text = read_result_file(f)?;
+                Document::from_json(&text).map_err(|e| UsageError(format!("{}: {e}", f.display())))
+            })
+            .collect::<Result<_, _>>()?;
+        let mut h = History::open(&path).map_err(usage)?;
+        for (f, d) in files.iter().zip(&docs) {
+            let id = h.record(d, tags).map_err(usage)?;
+            println!("{}: run {id}", f.display());
+        }
+        return Ok(0);
+    }
+    let mut h = open(args.history.as_deref())?;
+    match action {
+        Action::List => {
+            let entries = h.list(&filter).map_err(usage)?;
+            print!("{}", crate::report::history::list(&entries));
+        }
+        Action::Show { id, format, output } => {
+            let doc = h.document(*id).map_err(usage)?;
+            let output = super::OutputArgs {
+                output_format: *format,
+                output: output.clone(),
+                ..Default::default()
+            };
+            super::emit(&doc, &output)?;
+        }
+        Action::Export {
+            format,
+            output,
+            overwrite,
+        } => {
+            if let Some(p) = output {
+                destination::check(p, *overwrite)?;
+            }
+            let entries = h.list(&filter).map_err(usage)?;
+            let text = match format.as_str() {
+                "csv" => crate::report::history::csv(&entries)?,
+                _ => {
+                    let docs: Vec<serde_json::Value> = entries
+                        .iter()
+                        .map(|e| {
+                            let doc = h.document(e.id).map_err(usage)?;
+                            Ok(serde_json::json!({ "id": e.id, "tags": e.tags, "document": doc }))
+                        })
+                        .collect::<Result<_, UsageError>>()?;
+                    serde_json::to_string_pretty(&docs)? + "\n"
+                }
+            };
+            match output {
+                Some(p) => destination::write(p, &text)?,
+                None => print!("{text}"),
+            }
+        }
+        Action::Remove { ids } => {
+            let n = h.remove(ids).map_err(usage)?;
+            println!("removed {n} run(s)");
+        }
+        Action::Trend => {
+            let entries = h.list(&filter).map_err(usage)?;
+            let mut runs = Vec::new();
+            for e in &entries {
+                runs.push((e.clone(), h.document(e.id).map_err(usage)?));
+            }
+            print!("{}", crate::report::history::trend(&runs));
+        }
+        Action::Import { .. } => unreachable!("imported above"),
+    }
+    Ok(0)
+}
