@@ -1,15 +1,18 @@
 //! The history: every run kept whole, found again by its keys and tags,
 //! checked against the runs before it; safe when written by two processes
-//! at once, when a writer is killed, and when the disk is full.
+//! at once, when a writer is killed, and when the disk is full. The same
+//! tests run against SQLite (a file) and a real PostgreSQL server.
 
 mod common;
+#[path = "common/postgres.rs"]
+mod postgres_server;
 
 use common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
 
-fn null_run(history: &Path, out: &Path, latency: &str, extra: &[&str]) -> std::process::Output {
+fn null_run(store: &str, out: &Path, latency: &str, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
         "run",
         "--engine",
@@ -21,44 +24,86 @@ fn null_run(history: &Path, out: &Path, latency: &str, extra: &[&str]) -> std::p
         "--runtime",
         "2s",
         "--history",
-        history.to_str().unwrap(),
+        store,
         "-o",
         out.to_str().unwrap(),
+        "--overwrite",
     ];
     args.extend(extra);
     run(&args)
 }
 
-fn history(h: &Path, args: &[&str]) -> std::process::Output {
-    let mut all = vec!["history", "--history", h.to_str().unwrap()];
+fn history(store: &str, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["history", "--history", store];
     all.extend(args);
     run(&all)
 }
 
-#[test]
-fn runs_are_kept_found_by_tag_and_checked_against_the_runs_before() {
-    let dir = tempdir();
-    let h = dir.path().join("h/history.db");
-    let out = dir.path().join("r.json");
+/// (documents, results) in the store, read by the database's own client.
+fn counts(store: &str) -> (i64, i64) {
+    let sql = "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM results)";
+    match store.starts_with("postgres://") {
+        true => {
+            let mut c = postgres::Client::connect(store, postgres::NoTls).unwrap();
+            let row = c.query_one(sql, &[]).unwrap();
+            (row.get(0), row.get(1))
+        }
+        false => {
+            let conn = rusqlite::Connection::open(store).unwrap();
+            let check: String = conn
+                .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(check, "ok");
+            conn.query_row(sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+        }
+    }
+}
+
+fn set_layout(store: &str, layout: &str) {
+    let sql = format!("UPDATE fathom SET value = '{layout}' WHERE key = 'schema'");
+    match store.starts_with("postgres://") {
+        true => {
+            let mut c = postgres::Client::connect(store, postgres::NoTls).unwrap();
+            c.execute(&sql, &[]).unwrap();
+        }
+        false => {
+            rusqlite::Connection::open(store)
+                .unwrap()
+                .execute(&sql, [])
+                .unwrap();
+        }
+    }
+}
+
+fn kept_found_and_checked(store: &str, dir: &Path) {
+    let out = dir.join("r.json");
     for (latency, tag) in [("100us", "before"), ("100us", "before"), ("150us", "after")] {
         let tag = format!("change={tag}");
-        let o = null_run(&h, &out, latency, &["--tag", &tag]);
+        let o = null_run(store, &out, latency, &["--tag", &tag]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(!said.contains("not updated"), "{said}");
     }
-    // The slower run says so at its end, against the two before it.
-    let o = null_run(&h, &out, "150us", &[]);
+    // A run says how it did against the runs of it before.
+    let o = null_run(store, &out, "150us", &[]);
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(said.contains("vs the last 3 run(s)"), "{said}");
-    let o = null_run(&h, &out, "100us", &["--no-history"]);
+    let o = null_run(store, &out, "100us", &["--no-history"]);
     assert!(o.status.success());
-    let listed = history(&h, &["export", "--output-format", "csv"]);
+    let listed = history(store, &["export", "--output-format", "csv"]);
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
     let listed = String::from_utf8_lossy(&listed.stdout);
     assert_eq!(
         listed.lines().filter(|l| l.contains("randread")).count(),
         4,
         "{listed}"
     );
-    let before = history(&h, &["--tag", "change=before"]);
+    let before = history(store, &["--tag", "change=before"]);
     let before = String::from_utf8_lossy(&before.stdout);
     assert_eq!(
         before
@@ -69,15 +114,14 @@ fn runs_are_kept_found_by_tag_and_checked_against_the_runs_before() {
     );
 
     // The last run (150 µs, id 4) against the runs tagged before: the
-    // median regressed; against id 3 (150 µs too), within noise.
-    let new = dir.path().join("new.json");
-    let shown = history(&h, &["show", "4", "-o", new.to_str().unwrap()]);
+    // median regressed; against the run before it (150 µs too), not.
+    let new = dir.join("new.json");
+    let shown = history(store, &["show", "4", "-o", new.to_str().unwrap()]);
     assert!(
         shown.status.success(),
         "{}",
         String::from_utf8_lossy(&shown.stderr)
     );
-    let hs = h.to_str().unwrap();
     let n = new.to_str().unwrap();
     let o = run(&[
         "check",
@@ -85,7 +129,7 @@ fn runs_are_kept_found_by_tag_and_checked_against_the_runs_before() {
         "--against",
         "tag:change=before",
         "--history",
-        hs,
+        store,
         "--fail-on-regression",
         "10%",
     ]);
@@ -101,7 +145,7 @@ fn runs_are_kept_found_by_tag_and_checked_against_the_runs_before() {
         "--against",
         "last:1",
         "--history",
-        hs,
+        store,
         "--output-format",
         "json",
     ]);
@@ -122,75 +166,26 @@ fn runs_are_kept_found_by_tag_and_checked_against_the_runs_before() {
     assert!(p50["low"].as_f64().unwrap() < 0.1, "{p50}");
 
     // Export holds each document whole; a run removed is gone.
-    let exported = history(&h, &["export"]);
+    let exported = history(store, &["export"]);
     let docs: Value = serde_json::from_slice(&exported.stdout).unwrap();
     assert_eq!(docs.as_array().unwrap().len(), 4);
     assert!(
         docs[0]["document"]["results"][0]["total"]["read"]["intervals"][0]["histogram"].is_string()
     );
-    assert!(history(&h, &["remove", "1"]).status.success());
-    let o = history(&h, &["show", "1"]);
+    assert!(history(store, &["remove", "1"]).status.success());
+    let o = history(store, &["show", "1"]);
     assert_eq!(o.status.code(), Some(2));
     names_the_problem(&String::from_utf8_lossy(&o.stderr), "no run 1");
+    assert_eq!(counts(store), (3, 3));
 }
 
-#[test]
-fn a_store_that_cannot_be_written_keeps_the_result_and_says_so() {
-    let dir = tempdir();
-    let out = dir.path().join("r.json");
-    // Not a database.
-    let junk = dir.path().join("junk.db");
-    std::fs::write(&junk, vec![b'x'; 4096]).unwrap();
-    let o = null_run(&junk, &out, "100us", &[]);
-    assert_eq!(o.status.code(), Some(0));
-    assert!(out.exists());
-    let said = String::from_utf8_lossy(&o.stderr);
+/// Imports, each killed at a different moment, and six processes
+/// importing at once: the store stays whole, every document in it reads
+/// back, and nothing is half there.
+fn killed_and_racing_writers(store: &str, dir: &Path) {
+    let doc = dir.join("doc.json");
     assert!(
-        said.contains("history not updated") && said.contains("not a fathom history"),
-        "{said}"
-    );
-    assert_eq!(history(&junk, &[]).status.code(), Some(2));
-
-    // Written by a later fathom.
-    let later = dir.path().join("later.db");
-    std::fs::remove_file(&out).unwrap();
-    assert!(null_run(&later, &out, "100us", &[]).status.success());
-    let conn = rusqlite::Connection::open(&later).unwrap();
-    conn.execute("UPDATE fathom SET value = '99' WHERE key = 'schema'", [])
-        .unwrap();
-    drop(conn);
-    let o = null_run(&later, &out, "100us", &["--overwrite"]);
-    assert_eq!(o.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("later fathom"));
-    let o = history(&later, &[]);
-    assert_eq!(o.status.code(), Some(2));
-    names_the_problem(&String::from_utf8_lossy(&o.stderr), "later fathom");
-
-    // A full file system.
-    let full = dir.path().join("full");
-    std::fs::create_dir(&full).unwrap();
-    if !mount_tmpfs(&full, "size=256k") {
-        return;
-    }
-    let filler = full.join("filler");
-    let _ = std::fs::write(&filler, vec![0u8; 256 << 10]);
-    let o = null_run(&full.join("history.db"), &out, "100us", &["--overwrite"]);
-    unmount(&full);
-    assert_eq!(o.status.code(), Some(0));
-    assert!(out.exists());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("history not updated"));
-}
-
-/// Imports, each killed at a different moment, and two processes
-/// importing at once: the store stays whole (SQLite's own check), every
-/// document in it reads back, and nothing is half there.
-#[test]
-fn a_writer_killed_or_racing_another_leaves_the_store_whole() {
-    let dir = tempdir();
-    let h = dir.path().join("history.db");
-    let doc = dir.path().join("doc.json");
-    assert!(
-        null_run(&h, &doc, "100us", &["--no-history"])
+        null_run(store, &doc, "100us", &["--no-history"])
             .status
             .success()
     );
@@ -199,7 +194,7 @@ fn a_writer_killed_or_racing_another_leaves_the_store_whole() {
             .args([
                 "history",
                 "--history",
-                h.to_str().unwrap(),
+                store,
                 "import",
                 doc.to_str().unwrap(),
             ])
@@ -214,29 +209,127 @@ fn a_writer_killed_or_racing_another_leaves_the_store_whole() {
         let _ = child.kill();
         let _ = child.wait();
     }
-    let racing: Vec<_> = (0..6).map(|_| import()).collect();
-    for mut c in racing {
-        assert!(c.wait().unwrap().success());
+    let racing: Vec<_> = (0..6)
+        .map(|_| {
+            fathom()
+                .args([
+                    "history",
+                    "--history",
+                    store,
+                    "import",
+                    doc.to_str().unwrap(),
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in racing {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    let conn = rusqlite::Connection::open(&h).unwrap();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
-    let (documents, results): (i64, i64) = conn
-        .query_row(
-            "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM results)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let (documents, results) = counts(store);
     assert!(documents >= 6, "{documents}");
     assert_eq!(
         documents, results,
         "every document with its result, none half there"
     );
-    let mut stmt = conn.prepare("SELECT json FROM documents").unwrap();
-    for json in stmt.query_map([], |r| r.get::<_, String>(0)).unwrap() {
-        let _: Value = serde_json::from_str(&json.unwrap()).unwrap();
+    let exported = history(store, &["export"]);
+    let docs: Value = serde_json::from_slice(&exported.stdout).unwrap();
+    assert_eq!(docs.as_array().unwrap().len() as i64, documents);
+}
+
+/// A store of a later layout: a run still writes its result and says so;
+/// `history` refuses it.
+fn a_later_layout_is_refused(store: &str, dir: &Path) {
+    let out = dir.join("later.json");
+    assert!(null_run(store, &out, "100us", &[]).status.success());
+    set_layout(store, "99");
+    std::fs::remove_file(&out).unwrap();
+    let o = null_run(store, &out, "100us", &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(out.exists());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("later fathom"));
+    let o = history(store, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    names_the_problem(&String::from_utf8_lossy(&o.stderr), "later fathom");
+}
+
+#[test]
+fn runs_are_kept_found_by_tag_and_checked_against_the_runs_before() {
+    let dir = tempdir();
+    let store = dir.path().join("h/history.db");
+    kept_found_and_checked(store.to_str().unwrap(), dir.path());
+}
+
+#[test]
+fn a_writer_killed_or_racing_another_leaves_the_store_whole() {
+    let dir = tempdir();
+    let store = dir.path().join("history.db");
+    killed_and_racing_writers(store.to_str().unwrap(), dir.path());
+}
+
+#[test]
+fn the_same_history_works_in_postgresql() {
+    let Some(server) = postgres_server::skip_or_start() else {
+        return;
+    };
+    let dir = tempdir();
+    kept_found_and_checked(&server.database("kept"), dir.path());
+    killed_and_racing_writers(&server.database("racing"), dir.path());
+    a_later_layout_is_refused(&server.database("later"), dir.path());
+    // A server that cannot be reached: the run's result is still written.
+    let out = dir.path().join("unreached.json");
+    let nowhere = format!("postgres://postgres:secret@127.0.0.1:{}/x", server.port + 1);
+    let o = null_run(&nowhere, &out, "100us", &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(out.exists());
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("history not updated") && said.contains("cannot connect"),
+        "{said}"
+    );
+    assert!(!said.contains("secret"), "the password is not said: {said}");
+    assert_eq!(history(&nowhere, &[]).status.code(), Some(2));
+}
+
+#[test]
+fn a_store_that_cannot_be_written_keeps_the_result_and_says_so() {
+    let dir = tempdir();
+    let out = dir.path().join("r.json");
+    // Not a database.
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, vec![b'x'; 4096]).unwrap();
+    let junk = junk.to_str().unwrap();
+    let o = null_run(junk, &out, "100us", &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(out.exists());
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("history not updated") && said.contains("not a fathom history"),
+        "{said}"
+    );
+    assert_eq!(history(junk, &[]).status.code(), Some(2));
+
+    a_later_layout_is_refused(dir.path().join("later.db").to_str().unwrap(), dir.path());
+
+    // A full file system.
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    if !mount_tmpfs(&full, "size=256k") {
+        return;
     }
+    let _ = std::fs::write(full.join("filler"), vec![0u8; 256 << 10]);
+    std::fs::remove_file(&out).unwrap();
+    let o = null_run(
+        full.join("history.db").to_str().unwrap(),
+        &out,
+        "100us",
+        &[],
+    );
+    unmount(&full);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(out.exists());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("history not updated"));
 }

@@ -122,7 +122,7 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
     }
     let new = load(&args.new)?;
     let reads_history = args.against.iter().any(|b| !matches!(b, Baseline::File(_)));
-    let history = match reads_history {
+    let mut history = match reads_history {
         true => Some(super::history::open(args.history.as_deref())?),
         false => None,
     };
@@ -130,7 +130,7 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
     let mut baselines: Vec<Document> = Vec::new();
     let mut last = None;
     for b in &args.against {
-        match (b, &history) {
+        match (b, &mut history) {
             (Baseline::File(p), _) => baselines.push(load(p)?),
             (Baseline::Id(id), Some(h)) => baselines.push(h.document(*id).map_err(usage)?),
             (Baseline::Tag(k, v), Some(h)) => {
@@ -162,7 +162,7 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
         baselines.iter().map(workloads).collect();
     let new_w = workloads(&new);
     // NEW itself, when the history keeps it, is not its own baseline.
-    let itself = match &history {
+    let itself = match &mut history {
         Some(h) => h
             .list(&crate::history::Filter {
                 host: Some(new.host.hostname.clone()),
@@ -214,7 +214,7 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
             }
             matched.push(b.clone());
         }
-        if let (Some(n_last), Some(h)) = (last, &history) {
+        if let (Some(n_last), Some(h)) = (last, &mut history) {
             let earlier = h
                 .last_runs(n, &new.host.hostname, n_last, itself)
                 .map_err(usage)?;

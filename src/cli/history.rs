@@ -63,7 +63,7 @@ pub fn remember(document: &Document, args: &HistoryArgs) {
         };
         Ok((
             id,
-            history::against_earlier(&h, document, id, EARLIER, settings)?,
+            history::against_earlier(&mut h, document, id, EARLIER, settings)?,
         ))
     });
     match stored {
@@ -221,7 +221,7 @@ pub fn open(path: Option<&Path>) -> Result<History, UsageError> {
         .map(Path::to_path_buf)
         .or_else(history::default_path)
         .ok_or_else(|| UsageError("no $XDG_DATA_HOME or $HOME: give --history PATH".into()))?;
-    if !path.exists() {
+    if !history::is_url(&path.to_string_lossy()) && !path.exists() {
         return Err(UsageError(format!(
             "history {}: there is none yet (every run keeps its result there)",
             path.display()

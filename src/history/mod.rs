@@ -3,16 +3,20 @@
 //! fathom's version, labels and tags), so that a run can be checked
 //! against the runs of the same workload on the same target before it.
 //!
-//! The store is SQLite (bundled): one file, written in one transaction per
-//! document, in WAL mode with a wait for the lock, so that several fathoms
-//! on one host write safely and a process killed mid-write leaves the
-//! store as it was.
+//! The store is SQLite (`sqlite.rs`, bundled, the default) or PostgreSQL
+//! (`postgres.rs`, one store for many machines), behind one small
+//! interface: the history's queries are written once. Each document is
+//! written in one transaction, so a process killed mid-write leaves the
+//! store as it was, and several fathoms write at once safely.
+
+mod postgres;
+mod sqlite;
+
+pub use postgres::is_url;
 
 use crate::result::change;
 use crate::result::{Document, RunResult, WorkloadResult};
-use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The store's layout; a store of a later layout is refused.
 pub const SCHEMA: u32 = 1;
@@ -21,11 +25,11 @@ pub const SCHEMA: u32 = 1;
 #[derive(Debug)]
 pub enum HistoryError {
     /// The store cannot be opened or made (unwritable directory, not a
-    /// database, locked past the wait).
-    Open { path: PathBuf, why: String },
+    /// database, a server that cannot be reached, locked past the wait).
+    Open { store: String, why: String },
     /// The store was written by a later fathom, in a layout this one does
     /// not know.
-    Newer { path: PathBuf, schema: u32 },
+    Newer { store: String, schema: u32 },
     /// Reading or writing a store that opened (a full disk, corruption).
     Store(String),
     /// An id that is not in the store.
@@ -35,13 +39,10 @@ pub enum HistoryError {
 impl std::fmt::Display for HistoryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            HistoryError::Open { path, why } => {
-                write!(f, "history {}: {why}", path.display())
-            }
-            HistoryError::Newer { path, schema } => write!(
+            HistoryError::Open { store, why } => write!(f, "history {store}: {why}"),
+            HistoryError::Newer { store, schema } => write!(
                 f,
-                "history {}: written by a later fathom (layout {schema}; this one knows {SCHEMA}): use that fathom, or another --history",
-                path.display()
+                "history {store}: written by a later fathom (layout {schema}; this one knows {SCHEMA}): use that fathom, or another --history",
             ),
             HistoryError::Store(why) => write!(f, "history: {why}"),
             HistoryError::NoSuchRun(id) => write!(f, "history: no run {id}"),
@@ -51,8 +52,68 @@ impl std::fmt::Display for HistoryError {
 
 impl std::error::Error for HistoryError {}
 
-fn store_error(e: rusqlite::Error) -> HistoryError {
-    HistoryError::Store(e.to_string())
+/// A value in or out of the store.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Value {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+}
+
+impl Value {
+    fn int(&self) -> i64 {
+        match self {
+            Value::Int(i) => *i,
+            Value::Real(r) => *r as i64,
+            Value::Text(t) => t.parse().unwrap_or(0),
+            Value::Null => 0,
+        }
+    }
+
+    fn real(&self) -> f64 {
+        match self {
+            Value::Real(r) => *r,
+            Value::Int(i) => *i as f64,
+            _ => 0.0,
+        }
+    }
+
+    fn text(&self) -> Option<String> {
+        match self {
+            Value::Text(t) => Some(t.clone()),
+            Value::Null => None,
+            Value::Int(i) => Some(i.to_string()),
+            Value::Real(r) => Some(r.to_string()),
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::Text(s.into())
+    }
+}
+
+impl From<Option<String>> for Value {
+    fn from(s: Option<String>) -> Value {
+        s.map_or(Value::Null, Value::Text)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// What the history asks of a database: statements with `$N`
+/// parameters, rows of values back.
+pub(crate) trait Db {
+    fn dialect(&self) -> Dialect;
+    fn batch(&mut self, sql: &str) -> Result<(), String>;
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, String>;
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, String>;
 }
 
 /// Where the history is kept unless `--history` says: the XDG data
@@ -94,7 +155,7 @@ pub struct Filter {
 }
 
 pub struct History {
-    conn: Connection,
+    db: Box<dyn Db>,
 }
 
 /// A result's keys in the store.
@@ -111,34 +172,30 @@ fn keys_of(result: &RunResult) -> ResultKeys {
         .ok()
         .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(String::from))
         .unwrap_or_else(|| "unknown".into());
+    let mut keys = ResultKeys {
+        kind,
+        workload: None,
+        target: None,
+        model: None,
+        filesystem: None,
+    };
     match result {
         RunResult::Workload(w) => {
             let target = w.targets.first();
-            ResultKeys {
-                kind,
-                workload: Some(change::workload_key(&w.spec)),
-                target: target.map(|t| t.name.clone()),
-                model: target
-                    .and_then(|t| t.facts.device.as_ref())
-                    .and_then(|d| d.model.clone()),
-                filesystem: target.and_then(|t| t.facts.filesystem.clone()),
-            }
+            keys.workload = Some(change::workload_key(&w.spec));
+            keys.target = target.map(|t| t.name.clone());
+            keys.model = target
+                .and_then(|t| t.facts.device.as_ref())
+                .and_then(|d| d.model.clone());
+            keys.filesystem = target.and_then(|t| t.facts.filesystem.clone());
         }
-        RunResult::Tree(t) => ResultKeys {
-            kind,
-            workload: None,
-            target: Some(t.spec.dir.clone()),
-            model: None,
-            filesystem: t.filesystem.clone(),
-        },
-        _ => ResultKeys {
-            kind,
-            workload: None,
-            target: None,
-            model: None,
-            filesystem: None,
-        },
+        RunResult::Tree(t) => {
+            keys.target = Some(t.spec.dir.clone());
+            keys.filesystem = t.filesystem.clone();
+        }
+        _ => {}
     }
+    keys
 }
 
 /// The document's start, in seconds since the Unix epoch (RFC 3339 in
@@ -151,99 +208,137 @@ fn started_unix_s(doc: &Document) -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
+/// The tables, in each database's words.
+fn layout_sql(dialect: Dialect) -> String {
+    let (id, real, int) = match dialect {
+        Dialect::Sqlite => ("INTEGER PRIMARY KEY", "REAL", "INTEGER"),
+        Dialect::Postgres => ("BIGSERIAL PRIMARY KEY", "DOUBLE PRECISION", "BIGINT"),
+    };
+    format!(
+        "CREATE TABLE IF NOT EXISTS fathom (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+         INSERT INTO fathom (key, value) VALUES ('schema', '{SCHEMA}') ON CONFLICT DO NOTHING;
+         CREATE TABLE IF NOT EXISTS documents (
+             id {id},
+             at_unix_s {real} NOT NULL,
+             started_at TEXT NOT NULL,
+             host TEXT NOT NULL,
+             kernel TEXT NOT NULL,
+             fathom_version TEXT NOT NULL,
+             label TEXT,
+             json TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS results (
+             document {int} NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+             idx {int} NOT NULL,
+             kind TEXT NOT NULL,
+             workload TEXT,
+             target TEXT,
+             model TEXT,
+             filesystem TEXT,
+             PRIMARY KEY (document, idx));
+         CREATE TABLE IF NOT EXISTS tags (
+             document {int} NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+             key TEXT NOT NULL,
+             value TEXT NOT NULL);
+         CREATE INDEX IF NOT EXISTS results_by_workload ON results (workload, target);
+         CREATE INDEX IF NOT EXISTS documents_by_time ON documents (at_unix_s);
+         CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value);"
+    )
+}
+
 impl History {
-    /// Opens the store at `path`, making it (and its directory) when it
-    /// is not there.
-    pub fn open(path: &Path) -> Result<History, HistoryError> {
+    /// Opens the store at `location` (a file, or a `postgres://` URL),
+    /// making it (and its directory, or its tables) when it is not there.
+    pub fn open(location: &Path) -> Result<History, HistoryError> {
+        let text = location.to_string_lossy();
+        let (store, db): (String, Result<Box<dyn Db>, String>) = match postgres::is_url(&text) {
+            true => (
+                postgres::shown(&text),
+                postgres::Postgres::open(&text).map(|p| Box::new(p) as Box<dyn Db>),
+            ),
+            false => (
+                location.display().to_string(),
+                sqlite::Sqlite::open(location).map(|s| Box::new(s) as Box<dyn Db>),
+            ),
+        };
         let fail = |why: String| HistoryError::Open {
-            path: path.to_path_buf(),
+            store: store.clone(),
             why,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| fail(e.to_string()))?;
-        }
-        let conn = Connection::open(path).map_err(|e| fail(e.to_string()))?;
-        conn.busy_timeout(Duration::from_secs(10))
-            .map_err(|e| fail(e.to_string()))?;
-        let said = |e: rusqlite::Error| match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::NotADatabase) => {
-                fail("not a fathom history (the file is not a database)".into())
-            }
-            _ => fail(e.to_string()),
+        let mut history = History {
+            db: db.map_err(fail)?,
         };
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(said)?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(said)?;
-        let history = History { conn };
-        history.layout(path)?;
-        Ok(history)
+        let layout = |h: &mut History| {
+            h.db.query("SELECT value FROM fathom WHERE key = 'schema'", &[])
+                .ok()
+                .and_then(|rows| rows.first().and_then(|r| r[0].text()))
+        };
+        // The tables are made only when they are not there: making them
+        // again would lock them against the writers of a store in use.
+        let schema = match layout(&mut history) {
+            Some(schema) => schema,
+            None => {
+                if let Err(why) = history.make_layout() {
+                    let _ = history.db.batch("ROLLBACK");
+                    return Err(fail(why));
+                }
+                layout(&mut history).unwrap_or_default()
+            }
+        };
+        match schema.parse::<u32>() {
+            Ok(s) if s <= SCHEMA => Ok(history),
+            Ok(s) => Err(HistoryError::Newer { store, schema: s }),
+            Err(_) => Err(fail(format!(
+                "not a fathom history (its layout is '{schema}')"
+            ))),
+        }
     }
 
-    /// Makes the tables of a new store; refuses a later layout.
-    fn layout(&self, path: &Path) -> Result<(), HistoryError> {
-        let fail = |e: rusqlite::Error| HistoryError::Open {
-            path: path.to_path_buf(),
-            why: e.to_string(),
-        };
-        self.conn
-            .execute_batch(
-                "BEGIN IMMEDIATE;
-                 CREATE TABLE IF NOT EXISTS fathom (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-                 INSERT OR IGNORE INTO fathom (key, value) VALUES ('schema', '1');
-                 CREATE TABLE IF NOT EXISTS documents (
-                     id INTEGER PRIMARY KEY,
-                     at_unix_s REAL NOT NULL,
-                     started_at TEXT NOT NULL,
-                     host TEXT NOT NULL,
-                     kernel TEXT NOT NULL,
-                     fathom_version TEXT NOT NULL,
-                     label TEXT,
-                     json TEXT NOT NULL);
-                 CREATE TABLE IF NOT EXISTS results (
-                     document INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-                     idx INTEGER NOT NULL,
-                     kind TEXT NOT NULL,
-                     workload TEXT,
-                     target TEXT,
-                     model TEXT,
-                     filesystem TEXT,
-                     PRIMARY KEY (document, idx));
-                 CREATE TABLE IF NOT EXISTS tags (
-                     document INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-                     key TEXT NOT NULL,
-                     value TEXT NOT NULL);
-                 CREATE INDEX IF NOT EXISTS results_by_workload ON results (workload, target);
-                 CREATE INDEX IF NOT EXISTS documents_by_time ON documents (at_unix_s);
-                 CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value);
-                 COMMIT;",
-            )
-            .map_err(|e| {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                match e.sqlite_error_code() {
-                    Some(rusqlite::ErrorCode::NotADatabase) => HistoryError::Open {
-                        path: path.to_path_buf(),
-                        why: "not a fathom history (the file is not a database)".into(),
-                    },
-                    _ => fail(e),
+    /// Makes the tables, once: of several fathoms starting on a new store
+    /// at once, one makes them and the others find them made.
+    fn make_layout(&mut self) -> Result<(), String> {
+        let dialect = self.db.dialect();
+        match dialect {
+            // The write lock keeps every other writer out meanwhile.
+            Dialect::Sqlite => self.db.batch("BEGIN IMMEDIATE")?,
+            Dialect::Postgres => {
+                self.db
+                    .batch("BEGIN; SELECT pg_advisory_xact_lock(7460616)")?;
+                let made = self
+                    .db
+                    .query("SELECT to_regclass('fathom')::text", &[])?
+                    .first()
+                    .and_then(|r| r[0].text())
+                    .is_some();
+                if made {
+                    return self.db.batch("COMMIT");
                 }
-            })?;
-        let schema: String = self
-            .conn
-            .query_row("SELECT value FROM fathom WHERE key = 'schema'", [], |r| {
-                r.get(0)
-            })
-            .map_err(fail)?;
-        match schema.parse::<u32>() {
-            Ok(s) if s <= SCHEMA => Ok(()),
-            Ok(s) => Err(HistoryError::Newer {
-                path: path.to_path_buf(),
-                schema: s,
-            }),
-            Err(_) => Err(HistoryError::Open {
-                path: path.to_path_buf(),
-                why: format!("not a fathom history (its layout is '{schema}')"),
-            }),
+            }
+        }
+        self.db.batch(&layout_sql(dialect))?;
+        self.db.batch("COMMIT")
+    }
+
+    /// Runs `f` in a transaction that writes: all of it lands, or none.
+    fn writing<T>(
+        &mut self,
+        f: impl FnOnce(&mut dyn Db) -> Result<T, String>,
+    ) -> Result<T, HistoryError> {
+        let begin = match self.db.dialect() {
+            // Takes the write lock now, waiting for it, rather than
+            // failing when a read turns into a write.
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres => "BEGIN",
+        };
+        self.db.batch(begin).map_err(HistoryError::Store)?;
+        match f(self.db.as_mut()) {
+            Ok(v) => {
+                self.db.batch("COMMIT").map_err(HistoryError::Store)?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.db.batch("ROLLBACK");
+                Err(HistoryError::Store(e))
+            }
         }
     }
 
@@ -254,188 +349,187 @@ impl History {
         tags: &[(String, String)],
     ) -> Result<i64, HistoryError> {
         let json = serde_json::to_string(doc).map_err(|e| HistoryError::Store(e.to_string()))?;
-        let tx = self.conn.transaction().map_err(store_error)?;
-        tx.execute(
-            "INSERT INTO documents (at_unix_s, started_at, host, kernel, fathom_version, label, json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                started_unix_s(doc),
-                doc.started_at,
-                doc.host.hostname,
-                doc.host.kernel,
-                doc.fathom_version,
-                doc.label,
-                json
-            ],
-        )
-        .map_err(store_error)?;
-        let id = tx.last_insert_rowid();
-        for (i, result) in doc.results.iter().enumerate() {
-            let k = keys_of(result);
-            tx.execute(
-                "INSERT INTO results (document, idx, kind, workload, target, model, filesystem)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    id,
-                    i as i64,
-                    k.kind,
-                    k.workload,
-                    k.target,
-                    k.model,
-                    k.filesystem
-                ],
-            )
-            .map_err(store_error)?;
-        }
-        for (key, value) in tags {
-            tx.execute(
-                "INSERT INTO tags (document, key, value) VALUES (?1, ?2, ?3)",
-                params![id, key, value],
-            )
-            .map_err(store_error)?;
-        }
-        tx.commit().map_err(store_error)?;
-        Ok(id)
+        self.writing(|db| {
+            let id = db
+                .query(
+                    "INSERT INTO documents (at_unix_s, started_at, host, kernel, fathom_version, label, json)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                    &[
+                        Value::Real(started_unix_s(doc)),
+                        doc.started_at.as_str().into(),
+                        doc.host.hostname.as_str().into(),
+                        doc.host.kernel.as_str().into(),
+                        doc.fathom_version.as_str().into(),
+                        doc.label.clone().into(),
+                        Value::Text(json),
+                    ],
+                )?
+                .first()
+                .map(|r| r[0].int())
+                .ok_or("the store gave no id")?;
+            for (i, result) in doc.results.iter().enumerate() {
+                let k = keys_of(result);
+                db.execute(
+                    "INSERT INTO results (document, idx, kind, workload, target, model, filesystem)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    &[
+                        Value::Int(id),
+                        Value::Int(i as i64),
+                        Value::Text(k.kind),
+                        k.workload.into(),
+                        k.target.into(),
+                        k.model.into(),
+                        k.filesystem.into(),
+                    ],
+                )?;
+            }
+            for (key, value) in tags {
+                db.execute(
+                    "INSERT INTO tags (document, key, value) VALUES ($1, $2, $3)",
+                    &[Value::Int(id), key.as_str().into(), value.as_str().into()],
+                )?;
+            }
+            Ok(id)
+        })
+    }
+
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, HistoryError> {
+        self.db.query(sql, params).map_err(HistoryError::Store)
     }
 
     /// The documents `filter` lets through, oldest first.
-    pub fn list(&self, filter: &Filter) -> Result<Vec<Entry>, HistoryError> {
+    pub fn list(&mut self, filter: &Filter) -> Result<Vec<Entry>, HistoryError> {
         let mut sql = String::from(
             "SELECT d.id, d.at_unix_s, d.started_at, d.host, d.fathom_version, d.label FROM documents d WHERE 1 = 1",
         );
-        let mut args: Vec<rusqlite::types::Value> = Vec::new();
-        let mut arg = |v: rusqlite::types::Value| {
+        let mut args: Vec<Value> = Vec::new();
+        let mut arg = |v: Value| {
             args.push(v);
-            format!("?{}", args.len())
+            format!("${}", args.len())
         };
         if let Some(t) = &filter.target {
             sql += &format!(
                 " AND EXISTS (SELECT 1 FROM results r WHERE r.document = d.id AND r.target = {})",
-                arg(t.clone().into())
+                arg(t.as_str().into())
             );
         }
         if let Some(w) = &filter.workload {
             sql += &format!(
                 " AND EXISTS (SELECT 1 FROM results r WHERE r.document = d.id AND (r.workload LIKE {} OR r.kind = {}))",
-                arg(format!("%{w}%").into()),
-                arg(w.clone().into())
+                arg(Value::Text(format!("%{w}%"))),
+                arg(w.as_str().into())
             );
         }
         for (k, v) in &filter.tags {
             sql += &format!(
                 " AND EXISTS (SELECT 1 FROM tags g WHERE g.document = d.id AND g.key = {} AND g.value = {})",
-                arg(k.clone().into()),
-                arg(v.clone().into())
+                arg(k.as_str().into()),
+                arg(v.as_str().into())
             );
         }
         if let Some(since) = filter.since_unix_s {
-            sql += &format!(" AND d.at_unix_s >= {}", arg(since.into()));
+            sql += &format!(" AND d.at_unix_s >= {}", arg(Value::Real(since)));
         }
         if let Some(h) = &filter.host {
-            sql += &format!(" AND d.host = {}", arg(h.clone().into()));
+            sql += &format!(" AND d.host = {}", arg(h.as_str().into()));
         }
         sql += " ORDER BY d.at_unix_s, d.id";
-        let mut stmt = self.conn.prepare(&sql).map_err(store_error)?;
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok(Entry {
-                    id: r.get(0)?,
-                    at_unix_s: r.get(1)?,
-                    started_at: r.get(2)?,
-                    host: r.get(3)?,
-                    fathom_version: r.get(4)?,
-                    label: r.get(5)?,
+        let rows = self.query(&sql, &args)?;
+        rows.into_iter()
+            .map(|r| {
+                self.filled(Entry {
+                    id: r[0].int(),
+                    at_unix_s: r[1].real(),
+                    started_at: r[2].text().unwrap_or_default(),
+                    host: r[3].text().unwrap_or_default(),
+                    fathom_version: r[4].text().unwrap_or_default(),
+                    label: r[5].text(),
                     kind: String::new(),
                     workloads: Vec::new(),
                     targets: Vec::new(),
                     tags: Vec::new(),
                 })
             })
-            .map_err(store_error)?
-            .collect::<Result<Vec<Entry>, _>>()
-            .map_err(store_error)?;
-        rows.into_iter().map(|e| self.filled(e)).collect()
+            .collect()
     }
 
     /// An entry with its results' and tags' keys.
-    fn filled(&self, mut e: Entry) -> Result<Entry, HistoryError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT kind, workload, target FROM results WHERE document = ?1 ORDER BY idx",
-            )
-            .map_err(store_error)?;
-        let results = stmt
-            .query_map([e.id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                ))
-            })
-            .map_err(store_error)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(store_error)?;
+    fn filled(&mut self, mut e: Entry) -> Result<Entry, HistoryError> {
+        let results = self.query(
+            "SELECT kind, workload, target FROM results WHERE document = $1 ORDER BY idx",
+            &[Value::Int(e.id)],
+        )?;
         let mut kinds: Vec<String> = Vec::new();
-        for (kind, workload, target) in results {
+        for r in results {
+            let kind = r[0].text().unwrap_or_default();
             if !kinds.contains(&kind) {
                 kinds.push(kind.clone());
             }
-            let w = workload.unwrap_or(kind);
+            let w = r[1].text().unwrap_or(kind);
             if !e.workloads.contains(&w) {
                 e.workloads.push(w);
             }
-            if let Some(t) = target.filter(|t| !e.targets.contains(t)) {
+            if let Some(t) = r[2].text().filter(|t| !e.targets.contains(t)) {
                 e.targets.push(t);
             }
         }
         e.kind = kinds.join("+");
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT key, value FROM tags WHERE document = ?1 ORDER BY rowid")
-            .map_err(store_error)?;
-        e.tags = stmt
-            .query_map([e.id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(store_error)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(store_error)?;
+        e.tags = self
+            .query(
+                "SELECT key, value FROM tags WHERE document = $1 ORDER BY key, value",
+                &[Value::Int(e.id)],
+            )?
+            .into_iter()
+            .map(|r| {
+                (
+                    r[0].text().unwrap_or_default(),
+                    r[1].text().unwrap_or_default(),
+                )
+            })
+            .collect();
         Ok(e)
     }
 
     /// Document `id`, whole.
-    pub fn document(&self, id: i64) -> Result<Document, HistoryError> {
-        let json: Option<String> = self
-            .conn
-            .query_row("SELECT json FROM documents WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(store_error)?;
-        let json = json.ok_or(HistoryError::NoSuchRun(id))?;
+    pub fn document(&mut self, id: i64) -> Result<Document, HistoryError> {
+        let rows = self.query(
+            "SELECT json FROM documents WHERE id = $1",
+            &[Value::Int(id)],
+        )?;
+        let json = rows
+            .first()
+            .and_then(|r| r[0].text())
+            .ok_or(HistoryError::NoSuchRun(id))?;
         Document::from_json(&json).map_err(|e| HistoryError::Store(format!("run {id}: {e}")))
     }
 
-    /// Removes the documents `ids`; returns how many there were.
+    /// Removes the documents `ids` (all of them, or none when one is not
+    /// there); returns how many.
     pub fn remove(&mut self, ids: &[i64]) -> Result<usize, HistoryError> {
-        let tx = self.conn.transaction().map_err(store_error)?;
-        let mut removed = 0;
-        for id in ids {
-            let n = tx
-                .execute("DELETE FROM documents WHERE id = ?1", [id])
-                .map_err(store_error)?;
-            if n == 0 {
-                return Err(HistoryError::NoSuchRun(*id));
-            }
-            removed += n;
+        let missing = ids.iter().find(|&&id| self.document(id).is_err()).copied();
+        if let Some(id) = missing {
+            return Err(HistoryError::NoSuchRun(id));
         }
-        tx.commit().map_err(store_error)?;
-        Ok(removed)
+        self.writing(|db| {
+            // Results and tags go with their document (cascade), said
+            // here too for a store whose foreign keys are off.
+            for id in ids {
+                for table in ["tags", "results"] {
+                    db.execute(
+                        &format!("DELETE FROM {table} WHERE document = $1"),
+                        &[Value::Int(*id)],
+                    )?;
+                }
+                db.execute("DELETE FROM documents WHERE id = $1", &[Value::Int(*id)])?;
+            }
+            Ok(ids.len())
+        })
     }
 
-    /// The last `n` results of `workload` on `target` (from `host`), most
-    /// recent last, leaving out document `except` (the run itself).
+    /// The last `n` results of `workload` on its target (from `host`),
+    /// most recent last, leaving out document `except` (the run itself).
     pub fn last_runs(
-        &self,
+        &mut self,
         workload: &WorkloadResult,
         host: &str,
         n: usize,
@@ -443,23 +537,22 @@ impl History {
     ) -> Result<Vec<(i64, WorkloadResult)>, HistoryError> {
         let key = change::workload_key(&workload.spec);
         let target = workload.targets.first().map(|t| t.name.clone());
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT d.id, r.idx FROM results r JOIN documents d ON d.id = r.document
-                 WHERE r.workload = ?1 AND r.target IS ?2 AND d.host = ?3 AND d.id IS NOT ?4
-                 ORDER BY d.at_unix_s DESC, d.id DESC LIMIT ?5",
-            )
-            .map_err(store_error)?;
-        let found = stmt
-            .query_map(params![key, target, host, except, n as i64], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-            })
-            .map_err(store_error)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(store_error)?;
+        let found = self.query(
+            "SELECT d.id, r.idx FROM results r JOIN documents d ON d.id = r.document
+             WHERE r.workload = $1 AND r.target IS NOT DISTINCT FROM $2 AND d.host = $3
+               AND d.id IS DISTINCT FROM $4
+             ORDER BY d.at_unix_s DESC, d.id DESC LIMIT $5",
+            &[
+                Value::Text(key),
+                target.into(),
+                host.into(),
+                except.map_or(Value::Null, Value::Int),
+                Value::Int(n as i64),
+            ],
+        )?;
         let mut out = Vec::new();
-        for (id, idx) in found.into_iter().rev() {
+        for r in found.into_iter().rev() {
+            let (id, idx) = (r[0].int(), r[1].int());
             if let Some(RunResult::Workload(w)) =
                 self.document(id)?.results.into_iter().nth(idx as usize)
             {
@@ -470,15 +563,15 @@ impl History {
     }
 
     /// The ids of the documents tagged `key=value`.
-    pub fn tagged(&self, key: &str, value: &str) -> Result<Vec<i64>, HistoryError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT DISTINCT document FROM tags WHERE key = ?1 AND value = ?2 ORDER BY document")
-            .map_err(store_error)?;
-        stmt.query_map([key, value], |r| r.get(0))
-            .map_err(store_error)?
-            .collect::<Result<Vec<i64>, _>>()
-            .map_err(store_error)
+    pub fn tagged(&mut self, key: &str, value: &str) -> Result<Vec<i64>, HistoryError> {
+        Ok(self
+            .query(
+                "SELECT DISTINCT document FROM tags WHERE key = $1 AND value = $2 ORDER BY document",
+                &[key.into(), value.into()],
+            )?
+            .iter()
+            .map(|r| r[0].int())
+            .collect())
     }
 }
 
@@ -495,7 +588,7 @@ pub struct Earlier {
 /// the same workload on the same target from the same host before it;
 /// workloads never run before are left out.
 pub fn against_earlier(
-    history: &History,
+    history: &mut History,
     doc: &Document,
     id: i64,
     n: usize,
@@ -538,7 +631,8 @@ mod tests {
             .record(&doc(100), &[("kernel".into(), "6.1".into())])
             .unwrap();
         let b = h.record(&doc(150), &[]).unwrap();
-        assert_eq!(h.document(a).unwrap(), doc_with_time(&h, a));
+        let again = doc_with_time(&mut h, a);
+        assert_eq!(h.document(a).unwrap(), again);
         let all = h.list(&Filter::default()).unwrap();
         assert_eq!(all.iter().map(|e| e.id).collect::<Vec<_>>(), [a, b]);
         let tagged = h
@@ -559,7 +653,7 @@ mod tests {
         assert!(matches!(h.document(a), Err(HistoryError::NoSuchRun(_))));
     }
 
-    fn doc_with_time(h: &History, id: i64) -> Document {
+    fn doc_with_time(h: &mut History, id: i64) -> Document {
         h.document(id).unwrap()
     }
 
@@ -568,7 +662,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("history.db");
         drop(History::open(&path).unwrap());
-        let conn = Connection::open(&path).unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute("UPDATE fathom SET value = '99' WHERE key = 'schema'", [])
             .unwrap();
         drop(conn);

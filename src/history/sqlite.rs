@@ -1,0 +1,90 @@
+//! The history in a SQLite file (the default): bundled, so nothing is
+//! needed on the host. WAL mode and a wait for the lock let several
+//! fathoms on one host write at once.
+
+use super::{Db, Dialect, Value};
+use rusqlite::Connection;
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use std::path::Path;
+use std::time::Duration;
+
+pub struct Sqlite(Connection);
+
+/// SQLite numbers parameters `?N`; the history writes `$N` as PostgreSQL does.
+fn positional(sql: &str) -> String {
+    sql.replace('$', "?")
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Value::Null => ToSqlOutput::Owned(rusqlite::types::Value::Null),
+            Value::Int(i) => ToSqlOutput::Owned((*i).into()),
+            Value::Real(r) => ToSqlOutput::Owned((*r).into()),
+            Value::Text(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+        })
+    }
+}
+
+fn said(e: rusqlite::Error) -> String {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => {
+            "not a fathom history (the file is not a database)".into()
+        }
+        _ => e.to_string(),
+    }
+}
+
+impl Sqlite {
+    pub fn open(path: &Path) -> Result<Sqlite, String> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        let conn = Connection::open(path).map_err(said)?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(said)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(said)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(said)?;
+        Ok(Sqlite(conn))
+    }
+}
+
+impl Db for Sqlite {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), String> {
+        self.0.execute_batch(sql).map_err(said)
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, String> {
+        self.0
+            .execute(&positional(sql), rusqlite::params_from_iter(params))
+            .map(|n| n as u64)
+            .map_err(said)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, String> {
+        let mut stmt = self.0.prepare_cached(&positional(sql)).map_err(said)?;
+        let columns = stmt.column_count();
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(params), |row| {
+                (0..columns)
+                    .map(|i| {
+                        Ok(match row.get_ref(i)? {
+                            ValueRef::Null => Value::Null,
+                            ValueRef::Integer(n) => Value::Int(n),
+                            ValueRef::Real(r) => Value::Real(r),
+                            ValueRef::Text(t) | ValueRef::Blob(t) => {
+                                Value::Text(String::from_utf8_lossy(t).into_owned())
+                            }
+                        })
+                    })
+                    .collect::<rusqlite::Result<Vec<Value>>>()
+            })
+            .map_err(said)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(said)
+    }
+}
