@@ -165,6 +165,22 @@ fn kept_found_and_checked(store: &str, dir: &Path) {
         .clone();
     assert!(p50["low"].as_f64().unwrap() < 0.1, "{p50}");
 
+    // The trend: a row per run and direction; in html, a chart per figure.
+    let trend = history(store, &["trend"]);
+    let trend = String::from_utf8_lossy(&trend.stdout);
+    assert_eq!(
+        trend.lines().filter(|l| l.contains(" read ")).count(),
+        4,
+        "{trend}"
+    );
+    let html = history(store, &["trend", "--output-format", "html"]);
+    assert_eq!(
+        String::from_utf8_lossy(&html.stdout)
+            .matches("<svg")
+            .count(),
+        4
+    );
+
     // Export holds each document whole; a run removed is gone.
     let exported = history(store, &["export"]);
     let docs: Value = serde_json::from_slice(&exported.stdout).unwrap();

@@ -178,9 +178,17 @@ pub enum Action {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Each workload's IOPS and p99 run by run, oldest first, with how far
-    /// each run's seconds spread.
-    Trend,
+    /// Each workload's IOPS and percentiles run by run, oldest first, with
+    /// how far each run's seconds spread: a table, or (html) a chart per
+    /// figure.
+    Trend {
+        #[arg(long = "output-format", value_name = "FORMAT", default_value = "text", value_parser = ["text", "html"])]
+        format: String,
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[arg(long)]
+        overwrite: bool,
+    },
 }
 
 fn since(text: &str) -> Result<f64, UsageError> {
@@ -304,13 +312,27 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
             let n = h.remove(ids).map_err(usage)?;
             println!("removed {n} run(s)");
         }
-        Action::Trend => {
+        Action::Trend {
+            format,
+            output,
+            overwrite,
+        } => {
+            if let Some(p) = output {
+                destination::check(p, *overwrite)?;
+            }
             let entries = h.list(&filter).map_err(usage)?;
             let mut runs = Vec::new();
             for e in &entries {
                 runs.push((e.clone(), h.document(e.id).map_err(usage)?));
             }
-            print!("{}", crate::report::history::trend(&runs));
+            let text = match format.as_str() {
+                "html" => crate::report::history::trend_html(&runs)?,
+                _ => crate::report::history::trend(&runs),
+            };
+            match output {
+                Some(p) => destination::write(p, &text)?,
+                None => print!("{text}"),
+            }
         }
         Action::Import { .. } => unreachable!("imported above"),
     }

@@ -159,3 +159,98 @@ pub fn trend(runs: &[(Entry, Document)]) -> String {
     }
     out
 }
+
+/// Each workload's figures run by run as one self-contained HTML page:
+/// a chart per figure, the x axis the runs oldest first; IOPS drawn with
+/// its slowest and fastest second, so a run's spread shows beside its
+/// value.
+pub fn trend_html(runs: &[(Entry, Document)]) -> anyhow::Result<String> {
+    use super::charts::{LineChart, Series, XAxis, line_chart};
+    use super::html::{STYLE, escape};
+    type Figure = (
+        &'static str,
+        &'static str,
+        fn(&crate::result::workload::DirectionResult) -> f64,
+    );
+    let figures: [Figure; 4] = [
+        ("IOPS", "I/Os a second", |d| d.iops),
+        ("p50", "µs", |d| d.lat_ns.p50 as f64 / 1000.0),
+        ("p99", "µs", |d| d.lat_ns.p99 as f64 / 1000.0),
+        ("p99.9", "µs", |d| d.lat_ns.p99_9 as f64 / 1000.0),
+    ];
+    let seconds = |d: &crate::result::workload::DirectionResult, most: bool| {
+        d.intervals
+            .iter()
+            .filter(|i| i.dur_s >= 0.999)
+            .map(|i| i.iops)
+            .reduce(if most { f64::max } else { f64::min })
+    };
+    let mut charts = String::new();
+    for (figure, unit, of) in figures {
+        let mut series: Vec<Series> = Vec::new();
+        let mut add =
+            |name: String, x: f64, y: f64| match series.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.points.push((x, y)),
+                None => series.push(Series {
+                    name,
+                    points: vec![(x, y)],
+                }),
+            };
+        for (n, (_, doc)) in runs.iter().enumerate() {
+            let x = (n + 1) as f64;
+            for w in doc.workloads() {
+                let target = w
+                    .targets
+                    .first()
+                    .map(|t| t.name.as_str())
+                    .unwrap_or_default();
+                let key = crate::result::change::workload_key(&w.spec);
+                for (direction, d) in [("read", &w.total.read), ("write", &w.total.write)] {
+                    if d.ios == 0 {
+                        continue;
+                    }
+                    let name = format!("{key} {direction} on {target}");
+                    add(name.clone(), x, of(d));
+                    if figure == "IOPS" {
+                        for (most, said) in [(false, "slowest second"), (true, "fastest second")] {
+                            if let Some(v) = seconds(d, most) {
+                                add(format!("{name}: {said}"), x, v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if series.is_empty() {
+            continue;
+        }
+        let mut chart = LineChart::new(
+            format!("{figure}, run by run"),
+            "run (oldest first)",
+            unit,
+            series,
+        );
+        chart.x_axis = XAxis::Whole;
+        let rendered = line_chart(&chart)?;
+        charts.push_str(&format!(
+            "<figure class=\"chart\">{}</figure>\n",
+            rendered.svg
+        ));
+    }
+    let mut rows = String::new();
+    for (n, (e, _)) in runs.iter().enumerate() {
+        rows.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            n + 1,
+            e.id,
+            escape(&e.started_at),
+            escape(&e.workloads.join(", ")),
+            escape(&tags(e))
+        ));
+    }
+    Ok(format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fathom history</title><style>{STYLE}</style></head><body>\n\
+         <h1>fathom history</h1>\n<div class=\"charts\">\n{charts}</div>\n\
+         <h2>Runs</h2>\n<table><tr><th>run</th><th>id</th><th>started</th><th>workloads</th><th>tags</th></tr>\n{rows}</table>\n</body></html>\n"
+    ))
+}

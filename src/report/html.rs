@@ -19,7 +19,7 @@ pub struct HtmlExporter;
 /// Per-second charts are drawn for this many runs at most.
 const MAX_TIME_SERIES: usize = 6;
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1500px}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1500px}\
 table{border-collapse:collapse;margin:1em 0;font-size:14px}\
 th,td{border:1px solid #ccc;padding:4px 8px}td.n{text-align:right}th{background:#f3f3f3}\
 .charts{display:flex;flex-wrap:wrap;gap:12px}figure.chart{margin:0;border:1px solid #ddd}\
@@ -1117,7 +1117,7 @@ fn meta_bars(metas: &[Labelled<MetaResult>], out: &mut Vec<Rendered>) -> anyhow:
     Ok(())
 }
 
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

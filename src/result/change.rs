@@ -205,6 +205,21 @@ pub fn compare(
         ("write", |w| &w.total.write),
         ("trim", |w| &w.total.trim),
     ];
+    // A change in a figure the target did not decide says nothing of the
+    // target: say which run the host or fathom limited.
+    let mut not_the_targets: Vec<String> = baseline
+        .iter()
+        .map(|b| ("a baseline run", b))
+        .chain([("the new run", &new)])
+        .filter_map(|(which, w)| {
+            let l = w.limited_by.as_ref().filter(|l| !l.by.is_the_targets())?;
+            Some(format!(
+                "{which} was limited by {}, not the target: the change may be the host's",
+                l.by.name()
+            ))
+        })
+        .collect();
+    not_the_targets.dedup();
     directions
         .into_iter()
         .filter(|(_, of)| of(new).ios > 0 || baseline.iter().any(|b| of(b).ios > 0))
@@ -219,7 +234,7 @@ pub fn compare(
                 direction: direction.into(),
                 seconds: (sa.len(), sb.len()),
                 changes: Vec::new(),
-                notes: Vec::new(),
+                notes: not_the_targets.clone(),
             }
             .filled(sa, sb, settings)
         })
