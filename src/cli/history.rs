@@ -18,8 +18,10 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "PATH")]
     pub history: Option<PathBuf>,
 
-    /// Keep this result out of the history.
-    #[arg(long = "no-history")]
+    /// Keep this result out of the history (also when FATHOM_NO_HISTORY
+    /// is set, as the benchmarks in bench/ set it: runs of fathom against
+    /// fio are not runs of a device).
+    #[arg(long = "no-history", env = "FATHOM_NO_HISTORY", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     pub no_history: bool,
 
     /// A tag kept with the result in the history (KEY=VALUE, repeatable):

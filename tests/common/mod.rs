@@ -8,7 +8,9 @@ use std::process::{Command, Output};
 
 pub fn fathom() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_fathom"));
-    command.env("XDG_DATA_HOME", test_data_home());
+    command
+        .env("XDG_DATA_HOME", test_data_home())
+        .env_remove("FATHOM_NO_HISTORY");
     command
 }
 
