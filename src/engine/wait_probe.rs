@@ -4,7 +4,10 @@
 //! completion, and keeps the wait that completes more (the one cheaper in
 //! CPU when the two are within a few percent: a rated worker completes as
 //! many either way). When the completion rate then moves by a quarter, it
-//! measures again.
+//! measures again. Polling is then judged by what it keeps doing: short
+//! epochs can flatter it (the device's kernel worker has not yet been
+//! pushed off the poller's CPU), so a poll whose rate over whole seconds
+//! falls below what sleeping measured goes back to sleeping.
 //!
 //! Which wait is faster depends on the host as much as on the device: on
 //! one 2-CPU VM polling doubled a loop device's IOPS at depth 1, on another
@@ -40,8 +43,14 @@ const WINDOW: Duration = Duration::from_secs(1);
 enum State {
     /// Measuring: the wait of the epoch under way, and epochs left.
     Probing { spin: bool, left: usize },
-    /// Decided at `at`, completing `rate` a second then.
-    Settled { spin: bool, at: Instant, rate: f64 },
+    /// Decided at `at`, completing `rate` a second then; `sleep_rate`
+    /// is what sleeping completed when measured.
+    Settled {
+        spin: bool,
+        at: Instant,
+        rate: f64,
+        sleep_rate: f64,
+    },
 }
 
 /// The decisions of one worker's `auto` wait.
@@ -61,6 +70,8 @@ pub struct WaitProbe {
     settle: Duration,
     /// Windows in a row whose rate moved.
     moved_windows: u32,
+    /// Windows in a row a poll completed less than sleeping had.
+    behind_windows: u32,
 }
 
 impl WaitProbe {
@@ -80,6 +91,7 @@ impl WaitProbe {
             choices: Vec::new(),
             settle: SETTLE,
             moved_windows: 0,
+            behind_windows: 0,
         }
     }
 
@@ -91,9 +103,22 @@ impl WaitProbe {
         let elapsed = now.saturating_duration_since(self.epoch_start);
         match self.state {
             State::Probing { spin, left } if elapsed >= EPOCH => self.end_epoch(now, spin, left),
-            State::Settled { at, rate, .. } if elapsed >= WINDOW => {
+            State::Settled {
+                spin,
+                at,
+                rate,
+                sleep_rate,
+            } if elapsed >= WINDOW => {
                 let now_rate = self.epoch_completions as f64 / elapsed.as_secs_f64();
+                let cpu = thread_cpu_ns().saturating_sub(self.epoch_cpu_ns) as f64
+                    / self.epoch_completions.max(1) as f64;
                 self.restart_epoch(now);
+                let behind = spin && now_rate < sleep_rate * (1.0 - TIE);
+                self.behind_windows = if behind { self.behind_windows + 1 } else { 0 };
+                if self.behind_windows >= MOVED_WINDOWS {
+                    self.back_to_sleeping(now, now_rate, cpu, sleep_rate);
+                    return None;
+                }
                 let moved = rate > 0.0 && ((now_rate - rate) / rate).abs() > MOVED;
                 self.moved_windows = if moved { self.moved_windows + 1 } else { 0 };
                 if self.moved_windows >= MOVED_WINDOWS
@@ -113,6 +138,32 @@ impl WaitProbe {
             State::Probing { spin, .. } | State::Settled { spin, .. } => spin,
         };
         spin.then_some(self.limit)
+    }
+
+    /// Polling kept completing `kept` a second, less than sleeping's
+    /// `sleep_rate`: sleep, and say why.
+    fn back_to_sleeping(&mut self, now: Instant, kept: f64, kept_cpu_ns: f64, sleep_rate: f64) {
+        self.behind_windows = 0;
+        self.moved_windows = 0;
+        let sleep_cpu_ns = median(&self.trials[0]).1;
+        self.choices.push(WaitChoice {
+            worker: 0,
+            at_s: now.saturating_duration_since(self.origin).as_secs_f64(),
+            chose: CompletionWait::Sleep,
+            spin_per_s: kept,
+            sleep_per_s: sleep_rate,
+            spin_cpu_ns: kept_cpu_ns,
+            sleep_cpu_ns,
+        });
+        // Polling flattered in short epochs would flatter again: the next
+        // measurement waits longer.
+        self.settle = (self.settle * 2).min(SETTLE_MOST);
+        self.state = State::Settled {
+            spin: false,
+            at: now,
+            rate: sleep_rate,
+            sleep_rate,
+        };
     }
 
     fn restart_epoch(&mut self, now: Instant) {
@@ -182,10 +233,12 @@ impl WaitProbe {
             spin_cpu_ns: spin.1,
             sleep_cpu_ns: sleep.1,
         });
+        self.behind_windows = 0;
         State::Settled {
             spin: chose_spin,
             at: now,
             rate: if chose_spin { spin.0 } else { sleep.0 },
+            sleep_rate: sleep.0,
         }
     }
 
@@ -280,6 +333,27 @@ mod tests {
             0.5,
             (10_000.0, 10_000.0),
         );
+        assert_eq!(p.choices().len(), 1);
+    }
+
+    /// Polling that measured faster in short epochs but completes less
+    /// over whole seconds than sleeping did goes back to sleeping, and the
+    /// result says so with the rate it kept.
+    #[test]
+    fn a_poll_that_keeps_completing_less_than_sleeping_goes_back_to_sleep() {
+        let start = Instant::now();
+        let mut p = WaitProbe::new(Duration::from_micros(50), start);
+        let now = drive(&mut p, start, 0.4, (30_000.0, 40_000.0));
+        assert_eq!(p.choices()[0].chose, CompletionWait::Spin);
+        // Then polling slows to 24k (a fifth below sleeping's 30k).
+        drive(&mut p, now, 3.5, (30_000.0, 24_000.0));
+        let last = p.choices().last().unwrap();
+        assert_eq!(last.chose, CompletionWait::Sleep, "{:?}", p.choices());
+        assert!((last.spin_per_s - 24_000.0).abs() < 1_500.0, "{last:?}");
+        assert_eq!(p.next(now + Duration::from_secs(4), 0), None);
+        // A poll that keeps up is kept.
+        let mut p = WaitProbe::new(Duration::from_micros(50), start);
+        drive(&mut p, start, 5.0, (30_000.0, 40_000.0));
         assert_eq!(p.choices().len(), 1);
     }
 }
