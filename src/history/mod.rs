@@ -142,6 +142,7 @@ pub struct Entry {
     pub label: Option<String>,
     pub tags: Vec<(String, String)>,
     pub fathom_version: String,
+    pub fathom_commit: Option<String>,
 }
 
 /// Which documents to list.
@@ -224,6 +225,7 @@ fn layout_sql(dialect: Dialect) -> String {
              host TEXT NOT NULL,
              kernel TEXT NOT NULL,
              fathom_version TEXT NOT NULL,
+             fathom_commit TEXT,
              label TEXT,
              json TEXT NOT NULL);
          CREATE TABLE IF NOT EXISTS results (
@@ -352,14 +354,15 @@ impl History {
         self.writing(|db| {
             let id = db
                 .query(
-                    "INSERT INTO documents (at_unix_s, started_at, host, kernel, fathom_version, label, json)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                    "INSERT INTO documents (at_unix_s, started_at, host, kernel, fathom_version, fathom_commit, label, json)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
                     &[
                         Value::Real(started_unix_s(doc)),
                         doc.started_at.as_str().into(),
                         doc.host.hostname.as_str().into(),
                         doc.host.kernel.as_str().into(),
                         doc.fathom_version.as_str().into(),
+                        doc.fathom_commit.clone().into(),
                         doc.label.clone().into(),
                         Value::Text(json),
                     ],
@@ -400,7 +403,7 @@ impl History {
     /// The documents `filter` lets through, oldest first.
     pub fn list(&mut self, filter: &Filter) -> Result<Vec<Entry>, HistoryError> {
         let mut sql = String::from(
-            "SELECT d.id, d.at_unix_s, d.started_at, d.host, d.fathom_version, d.label FROM documents d WHERE 1 = 1",
+            "SELECT d.id, d.at_unix_s, d.started_at, d.host, d.fathom_version, d.label, d.fathom_commit FROM documents d WHERE 1 = 1",
         );
         let mut args: Vec<Value> = Vec::new();
         let mut arg = |v: Value| {
@@ -444,6 +447,7 @@ impl History {
                     host: r[3].text().unwrap_or_default(),
                     fathom_version: r[4].text().unwrap_or_default(),
                     label: r[5].text(),
+                    fathom_commit: r[6].text(),
                     kind: String::new(),
                     workloads: Vec::new(),
                     targets: Vec::new(),

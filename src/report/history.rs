@@ -57,6 +57,7 @@ pub fn csv(entries: &[Entry]) -> anyhow::Result<String> {
         "label",
         "tags",
         "fathom_version",
+        "fathom_commit",
     ])?;
     for e in entries {
         w.write_record([
@@ -69,6 +70,7 @@ pub fn csv(entries: &[Entry]) -> anyhow::Result<String> {
             e.label.clone().unwrap_or_default(),
             tags(e),
             e.fathom_version.clone(),
+            e.fathom_commit.clone().unwrap_or_default(),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

@@ -142,6 +142,7 @@ pub fn concurrent_ranks(
     }
     let mut out = Document {
         fathom_version: first.fathom_version.clone(),
+        fathom_commit: first.fathom_commit.clone(),
         schema: first.schema,
         started_at: first.started_at.clone(),
         host: first.host.clone(),

@@ -62,6 +62,7 @@ pub fn document(doc: &Value) -> Result<Document, String> {
         .unwrap_or_default();
     Ok(Document {
         fathom_version: version,
+        fathom_commit: None,
         schema: SCHEMA,
         started_at,
         host: HostFacts {

@@ -40,6 +40,9 @@ pub const SCHEMA: u32 = 2;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     pub fathom_version: String,
+    /// The commit fathom was built from, when built from a git checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fathom_commit: Option<String>,
     pub schema: u32,
     /// RFC 3339, UTC.
     pub started_at: String,
@@ -98,6 +101,9 @@ impl Document {
     pub fn new(host: HostFacts, label: Option<String>) -> Self {
         Document {
             fathom_version: env!("CARGO_PKG_VERSION").to_string(),
+            fathom_commit: Some(env!("FATHOM_COMMIT"))
+                .filter(|c| !c.is_empty())
+                .map(String::from),
             schema: SCHEMA,
             started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             host,
@@ -285,6 +291,7 @@ impl DocumentV1 {
             .collect();
         Document {
             fathom_version: self.fathom_version,
+            fathom_commit: None,
             schema: SCHEMA,
             started_at: self.started_at,
             host: self.host,
