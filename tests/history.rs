@@ -205,42 +205,22 @@ fn killed_and_racing_writers(store: &str, dir: &Path) {
             .status
             .success()
     );
-    let import = || {
+    let import = |stderr: Stdio| {
         fathom()
-            .args([
-                "history",
-                "--history",
-                store,
-                "import",
-                doc.to_str().unwrap(),
-            ])
+            .args(["history", "--history", store, "import"])
+            .arg(&doc)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap()
     };
     for delay_ms in [0u64, 2, 5, 10, 20, 40] {
-        let mut child = import();
+        let mut child = import(Stdio::null());
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill();
         let _ = child.wait();
     }
-    let racing: Vec<_> = (0..6)
-        .map(|_| {
-            fathom()
-                .args([
-                    "history",
-                    "--history",
-                    store,
-                    "import",
-                    doc.to_str().unwrap(),
-                ])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let racing: Vec<_> = (0..6).map(|_| import(Stdio::piped())).collect();
     for c in racing {
         let o = c.wait_with_output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

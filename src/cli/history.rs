@@ -244,6 +244,20 @@ pub fn usage(e: HistoryError) -> UsageError {
     UsageError(e.to_string())
 }
 
+/// `-o FILE`, checked before anything is read.
+fn checked(output: Option<&Path>, overwrite: bool) -> Result<(), UsageError> {
+    output.map_or(Ok(()), |p| destination::check(p, overwrite))
+}
+
+/// `text` to `-o FILE`, or to standard output.
+fn write_out(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    match output {
+        Some(p) => destination::write(p, text)?,
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
 pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
     let filter = args.filter.filter()?;
     let action = args.action.as_ref().unwrap_or(&Action::List);
@@ -288,9 +302,7 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
             output,
             overwrite,
         } => {
-            if let Some(p) = output {
-                destination::check(p, *overwrite)?;
-            }
+            checked(output.as_deref(), *overwrite)?;
             let entries = h.list(&filter).map_err(usage)?;
             let text = match format.as_str() {
                 "csv" => crate::report::history::csv(&entries)?,
@@ -305,10 +317,7 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
                     serde_json::to_string_pretty(&docs)? + "\n"
                 }
             };
-            match output {
-                Some(p) => destination::write(p, &text)?,
-                None => print!("{text}"),
-            }
+            write_out(output.as_deref(), &text)?;
         }
         Action::Remove { ids } => {
             let n = h.remove(ids).map_err(usage)?;
@@ -319,9 +328,7 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
             output,
             overwrite,
         } => {
-            if let Some(p) = output {
-                destination::check(p, *overwrite)?;
-            }
+            checked(output.as_deref(), *overwrite)?;
             let entries = h.list(&filter).map_err(usage)?;
             let mut runs = Vec::new();
             for e in &entries {
@@ -331,10 +338,7 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
                 "html" => crate::report::history::trend_html(&runs)?,
                 _ => crate::report::history::trend(&runs),
             };
-            match output {
-                Some(p) => destination::write(p, &text)?,
-                None => print!("{text}"),
-            }
+            write_out(output.as_deref(), &text)?;
         }
         Action::Import { .. } => unreachable!("imported above"),
     }

@@ -15,63 +15,54 @@ fn tags(e: &Entry) -> String {
         .join(" ")
 }
 
+/// An entry's keys, in the listing's columns (lists joined by `sep`).
+fn columns(e: &Entry, sep: &str) -> Vec<String> {
+    vec![
+        e.id.to_string(),
+        e.started_at.clone(),
+        e.host.clone(),
+        e.kind.clone(),
+        e.workloads.join(sep),
+        e.targets.join(sep),
+        e.label.clone().unwrap_or_default(),
+        tags(e),
+    ]
+}
+
+const COLUMNS: [&str; 8] = [
+    "id",
+    "started",
+    "host",
+    "kind",
+    "workloads",
+    "targets",
+    "label",
+    "tags",
+];
+
 pub fn list(entries: &[Entry]) -> String {
     if entries.is_empty() {
         return "no runs kept match\n".into();
     }
     let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED).set_header([
-        "id",
-        "started",
-        "host",
-        "kind",
-        "workloads",
-        "targets",
-        "label",
-        "tags",
-    ]);
+    table.load_style(UTF8_FULL_CONDENSED).set_header(COLUMNS);
     for e in entries {
-        table.add_row([
-            e.id.to_string(),
-            e.started_at.clone(),
-            e.host.clone(),
-            e.kind.clone(),
-            e.workloads.join(", "),
-            e.targets.join(", "),
-            e.label.clone().unwrap_or_default(),
-            tags(e),
-        ]);
+        table.add_row(columns(e, ", "));
     }
     format!("{table}\n")
 }
 
 pub fn csv(entries: &[Entry]) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "id",
-        "started_at",
-        "host",
-        "kind",
-        "workloads",
-        "targets",
-        "label",
-        "tags",
-        "fathom_version",
-        "fathom_commit",
-    ])?;
+    let mut header: Vec<&str> = COLUMNS.to_vec();
+    header[1] = "started_at";
+    header.extend(["fathom_version", "fathom_commit"]);
+    w.write_record(header)?;
     for e in entries {
-        w.write_record([
-            e.id.to_string(),
-            e.started_at.clone(),
-            e.host.clone(),
-            e.kind.clone(),
-            e.workloads.join("; "),
-            e.targets.join("; "),
-            e.label.clone().unwrap_or_default(),
-            tags(e),
-            e.fathom_version.clone(),
-            e.fathom_commit.clone().unwrap_or_default(),
-        ])?;
+        let mut row = columns(e, "; ");
+        row.push(e.fathom_version.clone());
+        row.push(e.fathom_commit.clone().unwrap_or_default());
+        w.write_record(row)?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
 }
