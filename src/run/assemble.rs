@@ -179,7 +179,15 @@ fn target_result(
     acc: TargetAccumulator,
     runtime: f64,
 ) -> TargetResult {
-    let [read_iv, write_iv, trim_iv] = acc.series.finish();
+    // A second's histogram is kept once, on the workload's total (what
+    // `fathom check` resamples): on every target too, it would double
+    // what a long run's result grows by each second.
+    let [read_iv, write_iv, trim_iv] = acc.series.finish().map(|mut series| {
+        for second in &mut series {
+            second.histogram = None;
+        }
+        series
+    });
     let [read, write, trim] = acc.totals;
     TargetResult {
         name: spec.target_label(acc.target).to_string(),
