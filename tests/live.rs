@@ -25,15 +25,6 @@ fn get(addr: &str, path: &str) -> Option<String> {
     head.starts_with("HTTP/1.").then(|| body.to_string())
 }
 
-/// A port nothing listens on now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The value of the first sample of `metric` whose labels contain `with`.
 fn sample(text: &str, metric: &str, with: &str) -> Option<f64> {
     text.lines()

@@ -2,10 +2,10 @@
 //! the baseline's, with intervals that know the runs' noise, and an exit
 //! code a CI job can gate on.
 
-use super::read_result_file;
+use super::load_document;
 use crate::report::destination;
 use crate::result::change::{self, Bootstrap, CheckResult};
-use crate::result::{Document, RunResult};
+use crate::result::{Document, WorkloadResult};
 use crate::util::error::UsageError;
 use clap::Args;
 use std::path::PathBuf;
@@ -99,11 +99,6 @@ fn parse_confidence(text: &str) -> Result<f64, String> {
     }
 }
 
-fn load(path: &std::path::Path) -> anyhow::Result<Document> {
-    let text = read_result_file(path)?;
-    Ok(Document::from_json(&text).map_err(|e| UsageError(format!("{}: {e}", path.display())))?)
-}
-
 /// Exit 0 (no regression past the threshold), 1 (one is), 2 (bad input:
 /// unreadable results, or nothing measured the same workload).
 pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
@@ -120,7 +115,7 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
         destination::check_not_input(path, &inputs, "the result file")?;
         destination::check(path, args.overwrite)?;
     }
-    let new = load(&args.new)?;
+    let new = load_document(&args.new)?;
     let reads_history = args.against.iter().any(|b| !matches!(b, Baseline::File(_)));
     let mut history = match reads_history {
         true => Some(super::history::open(args.history.as_deref())?),
@@ -131,7 +126,7 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
     let mut last = None;
     for b in &args.against {
         match (b, &mut history) {
-            (Baseline::File(p), _) => baselines.push(load(p)?),
+            (Baseline::File(p), _) => baselines.push(load_document(p)?),
             (Baseline::Id(id), Some(h)) => baselines.push(h.document(*id).map_err(usage)?),
             (Baseline::Tag(k, v), Some(h)) => {
                 let ids = h.tagged(k, v).map_err(usage)?;
@@ -149,29 +144,12 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
             _ => unreachable!("the history is open when a baseline needs it"),
         }
     }
-    let workloads = |d: &Document| -> Vec<crate::result::WorkloadResult> {
-        d.results
-            .iter()
-            .filter_map(|r| match r {
-                RunResult::Workload(w) => Some(w.clone()),
-                _ => None,
-            })
-            .collect()
-    };
-    let base_runs: Vec<Vec<crate::result::WorkloadResult>> =
-        baselines.iter().map(workloads).collect();
-    let new_w = workloads(&new);
+    let base_runs: Vec<Vec<&WorkloadResult>> =
+        baselines.iter().map(|d| d.workloads().collect()).collect();
+    let new_w: Vec<&WorkloadResult> = new.workloads().collect();
     // NEW itself, when the history keeps it, is not its own baseline.
     let itself = match &mut history {
-        Some(h) => h
-            .list(&crate::history::Filter {
-                host: Some(new.host.hostname.clone()),
-                ..Default::default()
-            })
-            .map_err(usage)?
-            .into_iter()
-            .find(|e| e.started_at == new.started_at)
-            .map(|e| e.id),
+        Some(h) => h.id_of(&new).map_err(usage)?,
         None => None,
     };
     if base_runs.iter().any(Vec::is_empty) || new_w.is_empty() {
@@ -198,7 +176,8 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
             let b = base_w
                 .iter()
                 .find(|b| b.spec.name == n.spec.name && change::differences(b, n).is_empty())
-                .or_else(|| base_w.get(i));
+                .or_else(|| base_w.get(i))
+                .copied();
             let Some(b) = b else {
                 unmatched.push(format!("{}: no workload in the baseline", n.spec.title()));
                 continue 'workloads;
@@ -212,7 +191,7 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
                 ));
                 continue 'workloads;
             }
-            matched.push(b.clone());
+            matched.push((*b).clone());
         }
         if let (Some(n_last), Some(h)) = (last, &mut history) {
             let earlier = h

@@ -1,7 +1,6 @@
 //! The history's flags on every command that writes a result, what a run
 //! says of itself against the runs before it, and `fathom history`.
 
-use super::read_result_file;
 use crate::history::{self, Filter, History, HistoryError};
 use crate::report::destination;
 use crate::result::Document;
@@ -39,8 +38,11 @@ pub fn parse_tag(text: &str) -> Result<(String, String), String> {
 }
 
 /// The history at `--history`, or the default one.
-pub fn path_of(args: &HistoryArgs) -> Option<PathBuf> {
-    args.history.clone().or_else(history::default_path)
+fn store_path(explicit: Option<&Path>) -> Result<PathBuf, UsageError> {
+    explicit
+        .map(Path::to_path_buf)
+        .or_else(history::default_path)
+        .ok_or_else(|| UsageError("no $XDG_DATA_HOME or $HOME: give --history PATH".into()))
 }
 
 /// How many earlier runs a run is checked against at its end.
@@ -53,9 +55,9 @@ pub fn remember(document: &Document, args: &HistoryArgs) {
     if args.no_history || document.results.is_empty() {
         return;
     }
-    let Some(path) = path_of(args) else {
-        eprintln!("fathom: history not updated: no $XDG_DATA_HOME or $HOME (give --history PATH)");
-        return;
+    let path = match store_path(args.history.as_deref()) {
+        Ok(path) => path,
+        Err(e) => return eprintln!("fathom: history not updated: {}", e.0),
     };
     let stored = History::open(&path).and_then(|mut h| {
         let id = h.record(document, &args.tags)?;
@@ -71,37 +73,8 @@ pub fn remember(document: &Document, args: &HistoryArgs) {
     match stored {
         Ok((id, earlier)) => {
             for e in earlier {
-                for d in &e.changes {
-                    let said: Vec<String> = d
-                        .changes
-                        .iter()
-                        .filter(|c| {
-                            matches!(
-                                c.figure,
-                                crate::result::change::Figure::Iops
-                                    | crate::result::change::Figure::P99
-                            )
-                        })
-                        .map(|c| {
-                            format!(
-                                "{} {:+.1}% [{:+.1}% {:+.1}%], {}",
-                                c.figure.name(),
-                                c.change * 100.0,
-                                c.low * 100.0,
-                                c.high * 100.0,
-                                c.verdict
-                            )
-                        })
-                        .collect();
-                    if !said.is_empty() {
-                        eprintln!(
-                            "fathom: history run {id}: {} ({}) vs the last {} run(s) of it on this target: {}",
-                            e.workload,
-                            d.direction,
-                            e.runs,
-                            said.join("; ")
-                        );
-                    }
+                for line in crate::report::change::against_earlier(id, &e) {
+                    eprintln!("fathom: {line}");
                 }
             }
         }
@@ -227,10 +200,7 @@ impl FilterArgs {
 
 /// Opens the history a command reads: any problem is bad input.
 pub fn open(path: Option<&Path>) -> Result<History, UsageError> {
-    let path = path
-        .map(Path::to_path_buf)
-        .or_else(history::default_path)
-        .ok_or_else(|| UsageError("no $XDG_DATA_HOME or $HOME: give --history PATH".into()))?;
+    let path = store_path(path)?;
     if !history::is_url(&path.to_string_lossy()) && !path.exists() {
         return Err(UsageError(format!(
             "history {}: there is none yet (every run keeps its result there)",
@@ -242,6 +212,18 @@ pub fn open(path: Option<&Path>) -> Result<History, UsageError> {
 
 pub fn usage(e: HistoryError) -> UsageError {
     UsageError(e.to_string())
+}
+
+/// The runs `filter` lets through, each with its document.
+fn runs(h: &mut History, filter: &Filter) -> Result<Vec<(history::Entry, Document)>, UsageError> {
+    let entries = h.list(filter).map_err(usage)?;
+    entries
+        .into_iter()
+        .map(|e| {
+            let doc = h.document(e.id).map_err(usage)?;
+            Ok((e, doc))
+        })
+        .collect()
 }
 
 /// `-o FILE`, checked before anything is read.
@@ -262,22 +244,14 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
     let filter = args.filter.filter()?;
     let action = args.action.as_ref().unwrap_or(&Action::List);
     if let Action::Import { files } = action {
-        let tags = &args.filter.tags;
-        let path = args
-            .history
-            .clone()
-            .or_else(history::default_path)
-            .ok_or_else(|| UsageError("no $XDG_DATA_HOME or $HOME: give --history PATH".into()))?;
+        let path = store_path(args.history.as_deref())?;
         let docs: Vec<Document> = files
             .iter()
-            .map(|f| {
-                let text = read_result_file(f)?;
-                Document::from_json(&text).map_err(|e| UsageError(format!("{}: {e}", f.display())))
-            })
+            .map(|f| super::load_document(f))
             .collect::<Result<_, _>>()?;
         let mut h = History::open(&path).map_err(usage)?;
         for (f, d) in files.iter().zip(&docs) {
-            let id = h.record(d, tags).map_err(usage)?;
+            let id = h.record(d, &args.filter.tags).map_err(usage)?;
             println!("{}: run {id}", f.display());
         }
         return Ok(0);
@@ -303,17 +277,13 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
             overwrite,
         } => {
             checked(output.as_deref(), *overwrite)?;
-            let entries = h.list(&filter).map_err(usage)?;
             let text = match format.as_str() {
-                "csv" => crate::report::history::csv(&entries)?,
+                "csv" => crate::report::history::csv(&h.list(&filter).map_err(usage)?)?,
                 _ => {
-                    let docs: Vec<serde_json::Value> = entries
-                        .iter()
-                        .map(|e| {
-                            let doc = h.document(e.id).map_err(usage)?;
-                            Ok(serde_json::json!({ "id": e.id, "tags": e.tags, "document": doc }))
-                        })
-                        .collect::<Result<_, UsageError>>()?;
+                    let docs: Vec<serde_json::Value> = runs(&mut h, &filter)?
+                        .into_iter()
+                        .map(|(e, doc)| serde_json::json!({ "id": e.id, "tags": e.tags, "document": doc }))
+                        .collect();
                     serde_json::to_string_pretty(&docs)? + "\n"
                 }
             };
@@ -329,11 +299,7 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
             overwrite,
         } => {
             checked(output.as_deref(), *overwrite)?;
-            let entries = h.list(&filter).map_err(usage)?;
-            let mut runs = Vec::new();
-            for e in &entries {
-                runs.push((e.clone(), h.document(e.id).map_err(usage)?));
-            }
+            let runs = runs(&mut h, &filter)?;
             let text = match format.as_str() {
                 "html" => crate::report::history::trend_html(&runs)?,
                 _ => crate::report::history::trend(&runs),

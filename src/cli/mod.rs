@@ -826,12 +826,16 @@ fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {
 fn load_report(paths: &[PathBuf]) -> anyhow::Result<Report> {
     let mut docs = Vec::with_capacity(paths.len());
     for path in paths {
-        let text = read_result_file(path)?;
-        let document = Document::from_json(&text)
-            .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
-        docs.push((stem(path), document));
+        docs.push((stem(path), load_document(path)?));
     }
     Ok(Report::from_documents(docs).map_err(UsageError)?)
+}
+
+/// A result file (fathom's JSON, or fio's) as a document; what is wrong
+/// with it is bad input, naming the file.
+pub(crate) fn load_document(path: &Path) -> Result<Document, UsageError> {
+    let text = read_result_file(path)?;
+    Document::from_json(&text).map_err(|e| UsageError(format!("{}: {e}", path.display())))
 }
 
 /// `fathom compare A B`: exit 2 when nothing in A has a counterpart in B.

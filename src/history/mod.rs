@@ -507,12 +507,30 @@ impl History {
         Document::from_json(&json).map_err(|e| HistoryError::Store(format!("run {id}: {e}")))
     }
 
+    /// The id `doc` is kept under, if it is kept (the same host's run
+    /// that started at the same moment).
+    pub fn id_of(&mut self, doc: &Document) -> Result<Option<i64>, HistoryError> {
+        Ok(self
+            .query(
+                "SELECT id FROM documents WHERE host = $1 AND started_at = $2 ORDER BY id LIMIT 1",
+                &[
+                    doc.host.hostname.as_str().into(),
+                    doc.started_at.as_str().into(),
+                ],
+            )?
+            .first()
+            .map(|r| r[0].int()))
+    }
+
     /// Removes the documents `ids` (all of them, or none when one is not
     /// there); returns how many.
     pub fn remove(&mut self, ids: &[i64]) -> Result<usize, HistoryError> {
-        let missing = ids.iter().find(|&&id| self.document(id).is_err()).copied();
-        if let Some(id) = missing {
-            return Err(HistoryError::NoSuchRun(id));
+        // Whether each is there, without reading the documents themselves.
+        for &id in ids {
+            let kept = self.query("SELECT 1 FROM documents WHERE id = $1", &[Value::Int(id)])?;
+            if kept.is_empty() {
+                return Err(HistoryError::NoSuchRun(id));
+            }
         }
         self.writing(|db| {
             // Results and tags go with their document (cascade), said

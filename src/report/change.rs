@@ -50,3 +50,39 @@ pub fn text(result: &CheckResult, fail_on: Option<f64>) -> String {
     }
     out
 }
+
+/// What a run's end says of each direction of a workload against the
+/// last runs of it in the history: IOPS and p99, each change with its
+/// interval and verdict, one line per direction.
+pub fn against_earlier(id: i64, earlier: &crate::history::Earlier) -> Vec<String> {
+    earlier
+        .changes
+        .iter()
+        .filter_map(|d| {
+            let said: Vec<String> = d
+                .changes
+                .iter()
+                .filter(|c| matches!(c.figure, Figure::Iops | Figure::P99))
+                .map(|c| {
+                    format!(
+                        "{} {} [{} {}], {}",
+                        c.figure.name(),
+                        percent(c.change),
+                        percent(c.low),
+                        percent(c.high),
+                        c.verdict
+                    )
+                })
+                .collect();
+            (!said.is_empty()).then(|| {
+                format!(
+                    "history run {id}: {} ({}) vs the last {} run(s) of it on this target: {}",
+                    earlier.workload,
+                    d.direction,
+                    earlier.runs,
+                    said.join("; ")
+                )
+            })
+        })
+        .collect()
+}

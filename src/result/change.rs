@@ -7,7 +7,7 @@
 //! collection lasts several): blocks keep that correlation, so a run that
 //! wanders gets the wide interval it deserves.
 
-use super::workload::{DirectionResult, WorkloadResult};
+use super::workload::WorkloadResult;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::Interval;
 use rand::rngs::SmallRng;
@@ -189,22 +189,14 @@ pub fn differences(baseline: &WorkloadResult, new: &WorkloadResult) -> Vec<Strin
 }
 
 /// Compares `new` with `baseline`, direction by direction (those either
-/// did I/O in).
-type DirectionOf = fn(&WorkloadResult) -> &DirectionResult;
-
-/// `baseline` may be several runs of the workload: then runs are
-/// resampled too, so that how much they differ from each other widens the
-/// intervals (a noise no single run's seconds show).
+/// did I/O in). `baseline` may be several runs of the workload: then runs
+/// are resampled too, so that how much they differ from each other widens
+/// the intervals (a noise no single run's seconds show).
 pub fn compare(
     baseline: &[&WorkloadResult],
     new: &WorkloadResult,
     settings: Bootstrap,
 ) -> Vec<DirectionChange> {
-    let directions: [(&str, DirectionOf); 3] = [
-        ("read", |w| &w.total.read),
-        ("write", |w| &w.total.write),
-        ("trim", |w| &w.total.trim),
-    ];
     // A change in a figure the target did not decide says nothing of the
     // target: say which run the host or fathom limited.
     let mut not_the_targets: Vec<String> = baseline
@@ -220,15 +212,21 @@ pub fn compare(
         })
         .collect();
     not_the_targets.dedup();
-    directions
+    // The same direction of each baseline run, by its place in the table.
+    fn of(b: &WorkloadResult, k: usize) -> &crate::result::workload::DirectionResult {
+        b.total.named()[k].1
+    }
+    new.total
+        .named()
         .into_iter()
-        .filter(|(_, of)| of(new).ios > 0 || baseline.iter().any(|b| of(b).ios > 0))
-        .map(|(direction, of)| {
+        .enumerate()
+        .filter(|&(k, (_, d))| d.ios > 0 || baseline.iter().any(|b| of(b, k).ios > 0))
+        .map(|(k, (direction, d))| {
             let base: Vec<&[Interval]> = baseline
                 .iter()
-                .map(|b| of(b).intervals.as_slice())
+                .map(|b| of(b, k).intervals.as_slice())
                 .collect();
-            let (sa, sb) = (Seconds::of(&base), Seconds::of(&[&of(new).intervals]));
+            let (sa, sb) = (Seconds::of(&base), Seconds::of(&[&d.intervals]));
             DirectionChange {
                 workload: new.spec.title(),
                 direction: direction.into(),

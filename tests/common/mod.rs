@@ -14,6 +14,15 @@ pub fn fathom() -> Command {
     command
 }
 
+/// A port of 127.0.0.1 nothing listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// Where the tests' runs keep their history: under cargo's target
 /// directory, not the user's own.
 pub fn test_data_home() -> PathBuf {

@@ -41,14 +41,6 @@ fn as_server_user(program: &Path) -> Command {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 impl Server {
     /// Starts a server, or says why not (no PostgreSQL installed).
     pub fn start() -> Result<Server, String> {
@@ -77,7 +69,7 @@ impl Server {
         if !out.status.success() {
             return Err(format!("initdb: {}", String::from_utf8_lossy(&out.stderr)));
         }
-        let port = free_port();
+        let port = crate::common::free_port();
         let options = format!(
             "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
             data.display()

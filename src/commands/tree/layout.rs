@@ -55,16 +55,21 @@ impl Layout {
     /// for rank 0 (or a tree of one process), a part of it for the other
     /// ranks sharing it (their threads' counts).
     pub fn marker(&self, rank: u32) -> PathBuf {
-        match rank {
-            0 => self.root.join(MARKER),
-            r => self.root.join(format!("{MARKER}.rank{r}")),
-        }
+        marker_in(&self.root, rank)
     }
 }
 
 /// The file that makes a directory a tree of fathom's, with what a later
 /// run on it must know.
 pub const MARKER: &str = ".fathom-tree";
+
+/// Rank `rank`'s marker (or part of it) in the tree's directory `root`.
+pub fn marker_in(root: &Path, rank: u32) -> PathBuf {
+    match rank {
+        0 => root.join(MARKER),
+        r => root.join(format!("{MARKER}.rank{r}")),
+    }
+}
 
 pub fn file_name(k: u64, renamed: bool) -> String {
     if renamed {

@@ -214,7 +214,7 @@ fn kept_tree(root: &Path, rank: u32) -> Result<Option<Marker>, UsageError> {
         serde_json::from_str::<Marker>(&text)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
     };
-    let main = match read(&root.join(layout::MARKER)) {
+    let main = match read(&layout::marker_in(root, 0)) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
             return Err(err(format!("its marker cannot be read ({e})")));
@@ -228,8 +228,7 @@ fn kept_tree(root: &Path, rank: u32) -> Result<Option<Marker>, UsageError> {
     if rank == 0 || rank >= main.ranks {
         return Ok(Some(main));
     }
-    let part = root.join(format!("{}.rank{rank}", layout::MARKER));
-    read(&part).map(Some).map_err(|e| {
+    read(&layout::marker_in(root, rank)).map(Some).map_err(|e| {
         err(format!(
             "its marker's part for rank {rank} cannot be read ({e}): the tree is not whole"
         ))
