@@ -569,14 +569,21 @@ mod tests {
         p
     }
 
-    fn tmp() -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "fathom-fiojob-{}-{}",
-            std::process::id(),
-            rand::random::<u32>()
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A directory of the test's own, removed when the test ends.
+    struct Tmp(tempfile::TempDir);
+
+    impl std::ops::Deref for Tmp {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            self.0.path()
+        }
+    }
+
+    fn tmp() -> Tmp {
+        Tmp(tempfile::Builder::new()
+            .prefix("fathom-fiojob-")
+            .tempdir()
+            .unwrap())
     }
 
     #[test]
