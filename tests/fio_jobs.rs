@@ -811,3 +811,77 @@ fn a_share_of_ios_at_their_own_priority_is_reported_apart_as_in_fio() {
     );
     refused(&["run", ".", "--cmdprio", "0:rt"], "'0'");
 }
+
+/// fio's falloc and ftruncate engines: the same operations counted as fio
+/// counts them, and the file left as fio leaves it (allocated, punched,
+/// allocated again without growing; truncated to the last offset).
+#[test]
+fn falloc_and_ftruncate_jobs_do_to_the_file_what_fio_does() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempdir();
+    let counts = |doc: &Value| -> Vec<(String, [u64; 6])> {
+        doc["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                let of = |d: &str| [u(&j[d]["total_ios"]), u(&j[d]["io_bytes"])];
+                let [r, w, t] = [of("read"), of("write"), of("trim")];
+                let name = j["jobname"].as_str().unwrap().to_string();
+                (name, [r[0], r[1], w[0], w[1], t[0], t[1]])
+            })
+            .collect()
+    };
+    // (length, bytes allocated) of a file the run left.
+    let state = |name: &str| {
+        let m = std::fs::metadata(dir.path().join(name)).unwrap();
+        (m.len(), m.blocks() * 512)
+    };
+    let jobs = [
+        (
+            "alloc",
+            "[global]\nsize=1m\nbs=64k\nioengine=falloc\nfilename=alloc\n\
+             [grow]\nrw=write\n[punch]\nstonewall\nrw=trim\nbs=4k\n[keep]\nstonewall\nrw=read\n",
+        ),
+        (
+            "short",
+            "[trunc]\nsize=1m\nbs=64k\nioengine=ftruncate\nrw=write\nfilename=short\n",
+        ),
+    ];
+    for (file, text) in jobs {
+        let job = job_file(dir.path(), text);
+        let Some(fio) = fio_doc(&job, dir.path()) else {
+            return;
+        };
+        let fio_left = state(file);
+        std::fs::remove_file(dir.path().join(file)).unwrap();
+        let out = fathom()
+            .current_dir(dir.path())
+            .args(["run", job.to_str().unwrap(), "--keep"])
+            .args(["--output-format", "fio-json"])
+            .output()
+            .unwrap();
+        let ours = json_out(&out);
+        assert_eq!(counts(&ours), counts(&fio), "{file}: (name, r, w, trim)");
+        let (len, allocated) = state(file);
+        assert_eq!(len, fio_left.0, "{file}: length");
+        // Within a few blocks of fio's: fathom's mark of a kept file is an
+        // extended attribute, which may take a block of its own.
+        assert!(
+            allocated.abs_diff(fio_left.1) <= 16 << 10,
+            "{file}: {allocated} bytes allocated, fio {}",
+            fio_left.1
+        );
+        std::fs::remove_file(dir.path().join(file)).unwrap();
+    }
+    // Neither engine moves data, so nothing can be read back.
+    let out = fathom()
+        .current_dir(dir.path())
+        .args(["run", "f", "--engine", "falloc", "--verify", "--size", "1m"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("moves no data"), "{err}");
+    assert!(!dir.path().join("f").exists(), "nothing made");
+}

@@ -62,7 +62,7 @@ pub struct PtsArgs {
     #[arg(long = "max-time", value_name = "TIME", default_value = "6h", value_parser = parse_seconds)]
     max_time: f64,
 
-    /// io_uring, sync or null.
+    /// The I/O engine, as `run --engine` takes it.
     #[arg(long, value_name = "ENGINE", default_value = "io_uring", value_parser = knob("engine", |s| s.engine))]
     engine: EngineKind,
 

@@ -72,7 +72,7 @@ pub struct ReplayArgs {
     #[arg(long)]
     buffered: bool,
 
-    /// io_uring, sync or null.
+    /// The I/O engine, as `run --engine` takes it.
     #[arg(long, value_name = "ENGINE", default_value = "io_uring", value_parser = knob("engine", |s| s.engine))]
     engine: EngineKind,
 

@@ -3,6 +3,8 @@
 //! it drives. One file per engine.
 
 pub mod content;
+pub mod falloc;
+pub mod ftruncate;
 pub mod io_uring;
 pub mod null;
 pub mod pattern;
@@ -114,6 +116,8 @@ pub fn open(
         )?),
         EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers)?),
         EngineKind::Null => Box::new(null::NullEngine::new(buffers, null_latency)),
+        EngineKind::Falloc => Box::new(falloc::FallocEngine::new(file, buffers)),
+        EngineKind::Ftruncate => Box::new(ftruncate::FtruncateEngine::new(file, buffers)),
     })
 }
 

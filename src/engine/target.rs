@@ -236,6 +236,12 @@ fn inspect_path(
     }
 
     let does_io = spec.engine.caps().does_io;
+    if kind == TargetKind::BlockDevice && !spec.engine.caps().block_devices {
+        return Err(err(format!(
+            "--engine {} works on files, not block devices",
+            spec.engine
+        )));
+    }
     let (layout_from, file_len) = match kind {
         TargetKind::BlockDevice => (0, 0),
         // An engine that does no I/O reads no block: nothing to lay out.

@@ -195,7 +195,8 @@ impl IntervalSeries {
         self.complete[0].len()
     }
 
-    /// Per completed second: IOPS of all directions, or the highest p99.
+    /// Per completed second: IOPS of all directions, the highest p99, or
+    /// the mean latency of all the second's I/Os.
     pub fn values(&self, metric: super::steady::SteadyMetric) -> Vec<f64> {
         (0..self.complete[0].len())
             .filter(|&i| self.complete[0][i].dur_s >= 0.99)
@@ -205,6 +206,12 @@ impl IntervalSeries {
                     super::steady::SteadyMetric::Iops => seconds.map(|s| s.iops).sum(),
                     super::steady::SteadyMetric::Lat => {
                         seconds.map(|s| s.p99_ns).max().unwrap_or(0) as f64
+                    }
+                    super::steady::SteadyMetric::MeanLat => {
+                        let (sum, ios) = seconds.fold((0.0, 0u64), |(sum, ios), s| {
+                            (sum + s.mean_ns * s.ios as f64, ios + s.ios)
+                        });
+                        if ios == 0 { 0.0 } else { sum / ios as f64 }
                     }
                 }
             })
@@ -314,6 +321,10 @@ mod tests {
         assert_eq!(s.values(super::super::steady::SteadyMetric::Iops), [130.0]);
         let p99 = s.values(super::super::steady::SteadyMetric::Lat)[0];
         assert!(p99 >= 4_990_000.0, "the higher p99 of the two: {p99}");
+        // The mean of all 130 I/Os, each direction's mean weighed by its count.
+        let mean = s.values(super::super::steady::SteadyMetric::MeanLat)[0];
+        let expected = (100.0 * 1000.0 + 30.0 * 5_000_000.0) / 130.0;
+        assert!((mean / expected - 1.0).abs() < 0.01, "{mean} vs {expected}");
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub enum SteadyMetric {
     Iops,
     /// The highest p99 latency of the directions.
     Lat,
+    /// The mean latency of every I/O (fio's `lat`).
+    MeanLat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -40,7 +42,7 @@ impl std::str::FromStr for SteadyState {
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "'{s}' is not METRIC:LIMIT[:WINDOW], e.g. iops:2%, lat:5%:30s, iops_slope:0.1% or iops:200"
+                "'{s}' is not METRIC:LIMIT[:WINDOW], e.g. iops:2%, lat:5%:30s (p99), mean_lat:5%, iops_slope:0.1% or iops:200"
             )
         };
         let mut parts = s.split(':');
@@ -49,6 +51,8 @@ impl std::str::FromStr for SteadyState {
             Some("lat") => (SteadyMetric::Lat, false),
             Some("iops_slope") => (SteadyMetric::Iops, true),
             Some("lat_slope") => (SteadyMetric::Lat, true),
+            Some("mean_lat") => (SteadyMetric::MeanLat, false),
+            Some("mean_lat_slope") => (SteadyMetric::MeanLat, true),
             _ => return Err(bad()),
         };
         let limit = parts.next().ok_or_else(bad)?;
@@ -90,6 +94,7 @@ impl std::fmt::Display for SteadyState {
         let metric = match self.metric {
             SteadyMetric::Iops => "iops",
             SteadyMetric::Lat => "lat",
+            SteadyMetric::MeanLat => "mean_lat",
         };
         let slope = if self.slope { "_slope" } else { "" };
         let unit = if self.absolute { "" } else { "%" };

@@ -842,6 +842,8 @@ pub fn steady_line(w: &WorkloadResult) -> Option<String> {
         (crate::measure::steady::SteadyMetric::Lat, false) => "p99 latency",
         (crate::measure::steady::SteadyMetric::Iops, true) => "the slope of IOPS",
         (crate::measure::steady::SteadyMetric::Lat, true) => "the slope of p99 latency",
+        (crate::measure::steady::SteadyMetric::MeanLat, false) => "mean latency",
+        (crate::measure::steady::SteadyMetric::MeanLat, true) => "the slope of mean latency",
     };
     let limit = match (c.absolute, c.slope) {
         (false, false) => format!("within {}% of their mean", c.band_pct),

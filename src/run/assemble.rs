@@ -111,11 +111,17 @@ pub(super) fn stream_results(
                 .ok()
                 .map(|d| d.as_secs_f64()),
             sync: sync_result(&sync, spec.flush_every(), runtime_s),
-            data: crate::measure::reduction::measure(&written, spec.bs).map(|mut d| {
-                d.asked_compress = spec.content.asked_compression();
-                d.asked_dedupe = spec.content.asked_dedupe();
-                d
-            }),
+            // An engine that works on the target but moves no data
+            // (falloc, ftruncate) wrote none of the buffers' bytes; the
+            // null engine's are what a device would have been sent.
+            data: (spec.engine.caps().moves_data || !spec.engine.caps().does_io)
+                .then(|| crate::measure::reduction::measure(&written, spec.bs))
+                .flatten()
+                .map(|mut d| {
+                    d.asked_compress = spec.content.asked_compression();
+                    d.asked_dedupe = spec.content.asked_dedupe();
+                    d
+                }),
             steady_state: spec.steady_state.map(|criterion| {
                 crate::measure::steady::SteadyStateResult {
                     criterion,

@@ -133,7 +133,13 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
         WarningKind::MemoryTarget,
     ];
     let suspected = result.warnings.iter().find(|w| cached.contains(&w.kind));
-    match (through_disks(result), suspected) {
+    // An engine that moves no data (falloc, ftruncate) sends no bytes
+    // through the page cache for memory to answer.
+    let moved = match caps.moves_data {
+        true => through_disks(result),
+        false => None,
+    };
+    match (moved, suspected) {
         // The disks' own counters settle it where there are any: bytes the
         // disks did not move came from memory.
         (Some((disk, ours)), _) if (disk as f64) < ours as f64 * CACHE_SERVED => {

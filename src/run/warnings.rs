@@ -306,8 +306,12 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
         };
         let reads = t.io.read.ios > 0;
         let file = t.facts.kind == TargetKind::File;
+        // Caching and holes are about data: an engine that moves none
+        // (falloc, ftruncate) meets neither.
+        let moves_data = spec.engine.caps().moves_data;
         if !spec.direct
             && file
+            && moves_data
             && let Some(mem) = ctx.available_memory.filter(|&m| t.size < m)
         {
             if reads {
@@ -332,7 +336,7 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
                 ));
             }
         }
-        if reads && ctx.sparse.get(i).copied().unwrap_or(false) {
+        if reads && moves_data && ctx.sparse.get(i).copied().unwrap_or(false) {
             out.push(warn(
                     WarningKind::SparseFile,
                     None,

@@ -209,7 +209,9 @@ pub(super) fn plan_workers(
                 if let Some(recording) = recording {
                     config.record = Some(recording.sink(slot as u16));
                 }
-                let file = target.open(spec.direct, spec.rw.modifies(spec.rwmix_read))?;
+                let write =
+                    spec.rw.modifies(spec.rwmix_read) || spec.engine.caps().opens_read_write;
+                let file = target.open(spec.direct, write)?;
                 if spec.fadvise && !spec.direct {
                     let hint = match spec.rw.is_random() {
                         true => libc::POSIX_FADV_RANDOM,

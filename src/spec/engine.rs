@@ -73,6 +73,11 @@ pub enum EngineKind {
     IoUring,
     Sync,
     Null,
+    /// fio's `falloc`: each I/O allocates its range (`fallocate`): a read
+    /// keeps the file's size, a write may extend it, a trim punches a hole.
+    Falloc,
+    /// fio's `ftruncate`: each write sets the file's length to its offset.
+    Ftruncate,
 }
 
 impl EngineKind {
@@ -81,6 +86,8 @@ impl EngineKind {
             EngineKind::IoUring => "io_uring",
             EngineKind::Sync => "sync",
             EngineKind::Null => "null",
+            EngineKind::Falloc => "falloc",
+            EngineKind::Ftruncate => "ftruncate",
         }
     }
 }
@@ -98,8 +105,10 @@ impl FromStr for EngineKind {
             "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
             "sync" | "psync" => Ok(EngineKind::Sync),
             "null" => Ok(EngineKind::Null),
+            "falloc" => Ok(EngineKind::Falloc),
+            "ftruncate" => Ok(EngineKind::Ftruncate),
             _ => Err(format!(
-                "unknown engine '{s}' (expected io_uring, sync or null)"
+                "unknown engine '{s}' (expected io_uring, sync, null, falloc or ftruncate)"
             )),
         }
     }
@@ -122,6 +131,14 @@ pub struct EngineCaps {
     /// Gives each I/O a priority of its own (`--cmdprio`; io_uring's
     /// per-request ioprio), beside the worker's (`--ioprio`).
     pub priority_per_io: bool,
+    /// Moves the blocks' bytes between memory and the target, so that what
+    /// was written can be read back (`--verify`) and its content matters.
+    pub moves_data: bool,
+    /// Works on block devices as well as files.
+    pub block_devices: bool,
+    /// Opens its target for writing whatever the direction: falloc's read
+    /// allocates (keeping the size), as fio opens it O_RDWR.
+    pub opens_read_write: bool,
 }
 
 impl EngineKind {
@@ -133,6 +150,9 @@ impl EngineKind {
                 ring_settings: true,
                 simulates_latency: false,
                 priority_per_io: true,
+                moves_data: true,
+                block_devices: true,
+                opens_read_write: false,
             },
             EngineKind::Sync => EngineCaps {
                 queues: false,
@@ -140,6 +160,9 @@ impl EngineKind {
                 ring_settings: false,
                 simulates_latency: false,
                 priority_per_io: false,
+                moves_data: true,
+                block_devices: true,
+                opens_read_write: false,
             },
             EngineKind::Null => EngineCaps {
                 queues: true,
@@ -149,6 +172,21 @@ impl EngineKind {
                 // It only marks them: their latency is reported apart, as
                 // on a device.
                 priority_per_io: true,
+                moves_data: false,
+                block_devices: true,
+                opens_read_write: false,
+            },
+            // Allocation and length are a file's: a device's fallocate only
+            // punches holes, and it has no length to set.
+            EngineKind::Falloc | EngineKind::Ftruncate => EngineCaps {
+                queues: false,
+                does_io: true,
+                ring_settings: false,
+                simulates_latency: false,
+                priority_per_io: false,
+                moves_data: false,
+                block_devices: false,
+                opens_read_write: true,
             },
         }
     }

@@ -313,7 +313,7 @@ pub const KNOBS: &[Knob] = &[
     Knob::value(
         "engine",
         "ENGINE",
-        "I/O engine: io_uring, sync (pread/pwrite) or null (no I/O: fathom's own overhead)",
+        "I/O engine: io_uring, sync (pread/pwrite), null (no I/O: fathom's own overhead), falloc (each I/O allocates its range: fallocate) or ftruncate (each write sets the file's length to its offset)",
         |b, v| {
             b.spec.engine = v.parse()?;
             Ok(())
@@ -717,7 +717,7 @@ pub const KNOBS: &[Knob] = &[
     Knob::value(
         "steady_state",
         "METRIC:LIMIT",
-        "Stop once a figure holds steady: iops:2% or lat:5% (every second of the last 10 within the band of their mean; :30s for another window), iops_slope:0.1% (the least-squares slope of the window under the limit, as fio's), iops:200 (an amount, not a share); --runtime is the longest the run may take",
+        "Stop once a figure holds steady: iops:2%, lat:5% (p99) or mean_lat:5% (every second of the last 10 within the band of their mean; :30s for another window), iops_slope:0.1% (the least-squares slope of the window under the limit, as fio's), iops:200 (an amount, not a share); --runtime is the longest the run may take",
         |b, v| {
             b.spec.steady_state = Some(v.parse()?);
             Ok(())

@@ -260,8 +260,11 @@ impl WorkloadSpec {
                 self.rw
             ));
         }
-        if self.verify != VerifyMode::Off && !self.engine.caps().does_io {
-            return fail("--verify needs real I/O: --engine null reads and writes nothing".into());
+        if self.verify != VerifyMode::Off && !self.engine.caps().moves_data {
+            return fail(format!(
+                "--verify needs blocks written and read back: --engine {} moves no data",
+                self.engine
+            ));
         }
         if self.null_latency_ns > 0 && !self.engine.caps().simulates_latency {
             return fail(format!(

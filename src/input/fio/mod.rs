@@ -820,6 +820,15 @@ mod tests {
         assert!(s.group_reporting && s.continue_on_error, "{}", t.toml);
         let steady = s.steady_state.expect("steady state");
         assert_eq!((steady.band_pct, steady.window_s), (2.0, 30));
+        // fio 3.36's latency criteria judge the mean completion latency.
+        let (_, specs) = specs_of(
+            "[j]\nfilename=/tmp/f\nsize=1m\nruntime=60\ntime_based\nsteadystate=lat_slope:5%\n",
+        );
+        let steady = specs[0].steady_state.expect("steady state");
+        assert_eq!(
+            (steady.metric, steady.slope, steady.band_pct),
+            (crate::measure::steady::SteadyMetric::MeanLat, true, 5.0)
+        );
         assert_eq!(s.fio_logs.bw.as_deref(), Some("j"));
         assert_eq!(s.fio_logs.avg_s, 1);
         assert!(

@@ -409,6 +409,8 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 "psync" => ("sync", true),
                 "sync" | "pvsync" | "pvsync2" => ("sync", false),
                 "null" => ("null", true),
+                "falloc" => ("falloc", true),
+                "ftruncate" => ("ftruncate", true),
                 other => match super::job::FileOp::of(other) {
                     // The tree run does the work; the job's knobs stay
                     // valid for the checks that read them.
@@ -566,6 +568,8 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 .ok_or_else(|| format!("{key}={v}: expected iops:N% or bw:N%"))?;
             let criterion = match metric {
                 "iops" | "iops_slope" => format!("{metric}:{band}"),
+                // fio 3.36's criteria on the mean completion latency.
+                "lat" | "lat_slope" => format!("mean_{metric}:{band}"),
                 "bw" | "bw_slope" if band.ends_with('%') => {
                     let on = metric.replace("bw", "iops");
                     job.steady = Some(format!("{on}:{band}"));
@@ -580,7 +584,7 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 }
                 _ => {
                     return Err(format!(
-                        "{key}={v}: fio's criteria are iops, iops_slope, bw and bw_slope"
+                        "{key}={v}: fio's criteria are iops, iops_slope, bw, bw_slope, lat and lat_slope"
                     ));
                 }
             };
