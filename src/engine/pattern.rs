@@ -74,6 +74,13 @@ enum Spread {
     /// Zones as (cumulative percent of I/Os up to and including this
     /// zone, first block, blocks).
     Zoned(Vec<(u8, u64, u64)>),
+    /// fio's `sequence`: the I/O numbered n goes to block `order[n % len]`,
+    /// moved on by `len` blocks for each whole pass when `strided`.
+    Sequence {
+        order: Vec<u64>,
+        strided: bool,
+        issued: u64,
+    },
 }
 
 impl OffsetPattern {
@@ -132,6 +139,21 @@ impl OffsetPattern {
                     n,
                     zones.iter().map(|z| (z.percent, z.size, region.len())),
                 ))
+            }
+            Distribution::Sequence { blocks, strided } => {
+                if let Some(past) = blocks.iter().find(|&&b| b >= n) {
+                    return Err(format!(
+                        "block {past} of {distribution} is past the region's {n} blocks"
+                    ));
+                }
+                if blocks.is_empty() {
+                    return Err(format!("{distribution} names no block"));
+                }
+                Spread::Sequence {
+                    order: blocks.clone(),
+                    strided: *strided,
+                    issued: 0,
+                }
             }
         };
         Ok(OffsetPattern {
@@ -214,6 +236,11 @@ impl OffsetPattern {
                 };
                 return self.region.start + block * self.region.bs;
             }
+            Spread::Sequence { .. } => {
+                let block = self.next_in_sequence(span);
+                self.next_block = block + span;
+                return self.region.start + block * self.region.bs;
+            }
             _ if self.left_in_run > 0 => {
                 self.left_in_run -= 1;
                 self.follow_on(span)
@@ -228,6 +255,33 @@ impl OffsetPattern {
         };
         self.next_block = block + span;
         self.region.start + block * self.region.bs
+    }
+
+    /// fio's sequence: the next block of the order; a strided pass past
+    /// the region's end starts over at the first pass (fio ends the job
+    /// there; fathom's time-bound runs go on).
+    fn next_in_sequence(&mut self, span: u64) -> u64 {
+        let blocks = self.region.blocks;
+        let Spread::Sequence {
+            order,
+            strided,
+            issued,
+        } = &mut self.spread
+        else {
+            unreachable!("called for a sequence")
+        };
+        let len = order.len() as u64;
+        let base = order[(*issued % len) as usize];
+        let mut block = match *strided {
+            true => (*issued / len) * len + base,
+            false => base,
+        };
+        if block + span > blocks {
+            *issued %= len;
+            block = base;
+        }
+        *issued += 1;
+        block.min(blocks.saturating_sub(span))
     }
 
     /// The block after the previous I/O, or the start when that one ended
@@ -247,7 +301,7 @@ impl Spread {
     fn pick(&self, rng: &mut SmallRng, blocks: u64, span: u64) -> u64 {
         let last = blocks.saturating_sub(span);
         let block = match self {
-            Spread::Sequential => 0,
+            Spread::Sequential | Spread::Sequence { .. } => 0,
             Spread::Uniform => return rng.random_range(0..last + 1),
             Spread::Zipf { zipf, scatter } => {
                 // Zipf ranks run from 1 to n; rank 1 is the hottest.
@@ -438,6 +492,32 @@ mod tests {
             blocks: n,
             bs: 4096,
         }
+    }
+
+    /// fio 3.36's io_u.c: block `seq[n % len]`, plus `(n / len) * len`
+    /// with random_sequence_stride; a block past the region is refused.
+    #[test]
+    fn a_sequence_repeats_or_walks_on_as_fios() {
+        let mut rng = SmallRng::seed_from_u64(0);
+        let seq = |strided| Distribution::Sequence {
+            blocks: vec![2, 0, 1],
+            strided,
+        };
+        let mut p = OffsetPattern::random(blocks(12), &seq(false), 100, 1).unwrap();
+        let got: Vec<u64> = (0..6)
+            .map(|_| p.next_offset(&mut rng, 4096) / 4096)
+            .collect();
+        assert_eq!(got, [2, 0, 1, 2, 0, 1]);
+        let mut p = OffsetPattern::random(blocks(12), &seq(true), 100, 1).unwrap();
+        let got: Vec<u64> = (0..14)
+            .map(|_| p.next_offset(&mut rng, 4096) / 4096)
+            .collect();
+        // Past the region's end the walk starts over (fio ends the job).
+        assert_eq!(got, [2, 0, 1, 5, 3, 4, 8, 6, 7, 11, 9, 10, 2, 0]);
+        assert!(OffsetPattern::random(blocks(2), &seq(false), 100, 1).is_err());
+        let parsed: Distribution = "sequence:2,0,1:strided".parse().unwrap();
+        assert_eq!(parsed, seq(true));
+        assert_eq!(parsed.to_string(), "sequence:2,0,1:strided");
     }
 
     #[test]

@@ -33,6 +33,14 @@ pub enum Distribution {
     ZonedAbs {
         zones: Vec<Zone>,
     },
+    /// These blocks, in this order, over and over (fio 3.36's `sequence`);
+    /// `strided`: each pass moves on by the sequence's length, so the
+    /// pattern walks the region (`random_sequence_stride`).
+    Sequence {
+        blocks: Vec<u64>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        strided: bool,
+    },
 }
 
 /// One zone of a zoned distribution: the share of I/Os it gets, and its
@@ -73,6 +81,14 @@ impl fmt::Display for Distribution {
             Distribution::ZonedAbs { zones: z } => {
                 f.write_str("zoned_abs:")?;
                 zones(f, z, true)
+            }
+            Distribution::Sequence { blocks, strided } => {
+                let list: Vec<String> = blocks.iter().map(u64::to_string).collect();
+                write!(f, "sequence:{}", list.join(","))?;
+                if *strided {
+                    f.write_str(":strided")?;
+                }
+                Ok(())
             }
         }
     }
@@ -194,13 +210,30 @@ impl FromStr for Distribution {
                 zones: parse_zones(z, true)?,
             });
         }
+        if let Some(seq) = s.strip_prefix("sequence:") {
+            let (list, strided) = match seq.strip_suffix(":strided") {
+                Some(list) => (list, true),
+                None => (seq, false),
+            };
+            let blocks = list
+                .split(',')
+                .map(|b| b.trim().parse::<u64>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| {
+                    format!("sequence:{seq}: expected block numbers, e.g. sequence:2,0,1 or sequence:2,0,1:strided")
+                })?;
+            if blocks.len() > 4096 {
+                return Err(format!("sequence: {} blocks, at most 4096", blocks.len()));
+            }
+            return Ok(Distribution::Sequence { blocks, strided });
+        }
         if let Some(z) = s.strip_prefix("zoned:") {
             return Ok(Distribution::Zoned {
                 zones: parse_zones(z, false)?,
             });
         }
         Err(format!(
-            "unknown distribution '{s}' (expected uniform, zipf:THETA, pareto:H, normal:DEV%, zoned:PCT/PCT:... or zoned_abs:PCT/SIZE:...)"
+            "unknown distribution '{s}' (expected uniform, zipf:THETA, pareto:H, normal:DEV%, zoned:PCT/PCT:..., zoned_abs:PCT/SIZE:... or sequence:BLOCK,BLOCK,...[:strided])"
         ))
     }
 }

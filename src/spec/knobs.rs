@@ -452,7 +452,7 @@ pub const KNOBS: &[Knob] = &[
     Knob::value(
         "random_distribution",
         "DIST",
-        "Spread of random offsets: uniform, zipf:THETA (1.2: a few blocks hot), pareto:H (0 to 1), normal:DEV (a bell, DEV percent of the region wide), zoned:60/10:30/20:10/70 (60% of I/Os in the first 10% of the region, 30% in the next 20%, ...) or zoned_abs:60/1g:40/10g (zones in bytes)",
+        "Spread of random offsets: uniform, zipf:THETA (1.2: a few blocks hot), pareto:H (0 to 1), normal:DEV (a bell, DEV percent of the region wide), zoned:60/10:30/20:10/70 (60% of I/Os in the first 10% of the region, 30% in the next 20%, ...) zoned_abs:60/1g:40/10g (zones in bytes), or sequence:2,0,1 (these blocks in this order, over and over; sequence:2,0,1:strided moves on by three blocks each pass)",
         |b, v| {
             b.spec.random_distribution = v.parse()?;
             Ok(())

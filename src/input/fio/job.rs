@@ -86,6 +86,8 @@ pub(super) struct Job {
     /// `zonemode`, and `zonesize`, `zonerange`, `zoneskip` in bytes.
     pub(super) zone_mode: Option<String>,
     pub(super) zone_sizes: [Option<u64>; 3],
+    /// `random_sequence_stride`: a `sequence` distribution walks on.
+    pub(super) sequence_strided: bool,
     /// `exit_what=all`: with `exitall`, the job's end ends every job,
     /// those of later groups (not started yet) too.
     pub(super) exit_what_all: bool,
@@ -226,6 +228,21 @@ impl Job {
             level: level.unwrap_or(0),
         };
         self.set("cmdprio", format!("{percent}:{priority}"));
+    }
+
+    /// fio's `random_sequence_stride` as the strided form of the job's
+    /// `sequence` distribution, wherever the two options stand.
+    pub(super) fn strided_sequence(&mut self) {
+        if !std::mem::take(&mut self.sequence_strided) {
+            return;
+        }
+        if let Some(d) = self
+            .knob("random_distribution")
+            .filter(|d| d.starts_with("sequence:") && !d.ends_with(":strided"))
+        {
+            let strided = format!("{d}:strided");
+            self.set("random_distribution", strided);
+        }
     }
 
     /// fio's strided zones as fathom's `zones`: zonesize bytes in each

@@ -290,6 +290,7 @@ fn translate_sections(
         }
         job.io_priority();
         job.command_priority();
+        job.strided_sequence();
         if let Err(m) = job.strided_zones() {
             problem(format!("{}: {m}", section_at(&section.opts, &global)));
         }

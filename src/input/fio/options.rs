@@ -476,7 +476,8 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         "randseed" => job.set("seed", value(opt)?),
         "random_distribution" => {
             let v = value(opt)?;
-            if v.contains(',') {
+            // A sequence's commas separate its blocks, not directions.
+            if v.contains(',') && !v.starts_with("sequence:") {
                 return unsupported(
                     " with different distributions for reads and writes (give one for both)",
                 );
@@ -484,6 +485,7 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             let d: crate::spec::Distribution = v.parse().map_err(|e| format!("{key}={v}: {e}"))?;
             job.set("random_distribution", d.to_string());
         }
+        "random_sequence_stride" => job.sequence_strided = flag(opt)?,
         "percentage_random" => job.set("random_percent", same_for_reads_and_writes(opt)?),
         "rw_sequencer" => match value(opt)? {
             "sequential" => {}
@@ -594,6 +596,13 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             job.steady = Some(criterion);
         }
         "ss_dur" | "steadystate_duration" => job.steady_window = Some(seconds(value(opt)?)),
+        // fio 3.36's polling interval of its steady-state check.
+        "ss_interval" | "steadystate_check_interval" => {
+            return Ok(Action::Note(format!(
+                "{key}={} is accepted: fathom judges steadiness after every second",
+                value(opt)?
+            )));
+        }
         "ss_ramp" | "steadystate_ramp_time" => {
             return Ok(Action::Note(format!(
                 "ss_ramp={} is accepted: fathom judges steadiness over its last window only, so an early ramp never counts",
