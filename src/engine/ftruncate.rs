@@ -3,76 +3,24 @@
 //! read or a trim fails with EINVAL, as in fio. What it measures is how
 //! fast the file system grows and shrinks a file.
 
-use super::{Completion, Direction, Engine, IoRequest};
+use super::inline::{InlineEngine, retried};
+use super::{Direction, IoRequest};
 use crate::util::buffers::Buffers;
 use std::fs::File;
-use std::io;
 use std::os::fd::AsRawFd;
-use std::time::Duration;
 
-pub struct FtruncateEngine {
-    file: File,
-    buffers: Buffers,
-    completed: Vec<Completion>,
+pub fn engine(file: File, buffers: Buffers) -> InlineEngine {
+    InlineEngine::new(file, buffers, truncate)
 }
 
-impl FtruncateEngine {
-    pub fn new(file: File, buffers: Buffers) -> Self {
-        FtruncateEngine {
-            file,
-            buffers,
-            completed: Vec::with_capacity(1),
-        }
-    }
-}
-
-impl Engine for FtruncateEngine {
-    fn buffers(&mut self) -> &mut Buffers {
-        &mut self.buffers
-    }
-
-    /// Done at once: a queue of one, as fio's synchronous engines.
-    fn queue(&mut self, request: IoRequest) {
-        let result = match request.dir {
-            Direction::Write => loop {
-                // SAFETY: a plain syscall on a descriptor self.file keeps open.
-                let r = unsafe {
-                    libc::ftruncate(self.file.as_raw_fd(), request.offset as libc::off_t)
-                };
-                if r == 0 {
-                    // fio counts the block size as the I/O's bytes.
-                    break request.len as i32;
-                }
-                let err = io::Error::last_os_error();
-                if err.kind() != io::ErrorKind::Interrupted {
-                    break -err.raw_os_error().unwrap_or(libc::EIO);
-                }
-            },
-            Direction::Read | Direction::Trim => -libc::EINVAL,
-        };
-        self.completed.push(Completion {
-            slot: request.slot,
-            result,
-        });
-    }
-
-    fn submits_on_queue(&self) -> bool {
-        true
-    }
-
-    fn submit_and_wait(&mut self, _min_complete: u32, _timeout: Duration) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn reap(&mut self, out: &mut Vec<Completion>) {
-        out.append(&mut self.completed);
-    }
-
-    fn sync(&mut self, data_only: bool) -> io::Result<()> {
-        if data_only {
-            self.file.sync_data()
-        } else {
-            self.file.sync_all()
-        }
+/// fio counts the block size as the write's bytes.
+fn truncate(file: &File, request: &IoRequest) -> i32 {
+    match request.dir {
+        // SAFETY: a plain syscall on a descriptor `file` keeps open.
+        Direction::Write => retried(
+            || unsafe { libc::ftruncate(file.as_raw_fd(), request.offset as libc::off_t) },
+            request.len,
+        ),
+        Direction::Read | Direction::Trim => -libc::EINVAL,
     }
 }

@@ -5,6 +5,7 @@
 pub mod content;
 pub mod falloc;
 pub mod ftruncate;
+pub mod inline;
 pub mod io_uring;
 pub mod null;
 pub mod pattern;
@@ -116,8 +117,8 @@ pub fn open(
         )?),
         EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers)?),
         EngineKind::Null => Box::new(null::NullEngine::new(buffers, null_latency)),
-        EngineKind::Falloc => Box::new(falloc::FallocEngine::new(file, buffers)),
-        EngineKind::Ftruncate => Box::new(ftruncate::FtruncateEngine::new(file, buffers)),
+        EngineKind::Falloc => Box::new(falloc::engine(file, buffers)),
+        EngineKind::Ftruncate => Box::new(ftruncate::engine(file, buffers)),
     })
 }
 
