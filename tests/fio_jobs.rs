@@ -885,3 +885,58 @@ fn falloc_and_ftruncate_jobs_do_to_the_file_what_fio_does() {
     assert!(err.contains("moves no data"), "{err}");
     assert!(!dir.path().join("f").exists(), "nothing made");
 }
+
+/// cmdprio_bssplit: every 64k read at its own priority, no 1m read: the
+/// prioritized I/Os are the 64k ones, as in fio (their count times 64k
+/// and the others' times 1m make the bytes read).
+#[test]
+fn priorities_by_block_size_go_to_those_sizes_as_in_fio() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[cp]\nfilename=cp.dat\nsize=16m\nrw=randread\nioengine=io_uring\ndirect=1\n\
+         iodepth=4\nio_size=32m\nbssplit=64k/40:1m/60\ncmdprio_bssplit=64k/100:1m/0,1m/0\n\
+         cmdprio_class=1\nnorandommap\n",
+    );
+    let Some(fio) = fio_doc(&job, dir.path()) else {
+        return;
+    };
+    std::fs::remove_file(dir.path().join("cp.dat")).unwrap();
+    let (_, ours) = fathom_jobs(&job, dir.path());
+    for doc in [&fio, &ours] {
+        let read = &doc["jobs"][0]["read"];
+        let prios: Vec<(u64, u64)> = read["prios"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no prios: {read}"))
+            .iter()
+            .map(|p| (u(&p["prioclass"]), u(&p["clat_ns"]["N"])))
+            .collect();
+        assert_eq!(prios.len(), 2, "{prios:?}");
+        let (others, own) = (prios[0], prios[1]);
+        assert_eq!((others.0, own.0), (0, 1));
+        assert!(own.1 > 0 && others.1 > 0, "{prios:?}");
+        assert_eq!(
+            own.1 * (64 << 10) + others.1 * (1 << 20),
+            u(&read["io_bytes"]),
+            "the 64k I/Os are the prioritized ones: {prios:?}"
+        );
+    }
+    // Two priorities in one job, or a hint: refused, saying why.
+    for (split, needle) in [
+        ("64k/25/1/1:64k/75/3/2", "one priority apart"),
+        ("64k/10/2/0/1", "hints"),
+    ] {
+        let job = job_file(
+            dir.path(),
+            &format!("[cp]\nfilename=cp.dat\nsize=1m\nrw=randread\ncmdprio_bssplit={split}\n"),
+        );
+        let out = fathom()
+            .current_dir(dir.path())
+            .args(["run", job.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{err}");
+    }
+}

@@ -370,7 +370,7 @@ fn prios(
     d: &DirectionResult,
     out: &Shape,
 ) -> anyhow::Result<Option<Value>> {
-    let Some(cmdprio) = spec.cmdprio.filter(|_| d.by_priority.len() >= 2) else {
+    let Some(cmdprio) = spec.cmdprio.as_ref().filter(|_| d.by_priority.len() >= 2) else {
         return Ok(None);
     };
     let entries: anyhow::Result<Vec<Value>> = d

@@ -796,7 +796,7 @@ pub fn notes(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
 /// priority beside the others'.
 pub fn priority_lines(w: &WorkloadResult) -> Vec<String> {
     use crate::util::units::{latency, thousands};
-    let Some(cmdprio) = w.spec.cmdprio else {
+    let Some(cmdprio) = &w.spec.cmdprio else {
         return Vec::new();
     };
     let others = w

@@ -168,7 +168,10 @@ pub(super) fn worker_configs(
                 stream_end: Arc::default(),
                 flow: None,
                 flow_sleep: Duration::from_micros(spec.flow_sleep_us),
-                cmdprio: spec.cmdprio.map(|c| (c.percent, c.priority.value())),
+                cmdprio: spec.cmdprio.clone().map(|c| {
+                    let value = c.priority.value();
+                    (c, value)
+                }),
             }
         })
         .collect()

@@ -650,7 +650,7 @@ pub const KNOBS: &[Knob] = &[
     Knob::value(
         "cmdprio",
         "PCT:CLASS[:LEVEL]",
-        "Issue this share of the I/Os at this I/O priority, each I/O its own (io_uring), and report their latency apart from the others' (fio's cmdprio_percentage and cmdprio_class)",
+        "Issue this share of the I/Os at this I/O priority, each I/O its own (io_uring), and report their latency apart from the others' (fio's cmdprio_percentage and cmdprio_class); 64k/100,1m/0:rt:0 gives a share per block size (fio's cmdprio_bssplit)",
         |b, v| {
             b.spec.cmdprio = Some(v.parse()?);
             Ok(())

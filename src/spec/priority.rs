@@ -112,38 +112,92 @@ impl TryFrom<String> for IoPriority {
 
 /// A share of a workload's I/Os issued at a priority of their own
 /// (`--cmdprio PCT:CLASS[:LEVEL]`, fio's `cmdprio_percentage` and
-/// `cmdprio_class`/`cmdprio`): their latency is reported apart from the
-/// others'.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// `cmdprio_class`/`cmdprio`), or a share for each block size
+/// (`SIZE/PCT,SIZE/PCT:CLASS[:LEVEL]`, fio's `cmdprio_bssplit`): their
+/// latency is reported apart from the others'.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct CommandPriority {
-    /// Percent of the I/Os, 1 to 100.
+    /// Percent of the I/Os, 1 to 100 (of every size, when `by_size` is
+    /// empty).
     pub percent: u8,
+    /// Percent of the I/Os of each block size; other sizes have none.
+    pub by_size: Vec<(u64, u8)>,
     pub priority: IoPriority,
+}
+
+impl CommandPriority {
+    /// The percent of the I/Os of `len` bytes that go out at the priority.
+    #[inline]
+    pub fn percent_of(&self, len: u64) -> u8 {
+        match self.by_size.is_empty() {
+            true => self.percent,
+            false => self
+                .by_size
+                .iter()
+                .find(|(size, _)| *size == len)
+                .map_or(0, |(_, pct)| *pct),
+        }
+    }
+}
+
+fn share(pct: &str) -> Result<u8, String> {
+    pct.trim_end_matches('%')
+        .parse::<u8>()
+        .ok()
+        .filter(|p| *p <= 100)
+        .ok_or_else(|| format!("'{pct}' is not a share from 0 to 100%"))
 }
 
 impl FromStr for CommandPriority {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (pct, priority) = s
-            .split_once(':')
-            .ok_or_else(|| format!("'{s}' is not PCT:CLASS[:LEVEL] (20:rt:0)"))?;
-        let percent = pct
-            .trim_end_matches('%')
-            .parse::<u8>()
-            .ok()
-            .filter(|p| (1..=100).contains(p))
-            .ok_or_else(|| format!("'{pct}' is not a share from 1 to 100%"))?;
+        let (shares, priority) = s.split_once(':').ok_or_else(|| {
+            format!("'{s}' is not PCT:CLASS[:LEVEL] (20:rt:0) or SIZE/PCT,...:CLASS[:LEVEL] (64k/100,1m/0:rt:0)")
+        })?;
+        let priority = priority.parse()?;
+        if !shares.contains('/') {
+            let percent = share(shares)?;
+            if percent == 0 {
+                return Err(format!("'{shares}' is not a share from 1 to 100%"));
+            }
+            return Ok(CommandPriority {
+                percent,
+                by_size: Vec::new(),
+                priority,
+            });
+        }
+        let mut by_size: Vec<(u64, u8)> = Vec::new();
+        for entry in shares.split(',') {
+            let (size, pct) = entry
+                .split_once('/')
+                .ok_or_else(|| format!("'{entry}' is not SIZE/PCT (64k/100)"))?;
+            let size = crate::util::units::parse_size(size)?;
+            let pct = share(pct)?;
+            match by_size.iter_mut().find(|(s, _)| *s == size) {
+                Some(_) => return Err(format!("{entry}: block size given twice")),
+                None => by_size.push((size, pct)),
+            }
+        }
         Ok(CommandPriority {
-            percent,
-            priority: priority.parse()?,
+            percent: by_size.iter().map(|(_, p)| *p).max().unwrap_or(0),
+            by_size,
+            priority,
         })
     }
 }
 
 impl fmt::Display for CommandPriority {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}%:{}", self.percent, self.priority)
+        if self.by_size.is_empty() {
+            return write!(f, "{}%:{}", self.percent, self.priority);
+        }
+        let shares: Vec<String> = self
+            .by_size
+            .iter()
+            .map(|(size, pct)| format!("{}/{pct}%", crate::util::units::format_block_size(*size)))
+            .collect();
+        write!(f, "{}:{}", shares.join(","), self.priority)
     }
 }
 
@@ -188,5 +242,19 @@ mod tests {
         assert_eq!("20%:rt:0".parse::<CommandPriority>().unwrap(), c);
         assert!("0:rt".parse::<CommandPriority>().is_err());
         assert!("rt".parse::<CommandPriority>().is_err());
+        // fio's cmdprio_bssplit: a share per block size, none for the rest.
+        let c: CommandPriority = "64k/100,1m/0:rt:0".parse().unwrap();
+        assert_eq!(
+            (
+                c.percent_of(64 << 10),
+                c.percent_of(1 << 20),
+                c.percent_of(4096)
+            ),
+            (100, 0, 0)
+        );
+        assert_eq!(c.to_string(), "64k/100%,1m/0%:rt:0");
+        assert_eq!(c.to_string().parse::<CommandPriority>().unwrap(), c);
+        assert!("64k/100,64k/5:rt".parse::<CommandPriority>().is_err());
+        assert!("64k/101:rt".parse::<CommandPriority>().is_err());
     }
 }

@@ -97,7 +97,7 @@ impl WorkloadSpec {
                 "--arrivals poisson spaces rated I/O: give --rate-iops, --rate-bw or --rate-read/--rate-write".into(),
             );
         }
-        if let Some(c) = self.cmdprio
+        if let Some(c) = &self.cmdprio
             && !self.engine.caps().priority_per_io
         {
             return fail(format!(

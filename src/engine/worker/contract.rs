@@ -99,9 +99,9 @@ pub struct WorkerConfig {
     pub flow: Option<(Arc<FlowGroup>, u32)>,
     /// How long it sleeps when held back, its I/Os done (`--flow-sleep`).
     pub flow_sleep: Duration,
-    /// `--cmdprio`: the percent of I/Os issued at a priority of their own,
-    /// and that priority's value.
-    pub cmdprio: Option<(u8, u16)>,
+    /// `--cmdprio`: the share of I/Os (by block size, or of all) issued at
+    /// a priority of their own, and that priority's value.
+    pub cmdprio: Option<(crate::spec::CommandPriority, u16)>,
     /// Its stream's workers still running, for the streams that wait for
     /// it.
     pub stream_end: Arc<StreamEnd>,

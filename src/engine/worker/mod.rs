@@ -485,8 +485,12 @@ impl<'a> Job<'a> {
                     .block_many(self.started, at, dir, in_flight);
             }
             // A priority's value is never 0: its class is in the top bits.
-            let ioprio = match self.config.cmdprio {
-                Some((percent, value)) if self.rng.random_range(0..100u8) < percent => value,
+            let ioprio = match &self.config.cmdprio {
+                Some((share, value))
+                    if self.rng.random_range(0..100u8) < share.percent_of(u64::from(len)) =>
+                {
+                    *value
+                }
                 _ => 0,
             };
             self.engine.queue(IoRequest {

@@ -129,11 +129,13 @@ pub(super) fn expand_expressions(line: &str) -> Result<String, String> {
         return Ok(line.to_string());
     };
     let mut value = value.trim().to_string();
+    let mut keyword_used = false;
     for (keyword, amount) in [
         ("$ncpus", machine::cpus()),
         ("$mb_memory", machine::memory_mb()),
         ("$pagesize", machine::page_size()),
     ] {
+        keyword_used |= value.contains(keyword);
         value = value.replace(keyword, &amount.to_string());
     }
     if let Some(bad) = value.find('$').map(|i| &value[i..]) {
@@ -145,7 +147,9 @@ pub(super) fn expand_expressions(line: &str) -> Result<String, String> {
             "{word}: fio's keywords are $ncpus, $mb_memory and $pagesize"
         ));
     }
-    if arithmetic::is_expression(&value) {
+    // fio evaluates an expression in parentheses, or one around a keyword
+    // (its keyword replacement adds them); `bssplit=64k/100` is a split.
+    if (keyword_used || value.starts_with('(')) && arithmetic::is_expression(&value) {
         value = arithmetic::evaluate(&value).map_err(|m| format!("{}={value}: {m}", key.trim()))?;
     }
     Ok(format!("{}={value}", key.trim()))

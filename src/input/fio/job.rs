@@ -14,6 +14,80 @@ pub(super) enum FileOp {
     DirDelete,
 }
 
+/// fio's `cmdprio_bssplit`: the share of each block size's I/Os at a
+/// priority of their own, and that priority when the entries give it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct PriorityBySize {
+    pub(super) shares: Vec<(u64, u8)>,
+    pub(super) priority: Option<(u16, u8)>,
+}
+
+impl PriorityBySize {
+    /// `SIZE/PCT[/CLASS/LEVEL[/HINT]]:…` for reads, then `,` and the same
+    /// for writes (trims' are ignored, as fio ignores them). fathom keeps
+    /// one share per block size for every direction and one priority apart
+    /// from the others: what needs more is refused, saying what.
+    pub(super) fn parse(v: &str) -> Result<PriorityBySize, String> {
+        let mut out = PriorityBySize::default();
+        for (d, direction) in v.split(',').take(2).enumerate() {
+            let mut mine: Vec<(u64, u8)> = Vec::new();
+            for entry in direction.split(':').filter(|e| !e.is_empty()) {
+                let fields: Vec<&str> = entry.split('/').collect();
+                if !(fields.len() == 2 || fields.len() == 4 || fields.len() == 5) {
+                    return Err(format!(
+                        "'{entry}' is not SIZE/PCT or SIZE/PCT/CLASS/LEVEL[/HINT]"
+                    ));
+                }
+                let size = crate::util::units::parse_size(fields[0])?;
+                let pct = fields[1]
+                    .parse::<u8>()
+                    .ok()
+                    .filter(|p| *p <= 100)
+                    .ok_or_else(|| format!("'{}' is not a share from 0 to 100", fields[1]))?;
+                if fields.get(4).is_some_and(|h| *h != "0") {
+                    return Err(format!(
+                        "{entry}: priority hints (command duration limits) are not supported"
+                    ));
+                }
+                if fields.len() >= 4 && pct > 0 {
+                    let number = |f: &str| {
+                        f.parse::<u16>()
+                            .map_err(|_| format!("'{f}' is not a number"))
+                    };
+                    let own = (number(fields[2])?, number(fields[3])? as u8);
+                    match out.priority {
+                        Some(p) if p != own => {
+                            return Err(format!(
+                                "{entry}: a second priority ({}/{} and {}/{}): fathom reports one priority apart from the others",
+                                p.0, p.1, own.0, own.1
+                            ));
+                        }
+                        _ => out.priority = Some(own),
+                    }
+                }
+                match mine.iter_mut().find(|(s, _)| *s == size) {
+                    Some((_, p)) => *p = p.saturating_add(pct).min(100),
+                    None => mine.push((size, pct)),
+                }
+            }
+            for (size, pct) in mine {
+                match out.shares.iter().find(|(s, _)| *s == size) {
+                    Some((_, p)) if *p != pct => {
+                        return Err(format!(
+                            "{} gets {p}% for reads and {pct}% for {}: give one share for both",
+                            crate::util::units::format_block_size(size),
+                            ["reads", "writes"][d]
+                        ));
+                    }
+                    Some(_) => {}
+                    None => out.shares.push((size, pct)),
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 impl FileOp {
     pub(super) fn of(engine: &str) -> Option<FileOp> {
         Some(match engine {
@@ -83,6 +157,8 @@ pub(super) struct Job {
     pub(super) starts_group: bool,
     /// `cmdprio_percentage`, `cmdprio_class` and `cmdprio` (the level).
     pub(super) cmdprio: (Option<u8>, Option<u16>, Option<u8>),
+    /// `cmdprio_bssplit`.
+    pub(super) cmdprio_bssplit: Option<PriorityBySize>,
     /// `zonemode`, and `zonesize`, `zonerange`, `zoneskip` in bytes.
     pub(super) zone_mode: Option<String>,
     pub(super) zone_sizes: [Option<u64>; 3],
@@ -213,12 +289,31 @@ impl Job {
         Ok(())
     }
 
-    /// fio's `cmdprio_percentage` (with `cmdprio_class`, the highest class
-    /// unless given, and `cmdprio`, level 0 unless given) as `cmdprio`.
-    pub(super) fn command_priority(&mut self) {
+    /// fio's `cmdprio_percentage` or `cmdprio_bssplit` (with
+    /// `cmdprio_class`, the highest class unless given, and `cmdprio`,
+    /// level 0 unless given; or the class and level of the split's
+    /// entries) as `cmdprio`.
+    pub(super) fn command_priority(&mut self) -> Result<(), String> {
         let (percent, class, level) = std::mem::take(&mut self.cmdprio);
-        let Some(percent) = percent.filter(|p| *p > 0) else {
-            return;
+        let split = self.cmdprio_bssplit.take();
+        let (shares, class, level) = match (split, percent) {
+            (Some(_), Some(p)) if p > 0 => {
+                return Err(
+                    "cmdprio_bssplit and cmdprio_percentage: fio takes one or the other".into(),
+                );
+            }
+            (Some(split), _) if split.shares.iter().all(|(_, pct)| *pct == 0) => return Ok(()),
+            (Some(split), _) => {
+                let shares: Vec<String> = split
+                    .shares
+                    .iter()
+                    .map(|(size, pct)| format!("{size}/{pct}"))
+                    .collect();
+                let (c, l) = split.priority.unzip();
+                (shares.join(","), c.or(class), l.or(level))
+            }
+            (None, Some(p)) if p > 0 => (p.to_string(), class, level),
+            (None, _) => return Ok(()),
         };
         let class = class
             .and_then(crate::spec::priority::IoClass::of_number)
@@ -227,7 +322,8 @@ impl Job {
             class,
             level: level.unwrap_or(0),
         };
-        self.set("cmdprio", format!("{percent}:{priority}"));
+        self.set("cmdprio", format!("{shares}:{priority}"));
+        Ok(())
     }
 
     /// fio's `random_sequence_stride` as the strided form of the job's

@@ -289,7 +289,9 @@ fn translate_sections(
             job.unset("block_align");
         }
         job.io_priority();
-        job.command_priority();
+        if let Err(m) = job.command_priority() {
+            problem(format!("{}: {m}", section_at(&section.opts, &global)));
+        }
         job.strided_sequence();
         if let Err(m) = job.strided_zones() {
             problem(format!("{}: {m}", section_at(&section.opts, &global)));
@@ -974,6 +976,9 @@ mod tests {
         for plain in [
             "bsrange=4k-64k",
             "bssplit=4k/50:64k/50",
+            // One entry looks like a division; fio reads it as a split.
+            "bssplit=64k/100",
+            "cmdprio_bssplit=64k/10/2/0/1",
             "filename=/dev/sda",
             "rw=randrw:8k",
         ] {

@@ -331,6 +331,11 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
                 _ => return Err(format!("{key}={v}: out of range")),
             }
         }
+        "cmdprio_bssplit" => {
+            let v = value(opt)?;
+            job.cmdprio_bssplit =
+                Some(super::job::PriorityBySize::parse(v).map_err(|e| format!("{key}={v}: {e}"))?);
+        }
         "zonesize" | "zonerange" | "zoneskip" => {
             let v = value(opt)?;
             let bytes = crate::util::units::parse_size(v).map_err(|e| format!("{key}={v}: {e}"))?;
