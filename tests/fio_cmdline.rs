@@ -594,6 +594,71 @@ fn prio_and_prioclass_set_the_workers_io_priority() {
     assert_eq!(seen.as_deref(), Some("idle"));
 }
 
+/// cpus_allowed with cpus_allowed_policy=split: each clone's worker bound
+/// to a CPU of its own, as the kernel reports each thread's affinity while
+/// they run; a CPU this process may not use is refused before anything.
+#[test]
+fn cpus_allowed_binds_each_worker_to_its_cpus() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let dir = tempdir();
+    let data = dir.path().join("c.dat");
+    let list = if cpus >= 2 { "0-1" } else { "0" };
+    let mut child = Command::new(fio_link(dir.path()))
+        .args([
+            "--name=c",
+            &format!("--cpus_allowed={list}"),
+            "--cpus_allowed_policy=split",
+            "--numjobs=2",
+            "--ioengine=null",
+            &format!("--filename={}", data.display()),
+            "--size=4m",
+            "--rw=randread",
+            "--runtime=3",
+            "--time_based",
+            "--output-format=json",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut seen: Vec<String> = Vec::new();
+    // A worker binds itself as it starts: asked again until both have.
+    wait_until("both workers bound to their CPUs", || {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return false;
+        };
+        seen = tasks
+            .flatten()
+            .filter(|t| {
+                // Workers are fathom-w0, fathom-w1 (not fathom-watch).
+                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| {
+                    c.trim()
+                        .strip_prefix("fathom-w")
+                        .is_some_and(|n| n.parse::<usize>().is_ok())
+                })
+            })
+            .filter_map(|t| {
+                let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+                let line = status
+                    .lines()
+                    .find(|l| l.starts_with("Cpus_allowed_list:"))?;
+                Some(line.split_whitespace().nth(1)?.to_string())
+            })
+            .collect();
+        seen.sort();
+        seen.len() == 2 && seen.iter().all(|s| !s.contains(['-', ',']))
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let expected = if cpus >= 2 { ["0", "1"] } else { ["0", "0"] };
+    assert_eq!(seen, expected, "each worker on one CPU of {list}");
+    refused(
+        &["run", ".", "--cpus-allowed", "1000", "--runtime", "1s"],
+        "CPU 1000",
+    );
+}
+
 /// rate_process=poisson: the I/Os keep the rate, their gaps exponential
 /// (as spread as they are long), where linear's are even.
 #[test]

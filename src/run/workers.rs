@@ -138,6 +138,10 @@ pub(super) fn worker_configs(
                 runtime: spec.runtime_s.map(Duration::from_secs_f64),
                 fsync_every: spec.flush_every(),
                 ioprio: spec.ioprio,
+                cpus: spec
+                    .cpus_allowed
+                    .clone()
+                    .map(|list| (list, spec.cpus_allowed_policy)),
                 poisson: spec.arrivals == crate::spec::Arrivals::Poisson,
                 invalidate_each: (spec.invalidate && !spec.direct && spec.runtime_s.is_some())
                     .then_some(ByteRange {

@@ -302,8 +302,26 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     ),
+    Knob::value(
+        "cpus_allowed",
+        "LIST",
+        "Run the workers on these CPUs only (0-3,6, as taskset -c; fio's cpus_allowed): a worker that the scheduler moves away from the CPU its device completes on can lose half its IOPS at depth 1",
+        |b, v| {
+            b.spec.cpus_allowed = Some(v.parse()?);
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "cpus_allowed_policy",
+        "POLICY",
+        "With --cpus-allowed: shared (every worker on any of the CPUs) or split (each worker on one of them, in turn; fio's cpus_allowed_policy) [default: shared]",
+        |b, v| {
+            b.spec.cpus_allowed_policy = v.parse()?;
+            Ok(())
+        },
+    ),
     Knob::switch(
-        "no-fadvise",
+        "no_fadvise",
         "With --buffered: give the kernel no access hint (by default each worker tells it random or sequential, as fio's fadvise_hint, so random reads get no readahead)",
         |b, v| {
             b.spec.fadvise = !parse_bool(v)?;
@@ -954,6 +972,16 @@ pub fn split_label(target: &str) -> (Option<&str>, &str) {
 mod tests {
     use super::*;
     use crate::spec::RwMode;
+
+    /// A knob is found by its own name, as its flag and job files spell it
+    /// (`--no-fadvise` was once "unknown" because its name had a dash).
+    #[test]
+    fn every_knob_is_found_by_its_name_and_its_flags_spelling() {
+        for k in KNOBS {
+            assert_eq!(find(k.name).map(|f| f.name), Some(k.name));
+            assert!(find(&k.name.replace('_', "-")).is_some(), "{}", k.name);
+        }
+    }
 
     #[test]
     fn knobs_set_and_resolve() {

@@ -6,6 +6,7 @@
 pub mod block_sizes;
 pub mod capacity;
 pub mod content;
+pub mod cpus;
 pub mod direction;
 pub mod distribution;
 pub mod engine;
@@ -22,6 +23,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use block_sizes::BlockSizeSplit;
+pub use cpus::{CpuList, CpuPolicy};
 pub use direction::Direction;
 pub use distribution::{Distribution, Zone};
 pub use engine::{CompletionWait, EngineCaps, EngineKind, EngineTuning, RingOptions, WaitChoice};
@@ -211,6 +213,13 @@ pub struct WorkloadSpec {
     /// and `prio`); None: the process's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ioprio: Option<IoPriority>,
+    /// The CPUs the workers may run on (`--cpus-allowed`, fio's
+    /// `cpus_allowed`); None: wherever the scheduler puts them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_allowed: Option<CpuList>,
+    /// How the workers share them (`--cpus-allowed-policy`).
+    #[serde(default, skip_serializing_if = "CpuPolicy::is_shared")]
+    pub cpus_allowed_policy: CpuPolicy,
     pub engine: EngineKind,
     /// The null engine's service time per I/O, in ns (`--null-latency`);
     /// 0 completes at once.
@@ -645,6 +654,8 @@ impl WorkloadSpec {
             direct: true,
             invalidate: false,
             fadvise: true,
+            cpus_allowed: None,
+            cpus_allowed_policy: CpuPolicy::Shared,
             ioprio: None,
             engine: EngineKind::IoUring,
             null_latency_ns: 0,

@@ -105,6 +105,14 @@ impl WorkloadSpec {
                 self.engine
             ));
         }
+        if let Some(list) = &self.cpus_allowed
+            && let Some(own) = crate::spec::CpuList::of_this_process()
+            && let Some(cpu) = list.cpus().iter().find(|c| !own.cpus().contains(c))
+        {
+            return fail(format!(
+                "--cpus-allowed {list}: CPU {cpu} is not one this process may run on ({own})"
+            ));
+        }
         if self.random_percent > 100 {
             return fail(format!(
                 "--random-percent {} is above 100",

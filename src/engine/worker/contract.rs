@@ -66,6 +66,10 @@ pub struct WorkerConfig {
     pub invalidate_each: Option<ByteRange>,
     /// The I/O priority to run at (ioprio_set(2) of the worker's thread).
     pub ioprio: Option<crate::spec::IoPriority>,
+    /// The CPUs the workers run on and how they share them
+    /// (`--cpus-allowed`, `--cpus-allowed-policy`); None: wherever the
+    /// scheduler puts them.
+    pub cpus: Option<(crate::spec::CpuList, crate::spec::CpuPolicy)>,
     /// Rated I/Os arrive as a Poisson process rather than evenly (fio's
     /// `rate_process=poisson`).
     pub poisson: bool,

@@ -329,6 +329,11 @@ impl<'a> Job<'a> {
         if let Some(priority) = self.config.ioprio {
             set_io_priority(priority)?;
         }
+        if let Some((list, policy)) = &self.config.cpus {
+            // Split by the worker's place in the run: the clones of an fio
+            // job are streams of their own, each with a first worker.
+            crate::spec::CpuList::bind_this_thread(&list.for_worker(*policy, self.config.worker))?;
+        }
         if self.config.script.as_ref().is_some_and(|s| s.paced) {
             // A replay sleeps until each I/O is due: its sleeps end on time
             // rather than up to the default 50 µs of timer slack later.

@@ -490,6 +490,28 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             let d: crate::spec::Distribution = v.parse().map_err(|e| format!("{key}={v}: {e}"))?;
             job.set("random_distribution", d.to_string());
         }
+        "cpus_allowed" => {
+            let v = value(opt)?;
+            let list: crate::spec::CpuList = v.parse().map_err(|e| format!("{key}={v}: {e}"))?;
+            job.set("cpus_allowed", list.to_string());
+        }
+        "cpumask" => {
+            let v = value(opt)?;
+            let digits = v.trim_start_matches("0x").trim_start_matches("0X");
+            let mask = u64::from_str_radix(digits, if digits.len() < v.len() { 16 } else { 10 })
+                .ok()
+                .filter(|m| *m != 0)
+                .ok_or_else(|| format!("{key}={v}: not a mask of CPUs"))?;
+            let cpus: Vec<String> = (0..64)
+                .filter(|c| mask & (1 << c) != 0)
+                .map(|c: u32| c.to_string())
+                .collect();
+            job.set("cpus_allowed", cpus.join(","));
+        }
+        "cpus_allowed_policy" => match value(opt)? {
+            p @ ("shared" | "split") => job.set("cpus_allowed_policy", p),
+            other => return Err(format!("{key}={other}: shared or split")),
+        },
         "random_sequence_stride" => job.sequence_strided = flag(opt)?,
         "percentage_random" => job.set("random_percent", same_for_reads_and_writes(opt)?),
         "rw_sequencer" => match value(opt)? {
