@@ -54,7 +54,13 @@ impl PriorityBySize {
                         f.parse::<u16>()
                             .map_err(|_| format!("'{f}' is not a number"))
                     };
-                    let own = (number(fields[2])?, number(fields[3])? as u8);
+                    let own = (number(fields[2])?, number(fields[3])?);
+                    if !(1..=3).contains(&own.0) || own.1 > 7 {
+                        return Err(format!(
+                            "{entry}: class 1 to 3 and level 0 to 7 (as cmdprio_class and cmdprio)"
+                        ));
+                    }
+                    let own = (own.0, own.1 as u8);
                     match out.priority {
                         Some(p) if p != own => {
                             return Err(format!(
