@@ -538,6 +538,35 @@ fn blockalign_aligns_every_random_offset_as_fio_does() {
     );
 }
 
+/// Starts fathom as `fio ARGS` (the link), its output discarded.
+fn spawn_fio(dir: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(fio_link(dir))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The /proc directories of process `pid`'s worker threads (fathom-w0,
+/// fathom-w1, …; not fathom-watch), while it runs.
+fn worker_threads(pid: u32) -> Vec<PathBuf> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .map(|t| t.path())
+        .filter(|t| {
+            std::fs::read_to_string(t.join("comm")).is_ok_and(|c| {
+                c.trim()
+                    .strip_prefix("fathom-w")
+                    .is_some_and(|n| n.parse::<usize>().is_ok())
+            })
+        })
+        .collect()
+}
+
 /// prioclass and prio: the workers run at that I/O priority, as ionice
 /// reads it from their threads while they run.
 #[test]
@@ -553,8 +582,9 @@ fn prio_and_prioclass_set_the_workers_io_priority() {
     }
     let dir = tempdir();
     let data = dir.path().join("p.dat");
-    let mut child = Command::new(fio_link(dir.path()))
-        .args([
+    let mut child = spawn_fio(
+        dir.path(),
+        &[
             "--name=p",
             "--prioclass=3",
             &format!("--filename={}", data.display()),
@@ -563,31 +593,22 @@ fn prio_and_prioclass_set_the_workers_io_priority() {
             "--runtime=3",
             "--time_based",
             "--output-format=json",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+    );
     let pid = child.id();
     let mut seen = None;
     // A worker sets its priority as it starts: asked again until it has.
     wait_until("a worker thread runs at the idle I/O class", || {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        let Some(worker) = worker_threads(pid).into_iter().next() else {
             return false;
         };
-        for task in tasks.flatten() {
-            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-            if comm.trim().starts_with("fathom-w") {
-                let out = Command::new("ionice")
-                    .arg("-p")
-                    .arg(task.file_name())
-                    .output()
-                    .unwrap();
-                seen = Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
-                return seen.as_deref() == Some("idle");
-            }
-        }
-        false
+        let out = Command::new("ionice")
+            .arg("-p")
+            .arg(worker.file_name().unwrap())
+            .output()
+            .unwrap();
+        seen = Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
+        seen.as_deref() == Some("idle")
     });
     let _ = child.kill();
     let _ = child.wait();
@@ -603,8 +624,9 @@ fn cpus_allowed_binds_each_worker_to_its_cpus() {
     let dir = tempdir();
     let data = dir.path().join("c.dat");
     let list = if cpus >= 2 { "0-1" } else { "0" };
-    let mut child = Command::new(fio_link(dir.path()))
-        .args([
+    let mut child = spawn_fio(
+        dir.path(),
+        &[
             "--name=c",
             &format!("--cpus_allowed={list}"),
             "--cpus_allowed_policy=split",
@@ -616,30 +638,16 @@ fn cpus_allowed_binds_each_worker_to_its_cpus() {
             "--runtime=3",
             "--time_based",
             "--output-format=json",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+    );
     let pid = child.id();
     let mut seen: Vec<String> = Vec::new();
     // A worker binds itself as it starts: asked again until both have.
     wait_until("both workers bound to their CPUs", || {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            return false;
-        };
-        seen = tasks
-            .flatten()
-            .filter(|t| {
-                // Workers are fathom-w0, fathom-w1 (not fathom-watch).
-                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| {
-                    c.trim()
-                        .strip_prefix("fathom-w")
-                        .is_some_and(|n| n.parse::<usize>().is_ok())
-                })
-            })
+        seen = worker_threads(pid)
+            .iter()
             .filter_map(|t| {
-                let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+                let status = std::fs::read_to_string(t.join("status")).ok()?;
                 let line = status
                     .lines()
                     .find(|l| l.starts_with("Cpus_allowed_list:"))?;
