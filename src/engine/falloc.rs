@@ -4,9 +4,9 @@
 //! punches a hole; no byte moves, so what it measures is the file system's
 //! allocator (fragmentation, extent trees).
 
-use super::inline::{InlineEngine, retried};
+use super::inline::InlineEngine;
 use super::trim::TrimMethod;
-use super::{Direction, IoRequest};
+use super::{Direction, IoRequest, retried};
 use crate::util::buffers::Buffers;
 use std::fs::File;
 use std::os::fd::AsRawFd;

@@ -3,8 +3,8 @@
 //! read or a trim fails with EINVAL, as in fio. What it measures is how
 //! fast the file system grows and shrinks a file.
 
-use super::inline::{InlineEngine, retried};
-use super::{Direction, IoRequest};
+use super::inline::InlineEngine;
+use super::{Direction, IoRequest, retried};
 use crate::util::buffers::Buffers;
 use std::fs::File;
 use std::os::fd::AsRawFd;

@@ -29,20 +29,6 @@ impl InlineEngine {
     }
 }
 
-/// Calls `call` until it is not interrupted: `counted` bytes when it
-/// returns 0, else the negative errno, as a completion carries it.
-pub fn retried(mut call: impl FnMut() -> libc::c_int, counted: u32) -> i32 {
-    loop {
-        if call() == 0 {
-            return counted as i32;
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return -err.raw_os_error().unwrap_or(libc::EIO);
-        }
-    }
-}
-
 impl Engine for InlineEngine {
     fn buffers(&mut self) -> &mut Buffers {
         &mut self.buffers
@@ -69,10 +55,6 @@ impl Engine for InlineEngine {
     }
 
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
-        if data_only {
-            self.file.sync_data()
-        } else {
-            self.file.sync_all()
-        }
+        super::sync_file(&self.file, data_only)
     }
 }

@@ -98,6 +98,31 @@ pub trait Engine {
     fn sync(&mut self, data_only: bool) -> io::Result<()>;
 }
 
+/// Calls `call` (a system call that returns 0 or -1 with errno) until it is
+/// not interrupted: `counted` bytes when it succeeds, else the negative
+/// errno, as a completion carries it.
+pub(crate) fn retried(mut call: impl FnMut() -> libc::c_int, counted: u32) -> i32 {
+    loop {
+        if call() == 0 {
+            return counted as i32;
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return -err.raw_os_error().unwrap_or(libc::EIO);
+        }
+    }
+}
+
+/// fsync, or fdatasync when `data_only`: the `sync` of the engines that
+/// call the kernel themselves.
+fn sync_file(file: &File, data_only: bool) -> io::Result<()> {
+    if data_only {
+        file.sync_data()
+    } else {
+        file.sync_all()
+    }
+}
+
 /// Builds the engine of `kind` over an opened target file; `null_latency`
 /// is the null engine's service time per I/O, `ring` how io_uring submits
 /// and completes, `tuning` how io_uring submits and waits.

@@ -88,10 +88,6 @@ impl Engine for SyncEngine {
     }
 
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
-        if data_only {
-            self.file.sync_data()
-        } else {
-            self.file.sync_all()
-        }
+        super::sync_file(&self.file, data_only)
     }
 }

@@ -39,10 +39,10 @@ impl TrimMethod {
     /// errno, as a completion carries it.
     pub fn trim(self, file: &File, offset: u64, len: u32) -> i32 {
         let fd = file.as_raw_fd();
-        loop {
-            // SAFETY: plain syscalls on a descriptor `file` keeps open; the
-            // range BLKDISCARD reads lives on this stack frame.
-            let r = unsafe {
+        // SAFETY: plain syscalls on a descriptor `file` keeps open; the
+        // range BLKDISCARD reads lives on this stack frame.
+        super::retried(
+            || unsafe {
                 match self {
                     TrimMethod::Discard => {
                         let range: [u64; 2] = [offset, u64::from(len)];
@@ -55,15 +55,9 @@ impl TrimMethod {
                         libc::off_t::from(len),
                     ),
                 }
-            };
-            if r == 0 {
-                return 0;
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return -e.raw_os_error().unwrap_or(libc::EIO);
-            }
-        }
+            },
+            0,
+        )
     }
 }
 
