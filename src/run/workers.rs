@@ -172,10 +172,7 @@ pub(super) fn worker_configs(
                 stream_end: Arc::default(),
                 flow: None,
                 flow_sleep: Duration::from_micros(spec.flow_sleep_us),
-                cmdprio: spec.cmdprio.clone().map(|c| {
-                    let value = c.priority.value();
-                    (c, value)
-                }),
+                cmdprio: spec.cmdprio.clone(),
             }
         })
         .collect()

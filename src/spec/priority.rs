@@ -141,7 +141,8 @@ impl CommandPriority {
     }
 }
 
-fn share(pct: &str) -> Result<u8, String> {
+/// A share from 0 to 100, with or without its `%`.
+pub(crate) fn share(pct: &str) -> Result<u8, String> {
     pct.trim_end_matches('%')
         .parse::<u8>()
         .ok()

@@ -104,8 +104,8 @@ pub struct WorkerConfig {
     /// How long it sleeps when held back, its I/Os done (`--flow-sleep`).
     pub flow_sleep: Duration,
     /// `--cmdprio`: the share of I/Os (by block size, or of all) issued at
-    /// a priority of their own, and that priority's value.
-    pub cmdprio: Option<(crate::spec::CommandPriority, u16)>,
+    /// a priority of their own, and that priority.
+    pub cmdprio: Option<crate::spec::CommandPriority>,
     /// Its stream's workers still running, for the streams that wait for
     /// it.
     pub stream_end: Arc<StreamEnd>,

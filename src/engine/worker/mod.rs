@@ -491,10 +491,8 @@ impl<'a> Job<'a> {
             }
             // A priority's value is never 0: its class is in the top bits.
             let ioprio = match &self.config.cmdprio {
-                Some((share, value))
-                    if self.rng.random_range(0..100u8) < share.percent_of(u64::from(len)) =>
-                {
-                    *value
+                Some(c) if self.rng.random_range(0..100u8) < c.percent_of(u64::from(len)) => {
+                    c.priority.value()
                 }
                 _ => 0,
             };

@@ -39,11 +39,7 @@ impl PriorityBySize {
                     ));
                 }
                 let size = crate::util::units::parse_size(fields[0])?;
-                let pct = fields[1]
-                    .parse::<u8>()
-                    .ok()
-                    .filter(|p| *p <= 100)
-                    .ok_or_else(|| format!("'{}' is not a share from 0 to 100", fields[1]))?;
+                let pct = crate::spec::priority::share(fields[1])?;
                 if fields.get(4).is_some_and(|h| *h != "0") {
                     return Err(format!(
                         "{entry}: priority hints (command duration limits) are not supported"
