@@ -51,6 +51,10 @@ pub struct Completion {
     pub result: i32,
 }
 
+/// Longest a worker sleeps in the kernel before it looks at the clock and the
+/// stop flags again, so a stalled device cannot hold up the end of a run.
+pub const WAIT_SLICE: Duration = Duration::from_millis(100);
+
 /// The operations every engine provides.
 pub trait Engine {
     /// Buffers the I/Os read into and write from, one per slot.

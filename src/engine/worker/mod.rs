@@ -20,7 +20,7 @@ pub use contract::{
 use pace::{Schedule, count_backlog};
 
 use super::content::ContentWriter;
-use super::{Completion, Direction, Engine, IoRequest};
+use super::{Completion, Direction, Engine, IoRequest, WAIT_SLICE};
 use crate::measure::errors::Operation;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{DIRECTIONS, DirectionSample, IntervalReport};
@@ -37,9 +37,6 @@ use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 const INTERVAL: Duration = Duration::from_secs(1);
-/// Longest a worker sleeps in the kernel before it looks at the clock and the
-/// stop flags again, so a stalled device cannot hold up the end of a run.
-const WAIT_SLICE: Duration = Duration::from_millis(100);
 /// Offsets a verifying writer tries before waiting for a block to be free.
 const CLAIM_TRIES: usize = 16;
 /// At most this many histogram entries stand for the backlog of a rated
