@@ -117,7 +117,7 @@ impl IoUringEngine {
                 WaitPolicy::Sleep | WaitPolicy::Measure(_) => None,
             },
             probe: match wait {
-                WaitPolicy::Measure(limit) => Some(WaitProbe::new(limit, Instant::now())),
+                WaitPolicy::Measure(limit) => Some(WaitProbe::new(limit, depth, Instant::now())),
                 _ => None,
             },
             reaped: 0,
@@ -146,26 +146,15 @@ impl IoUringEngine {
     /// Waits for `min_complete` completions, at most `timeout`: with no
     /// timer of its own when the ring's timeout wakes it within that.
     fn wait(&mut self, min_complete: u32, timeout: Duration) -> io::Result<()> {
-        if !self.ticking || timeout < WAIT_SLICE {
-            return self.enter(min_complete, Some(timeout));
-        }
-        let to_submit = self.ring.submission().len() as u32;
-        // SAFETY: no argument is passed; GETEVENTS as every wait.
-        let outcome = unsafe {
-            self.ring.submitter().enter::<libc::sigset_t>(
-                to_submit,
-                min_complete,
-                ENTER_GETEVENTS,
-                None,
-            )
-        };
-        settled(outcome)
+        let timer = !self.ticking || timeout < WAIT_SLICE;
+        self.enter(min_complete, timer.then_some(timeout))
     }
 
     /// One `io_uring_enter` that submits what is queued and waits for
-    /// `min_complete` completions or `timeout`; None: do not wait at all
-    /// (but still post completions that are done, which a ring with
-    /// deferred task running does only when asked with GETEVENTS).
+    /// `min_complete` completions or `timeout`; None: with no timer (and
+    /// with `min_complete` 0, not waiting at all, but still posting the
+    /// completions that are done, which a ring with deferred task running
+    /// does only when asked with GETEVENTS).
     fn enter(&mut self, min_complete: u32, timeout: Option<Duration>) -> io::Result<()> {
         let outcome = match timeout {
             Some(timeout) => {
@@ -182,7 +171,7 @@ impl IoUringEngine {
                 unsafe {
                     self.ring.submitter().enter::<libc::sigset_t>(
                         to_submit,
-                        0,
+                        min_complete,
                         ENTER_GETEVENTS,
                         None,
                     )

@@ -121,8 +121,13 @@ pub fn choose(spec: &WorkloadSpec, regime: Regime) -> Option<EngineTuning> {
             }
         )),
         CompletionWait::Auto => measure(format!(
-            "{} on {cpus} CPUs, {in_flight} I/Os in flight: each worker measures polling against sleeping and keeps what completes more",
-            crate::util::units::counted(workers as u64, "worker")
+            "{} on {cpus} CPUs, {in_flight} I/Os in flight: each worker measures polling against sleeping and keeps what completes more{}",
+            crate::util::units::counted(workers as u64, "worker"),
+            if spec.iodepth >= super::wait_probe::DEEP {
+                " (at this depth, polling only where it adds more completions than CPU per completion)"
+            } else {
+                ""
+            }
         )),
     })
 }

@@ -9,6 +9,14 @@
 //! pushed off the poller's CPU), so a poll whose rate over whole seconds
 //! falls below what sleeping measured goes back to sleeping.
 //!
+//! With [`DEEP`] or more I/Os in flight a poll must also pay for its CPU:
+//! it is kept only when it adds more completions than CPU per completion
+//! (from 100k a second at 3 us each to 110k at 4 us is not kept). At such
+//! depths the device sets the pace more than the wake-up does, and a poller
+//! that holds its CPU takes it from the device's kernel work and from the
+//! other workers; at depth 1 and 2 each I/O waits for its own wake-up, and
+//! polling is how a run reaches the device's latency, so the rate decides.
+//!
 //! Which wait is faster depends on the host as much as on the device: on
 //! one 2-CPU VM polling doubled a loop device's IOPS at depth 1, on another
 //! it cut them by a third (the poller and the device's kernel worker
@@ -38,6 +46,9 @@ const SETTLE: Duration = Duration::from_secs(2);
 const SETTLE_MOST: Duration = Duration::from_secs(64);
 /// The window a settled rate is watched over.
 const WINDOW: Duration = Duration::from_secs(1);
+/// From this many I/Os in flight per worker, a poll must add more
+/// completions than it adds CPU per completion.
+pub const DEEP: u32 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum State {
@@ -57,6 +68,8 @@ enum State {
 #[derive(Debug)]
 pub struct WaitProbe {
     limit: Duration,
+    /// At least [`DEEP`] I/Os in flight: a poll must pay for its CPU.
+    deep: bool,
     origin: Instant,
     state: State,
     epoch_start: Instant,
@@ -75,10 +88,12 @@ pub struct WaitProbe {
 }
 
 impl WaitProbe {
-    /// A probe that polls for up to `limit` when it polls, starting now.
-    pub fn new(limit: Duration, now: Instant) -> Self {
+    /// A probe for a worker with `depth` I/Os in flight that polls for up
+    /// to `limit` when it polls, starting now.
+    pub fn new(limit: Duration, depth: u32, now: Instant) -> Self {
         WaitProbe {
             limit,
+            deep: depth >= DEEP,
             origin: now,
             state: State::Probing {
                 spin: false,
@@ -203,13 +218,7 @@ impl WaitProbe {
 
     fn decide(&mut self, now: Instant) -> State {
         let [sleep, spin] = [median(&self.trials[0]), median(&self.trials[1])];
-        let chose_spin = if spin.0 > sleep.0 * (1.0 + TIE) {
-            true
-        } else if sleep.0 > spin.0 * (1.0 + TIE) {
-            false
-        } else {
-            spin.1 < sleep.1
-        };
+        let chose_spin = spin_wins(sleep, spin, self.deep);
         // A measurement that keeps the wait it had doubles the time before
         // the next; one that changes it starts again from the shortest.
         let kept = self
@@ -248,6 +257,22 @@ impl WaitProbe {
     }
 }
 
+/// Whether polling, measured at `spin`, beats sleeping, measured at
+/// `sleep` (each as completions a second and CPU ns per completion): the
+/// one that completes more, the cheaper when they tie; when `deep`, a poll
+/// that completes more must gain more in rate than it costs in CPU per
+/// completion.
+fn spin_wins(sleep: (f64, f64), spin: (f64, f64), deep: bool) -> bool {
+    if spin.0 > sleep.0 * (1.0 + TIE) {
+        // spin rate / sleep rate > spin CPU / sleep CPU, without dividing.
+        !deep || spin.0 * sleep.1 > sleep.0 * spin.1
+    } else if sleep.0 > spin.0 * (1.0 + TIE) {
+        false
+    } else {
+        spin.1 < sleep.1
+    }
+}
+
 /// The median (by rate) of `trials`, each as (rate, CPU per completion).
 fn median(trials: &[(f64, f64)]) -> (f64, f64) {
     let mut sorted = trials.to_vec();
@@ -277,13 +302,13 @@ mod tests {
     fn the_wait_that_completes_more_is_kept() {
         let start = Instant::now();
         let limit = Duration::from_micros(50);
-        let mut p = WaitProbe::new(limit, start);
+        let mut p = WaitProbe::new(limit, 1, start);
         drive(&mut p, start, 0.5, (50_000.0, 35_000.0));
         let c = &p.choices()[0];
         assert_eq!(c.chose, CompletionWait::Sleep, "{c:?}");
         assert!((c.sleep_per_s - 50_000.0).abs() < 2_000.0, "{c:?}");
         assert_eq!(p.next(start + Duration::from_millis(600), 0), None);
-        let mut p = WaitProbe::new(limit, start);
+        let mut p = WaitProbe::new(limit, 1, start);
         drive(&mut p, start, 0.5, (30_000.0, 60_000.0));
         assert_eq!(p.choices()[0].chose, CompletionWait::Spin);
         assert_eq!(p.next(start + Duration::from_millis(600), 0), Some(limit));
@@ -292,7 +317,7 @@ mod tests {
     #[test]
     fn a_rate_that_moves_is_measured_again() {
         let start = Instant::now();
-        let mut p = WaitProbe::new(Duration::from_micros(50), start);
+        let mut p = WaitProbe::new(Duration::from_micros(50), 1, start);
         let now = drive(&mut p, start, 3.0, (30_000.0, 60_000.0));
         assert_eq!(p.choices().len(), 1);
         // The device slows down, and now sleeping completes more.
@@ -305,7 +330,7 @@ mod tests {
     #[test]
     fn a_rate_that_swings_by_itself_is_not_measured_over_and_over() {
         let start = Instant::now();
-        let mut p = WaitProbe::new(Duration::from_micros(50), start);
+        let mut p = WaitProbe::new(Duration::from_micros(50), 1, start);
         // Settled on sleep at 50k; then the rate swings between 35k and
         // 55k second by second, whatever the wait.
         let mut now = drive(&mut p, start, 1.0, (50_000.0, 40_000.0));
@@ -323,7 +348,7 @@ mod tests {
     #[test]
     fn equal_rates_keep_the_cheaper_wait_and_idle_epochs_do_not_count() {
         let start = Instant::now();
-        let mut p = WaitProbe::new(Duration::from_micros(50), start);
+        let mut p = WaitProbe::new(Duration::from_micros(50), 1, start);
         // Nothing completes for a while: no decision from that.
         drive(&mut p, start, 0.3, (0.0, 0.0));
         assert!(p.choices().is_empty());
@@ -336,13 +361,33 @@ mod tests {
         assert_eq!(p.choices().len(), 1);
     }
 
+    #[test]
+    fn with_many_in_flight_a_poll_must_add_more_completions_than_cpu() {
+        // 10% more completions for a third more CPU each: kept at depth 1,
+        // not when deep.
+        let (sleep, spin) = ((100_000.0, 3_000.0), (110_000.0, 4_000.0));
+        assert!(spin_wins(sleep, spin, false));
+        assert!(!spin_wins(sleep, spin, true));
+        // Three times the completions for more CPU each: kept either way.
+        let (sleep, spin) = ((66_000.0, 7_000.0), (219_000.0, 9_000.0));
+        assert!(spin_wins(sleep, spin, true));
+        // Slower polling is never kept; a tie goes to the cheaper.
+        assert!(!spin_wins((100_000.0, 3_000.0), (90_000.0, 2_000.0), false));
+        assert!(spin_wins((100_000.0, 3_000.0), (101_000.0, 2_900.0), true));
+        assert!(!spin_wins(
+            (100_000.0, 3_000.0),
+            (101_000.0, 3_100.0),
+            false
+        ));
+    }
+
     /// Polling that measured faster in short epochs but completes less
     /// over whole seconds than sleeping did goes back to sleeping, and the
     /// result says so with the rate it kept.
     #[test]
     fn a_poll_that_keeps_completing_less_than_sleeping_goes_back_to_sleep() {
         let start = Instant::now();
-        let mut p = WaitProbe::new(Duration::from_micros(50), start);
+        let mut p = WaitProbe::new(Duration::from_micros(50), 1, start);
         let now = drive(&mut p, start, 0.4, (30_000.0, 40_000.0));
         assert_eq!(p.choices()[0].chose, CompletionWait::Spin);
         // Then polling slows to 24k (a fifth below sleeping's 30k).
@@ -352,7 +397,7 @@ mod tests {
         assert!((last.spin_per_s - 24_000.0).abs() < 1_500.0, "{last:?}");
         assert_eq!(p.next(now + Duration::from_secs(4), 0), None);
         // A poll that keeps up is kept.
-        let mut p = WaitProbe::new(Duration::from_micros(50), start);
+        let mut p = WaitProbe::new(Duration::from_micros(50), 1, start);
         drive(&mut p, start, 5.0, (30_000.0, 40_000.0));
         assert_eq!(p.choices().len(), 1);
     }

@@ -428,7 +428,7 @@ pub const KNOBS: &[Knob] = &[
     Knob::value(
         "completion_wait",
         "WAIT",
-        "io_uring: how a worker waits for completions: spin (poll the ring for up to 50us before sleeping, while completions come that fast), sleep, or auto (each worker measures both while it runs and keeps the one that completes more; sleep when there are more workers than CPUs or more I/Os in flight than the device queues) [default: auto]",
+        "io_uring: how a worker waits for completions: spin (poll the ring for up to 50us before sleeping, while completions come that fast), sleep, or auto (each worker measures both while it runs and keeps the one that completes more, from depth 4 polling only where it gains more I/Os than CPU per I/O; sleep when there are more workers than CPUs or more I/Os in flight than the device queues) [default: auto]",
         |b, v| {
             b.spec.completion_wait = v.parse()?;
             Ok(())
