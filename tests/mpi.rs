@@ -714,12 +714,7 @@ fn four_ranks_measure_trees_of_their_own_and_merge_them_exactly() {
         assert_eq!(threads.len(), 8, "2 threads on each of 4 ranks");
         assert!(threads.iter().all(|t| t["rank"].as_u64().is_some()));
     }
-    let create = merged["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["phase"] == "create")
-        .unwrap();
+    let create = phase(merged, "create");
     assert_eq!(u(&create["ops"]), 4 * 120);
     assert_eq!(entries(work.path()).len(), 0, "every rank removed its tree");
 
@@ -746,12 +741,7 @@ fn four_ranks_measure_trees_of_their_own_and_merge_them_exactly() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = document(&out);
     // A tree of one directory has no directory phases: create is the first.
-    let create = doc["results"][0]["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["phase"] == "create")
-        .unwrap();
+    let create = phase(&doc["results"][0], "create");
     assert!(create["stonewalled"].as_bool().unwrap(), "{create}");
     let counts: Vec<u64> = create["threads"]
         .as_array()

@@ -31,6 +31,11 @@ use std::time::{Duration, Instant};
 const FSYNC_USER_DATA: u64 = u64::MAX;
 /// The repeating timeout's completions: a wake-up, not an I/O.
 const TICK_USER_DATA: u64 = u64::MAX - 1;
+/// The repeating timeout's period, in memory that outlives every ring: the
+/// kernel reads it when it takes the entry (later, with `--sqpoll`).
+static TICK: types::Timespec = types::Timespec::new()
+    .sec(WAIT_SLICE.as_secs())
+    .nsec(WAIT_SLICE.subsec_nanos());
 /// Looks at the ring between two readings of the clock while polling.
 const SPIN_CHECKS_PER_CLOCK: u32 = 16;
 /// `IORING_ENTER_GETEVENTS` of linux/io_uring.h.
@@ -70,9 +75,6 @@ pub struct IoUringEngine {
     /// (multishot timeouts came in Linux 6.4) answers at once, and the
     /// waits are timed one by one as before.
     ticking: bool,
-    /// The repeating timeout's period, where the kernel reads it when it
-    /// takes the entry (later, with `--sqpoll`).
-    tick: Box<types::Timespec>,
 }
 
 impl Drop for IoUringEngine {
@@ -124,7 +126,6 @@ impl IoUringEngine {
             submit_error: None,
             expected_wait_ns: 0,
             ticking: false,
-            tick: Box::new(types::Timespec::from(WAIT_SLICE)),
         }
         .with_tick(!options.hipri))
     }
@@ -133,7 +134,7 @@ impl IoUringEngine {
     /// the device and take no timer).
     fn with_tick(mut self, arm: bool) -> Self {
         if arm {
-            let entry = opcode::Timeout::new(&*self.tick)
+            let entry = opcode::Timeout::new(&TICK)
                 .flags(types::TimeoutFlags::MULTISHOT)
                 .build()
                 .user_data(TICK_USER_DATA);
