@@ -3,10 +3,13 @@
 //! fathoms on one host write at once.
 
 use super::{Db, Dialect, Value};
-use rusqlite::Connection;
 use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, ErrorCode};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long a writer waits for the store's lock.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
 
 pub struct Sqlite(Connection);
 
@@ -28,9 +31,7 @@ impl rusqlite::ToSql for Value {
 
 fn said(e: rusqlite::Error) -> String {
     match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => {
-            "not a fathom history (the file is not a database)".into()
-        }
+        Some(ErrorCode::NotADatabase) => "not a fathom history (the file is not a database)".into(),
         _ => e.to_string(),
     }
 }
@@ -41,9 +42,21 @@ impl Sqlite {
             std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         }
         let conn = Connection::open(path).map_err(said)?;
-        conn.busy_timeout(Duration::from_secs(10)).map_err(said)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(said)?;
+        conn.busy_timeout(LOCK_WAIT).map_err(said)?;
+        // Turning a new store to WAL takes its lock without the busy
+        // handler's wait: of several fathoms opening a new store at once,
+        // all but one were told "database is locked". They wait here.
+        let deadline = Instant::now() + LOCK_WAIT;
+        while let Err(e) = conn.pragma_update(None, "journal_mode", "WAL") {
+            let busy = matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+            );
+            if !busy || Instant::now() >= deadline {
+                return Err(said(e));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(said)?;
         Ok(Sqlite(conn))
