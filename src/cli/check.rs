@@ -4,7 +4,7 @@
 
 use super::load_document;
 use crate::report::destination;
-use crate::result::change::{self, Bootstrap, CheckResult};
+use crate::result::change::{self, Bootstrap, Checked};
 use crate::result::{Document, WorkloadResult};
 use crate::util::error::UsageError;
 use clap::Args;
@@ -144,76 +144,26 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
             _ => unreachable!("the history is open when a baseline needs it"),
         }
     }
-    let base_runs: Vec<Vec<&WorkloadResult>> =
-        baselines.iter().map(|d| d.workloads().collect()).collect();
-    let new_w: Vec<&WorkloadResult> = new.workloads().collect();
     // NEW itself, when the history keeps it, is not its own baseline.
     let itself = match &mut history {
         Some(h) => h.id_of(&new).map_err(usage)?,
         None => None,
     };
-    if base_runs.iter().any(Vec::is_empty) || new_w.is_empty() {
-        return Err(UsageError(
-            "check compares workloads' results (fathom run); one of the files holds none".into(),
-        )
-        .into());
-    }
+    let hostname = new.host.hostname.clone();
+    let mut last_runs = |w: &WorkloadResult| -> Result<Vec<WorkloadResult>, UsageError> {
+        let (Some(n), Some(h)) = (last, history.as_mut()) else {
+            return Ok(Vec::new());
+        };
+        let runs = h.last_runs(w, &hostname, n, itself).map_err(usage)?;
+        Ok(runs.into_iter().map(|(_, w)| w).collect())
+    };
     let settings = Bootstrap {
         confidence: args.confidence,
         noise: args.noise,
         ..Bootstrap::default()
     };
-    let mut result = CheckResult {
-        confidence: settings.confidence,
-        resamples: settings.resamples,
-        directions: Vec::new(),
-    };
-    let mut unmatched = Vec::new();
-    'workloads: for (i, n) in new_w.iter().enumerate() {
-        let mut matched = Vec::new();
-        for base_w in &base_runs {
-            // The workload of the same name, else the one in the same place.
-            let b = base_w
-                .iter()
-                .find(|b| b.spec.name == n.spec.name && change::differences(b, n).is_empty())
-                .or_else(|| base_w.get(i))
-                .copied();
-            let Some(b) = b else {
-                unmatched.push(format!("{}: no workload in the baseline", n.spec.title()));
-                continue 'workloads;
-            };
-            let differ = change::differences(b, n);
-            if !differ.is_empty() {
-                unmatched.push(format!(
-                    "{}: not the baseline's workload ({})",
-                    n.spec.title(),
-                    differ.join("; ")
-                ));
-                continue 'workloads;
-            }
-            matched.push((*b).clone());
-        }
-        if let (Some(n_last), Some(h)) = (last, &mut history) {
-            let earlier = h
-                .last_runs(n, &new.host.hostname, n_last, itself)
-                .map_err(usage)?;
-            if earlier.is_empty() {
-                unmatched.push(format!(
-                    "{}: no earlier run of it on this target in the history",
-                    n.spec.title()
-                ));
-                continue 'workloads;
-            }
-            matched.extend(earlier.into_iter().map(|(_, w)| w));
-        }
-        let matched: Vec<&crate::result::WorkloadResult> = matched.iter().collect();
-        result
-            .directions
-            .extend(change::compare(&matched, n, settings));
-    }
-    if result.directions.is_empty() {
-        return Err(UsageError(format!("nothing to check: {}", unmatched.join("; "))).into());
-    }
+    let earlier = last.map(|_| &mut last_runs as change::EarlierRuns);
+    let Checked { result, unmatched } = change::check(&new, &baselines, earlier, settings)?;
     let mut text = match args.format.as_str() {
         "json" => serde_json::to_string_pretty(&result)? + "\n",
         _ => crate::report::change::text(&result, args.fail_on_regression),
@@ -225,12 +175,8 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
         Some(path) => destination::write(path, &text)?,
         None => print!("{text}"),
     }
-    let failed = args.fail_on_regression.is_some_and(|t| {
-        result
-            .directions
-            .iter()
-            .flat_map(|d| &d.changes)
-            .any(|c| c.regressed_beyond(t))
-    });
+    let failed = args
+        .fail_on_regression
+        .is_some_and(|t| result.regressed_beyond(t));
     Ok(i32::from(failed))
 }

@@ -7,9 +7,11 @@
 //! collection lasts several): blocks keep that correlation, so a run that
 //! wanders gets the wide interval it deserves.
 
+use super::Document;
 use super::workload::WorkloadResult;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::Interval;
+use crate::util::error::UsageError;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -121,6 +123,17 @@ pub struct CheckResult {
     pub confidence: f64,
     pub resamples: usize,
     pub directions: Vec<DirectionChange>,
+}
+
+impl CheckResult {
+    /// Whether any figure's whole interval is worse than the baseline by
+    /// more than `threshold` (a share): a change within the noise never is.
+    pub fn regressed_beyond(&self, threshold: f64) -> bool {
+        self.directions
+            .iter()
+            .flat_map(|d| &d.changes)
+            .any(|c| c.regressed_beyond(threshold))
+    }
 }
 
 /// Settings of the bootstrap.
@@ -237,6 +250,95 @@ pub fn compare(
             .filled(sa, sb, settings)
         })
         .collect()
+}
+
+/// What `check` found: the directions compared, and the workloads it
+/// could not compare, each with why.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub result: CheckResult,
+    pub unmatched: Vec<String>,
+}
+
+/// Finds the earlier runs of a workload (a history's last runs of it).
+pub type EarlierRuns<'a> =
+    &'a mut dyn FnMut(&WorkloadResult) -> Result<Vec<WorkloadResult>, UsageError>;
+
+/// Each workload of `new` against the same workload in every baseline
+/// document (the one of the same name, else the one in the same place)
+/// and in the runs `earlier` finds for it (a history's last runs). A
+/// workload whose counterpart is missing or is another workload is left
+/// out and said so; none compared at all is the caller's mistake.
+pub fn check(
+    new: &Document,
+    baselines: &[Document],
+    mut earlier: Option<EarlierRuns>,
+    settings: Bootstrap,
+) -> Result<Checked, UsageError> {
+    let base_runs: Vec<Vec<&WorkloadResult>> =
+        baselines.iter().map(|d| d.workloads().collect()).collect();
+    let new_w: Vec<&WorkloadResult> = new.workloads().collect();
+    if base_runs.iter().any(Vec::is_empty) || new_w.is_empty() {
+        return Err(UsageError(
+            "check compares workloads' results (fathom run); one of the files holds none".into(),
+        ));
+    }
+    let mut checked = Checked {
+        result: CheckResult {
+            confidence: settings.confidence,
+            resamples: settings.resamples,
+            directions: Vec::new(),
+        },
+        unmatched: Vec::new(),
+    };
+    'workloads: for (i, n) in new_w.iter().enumerate() {
+        let mut matched = Vec::new();
+        for base_w in &base_runs {
+            let b = base_w
+                .iter()
+                .find(|b| b.spec.name == n.spec.name && differences(b, n).is_empty())
+                .or_else(|| base_w.get(i))
+                .copied();
+            let Some(b) = b else {
+                let why = format!("{}: no workload in the baseline", n.spec.title());
+                checked.unmatched.push(why);
+                continue 'workloads;
+            };
+            let differ = differences(b, n);
+            if !differ.is_empty() {
+                checked.unmatched.push(format!(
+                    "{}: not the baseline's workload ({})",
+                    n.spec.title(),
+                    differ.join("; ")
+                ));
+                continue 'workloads;
+            }
+            matched.push(b.clone());
+        }
+        if let Some(find) = earlier.as_mut() {
+            let runs = find(n)?;
+            if runs.is_empty() {
+                checked.unmatched.push(format!(
+                    "{}: no earlier run of it on this target in the history",
+                    n.spec.title()
+                ));
+                continue 'workloads;
+            }
+            matched.extend(runs);
+        }
+        let matched: Vec<&WorkloadResult> = matched.iter().collect();
+        checked
+            .result
+            .directions
+            .extend(compare(&matched, n, settings));
+    }
+    if checked.result.directions.is_empty() {
+        return Err(UsageError(format!(
+            "nothing to check: {}",
+            checked.unmatched.join("; ")
+        )));
+    }
+    Ok(checked)
 }
 
 impl DirectionChange {
