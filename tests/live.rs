@@ -333,6 +333,13 @@ fn pushgateway(dir: &Path) -> Option<(Server, String)> {
     Some((gateway, listen))
 }
 
+/// The verdict's name as the metrics say it ("host CPU"), from its key in
+/// the JSON ("host"): on a busy host the verdict is not the device's.
+fn limiter_name(by: &serde_json::Value) -> Option<&'static str> {
+    let by: fathom::result::limit::Limiter = serde_json::from_value(by.clone()).ok()?;
+    Some(by.name())
+}
+
 #[test]
 fn a_real_pushgateway_takes_the_pushes_and_the_last_one_says_the_run_ended() {
     let dir = tempdir();
@@ -370,12 +377,9 @@ fn a_real_pushgateway_takes_the_pushes_and_the_last_one_says_the_run_ended() {
     );
     // The last verdict is what limited the run's figures, as the result
     // says it.
-    let by = doc["results"][0]["limited_by"]["by"].as_str().unwrap();
+    let by = limiter_name(&doc["results"][0]["limited_by"]["by"]).unwrap();
     assert!(
-        text.contains(&format!(
-            "verdict=\"pushed: limited by {}\"",
-            by.replace('_', " ")
-        )),
+        text.contains(&format!("verdict=\"pushed: limited by {by}\"")),
         "{text}"
     );
 }
@@ -459,8 +463,8 @@ fn a_certification_says_its_verdicts_as_it_goes() {
         .lines()
         .find(|l| l.starts_with("fathom_verdict_info{"))
         .unwrap_or_default();
-    let expected = match doc["results"][0]["limited_by"]["by"].as_str() {
-        Some(by) => format!("verdict=\"certify: limited by {}\"", by.replace('_', " ")),
+    let expected = match limiter_name(&doc["results"][0]["limited_by"]["by"]) {
+        Some(by) => format!("verdict=\"certify: limited by {by}\""),
         None => "verdict=\"certify interval 2: pass so far\"".to_string(),
     };
     assert!(verdict.contains(&expected), "{verdict}\n{text}");

@@ -27,20 +27,47 @@ fn timing() -> std::sync::MutexGuard<'static, ()> {
     TIMING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Each I/O's issue time against its time in the trace played at `speed`:
-/// the share within `slack_ns` of where the median I/O puts the replay's
-/// time zero.
-fn share_on_time(traced: &[u64], issued: &[u64], speed: f64, slack_ns: i64) -> f64 {
-    let mut offsets: Vec<i64> = traced
-        .iter()
-        .zip(issued)
-        .map(|(&t, &i)| i as i64 - (t as f64 / speed) as i64)
+/// What a replay is held to on any host, busy or not, from the trace's
+/// times, the recording's issue times, and the result's count of late I/Os:
+///
+/// - its pace is the trace's at `speed`: the median I/O's gap from the one
+///   before is the trace's gap within 1 ms (an I/O descheduled past its
+///   time lengthens one gap and shortens the next; the median keeps both
+///   out);
+/// - an I/O it issued late is counted late: none is more than 2 ms behind
+///   where the median I/O puts the replay's time zero without `late_ios`
+///   counting it (zero is at or before the median's, so that is at least
+///   1 ms past its due time, with a millisecond to spare).
+///
+/// How many I/Os an idle host issues within 1 ms is a figure, not a
+/// property: bench/record measures it.
+fn kept_to_the_trace(traced: &[u64], issued: &[u64], speed: f64, late_ios: u64) {
+    assert_eq!(traced.len(), issued.len());
+    let due: Vec<i64> = traced.iter().map(|&t| (t as f64 / speed) as i64).collect();
+    let issued: Vec<i64> = issued.iter().map(|&t| t as i64).collect();
+    let mut gap_errors: Vec<i64> = due
+        .windows(2)
+        .zip(issued.windows(2))
+        .map(|(d, i)| ((i[1] - i[0]) - (d[1] - d[0])).abs())
         .collect();
-    let mut sorted = offsets.clone();
-    sorted.sort_unstable();
-    let zero = sorted[sorted.len() / 2];
-    offsets.retain(|o| (o - zero).abs() <= slack_ns);
-    offsets.len() as f64 / traced.len() as f64
+    gap_errors.sort_unstable();
+    let median_gap_error = gap_errors[gap_errors.len() / 2];
+    assert!(
+        median_gap_error < 1_000_000,
+        "at {speed}x the median gap is {median_gap_error} ns off the trace's"
+    );
+    let mut offsets: Vec<i64> = issued.iter().zip(&due).map(|(i, d)| i - d).collect();
+    let late = |zero: i64, offsets: &[i64]| {
+        offsets.iter().filter(|&&o| o - zero > 2_000_000).count() as u64
+    };
+    let unsorted = offsets.clone();
+    offsets.sort_unstable();
+    let zero = offsets[offsets.len() / 2];
+    let seen_late = late(zero, &unsorted);
+    assert!(
+        seen_late <= late_ios,
+        "at {speed}x {seen_late} I/Os issued over 2 ms late, {late_ios} counted late"
+    );
 }
 
 fn result(doc: &Value) -> &Value {
@@ -120,20 +147,14 @@ fn fios_iolog_is_replayed_io_for_io_at_its_times() {
         .collect();
     assert!(wanted.len() > 150, "fio logged {} I/Os", wanted.len());
     assert_eq!(issued, wanted, "the same I/Os in the same order");
-    // Each at its time, within 1 ms.
+    // Each at its time: the trace's pace, and every late one counted.
     let traced: Vec<u64> = fio_trace.ios.iter().map(|io| io.t_ns).collect();
     let issued: Vec<u64> = ours.ios.iter().map(|io| io.t_ns).collect();
-    // Within 1 ms on an idle machine; a test machine of two CPUs is not
-    // always idle, so a few may be descheduled past it, never far.
-    let share = share_on_time(&traced, &issued, 1.0, 1_000_000);
-    assert!(
-        share >= 0.97,
-        "{share} of the I/Os issued within 1 ms of their time"
-    );
-    let share = share_on_time(&traced, &issued, 1.0, 20_000_000);
-    assert!(
-        share >= 0.995,
-        "{share} of the I/Os issued within 20 ms of their time"
+    kept_to_the_trace(
+        &traced,
+        &issued,
+        1.0,
+        u(&result(&doc)["replay"]["late_ios"]),
     );
     let r = result(&doc);
     assert_eq!(u(&r["replay"]["trace_ios"]), wanted.len() as u64);
@@ -281,7 +302,7 @@ fn twice_the_speed_takes_half_the_time() {
         .collect();
     let issued = |speed: &str| {
         let recording = dir.path().join(format!("{speed}.trace"));
-        replay_json(&[
+        let doc = replay_json(&[
             trace.to_str().unwrap(),
             target.to_str().unwrap(),
             "--speed",
@@ -293,13 +314,13 @@ fn twice_the_speed_takes_half_the_time() {
         ]);
         let t = trace::load(&recording).unwrap();
         assert_eq!(t.ios.len(), 41);
-        t.ios.iter().map(|io| io.t_ns).collect::<Vec<u64>>()
+        let late = u(&result(&doc)["replay"]["late_ios"]);
+        (t.ios.iter().map(|io| io.t_ns).collect::<Vec<u64>>(), late)
     };
-    // 25 ms apart at 1x, 12.5 ms at 2x: within 2 ms of those times, the
-    // spans one second and a half.
+    // 25 ms apart at 1x, 12.5 ms at 2x: the spans one second and a half.
     for (speed, factor) in [("1x", 1.0), ("2x", 2.0)] {
-        let share = share_on_time(&traced, &issued(speed), factor, 2_000_000);
-        assert!(share >= 0.95, "{speed}: {share} of the I/Os on time");
+        let (times, late) = issued(speed);
+        kept_to_the_trace(&traced, &times, factor, late);
     }
 }
 
