@@ -57,13 +57,9 @@ fn kept_to_the_trace(traced: &[u64], issued: &[u64], speed: f64, late_ios: u64) 
         "at {speed}x the median gap is {median_gap_error} ns off the trace's"
     );
     let mut offsets: Vec<i64> = issued.iter().zip(&due).map(|(i, d)| i - d).collect();
-    let late = |zero: i64, offsets: &[i64]| {
-        offsets.iter().filter(|&&o| o - zero > 2_000_000).count() as u64
-    };
-    let unsorted = offsets.clone();
     offsets.sort_unstable();
     let zero = offsets[offsets.len() / 2];
-    let seen_late = late(zero, &unsorted);
+    let seen_late = offsets.iter().filter(|&&o| o - zero > 2_000_000).count() as u64;
     assert!(
         seen_late <= late_ios,
         "at {speed}x {seen_late} I/Os issued over 2 ms late, {late_ios} counted late"

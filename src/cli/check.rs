@@ -149,20 +149,23 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
         Some(h) => h.id_of(&new).map_err(usage)?,
         None => None,
     };
-    let hostname = new.host.hostname.clone();
-    let mut last_runs = |w: &WorkloadResult| -> Result<Vec<WorkloadResult>, UsageError> {
-        let (Some(n), Some(h)) = (last, history.as_mut()) else {
-            return Ok(Vec::new());
-        };
-        let runs = h.last_runs(w, &hostname, n, itself).map_err(usage)?;
-        Ok(runs.into_iter().map(|(_, w)| w).collect())
+    let hostname = &new.host.hostname;
+    let mut last_runs;
+    let earlier = match (last, history.as_mut()) {
+        (Some(n), Some(h)) => {
+            last_runs = move |w: &WorkloadResult| -> Result<Vec<WorkloadResult>, UsageError> {
+                let runs = h.last_runs(w, hostname, n, itself).map_err(usage)?;
+                Ok(runs.into_iter().map(|(_, w)| w).collect())
+            };
+            Some(&mut last_runs as change::EarlierRuns)
+        }
+        _ => None,
     };
     let settings = Bootstrap {
         confidence: args.confidence,
         noise: args.noise,
         ..Bootstrap::default()
     };
-    let earlier = last.map(|_| &mut last_runs as change::EarlierRuns);
     let Checked { result, unmatched } = change::check(&new, &baselines, earlier, settings)?;
     let mut text = match args.format.as_str() {
         "json" => serde_json::to_string_pretty(&result)? + "\n",
