@@ -15,6 +15,7 @@
 pub mod cli;
 pub mod commands;
 pub mod engine;
+pub mod gate;
 pub mod history;
 pub mod input;
 pub mod measure;

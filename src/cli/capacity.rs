@@ -121,6 +121,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         &base,
         search.start_iops,
     )))?;
+    crate::run::claim_targets(std::slice::from_ref(&base));
     let driver = Driver::start(&args.output, base.overwrite)?;
     let step_s = capacity::step_seconds(&base);
     eprintln!("fathom: {}", report::capacity::plan(&base, &search, step_s));
@@ -161,7 +162,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         if let Some(path) = new_file
             && e.is::<crate::util::error::UsageError>()
         {
-            let _ = std::fs::remove_file(path);
+            crate::report::destination::discard(path);
         }
     })?;
     // The session removes the files it laid out before the report is out.

@@ -96,6 +96,7 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
         return Ok(0);
     }
     crate::run::check_plan(&specs)?;
+    crate::run::claim_targets(&specs);
     let output = fio_output(&command)?;
     let driver = Driver::start(&output, specs.iter().any(|s| s.overwrite))?;
     let document = driver.session().run(&specs, &mut |_| Ok(()))?;
@@ -118,7 +119,11 @@ fn say_notes(notes: &[String]) {
 /// it again with the same name expect).
 fn fio_output(command: &cmdline::FioCommand) -> anyhow::Result<OutputArgs> {
     if let Some(path) = &command.output {
-        destination::check(path, true)?;
+        crate::gate::write::check(
+            path,
+            destination::FIO_OUTPUT,
+            destination::overwrite_from_env(),
+        )?;
     }
     Ok(OutputArgs {
         output_format: Some(OutputFormat::Json),
@@ -148,7 +153,9 @@ fn emit_as_fio(
         rendered.push_str(&exporter(format).render(&report)?);
     }
     match &command.output {
-        Some(path) => destination::write(path, &rendered)?,
+        Some(path) => {
+            crate::gate::write::replace(path, destination::FIO_OUTPUT, rendered.as_bytes())?
+        }
         None => print!("{rendered}"),
     }
     super::history::remember(document, &Default::default());

@@ -290,6 +290,22 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
             write_out(output.as_deref(), &text)?;
         }
         Action::Remove { ids } => {
+            // A filter given with ids bounds them: a run it leaves out is
+            // not removed, and then nothing is.
+            if !filter.is_everything() {
+                let listed: Vec<i64> = h
+                    .list(&filter)
+                    .map_err(usage)?
+                    .iter()
+                    .map(|e| e.id)
+                    .collect();
+                if let Some(id) = ids.iter().find(|id| !listed.contains(id)) {
+                    return Err(UsageError(format!(
+                        "history remove {id}: run {id} does not match the filter given; nothing removed"
+                    ))
+                    .into());
+                }
+            }
             let n = h.remove(ids).map_err(usage)?;
             println!("removed {n} run(s)");
         }

@@ -684,15 +684,17 @@ fn man_command(subcommand: Option<&str>, dir: Option<&Path>) -> anyhow::Result<i
             std::io::Write::write_all(&mut std::io::stdout(), &text)?;
         }
         (None, Some(dir)) => {
+            crate::gate::write::make_dirs(dir, "man --dir")?;
             if !dir.is_dir() {
                 return Err(
                     UsageError(format!("man --dir {}: not a directory", dir.display())).into(),
                 );
             }
-            std::fs::write(dir.join("fathom.1"), page(top.clone())?)?;
-            for sub in top.get_subcommands() {
-                let (name, text) = sub_page(sub)?;
-                std::fs::write(dir.join(format!("{name}.1")), text)?;
+            let pages = std::iter::once(Ok(("fathom".to_string(), page(top.clone())?)))
+                .chain(top.get_subcommands().map(sub_page));
+            for p in pages {
+                let (name, text) = p?;
+                crate::gate::write::replace(&dir.join(format!("{name}.1")), MAN_PAGE, &text)?;
             }
         }
         (None, None) => {
@@ -745,10 +747,11 @@ fn execute(
     start_at: Option<std::time::SystemTime>,
     record: Option<PathBuf>,
 ) -> anyhow::Result<i32> {
+    crate::run::claim_targets(specs);
     let driver = Driver::start(output, specs.iter().any(|s| s.overwrite))?;
     let previous = match (&output.output, resume) {
         (Some(path), true) if path.exists() => {
-            let text = read_result_file(path)?;
+            let text = crate::gate::read::text(path, crate::gate::read::RESUMED)?;
             Document::from_json(&text)
                 .map_err(|e| UsageError(format!("--resume: {}: {e}", path.display())))?
                 .workloads()
@@ -1143,6 +1146,19 @@ pub(crate) fn output_label(output: &OutputArgs) -> String {
         .unwrap_or_else(|| "this run".into())
 }
 
+/// A man page of fathom's, as the write gate knows it: replacing only
+/// another of fathom's pages.
+const MAN_PAGE: crate::gate::write::Output = crate::gate::write::Output {
+    flag: "man --dir",
+    what: "a man page of fathom's",
+    streams: false,
+    ours: |path| {
+        crate::gate::read::head(path, 512)
+            .is_some_and(|h| String::from_utf8_lossy(&h).contains(".TH fathom"))
+    },
+    overwrite_hint: None,
+};
+
 /// The document as JSON, for writing after each finished run.
 pub(crate) fn json(document: &Document) -> anyhow::Result<String> {
     report::json::document_text(document)
@@ -1151,5 +1167,5 @@ pub(crate) fn json(document: &Document) -> anyhow::Result<String> {
 /// Reads a result file given on the command line; the size cap keeps a
 /// wrong path (a disk image, say) from being read into memory.
 pub fn read_result_file(path: &Path) -> Result<String, UsageError> {
-    crate::util::input_file::read_bounded(path, 1 << 30, "a result file")
+    crate::gate::read::text(path, crate::gate::read::RESULT)
 }

@@ -128,6 +128,7 @@ pub fn replay_command(args: &ReplayArgs) -> anyhow::Result<i32> {
         even_if_mounted: args.write.even_if_mounted,
     };
     let spec = replay::workload(&request)?;
+    crate::run::claim_targets(std::slice::from_ref(&spec));
     let driver = Driver::start(&args.output, args.write.overwrite)?;
     if let Some(record) = &args.record {
         check_record_file(record, &args.trace, args.output.output.as_deref())?;
@@ -158,28 +159,5 @@ pub(crate) fn check_record_file(
             record.display()
         )));
     }
-    let refuse = |m: &str| Err(UsageError(format!("--record {}: {m}", record.display())));
-    match std::fs::metadata(record) {
-        // Only a regular file is a recording: a FIFO without a reader
-        // would hold the open forever, a device would be written over.
-        Ok(m) if !m.is_file() => {
-            return refuse("not a regular file (a recording is written to a file of its own)");
-        }
-        Ok(_) => {
-            use std::io::Read;
-            let mut head = Vec::with_capacity(8);
-            let read = std::fs::File::open(record).and_then(|f| f.take(8).read_to_end(&mut head));
-            if read.is_err() || head != crate::trace::record::MAGIC {
-                return refuse(
-                    "exists and is not a fathom recording (fathom replaces only its own)",
-                );
-            }
-        }
-        Err(_) => {
-            if crate::engine::target::is_device_directory(crate::util::directory_of(record)) {
-                return refuse("fathom does not create files under /dev");
-            }
-        }
-    }
-    Ok(())
+    crate::gate::write::check(record, crate::trace::record::OUTPUT, false).map(|_| ())
 }

@@ -245,8 +245,11 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
         Some(p) => (p.name.to_string(), p.text.to_string()),
         None if args.profile.ends_with(".toml") => (
             args.profile.clone(),
-            std::fs::read_to_string(&args.profile)
-                .map_err(|e| UsageError(format!("--profile {}: {e}", args.profile)))?,
+            crate::gate::read::text(
+                std::path::Path::new(&args.profile),
+                crate::gate::read::PROFILE,
+            )
+            .map_err(|e| UsageError(format!("--profile {e}")))?,
         ),
         None => {
             return Err(UsageError(format!(

@@ -17,16 +17,30 @@ use crate::util::verify::header::{BlockHeader, HEADER_LEN};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The first line of an ack log names the format.
 const LOG_MAGIC: &str = "fathom-crashcheck 1";
+
+/// An ack log, as the write gate knows it: kept in a file, added to only
+/// when it is one.
+pub const ACK_LOG: crate::gate::write::Output = crate::gate::write::Output {
+    flag: "--ack-log",
+    what: "a fathom crashcheck ack log",
+    streams: false,
+    ours: is_ack_log,
+    overwrite_hint: None,
+};
+
+fn is_ack_log(path: &Path) -> bool {
+    crate::gate::read::head(path, LOG_MAGIC.len()).is_some_and(|h| h == LOG_MAGIC.as_bytes())
+}
 
 /// How each write is made durable before it is acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,14 +166,7 @@ struct AckLog {
 impl AckLog {
     fn open(sink: &AckSink) -> Result<AckLog, UsageError> {
         let out: Box<dyn Write + Send> = match sink {
-            AckSink::File(path) => Box::new(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .custom_flags(libc::O_DSYNC)
-                    .open(path)
-                    .map_err(|e| UsageError(format!("--ack-log {}: {e}", path.display())))?,
-            ),
+            AckSink::File(path) => Box::new(crate::gate::write::append(path, ACK_LOG, true)?),
             AckSink::Listener(addr) => {
                 let addrs: Vec<_> = addr
                     .to_socket_addrs()
@@ -358,6 +365,8 @@ fn report_seconds<T>(
 /// `--verify` of the first run's target against it would judge the wrong
 /// run: refused unless told to add to it.
 fn check_log_is_new(log: &Path, append: bool) -> Result<(), UsageError> {
+    crate::gate::write::place(log, ACK_LOG, false)
+        .map_err(|m| UsageError(format!("--ack-log {}: {m}", log.display())))?;
     match std::fs::metadata(log) {
         Ok(m) if m.len() > 0 && !append => Err(UsageError(format!(
             "--ack-log {}: it already holds a run (verify that one first, or name a new log; --append adds this run to it)",
@@ -384,7 +393,7 @@ fn check_target(spec: &WriterSpec) -> Result<Vec<String>, UsageError> {
     };
     match meta {
         Some(m) if m.file_type().is_block_device() => {
-            let len = File::open(&spec.target)
+            let len = crate::gate::target::open(&spec.target, Default::default())
                 .map_err(|e| err(e.to_string()))
                 .and_then(|f| target_len(&f).map_err(|e| err(e.to_string())))?;
             let mut risks = crate::util::safety::risks_of_writing(&spec.target, len)
@@ -408,13 +417,16 @@ fn check_target(spec: &WriterSpec) -> Result<Vec<String>, UsageError> {
 fn open_target(spec: &WriterSpec) -> anyhow::Result<File> {
     use std::os::unix::fs::FileTypeExt;
     let device = std::fs::metadata(&spec.target).is_ok_and(|m| m.file_type().is_block_device());
-    let mut options = OpenOptions::new();
-    options.write(true).read(true).create(!device);
-    if spec.durability == Durability::Dsync {
-        options.custom_flags(libc::O_DSYNC);
-    }
-    let file = options
-        .open(&spec.target)
+    let access = crate::gate::target::Access {
+        write: true,
+        create: !device,
+        flags: match spec.durability {
+            Durability::Dsync => libc::O_DSYNC,
+            _ => 0,
+        },
+        ..Default::default()
+    };
+    let file = crate::gate::target::open(&spec.target, access)
         .map_err(|e| UsageError(format!("{}: {e}", spec.target.display())))?;
     if !device && file.metadata()?.len() < spec.size {
         file.set_len(spec.size)?;
@@ -439,10 +451,12 @@ pub struct Acknowledged {
 /// (the log's own write was in flight) is ignored.
 pub fn read_runs(path: &Path) -> Result<Vec<Acknowledged>, UsageError> {
     let err = |m: String| UsageError(format!("--ack-log {}: {m}", path.display()));
-    let mut text = String::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_string(&mut text))
-        .map_err(|e| err(e.to_string()))?;
+    let text = crate::gate::read::text(path, crate::gate::read::ACK_LOG).map_err(|e| {
+        err(e
+            .0
+            .trim_start_matches(&format!("{}: ", path.display()))
+            .to_string())
+    })?;
     let complete = match text.rfind('\n') {
         Some(end) => &text[..=end],
         None => "",
@@ -550,7 +564,8 @@ impl CrashReport {
 /// Reads back every block the log names and judges it.
 pub fn verify(target: &Path, log: &Path) -> anyhow::Result<CrashReport> {
     let runs = read_runs(log)?;
-    let file = File::open(target).map_err(|e| UsageError(format!("{}: {e}", target.display())))?;
+    let file = crate::gate::target::open(target, Default::default())
+        .map_err(|e| UsageError(format!("{}: {e}", target.display())))?;
     let len = target_len(&file)?;
     let (chosen, sample) = run_on_target(&file, &runs)?;
     let acked = &runs[chosen];
@@ -717,12 +732,7 @@ pub fn listen(
         TcpListener::bind(addr).map_err(|e| UsageError(format!("--listen {addr}: {e}")))?;
     listener.set_nonblocking(true)?;
     ready(listener.local_addr()?);
-    let mut out = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .custom_flags(libc::O_DSYNC)
-        .open(log)
-        .map_err(|e| UsageError(format!("--ack-log {}: {e}", log.display())))?;
+    let mut out = crate::gate::write::append(log, ACK_LOG, true)?;
     while !stop.is_set() {
         let stream = match listener.accept() {
             Ok((s, _)) => s,

@@ -370,9 +370,11 @@ fn measured(cell: CellPlan, w: &WorkloadResult) -> anyhow::Result<PtsCell> {
 /// Discards the active range of `device`; the seconds it took.
 fn purge(device: &str, active: u64, stop: &StopFlag) -> anyhow::Result<f64> {
     let started = Instant::now();
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(device)
+    let write = crate::gate::target::Access {
+        write: true,
+        ..Default::default()
+    };
+    let file = crate::gate::target::open(std::path::Path::new(device), write)
         .with_context(|| format!("--purge discard: cannot open {device}"))?;
     let mut at = 0;
     while at < active {

@@ -255,7 +255,7 @@ fn settled(outcome: io::Result<usize>) -> io::Result<()> {
 /// `BLOCK_URING_CMD_DISCARD`, Linux 6.12); before it a device is trimmed
 /// in the worker's thread, as fio's io_uring engine always does.
 fn kernel_discards_through_io_uring() -> bool {
-    let Ok(release) = std::fs::read_to_string("/proc/sys/kernel/osrelease") else {
+    let Some(release) = crate::gate::read::host_text("/proc/sys/kernel/osrelease") else {
         return false;
     };
     let mut numbers = release

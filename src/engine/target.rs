@@ -3,6 +3,7 @@
 //! out new files with real data, opening it for I/O, and removing what fathom
 //! created.
 
+use crate::gate::{self, target::Access};
 use crate::measure::facts::{self, TargetFacts, TargetKind};
 use crate::spec::WorkloadSpec;
 use crate::util::error::UsageError;
@@ -12,10 +13,10 @@ use crate::util::units::{format_block_size, format_bytes};
 use anyhow::{Context, bail};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, IsTerminal, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// Size of a file fathom creates when no `--size` is given.
@@ -372,13 +373,12 @@ fn check_discards(kind: TargetKind, file_path: &Path) -> Result<(), String> {
                 Some(d) if !d.as_os_str().is_empty() => d,
                 _ => Path::new("."),
             };
-            let temporary = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .custom_flags(libc::O_TMPFILE)
-                .open(dir);
-            let Some(probe) = temporary
-                .or_else(|_| OpenOptions::new().write(true).open(file_path))
+            let existing = Access {
+                write: true,
+                ..Access::default()
+            };
+            let Some(probe) = gate::target::unnamed_in(dir)
+                .or_else(|_| gate::target::open(file_path, existing))
                 .ok()
             else {
                 return Ok(());
@@ -440,10 +440,7 @@ impl CreatedFile {
     /// Removes `path` if it still names this file; otherwise leaves it
     /// alone and says where fathom's file went.
     fn remove(self, path: &Path) {
-        let names_it =
-            fs::symlink_metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == (self.dev, self.ino));
-        if names_it {
-            let _ = fs::remove_file(path);
+        if gate::target::remove_if_still(path, self.dev, self.ino) {
             return;
         }
         let now = fs::read_link(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
@@ -465,18 +462,14 @@ impl PreparedTarget {
     /// Opens a descriptor for one worker.
     pub fn open(&self, direct: bool, write: bool) -> anyhow::Result<File> {
         if self.plan.absent {
-            return OpenOptions::new()
-                .read(true)
-                .write(write)
-                .open("/dev/null")
-                .context("cannot open /dev/null");
+            return gate::target::dev_null(write).context("cannot open /dev/null");
         }
-        let mut options = OpenOptions::new();
-        options.read(true).write(write);
-        if direct {
-            options.custom_flags(libc::O_DIRECT);
-        }
-        options.open(&self.plan.path).map_err(|e| {
+        let access = Access {
+            write,
+            flags: if direct { libc::O_DIRECT } else { 0 },
+            ..Access::default()
+        };
+        gate::target::open(&self.plan.path, access).map_err(|e| {
             if direct && e.raw_os_error() == Some(libc::EINVAL) {
                 anyhow::Error::new(UsageError(format!(
                     "target {}: its file system does not support O_DIRECT; use --buffered",
@@ -575,8 +568,14 @@ fn mark_kept(file: &File, len: u64) {
 
 /// Whether `path` is a file fathom created and kept: the mark on it names
 /// this inode, born when it was, at the length it was laid out with (a file
-/// that has since grown or shrunk was put to other use).
+/// that has since grown or shrunk was put to other use). Where the file
+/// system keeps no birth time (ext4 with 128-byte inodes), the inode alone
+/// proves nothing (a copy made with `cp -a` onto the same inode carries
+/// the mark), so no file there is taken for a kept one.
 fn kept_by_fathom(path: &Path, meta: &fs::Metadata) -> bool {
+    if meta.created().is_err() {
+        return false;
+    }
     use std::os::unix::ffi::OsStrExt;
     let Ok(name) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
         return false;
@@ -599,11 +598,12 @@ fn open_for_layout(plan: &TargetPlan) -> anyhow::Result<File> {
     // A file fathom creates must not exist yet: one that appeared since the
     // checks belongs to someone else, and is neither overwritten nor, later,
     // removed.
-    OpenOptions::new()
-        .write(true)
-        .create_new(plan.create)
-        .open(&plan.path)
-        .map_err(|e| match e.kind() {
+    let access = Access {
+        write: true,
+        create_new: plan.create,
+        ..Access::default()
+    };
+    gate::target::open(&plan.path, access).map_err(|e| match e.kind() {
             io::ErrorKind::AlreadyExists if plan.create => UsageError(format!(
                 "target {}: cannot create {}: a file of that name appeared after the checks (someone else's: left alone)",
                 plan.name,
@@ -685,7 +685,7 @@ fn target_facts(plan: &TargetPlan) -> anyhow::Result<TargetFacts> {
 }
 
 fn block_device_geometry(path: &Path) -> io::Result<(u64, u64)> {
-    let file = File::open(path)?;
+    let file = gate::target::open(path, Access::default())?;
     let mut size: u64 = 0;
     let mut sector: libc::c_int = 0;
     // SAFETY: both ioctls write one integer of the given type.

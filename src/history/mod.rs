@@ -155,6 +155,17 @@ pub struct Filter {
     pub host: Option<String>,
 }
 
+impl Filter {
+    /// Whether it lets every document through.
+    pub fn is_everything(&self) -> bool {
+        self.target.is_none()
+            && self.workload.is_none()
+            && self.tags.is_empty()
+            && self.since_unix_s.is_none()
+            && self.host.is_none()
+    }
+}
+
 pub struct History {
     db: Box<dyn Db>,
 }
@@ -534,7 +545,9 @@ impl History {
         }
         self.writing(|db| {
             // Results and tags go with their document (cascade), said
-            // here too for a store whose foreign keys are off.
+            // here too for a store whose foreign keys are off. A run named
+            // twice is removed once, and counted once.
+            let mut removed = 0;
             for id in ids {
                 for table in ["tags", "results"] {
                     db.execute(
@@ -542,9 +555,9 @@ impl History {
                         &[Value::Int(*id)],
                     )?;
                 }
-                db.execute("DELETE FROM documents WHERE id = $1", &[Value::Int(*id)])?;
+                removed += db.execute("DELETE FROM documents WHERE id = $1", &[Value::Int(*id)])?;
             }
-            Ok(ids.len())
+            Ok(removed as usize)
         })
     }
 

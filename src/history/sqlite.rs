@@ -3,6 +3,7 @@
 //! fathoms on one host write at once.
 
 use super::{Db, Dialect, Value};
+use crate::gate::write::Output;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode};
 use std::path::Path;
@@ -36,13 +37,46 @@ fn said(e: rusqlite::Error) -> String {
     }
 }
 
+/// The store, as the write gate knows it: a regular file (never a
+/// device, a FIFO or a file this run reads), and if it exists, a SQLite
+/// database; that it is fathom's is checked by its tables before anything
+/// is written.
+const STORE: Output = Output {
+    flag: "--history",
+    what: "a fathom history",
+    streams: false,
+    ours: is_sqlite,
+    overwrite_hint: None,
+};
+
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+
+fn is_sqlite(path: &Path) -> bool {
+    crate::gate::read::head(path, SQLITE_MAGIC.len()).is_some_and(|h| h == SQLITE_MAGIC)
+}
+
 impl Sqlite {
     pub fn open(path: &Path) -> Result<Sqlite, String> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-        }
-        let conn = Connection::open(path).map_err(said)?;
+        let real = crate::gate::write::database(path, STORE).map_err(|e| {
+            let prefix = format!("--history {}: ", path.display());
+            e.0.strip_prefix(&prefix)
+                .map_or(e.0.clone(), str::to_string)
+        })?;
+        let conn = Connection::open(&real).map_err(said)?;
         conn.busy_timeout(LOCK_WAIT).map_err(said)?;
+        // Another program's database is left as it was: no tables of
+        // fathom's added, its journal not turned to WAL.
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(said)?;
+        if !tables.is_empty() && !tables.iter().any(|t| t == "fathom") {
+            return Err(format!(
+                "not a fathom history: a SQLite database with tables of its own ({}); fathom writes only to its own",
+                tables.join(", ")
+            ));
+        }
+        crate::gate::claims::claim(&real, STORE.what);
         // Turning a new store to WAL takes its lock without the busy
         // handler's wait: of several fathoms opening a new store at once,
         // all but one were told "database is locked". They wait here.

@@ -25,9 +25,6 @@ use std::path::Path;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-/// Job files are small; anything larger is not one.
-const MAX_JOB_FILE: u64 = 1 << 20;
-
 /// What the command line adds to a job file: targets that replace the
 /// file's, knobs that override it, and sweeps of its own.
 #[derive(Debug, Default, Clone)]
@@ -41,16 +38,8 @@ pub struct Overrides {
 
 pub fn load(path: &Path, overrides: &Overrides) -> Result<Vec<WorkloadSpec>, UsageError> {
     let name = path.display().to_string();
-    let size = std::fs::metadata(path)
-        .map_err(|e| UsageError(format!("job file {name}: {e}")))?
-        .len();
-    if size > MAX_JOB_FILE {
-        return Err(UsageError(format!(
-            "job file {name}: {size} bytes is too large for a job file"
-        )));
-    }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| UsageError(format!("job file {name}: {e}")))?;
+    let text = crate::gate::read::text(path, crate::gate::read::JOB_FILE)
+        .map_err(|e| UsageError(format!("job file {}", e.0)))?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

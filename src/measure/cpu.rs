@@ -37,7 +37,7 @@ pub struct CpuTime {
 /// seconds, from /proc/stat's first line (`cpu user nice system idle iowait
 /// irq softirq steal ...`).
 fn host_cpu() -> (f64, f64, f64) {
-    let Ok(text) = std::fs::read_to_string("/proc/stat") else {
+    let Some(text) = crate::gate::read::host_text("/proc/stat") else {
         return (0.0, 0.0, 0.0);
     };
     let Some(line) = text.lines().next().filter(|l| l.starts_with("cpu ")) else {
@@ -60,7 +60,7 @@ fn host_cpu() -> (f64, f64, f64) {
 /// second field of `/proc/thread-self/schedstat`: the scheduler's
 /// `run_delay`), in ns; None where the kernel keeps no such count.
 pub fn thread_runnable_wait_ns() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let text = crate::gate::read::host_text("/proc/thread-self/schedstat")?;
     text.split_whitespace().nth(1)?.parse().ok()
 }
 

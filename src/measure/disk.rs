@@ -116,7 +116,7 @@ impl DiskSnapshot {
         let disks = names
             .iter()
             .filter_map(|n| {
-                let text = std::fs::read_to_string(format!("/sys/block/{n}/stat")).ok()?;
+                let text = crate::gate::read::host_text(format!("/sys/block/{n}/stat"))?;
                 Some((n.clone(), Counters::parse(&text)?))
             })
             .collect();

@@ -67,7 +67,7 @@ pub struct TargetFacts {
 
 pub fn host_facts() -> HostFacts {
     let (hostname, kernel) = uname();
-    let text = |path: &str| fs::read_to_string(path).unwrap_or_default();
+    let text = |path: &str| crate::gate::read::host_text(path).unwrap_or_default();
     HostFacts {
         hostname,
         kernel,
@@ -123,8 +123,7 @@ fn uname() -> (String, String) {
 }
 
 fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
-    fs::read_to_string(path)
-        .ok()
+    crate::gate::read::host_text(path)
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
 }
@@ -205,7 +204,7 @@ pub fn read_temperature(sensor: &Path) -> Option<f64> {
 /// /proc/self/mountinfo (the longest mount point that prefixes the path).
 pub fn mount_of(path: &Path) -> Option<(String, String)> {
     let path = fs::canonicalize(path).ok()?;
-    let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let info = crate::gate::read::host_text("/proc/self/mountinfo")?;
     mount_in(&info, &path)
 }
 

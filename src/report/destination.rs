@@ -1,170 +1,92 @@
 //! Where a rendered result goes (`--output`): a new or replaceable regular
 //! file, written whole through a rename, or a stream (a terminal, a pipe,
-//! `/dev/stdout`) written in place. A path that names anything else, or a
-//! file that is not a fathom result, is refused before anything runs.
+//! `/dev/stdout`) written in place. A path that names anything else, one
+//! of the command's inputs, or a file that is not a fathom result, is
+//! refused before anything runs; all of it through `crate::gate::write`.
 
-use crate::util::directory_of;
+use crate::gate::write::{self, Output, Place};
 use crate::util::error::UsageError;
-use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// How a path is written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Kind {
-    /// A regular file, new or replaced whole: the real path (links followed).
-    File(PathBuf),
-    /// Written in place, never renamed over: character devices, FIFOs, and
-    /// whatever /dev and /proc name (`/dev/stdout` may be a file the shell
-    /// opened: replacing it would lose the output).
-    InPlace,
+/// A fathom result or report, in any of its formats.
+pub const RESULT: Output = Output {
+    flag: "--output",
+    what: "a fathom result",
+    streams: true,
+    ours: is_fathom_file,
+    overwrite_hint: Some("pass --overwrite"),
+};
+
+/// fio's `--output` under `fathom fio`: fio replaces it each run, and tools
+/// that call fio again with the same name expect that, so a file in any of
+/// fio's output forms (fio's own or fathom's) is replaced; anything else
+/// only when `FATHOM_OVERWRITE=1` says so (fio's command line has no
+/// `--overwrite` of fathom's: `--overwrite` is fio's own job option).
+pub const FIO_OUTPUT: Output = Output {
+    flag: "--output",
+    what: "an output of fio's or fathom's",
+    streams: true,
+    ours: is_fio_output,
+    overwrite_hint: Some("set FATHOM_OVERWRITE=1"),
+};
+
+fn is_fio_output(path: &Path) -> bool {
+    if is_fathom_file(path) {
+        return true;
+    }
+    let Some(head) = crate::gate::read::head(path, 512) else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&head);
+    let first = head.lines().next().unwrap_or("");
+    let normal = first
+        .split_once(": (g=")
+        .is_some_and(|(name, rest)| !name.contains(' ') && rest.contains("): rw="));
+    head.trim_start().starts_with('{') && head.contains("\"fio version\"")
+        || head.starts_with("3;fio-")
+        || head.starts_with("3;fathom-")
+        || normal
+}
+
+/// Whether the environment allows replacing a file of another kind
+/// (`FATHOM_OVERWRITE=1`), for the fio command line that has no flag of
+/// fathom's for it.
+pub fn overwrite_from_env() -> bool {
+    std::env::var("FATHOM_OVERWRITE").is_ok_and(|v| matches!(v.as_str(), "1" | "yes" | "true"))
 }
 
 /// Checks that the result may be written to `path`; `overwrite` allows
 /// replacing a regular file that is not a fathom result.
 pub fn check(path: &Path, overwrite: bool) -> Result<(), UsageError> {
-    let err = |m: String| UsageError(format!("--output {}: {m}", path.display()));
-    match kind(path).map_err(err)? {
-        Kind::InPlace => open_in_place(path)
-            .map(|file| hold_open(path, file))
-            .map_err(|e| err(e.to_string())),
-        Kind::File(real) => {
-            match fs::metadata(&real) {
-                Ok(_) if overwrite || is_replaceable(&real) => {}
-                Ok(_) => {
-                    return Err(err(
-                        "an existing file that is not a fathom result (pass --overwrite to replace it)"
-                            .into(),
-                    ));
-                }
-                Err(_) => {
-                    let dir = directory_of(&real);
-                    if !dir.is_dir() {
-                        return Err(err(format!("directory {} does not exist", dir.display())));
-                    }
-                }
-            }
-            probe_writable(&real).map_err(err)
-        }
-    }
+    write::check(path, RESULT, overwrite).map(|_| ())
 }
 
 /// Refuses an output that is one of the command's inputs (the same file,
 /// by device and inode, whatever path or link names it): writing it would
-/// replace what is being read.
-pub fn check_not_input(path: &Path, inputs: &[&Path], what: &str) -> Result<(), UsageError> {
-    match inputs
-        .iter()
-        .find(|input| crate::util::same_file(path, input))
-    {
-        Some(input) => Err(UsageError(format!(
-            "--output {}: that is {what} {} (give another file)",
-            path.display(),
-            input.display()
-        ))),
-        None => Ok(()),
+/// replace what is being read. The inputs are claimed, so the write is
+/// refused again should anything change between.
+pub fn check_not_input(
+    path: &Path,
+    inputs: &[&Path],
+    what: &'static str,
+) -> Result<(), UsageError> {
+    for input in inputs {
+        crate::gate::claims::claim(input, what);
     }
-}
-
-/// Whether a result can be written beside `real` (the temporary file the
-/// rename starts from): a read-only or full file system is found before
-/// anything is measured, not after.
-fn probe_writable(real: &Path) -> Result<(), String> {
-    let probe = temporary_beside(real);
-    let written = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-        .and_then(|mut f| {
-            let wrote = f.write_all(&[0u8; 4096]).and_then(|()| f.sync_data());
-            let _ = fs::remove_file(&probe);
-            wrote
-        });
-    written.map_err(|e| format!("cannot write in {}: {e}", directory_of(real).display()))
-}
-
-fn temporary_beside(real: &Path) -> PathBuf {
-    real.with_extension(format!("tmp.{}", std::process::id()))
-}
-
-/// Streams opened by `check`, kept open until the result is written: a
-/// reader at the other end of a FIFO would see the end of its input if the
-/// check closed it.
-static HELD: std::sync::Mutex<Vec<(PathBuf, fs::File)>> = std::sync::Mutex::new(Vec::new());
-
-fn hold_open(path: &Path, file: fs::File) {
-    if let Ok(mut held) = HELD.lock() {
-        held.push((path.to_path_buf(), file));
-    }
-}
-
-fn held_stream(path: &Path) -> Option<fs::File> {
-    let held = HELD.lock().ok()?;
-    let (_, file) = held.iter().find(|(p, _)| p == path)?;
-    file.try_clone().ok()
-}
-
-/// Opens a stream for writing. A FIFO is opened without blocking: with no
-/// reader at the other end, an open for writing would wait forever, deaf
-/// to Ctrl-C; it is refused instead.
-fn open_in_place(path: &Path) -> io::Result<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let fifo = fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
-    let mut options = OpenOptions::new();
-    options.append(true);
-    if fifo {
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options.open(path).map_err(|e| match e.raw_os_error() {
-        Some(libc::ENXIO) if fifo => {
-            io::Error::other("a FIFO with no reader (start the reader first)")
-        }
-        _ => e,
-    })?;
-    if fifo {
-        // Writes then wait for the reader to drain the pipe, as a pipe's do.
-        use std::os::fd::AsRawFd;
-        // SAFETY: a valid descriptor, and flags read from it.
-        unsafe {
-            let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
-            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
-        }
-    }
-    Ok(file)
+    write::place(path, RESULT, true)
+        .map(|_| ())
+        .map_err(|m| UsageError(format!("--output {}: {m}", path.display())))
 }
 
 /// Writes `contents` to `path`: a regular file through a temporary file and
 /// a rename, so a reader never sees half a result; a stream in place.
-/// An error names the path it concerns; the temporary file of a write that
-/// failed (a full file system) is removed.
 pub fn write(path: &Path, contents: &str) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let kind = kind(path)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    match kind {
-        Kind::InPlace => {
-            // Appending keeps the order of what else goes to a file the
-            // shell opened for standard output.
-            held_stream(path)
-                .map_or_else(|| open_in_place(path), Ok)
-                .and_then(|mut out| {
-                    out.write_all(contents.as_bytes())?;
-                    out.flush()
-                })
-                .with_context(|| format!("cannot write {}", path.display()))
-        }
-        Kind::File(real) => {
-            let tmp = temporary_beside(&real);
-            fs::write(&tmp, contents)
-                .and_then(|()| fs::rename(&tmp, &real))
-                .inspect_err(|_| {
-                    let _ = fs::remove_file(&tmp);
-                })
-                .with_context(|| format!("cannot write {}", real.display()))
-        }
-    }
+    write::replace(path, RESULT, contents.as_bytes())
+}
+
+/// Removes a result this command wrote before it found its input bad.
+pub fn discard(path: &Path) {
+    write::discard(path, RESULT)
 }
 
 /// When to rewrite a result file that grows with each finished run: once
@@ -188,60 +110,11 @@ impl RewritePacer {
     }
 }
 
-fn kind(path: &Path) -> Result<Kind, String> {
-    let link = match fs::symlink_metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Kind::File(path.into())),
-        Err(e) => return Err(e.to_string()),
-        Ok(m) => m.file_type().is_symlink(),
-    };
-    let meta = fs::metadata(path).map_err(|_| match fs::read_link(path) {
-        Ok(to) => format!(
-            "is a symbolic link to {}, which does not exist",
-            to.display()
-        ),
-        Err(e) => e.to_string(),
-    })?;
-    let special = reaches_dev_or_proc(path);
-    let t = meta.file_type();
-    if t.is_block_device() {
-        Err("is a block device: a result is never written over a device".into())
-    } else if t.is_socket() {
-        Err("is a socket".into())
-    } else if t.is_dir() {
-        Err("is a directory".into())
-    } else if t.is_char_device() || t.is_fifo() || special {
-        Ok(Kind::InPlace)
-    } else if link {
-        // Replace the file the link names, not the link.
-        fs::canonicalize(path)
-            .map(Kind::File)
-            .map_err(|e| e.to_string())
-    } else {
-        Ok(Kind::File(path.into()))
-    }
-}
-
-/// Whether `path`, or any link on the way from it, is in /dev or /proc:
-/// `/dev/stdout` and links to it name whatever the shell opened, which must
-/// be written where it is.
-fn reaches_dev_or_proc(path: &Path) -> bool {
-    let mut at = path.to_path_buf();
-    for _ in 0..40 {
-        if at.starts_with("/dev") || at.starts_with("/proc") {
-            return true;
-        }
-        match fs::read_link(&at) {
-            Ok(to) => at = at.parent().unwrap_or(Path::new("/")).join(to),
-            Err(_) => return false,
-        }
-    }
-    false
-}
-
 /// Whether `path` names this process's standard output (`/dev/stdout`, or
 /// the file or pipe it was redirected to): the result then goes there alone,
 /// without the text table printed over it.
 pub fn is_stdout(path: &Path) -> bool {
+    use std::fs;
     use std::os::unix::fs::MetadataExt;
     let id = |m: fs::Metadata| (m.dev(), m.ino());
     match (fs::metadata(path), fs::metadata("/proc/self/fd/1")) {
@@ -253,23 +126,20 @@ pub fn is_stdout(path: &Path) -> bool {
 /// Whether results written to `path` replace a file whole, so that writing
 /// each finished run as it comes is safe; a stream takes the result once.
 pub fn is_rewritable(path: &Path) -> bool {
-    matches!(kind(path), Ok(Kind::File(_)))
+    matches!(write::place(path, RESULT, true), Ok(Place::File(_)))
 }
 
-/// An empty file, or one fathom wrote (any of its formats but the text
-/// table, which carries no mark of its own).
-fn is_replaceable(path: &Path) -> bool {
-    const SPAN: u64 = 512;
-    let Ok(mut file) = fs::File::open(path) else {
-        return false;
-    };
-    let len = file.metadata().map_or(0, |m| m.len());
-    let mut head = vec![0u8; SPAN.min(len) as usize];
-    let mut tail = vec![0u8; SPAN.min(len) as usize];
-    let read = file.read_exact(&mut head).is_ok()
-        && file.seek(SeekFrom::Start(len - tail.len() as u64)).is_ok()
-        && file.read_exact(&mut tail).is_ok();
-    len == 0 || (read && is_fathom_output(&head, &tail))
+/// A file fathom wrote (any of its formats but the text table, which
+/// carries no mark of its own), by its first and last bytes.
+fn is_fathom_file(path: &Path) -> bool {
+    const SPAN: usize = 512;
+    match (
+        crate::gate::read::head(path, SPAN),
+        crate::gate::read::tail(path, SPAN),
+    ) {
+        (Some(head), Some(tail)) => is_fathom_output(&head, &tail),
+        _ => false,
+    }
 }
 
 /// Whether the first and last bytes of a file are those of a fathom result.
@@ -355,31 +225,6 @@ mod tests {
                 "{head}"
             );
         }
-    }
-
-    #[test]
-    fn paths_are_sorted_into_files_streams_and_refusals() {
-        let dir = tempfile::tempdir().unwrap();
-        let new = dir.path().join("new.json");
-        assert_eq!(kind(&new), Ok(Kind::File(new.clone())));
-        std::fs::write(dir.path().join("real.json"), "").unwrap();
-        let link = dir.path().join("link.json");
-        std::os::unix::fs::symlink(dir.path().join("real.json"), &link).unwrap();
-        let real = std::fs::canonicalize(dir.path().join("real.json")).unwrap();
-        assert_eq!(kind(&link), Ok(Kind::File(real)));
-        let dangling = dir.path().join("dangling.json");
-        std::os::unix::fs::symlink(dir.path().join("gone"), &dangling).unwrap();
-        assert!(
-            kind(&dangling)
-                .unwrap_err()
-                .contains("which does not exist")
-        );
-        assert_eq!(kind(Path::new("/dev/null")), Ok(Kind::InPlace));
-        let to_stdout = dir.path().join("out");
-        std::os::unix::fs::symlink("/dev/stdout", &to_stdout).unwrap();
-        assert_eq!(kind(&to_stdout), Ok(Kind::InPlace));
-        assert!(!is_rewritable(&to_stdout) && is_rewritable(&new));
-        assert_eq!(kind(dir.path()), Err("is a directory".into()));
     }
 
     #[test]

@@ -16,9 +16,36 @@ use crate::result::{Document, RunResult, WorkloadResult};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// A log, as the write gate knows it: kept in a file, replacing only a
+/// log of fio's form (fio's or fathom's) or an empty file.
+pub const OUTPUT: crate::gate::write::Output = crate::gate::write::Output {
+    flag: "log",
+    what: "an fio log",
+    streams: false,
+    ours: is_fio_log,
+    overwrite_hint: None,
+};
+
+/// Whether the file's first line is a log line: `time, value, direction,
+/// block size, offset[, priority]`, all whole numbers.
+fn is_fio_log(path: &Path) -> bool {
+    let Some(head) = crate::gate::read::head(path, 256) else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&head);
+    let fields: Vec<&str> = head
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .collect();
+    (5..=7).contains(&fields.len()) && fields.iter().all(|f| f.parse::<i64>().is_ok())
+}
+
 /// Writes the logs every workload of `doc` asks for, relative to `dir`;
 /// returns the files written.
-pub fn write(doc: &Document, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+pub fn write(doc: &Document, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let mut number = 0;
     for result in &doc.results {
@@ -35,7 +62,7 @@ pub fn write(doc: &Document, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
             number += 1;
             for (path, text) in logs(w, number) {
                 let path = dir.join(path);
-                std::fs::write(&path, text)?;
+                crate::gate::write::replace(&path, OUTPUT, text.as_bytes())?;
                 written.push(path);
             }
         }

@@ -7,6 +7,19 @@ use crate::spec::{VerifyMode, WorkloadSpec};
 use crate::util::error::UsageError;
 use std::collections::HashMap;
 
+/// Claims every target of a plan (`gate::claims`), before anything is
+/// written: no result, `--live` file, log or history may then land on one,
+/// whatever path or link names it.
+pub fn claim_targets(specs: &[WorkloadSpec]) {
+    for spec in specs {
+        for run in spec.runs() {
+            for target in &run.targets {
+                crate::gate::claims::claim(std::path::Path::new(target), "a target");
+            }
+        }
+    }
+}
+
 /// Checks every workload against every target before anything is created, so
 /// a mistake in the last workload does not leave files behind.
 pub fn check_plan(specs: &[WorkloadSpec]) -> Result<(), UsageError> {

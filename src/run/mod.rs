@@ -17,7 +17,7 @@ pub mod warnings;
 mod workers;
 
 use assemble::{Measured, read_back, stream_results};
-pub use check::check_plan;
+pub use check::{check_plan, claim_targets};
 use collect::Progress;
 use live::LiveLine;
 pub use session::Session;
@@ -32,10 +32,8 @@ use crate::measure::intervals::CompletedSecond;
 use crate::result::TemperatureSample;
 use crate::result::WorkloadResult;
 use crate::spec::{VerifyMode, WorkloadSpec};
-use crate::util::error::UsageError;
 use crate::util::stop::{Interrupted, StopFlag};
 use anyhow::{Context, bail};
-use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -223,8 +221,7 @@ fn start_recording(
         .iter()
         .flat_map(|s| s.targets.iter().map(|t| t.plan.name.clone()))
         .collect();
-    let recording = crate::trace::record::Recording::create(path, &names)
-        .map_err(|e| UsageError(format!("--record {}: {e}", path.display())))?;
+    let recording = crate::trace::record::Recording::create(path, &names)?;
     Ok(Some(recording))
 }
 
@@ -245,7 +242,7 @@ fn all_hosts_ready(options: &RunOptions, stop: &StopFlag) -> bool {
 fn release_workers(progress: &mut Progress, handles: Vec<std::thread::JoinHandle<()>>) {
     for acc in progress.accumulators.iter_mut() {
         if acc.unfinished.ios > 0
-            && let Ok(null) = File::open("/dev/null")
+            && let Ok(null) = crate::gate::read::dev_null()
         {
             std::mem::forget(std::mem::replace(&mut acc.watch, null));
         }
@@ -446,13 +443,5 @@ fn test_handshake(stop: &StopFlag) {
     let Some(dir) = std::env::var_os("FATHOM_TEST_VERIFY_HANDSHAKE") else {
         return;
     };
-    let dir = std::path::PathBuf::from(dir);
-    if std::fs::write(dir.join("written"), b"").is_err() {
-        return;
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !dir.join("go").exists() && Instant::now() < deadline && !stop.is_set() {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let _ = std::fs::remove_file(dir.join("go"));
+    crate::gate::handshake_for_tests(std::path::Path::new(&dir), &|| stop.is_set());
 }

@@ -117,16 +117,9 @@ pub fn number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String>
 /// recording, an fio iolog, a CSV of I/Os, or blkparse events): a command
 /// that takes either a trace or a target tells them apart so.
 pub fn looks_like_trace(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
+    let Some(head) = crate::gate::read::head(path, 4096) else {
         return false;
     };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let mut head = Vec::with_capacity(4096);
-    if std::io::Read::read_to_end(&mut std::io::Read::take(file, 4096), &mut head).is_err() {
-        return false;
-    }
     if head.starts_with(record::MAGIC) {
         return true;
     }

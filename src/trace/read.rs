@@ -40,9 +40,8 @@ impl Reader {
     pub fn open(path: &Path) -> Result<Reader, TraceError> {
         let name = path.display().to_string();
         let fail = |m: String| At { file: &name }.line(0, m);
-        crate::util::input_file::regular_file(path, "a trace")
+        let file = crate::gate::read::open(path, crate::gate::read::TRACE)
             .map_err(|e| fail(e.0.trim_start_matches(&format!("{name}: ")).to_string()))?;
-        let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot read: {e}")))?;
         Reader::new(Box::new(BufReader::with_capacity(1 << 20, file)), &name)
     }
 

@@ -14,7 +14,8 @@
 
 use super::event::{Devices, Out};
 use super::{At, Op, TraceError};
-use std::fs::File;
+use crate::gate::write::{Growing, Output};
+use crate::util::error::UsageError;
 use std::io::BufRead;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -27,6 +28,20 @@ const RECORD: usize = 24;
 /// Records a worker gathers before handing them to the writer.
 const BATCH: usize = 4096;
 
+/// A recording, as the write gate knows it: kept in a file, and replacing
+/// only another recording.
+pub const OUTPUT: Output = Output {
+    flag: "--record",
+    what: "a fathom recording",
+    streams: false,
+    ours: is_recording,
+    overwrite_hint: None,
+};
+
+fn is_recording(path: &Path) -> bool {
+    crate::gate::read::head(path, MAGIC.len()).is_some_and(|h| h == MAGIC)
+}
+
 /// A recording being written: the writer thread and the way to it.
 pub struct Recording {
     /// Batches, then `None` from `finish`: the writer ends then, even if
@@ -38,26 +53,21 @@ pub struct Recording {
 impl Recording {
     /// Creates `path` (replacing a recording, never another file) with the
     /// header naming `targets`.
-    pub fn create(path: &Path, targets: &[String]) -> io::Result<Recording> {
-        if let Ok(mut existing) = File::open(path) {
-            let mut head = [0u8; 8];
-            let is_recording =
-                std::io::Read::read_exact(&mut existing, &mut head).is_ok() && &head == MAGIC;
-            if !is_recording {
-                return Err(io::Error::new(
-                    io::ErrorKind::AlreadyExists,
-                    "exists and is not a fathom recording: fathom replaces only its own",
-                ));
+    pub fn create(path: &Path, targets: &[String]) -> Result<Recording, UsageError> {
+        let file = Growing::create(path, OUTPUT, false)?;
+        let header = |out: &mut BufWriter<Growing>| -> io::Result<()> {
+            out.write_all(MAGIC)?;
+            out.write_all(&VERSION.to_le_bytes())?;
+            out.write_all(&(targets.len() as u32).to_le_bytes())?;
+            for t in targets {
+                out.write_all(&(t.len() as u32).to_le_bytes())?;
+                out.write_all(t.as_bytes())?;
             }
-        }
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
-        out.write_all(MAGIC)?;
-        out.write_all(&VERSION.to_le_bytes())?;
-        out.write_all(&(targets.len() as u32).to_le_bytes())?;
-        for t in targets {
-            out.write_all(&(t.len() as u32).to_le_bytes())?;
-            out.write_all(t.as_bytes())?;
-        }
+            Ok(())
+        };
+        let cannot = |e: io::Error| UsageError(format!("--record {}: {e}", path.display()));
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        header(&mut out).map_err(cannot)?;
         let (tx, rx) = channel::<Option<Vec<u8>>>();
         let writer = std::thread::Builder::new()
             .name("fathom-record".into())
@@ -70,7 +80,8 @@ impl Recording {
                 out.flush()?;
                 out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
                 Ok(records)
-            })?;
+            })
+            .map_err(cannot)?;
         Ok(Recording {
             tx: Some(tx),
             writer: Some(writer),

@@ -1,10 +1,9 @@
 //! What the rest of fathom shares: units, errors, the stop flag, aligned
-//! buffers, the device safety checks, the verify header, and the checks
-//! of the files fathom reads.
+//! buffers, the device safety checks and the verify header. (Files read,
+//! written and removed go through `crate::gate`.)
 
 pub mod buffers;
 pub mod error;
-pub mod input_file;
 pub mod safety;
 pub mod space;
 pub mod stop;

@@ -8,7 +8,7 @@
 //! data. fathom's own list of magics in the first and last MiB stands beside
 //! it, for machines without blkid.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -138,8 +138,8 @@ pub fn holders(device: &Path) -> io::Result<Vec<String>> {
         }
     }
     let mut found = Vec::new();
-    let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
+    let mountinfo = crate::gate::read::host_text("/proc/self/mountinfo").unwrap_or_default();
+    let swaps = crate::gate::read::host_text("/proc/swaps").unwrap_or_default();
     for (node, dev) in &nodes {
         let name = node
             .file_name()
@@ -178,7 +178,7 @@ pub fn holders(device: &Path) -> io::Result<Vec<String>> {
 }
 
 fn read_dev(sys: &Path) -> String {
-    fs::read_to_string(sys.join("dev"))
+    crate::gate::read::host_text(sys.join("dev"))
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
 }
@@ -219,7 +219,7 @@ const START_SPAN: u64 = 128 << 10;
 /// Reads what makes writing to `device` (of `len` bytes) destructive.
 pub fn risks_of_writing(device: &Path, len: u64) -> io::Result<DeviceRisks> {
     let in_use = holders(device)?;
-    let file = File::open(device)?;
+    let file = crate::gate::target::open(device, Default::default())?;
     let head_len = PROBE_SPAN.min(len) as usize;
     let mut head = vec![0u8; head_len];
     file.read_exact_at(&mut head, 0)?;

@@ -12,7 +12,7 @@ use crate::engine::target::drop_cached;
 use crate::measure::histogram::LatencyHistogram;
 use crate::util::stop::StopFlag;
 use rand::{Rng, RngExt, SeedableRng};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Instant;
@@ -36,15 +36,14 @@ pub struct Phase {
     pub latency: LatencyHistogram,
 }
 
+/// The block file's name in the workspace.
+pub const NAME: &str = "block";
+
 /// Runs the four phases on a new file of `size` bytes at `path`; stops
 /// after the phase a signal interrupts (returning what it did).
 pub fn run(path: &Path, size: u64, seed: u64, stop: &StopFlag) -> anyhow::Result<Vec<Phase>> {
     let chunks = size / CHUNK;
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(path)?;
+    let file = crate::gate::workload::new_file(path)?;
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let mut phases = Vec::new();
     let mut buf = vec![0u8; CHUNK as usize];

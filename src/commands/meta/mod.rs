@@ -16,7 +16,6 @@ use crate::util::units::format_bytes;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -64,12 +63,36 @@ pub fn validate(spec: &MetaSpec) -> Result<(), crate::util::error::UsageError> {
     Ok(())
 }
 
-/// The working directory; removed with everything in it on drop.
-struct Workspace(PathBuf);
+/// The working directory fathom made, held; on drop, the names it made
+/// in it are removed through it (never through a link), then itself.
+struct Workspace {
+    dir: crate::gate::remove::MadeDir,
+    /// Subdirectories, by name.
+    dirs: Vec<PathBuf>,
+    /// Files, relative to the directory.
+    files: Vec<PathBuf>,
+}
+
+impl Workspace {
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
 
 impl Drop for Workspace {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
+        if !self.dir.still_there() {
+            return;
+        }
+        for file in &self.files {
+            let _ = self.dir.remove_file(file);
+        }
+        for d in &self.dirs {
+            let _ = self.dir.remove_dir(d);
+        }
+        if let Ok(dir) = self.dir.try_clone() {
+            let _ = dir.remove();
+        }
     }
 }
 
@@ -82,8 +105,11 @@ pub fn run(
 ) -> anyhow::Result<MetaResult> {
     validate(spec)?;
     let root = Path::new(&spec.dir).join(format!("fathom-meta-{}", std::process::id()));
-    fs::create_dir(&root)?;
-    let workspace = Workspace(root);
+    let mut workspace = Workspace {
+        dir: crate::gate::remove::MadeDir::make(&root)?,
+        dirs: Vec::new(),
+        files: vec![PathBuf::from(block::NAME)],
+    };
     let count = spec.files_k as usize * 1024;
     let per_dir = if spec.files_per_dir == 0 {
         count
@@ -92,17 +118,18 @@ pub fn run(
     };
     let dirs = count.div_ceil(per_dir);
     for d in 0..dirs {
-        fs::create_dir(workspace.0.join(format!("d{d:05}")))?;
+        let name = PathBuf::from(format!("d{d:05}"));
+        crate::gate::workload::make_dir(&workspace.path().join(&name))?;
+        workspace.dirs.push(name);
     }
     // Names in order, as bonnie's sequential phase (a counter), laid out
     // over the subdirectories.
-    let paths: Vec<PathBuf> = (0..count)
-        .map(|i| {
-            workspace
-                .0
-                .join(format!("d{:05}", i / per_dir))
-                .join(format!("{i:010}"))
-        })
+    workspace.files.extend(
+        (0..count).map(|i| Path::new(&format!("d{:05}", i / per_dir)).join(format!("{i:010}"))),
+    );
+    let paths: Vec<PathBuf> = workspace.files[1..]
+        .iter()
+        .map(|f| workspace.path().join(f))
         .collect();
     let mut shuffled = paths.clone();
     shuffled.shuffle(&mut rand::rngs::SmallRng::seed_from_u64(spec.seed));
@@ -112,7 +139,7 @@ pub fn run(
     let mut warnings = Vec::new();
     let mut interrupted = false;
     if spec.block_size > 0 {
-        let file = workspace.0.join("block");
+        let file = workspace.path().join(block::NAME);
         for p in block::run(&file, spec.block_size, spec.seed, stop)? {
             interrupted |= stop.is_set();
             ops.push(MetaOp {
@@ -126,7 +153,7 @@ pub fn run(
                 histogram: p.latency.encode(),
             });
         }
-        fs::remove_file(&file)?;
+        workspace.dir.remove_file(Path::new(block::NAME))?;
         if let Some(free) =
             crate::run::warnings::available_memory().filter(|m| *m > spec.block_size)
         {
@@ -179,7 +206,7 @@ pub fn run(
             break;
         }
     }
-    let filesystem = crate::measure::facts::mount_of(&workspace.0).map(|(fs, _)| fs);
+    let filesystem = crate::measure::facts::mount_of(workspace.path()).map(|(fs, _)| fs);
     drop(workspace);
     Ok(MetaResult {
         spec: spec.clone(),
@@ -212,16 +239,11 @@ fn time_phase(
         }
         let t = Instant::now();
         match op {
-            Op::Create => {
-                let mut f = fs::File::create(path)?;
-                if !payload.is_empty() {
-                    f.write_all(payload)?;
-                }
-            }
+            Op::Create => crate::gate::workload::create_file(path, payload)?,
             Op::Stat => {
                 fs::metadata(path)?;
             }
-            Op::Delete => fs::remove_file(path)?,
+            Op::Delete => crate::gate::workload::remove_file(path)?,
         }
         h.record(t.elapsed().as_nanos() as u64);
         done += 1;

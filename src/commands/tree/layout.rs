@@ -65,9 +65,14 @@ pub const MARKER: &str = ".fathom-tree";
 
 /// Rank `rank`'s marker (or part of it) in the tree's directory `root`.
 pub fn marker_in(root: &Path, rank: u32) -> PathBuf {
+    root.join(marker_name(rank))
+}
+
+/// The name of rank `rank`'s marker (or part of it) in the tree's directory.
+pub fn marker_name(rank: u32) -> String {
     match rank {
-        0 => root.join(MARKER),
-        r => root.join(format!("{MARKER}.rank{r}")),
+        0 => MARKER.to_string(),
+        r => format!("{MARKER}.rank{r}"),
     }
 }
 

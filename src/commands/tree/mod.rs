@@ -7,11 +7,16 @@
 //! files costs a few histograms.
 //!
 //! The tree lives in `DIR/fathom-tree`, marked as fathom's by a file in
-//! it; only the paths the layout names are ever removed, and only in the
-//! directory whose inode the run made or checked.
+//! it that names the directory's device and inode: a marker copied
+//! elsewhere (`cp -a`), or a directory another user made, is no tree of
+//! fathom's. Only the paths the layout names are ever removed, and only
+//! through the held directory (`gate::remove::MadeDir`), never through a
+//! link.
 
 pub mod layout;
 
+use crate::gate::remove::{DirId, MadeDir};
+use crate::gate::workload;
 use crate::measure::histogram::LatencyHistogram;
 use crate::result::tree::{ThreadOps, TreePhaseResult, TreeResult};
 use crate::spec::tree::{TreePhase, TreeShape, TreeSpec, TreeSync, TreeWorkers};
@@ -22,7 +27,6 @@ use layout::{Layout, Order};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::{Read, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,6 +58,25 @@ struct Marker {
     dirs_present: bool,
     files_present: bool,
     renamed: bool,
+    /// The directory the marker was made for: a marker is trusted only
+    /// there (one without it, or naming another, was copied or forged).
+    #[serde(default)]
+    root: Option<DirId>,
+}
+
+impl Marker {
+    /// Whether the marker's counts are within what fathom makes: a forged
+    /// one (2^64 files) is refused rather than walked.
+    fn bounded(&self) -> bool {
+        let shape = self.shape;
+        shape.total_files() <= MAX_FILES
+            && (1..=shape.depth).map(|l| shape.dirs_at(l)).sum::<u64>() <= MAX_DIRS
+            && shape.depth <= MAX_DEPTH
+            && self.file_size_max <= MAX_FILE_SIZE
+            && self.file_size_min <= self.file_size_max
+            && self.threads as usize == self.created.len()
+            && self.created.iter().all(|&c| c <= shape.total_files())
+    }
 }
 
 fn one() -> u32 {
@@ -132,12 +155,7 @@ pub fn validate(spec: &TreeSpec) -> Result<(), UsageError> {
     if spec.phases.is_empty() {
         return fail("--phases: name at least one phase".into());
     }
-    if spec.drop_caches
-        && std::fs::OpenOptions::new()
-            .write(true)
-            .open("/proc/sys/vm/drop_caches")
-            .is_err()
-    {
+    if spec.drop_caches && workload::write_kernel_knob("/proc/sys/vm/drop_caches", b"").is_err() {
         return fail(
             "--drop-caches: /proc/sys/vm/drop_caches cannot be written here (it needs root)".into(),
         );
@@ -197,7 +215,7 @@ fn check_phases(phases: &[TreePhase], mut marker: Option<&Marker>) -> Result<(),
 /// The kept tree in DIR, if there is one: a directory of fathom's with its
 /// marker; an entry by that name that is not one is refused. Rank `rank`
 /// of a shared tree reads its own part of the marker.
-fn kept_tree(root: &Path, rank: u32) -> Result<Option<Marker>, UsageError> {
+fn kept_tree(root: &Path, rank: u32) -> Result<Option<(Marker, MadeDir)>, UsageError> {
     let err = |m: String| UsageError(format!("{}: {m}", root.display()));
     match fs::symlink_metadata(root) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -209,30 +227,44 @@ fn kept_tree(root: &Path, rank: u32) -> Result<Option<Marker>, UsageError> {
         }
         Ok(_) => {}
     }
-    let read = |path: &Path| {
-        let text = fs::read_to_string(path)?;
+    let read = |path: &Path| -> Result<Marker, String> {
+        let text = crate::gate::read::text(path, crate::gate::read::MARKER).map_err(|e| e.0)?;
         serde_json::from_str::<Marker>(&text)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            .map_err(|e| format!("its marker cannot be read ({e})"))
     };
-    let main = match read(&layout::marker_in(root, 0)) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-            return Err(err(format!("its marker cannot be read ({e})")));
-        }
-        Err(_) => {
-            return Err(err(
-                "exists and is not a tree of fathom's (no marker in it)".into(),
-            ));
-        }
+    let main =
+        read(&layout::marker_in(root, 0)).map_err(|e| match e.contains("cannot be read") {
+            true => err(e),
+            false => err("exists and is not a tree of fathom's (no marker in it)".into()),
+        })?;
+    let untrusted = |why: String| {
+        err(format!(
+            "is not a tree fathom can prove it made ({why}): fathom leaves it alone; remove it yourself or give another --dir"
+        ))
     };
-    if rank == 0 || rank >= main.ranks {
-        return Ok(Some(main));
+    let Some(id) = main.root else {
+        return Err(untrusted("its marker names no directory".into()));
+    };
+    let dir = MadeDir::reopen(root, id).map_err(untrusted)?;
+    if !main.bounded() {
+        return Err(untrusted(
+            "its marker's counts are beyond what fathom makes".into(),
+        ));
     }
-    read(&layout::marker_in(root, rank)).map(Some).map_err(|e| {
+    if rank == 0 || rank >= main.ranks {
+        return Ok(Some((main, dir)));
+    }
+    let part = read(&layout::marker_in(root, rank)).map_err(|e| {
         err(format!(
             "its marker's part for rank {rank} cannot be read ({e}): the tree is not whole"
         ))
-    })
+    })?;
+    if part.root != Some(id) || !part.bounded() {
+        return Err(untrusted(format!(
+            "its marker's part for rank {rank} was not made here"
+        )));
+    }
+    Ok(Some((part, dir)))
 }
 
 /// Refuses a tree the file system has no room for: inodes for every
@@ -289,7 +321,7 @@ pub fn check(spec: &TreeSpec, overwrite: bool) -> Result<Vec<TreePhase>, UsageEr
     // A tree that will be made again is rank 0's to replace: the others'
     // parts of its marker do not matter.
     let making = phases.contains(&TreePhase::Mkdir);
-    let kept = kept_tree(&root, if making { 0 } else { workers.rank })?;
+    let kept = kept_tree(&root, if making { 0 } else { workers.rank })?.map(|(m, _)| m);
     if let Some(marker) = &kept {
         if making && !overwrite {
             return Err(UsageError(format!(
@@ -327,20 +359,26 @@ struct Tree {
     layout: Layout,
     marker: Marker,
     workers: TreeWorkers,
-    /// The inode of the tree's directory: another directory put in its
-    /// place is never touched.
-    root_ino: u64,
+    /// The tree's directory, held: what is removed is removed in it, and
+    /// another directory put in its place is never touched.
+    dir: MadeDir,
     leave: bool,
 }
 
 impl Tree {
     fn save(&self) -> std::io::Result<()> {
-        let text = serde_json::to_string(&self.marker).expect("a marker serialises");
-        fs::write(self.layout.marker(self.workers.rank), text)
+        let marker = Marker {
+            root: Some(self.dir.id()),
+            ..self.marker.clone()
+        };
+        let text = serde_json::to_string(&marker).expect("a marker serialises");
+        let name = layout::marker_name(self.workers.rank);
+        self.dir.write_file(Path::new(&name), text.as_bytes())
     }
 
-    fn ours(&self) -> bool {
-        fs::symlink_metadata(&self.layout.root).is_ok_and(|m| m.ino() == self.root_ino)
+    /// `path`, a path the layout made, relative to the tree's directory.
+    fn inside<'p>(&self, path: &'p Path) -> &'p Path {
+        path.strip_prefix(&self.layout.root).unwrap_or(path)
     }
 
     /// Removes the files and directories the layout names, and the tree's
@@ -350,19 +388,20 @@ impl Tree {
     /// once the others are done, every rank's files by their parts (what
     /// a rank that failed left) and the rest.
     fn remove(&self) {
-        if !self.ours() {
+        if !self.dir.still_there() {
             return;
         }
         if self.marker.files_present {
             self.remove_files();
         }
         if !self.workers.leads() {
-            let _ = fs::remove_file(self.layout.marker(self.workers.rank));
+            let _ = self
+                .dir
+                .remove_file(Path::new(&layout::marker_name(self.workers.rank)));
             return;
         }
         for rank in 1..self.marker.ranks {
-            let part = self.layout.marker(rank);
-            if let Ok(Some(theirs)) = kept_tree(&self.layout.root, rank) {
+            if let Ok(Some((theirs, dir))) = kept_tree(&self.layout.root, rank) {
                 let tree = Tree {
                     workers: theirs.workers(rank),
                     layout: Layout {
@@ -370,23 +409,25 @@ impl Tree {
                         shape: self.layout.shape,
                     },
                     marker: theirs,
-                    root_ino: self.root_ino,
+                    dir,
                     leave: true,
                 };
                 if tree.marker.files_present {
                     tree.remove_files();
                 }
             }
-            let _ = fs::remove_file(part);
+            let _ = self.dir.remove_file(Path::new(&layout::marker_name(rank)));
         }
         let shape = self.layout.shape;
         for level in (1..=shape.depth).rev() {
             for d in 0..shape.dirs_at(level) {
-                let _ = fs::remove_dir(self.layout.dir(level, d));
+                let _ = self.dir.remove_dir(self.inside(&self.layout.dir(level, d)));
             }
         }
-        let _ = fs::remove_file(self.layout.marker(0));
-        let _ = fs::remove_dir(&self.layout.root);
+        let _ = self.dir.remove_file(Path::new(&layout::marker_name(0)));
+        if let Ok(dir) = self.dir.try_clone() {
+            let _ = dir.remove();
+        }
     }
 
     /// The seed of local thread `t`'s creation order.
@@ -415,7 +456,8 @@ impl Tree {
             let made = self.marker.created.get(t as usize).copied().unwrap_or(0);
             for j in 0..made.min(share.end - share.start) {
                 for renamed in [false, true] {
-                    let _ = fs::remove_file(self.layout.file(share.start + order.at(j), renamed));
+                    let file = self.layout.file(share.start + order.at(j), renamed);
+                    let _ = self.dir.remove_file(self.inside(&file));
                 }
             }
         }
@@ -608,8 +650,8 @@ pub fn run(
         anyhow::bail!("another rank failed before the tree was made");
     }
     let kept = kept_tree(&root, if making { 0 } else { workers.rank })?;
-    let fresh = |root_ino: u64, root: std::path::PathBuf| Tree {
-        root_ino,
+    let fresh = |dir: MadeDir, root: std::path::PathBuf| Tree {
+        dir,
         layout: Layout {
             root,
             shape: spec.shape,
@@ -626,31 +668,33 @@ pub fn run(
             dirs_present: false,
             files_present: false,
             renamed: false,
+            root: None,
         },
         workers,
         leave: spec.leave,
     };
     let mut tree = match (kept, making) {
-        (Some(marker), false) => {
-            let root_ino = fs::metadata(&root)?.ino();
-            Tree {
-                layout: Layout {
-                    root,
-                    shape: marker.shape,
-                },
-                marker,
-                workers,
-                root_ino,
-                leave: spec.leave,
-            }
-        }
-        (_, true) if !workers.leads() => {
-            let tree = fresh(fs::metadata(&root)?.ino(), root);
+        (Some((marker, dir)), false) => Tree {
+            layout: Layout {
+                root,
+                shape: marker.shape,
+            },
+            marker,
+            workers,
+            dir,
+            leave: spec.leave,
+        },
+        (Some((_, dir)), true) if !workers.leads() => {
+            // Rank 0 made the tree and its marker, which named it.
+            let tree = fresh(dir, root);
             tree.save()?;
             tree
         }
+        (None, true) if !workers.leads() => {
+            anyhow::bail!("{}: rank 0's tree is not there", root.display());
+        }
         (kept, _) => {
-            if let Some(marker) = kept.filter(|_| overwrite) {
+            if let Some((marker, dir)) = kept.filter(|_| overwrite) {
                 // --overwrite: the old tree goes, by its own layout.
                 let old = Tree {
                     layout: Layout {
@@ -659,7 +703,7 @@ pub fn run(
                     },
                     workers: marker.workers(0),
                     marker,
-                    root_ino: fs::metadata(&root)?.ino(),
+                    dir,
                     leave: false,
                 };
                 drop(old);
@@ -670,8 +714,8 @@ pub fn run(
                     );
                 }
             }
-            fs::create_dir(&root)?;
-            let tree = fresh(fs::metadata(&root)?.ino(), root);
+            let dir = MadeDir::make(&root)?;
+            let tree = fresh(dir, root);
             tree.save()?;
             tree
         }
@@ -755,9 +799,9 @@ pub fn run(
                     let op = |t: u32, j: u64| -> std::io::Result<u64> {
                         let d = layout.dir(level, share(t).start + j);
                         match phase {
-                            TreePhase::Mkdir => fs::create_dir(d),
+                            TreePhase::Mkdir => workload::make_dir(&d),
                             TreePhase::Dirstat => fs::metadata(d).map(|_| ()),
-                            _ => fs::remove_dir(d),
+                            _ => workload::remove_dir(&d),
                         }
                         .map(|()| 0)
                     };
@@ -809,10 +853,7 @@ pub fn run(
                     match phase {
                         TreePhase::Create => {
                             let size = file_size(marker, item) as usize;
-                            let mut f = fs::OpenOptions::new()
-                                .write(true)
-                                .create_new(true)
-                                .open(&path)?;
+                            let mut f = workload::new_file(&path)?;
                             f.write_all(&payload[..size])?;
                             if spec.fsync == TreeSync::File {
                                 f.sync_all()?;
@@ -821,7 +862,7 @@ pub fn run(
                         }
                         TreePhase::Stat => fs::metadata(&path).map(|_| 0),
                         TreePhase::Read => {
-                            let mut f = fs::File::open(&path)?;
+                            let mut f = workload::open_file(&path)?;
                             let mut buf = [0u8; 64 << 10];
                             let mut read = 0u64;
                             loop {
@@ -831,8 +872,10 @@ pub fn run(
                                 }
                             }
                         }
-                        TreePhase::Rename => fs::rename(&path, layout.file(item, true)).map(|()| 0),
-                        _ => fs::remove_file(&path).map(|()| 0),
+                        TreePhase::Rename => {
+                            workload::rename(&path, &layout.file(item, true)).map(|()| 0)
+                        }
+                        _ => workload::remove_file(&path).map(|()| 0),
                     }
                 };
                 // Renaming is not cut short: the files after it are known
@@ -917,7 +960,7 @@ pub fn run(
 /// inodes), so that the next phase finds nothing cached.
 fn drop_caches() -> anyhow::Result<()> {
     sync_all_file_systems();
-    fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| {
+    workload::write_kernel_knob("/proc/sys/vm/drop_caches", b"3").map_err(|e| {
         anyhow::anyhow!("--drop-caches: cannot write /proc/sys/vm/drop_caches ({e}): it needs root")
     })
 }
@@ -942,7 +985,7 @@ fn sync_leaves(tree: &Tree, shares: &[std::ops::Range<u64>]) {
     }
     leaves.dedup();
     for leaf in leaves {
-        if let Ok(d) = fs::File::open(tree.layout.leaf(leaf)) {
+        if let Ok(d) = workload::open_file(&tree.layout.leaf(leaf)) {
             let _ = d.sync_all();
         }
     }

@@ -4,17 +4,16 @@
 use crate::util::error::UsageError;
 use std::path::Path;
 
-/// fio job files are small; anything larger is not one.
-pub(super) const MAX_JOB_FILE: u64 = 1 << 20;
 /// `include` nesting deeper than this is a loop.
 pub(super) const MAX_INCLUDE_DEPTH: usize = 8;
 
+/// A job file or an included one, through the gate: a regular file (a
+/// FIFO or /dev/zero is refused at once), within a job file's bound.
 pub(super) fn read_limited(path: &Path) -> Result<String, String> {
-    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-    if size > MAX_JOB_FILE {
-        return Err(format!("{size} bytes is too large for a job file"));
-    }
-    std::fs::read_to_string(path).map_err(|e| e.to_string())
+    crate::gate::read::text(path, crate::gate::read::JOB_FILE).map_err(|e| {
+        e.0.strip_prefix(&format!("{}: ", path.display()))
+            .map_or(e.0.clone(), str::to_string)
+    })
 }
 
 /// One `key[=value]` line, where it came from.

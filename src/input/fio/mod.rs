@@ -17,7 +17,7 @@ mod options;
 mod toml;
 
 use crate::util::error::UsageError;
-use ini::{Opt, Section, read_limited, read_sections};
+use ini::{Opt, Section, read_sections};
 use job::{Action, Job};
 use options::{apply, check_values, section_at, target_size};
 use std::path::{Path, PathBuf};
@@ -64,9 +64,10 @@ pub fn is_fio_job(path: &Path) -> bool {
     if path.extension().is_some_and(|e| e == "toml") || !path.is_file() {
         return false;
     }
-    let Ok(text) = read_limited(path) else {
+    let Some(head) = crate::gate::read::head(path, 1 << 16) else {
         return false;
     };
+    let text = String::from_utf8_lossy(&head);
     let mut lines = text
         .lines()
         .map(str::trim)

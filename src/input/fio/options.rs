@@ -50,10 +50,7 @@ pub(super) fn section_at(own: &[Opt], global: &[Opt]) -> String {
 
 /// The size of an existing file or block device.
 pub(super) fn target_size(path: &str) -> Result<u64, String> {
-    use std::io::Seek;
-    let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
-    f.seek(std::io::SeekFrom::End(0))
-        .map_err(|e| format!("{path}: {e}"))
+    crate::gate::read::size_of(std::path::Path::new(path))
 }
 
 /// fio's `1`/`0`, `true`/`false`, or a bare key meaning on.

@@ -5,6 +5,21 @@
 
 use crate::measure::live::Update;
 use serde_json::json;
+use std::path::Path;
+
+/// `--live FILE`, as the write gate knows it: a file of these lines or a
+/// stream (a FIFO with a reader, a terminal), replacing only such a file.
+pub const OUTPUT: crate::gate::write::Output = crate::gate::write::Output {
+    flag: "--live",
+    what: "a fathom --live file",
+    streams: true,
+    ours: is_live_lines,
+    overwrite_hint: None,
+};
+
+fn is_live_lines(path: &Path) -> bool {
+    crate::gate::read::head(path, 16).is_some_and(|h| h.starts_with(b"{\"unix_s\":"))
+}
 
 pub fn line(update: &Update, host: &str) -> String {
     let directions: serde_json::Map<String, serde_json::Value> = update

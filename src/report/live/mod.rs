@@ -78,9 +78,11 @@ impl Watch {
         let lines: Option<Box<dyn Write + Send>> = match &options.lines {
             None => None,
             Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout())),
-            Some(p) => Some(Box::new(std::fs::File::create(p).map_err(|e| {
-                UsageError(format!("--live {}: cannot write: {e}", p.display()))
-            })?)),
+            Some(p) => Some(Box::new(crate::gate::write::Growing::create(
+                p,
+                jsonl::OUTPUT,
+                false,
+            )?)),
         };
         let push = options.push.as_deref().map(push_url).transpose()?;
         let push = push.map(|url| url_with_instance(&url, &options.host));
@@ -199,9 +201,20 @@ fn publish(
     };
     for update in rx {
         if let Some(out) = lines.as_mut() {
-            // One write per line: a reader never sees half of one.
-            let _ = out.write_all(jsonl::line(&update, host).as_bytes());
-            let _ = out.flush();
+            // One write per line: a reader never sees half of one. A
+            // line that cannot be written (a full disk, /dev/full) is
+            // said once and noted in the result; the run goes on.
+            let wrote = out
+                .write_all(jsonl::line(&update, host).as_bytes())
+                .and_then(|()| out.flush());
+            if let Err(e) = wrote {
+                let said = format!(
+                    "--live: a line could not be written ({e}); the run went on without the rest"
+                );
+                eprintln!("fathom: {said}");
+                *trouble.lock().expect("not poisoned") = Some(said);
+                lines = None;
+            }
         }
         if pushed.is_none_or(|at| at.elapsed() >= PUSH_EVERY) {
             push_now(&mut warned);
