@@ -19,12 +19,17 @@ fn limit(doc: &Value) -> (String, String) {
     )
 }
 
-/// `expected`, or the host with the time the workers waited for a CPU as
-/// its evidence: the only other honest answer on a machine others use.
+/// `expected`, or the host with what it took from fathom's threads as its
+/// evidence (the time they waited for a CPU, or the CPU time the
+/// hypervisor gave other guests): the only other honest answer on a
+/// machine others use.
 fn is_or_host(doc: &Value, expected: &str) {
     let (by, evidence) = limit(doc);
     if by == "host" {
-        assert!(evidence.contains("waited for a CPU"), "{evidence}");
+        assert!(
+            evidence.contains("waited for a CPU") || evidence.contains("hypervisor gave"),
+            "{evidence}"
+        );
         eprintln!("the host was busy; the verdict says so: {evidence}");
     } else {
         assert_eq!(by, expected, "{evidence}");

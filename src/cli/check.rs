@@ -176,7 +176,7 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
     }
     match &args.output {
         Some(path) => destination::write(path, &text)?,
-        None => print!("{text}"),
+        None => print!("{}", crate::report::printable(&text)),
     }
     let failed = args
         .fail_on_regression

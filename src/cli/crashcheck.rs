@@ -175,7 +175,7 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             rate_iops: args.rate_iops,
             runtime: args.runtime,
             overwrite: args.write.overwrite,
-            permission: crate::util::safety::WritePermission {
+            permission: crate::gate::device::WritePermission {
                 destroy_data: args.write.destroy_data,
                 even_if_mounted: args.write.even_if_mounted,
             },

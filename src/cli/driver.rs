@@ -25,6 +25,7 @@ impl<'a> Driver<'a> {
         if let Some(path) = &output.output {
             destination::check(path, overwrite)?;
         }
+        super::history::check_store(&output.history)?;
         let options = output.watch.options();
         let watch = match options.any() {
             true => Some(crate::report::live::Watch::start(&options)?),

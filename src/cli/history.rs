@@ -45,6 +45,16 @@ fn store_path(explicit: Option<&Path>) -> Result<PathBuf, UsageError> {
         .ok_or_else(|| UsageError("no $XDG_DATA_HOME or $HOME: give --history PATH".into()))
 }
 
+/// Refuses, before anything runs, a history the result could not be kept
+/// in (a device, another program's database).
+pub fn check_store(args: &HistoryArgs) -> Result<(), UsageError> {
+    if args.no_history {
+        return Ok(());
+    }
+    let path = store_path(args.history.as_deref())?;
+    history::check(&path).map_err(usage)
+}
+
 /// How many earlier runs a run is checked against at its end.
 const EARLIER: usize = 5;
 
@@ -74,7 +84,7 @@ pub fn remember(document: &Document, args: &HistoryArgs) {
         Ok((id, earlier)) => {
             for e in earlier {
                 for line in crate::report::change::against_earlier(id, &e) {
-                    eprintln!("fathom: {line}");
+                    eprintln!("fathom: {}", crate::report::printable(&line));
                 }
             }
         }
@@ -235,7 +245,7 @@ fn checked(output: Option<&Path>, overwrite: bool) -> Result<(), UsageError> {
 fn write_out(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
     match output {
         Some(p) => destination::write(p, text)?,
-        None => print!("{text}"),
+        None => print!("{}", crate::report::printable(text)),
     }
     Ok(())
 }
@@ -260,7 +270,10 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
     match action {
         Action::List => {
             let entries = h.list(&filter).map_err(usage)?;
-            print!("{}", crate::report::history::list(&entries));
+            print!(
+                "{}",
+                crate::report::printable(&crate::report::history::list(&entries))
+            );
         }
         Action::Show { id, format, output } => {
             let doc = h.document(*id).map_err(usage)?;

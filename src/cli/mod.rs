@@ -586,10 +586,11 @@ pub fn main() -> i32 {
                 }
                 eprintln!("fathom: missing {}", missing.join(", "));
             } else {
-                eprintln!("fathom: {}", first.trim_start_matches("error: "));
+                let said = first.trim_start_matches("error: ");
+                eprintln!("fathom: {}", report::printable(said));
             }
             for line in lines {
-                eprintln!("{line}");
+                eprintln!("{}", report::printable(line));
             }
             return exit::USAGE;
         }
@@ -636,7 +637,7 @@ pub fn main() -> i32 {
         Err(e) => {
             if let Some(usage) = e.downcast_ref::<UsageError>() {
                 // A job file's problems come one per line, each its own.
-                for line in usage.to_string().lines() {
+                for line in report::printable(&usage.to_string()).lines() {
                     eprintln!("fathom: {line}");
                 }
                 exit::USAGE
@@ -644,7 +645,7 @@ pub fn main() -> i32 {
                 eprintln!("fathom: interrupted");
                 exit::SIGINT
             } else {
-                eprintln!("fathom: {e:#}");
+                eprintln!("fathom: {}", report::printable(&format!("{e:#}")));
                 exit::RUNTIME_ERROR
             }
         }
@@ -866,7 +867,7 @@ fn compare_command(args: &CompareArgs) -> anyhow::Result<i32> {
     }
     match &args.output {
         Some(path) => destination::write(path, &comparison.text)?,
-        None => print!("{}", comparison.text),
+        None => print!("{}", report::printable(&comparison.text)),
     }
     Ok(0)
 }

@@ -90,7 +90,7 @@ fn earlier(
     spec: &PtsSpec,
 ) -> Result<Option<PtsResult>, crate::util::error::UsageError> {
     use crate::util::error::UsageError;
-    let text = super::read_result_file(path)?;
+    let text = crate::gate::read::text(path, crate::gate::read::RESUMED)?;
     let doc = crate::result::Document::from_json(&text)
         .map_err(|e| UsageError(format!("--resume: {}: {e}", path.display())))?;
     let found = doc.results.into_iter().find_map(|r| match r {

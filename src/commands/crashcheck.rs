@@ -103,7 +103,7 @@ pub struct WriterSpec {
     pub overwrite: bool,
     /// Allow writing a block device that carries a signature, and one in
     /// use (`even_if_mounted`).
-    pub permission: crate::util::safety::WritePermission,
+    pub permission: crate::gate::device::WritePermission,
     /// Add this run to an existing ack log instead of refusing it.
     pub append: bool,
 }
@@ -396,7 +396,7 @@ fn check_target(spec: &WriterSpec) -> Result<Vec<String>, UsageError> {
             let len = crate::gate::target::open(&spec.target, Default::default())
                 .map_err(|e| err(e.to_string()))
                 .and_then(|f| target_len(&f).map_err(|e| err(e.to_string())))?;
-            let mut risks = crate::util::safety::risks_of_writing(&spec.target, len)
+            let mut risks = crate::gate::device::risks_of_writing(&spec.target, len)
                 .map_err(|e| err(format!("cannot check the device before writing: {e}")))?;
             // crashcheck overwrites the device whatever it holds.
             if risks.holds_data.is_empty() {

@@ -3,11 +3,11 @@
 //! out new files with real data, opening it for I/O, and removing what fathom
 //! created.
 
+use crate::gate::device;
 use crate::gate::{self, target::Access};
 use crate::measure::facts::{self, TargetFacts, TargetKind};
 use crate::spec::WorkloadSpec;
 use crate::util::error::UsageError;
-use crate::util::safety;
 use crate::util::stop::StopFlag;
 use crate::util::units::{format_block_size, format_bytes};
 use anyhow::{Context, bail};
@@ -179,7 +179,7 @@ fn inspect_path(
             if !parent_meta.is_dir() {
                 return Err(err(format!("{} is not a directory", parent.display())));
             }
-            if is_device_directory(&parent) {
+            if gate::in_kernel_tree(&parent) {
                 return Err(err(
                     "no such device (fathom does not create files under /dev: check the name, or wait for the device node to appear)".into(),
                 ));
@@ -286,7 +286,7 @@ fn inspect_path(
     if spec.rw.modifies(spec.rwmix_read) && does_io {
         match kind {
             TargetKind::BlockDevice => {
-                overridden = safety::risks_of_writing(&path, device_len.unwrap_or(0))
+                overridden = device::risks_of_writing(&path, device_len.unwrap_or(0))
                     .map_err(|e| err(format!("cannot check the device before writing: {e}")))?
                     .judge(spec.write_permission())
                     .map_err(err)?;
@@ -394,16 +394,6 @@ fn check_discards(kind: TargetKind, file_path: &Path) -> Result<(), String> {
             Err(format!("{fs} under it cannot punch holes in a file ({e})"))
         }
     }
-}
-
-/// Whether new files in `dir` would land on the file system of device
-/// nodes (devtmpfs, or whatever a container mounts on /dev): a missing
-/// device node is a typo or a partition not yet seen, never a place for a
-/// file, which would be memory reported as the disk. File systems mounted
-/// below it (/dev/shm) are places for files.
-pub(crate) fn is_device_directory(dir: &Path) -> bool {
-    facts::mount_of(dir)
-        .is_some_and(|(fstype, mount_point)| fstype == "devtmpfs" || mount_point == "/dev")
 }
 
 /// A target ready for I/O. Drops remove the file if fathom created it and

@@ -50,8 +50,10 @@ fn claim_as(id: Option<(u64, u64)>, path: &Path, role: &'static str) {
 /// The claim `path` runs into: the same file by device and inode, or the
 /// same absolute name as a claimed file that did not exist yet. Character
 /// devices are shared by all (`/dev/null`, a terminal) and claim nothing.
-/// A claim whose name no longer names its file (removed, replaced) has
-/// lapsed: its inode may have gone to another file since.
+/// A claimed file is looked at only when `path` is the same file by
+/// device and inode, to see that its name still names it (a file removed
+/// since gives its inode to the next file made): never otherwise, since a
+/// target on a stalled device would hold the look as long as it stalls.
 pub fn claimant(path: &Path) -> Option<Claim> {
     use std::os::unix::fs::FileTypeExt;
     let meta = std::fs::metadata(path).ok();
@@ -63,25 +65,30 @@ pub fn claimant(path: &Path) -> Option<Claim> {
     }
     let id = meta.map(|m| (m.dev(), m.ino()));
     let name = super::absolute(path);
-    let live = |c: &Claim| {
-        c.id.is_none() || std::fs::metadata(&c.path).is_ok_and(|m| Some((m.dev(), m.ino())) == c.id)
-    };
-    claimed()
+    let still =
+        |c: &Claim| std::fs::metadata(&c.path).is_ok_and(|m| Some((m.dev(), m.ino())) == c.id);
+    let matching: Vec<Claim> = claimed()
         .iter()
-        .filter(|c| live(c))
-        .find(|c| match (id, c.id) {
+        .filter(|c| match (id, c.id) {
             (Some(a), Some(b)) => a == b,
             _ => c.path == name,
         })
         .cloned()
+        .collect();
+    matching.into_iter().find(|c| c.id.is_none() || still(c))
 }
 
-/// Claims refreshed after targets were made: a target claimed by name
-/// gains its inode once it exists.
-pub fn refresh() {
-    for c in claimed().iter_mut().filter(|c| c.id.is_none()) {
-        c.id = std::fs::metadata(&c.path).ok().map(|m| (m.dev(), m.ino()));
-    }
+/// Releases the claims on a file fathom removed (a target it made): its
+/// inode may go to the next file made, a result among them.
+pub fn release(dev: u64, ino: u64) {
+    claimed().retain(|c| c.id != Some((dev, ino)));
+}
+
+/// Releases the claims made by `path`'s name and on the file it names.
+pub fn release_path(path: &Path) {
+    let id = std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    let name = super::absolute(path);
+    claimed().retain(|c| c.path != name && (id.is_none() || c.id != id));
 }
 
 #[cfg(test)]
@@ -102,5 +109,8 @@ mod tests {
         assert_eq!(claimant(&later).unwrap().role, "a target");
         assert!(claimant(&dir.path().join("other")).is_none());
         assert!(claimant(Path::new("/dev/null")).is_none());
+        release_path(&job);
+        release_path(&later);
+        assert!(claimant(&hard).is_none() && claimant(&later).is_none());
     }
 }

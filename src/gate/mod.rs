@@ -16,11 +16,14 @@
 //! - [`claims`]: what this process reads and runs on, by device and
 //!   inode, so that no write lands on it whatever path names it.
 //! - [`target`]: targets, which fathom writes on purpose: opened through
-//!   the same refusals of links to nothing and of FIFOs.
+//!   the same refusals of links to nothing and of FIFOs, after [`device`]
+//!   has said what a device holds and whether the user allowed writing it.
 //!
 //! docs/SAFETY.md lists each rule with the test that holds it.
 
 pub mod claims;
+pub mod device;
+pub mod mounts;
 pub mod read;
 pub mod remove;
 pub mod target;
@@ -29,13 +32,29 @@ pub mod write;
 
 use std::path::{Path, PathBuf};
 
-/// Whether `path` is, or is under, a place fathom never creates or
-/// replaces files in: the kernel's device, process and system trees.
+/// Whether `path` is, or is under, a place fathom never creates files in:
+/// the kernel's process and system trees, and the file system of device
+/// nodes (devtmpfs, or whatever is mounted on /dev), where a file would be
+/// memory reported as a disk and a typo's device node a new file. File
+/// systems mounted below /dev (/dev/shm) are places for files.
 pub fn in_kernel_tree(path: &Path) -> bool {
     let absolute = absolute(path);
-    ["/dev", "/proc", "/sys"]
+    if ["/proc", "/sys"]
         .iter()
         .any(|top| absolute.starts_with(top))
+    {
+        return true;
+    }
+    if !absolute.starts_with("/dev") {
+        return false;
+    }
+    // The nearest existing directory decides which mount it is.
+    let existing = absolute
+        .ancestors()
+        .find(|a| a.is_dir())
+        .unwrap_or(Path::new("/"));
+    mounts::mount_of(existing)
+        .is_none_or(|(fstype, mount_point)| fstype == "devtmpfs" || mount_point == "/dev")
 }
 
 /// `path` made absolute against the working directory, with its existing
@@ -101,6 +120,9 @@ mod tests {
         assert!(in_kernel_tree(Path::new("/dev/loop0")));
         assert!(in_kernel_tree(Path::new("/proc/self/status")));
         assert!(in_kernel_tree(Path::new("/dev/new/dir/file")));
+        if Path::new("/dev/shm").is_dir() {
+            assert!(!in_kernel_tree(Path::new("/dev/shm/x")));
+        }
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("d");
         std::os::unix::fs::symlink("/dev", &link).unwrap();

@@ -1,5 +1,5 @@
 //! Targets: the files and devices fathom runs I/O on, written on purpose.
-//! What may be written is decided by the checks before (`util::safety`,
+//! What may be written is decided by the checks before (`gate::device`,
 //! the target plan); here every target is opened one way: never through a
 //! FIFO or a socket (the open does not block, so a FIFO named as a target
 //! is refused at once instead of waited on), and claimed, so that no
@@ -67,7 +67,11 @@ pub fn dev_null(write: bool) -> io::Result<File> {
 /// `ino` (the one fathom created); true when it did.
 pub fn remove_if_still(path: &Path, dev: u64, ino: u64) -> bool {
     let names_it = std::fs::symlink_metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == (dev, ino));
-    names_it && std::fs::remove_file(path).is_ok()
+    let removed = names_it && std::fs::remove_file(path).is_ok();
+    if removed {
+        super::claims::release(dev, ino);
+    }
+    removed
 }
 
 #[cfg(test)]

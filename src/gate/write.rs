@@ -91,7 +91,6 @@ pub fn check(path: &Path, out: Output, overwrite: bool) -> Result<Place, UsageEr
 pub fn replace(path: &Path, out: Output, contents: &[u8]) -> anyhow::Result<()> {
     use anyhow::Context;
     let cannot = || format!("cannot write {}", path.display());
-    super::claims::refresh();
     let place = place(path, out, false)
         .map_err(|m| UsageError(format!("{} {}: {m}", out.flag, path.display())))?;
     match place {
@@ -240,18 +239,18 @@ pub fn make_dirs(dir: &Path, flag: &str) -> Result<(), UsageError> {
 /// claimed file or a file of another kind. Its directory is made when
 /// missing. Returns the real path to open.
 pub fn database(path: &Path, out: Output) -> Result<PathBuf, UsageError> {
-    let err = |m: String| UsageError(format!("{} {}: {m}", out.flag, path.display()));
     make_dirs(crate::util::directory_of(path), out.flag)?;
-    match place(
-        path,
-        Output {
-            streams: false,
-            ..out
-        },
-        false,
-    )
-    .map_err(err)?
-    {
+    check_database(path, out)
+}
+
+/// As [`database`], making nothing: for checking before a run.
+pub fn check_database(path: &Path, out: Output) -> Result<PathBuf, UsageError> {
+    let err = |m: String| UsageError(format!("{} {}: {m}", out.flag, path.display()));
+    let kept = Output {
+        streams: false,
+        ..out
+    };
+    match place(path, kept, false).map_err(err)? {
         Place::File(real) => Ok(real),
         Place::Stream => unreachable!("streams are refused above"),
     }
@@ -335,13 +334,15 @@ fn refuse_claimed(path: &Path, out: Output) -> Result<(), String> {
     }
 }
 
-/// Whether `path`, or any link on the way from it, is in /dev or /proc:
-/// `/dev/stdout` and links to it name whatever the shell opened, which
-/// must be written where it is.
+/// Whether `path`, or any link on the way from it, is in the kernel's
+/// trees (`/dev/stdout`, `/proc/self/fd/1`): those name whatever the shell
+/// opened, which must be written where it is. A file on a file system
+/// mounted below /dev (/dev/shm) is a file like any other.
 fn reaches_dev_or_proc(path: &Path) -> bool {
     let mut at = path.to_path_buf();
     for _ in 0..40 {
-        if at.starts_with("/dev") || at.starts_with("/proc") {
+        let dir = crate::util::directory_of(&at);
+        if at.starts_with("/proc") || at.starts_with("/dev") && super::in_kernel_tree(dir) {
             return true;
         }
         match fs::read_link(&at) {
@@ -561,6 +562,7 @@ mod tests {
                 .unwrap_err()
                 .contains("the job file")
         );
+        crate::gate::claims::release_path(&input);
         let out = dir.path().join("out.json");
         replace(&out, KIND, b"{}").unwrap();
         assert_eq!(fs::read(&out).unwrap(), b"{}");

@@ -258,6 +258,19 @@ fn layout_sql(dialect: Dialect) -> String {
     )
 }
 
+/// Checks, writing nothing, that results could be kept at `location`
+/// (a PostgreSQL URL is checked when it is opened).
+pub fn check(location: &Path) -> Result<(), HistoryError> {
+    let text = location.to_string_lossy();
+    if postgres::is_url(&text) {
+        return Ok(());
+    }
+    sqlite::check(location).map_err(|why| HistoryError::Open {
+        store: location.display().to_string(),
+        why,
+    })
+}
+
 impl History {
     /// Opens the store at `location` (a file, or a `postgres://` URL),
     /// making it (and its directory, or its tables) when it is not there.

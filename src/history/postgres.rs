@@ -9,13 +9,59 @@ use std::time::Duration;
 
 pub struct Postgres(Client);
 
-/// Whether `location` names a PostgreSQL database rather than a file.
+/// libpq's connection keywords: a `key=value ...` string that starts with
+/// one is a connection string, never a file name (one would have been
+/// made, named after its password).
+const KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "connect_timeout",
+    "options",
+    "application_name",
+    "sslmode",
+    "sslcert",
+    "sslkey",
+    "sslrootcert",
+    "service",
+    "target_session_attrs",
+];
+
+/// Whether `location` names a PostgreSQL database (a URL, or libpq's
+/// `key=value` connection string) rather than a file.
 pub fn is_url(location: &str) -> bool {
-    location.starts_with("postgres://") || location.starts_with("postgresql://")
+    let keyword = location
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.split_once('='))
+        .is_some_and(|(k, _)| KEYWORDS.contains(&k.trim()));
+    location.starts_with("postgres://") || location.starts_with("postgresql://") || keyword
 }
 
-/// `url` with its password hidden, for messages.
+/// `url` with its password hidden, for messages: the user's part of a
+/// URL, `password=` in its query, and a connection string's `password=`.
 pub fn shown(url: &str) -> String {
+    let hidden = |text: &str| -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("password=") {
+            let before = rest[..at].chars().last();
+            let starts = before.is_none_or(|c| c == '?' || c == '&' || c.is_whitespace());
+            out.push_str(&rest[..at + "password=".len()]);
+            rest = &rest[at + "password=".len()..];
+            if starts {
+                let end = rest.find(['&', ' ', '\t']).unwrap_or(rest.len());
+                out.push_str("***");
+                rest = &rest[end..];
+            }
+        }
+        out + rest
+    };
+    let url = hidden(url);
     match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => {
             let user = &url[scheme + 3..at];
@@ -24,7 +70,7 @@ pub fn shown(url: &str) -> String {
                 None => url.to_string(),
             }
         }
-        _ => url.to_string(),
+        _ => url,
     }
 }
 
@@ -115,5 +161,27 @@ impl Db for Postgres {
                     .collect()
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod secret_tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_hidden_wherever_a_connection_names_them() {
+        assert_eq!(shown("postgres://me:s3cret@db/h"), "postgres://me:***@db/h");
+        assert_eq!(
+            shown("postgres://me@db/h?sslmode=off&password=s3cret&x=1"),
+            "postgres://me@db/h?sslmode=off&password=***&x=1"
+        );
+        assert_eq!(
+            shown("host=db user=me password=s3cret dbname=h"),
+            "host=db user=me password=*** dbname=h"
+        );
+        assert!(is_url("host=db user=me password=s3cret"));
+        assert!(is_url("postgresql://db/h"));
+        assert!(!is_url("history.db"));
+        assert!(!is_url("runs=1.db"));
     }
 }

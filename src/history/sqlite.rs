@@ -55,6 +55,37 @@ fn is_sqlite(path: &Path) -> bool {
     crate::gate::read::head(path, SQLITE_MAGIC.len()).is_some_and(|h| h == SQLITE_MAGIC)
 }
 
+/// Refuses a database with tables and none of them fathom's.
+fn refuse_foreign(conn: &Connection) -> Result<(), String> {
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(said)?;
+    if !tables.is_empty() && !tables.iter().any(|t| t == "fathom") {
+        return Err(format!(
+            "not a fathom history: a SQLite database with tables of its own ({}); fathom writes only to its own",
+            tables.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// Checks, before a run and writing nothing, that a result could be kept
+/// at `path`: the refusals of [`Sqlite::open`], read-only.
+pub fn check(path: &Path) -> Result<(), String> {
+    let real = crate::gate::write::check_database(path, STORE).map_err(|e| {
+        let prefix = format!("--history {}: ", path.display());
+        e.0.strip_prefix(&prefix)
+            .map_or(e.0.clone(), str::to_string)
+    })?;
+    if !is_sqlite(&real) {
+        return Ok(());
+    }
+    let conn = Connection::open_with_flags(&real, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(said)?;
+    refuse_foreign(&conn)
+}
+
 impl Sqlite {
     pub fn open(path: &Path) -> Result<Sqlite, String> {
         let real = crate::gate::write::database(path, STORE).map_err(|e| {
@@ -66,16 +97,7 @@ impl Sqlite {
         conn.busy_timeout(LOCK_WAIT).map_err(said)?;
         // Another program's database is left as it was: no tables of
         // fathom's added, its journal not turned to WAL.
-        let tables: Vec<String> = conn
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .map_err(said)?;
-        if !tables.is_empty() && !tables.iter().any(|t| t == "fathom") {
-            return Err(format!(
-                "not a fathom history: a SQLite database with tables of its own ({}); fathom writes only to its own",
-                tables.join(", ")
-            ));
-        }
+        refuse_foreign(&conn)?;
         crate::gate::claims::claim(&real, STORE.what);
         // Turning a new store to WAL takes its lock without the busy
         // handler's wait: of several fathoms opening a new store at once,

@@ -86,11 +86,37 @@ impl OutputFormat {
     }
 }
 
+/// A format read on a terminal, its control characters shown escaped:
+/// names and tags come from users and files, and an escape sequence in
+/// one (OSC 0 retitling the terminal, OSC 52 writing the clipboard) must
+/// be seen, not obeyed.
+struct Printable<E>(E);
+
+impl<E: Exporter> Exporter for Printable<E> {
+    fn render(&self, report: &Report) -> anyhow::Result<String> {
+        self.0.render(report).map(|text| printable(&text))
+    }
+}
+
+/// `text` with every control character but newline and tab written as
+/// `\u{..}`.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 pub fn exporter(format: OutputFormat) -> Box<dyn Exporter> {
     match format {
-        OutputFormat::Text => Box::new(text::TextExporter),
+        OutputFormat::Text => Box::new(Printable(text::TextExporter)),
         OutputFormat::Json => Box::new(json::JsonExporter),
-        OutputFormat::Markdown => Box::new(markdown::MarkdownExporter),
+        OutputFormat::Markdown => Box::new(Printable(markdown::MarkdownExporter)),
         OutputFormat::Csv => Box::new(csv::CsvExporter),
         OutputFormat::Html => Box::new(html::HtmlExporter),
         OutputFormat::FioJson => Box::new(fio_json::FioJsonExporter { plus: false }),

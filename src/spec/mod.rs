@@ -702,8 +702,8 @@ impl WorkloadSpec {
     }
 
     /// What this workload may write over on a block device.
-    pub fn write_permission(&self) -> crate::util::safety::WritePermission {
-        crate::util::safety::WritePermission {
+    pub fn write_permission(&self) -> crate::gate::device::WritePermission {
+        crate::gate::device::WritePermission {
             destroy_data: self.destroy_data,
             even_if_mounted: self.even_if_mounted,
         }

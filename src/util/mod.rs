@@ -1,10 +1,9 @@
 //! What the rest of fathom shares: units, errors, the stop flag, aligned
-//! buffers, the device safety checks and the verify header. (Files read,
-//! written and removed go through `crate::gate`.)
+//! buffers and the verify header. (Files read, written and removed, and
+//! the device safety checks, are the gate's.)
 
 pub mod buffers;
 pub mod error;
-pub mod safety;
 pub mod space;
 pub mod stop;
 pub mod units;

@@ -320,8 +320,20 @@ fn translate_sections(
         if let Err(m) = job.io_amount() {
             problem(format!("{}: {m}", section_at(&section.opts, &global)));
         }
-        let clones = job.clones();
         let section_line = section_at(&section.opts, &global);
+        // Bounded before any clone is made: 5,000 clones took 6 MB each
+        // until the OOM killer came.
+        let most = crate::spec::limits::MAX_NUMJOBS as u64;
+        let n: u64 = job
+            .knob("numjobs")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
+        if jobs.len() as u64 + n > most {
+            return Err(UsageError(format!(
+                "{section_line}: numjobs={n}: a job file runs at most {most} jobs, numjobs clones counted (as --numjobs allows)"
+            )));
+        }
+        let clones = job.clones();
         for p in check_values(&clones[0], &origin, &section_line) {
             problem(p);
         }

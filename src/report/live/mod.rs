@@ -4,6 +4,7 @@
 //! The workers never see any of it: the coordinator hands each completed
 //! second to the board, and these threads read the board.
 
+pub mod endpoint;
 pub mod jsonl;
 pub mod openmetrics;
 
@@ -40,7 +41,7 @@ impl WatchOptions {
 /// last line written) when dropped.
 pub struct Watch {
     board: Arc<LiveBoard>,
-    server: Option<(Arc<tiny_http::Server>, JoinHandle<()>)>,
+    server: Option<endpoint::Endpoint>,
     publisher: Option<JoinHandle<()>>,
     done: Option<mpsc::Sender<Update>>,
     /// The address served, with the port the system chose for port 0.
@@ -62,17 +63,18 @@ impl Watch {
             None => None,
             Some(given) => {
                 let addr = &listen_address(given);
-                let server = tiny_http::Server::http(addr.as_str()).map_err(|e| {
+                let (b, host) = (board.clone(), options.host.clone());
+                let render = Arc::new(move || {
+                    (
+                        openmetrics::render(&b.snapshot(), &host),
+                        openmetrics::CONTENT_TYPE,
+                    )
+                });
+                let server = endpoint::Endpoint::start(addr, render).map_err(|e| {
                     UsageError(format!("--metrics-listen {addr}: cannot listen: {e}"))
                 })?;
-                listening = server.server_addr().to_ip();
-                let server = Arc::new(server);
-                let (s, b, host) = (server.clone(), board.clone(), options.host.clone());
-                let thread = std::thread::Builder::new()
-                    .name("fathom-metrics".into())
-                    .spawn(move || serve(&s, &b, &host))
-                    .map_err(|e| UsageError(format!("--metrics-listen: {e}")))?;
-                Some((server, thread))
+                listening = Some(server.addr);
+                Some(server)
             }
         };
         let lines: Option<Box<dyn Write + Send>> = match &options.lines {
@@ -135,9 +137,8 @@ impl Watch {
         if let Some(thread) = self.publisher.take() {
             let _ = thread.join();
         }
-        if let Some((server, thread)) = self.server.take() {
-            server.unblock();
-            let _ = thread.join();
+        if let Some(mut server) = self.server.take() {
+            server.stop();
         }
     }
 
@@ -158,22 +159,6 @@ fn listen_address(given: &str) -> String {
     match given.parse::<u16>() {
         Ok(port) => format!("127.0.0.1:{port}"),
         Err(_) => given.to_string(),
-    }
-}
-
-fn serve(server: &tiny_http::Server, board: &LiveBoard, host: &str) {
-    for request in server.incoming_requests() {
-        let response = match (request.method(), request.url()) {
-            (tiny_http::Method::Get, "/metrics") => {
-                let text = openmetrics::render(&board.snapshot(), host);
-                let header =
-                    tiny_http::Header::from_bytes("Content-Type", openmetrics::CONTENT_TYPE)
-                        .expect("a valid header");
-                tiny_http::Response::from_string(text).with_header(header)
-            }
-            _ => tiny_http::Response::from_string("fathom serves /metrics\n").with_status_code(404),
-        };
-        let _ = request.respond(response);
     }
 }
 
