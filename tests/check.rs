@@ -107,3 +107,44 @@ fn results_of_different_workloads_are_not_compared() {
     let o = run(&["check", &w, "--against", &a, "--fail-on-regression", "lots"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_gate_that_cannot_judge_says_so_and_exits_2() {
+    let dir = tempdir();
+    let short = |name: &str, latency: &str| {
+        let out = dir.path().join(name);
+        run_ok(&[
+            "run",
+            "--engine",
+            "null",
+            "--null-latency",
+            latency,
+            "--rate-iops",
+            "2000",
+            "--runtime",
+            "1s",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        out.to_str().unwrap().to_string()
+    };
+    // Runs of a second: nothing to resample, so a run twice as slow
+    // must not pass with nothing changed.
+    let a = short("a.json", "100us");
+    let slow = short("slow.json", "200us");
+    let o = run(&[
+        "check",
+        &slow,
+        "--against",
+        &a,
+        "--fail-on-regression",
+        "5%",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    names_the_problem(&String::from_utf8_lossy(&o.stderr), "cannot judge");
+}

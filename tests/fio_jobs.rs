@@ -940,3 +940,30 @@ fn priorities_by_block_size_go_to_those_sizes_as_in_fio() {
         assert!(err.contains(needle), "{err}");
     }
 }
+
+/// Two jobs naming one file two ways (`t.dat`, `./t.dat`, a link) are one
+/// target: verifying writers on it are refused up front as for one name,
+/// where they used to race and blame the device ("stale" blocks).
+#[test]
+fn one_file_named_two_ways_is_one_target() {
+    let dir = common::tempdir();
+    let target = dir.path().join("t.dat");
+    std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+    let link = dir.path().join("l.dat");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for other in [
+        format!("{}/./t.dat", dir.path().display()),
+        link.display().to_string(),
+    ] {
+        let job = dir.path().join("two.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[global]\nsize=1m\nbs=4k\nioengine=psync\nverify=crc32c\nrw=randwrite\n[a]\nfilename={}\n[b]\nfilename={other}\n",
+                target.display()
+            ),
+        )
+        .unwrap();
+        common::refused(&["fio", job.to_str().unwrap()], "writing the same region");
+    }
+}

@@ -595,3 +595,83 @@ fn the_html_report_draws_the_replayed_latency_against_the_recorded() {
     assert!(charts >= 2, "{charts} charts");
     assert_charts_drawn(&html, charts);
 }
+
+/// A trace longer than `--runtime` says how much of it was played, not
+/// only how much there was to play.
+#[test]
+fn a_trace_cut_by_the_runtime_says_how_much_was_played() {
+    let dir = tempdir();
+    let trace = dir.path().join("t.csv");
+    std::fs::write(
+        &trace,
+        "time_ns,offset,length,rw\n0,0,4096,r\n10000000000,4096,4096,r\n",
+    )
+    .unwrap();
+    let target = dir.path().join("d.dat");
+    std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+    let args = [
+        "replay",
+        trace.to_str().unwrap(),
+        target.to_str().unwrap(),
+        "--engine",
+        "null",
+        "--runtime",
+        "1s",
+    ];
+    let out = run_ok(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 of its 2 I/Os played"), "{text}");
+    let doc = json_out(&run(&[&args[..], &["--output-format", "json"]].concat()));
+    let r = &doc["results"][0]["replay"];
+    assert_eq!((u(&r["trace_ios"]), u(&r["issued_ios"])), (2, 1), "{r}");
+}
+
+/// A trace cut short, or rewritten, while it plays stops the replay with
+/// that error, and what it measured until then is reported and kept.
+#[test]
+fn a_trace_changed_while_it_plays_stops_the_replay_and_keeps_what_it_measured() {
+    let _serial = timing();
+    for change in ["cut", "rewritten"] {
+        let dir = tempdir();
+        let trace = dir.path().join("t.csv");
+        // 300,000 reads 20 µs apart: 6 s at 1x, far more than the reader
+        // takes ahead of the workers.
+        let mut text = String::from("time_ns,offset,length,rw\n");
+        for i in 0..300_000u64 {
+            text.push_str(&format!("{},{},4096,r\n", i * 20_000, (i % 256) * 4096));
+        }
+        std::fs::write(&trace, &text).unwrap();
+        let target = dir.path().join("d.dat");
+        std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+        let out = dir.path().join("r.json");
+        let child = fathom()
+            .args(["replay", trace.to_str().unwrap(), target.to_str().unwrap()])
+            .args(["--engine", "null", "-o", out.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for_workers(child.id());
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        match change {
+            "cut" => std::fs::OpenOptions::new()
+                .write(true)
+                .open(&trace)
+                .unwrap()
+                .set_len(text.len() as u64 / 2)
+                .unwrap(),
+            _ => std::fs::write(&trace, text.replace(",r\n", ",w\n")).unwrap(),
+        }
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{change}: {err}");
+        assert!(
+            err.contains("changed since fathom first read it"),
+            "{change}: {err}"
+        );
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let r = result(&doc);
+        let played = u(&r["total"]["read"]["ios"]);
+        assert!(played > 0 && played < 300_000, "{change}: {played} reads");
+    }
+}

@@ -57,6 +57,16 @@ pub fn in_kernel_tree(path: &Path) -> bool {
         .is_none_or(|(fstype, mount_point)| fstype == "devtmpfs" || mount_point == "/dev")
 }
 
+/// Whether `a` and `b` name one file, or one file to be made: by device
+/// and inode where both exist (a link, a hard link, `./` before a name),
+/// by absolute name where not.
+pub fn same_place(a: &Path, b: &Path) -> bool {
+    match (crate::util::file_id(a), crate::util::file_id(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => absolute(a) == absolute(b),
+    }
+}
+
 /// `path` made absolute against the working directory, with its existing
 /// directories' links resolved (the file itself need not exist).
 pub fn absolute(path: &Path) -> PathBuf {

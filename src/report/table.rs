@@ -870,23 +870,37 @@ pub fn replay_lines(w: &WorkloadResult) -> Vec<String> {
     let (Some(spec), Some(r)) = (&w.spec.replay, &w.replay) else {
         return Vec::new();
     };
+    // What was played, and of how much: a run that ended first played
+    // part of the trace.
+    let cut = r.issued_ios.filter(|&n| n < r.trace_ios);
+    let span = if cut.is_some() {
+        w.runtime_s
+    } else {
+        r.trace_span_s
+    };
+    let played = match cut {
+        Some(n) => format!(
+            "{} of its {} I/Os played (the run ended first)",
+            thousands(n),
+            thousands(r.trace_ios)
+        ),
+        None => format!("{} I/Os", thousands(r.trace_ios)),
+    };
     let mut lines = vec![match spec.speed {
         Some(_) => format!(
-            "replay of {} ({}) at {}: {} I/Os over {}, {} issued more than 1 ms after due (the worst {} late)",
+            "replay of {} ({}) at {}: {played} over {}, {} issued more than 1 ms after due (the worst {} late)",
             spec.trace_name(),
             spec.format,
             spec.pace(),
-            thousands(r.trace_ios),
-            crate::util::units::format_duration(r.trace_span_s),
+            crate::util::units::format_duration(span),
             thousands(r.late_ios),
             latency(r.worst_lag_ns as f64)
         ),
         None => format!(
-            "replay of {} ({}) as fast as possible at depth {}: {} I/Os in order",
+            "replay of {} ({}) as fast as possible at depth {}: {played} in order",
             spec.trace_name(),
             spec.format,
             w.spec.iodepth,
-            thousands(r.trace_ios)
         ),
     }];
     for ((dir, replayed), (_, original)) in w.total.named().into_iter().zip(r.original.named()) {

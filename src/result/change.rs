@@ -338,6 +338,28 @@ pub fn check(
             checked.unmatched.join("; ")
         )));
     }
+    // A gate that cannot judge says so: a direction with no figure compared
+    // (runs under 2 s, no I/O) would otherwise pass with nothing changed.
+    let unjudged: Vec<String> = checked
+        .result
+        .directions
+        .iter()
+        .filter(|d| d.changes.is_empty())
+        .map(|d| {
+            let why = match d.notes.is_empty() {
+                true => "no I/O to compare".to_string(),
+                false => d.notes.join("; "),
+            };
+            format!("{} {}: {why}", d.workload, d.direction)
+        })
+        .collect();
+    if !unjudged.is_empty() {
+        return Err(UsageError(format!(
+            "cannot judge {} (run each side for 2 s or more, with I/O): {}",
+            crate::util::units::counted(unjudged.len() as u64, "direction"),
+            unjudged.join("; ")
+        )));
+    }
     Ok(checked)
 }
 

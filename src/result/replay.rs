@@ -10,6 +10,11 @@ pub struct ReplayResult {
     /// I/Os of the trace to play (all passes, all targets), sync points
     /// included.
     pub trace_ios: u64,
+    /// I/Os of it issued (sync points included): fewer than `trace_ios`
+    /// when the run ended first (`--runtime`, a signal, an error). Absent
+    /// from results of fathom before 0.1 kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_ios: Option<u64>,
     /// How long the trace (or its window) lasts at the speed played, all
     /// passes; 0 as fast as possible.
     pub trace_span_s: f64,

@@ -84,6 +84,7 @@ pub(super) fn stream_results(
             write: direction_result(write, runtime_s, write_iv),
             trim: direction_result(trim, runtime_s, trim_iv),
         };
+        let issued = total.read.ios + total.write.ios + total.trim.ios + sync.count();
         results.push(WorkloadResult {
             spec: spec.clone(),
             cpu: CpuUsage {
@@ -99,10 +100,11 @@ pub(super) fn stream_results(
             issue,
             limited_by: None,
             repeats: None,
-            replay: spec
-                .replay
-                .as_ref()
-                .map(|replay| replay_result(replay, stream.targets.len(), late_ios, worst_lag_ns)),
+            replay: spec.replay.as_ref().map(|replay| {
+                let mut r = replay_result(replay, stream.targets.len(), late_ios, worst_lag_ns);
+                r.issued_ios = Some(issued);
+                r
+            }),
             queue_depths,
             disks: m.disks.clone(),
             temperature: m.temperature.clone(),
@@ -239,6 +241,7 @@ pub(super) fn replay_result(
     };
     ReplayResult {
         trace_ios: ios * u64::from(loops),
+        issued_ios: None,
         trace_span_s: replay
             .speed
             .map_or(0.0, |s| trace.last_ns() as f64 / s / 1e9 * f64::from(loops)),

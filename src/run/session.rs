@@ -20,7 +20,9 @@ pub struct Session {
     /// Results of an earlier, interrupted run of the same plan (`--resume`).
     previous: Vec<WorkloadResult>,
     live: bool,
-    prepared: HashMap<String, PreparedTarget>,
+    /// Targets laid out, by absolute path: `t.dat`, `./t.dat` and a link
+    /// to it are one target, laid out once.
+    prepared: HashMap<std::path::PathBuf, PreparedTarget>,
     /// Targets whose overridden refusal has been said.
     announced: std::collections::HashSet<String>,
     document: Document,
@@ -371,15 +373,16 @@ impl Session {
     ) -> anyhow::Result<Vec<PreparedTarget>> {
         let mut out = Vec::with_capacity(spec.targets.len());
         for (i, name) in spec.targets.iter().enumerate() {
-            if !self.prepared.contains_key(name) {
+            let key = crate::gate::absolute(std::path::Path::new(name));
+            if !self.prepared.contains_key(&key) {
                 let plan = target::inspect(spec, name, i)?;
                 if let Some(notice) = plan.own_file_notice(spec.keep) {
                     eprintln!("fathom: {notice}");
                 }
                 let created = target::prepare(plan, spec.keep, &self.stop)?;
-                self.prepared.insert(name.clone(), created);
+                self.prepared.insert(key.clone(), created);
             }
-            let first = &self.prepared[name].plan;
+            let first = &self.prepared[&key].plan;
             let plan = if first.create {
                 target::inspect_own_file(spec, name, &first.path)?
             } else {

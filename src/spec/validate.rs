@@ -458,7 +458,12 @@ impl WorkloadSpec {
                 continue;
             }
             for o in self.streams.iter().filter(|o| o.name != s.name) {
-                let shared = s.targets.iter().any(|t| o.targets.contains(t));
+                // One file however it is named: `t.dat`, `./t.dat`, a link.
+                let shared = s.targets.iter().any(|t| {
+                    o.targets
+                        .iter()
+                        .any(|u| crate::gate::same_place(t.as_ref(), u.as_ref()))
+                });
                 let (a, b) = (s.offset, o.offset);
                 let overlap = match (s.size, o.size) {
                     (Some(sa), Some(sb)) => a < b + sb && b < a + sa,

@@ -221,15 +221,28 @@ impl Trace {
     /// The file opened again, refused if it changed since it was read.
     fn reopen(&self) -> Result<Reader, TraceError> {
         let reader = Reader::open(&self.path)?;
-        let now = std::fs::metadata(&self.path).map(|m| Identity::of(&m));
-        if now.ok().as_ref() != Some(&self.identity) {
-            let name = self.path.display().to_string();
-            return Err(At { file: &name }.line(
-                0,
-                "changed since fathom first read it: start the replay again",
-            ));
-        }
+        self.unchanged()?;
         Ok(reader)
+    }
+
+    /// Whether the file is still the one first read (device, inode, length
+    /// and modification time): a same-size rewrite, a line added or the
+    /// file cut short is not.
+    pub fn unchanged(&self) -> Result<(), TraceError> {
+        let now = std::fs::metadata(&self.path).map(|m| Identity::of(&m));
+        match now.ok().as_ref() == Some(&self.identity) {
+            true => Ok(()),
+            false => Err(self.changed("its size or time is not what it was")),
+        }
+    }
+
+    /// The error of a file changed since it was first read.
+    pub fn changed(&self, how: &str) -> TraceError {
+        let name = self.path.display().to_string();
+        At { file: &name }.line(
+            0,
+            format!("changed since fathom first read it ({how}): start the replay again"),
+        )
     }
 
     /// The window's I/Os in time order, their times from the window's

@@ -120,13 +120,16 @@ fn feed_script(trace: &Trace, part: &Part, tx: &SyncSender<Batch>) -> Result<(),
     // A pass ends with the last I/O of any device, so that devices stay in
     // step from one pass to the next.
     let pass_ns = due(trace.last_ns()) + 1;
+    let expected = trace.of_device(part.device).ios;
     let mut batch = Vec::with_capacity(BATCH);
     for pass in 0..u64::from(part.loops.max(1)) {
+        let mut read = 0u64;
         for io in trace.ios()? {
             let io = io?;
             if io.device != part.device {
                 continue;
             }
+            read += 1;
             batch.push(ScriptIo {
                 due_ns: due(io.t_ns) + pass * pass_ns,
                 op: io.op,
@@ -137,11 +140,20 @@ fn feed_script(trace: &Trace, part: &Part, tx: &SyncSender<Batch>) -> Result<(),
                 len: io.len,
             });
             if batch.len() == BATCH {
+                // A file rewritten, cut or added to while it plays is
+                // found here, a batch at a time, not played on.
+                trace.unchanged()?;
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
                 if tx.send(Ok(full)).is_err() {
                     return Ok(());
                 }
             }
+        }
+        trace.unchanged()?;
+        if read != expected {
+            return Err(trace.changed(&format!(
+                "{read} I/Os of this device read where the first read found {expected}"
+            )));
         }
     }
     if !batch.is_empty() {

@@ -368,8 +368,11 @@ impl<'a> Job<'a> {
             }
         }
         self.finish();
+        // What it did is kept: the run reports it, ended by this error.
         if let Some(e) = self.config.script.as_ref().and_then(Script::failure) {
-            return Err(format!("the replay stopped early: {e}"));
+            self.totals
+                .ended_by_error
+                .get_or_insert_with(|| format!("the replay stopped early: {e}"));
         }
         Ok(Box::new(std::mem::take(&mut self.totals)))
     }
