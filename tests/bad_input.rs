@@ -42,6 +42,11 @@ fn bad_flags_are_named() {
     );
     assert_rejected(&["run", ".", "--output-format", "xml"], "--output-format");
     assert_rejected(&["run", ".", "--frobnicate"], "--frobnicate");
+    assert_rejected(&["run", ".", "--cmdprio", "0/50:be"], "0 bytes");
+    assert_rejected(
+        &["run", "t.dat", "--engine", "ftruncate", "--rw", "read"],
+        "takes writes only",
+    );
 }
 
 #[test]

@@ -310,3 +310,34 @@ fn a_mounted_partition_is_named_when_its_disk_is_the_target() {
         &format!("{name} is mounted on {}", mnt.path().display()),
     );
 }
+
+/// falloc's reads allocate a file's holes: they change the file, so they
+/// are refused under fio's --readonly, and on a file fathom did not make
+/// without --overwrite, as writes are.
+#[test]
+fn falloc_reads_change_a_file_and_are_refused_as_writes() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempdir();
+    let file = dir.path().join("u.dat");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let blocks = std::fs::metadata(&file).unwrap().blocks();
+    let f = format!("--filename={}", file.display());
+    let job = [
+        "fio",
+        "--name=a",
+        &f,
+        "--size=1m",
+        "--rw=read",
+        "--ioengine=falloc",
+    ];
+    refused(&[&job[..], &["--readonly"]].concat(), "--readonly");
+    refused(&job, "--overwrite");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().blocks(),
+        blocks,
+        "holes allocated"
+    );
+}

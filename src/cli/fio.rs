@@ -83,11 +83,11 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
         && let Some(writer) = specs
             .iter()
             .flat_map(|s| std::iter::once(s).chain(&s.streams))
-            .find(|s| s.rw.writes(s.rwmix_read) || s.rw.trims())
+            .find(|s| s.modifies_target())
     {
         return Err(UsageError(format!(
-            "--readonly: job {} writes (rw={})",
-            writer.name, writer.rw
+            "--readonly: job {} changes its file (rw={}, ioengine={})",
+            writer.name, writer.rw, writer.engine
         ))
         .into());
     }

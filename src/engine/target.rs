@@ -283,7 +283,7 @@ fn inspect_path(
         check_polls(kind, &file_path).map_err(err)?;
     }
     let mut overridden = Vec::new();
-    if spec.rw.modifies(spec.rwmix_read) && does_io {
+    if spec.modifies_target() && does_io {
         match kind {
             TargetKind::BlockDevice => {
                 overridden = device::risks_of_writing(&path, device_len.unwrap_or(0))

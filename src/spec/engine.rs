@@ -140,6 +140,8 @@ pub struct EngineCaps {
     /// Opens its target for writing whatever the direction: falloc's read
     /// allocates (keeping the size), as fio opens it O_RDWR.
     pub opens_read_write: bool,
+    /// Takes writes alone (ftruncate: a read or a trim has no call).
+    pub only_writes: bool,
 }
 
 impl EngineKind {
@@ -154,6 +156,7 @@ impl EngineKind {
                 moves_data: true,
                 block_devices: true,
                 opens_read_write: false,
+                only_writes: false,
             },
             EngineKind::Sync => EngineCaps {
                 queues: false,
@@ -164,6 +167,7 @@ impl EngineKind {
                 moves_data: true,
                 block_devices: true,
                 opens_read_write: false,
+                only_writes: false,
             },
             EngineKind::Null => EngineCaps {
                 queues: true,
@@ -176,6 +180,7 @@ impl EngineKind {
                 moves_data: false,
                 block_devices: true,
                 opens_read_write: false,
+                only_writes: false,
             },
             // Allocation and length are a file's: a device's fallocate only
             // punches holes, and it has no length to set.
@@ -188,6 +193,7 @@ impl EngineKind {
                 moves_data: false,
                 block_devices: false,
                 opens_read_write: true,
+                only_writes: matches!(self, EngineKind::Ftruncate),
             },
         }
     }

@@ -701,6 +701,13 @@ impl WorkloadSpec {
         }
     }
 
+    /// Whether this workload changes its target: it writes or trims, or its
+    /// engine changes the file whatever the direction (falloc's reads
+    /// allocate a file's holes).
+    pub fn modifies_target(&self) -> bool {
+        self.rw.modifies(self.rwmix_read) || self.engine.caps().opens_read_write
+    }
+
     /// What this workload may write over on a block device.
     pub fn write_permission(&self) -> crate::gate::device::WritePermission {
         crate::gate::device::WritePermission {

@@ -174,6 +174,9 @@ impl FromStr for CommandPriority {
                 .split_once('/')
                 .ok_or_else(|| format!("'{entry}' is not SIZE/PCT (64k/100)"))?;
             let size = crate::util::units::parse_size(size)?;
+            if size == 0 {
+                return Err(format!("{entry}: a block size of 0 bytes has no I/Os"));
+            }
             let pct = share(pct)?;
             match by_size.iter_mut().find(|(s, _)| *s == size) {
                 Some(_) => return Err(format!("{entry}: block size given twice")),
@@ -242,6 +245,7 @@ mod tests {
         assert_eq!(c.to_string(), "20%:rt:0");
         assert_eq!("20%:rt:0".parse::<CommandPriority>().unwrap(), c);
         assert!("0:rt".parse::<CommandPriority>().is_err());
+        assert!("0/50:be".parse::<CommandPriority>().is_err());
         assert!("rt".parse::<CommandPriority>().is_err());
         // fio's cmdprio_bssplit: a share per block size, none for the rest.
         let c: CommandPriority = "64k/100,1m/0:rt:0".parse().unwrap();

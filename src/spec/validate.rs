@@ -268,6 +268,14 @@ impl WorkloadSpec {
                 self.rw
             ));
         }
+        if self.engine.caps().only_writes
+            && (self.rw.read_percent(self.rwmix_read) > 0 || self.rw.trims())
+        {
+            return fail(format!(
+                "--engine {} takes writes only (each sets the file's length): --rw {} reads or trims",
+                self.engine, self.rw
+            ));
+        }
         if self.verify != VerifyMode::Off && !self.engine.caps().moves_data {
             return fail(format!(
                 "--verify needs blocks written and read back: --engine {} moves no data",

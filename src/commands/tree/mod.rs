@@ -674,6 +674,8 @@ pub fn run(
         leave: spec.leave,
     };
     let mut tree = match (kept, making) {
+        // A tree kept by an earlier run stays kept: it was not this run's
+        // to remove, unless its own rmdir phase empties it.
         (Some((marker, dir)), false) => Tree {
             layout: Layout {
                 root,
@@ -682,7 +684,7 @@ pub fn run(
             marker,
             workers,
             dir,
-            leave: spec.leave,
+            leave: true,
         },
         (Some((_, dir)), true) if !workers.leads() => {
             // Rank 0 made the tree and its marker, which named it.
@@ -714,7 +716,8 @@ pub fn run(
                     );
                 }
             }
-            let dir = MadeDir::make(&root)?;
+            let dir = MadeDir::make(&root)
+                .map_err(|e| anyhow::anyhow!("{}: cannot make the tree ({e})", root.display()))?;
             let tree = fresh(dir, root);
             tree.save()?;
             tree
@@ -800,10 +803,11 @@ pub fn run(
                         let d = layout.dir(level, share(t).start + j);
                         match phase {
                             TreePhase::Mkdir => workload::make_dir(&d),
-                            TreePhase::Dirstat => fs::metadata(d).map(|_| ()),
+                            TreePhase::Dirstat => fs::metadata(&d).map(|_| ()),
                             _ => workload::remove_dir(&d),
                         }
                         .map(|()| 0)
+                        .map_err(|e| named(&d, e))
                     };
                     let outcome = run_threads(&counts, None, stop, &op);
                     let failed = outcome.error.is_some() || stop.is_set();
@@ -850,19 +854,19 @@ pub fn run(
                     let t = t as usize;
                     let item = shares[t].start + create_orders[t].at(visits[t].at(j));
                     let path = layout.file(item, renamed);
-                    match phase {
+                    let done = match phase {
                         TreePhase::Create => {
                             let size = file_size(marker, item) as usize;
-                            let mut f = workload::new_file(&path)?;
-                            f.write_all(&payload[..size])?;
-                            if spec.fsync == TreeSync::File {
-                                f.sync_all()?;
-                            }
-                            Ok(size as u64)
+                            workload::new_file(&path).and_then(|mut f| {
+                                f.write_all(&payload[..size])?;
+                                if spec.fsync == TreeSync::File {
+                                    f.sync_all()?;
+                                }
+                                Ok(size as u64)
+                            })
                         }
                         TreePhase::Stat => fs::metadata(&path).map(|_| 0),
-                        TreePhase::Read => {
-                            let mut f = workload::open_file(&path)?;
+                        TreePhase::Read => workload::open_file(&path).and_then(|mut f| {
                             let mut buf = [0u8; 64 << 10];
                             let mut read = 0u64;
                             loop {
@@ -871,12 +875,13 @@ pub fn run(
                                     n => read += n as u64,
                                 }
                             }
-                        }
+                        }),
                         TreePhase::Rename => {
                             workload::rename(&path, &layout.file(item, true)).map(|()| 0)
                         }
                         _ => workload::remove_file(&path).map(|()| 0),
-                    }
+                    };
+                    done.map_err(|e| named(&path, e))
                 };
                 // Renaming is not cut short: the files after it are known
                 // by one name each.
@@ -954,6 +959,11 @@ pub fn run(
     }
     drop(tree);
     Ok(result)
+}
+
+/// `e`, naming the path it happened on.
+fn named(path: &Path, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 /// Writes back and drops the kernel's clean caches (pages, dentries and
