@@ -810,7 +810,7 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     ),
-    Knob::switch("keep", "Keep the files fathom created (marked as fathom's: a later run writes to one without --overwrite)", |b, v| {
+    Knob::switch("keep", "Keep the files fathom created (marked as fathom's: a later run writes to one without --overwrite, where the file system keeps birth times)", |b, v| {
         b.spec.keep = parse_bool(v)?;
         Ok(())
     }),
