@@ -148,3 +148,37 @@ fn a_gate_that_cannot_judge_says_so_and_exits_2() {
     );
     names_the_problem(&String::from_utf8_lossy(&o.stderr), "cannot judge");
 }
+
+/// A change past the gate on a run that the host or fathom limited is not
+/// the target's: the verdict is "inconclusive" and the gate cannot judge
+/// (exit 2), never "regressed".
+#[test]
+fn a_change_on_a_run_not_the_target_limited_is_inconclusive() {
+    let dir = tempdir();
+    let run_to = |name: &str, more: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec!["run", "--engine", "null", "--runtime", "3s", "-o"];
+        args.push(out.to_str().unwrap());
+        args.extend_from_slice(more);
+        run_ok(&args);
+        out.to_str().unwrap().to_string()
+    };
+    // The null engine with no latency: fathom's own speed is the figure.
+    let fathoms = run_to("fathom.json", &[]);
+    let device = run_to("device.json", &["--null-latency", "200us"]);
+    let o = run(&[
+        "check",
+        &device,
+        "--against",
+        &fathoms,
+        "--fail-on-regression",
+        "5%",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("inconclusive") && !text.contains("regressed"),
+        "{text}"
+    );
+    names_the_problem(&String::from_utf8_lossy(&o.stderr), "cannot judge");
+}

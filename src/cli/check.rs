@@ -178,6 +178,16 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
         Some(path) => destination::write(path, &text)?,
         None => print!("{}", crate::report::printable(&text)),
     }
+    if let Some(t) = args.fail_on_regression
+        && !result.regressed_beyond(t)
+        && result.inconclusive_beyond(t)
+    {
+        return Err(UsageError(format!(
+            "cannot judge: a figure is {:.0}% worse or more, but a run was limited by something not the target (see the notes above); run both on a quiet host",
+            t * 100.0
+        ))
+        .into());
+    }
     let failed = args
         .fail_on_regression
         .is_some_and(|t| result.regressed_beyond(t));

@@ -68,6 +68,10 @@ pub enum Verdict {
     Improved,
     Regressed,
     WithinNoise,
+    /// Past the noise, but a side was limited by something not the target
+    /// (the host, fathom, the rate asked): the change may be theirs, so it
+    /// is neither a regression nor an improvement of the target.
+    Inconclusive,
 }
 
 impl std::fmt::Display for Verdict {
@@ -76,6 +80,7 @@ impl std::fmt::Display for Verdict {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
             Verdict::WithinNoise => "within noise",
+            Verdict::Inconclusive => "inconclusive",
         })
     }
 }
@@ -95,8 +100,15 @@ pub struct Change {
 
 impl Change {
     /// Whether the whole interval is past `threshold` (a share, e.g.
-    /// 0.05) on the worse side.
+    /// 0.05) on the worse side, and the target's doing (an inconclusive
+    /// change never is).
     pub fn regressed_beyond(&self, threshold: f64) -> bool {
+        self.verdict != Verdict::Inconclusive && self.worse_beyond(threshold)
+    }
+
+    /// Whether the whole interval is past `threshold` on the worse side,
+    /// whoever's doing it is.
+    pub fn worse_beyond(&self, threshold: f64) -> bool {
         match self.figure.more_is_better() {
             true => self.high < -threshold,
             false => self.low > threshold,
@@ -133,6 +145,15 @@ impl CheckResult {
             .iter()
             .flat_map(|d| &d.changes)
             .any(|c| c.regressed_beyond(threshold))
+    }
+
+    /// Whether a figure is worse by more than `threshold` while a side was
+    /// limited by something not the target: the gate cannot judge it.
+    pub fn inconclusive_beyond(&self, threshold: f64) -> bool {
+        self.directions
+            .iter()
+            .flat_map(|d| &d.changes)
+            .any(|c| c.verdict == Verdict::Inconclusive && c.worse_beyond(threshold))
     }
 }
 
@@ -240,14 +261,25 @@ pub fn compare(
                 .map(|b| of(b, k).intervals.as_slice())
                 .collect();
             let (sa, sb) = (Seconds::of(&base), Seconds::of(&[&d.intervals]));
-            DirectionChange {
+            let limited = !not_the_targets.is_empty();
+            let mut d = DirectionChange {
                 workload: new.spec.title(),
                 direction: direction.into(),
                 seconds: (sa.len(), sb.len()),
                 changes: Vec::new(),
                 notes: not_the_targets.clone(),
             }
-            .filled(sa, sb, settings)
+            .filled(sa, sb, settings);
+            if limited {
+                for c in d
+                    .changes
+                    .iter_mut()
+                    .filter(|c| c.verdict != Verdict::WithinNoise)
+                {
+                    c.verdict = Verdict::Inconclusive;
+                }
+            }
+            d
         })
         .collect()
 }
