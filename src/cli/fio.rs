@@ -86,7 +86,7 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
             .find(|s| s.modifies_target())
     {
         return Err(UsageError(format!(
-            "--readonly: job {} changes its file (rw={}, ioengine={})",
+            "--readonly: job {} writes to its file (rw={}, ioengine={})",
             writer.name, writer.rw, writer.engine
         ))
         .into());
