@@ -6,6 +6,16 @@ mod common;
 use common::*;
 
 fn null_run(dir: &std::path::Path, name: &str, latency: &str, rw: &str) -> String {
+    null_run_for(dir, name, latency, rw, "3s")
+}
+
+fn null_run_for(
+    dir: &std::path::Path,
+    name: &str,
+    latency: &str,
+    rw: &str,
+    runtime: &str,
+) -> String {
     let out = dir.join(name);
     run_ok(&[
         "run",
@@ -18,7 +28,7 @@ fn null_run(dir: &std::path::Path, name: &str, latency: &str, rw: &str) -> Strin
         "--rate-iops",
         "2000",
         "--runtime",
-        "3s",
+        runtime,
         "-o",
         out.to_str().unwrap(),
     ]);
@@ -111,23 +121,8 @@ fn results_of_different_workloads_are_not_compared() {
 #[test]
 fn a_gate_that_cannot_judge_says_so_and_exits_2() {
     let dir = tempdir();
-    let short = |name: &str, latency: &str| {
-        let out = dir.path().join(name);
-        run_ok(&[
-            "run",
-            "--engine",
-            "null",
-            "--null-latency",
-            latency,
-            "--rate-iops",
-            "2000",
-            "--runtime",
-            "1s",
-            "-o",
-            out.to_str().unwrap(),
-        ]);
-        out.to_str().unwrap().to_string()
-    };
+    let short =
+        |name: &str, latency: &str| null_run_for(dir.path(), name, latency, "randread", "1s");
     // Runs of a second: nothing to resample, so a run twice as slow
     // must not pass with nothing changed.
     let a = short("a.json", "100us");
