@@ -40,6 +40,13 @@ pub struct Output {
     pub overwrite_hint: Option<&'static str>,
 }
 
+impl Output {
+    /// The refusal of `path` as this kind, one line naming the flag.
+    fn refusal(&self, path: &Path, why: String) -> UsageError {
+        UsageError(format!("{} {}: {why}", self.flag, path.display()))
+    }
+}
+
 impl std::fmt::Debug for Output {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({})", self.flag, self.what)
@@ -61,7 +68,7 @@ pub enum Place {
 /// kind. A stream is opened and held open until it is written, so that a
 /// FIFO's reader does not see its end early.
 pub fn check(path: &Path, out: Output, overwrite: bool) -> Result<Place, UsageError> {
-    let err = |m: String| UsageError(format!("{} {}: {m}", out.flag, path.display()));
+    let err = |m: String| out.refusal(path, m);
     let place = place(path, out, overwrite).map_err(err)?;
     if let (Place::File(real), true) = (&place, overwrite) {
         approve(real);
@@ -91,8 +98,7 @@ pub fn check(path: &Path, out: Output, overwrite: bool) -> Result<Place, UsageEr
 pub fn replace(path: &Path, out: Output, contents: &[u8]) -> anyhow::Result<()> {
     use anyhow::Context;
     let cannot = || format!("cannot write {}", path.display());
-    let place = place(path, out, false)
-        .map_err(|m| UsageError(format!("{} {}: {m}", out.flag, path.display())))?;
+    let place = place(path, out, false).map_err(|m| out.refusal(path, m))?;
     match place {
         Place::Stream => held_stream(path)
             .map_or_else(|| open_stream(path), Ok)
@@ -130,7 +136,7 @@ impl Growing {
     /// Opens a file of kind `out` to be written as it goes; the same
     /// refusals as [`check`].
     pub fn create(path: &Path, out: Output, overwrite: bool) -> Result<Growing, UsageError> {
-        let err = |m: String| UsageError(format!("{} {}: {m}", out.flag, path.display()));
+        let err = |m: String| out.refusal(path, m);
         let state = match check(path, out, overwrite)? {
             Place::Stream => GrowingState::Stream(
                 held_stream(path)
@@ -193,7 +199,7 @@ pub fn discard(path: &Path, out: Output) {
 /// kind `out` is appended to, a new one made; `O_DSYNC` when `durable`.
 /// Never a stream, a device, a claimed file or a file of another kind.
 pub fn append(path: &Path, out: Output, durable: bool) -> Result<File, UsageError> {
-    let err = |m: String| UsageError(format!("{} {}: {m}", out.flag, path.display()));
+    let err = |m: String| out.refusal(path, m);
     let Place::File(real) = place(
         path,
         Output {
@@ -245,7 +251,7 @@ pub fn database(path: &Path, out: Output) -> Result<PathBuf, UsageError> {
 
 /// As [`database`], making nothing: for checking before a run.
 pub fn check_database(path: &Path, out: Output) -> Result<PathBuf, UsageError> {
-    let err = |m: String| UsageError(format!("{} {}: {m}", out.flag, path.display()));
+    let err = |m: String| out.refusal(path, m);
     let kept = Output {
         streams: false,
         ..out
