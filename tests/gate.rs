@@ -481,3 +481,134 @@ fn a_tree_is_removed_only_where_fathom_made_it_and_never_through_a_link() {
         "clean-up deleted through the link"
     );
 }
+
+/// On a file system without birth times (ext4 with 128-byte inodes), a
+/// kept file's mark names only its inode and length: a copy put back onto
+/// the same inode with `cp -a` carries it. No file there is taken for a
+/// kept one: writing it needs --overwrite.
+#[test]
+fn without_birth_times_no_file_is_taken_for_a_kept_one() {
+    let Some(dev) = LoopDevice::new(32 << 20, 512) else {
+        return;
+    };
+    let made = Command::new("mkfs.ext4")
+        .args(["-q", "-F", "-I", "128", &dev.path])
+        .status()
+        .is_ok_and(|st| st.success());
+    let mnt = tempdir();
+    if !made
+        || !Command::new("mount")
+            .arg(&dev.path)
+            .arg(mnt.path())
+            .status()
+            .is_ok_and(|st| st.success())
+    {
+        eprintln!("SKIP: cannot make and mount an ext4 of 128-byte inodes here");
+        return;
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.path());
+    let kept = mnt.path().join("k.dat");
+    let base = ["run", s(&kept), "--size", "1m", "--runtime", "1", "--rw"];
+    let o = run(&[&base[..], &["write", "--keep", "--buffered"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The user's own data, put back onto fathom's inode with its mark.
+    let backup = mnt.path().join("backup.dat");
+    for (from, to) in [(&kept, &backup), (&backup, &kept)] {
+        assert!(
+            Command::new("cp")
+                .arg("-a")
+                .arg(from)
+                .arg(to)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    refused(
+        &[&base[..], &["write", "--buffered"]].concat(),
+        "--overwrite",
+    );
+}
+
+/// In a shared sticky directory, a tree another user planted (a marker
+/// naming its own directory, a leaf linked to root's files) is never
+/// taken for root's: refused, and nothing of root's removed or written.
+#[test]
+fn a_tree_planted_by_another_user_is_refused_even_to_root() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempdir();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let roots = dir.path().join("roots");
+    std::fs::create_dir(&roots).unwrap();
+    std::fs::write(roots.join("f0"), "root's").unwrap();
+    // A real tree's marker, as a model of what the planter writes.
+    let model = dir.path().join("model");
+    std::fs::create_dir(&model).unwrap();
+    run_ok(&[
+        "tree",
+        s(&model),
+        "--width",
+        "1",
+        "--depth",
+        "1",
+        "--files",
+        "1",
+        "--phases",
+        "mkdir,create",
+        "--leave",
+    ]);
+    let planted = shared.join("fathom-tree");
+    std::fs::create_dir(&planted).unwrap();
+    std::os::unix::fs::symlink(&roots, planted.join("d0")).unwrap();
+    let meta = std::fs::metadata(&planted).unwrap();
+    let mut marker: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(model.join("fathom-tree/.fathom-tree")).unwrap(),
+    )
+    .unwrap();
+    marker["root"] = serde_json::json!({"dev": meta.dev(), "ino": meta.ino()});
+    marker["files_present"] = serde_json::json!(true);
+    std::fs::write(planted.join(".fathom-tree"), marker.to_string()).unwrap();
+    let chowned = Command::new("chown")
+        .args(["-hR", "65534:65534"])
+        .arg(&planted)
+        .status()
+        .is_ok_and(|st| st.success());
+    if !chowned {
+        eprintln!("SKIP: cannot give the planted tree to another user here");
+        return;
+    }
+    let tree = |more: &[&str]| {
+        let mut a = vec!["tree", s(&shared)];
+        a.extend_from_slice(more);
+        run(&a)
+    };
+    for o in [
+        tree(&[
+            "--width",
+            "1",
+            "--depth",
+            "1",
+            "--files",
+            "1",
+            "--overwrite",
+            "--phases",
+            "mkdir",
+        ]),
+        tree(&["--phases", "stat,read"]),
+        tree(&["--phases", "delete,rmdir"]),
+    ] {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("not to the user running fathom"), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(roots.join("f0")).unwrap(), "root's");
+    assert_eq!(std::fs::read_dir(&roots).unwrap().count(), 1);
+}
