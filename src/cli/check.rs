@@ -31,7 +31,8 @@ pub struct CheckArgs {
 
     /// How far runs of the same workload differ beyond what one run's
     /// seconds show: a change counts as improved or regressed only once
-    /// its whole interval is past it.
+    /// its whole interval is past it. The tails have floors of their own,
+    /// as a busy host moves them more from run to run: p99 10%, p99.9 25%.
     #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_percent)]
     pub noise: f64,
 

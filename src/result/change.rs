@@ -52,6 +52,21 @@ impl Figure {
         matches!(self, Figure::Iops | Figure::Bandwidth)
     }
 
+    /// How far this figure differs between runs of one workload on one
+    /// host beyond what a run's seconds show, at the least: `noise` for
+    /// the counts and the median; more for the tails, which a busy host
+    /// moves from run to run far more than the median (five identical
+    /// null-engine runs beside stress-ng --cpu 2 differed at p99.9 with
+    /// intervals reaching +19% at their low end, and the change itself up
+    /// to +172%; p99 moves less).
+    pub fn noise_floor(self, noise: f64) -> f64 {
+        match self {
+            Figure::Iops | Figure::Bandwidth | Figure::P50 => noise,
+            Figure::P99 => noise.max(0.10),
+            Figure::P999 => noise.max(0.25),
+        }
+    }
+
     fn percentile(self) -> Option<f64> {
         match self {
             Figure::P50 => Some(50.0),
@@ -103,7 +118,7 @@ impl Change {
     /// 0.05) on the worse side, and the target's doing (an inconclusive
     /// change never is).
     pub fn regressed_beyond(&self, threshold: f64) -> bool {
-        self.verdict != Verdict::Inconclusive && self.worse_beyond(threshold)
+        self.verdict == Verdict::Regressed && self.worse_beyond(threshold)
     }
 
     /// Whether the whole interval is past `threshold` on the worse side,
@@ -444,7 +459,7 @@ impl DirectionChange {
             // A change counts once its whole interval is past the noise
             // floor: what one run's seconds cannot show of how runs differ.
             let better = figure.more_is_better();
-            let noise = settings.noise;
+            let noise = figure.noise_floor(settings.noise);
             let verdict = if low > noise {
                 if better {
                     Verdict::Improved
