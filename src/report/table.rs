@@ -584,8 +584,14 @@ pub fn tree_caption(tree: &Labelled<TreeResult>, named: bool) -> String {
         tree.filesystem.as_deref().unwrap_or("unknown file system"),
     );
     let mut facts = Vec::new();
-    if let Some(n) = tree.inodes_used {
-        facts.push(format!("{} inodes used", thousands(n)));
+    match (tree.inodes_used, tree.inodes_made) {
+        (Some(n), Some(made)) if n != made => facts.push(format!(
+            "{} inodes used by the file system's count, {} made by the tree: other processes made or removed files meanwhile",
+            thousands(n),
+            thousands(made)
+        )),
+        (Some(n), _) => facts.push(format!("{} inodes used", thousands(n))),
+        _ => {}
     }
     if let Some(b) = tree.leaf_dir_bytes {
         facts.push(format!("a leaf directory is {}", format_bytes(b)));

@@ -59,6 +59,11 @@ pub struct TreeResult {
     /// before the tree was made and after its files were created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inodes_used: Option<u64>,
+    /// The entries the tree made (its directory, marker, directories and
+    /// files), beside `inodes_used`: where they differ, other processes
+    /// made or removed files meanwhile. Absent for a shared tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inodes_made: Option<u64>,
     /// The size of a leaf directory once its files were created: how the
     /// file system stores a directory of that many entries.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -739,6 +739,7 @@ pub fn run(
         filesystem: crate::measure::facts::mount_of(&tree.layout.root).map(|(fs, _)| fs),
         phases: Vec::new(),
         inodes_used: None,
+        inodes_made: None,
         leaf_dir_bytes: None,
         kept: false,
         started_unix_s: None,
@@ -928,6 +929,12 @@ pub fn run(
             result.inodes_used = before
                 .zip(free_inodes(dir))
                 .map(|(b, a)| b.saturating_sub(a));
+            // What the tree itself made (its directory and marker, its
+            // directories, its files): the file system's count moves with
+            // other processes' files too.
+            let dirs: u64 = (1..=shape.depth).map(|l| shape.dirs_at(l)).sum();
+            result.inodes_made = (!shared && result.inodes_used.is_some())
+                .then(|| 2 + dirs + tree.marker.created.iter().sum::<u64>());
             result.leaf_dir_bytes = fs::metadata(tree.layout.leaf(0)).ok().map(|m| m.len());
         }
         let error = outcome.error.clone();
