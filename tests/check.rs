@@ -177,3 +177,30 @@ fn a_change_on_a_run_not_the_target_limited_is_inconclusive() {
     );
     names_the_problem(&String::from_utf8_lossy(&o.stderr), "cannot judge");
 }
+
+/// Runs of one workload on targets of different kinds (tmpfs against a
+/// disk's file system) are compared as asked, never without saying so.
+#[test]
+fn a_check_across_kinds_of_target_says_they_differ() {
+    let dir = tempdir();
+    let shm = tempdir_in_shm();
+    let run_on = |target: &std::path::Path, out: &str| {
+        let out = dir.path().join(out);
+        run_ok(&[
+            "run",
+            target.to_str().unwrap(),
+            "--size",
+            "4m",
+            "--runtime",
+            "2s",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        out.to_str().unwrap().to_string()
+    };
+    let disk = run_on(&dir.path().join("d.dat"), "disk.json");
+    let memory = run_on(&shm.path().join("m.dat"), "shm.json");
+    let o = run(&["check", &memory, "--against", &disk]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("the targets differ") && text.contains("tmpfs"), "{text}");
+}

@@ -261,6 +261,36 @@ pub fn compare(
         })
         .collect();
     not_the_targets.dedup();
+    // Runs of one workload on different targets are compared as asked, but
+    // never without saying so: a change may be the target's kind.
+    let place = |w: &WorkloadResult| -> String {
+        let Some(t) = w.targets.first() else {
+            return "no target".into();
+        };
+        let fs = t.facts.filesystem.as_deref().unwrap_or("no file system");
+        let model = t.facts.device.as_ref().and_then(|d| d.model.as_deref());
+        match model {
+            Some(m) => format!("{} ({fs} on {m})", t.name),
+            None => format!("{} ({fs})", t.name),
+        }
+    };
+    let kind = |w: &WorkloadResult| {
+        w.targets.first().map(|t| {
+            let model = t.facts.device.as_ref().and_then(|d| d.model.clone());
+            (t.facts.filesystem.clone(), model)
+        })
+    };
+    let limited = !not_the_targets.is_empty();
+    let mut notes = not_the_targets;
+    let now = place(new);
+    for b in baseline {
+        let then = place(b);
+        let same_kind = kind(b) == kind(new);
+        let said = format!("the targets differ: {then} against {now}");
+        if !same_kind && !notes.contains(&said) {
+            notes.push(said);
+        }
+    }
     // The same direction of each baseline run, by its place in the table.
     fn of(b: &WorkloadResult, k: usize) -> &crate::result::workload::DirectionResult {
         b.total.named()[k].1
@@ -276,13 +306,12 @@ pub fn compare(
                 .map(|b| of(b, k).intervals.as_slice())
                 .collect();
             let (sa, sb) = (Seconds::of(&base), Seconds::of(&[&d.intervals]));
-            let limited = !not_the_targets.is_empty();
             let mut d = DirectionChange {
                 workload: new.spec.title(),
                 direction: direction.into(),
                 seconds: (sa.len(), sb.len()),
                 changes: Vec::new(),
-                notes: not_the_targets.clone(),
+                notes: notes.clone(),
             }
             .filled(sa, sb, settings);
             if limited {
