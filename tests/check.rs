@@ -87,11 +87,19 @@ fn the_same_workload_is_within_noise_and_a_slower_device_regressed() {
         "json",
     ]);
     let text = String::from_utf8_lossy(&worse.stdout);
-    assert_eq!(worse.status.code(), Some(1), "{text}");
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let changes = v["directions"][0]["changes"].as_array().unwrap();
     let p50 = changes.iter().find(|c| c["figure"] == "p50").unwrap();
-    assert_eq!(p50["verdict"], "regressed", "{p50}");
+    // Never passed: regressed (exit 1), or, where a busy host limited a
+    // side, inconclusive and the gate cannot judge (exit 2), saying why.
+    match worse.status.code() {
+        Some(1) => assert_eq!(p50["verdict"], "regressed", "{p50}"),
+        Some(2) => {
+            assert_eq!(p50["verdict"], "inconclusive", "{p50}");
+            assert!(text.contains("limited by host CPU"), "{text}");
+        }
+        other => panic!("exit {other:?}: {text}"),
+    }
     assert!(p50["low"].as_f64().unwrap() > 0.1, "{p50}");
     assert!(p50["low"].as_f64().unwrap() <= p50["change"].as_f64().unwrap());
     assert!(p50["change"].as_f64().unwrap() <= p50["high"].as_f64().unwrap());
