@@ -135,12 +135,14 @@ fn kept_found_and_checked(store: &str, dir: &Path) {
         "--fail-on-regression",
         "10%",
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    // Never passed: regressed (exit 1), or, where a busy host limited a
+    // side, the gate cannot judge it (exit 2) and says why.
+    let said = String::from_utf8_lossy(&o.stdout);
+    match o.status.code() {
+        Some(1) => {}
+        Some(2) => assert!(said.contains("limited by host CPU"), "{said}"),
+        other => panic!("exit {other:?}: {said}"),
+    }
     let o = run(&[
         "check",
         n,
