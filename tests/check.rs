@@ -210,5 +210,8 @@ fn a_check_across_kinds_of_target_says_they_differ() {
     let memory = run_on(&shm.path().join("m.dat"), "shm.json");
     let o = run(&["check", &memory, "--against", &disk]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("the targets differ") && text.contains("tmpfs"), "{text}");
+    assert!(
+        text.contains("the targets differ") && text.contains("tmpfs"),
+        "{text}"
+    );
 }

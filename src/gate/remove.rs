@@ -140,7 +140,10 @@ impl MadeDir {
             .path
             .file_name()
             .ok_or_else(|| io::Error::other("a directory with no name"))?;
-        let parent = open_at(libc::AT_FDCWD, parent)?;
+        // The parent is the user's path and may be a link (a per-rank
+        // directory linked to a mount); what counts is that the entry in it
+        // is this directory, looked at without following.
+        let parent = open_dir(libc::AT_FDCWD, parent, true)?;
         let entry = stat_at(parent.as_raw_fd(), &cstring(name.as_bytes())?)?;
         if (entry.st_dev, entry.st_ino) != (self.id.dev, self.id.ino) {
             return Err(io::Error::other("the directory was replaced"));
@@ -202,13 +205,20 @@ fn cstring(bytes: &[u8]) -> io::Result<CString> {
 
 /// Opens the directory `path` relative to `dirfd`, never through a link.
 fn open_at(dirfd: libc::c_int, path: &Path) -> io::Result<OwnedFd> {
+    open_dir(dirfd, path, false)
+}
+
+/// Opens the directory `path` relative to `dirfd`; through a link only if
+/// `follow`.
+fn open_dir(dirfd: libc::c_int, path: &Path, follow: bool) -> io::Result<OwnedFd> {
     let c = cstring(path.as_os_str().as_bytes())?;
+    let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
     // SAFETY: a valid C string; the descriptor returned is owned here.
     let fd = unsafe {
         libc::openat(
             dirfd,
             c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            libc::O_RDONLY | libc::O_DIRECTORY | nofollow | libc::O_CLOEXEC,
         )
     };
     if fd < 0 {
@@ -276,5 +286,14 @@ mod tests {
         let again = MadeDir::reopen(&moved, id).unwrap();
         again.remove().unwrap();
         assert!(!moved.exists());
+        // A directory made below a link to another directory (a per-rank
+        // directory linked to a mount) is removed through it.
+        let real = base.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let linked = base.path().join("linked");
+        std::os::unix::fs::symlink(&real, &linked).unwrap();
+        let made = MadeDir::make(&linked.join("tree")).unwrap();
+        made.remove().unwrap();
+        assert!(!real.join("tree").exists());
     }
 }
