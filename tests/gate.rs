@@ -612,3 +612,23 @@ fn a_tree_planted_by_another_user_is_refused_even_to_root() {
     assert_eq!(std::fs::read_to_string(roots.join("f0")).unwrap(), "root's");
     assert_eq!(std::fs::read_dir(&roots).unwrap().count(), 1);
 }
+
+/// Live lines that cannot be written (a full disk, /dev/full) are said and
+/// noted in the result; the run goes on and its result is whole.
+#[test]
+fn live_lines_that_cannot_be_written_are_said_not_lost_silently() {
+    let dir = tempdir();
+    let args = quick(dir.path());
+    let out = dir.path().join("r.json");
+    let o = run(&with(&args, &["--live", "/dev/full", "-o", s(&out)]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("--live: a line could not be written"), "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(
+        doc.to_string()
+            .contains("--live: a line could not be written"),
+        "noted in the result"
+    );
+}

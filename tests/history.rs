@@ -333,3 +333,32 @@ fn a_store_that_cannot_be_written_keeps_the_result_and_says_so() {
     assert!(out.exists());
     assert!(String::from_utf8_lossy(&o.stderr).contains("history not updated"));
 }
+
+/// `history remove` says how many it removed (a run named twice is one),
+/// and a filter given with ids bounds them: a run it leaves out is not
+/// removed, and then none is.
+#[test]
+fn remove_counts_what_it_removed_and_keeps_to_its_filter() {
+    let dir = tempdir();
+    let store = dir.path().join("h.db");
+    let store = store.to_str().unwrap();
+    for i in 0..2 {
+        let out = dir.path().join(format!("r{i}.json"));
+        let o = null_run(store, &out, "100us", &[]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let o = history(store, &["remove", "1", "1", "1"]);
+    assert!(o.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "removed 1 run(s)"
+    );
+    assert_eq!(counts(store).0, 1);
+    let o = history(store, &["remove", "2", "--tag", "nope=1"]);
+    assert_eq!(o.status.code(), Some(2));
+    names_the_problem(
+        &String::from_utf8_lossy(&o.stderr),
+        "does not match the filter",
+    );
+    assert_eq!(counts(store).0, 1, "run 2 is kept");
+}

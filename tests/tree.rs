@@ -498,3 +498,30 @@ fn fios_file_operation_jobs_count_what_fio_counts() {
     .unwrap();
     refused(&["fio", bad.to_str().unwrap()], "nrfiles=5000");
 }
+
+/// A tree kept by an earlier run stays kept after a run of its later
+/// phases without --leave (it was not that run's to remove), and a tree
+/// that cannot be made is refused naming where.
+#[test]
+fn a_kept_tree_stays_kept_and_a_failure_names_its_path() {
+    let dir = tempdir_in_shm();
+    let d = dir.path().to_str().unwrap();
+    let shape = ["--depth", "1", "--width", "2", "--files", "3"];
+    run_ok(
+        &[
+            &["tree", d],
+            &shape[..],
+            &["--phases", "mkdir,create", "--leave"],
+        ]
+        .concat(),
+    );
+    let root = dir.path().join("fathom-tree");
+    run_ok(&["tree", d, "--phases", "stat"]);
+    assert_eq!(find(&root, "f"), 6, "the kept tree's files are all there");
+    // A file where the tree's directory would go.
+    let blocked = tempdir_in_shm();
+    std::fs::write(blocked.path().join("fathom-tree"), "").unwrap();
+    let o = run(&[&["tree", blocked.path().to_str().unwrap()], &shape[..]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fathom-tree"));
+}
