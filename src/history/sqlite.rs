@@ -55,6 +55,14 @@ fn is_sqlite(path: &Path) -> bool {
     crate::gate::read::head(path, SQLITE_MAGIC.len()).is_some_and(|h| h == SQLITE_MAGIC)
 }
 
+/// The gate's refusal of `path`, without the flag and path it starts
+/// with: the history's own error names the store.
+fn refused(path: &Path, e: crate::util::error::UsageError) -> String {
+    let prefix = format!("--history {}: ", path.display());
+    e.0.strip_prefix(&prefix)
+        .map_or(e.0.clone(), str::to_string)
+}
+
 /// Refuses a database with tables and none of them fathom's.
 fn refuse_foreign(conn: &Connection) -> Result<(), String> {
     let tables: Vec<String> = conn
@@ -73,11 +81,7 @@ fn refuse_foreign(conn: &Connection) -> Result<(), String> {
 /// Checks, before a run and writing nothing, that a result could be kept
 /// at `path`: the refusals of [`Sqlite::open`], read-only.
 pub fn check(path: &Path) -> Result<(), String> {
-    let real = crate::gate::write::check_database(path, STORE).map_err(|e| {
-        let prefix = format!("--history {}: ", path.display());
-        e.0.strip_prefix(&prefix)
-            .map_or(e.0.clone(), str::to_string)
-    })?;
+    let real = crate::gate::write::check_database(path, STORE).map_err(|e| refused(path, e))?;
     if !is_sqlite(&real) {
         return Ok(());
     }
@@ -88,11 +92,7 @@ pub fn check(path: &Path) -> Result<(), String> {
 
 impl Sqlite {
     pub fn open(path: &Path) -> Result<Sqlite, String> {
-        let real = crate::gate::write::database(path, STORE).map_err(|e| {
-            let prefix = format!("--history {}: ", path.display());
-            e.0.strip_prefix(&prefix)
-                .map_or(e.0.clone(), str::to_string)
-        })?;
+        let real = crate::gate::write::database(path, STORE).map_err(|e| refused(path, e))?;
         let conn = Connection::open(&real).map_err(said)?;
         conn.busy_timeout(LOCK_WAIT).map_err(said)?;
         // Another program's database is left as it was: no tables of
