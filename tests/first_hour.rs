@@ -548,9 +548,7 @@ fn the_readmes_commands_run_as_written() {
         let understood = code == Some(0)
             || (code == Some(1) && ["certify", "crashcheck", "check"].contains(&sub))
             || (sub == "capacity" && err.contains("already misses the objective"))
-            || (sub == "check"
-                && code == Some(2)
-                && err.contains("limited by something not the target"));
+            || (sub == "check" && code == Some(2) && err.contains("by something not the target"));
         assert!(
             understood,
             "README command failed: {command}\nran: fathom {}\nexit {code:?}\n{}",

@@ -73,6 +73,12 @@ impl std::fmt::Display for LimitedBy {
     }
 }
 
+/// A share of their time the workers may wait for a CPU on an idle host
+/// (an idle 2-CPU VM shows under 2%): above it, I/Os held back are put
+/// down to the host rather than to fathom, and a change between two runs
+/// may be the host's.
+pub const HOST_HINT: f64 = 0.03;
+
 /// What this host's workers could issue with no device behind them, found
 /// by a short burst of the null engine at the workload's depth and jobs
 /// just before a long run: a run that asks for a good share of it measures

@@ -4,7 +4,7 @@
 //! warnings already raised.
 
 use crate::result::WorkloadResult;
-use crate::result::limit::{LimitedBy, Limiter};
+use crate::result::limit::{HOST_HINT, LimitedBy, Limiter};
 use crate::result::warning::WarningKind;
 use crate::util::units::{format_bytes, latency, thousands};
 
@@ -18,10 +18,6 @@ pub const LATE_ALLOWED: f64 = 0.01;
 /// may sit free waiting for fathom before fathom, not the device, is what
 /// limited the figures.
 pub const FATHOM_IDLE_SLOTS: f64 = 0.25;
-/// A share of their time the workers may wait for a CPU on an idle host
-/// (an idle 2-CPU VM shows under 2%): above it, I/Os held back are put
-/// down to the host rather than to fathom.
-pub const HOST_HINT: f64 = 0.03;
 /// A share of the host's CPU time in software interrupts worth naming
 /// beside a device verdict.
 pub const SOFTIRQ_NOTED: f64 = 0.05;
