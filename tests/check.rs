@@ -215,3 +215,47 @@ fn a_check_across_kinds_of_target_says_they_differ() {
         "{text}"
     );
 }
+
+/// `fathom compare` and `fathom check` judge a pair by one analysis: each
+/// change compare shows is check's figure, interval and verdict.
+#[test]
+fn compare_and_check_give_the_same_verdict_on_the_same_pair() {
+    let dir = tempdir();
+    let a = null_run(dir.path(), "a.json", "100us", "randread");
+    let slow = null_run(dir.path(), "slow.json", "300us", "randread");
+    let csv = String::from_utf8(run_ok(&["compare", &a, &slow, "--output-format", "csv"]).stdout)
+        .unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row = lines.next().unwrap();
+    // Cells are quoted where they hold a comma ("+1.0% [...], improved").
+    let mut cells: Vec<String> = Vec::new();
+    let mut rest = row;
+    while !rest.is_empty() {
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let end = quoted.find('"').unwrap();
+            cells.push(quoted[..end].to_string());
+            rest = quoted[end + 1..].trim_start_matches(',');
+        } else {
+            let end = rest.find(',').unwrap_or(rest.len());
+            cells.push(rest[..end].to_string());
+            rest = rest.get(end + 1..).unwrap_or("");
+        }
+    }
+    let cell = |name: &str| cells[header.iter().position(|h| *h == name).unwrap()].clone();
+    let checked = run(&["check", &slow, "--against", &a]);
+    let text = String::from_utf8_lossy(&checked.stdout);
+    for (figure, column) in [("IOPS", "IOPS change"), ("p99", "p99 change")] {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{figure} ")))
+            .unwrap();
+        let said = cell(column);
+        let (change, verdict) = said.split_once(", ").unwrap();
+        assert!(
+            line.contains(change) && line.trim_end().ends_with(verdict),
+            "compare: {said}\ncheck: {text}"
+        );
+    }
+    assert!(cell("p99 change").contains('['), "{csv}");
+}

@@ -153,6 +153,26 @@ const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
 const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
 const V2_HEADER_LEN: usize = 40;
 
+/// The `q`th percentile (0..=100) of latencies counted per value, `values`
+/// sorted: as a histogram's own percentiles are (the lowest value with at
+/// least that share of counts at or below it). The bootstrap of `check`
+/// adds resampled seconds' counts and reads their percentiles through it.
+pub fn percentile_of_counts(counts: &[u64], values: &[u64], q: f64) -> u64 {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let rank = ((q / 100.0 * total as f64).ceil() as u64).clamp(1, total);
+    let mut seen = 0;
+    for (c, v) in counts.iter().zip(values) {
+        seen += c;
+        if seen >= rank {
+            return *v;
+        }
+    }
+    values.last().copied().unwrap_or(0)
+}
+
 /// Unpacks a compressed V2 histogram into the plain V2 form, at most
 /// `MAX_ENCODED_LEN` bytes, and checks that its header asks for no more than
 /// it holds.
@@ -254,6 +274,23 @@ mod tests {
         let at_limit = "A".repeat(MAX_ENCODED_LEN);
         let e = LatencyHistogram::decode(&at_limit).unwrap_err();
         assert!(!e.contains("more than fathom ever writes"), "{e}");
+    }
+
+    #[test]
+    fn counted_values_give_the_histograms_own_percentiles() {
+        let mut h = LatencyHistogram::new();
+        for (i, ns) in [900u64, 1_000, 5_000, 20_000, 1_000_000].iter().enumerate() {
+            h.record_n(*ns, (i as u64 + 1) * 37);
+        }
+        let (values, counts): (Vec<u64>, Vec<u64>) = h.recorded().unzip();
+        for q in [1.0, 50.0, 90.0, 99.0, 99.9, 100.0] {
+            assert_eq!(
+                percentile_of_counts(&counts, &values, q),
+                h.value_at_percentile(q),
+                "p{q}"
+            );
+        }
+        assert_eq!(percentile_of_counts(&[], &[], 50.0), 0);
     }
 
     #[test]

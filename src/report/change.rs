@@ -1,7 +1,7 @@
 //! `fathom check`'s verdict as text: per workload and direction, each
 //! figure's baseline, new value, change and interval, and the verdict.
 
-use crate::result::change::{CheckResult, Figure};
+use crate::result::change::{Change, CheckResult, Figure};
 use crate::util::units::{format_bytes, latency, thousands};
 
 fn value(figure: Figure, x: f64) -> String {
@@ -14,6 +14,17 @@ fn value(figure: Figure, x: f64) -> String {
 
 fn percent(x: f64) -> String {
     format!("{:+.1}%", x * 100.0)
+}
+
+/// A change in a few words: "+10.0% [+9.8% +10.2%], improved".
+pub fn judged(c: &Change) -> String {
+    format!(
+        "{} [{} {}], {}",
+        percent(c.change),
+        percent(c.low),
+        percent(c.high),
+        c.verdict
+    )
 }
 
 pub fn text(result: &CheckResult, fail_on: Option<f64>) -> String {
@@ -63,16 +74,7 @@ pub fn against_earlier(id: i64, earlier: &crate::history::Earlier) -> Vec<String
                 .changes
                 .iter()
                 .filter(|c| matches!(c.figure, Figure::Iops | Figure::P99))
-                .map(|c| {
-                    format!(
-                        "{} {} [{} {}], {}",
-                        c.figure.name(),
-                        percent(c.change),
-                        percent(c.low),
-                        percent(c.high),
-                        c.verdict
-                    )
-                })
+                .map(|c| format!("{} {}", c.figure.name(), judged(c)))
                 .collect();
             (!said.is_empty()).then(|| {
                 format!(

@@ -1,55 +1,17 @@
 //! `fathom compare A B`: the same results of two files side by side, with
-//! the ratio B/A; for workloads, whether a change stands out from the
-//! run-to-run noise the per-second intervals show.
+//! the ratio B/A; for workloads, each change as `fathom check` judges it
+//! (`result::change`), rendered here and decided there.
 
 use super::System;
 use crate::result::capacity::CapacityResult;
 use crate::result::certify::{CertifyResult, StreamInterval, THRESHOLDS_MS};
+use crate::result::change::{self as judge, Bootstrap, Figure};
 use crate::result::meta::MetaResult;
 use crate::result::tree::TreeResult;
-use crate::result::{DirectionResult, Interval, RunResult, WorkloadResult};
+use crate::result::{RunResult, WorkloadResult};
 use crate::util::units::{latency, thousands};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
-
-/// Relative standard error of a run's mean IOPS, from its whole seconds.
-/// None with fewer than two of them: no spread can be measured.
-pub fn relative_error(intervals: &[Interval]) -> Option<f64> {
-    let iops: Vec<f64> = intervals
-        .iter()
-        .filter(|i| i.dur_s >= 0.99)
-        .map(|i| i.iops)
-        .collect();
-    let n = iops.len() as f64;
-    if n < 2.0 {
-        return None;
-    }
-    let mean = iops.iter().sum::<f64>() / n;
-    if mean <= 0.0 {
-        return None;
-    }
-    let var = iops.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    Some(var.sqrt() / mean / n.sqrt())
-}
-
-/// "+12.3% beyond noise (±2.1%)" or "within noise (±4.0%)".
-pub fn verdict(a: &DirectionResult, b: &DirectionResult) -> String {
-    let ratio = b.iops / a.iops;
-    let change = (ratio - 1.0) * 100.0;
-    match (relative_error(&a.intervals), relative_error(&b.intervals)) {
-        (Some(ea), Some(eb)) => {
-            // Three standard errors of the difference: a change this large
-            // is rarely noise.
-            let noise = 3.0 * (ea * ea + eb * eb).sqrt() * 100.0;
-            if change.abs() > noise.max(1.0) {
-                format!("{change:+.1}% beyond noise (±{noise:.1}%)")
-            } else {
-                format!("within noise (±{noise:.1}%)")
-            }
-        }
-        _ => format!("{change:+.1}% (noise unknown: under 2 s of intervals)"),
-    }
-}
 
 /// What `compare` found: the rendered tables and how many results of A
 /// had a counterpart in B.
@@ -194,6 +156,7 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
         "p99 B",
         "p99 B/A",
         "IOPS change",
+        "p99 change",
     ]);
     let mut tree = table(&[
         "tree phase",
@@ -238,13 +201,14 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
     ]);
     let mut matched = 0;
     let mut unmatched: Vec<String> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     for result in &a.document.results {
         let found = match result {
             RunResult::Workload(wa) => b
                 .document
                 .workloads()
                 .find(|w| w.spec.name == wa.spec.name && w.spec.label() == wa.spec.label())
-                .map(|wb| workload_rows(&mut workloads, &wa.spec.label(), wa, wb))
+                .map(|wb| workload_rows(&mut workloads, &mut notes, &wa.spec.label(), wa, wb))
                 .ok_or_else(|| format!("{} ({})", wa.spec.name, wa.spec.label())),
             RunResult::Meta(ma) => b
                 .document
@@ -279,7 +243,7 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
                         // Streams are matched by name.
                         if let Some(wb) = sb.streams.iter().find(|w| w.spec.name == wa.spec.name) {
                             let name = format!("{}/{}", sa.spec.name, wa.spec.name);
-                            workload_rows(&mut workloads, &name, wa, wb);
+                            workload_rows(&mut workloads, &mut notes, &name, wa, wb);
                         }
                     }
                 })
@@ -361,6 +325,9 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
         for u in &unmatched {
             text.push_str(&format!("only in A: {u}\n"));
         }
+        for note in &notes {
+            text.push_str(&format!("note: {note}\n"));
+        }
     }
     Comparison {
         text,
@@ -384,8 +351,15 @@ fn ratio(a: f64, b: f64) -> String {
     }
 }
 
-/// Rows of two runs of one workload, the first column `name`.
-fn workload_rows(table: &mut Table, name: &str, wa: &WorkloadResult, wb: &WorkloadResult) {
+/// Rows of two runs of one workload, the first column `name`; what the
+/// judgement of their changes must say beside them goes to `notes`.
+fn workload_rows(
+    table: &mut Table,
+    notes: &mut Vec<String>,
+    name: &str,
+    wa: &WorkloadResult,
+    wb: &WorkloadResult,
+) {
     for (i, ta) in wa.targets.iter().enumerate() {
         let Some(tb) = wb
             .targets
@@ -394,6 +368,28 @@ fn workload_rows(table: &mut Table, name: &str, wa: &WorkloadResult, wb: &Worklo
             .or(wb.targets.get(i))
         else {
             continue;
+        };
+        // A workload's total holds per-second histograms, its targets'
+        // tables only counts: one target each is judged by its total.
+        let (ia, ib) = match (wa.targets.len(), wb.targets.len()) {
+            (1, 1) => (&wa.total, &wb.total),
+            _ => (&ta.io, &tb.io),
+        };
+        let sides = ["A", "B"];
+        let judged = judge::compare_tables(&[wa], &[ia], wb, ib, sides, Bootstrap::default());
+        for note in judged.iter().flat_map(|d| &d.notes) {
+            if !notes.contains(note) {
+                notes.push(note.clone());
+            }
+        }
+        // A figure not judged (too few seconds, no histograms) has a note
+        // saying why.
+        let change = |dir: &str, figure: Figure| -> String {
+            judged
+                .iter()
+                .find(|d| d.direction == dir)
+                .and_then(|d| d.changes.iter().find(|c| c.figure == figure))
+                .map_or("noise unknown".into(), super::change::judged)
         };
         for ((dir, da), (_, db)) in ta.io.named().into_iter().zip(tb.io.named()) {
             if da.ios == 0 || db.ios == 0 {
@@ -414,7 +410,8 @@ fn workload_rows(table: &mut Table, name: &str, wa: &WorkloadResult, wb: &Worklo
                 latency(da.lat_ns.p99 as f64),
                 latency(db.lat_ns.p99 as f64),
                 ratio(da.lat_ns.p99 as f64, db.lat_ns.p99 as f64),
-                verdict(da, db),
+                change(dir, Figure::Iops),
+                change(dir, Figure::P99),
             ]);
         }
         // Flushes: their rate and latency (the commit latency of a log).
@@ -432,6 +429,7 @@ fn workload_rows(table: &mut Table, name: &str, wa: &WorkloadResult, wb: &Worklo
                 latency(sa.lat_ns.p99 as f64),
                 latency(sb.lat_ns.p99 as f64),
                 ratio(sa.lat_ns.p99 as f64, sb.lat_ns.p99 as f64),
+                "-".into(),
                 "-".into(),
             ]);
         }
@@ -585,35 +583,71 @@ fn certify_rows(table: &mut Table, a: &CertifyResult, b: &CertifyResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::Interval;
+    use crate::result::test_support::{empty_workload, seconds_at};
 
-    fn run(iops: &[f64]) -> DirectionResult {
-        DirectionResult {
-            ios: 1,
-            iops: iops.iter().sum::<f64>() / iops.len() as f64,
-            intervals: crate::result::test_support::seconds_at(iops),
-            ..Default::default()
+    fn run(iops: &[f64]) -> WorkloadResult {
+        let mut w = empty_workload();
+        let read = &mut w.total.read;
+        read.intervals = seconds_at(iops);
+        for s in &mut read.intervals {
+            s.ios = s.iops as u64;
+            s.bytes = s.ios * 4096;
         }
+        read.ios = iops.iter().sum::<f64>() as u64;
+        read.iops = iops.iter().sum::<f64>() / iops.len() as f64;
+        w.targets = vec![crate::result::test_support::empty_target("/tmp/x")];
+        w.targets[0].io = w.total.clone();
+        w
     }
 
-    #[test]
-    fn steady_runs_show_small_changes() {
-        let a = run(&[1000.0, 1002.0, 998.0, 1001.0, 999.0]);
-        let b = run(&[1100.0, 1102.0, 1098.0, 1101.0, 1099.0]);
-        assert!(
-            verdict(&a, &b).contains("beyond noise"),
-            "{}",
-            verdict(&a, &b)
-        );
+    fn iops_change(a: &WorkloadResult, b: &WorkloadResult) -> String {
+        let mut t = table(&[
+            "w", "t", "d", "a", "b", "r", "pa", "pb", "pr", "iops", "p99",
+        ]);
+        workload_rows(&mut t, &mut Vec::new(), "w", a, b);
+        t.row_iter()
+            .next()
+            .unwrap()
+            .cell_iter()
+            .nth(9)
+            .unwrap()
+            .content()
     }
 
+    /// Three standard errors of seconds taken as independent (what compare
+    /// judged by before) call a steady +1.5% a change; runs of one workload
+    /// differ by more than their seconds show, and compare now says what
+    /// check says: within the noise.
     #[test]
-    fn noisy_runs_hide_small_changes() {
-        let a = run(&[500.0, 1500.0, 700.0, 1300.0, 1000.0]);
-        let b = run(&[1100.0, 600.0, 1500.0, 900.0, 1400.0]);
-        assert!(
-            verdict(&a, &b).contains("within noise"),
-            "{}",
-            verdict(&a, &b)
+    fn compare_judges_as_check_judges_not_by_the_seconds_spread_alone() {
+        let steady = |level: f64| -> Vec<f64> { (0..10).map(|i| level + (i % 3) as f64).collect() };
+        let (a, b) = (run(&steady(1000.0)), run(&steady(1015.0)));
+        let se = |xs: &[Interval]| {
+            let v: Vec<f64> = xs.iter().map(|i| i.iops).collect();
+            let m = v.iter().sum::<f64>() / v.len() as f64;
+            let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
+            (var / v.len() as f64).sqrt() / m
+        };
+        let (ea, eb) = (se(&a.total.read.intervals), se(&b.total.read.intervals));
+        let three_se = 3.0 * (ea * ea + eb * eb).sqrt();
+        assert!(0.015 > three_se.max(0.01), "the old rule would call it");
+
+        let cell = iops_change(&a, &b);
+        assert!(cell.ends_with("within noise"), "{cell}");
+        let checked = judge::compare(&[&a], &b, Bootstrap::default());
+        let iops = checked[0]
+            .changes
+            .iter()
+            .find(|c| c.figure == Figure::Iops)
+            .unwrap();
+        assert_eq!(
+            cell,
+            super::super::change::judged(iops),
+            "compare says what check says"
         );
+
+        let cell = iops_change(&a, &run(&steady(1300.0)));
+        assert!(cell.ends_with("improved"), "{cell}");
     }
 }

@@ -9,8 +9,8 @@
 
 use super::Document;
 use super::limit::HOST_HINT;
-use super::workload::WorkloadResult;
-use crate::measure::histogram::LatencyHistogram;
+use super::workload::{DirectionPair, WorkloadResult};
+use crate::measure::histogram::{LatencyHistogram, percentile_of_counts};
 use crate::measure::intervals::Interval;
 use crate::util::error::UsageError;
 use rand::rngs::SmallRng;
@@ -247,6 +247,67 @@ pub fn compare(
     new: &WorkloadResult,
     settings: Bootstrap,
 ) -> Vec<DirectionChange> {
+    let tables: Vec<&DirectionPair> = baseline.iter().map(|b| &b.total).collect();
+    let sides = ["a baseline run", "the new run"];
+    compare_tables(baseline, &tables, new, &new.total, sides, settings)
+}
+
+/// Compares one direction table of `new` (its total, or one target's)
+/// with the same table of each `baseline` run, judged as [`compare`]
+/// judges totals: `fathom compare` judges each target's rows by it. The
+/// notes call a baseline run `sides[0]` and the new one `sides[1]`.
+pub fn compare_tables(
+    baseline: &[&WorkloadResult],
+    baseline_tables: &[&DirectionPair],
+    new: &WorkloadResult,
+    new_table: &DirectionPair,
+    sides: [&str; 2],
+    settings: Bootstrap,
+) -> Vec<DirectionChange> {
+    let (notes, limited) = notes_on(baseline, new, sides);
+    // The same direction of each baseline run, by its place in the table.
+    fn of(b: &DirectionPair, k: usize) -> &[Interval] {
+        b.named()[k].1.intervals.as_slice()
+    }
+    let did_io = |b: &DirectionPair, k: usize| b.named()[k].1.ios > 0;
+    new_table
+        .named()
+        .into_iter()
+        .enumerate()
+        .filter(|&(k, (_, d))| d.ios > 0 || baseline_tables.iter().any(|b| did_io(b, k)))
+        .map(|(k, (direction, d))| {
+            let base: Vec<&[Interval]> = baseline_tables.iter().map(|b| of(b, k)).collect();
+            let (sa, sb) = (Seconds::of(&base), Seconds::of(&[&d.intervals]));
+            let mut d = DirectionChange {
+                workload: new.spec.title(),
+                direction: direction.into(),
+                seconds: (sa.len(), sb.len()),
+                changes: Vec::new(),
+                notes: notes.clone(),
+            }
+            .filled(sa, sb, settings);
+            if limited {
+                for c in d
+                    .changes
+                    .iter_mut()
+                    .filter(|c| c.verdict != Verdict::WithinNoise)
+                {
+                    c.verdict = Verdict::Inconclusive;
+                }
+            }
+            d
+        })
+        .collect()
+}
+
+/// What a comparison of `new` with `baseline` must say beside its figures,
+/// and whether a side was limited or held back by something not the
+/// target (then no change past the noise is the target's).
+fn notes_on(
+    baseline: &[&WorkloadResult],
+    new: &WorkloadResult,
+    [then, now]: [&str; 2],
+) -> (Vec<String>, bool) {
     // A change in a figure the target did not decide says nothing of the
     // target: say which run the host or fathom limited, or held back (a
     // worker waiting for a CPU adds the wait to every I/O it times: two
@@ -254,8 +315,8 @@ pub fn compare(
     // 3% and 7% of the time, differed at p99 by +36% [+13% +150%]).
     let mut not_the_targets: Vec<String> = baseline
         .iter()
-        .map(|b| ("a baseline run", b))
-        .chain([("the new run", &new)])
+        .map(|b| (then, b))
+        .chain([(now, &new)])
         .filter_map(|(which, w)| {
             if let Some(l) = w.limited_by.as_ref().filter(|l| !l.by.is_the_targets()) {
                 return Some(format!(
@@ -292,50 +353,14 @@ pub fn compare(
     };
     let limited = !not_the_targets.is_empty();
     let mut notes = not_the_targets;
-    let now = place(new);
+    let here = place(new);
     for b in baseline {
-        let then = place(b);
-        let same_kind = kind(b) == kind(new);
-        let said = format!("the targets differ: {then} against {now}");
-        if !same_kind && !notes.contains(&said) {
+        let said = format!("the targets differ: {} against {here}", place(b));
+        if kind(b) != kind(new) && !notes.contains(&said) {
             notes.push(said);
         }
     }
-    // The same direction of each baseline run, by its place in the table.
-    fn of(b: &WorkloadResult, k: usize) -> &crate::result::workload::DirectionResult {
-        b.total.named()[k].1
-    }
-    new.total
-        .named()
-        .into_iter()
-        .enumerate()
-        .filter(|&(k, (_, d))| d.ios > 0 || baseline.iter().any(|b| of(b, k).ios > 0))
-        .map(|(k, (direction, d))| {
-            let base: Vec<&[Interval]> = baseline
-                .iter()
-                .map(|b| of(b, k).intervals.as_slice())
-                .collect();
-            let (sa, sb) = (Seconds::of(&base), Seconds::of(&[&d.intervals]));
-            let mut d = DirectionChange {
-                workload: new.spec.title(),
-                direction: direction.into(),
-                seconds: (sa.len(), sb.len()),
-                changes: Vec::new(),
-                notes: notes.clone(),
-            }
-            .filled(sa, sb, settings);
-            if limited {
-                for c in d
-                    .changes
-                    .iter_mut()
-                    .filter(|c| c.verdict != Verdict::WithinNoise)
-                {
-                    c.verdict = Verdict::Inconclusive;
-                }
-            }
-            d
-        })
-        .collect()
+    (notes, limited)
 }
 
 /// What `check` found: the directions compared, and the workloads it
@@ -650,28 +675,10 @@ impl Seconds {
                     pick.iter().map(|&i| self.ios[i]).sum::<u64>() as f64 / dur
                 }
                 None => pick.iter().map(|&i| self.bytes[i]).sum::<u64>() as f64 / dur,
-                Some(q) => quantile(&counts, &values.0, q),
+                Some(q) => percentile_of_counts(&counts, &values.0, q) as f64,
             })
             .collect()
     }
-}
-
-/// The `q`th percentile of latencies counted per value (as HDR reports
-/// it: the lowest value with at least that share of counts at or below).
-fn quantile(counts: &[u64], values: &[u64], q: f64) -> f64 {
-    let total: u64 = counts.iter().sum();
-    if total == 0 {
-        return 0.0;
-    }
-    let rank = ((q / 100.0 * total as f64).ceil() as u64).clamp(1, total);
-    let mut seen = 0;
-    for (c, v) in counts.iter().zip(values) {
-        seen += c;
-        if seen >= rank {
-            return *v as f64;
-        }
-    }
-    *values.last().unwrap_or(&0) as f64
 }
 
 #[cfg(test)]
