@@ -163,32 +163,13 @@ fn layer_imports(
 #[test]
 fn the_document_and_the_inputs_stay_off_the_run_path() {
     let g = graph();
-    for (layer, forbidden) in [
-        ("result", ["engine", "run", "commands"].as_slice()),
-        ("report", ["engine", "run", "commands"].as_slice()),
-        ("input", ["run", "engine", "commands"].as_slice()),
-        ("spec", ["run", "engine", "commands", "input"].as_slice()),
-        (
-            "measure",
-            ["run", "engine", "commands", "result", "report"].as_slice(),
-        ),
-        // The gate stands below everything that reads or writes files,
-        // so that everything can go through it.
-        (
-            "gate",
-            [
-                "run", "engine", "commands", "result", "report", "input", "spec", "measure",
-                "history", "trace", "cli",
-            ]
-            .as_slice(),
-        ),
-    ] {
+    for (layer, forbidden) in LAYERS {
         let imports = layer_imports(&g, layer);
         assert!(
-            !imports.is_empty() || layer == "measure",
+            !imports.is_empty() || ["measure", "util"].contains(&layer),
             "found {layer}'s imports"
         );
-        for f in forbidden {
+        for f in forbidden.iter() {
             assert!(
                 !imports.contains_key(*f),
                 "{layer} imports {f}: {:?}",
@@ -197,6 +178,86 @@ fn the_document_and_the_inputs_stay_off_the_run_path() {
         }
     }
 }
+
+/// Every folder of `src/` has its rule in [`LAYERS`] and its line in
+/// ARCHITECTURE.md's map, so that a new one is placed before it grows.
+#[test]
+fn every_folder_is_placed_in_the_map_and_the_rules() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let map = std::fs::read_to_string(format!("{root}/ARCHITECTURE.md")).unwrap();
+    let mut folders: Vec<String> = std::fs::read_dir(format!("{root}/src"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    assert!(folders.len() >= 12, "{folders:?}");
+    for f in &folders {
+        assert!(
+            LAYERS.iter().any(|(l, _)| l == f),
+            "src/{f}/ has no rule in tests/layers.rs LAYERS"
+        );
+        assert!(
+            map.lines().any(|l| l.starts_with(&format!("{f}/"))),
+            "src/{f}/ is not in ARCHITECTURE.md's map"
+        );
+        assert!(
+            map.contains(&format!("**`{f}/`**")),
+            "src/{f}/ has no paragraph in ARCHITECTURE.md"
+        );
+    }
+}
+
+/// What each folder may not import: the data flow runs one way, from
+/// flags (`cli`) through specs and runs to the document and its reports,
+/// with the gate and the utilities beneath everything.
+const LAYERS: [(&str, &[&str]); 13] = [
+    ("cli", &[]),
+    ("commands", &["cli"]),
+    ("run", &["commands", "cli", "report", "input", "history"]),
+    (
+        "engine",
+        &[
+            "run", "commands", "cli", "result", "report", "input", "history",
+        ],
+    ),
+    (
+        "history",
+        &["run", "engine", "commands", "cli", "report", "input"],
+    ),
+    (
+        "trace",
+        &[
+            "run", "engine", "commands", "cli", "result", "report", "input", "spec", "measure",
+            "history",
+        ],
+    ),
+    (
+        "util",
+        &[
+            "run", "engine", "commands", "cli", "result", "report", "input", "spec", "measure",
+            "history", "trace", "gate",
+        ],
+    ),
+    ("result", &["engine", "run", "commands", "cli", "history"]),
+    ("report", &["engine", "run", "commands", "cli"]),
+    ("input", &["run", "engine", "commands", "cli"]),
+    ("spec", &["run", "engine", "commands", "input", "cli"]),
+    (
+        "measure",
+        &["run", "engine", "commands", "result", "report", "cli"],
+    ),
+    // The gate stands below everything that reads or writes files,
+    // so that everything can go through it.
+    (
+        "gate",
+        &[
+            "run", "engine", "commands", "result", "report", "input", "spec", "measure", "history",
+            "trace", "cli",
+        ],
+    ),
+];
 
 /// The checker finds a circle where there is one.
 #[test]

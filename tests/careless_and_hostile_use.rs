@@ -1,7 +1,7 @@
-//! The second hostile-input pass: each test is one way a hostile or careless
-//! user made fathom destroy data, hang, or report a wrong number without a
-//! word. The number in each test's comment is the item's number in that
-//! pass.
+//! Careless and hostile use: each test is one way a user made fathom
+//! destroy data, hang, or report a wrong number without a word (found by a
+//! hostile review; the number in a test's comment is its item there), and
+//! proves fathom now refuses it or does it right.
 
 mod common;
 
