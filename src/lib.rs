@@ -1,7 +1,9 @@
 //! fathom: a storage I/O benchmark.
 //!
 //! `ls src/` reads as the data flow (ARCHITECTURE.md has the map):
-//! - [`cli`] turns flags into specs and a mode, and picks the exit code;
+//! - `cli` (a module of the binary, `src/main.rs`, so that the library
+//!   cannot reach it) turns flags into specs and a mode, and picks the exit
+//!   code;
 //! - [`input`] is where specs come from (flags, presets, TOML job files,
 //!   fio job files, sweeps) and [`spec`] what they say;
 //! - [`run`] prepares targets and drives [`engine`] workers;
@@ -12,7 +14,6 @@
 //!   remembers it;
 //! - [`trace`] reads and writes traces, [`util`] holds what all share.
 
-pub mod cli;
 pub mod commands;
 pub mod engine;
 pub mod gate;

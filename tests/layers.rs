@@ -1,7 +1,8 @@
 //! The source tree's layers point one way: library code never imports the
 //! command line, and no file imports, through others, a file that imports
-//! it (an import circle). Read from the source text: `crate::` and `super::`
-//! paths outside the test modules, each resolved to the file that defines
+//! it (an import circle). Read from the source text: `crate::`, `fathom::`
+//! (the binary's `cli` naming the library) and `super::` paths outside the
+//! test modules, each resolved to the file that defines
 //! its longest module prefix.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,6 +35,8 @@ fn imports(module: &Module, code: &str, known: &BTreeMap<Module, String>) -> BTr
     let mut out = BTreeSet::new();
     for (anchor, base) in [
         ("crate::", Vec::new()),
+        // The binary's `cli` names the library by its crate name.
+        ("fathom::", Vec::new()),
         ("super::", module[..module.len().saturating_sub(1)].to_vec()),
     ] {
         for (i, _) in code.match_indices(anchor) {

@@ -3,14 +3,14 @@
 
 use super::driver::Driver;
 use super::{OutputArgs, WorkloadArgs};
-use crate::commands::capacity;
-use crate::report;
-use crate::result::RunResult;
-use crate::result::capacity::CapacityResult;
-use crate::spec::capacity::{CapacitySpec, Slo};
-use crate::util::error::UsageError;
-use crate::util::units;
 use clap::Args;
+use fathom::commands::capacity;
+use fathom::report;
+use fathom::result::RunResult;
+use fathom::result::capacity::CapacityResult;
+use fathom::spec::capacity::{CapacitySpec, Slo};
+use fathom::util::error::UsageError;
+use fathom::util::units;
 
 #[derive(Args, Debug)]
 // capacity sets the rate of each step and stops on its own: the rate and
@@ -92,7 +92,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     super::no_fio_form(&args.output, "a capacity search")?;
     let positional = &args.workload.targets;
     let mut specs = match positional.first() {
-        Some(first) if positional.len() >= 2 && crate::trace::looks_like_trace(first.as_ref()) => {
+        Some(first) if positional.len() >= 2 && fathom::trace::looks_like_trace(first.as_ref()) => {
             vec![replay_base(args, first)?]
         }
         _ => args.workload.resolve(None, false, STEP_DEFAULTS)?,
@@ -117,11 +117,11 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         self_check: !args.no_self_check,
     };
     capacity::check(&base, &search)?;
-    crate::run::check_plan(std::slice::from_ref(&capacity::at_rate(
+    fathom::run::check_plan(std::slice::from_ref(&capacity::at_rate(
         &base,
         search.start_iops,
     )))?;
-    crate::run::claim_targets(std::slice::from_ref(&base));
+    fathom::run::claim_targets(std::slice::from_ref(&base));
     let driver = Driver::start(&args.output, base.overwrite)?;
     let step_s = capacity::step_seconds(&base);
     eprintln!("fathom: {}", report::capacity::plan(&base, &search, step_s));
@@ -160,9 +160,9 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     )
     .inspect_err(|e| {
         if let Some(path) = new_file
-            && e.is::<crate::util::error::UsageError>()
+            && e.is::<fathom::util::error::UsageError>()
         {
-            crate::report::destination::discard(path);
+            fathom::report::destination::discard(path);
         }
     })?;
     // The session removes the files it laid out before the report is out.
@@ -175,7 +175,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
 /// `fathom capacity TRACE TARGET...`: the replay whose speed is searched,
 /// made with the other flags (the engine, its depth, safety); each step
 /// plays the whole trace unless --runtime cuts it.
-fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<crate::spec::WorkloadSpec> {
+fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<fathom::spec::WorkloadSpec> {
     let rest = super::WorkloadArgs {
         targets: args.workload.targets[1..].to_vec(),
         labelled: Vec::new(),
@@ -185,7 +185,7 @@ fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<crate::spec::
     let given = |knob: &str| args.workload.knobs.given.iter().any(|(k, _)| k == knob);
     let mut specs = rest.resolve(None, false, &[])?;
     let flags = specs.remove(0);
-    let request = crate::commands::replay::ReplayRequest {
+    let request = fathom::commands::replay::ReplayRequest {
         trace: trace.into(),
         targets: flags.targets.clone(),
         map: Vec::new(),
@@ -203,7 +203,7 @@ fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<crate::spec::
         destroy_data: flags.destroy_data,
         even_if_mounted: flags.even_if_mounted,
     };
-    let mut spec = crate::commands::replay::workload(&request)?;
+    let mut spec = fathom::commands::replay::workload(&request)?;
     if given("ramp") {
         spec.ramp_s = flags.ramp_s;
     }
@@ -211,7 +211,11 @@ fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<crate::spec::
 }
 
 /// "step 3 (climb): 4,000/s offered, 3,998/s achieved, p99 1.20 ms: met".
-fn step_line(n: usize, s: &crate::result::capacity::CapacityStep, search: &CapacitySpec) -> String {
+fn step_line(
+    n: usize,
+    s: &fathom::result::capacity::CapacityStep,
+    search: &CapacitySpec,
+) -> String {
     let terms: Vec<String> = search
         .slo
         .0
@@ -220,7 +224,7 @@ fn step_line(n: usize, s: &crate::result::capacity::CapacityStep, search: &Capac
         .map(|(t, v)| {
             format!(
                 "{} {}",
-                crate::spec::capacity::percentile_name(t.percentile),
+                fathom::spec::capacity::percentile_name(t.percentile),
                 units::latency(*v as f64)
             )
         })

@@ -3,11 +3,11 @@
 //! code a CI job can gate on.
 
 use super::load_document;
-use crate::report::destination;
-use crate::result::change::{self, Bootstrap, Checked};
-use crate::result::{Document, WorkloadResult};
-use crate::util::error::UsageError;
 use clap::Args;
+use fathom::report::destination;
+use fathom::result::change::{self, Bootstrap, Checked};
+use fathom::result::{Document, WorkloadResult};
+use fathom::util::error::UsageError;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -170,14 +170,14 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
     let Checked { result, unmatched } = change::check(&new, &baselines, earlier, settings)?;
     let mut text = match args.format.as_str() {
         "json" => serde_json::to_string_pretty(&result)? + "\n",
-        _ => crate::report::change::text(&result, args.fail_on_regression),
+        _ => fathom::report::change::text(&result, args.fail_on_regression),
     };
     for u in &unmatched {
         text.push_str(&format!("not checked: {u}\n"));
     }
     match &args.output {
         Some(path) => destination::write(path, &text)?,
-        None => print!("{}", crate::report::printable(&text)),
+        None => print!("{}", fathom::report::printable(&text)),
     }
     if let Some(t) = args.fail_on_regression
         && !result.regressed_beyond(t)

@@ -2,11 +2,11 @@
 //! listener of the library's `crashcheck`, and the verdict out.
 
 use super::knob_args::knob;
-use crate::commands::crashcheck::{self, AckSink, Durability, WriterSpec};
-use crate::util::error::UsageError;
-use crate::util::stop::StopFlag;
-use crate::util::units;
 use clap::Args;
+use fathom::commands::crashcheck::{self, AckSink, Durability, WriterSpec};
+use fathom::util::error::UsageError;
+use fathom::util::stop::StopFlag;
+use fathom::util::units;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -157,7 +157,7 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             }
         };
         // Each writer is a thread: as many as a run's workers may be.
-        let most = crate::spec::limits::MAX_NUMJOBS;
+        let most = fathom::spec::limits::MAX_NUMJOBS;
         if args.iodepth == 0 || args.iodepth > most {
             return Err(UsageError(format!(
                 "--iodepth {} is outside 1 to {most} (one writer thread each)",
@@ -175,7 +175,7 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
             rate_iops: args.rate_iops,
             runtime: args.runtime,
             overwrite: args.write.overwrite,
-            permission: crate::gate::device::WritePermission {
+            permission: fathom::gate::device::WritePermission {
                 destroy_data: args.write.destroy_data,
                 even_if_mounted: args.write.even_if_mounted,
             },
@@ -183,7 +183,7 @@ pub fn crashcheck_command(args: &CrashcheckArgs) -> anyhow::Result<i32> {
         };
         let options = args.watch.options();
         let watch = match options.any() {
-            true => Some(crate::report::live::Watch::start(&options)?),
+            true => Some(fathom::report::live::Watch::start(&options)?),
             false => None,
         };
         if let Some(addr) = watch.as_ref().and_then(|w| w.listening) {

@@ -4,10 +4,10 @@
 //! emitted at the end, its problems said, and the exit code chosen.
 
 use super::{OutputArgs, emit, exit_code, json};
-use crate::report::destination;
-use crate::result::Document;
-use crate::run::Session;
-use crate::util::stop::StopFlag;
+use fathom::report::destination;
+use fathom::result::Document;
+use fathom::run::Session;
+use fathom::util::stop::StopFlag;
 
 pub(crate) struct Driver<'a> {
     pub output: &'a OutputArgs,
@@ -15,7 +15,7 @@ pub(crate) struct Driver<'a> {
     /// Those watching the run (`--metrics-listen`, `--live`,
     /// `--metrics-push`); the last figures go out when the driver is
     /// dropped.
-    watch: Option<crate::report::live::Watch>,
+    watch: Option<fathom::report::live::Watch>,
 }
 
 impl<'a> Driver<'a> {
@@ -28,7 +28,7 @@ impl<'a> Driver<'a> {
         super::history::check_store(&output.history)?;
         let options = output.watch.options();
         let watch = match options.any() {
-            true => Some(crate::report::live::Watch::start(&options)?),
+            true => Some(fathom::report::live::Watch::start(&options)?),
             false => None,
         };
         if let Some(addr) = watch.as_ref().and_then(|w| w.listening) {

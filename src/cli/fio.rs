@@ -3,12 +3,12 @@
 //! fio writes them, so tools that run `fio` run fathom.
 
 use super::{OutputArgs, driver::Driver};
-use crate::input::fio::cmdline::{self, FioAction, FioOutput};
-use crate::input::resolve;
-use crate::report::{OutputFormat, Report, destination, exporter};
-use crate::util::error::UsageError;
+use fathom::input::fio::cmdline::{self, FioAction, FioOutput};
+use fathom::input::resolve;
+use fathom::report::{OutputFormat, Report, destination, exporter};
+use fathom::util::error::UsageError;
 
-use crate::report::fio_normal::FIO_RELEASE;
+use fathom::report::fio_normal::FIO_RELEASE;
 
 const HELP: &str = "\
 fathom fio: fio's command line, job files and outputs, run by fathom
@@ -71,7 +71,7 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
         if command.action == FioAction::ParseOnly {
             return Ok(0);
         }
-        let phases = crate::commands::tree::check(&spec, false)?;
+        let phases = fathom::commands::tree::check(&spec, false)?;
         let output = fio_output(&command)?;
         let driver = Driver::start(&output, false)?;
         let document = super::tree::measure(&spec, &phases, false, &driver)?;
@@ -95,8 +95,8 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
     if command.action == FioAction::ParseOnly {
         return Ok(0);
     }
-    crate::run::check_plan(&specs)?;
-    crate::run::claim_targets(&specs);
+    fathom::run::check_plan(&specs)?;
+    fathom::run::claim_targets(&specs);
     let output = fio_output(&command)?;
     let driver = Driver::start(&output, specs.iter().any(|s| s.overwrite))?;
     let document = driver.session().run(&specs, &mut |_| Ok(()))?;
@@ -119,7 +119,7 @@ fn say_notes(notes: &[String]) {
 /// it again with the same name expect).
 fn fio_output(command: &cmdline::FioCommand) -> anyhow::Result<OutputArgs> {
     if let Some(path) = &command.output {
-        crate::gate::write::check(
+        fathom::gate::write::check(
             path,
             destination::FIO_OUTPUT,
             destination::overwrite_from_env(),
@@ -138,7 +138,7 @@ fn fio_output(command: &cmdline::FioCommand) -> anyhow::Result<OutputArgs> {
 /// says its problems, and returns the exit code.
 fn emit_as_fio(
     command: &cmdline::FioCommand,
-    document: &crate::result::Document,
+    document: &fathom::result::Document,
     driver: &Driver,
 ) -> anyhow::Result<i32> {
     let report = Report::single(document.clone(), "fio");
@@ -154,7 +154,7 @@ fn emit_as_fio(
     }
     match &command.output {
         Some(path) => {
-            crate::gate::write::replace(path, destination::FIO_OUTPUT, rendered.as_bytes())?
+            fathom::gate::write::replace(path, destination::FIO_OUTPUT, rendered.as_bytes())?
         }
         None => print!("{rendered}"),
     }

@@ -1,12 +1,12 @@
 //! The history's flags on every command that writes a result, what a run
 //! says of itself against the runs before it, and `fathom history`.
 
-use crate::history::{self, Filter, History, HistoryError};
-use crate::report::destination;
-use crate::result::Document;
-use crate::result::change::Bootstrap;
-use crate::util::error::UsageError;
 use clap::{Args, Subcommand};
+use fathom::history::{self, Filter, History, HistoryError};
+use fathom::report::destination;
+use fathom::result::Document;
+use fathom::result::change::Bootstrap;
+use fathom::util::error::UsageError;
 use std::path::{Path, PathBuf};
 
 /// Where a result is remembered.
@@ -83,8 +83,8 @@ pub fn remember(document: &Document, args: &HistoryArgs) {
     match stored {
         Ok((id, earlier)) => {
             for e in earlier {
-                for line in crate::report::change::against_earlier(id, &e) {
-                    eprintln!("fathom: {}", crate::report::printable(&line));
+                for line in fathom::report::change::against_earlier(id, &e) {
+                    eprintln!("fathom: {}", fathom::report::printable(&line));
                 }
             }
         }
@@ -245,7 +245,7 @@ fn checked(output: Option<&Path>, overwrite: bool) -> Result<(), UsageError> {
 fn write_out(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
     match output {
         Some(p) => destination::write(p, text)?,
-        None => print!("{}", crate::report::printable(text)),
+        None => print!("{}", fathom::report::printable(text)),
     }
     Ok(())
 }
@@ -272,7 +272,7 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
             let entries = h.list(&filter).map_err(usage)?;
             print!(
                 "{}",
-                crate::report::printable(&crate::report::history::list(&entries))
+                fathom::report::printable(&fathom::report::history::list(&entries))
             );
         }
         Action::Show { id, format, output } => {
@@ -291,7 +291,7 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
         } => {
             checked(output.as_deref(), *overwrite)?;
             let text = match format.as_str() {
-                "csv" => crate::report::history::csv(&h.list(&filter).map_err(usage)?)?,
+                "csv" => fathom::report::history::csv(&h.list(&filter).map_err(usage)?)?,
                 _ => {
                     let docs: Vec<serde_json::Value> = runs(&mut h, &filter)?
                         .into_iter()
@@ -330,8 +330,8 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
             checked(output.as_deref(), *overwrite)?;
             let runs = runs(&mut h, &filter)?;
             let text = match format.as_str() {
-                "html" => crate::report::history::trend_html(&runs)?,
-                _ => crate::report::history::trend(&runs),
+                "html" => fathom::report::history::trend_html(&runs)?,
+                _ => fathom::report::history::trend(&runs),
             };
             write_out(output.as_deref(), &text)?;
         }

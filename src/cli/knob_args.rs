@@ -2,9 +2,9 @@
 //! flag, value name, help and default come from its one definition in
 //! `spec::knobs::KNOBS`.
 
-use crate::spec::WorkloadSpec;
-use crate::spec::knobs::{KNOBS, Knob, SpecBuilder};
 use clap::{Arg, ArgAction, ArgMatches, Command};
+use fathom::spec::WorkloadSpec;
+use fathom::spec::knobs::{KNOBS, Knob, SpecBuilder};
 
 /// The knobs given on the command line, as (knob, text) pairs in table
 /// order.

@@ -4,13 +4,13 @@
 use super::OutputArgs;
 use super::driver::Driver;
 use super::knob_args::knob;
-use crate::commands::pts;
-use crate::result::RunResult;
-use crate::result::pts::PtsResult;
-use crate::spec::EngineKind;
-use crate::spec::pts::{PtsSpec, PtsTest, Purge};
-use crate::util::units;
 use clap::Args;
+use fathom::commands::pts;
+use fathom::result::RunResult;
+use fathom::result::pts::PtsResult;
+use fathom::spec::EngineKind;
+use fathom::spec::pts::{PtsSpec, PtsTest, Purge};
+use fathom::util::units;
 
 #[derive(Args, Debug)]
 pub struct PtsArgs {
@@ -88,10 +88,10 @@ pub struct PtsArgs {
 fn earlier(
     path: &std::path::Path,
     spec: &PtsSpec,
-) -> Result<Option<PtsResult>, crate::util::error::UsageError> {
-    use crate::util::error::UsageError;
-    let text = crate::gate::read::text(path, crate::gate::read::RESUMED)?;
-    let doc = crate::result::Document::from_json(&text)
+) -> Result<Option<PtsResult>, fathom::util::error::UsageError> {
+    use fathom::util::error::UsageError;
+    let text = fathom::gate::read::text(path, fathom::gate::read::RESUMED)?;
+    let doc = fathom::result::Document::from_json(&text)
         .map_err(|e| UsageError(format!("--resume: {}: {e}", path.display())))?;
     let found = doc.results.into_iter().find_map(|r| match r {
         RunResult::Pts(p) if p.spec == *spec => Some(p),
@@ -154,7 +154,7 @@ pub fn pts_command(args: &PtsArgs) -> anyhow::Result<i32> {
         spec.purge.name(),
         units::format_bytes(plan.precondition_bytes()),
         plan.cells.len(),
-        crate::report::sections::abridged(&cells),
+        fathom::report::sections::abridged(&cells),
         units::format_duration(spec.round_s),
         plan.tracking_label(spec.test),
         units::format_duration(plan.rounds_bound_s(&spec)),
@@ -172,7 +172,7 @@ pub fn pts_command(args: &PtsArgs) -> anyhow::Result<i32> {
     if let Some(r) = &resumed {
         eprintln!(
             "fathom: --resume: {} already in {}, going on from round {}",
-            crate::util::units::counted(r.rounds.len() as u64, "round"),
+            fathom::util::units::counted(r.rounds.len() as u64, "round"),
             args.output
                 .output
                 .as_deref()
@@ -214,14 +214,14 @@ pub fn pts_command(args: &PtsArgs) -> anyhow::Result<i32> {
                     "fathom: round {}: {} {}{verdict}{left}",
                     r.round,
                     so_far.tracking,
-                    crate::report::pts::format_figure(spec.test, r.tracking_value)
+                    fathom::report::pts::format_figure(spec.test, r.tracking_value)
                 );
             }
             // Written while the test goes on: until it ends, it reads as
             // interrupted, so that --resume takes it up after a crash.
             let mut snapshot = so_far.clone();
             snapshot.interrupted = true;
-            snapshot.end = crate::result::pts::PtsEnd::Interrupted;
+            snapshot.end = fathom::result::pts::PtsEnd::Interrupted;
             document.results = vec![RunResult::Pts(snapshot)];
             driver.progress(&document)
         },

@@ -4,11 +4,11 @@
 use super::OutputArgs;
 use super::driver::Driver;
 use super::knob_args::knob;
-use crate::commands::replay::{self, ReplayRequest};
-use crate::spec::EngineKind;
-use crate::util::error::UsageError;
-use crate::util::units;
 use clap::Args;
+use fathom::commands::replay::{self, ReplayRequest};
+use fathom::spec::EngineKind;
+use fathom::util::error::UsageError;
+use fathom::util::units;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -128,7 +128,7 @@ pub fn replay_command(args: &ReplayArgs) -> anyhow::Result<i32> {
         even_if_mounted: args.write.even_if_mounted,
     };
     let spec = replay::workload(&request)?;
-    crate::run::claim_targets(std::slice::from_ref(&spec));
+    fathom::run::claim_targets(std::slice::from_ref(&spec));
     let driver = Driver::start(&args.output, args.write.overwrite)?;
     if let Some(record) = &args.record {
         check_record_file(record, &args.trace, args.output.output.as_deref())?;
@@ -149,15 +149,15 @@ pub(crate) fn check_record_file(
     output: Option<&std::path::Path>,
 ) -> Result<(), UsageError> {
     if let Some(out) = output {
-        crate::report::destination::check_not_input(out, &[record], "the --record file")?;
+        fathom::report::destination::check_not_input(out, &[record], "the --record file")?;
     }
     // The same file by device and inode: a path, a symbolic link or a hard
     // link may name it.
-    if crate::util::same_file(record, trace) {
+    if fathom::util::same_file(record, trace) {
         return Err(UsageError(format!(
             "--record {}: that is the trace being played",
             record.display()
         )));
     }
-    crate::gate::write::check(record, crate::trace::record::OUTPUT, false).map(|_| ())
+    fathom::gate::write::check(record, fathom::trace::record::OUTPUT, false).map(|_| ())
 }

@@ -3,15 +3,15 @@
 
 use super::OutputArgs;
 use super::driver::Driver;
-use crate::commands::meta;
-use crate::report::destination;
-use crate::report::{self, OutputFormat, Report};
-use crate::result::RunResult;
-use crate::spec::meta::MetaSpec;
-use crate::spec::{EngineKind, RwMode};
-use crate::util::error::UsageError;
-use crate::util::units::{self, parse_duration, parse_size};
 use clap::Args;
+use fathom::commands::meta;
+use fathom::report::destination;
+use fathom::report::{self, OutputFormat, Report};
+use fathom::result::RunResult;
+use fathom::spec::meta::MetaSpec;
+use fathom::spec::{EngineKind, RwMode};
+use fathom::util::error::UsageError;
+use fathom::util::units::{self, parse_duration, parse_size};
 
 #[derive(Args, Debug)]
 pub struct MetaArgs {
@@ -32,7 +32,7 @@ pub struct MetaArgs {
     pub file_size: String,
 
     /// Seed of the random order.
-    #[arg(long, default_value_t = crate::spec::DEFAULT_SEED)]
+    #[arg(long, default_value_t = fathom::spec::DEFAULT_SEED)]
     pub seed: u64,
 
     /// Run bonnie++'s block tests first (bonnie++ -s) on a file of this
@@ -112,8 +112,8 @@ pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
         .map(parse_size)
         .transpose()
         .map_err(|e| UsageError(format!("--size: {e}")))?;
-    let base = crate::spec::WorkloadSpec::defaults(vec![args.target.clone()]);
-    let uncached = crate::spec::WorkloadSpec {
+    let base = fathom::spec::WorkloadSpec::defaults(vec![args.target.clone()]);
+    let uncached = fathom::spec::WorkloadSpec {
         name: "uncached".into(),
         rw: RwMode::Read,
         rwmix_read: 100,
@@ -124,7 +124,7 @@ pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
         direct: true,
         ..base.clone()
     };
-    let cached = crate::spec::WorkloadSpec {
+    let cached = fathom::spec::WorkloadSpec {
         name: "cached".into(),
         rw: RwMode::Read,
         rwmix_read: 100,
@@ -153,7 +153,7 @@ pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
 }
 
 /// hdparm -tT's two lines, with what each figure is.
-fn seqread_text(target: &str, document: &crate::result::Document) -> String {
+fn seqread_text(target: &str, document: &fathom::result::Document) -> String {
     let mut out = format!("{target}:\n");
     for (name, what) in [
         ("cached", "Timing cached reads (page cache, 2 MiB region)"),
@@ -236,18 +236,18 @@ pub struct CertifyArgs {
 
 pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
     super::no_fio_form(&args.output, "a certification")?;
-    use crate::commands::certify::{self, ProfileOverrides};
-    use crate::result::certify::CertifyResult;
-    let (name, text) = match crate::input::presets::PROFILES
+    use fathom::commands::certify::{self, ProfileOverrides};
+    use fathom::result::certify::CertifyResult;
+    let (name, text) = match fathom::input::presets::PROFILES
         .iter()
         .find(|p| p.name == args.profile)
     {
         Some(p) => (p.name.to_string(), p.text.to_string()),
         None if args.profile.ends_with(".toml") => (
             args.profile.clone(),
-            crate::gate::read::text(
+            fathom::gate::read::text(
                 std::path::Path::new(&args.profile),
-                crate::gate::read::PROFILE,
+                fathom::gate::read::PROFILE,
             )
             .map_err(|e| UsageError(format!("--profile {e}")))?,
         ),
@@ -255,7 +255,7 @@ pub fn certify_command(args: &CertifyArgs) -> anyhow::Result<i32> {
             return Err(UsageError(format!(
                 "--profile: unknown profile '{}' (built in: {}; or a .toml file)",
                 args.profile,
-                crate::input::presets::PROFILES
+                fathom::input::presets::PROFILES
                     .iter()
                     .map(|p| p.name)
                     .collect::<Vec<_>>()

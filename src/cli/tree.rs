@@ -3,12 +3,12 @@
 
 use super::OutputArgs;
 use super::driver::Driver;
-use crate::commands::tree;
-use crate::result::RunResult;
-use crate::spec::tree::{TreePhase, TreeShape, TreeSpec, TreeSync};
-use crate::util::error::UsageError;
-use crate::util::units::{parse_duration, parse_size};
 use clap::Args;
+use fathom::commands::tree;
+use fathom::result::RunResult;
+use fathom::spec::tree::{TreePhase, TreeShape, TreeSpec, TreeSync};
+use fathom::util::error::UsageError;
+use fathom::util::units::{parse_duration, parse_size};
 
 #[derive(Args, Debug)]
 pub struct TreeArgs {
@@ -77,7 +77,7 @@ pub struct TreeArgs {
     pub drop_caches: bool,
 
     /// Seed of the shuffled orders and the file sizes.
-    #[arg(long, default_value_t = crate::spec::DEFAULT_SEED)]
+    #[arg(long, default_value_t = fathom::spec::DEFAULT_SEED)]
     pub seed: u64,
 
     /// Replace a tree of fathom's already in DIR (and an existing --output
@@ -170,7 +170,7 @@ pub(super) fn measure(
     phases: &[TreePhase],
     overwrite: bool,
     driver: &Driver,
-) -> anyhow::Result<crate::result::Document> {
+) -> anyhow::Result<fathom::result::Document> {
     let mut document = driver.session().document().clone();
     let board = driver.session().board();
     let result = tree::run(
@@ -202,8 +202,8 @@ pub(super) fn run_fio_tree(spec: &TreeSpec, output: &OutputArgs) -> anyhow::Resu
 /// rank 0 writes the cluster document.
 #[cfg(feature = "mpi")]
 fn mpi_tree(args: &TreeArgs, spec: TreeSpec) -> anyhow::Result<i32> {
-    use crate::commands::ranks;
-    use crate::report::destination;
+    use fathom::commands::ranks;
+    use fathom::report::destination;
     if args.output.watch.options().any() {
         return Err(UsageError(
             "--mpi: --metrics-listen, --live and --metrics-push watch a tree run without MPI"
@@ -219,9 +219,9 @@ fn mpi_tree(args: &TreeArgs, spec: TreeSpec) -> anyhow::Result<i32> {
             .map_err(|e| e.0),
         _ => Ok(spec),
     };
-    let stop = crate::util::stop::StopFlag::on_signals()?;
-    let document = crate::result::Document::new(
-        crate::measure::facts::host_facts(),
+    let stop = fathom::util::stop::StopFlag::on_signals()?;
+    let document = fathom::result::Document::new(
+        fathom::measure::facts::host_facts(),
         args.output.label.clone(),
     );
     let kept = ranks.clone();
