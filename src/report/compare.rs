@@ -142,162 +142,188 @@ fn render(t: &mut Table, layout: Layout) -> String {
     }
 }
 
+/// The tables `compare` fills, one per kind of result.
+struct Tables {
+    workloads: Table,
+    tree: Table,
+    meta: Table,
+    certify: Table,
+    pts: Table,
+    capacity: Table,
+}
+
+impl Tables {
+    fn new() -> Tables {
+        Tables {
+            workloads: table(&[
+                "workload",
+                "target",
+                "dir",
+                "IOPS A",
+                "IOPS B",
+                "B/A",
+                "p99 A",
+                "p99 B",
+                "p99 B/A",
+                "IOPS change",
+                "p99 change",
+            ]),
+            tree: table(&[
+                "tree phase",
+                "ops/s A",
+                "ops/s B",
+                "B/A",
+                "p99 A",
+                "p99 B",
+                "p99 B/A",
+            ]),
+            meta: table(&[
+                "operation",
+                "rate A",
+                "rate B",
+                "B/A",
+                "p99 A",
+                "p99 B",
+                "p99 B/A",
+            ]),
+            certify: table(&[
+                "profile",
+                "stream",
+                "share",
+                "worst A",
+                "worst B",
+                "limit",
+                "IOPS A",
+                "IOPS B",
+                "verdict A",
+                "verdict B",
+            ]),
+            pts: table(&["pts cell", "steady A", "steady B", "B/A"]),
+            capacity: table(&[
+                "workload",
+                "objective",
+                "answer A",
+                "answer B",
+                "B/A",
+                "knee A",
+                "knee B",
+                "change",
+            ]),
+        }
+    }
+}
+
+/// Fills `t` with `result` beside its counterpart in `b`; what `result` is
+/// called when `b` has none.
+fn counterpart(
+    result: &RunResult,
+    b: &System,
+    t: &mut Tables,
+    notes: &mut Vec<String>,
+) -> Result<(), String> {
+    match result {
+        RunResult::Workload(wa) => b
+            .document
+            .workloads()
+            .find(|w| w.spec.name == wa.spec.name && w.spec.label() == wa.spec.label())
+            .map(|wb| workload_rows(&mut t.workloads, notes, &wa.spec.label(), wa, wb))
+            .ok_or_else(|| format!("{} ({})", wa.spec.name, wa.spec.label())),
+        RunResult::Meta(ma) => b
+            .document
+            .results
+            .iter()
+            .find_map(|r| match r {
+                RunResult::Meta(m) => Some(m),
+                _ => None,
+            })
+            .map(|mb| meta_rows(&mut t.meta, ma, mb))
+            .ok_or_else(|| "metadata run".to_string()),
+        RunResult::Certify(ca) => b
+            .document
+            .results
+            .iter()
+            .find_map(|r| match r {
+                RunResult::Certify(c) if c.profile.name == ca.profile.name => Some(c),
+                _ => None,
+            })
+            .map(|cb| certify_rows(&mut t.certify, ca, cb))
+            .ok_or_else(|| format!("certification {}", ca.profile.name)),
+        RunResult::Streams(sa) => b
+            .document
+            .results
+            .iter()
+            .find_map(|r| match r {
+                RunResult::Streams(s) if s.spec.name == sa.spec.name => Some(s),
+                _ => None,
+            })
+            .map(|sb| {
+                for wa in &sa.streams {
+                    // Streams are matched by name.
+                    if let Some(wb) = sb.streams.iter().find(|w| w.spec.name == wa.spec.name) {
+                        let name = format!("{}/{}", sa.spec.name, wa.spec.name);
+                        workload_rows(&mut t.workloads, notes, &name, wa, wb);
+                    }
+                }
+            })
+            .ok_or_else(|| format!("streams workload {}", sa.spec.name)),
+        RunResult::Capacity(ca) => b
+            .document
+            .results
+            .iter()
+            .find_map(|r| match r {
+                RunResult::Capacity(c)
+                    if c.spec.name == ca.spec.name && c.search.slo == ca.search.slo =>
+                {
+                    Some(c)
+                }
+                _ => None,
+            })
+            .map(|cb| capacity_row(&mut t.capacity, ca, cb))
+            .ok_or_else(|| format!("capacity search of {} for {}", ca.spec.name, ca.search.slo)),
+        RunResult::Tree(ta) => b
+            .document
+            .results
+            .iter()
+            .find_map(|r| match r {
+                RunResult::Tree(t) if t.spec.shape == ta.spec.shape => Some(t),
+                _ => None,
+            })
+            .map(|tb| tree_rows(&mut t.tree, ta, tb))
+            .ok_or_else(|| tree_named(ta)),
+        RunResult::Pts(pa) => b
+            .document
+            .results
+            .iter()
+            .find_map(|r| match r {
+                RunResult::Pts(p) if p.spec.test == pa.spec.test => Some(p),
+                _ => None,
+            })
+            .map(|pb| pts_rows(&mut t.pts, pa, pb))
+            .ok_or_else(|| format!("pts {}", pa.spec.test)),
+    }
+}
+
 /// Every result of A beside its counterpart in B: workloads by name and
 /// shape, metadata runs by operation, certifications by profile.
 pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
-    let mut workloads = table(&[
-        "workload",
-        "target",
-        "dir",
-        "IOPS A",
-        "IOPS B",
-        "B/A",
-        "p99 A",
-        "p99 B",
-        "p99 B/A",
-        "IOPS change",
-        "p99 change",
-    ]);
-    let mut tree = table(&[
-        "tree phase",
-        "ops/s A",
-        "ops/s B",
-        "B/A",
-        "p99 A",
-        "p99 B",
-        "p99 B/A",
-    ]);
-    let mut meta = table(&[
-        "operation",
-        "rate A",
-        "rate B",
-        "B/A",
-        "p99 A",
-        "p99 B",
-        "p99 B/A",
-    ]);
-    let mut certify = table(&[
-        "profile",
-        "stream",
-        "share",
-        "worst A",
-        "worst B",
-        "limit",
-        "IOPS A",
-        "IOPS B",
-        "verdict A",
-        "verdict B",
-    ]);
-    let mut pts = table(&["pts cell", "steady A", "steady B", "B/A"]);
-    let mut capacity = table(&[
-        "workload",
-        "objective",
-        "answer A",
-        "answer B",
-        "B/A",
-        "knee A",
-        "knee B",
-        "change",
-    ]);
+    let mut t = Tables::new();
     let mut matched = 0;
     let mut unmatched: Vec<String> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     for result in &a.document.results {
-        let found = match result {
-            RunResult::Workload(wa) => b
-                .document
-                .workloads()
-                .find(|w| w.spec.name == wa.spec.name && w.spec.label() == wa.spec.label())
-                .map(|wb| workload_rows(&mut workloads, &mut notes, &wa.spec.label(), wa, wb))
-                .ok_or_else(|| format!("{} ({})", wa.spec.name, wa.spec.label())),
-            RunResult::Meta(ma) => b
-                .document
-                .results
-                .iter()
-                .find_map(|r| match r {
-                    RunResult::Meta(m) => Some(m),
-                    _ => None,
-                })
-                .map(|mb| meta_rows(&mut meta, ma, mb))
-                .ok_or_else(|| "metadata run".to_string()),
-            RunResult::Certify(ca) => b
-                .document
-                .results
-                .iter()
-                .find_map(|r| match r {
-                    RunResult::Certify(c) if c.profile.name == ca.profile.name => Some(c),
-                    _ => None,
-                })
-                .map(|cb| certify_rows(&mut certify, ca, cb))
-                .ok_or_else(|| format!("certification {}", ca.profile.name)),
-            RunResult::Streams(sa) => b
-                .document
-                .results
-                .iter()
-                .find_map(|r| match r {
-                    RunResult::Streams(s) if s.spec.name == sa.spec.name => Some(s),
-                    _ => None,
-                })
-                .map(|sb| {
-                    for wa in &sa.streams {
-                        // Streams are matched by name.
-                        if let Some(wb) = sb.streams.iter().find(|w| w.spec.name == wa.spec.name) {
-                            let name = format!("{}/{}", sa.spec.name, wa.spec.name);
-                            workload_rows(&mut workloads, &mut notes, &name, wa, wb);
-                        }
-                    }
-                })
-                .ok_or_else(|| format!("streams workload {}", sa.spec.name)),
-            RunResult::Capacity(ca) => b
-                .document
-                .results
-                .iter()
-                .find_map(|r| match r {
-                    RunResult::Capacity(c)
-                        if c.spec.name == ca.spec.name && c.search.slo == ca.search.slo =>
-                    {
-                        Some(c)
-                    }
-                    _ => None,
-                })
-                .map(|cb| capacity_row(&mut capacity, ca, cb))
-                .ok_or_else(|| {
-                    format!("capacity search of {} for {}", ca.spec.name, ca.search.slo)
-                }),
-            RunResult::Tree(ta) => b
-                .document
-                .results
-                .iter()
-                .find_map(|r| match r {
-                    RunResult::Tree(t) if t.spec.shape == ta.spec.shape => Some(t),
-                    _ => None,
-                })
-                .map(|tb| tree_rows(&mut tree, ta, tb))
-                .ok_or_else(|| tree_named(ta)),
-            RunResult::Pts(pa) => b
-                .document
-                .results
-                .iter()
-                .find_map(|r| match r {
-                    RunResult::Pts(p) if p.spec.test == pa.spec.test => Some(p),
-                    _ => None,
-                })
-                .map(|pb| pts_rows(&mut pts, pa, pb))
-                .ok_or_else(|| format!("pts {}", pa.spec.test)),
-        };
-        match found {
+        match counterpart(result, b, &mut t, &mut notes) {
             Ok(()) => matched += 1,
             Err(what) => unmatched.push(what),
         }
     }
     let mut text = String::new();
     for t in [
-        &mut workloads,
-        &mut meta,
-        &mut tree,
-        &mut certify,
-        &mut capacity,
-        &mut pts,
+        &mut t.workloads,
+        &mut t.meta,
+        &mut t.tree,
+        &mut t.certify,
+        &mut t.capacity,
+        &mut t.pts,
     ] {
         if t.row_count() > 0 {
             let columns = t.column_count();

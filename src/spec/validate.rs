@@ -20,7 +20,6 @@ pub mod limits {
 impl WorkloadSpec {
     /// Checks the knobs that do not depend on the target.
     pub fn validate(&self) -> Result<(), crate::util::error::UsageError> {
-        use crate::util::units::format_bytes;
         use limits::*;
         let fail = |msg: String| Err(crate::util::error::UsageError(msg));
         if !(1..=MAX_REPEAT).contains(&self.repeat) {
@@ -51,6 +50,17 @@ impl WorkloadSpec {
         if self.targets.is_empty() {
             return fail("no target given".into());
         }
+        self.validate_blocks()?;
+        self.validate_pattern()?;
+        self.validate_queues()?;
+        self.validate_rates()
+    }
+
+    /// Block sizes, their alignment, and what the access pattern asks of them.
+    fn validate_blocks(&self) -> Result<(), crate::util::error::UsageError> {
+        use crate::util::units::format_bytes;
+        use limits::*;
+        let fail = |msg: String| Err(crate::util::error::UsageError(msg));
         if !(MIN_BS..=MAX_BS).contains(&self.bs) {
             return fail(format!("--bs {} is outside 512 to 16m", self.bs));
         }
@@ -155,6 +165,14 @@ impl WorkloadSpec {
                 self.stride, self.bs
             ));
         }
+        Ok(())
+    }
+
+    /// Zones, strides and think time.
+    fn validate_pattern(&self) -> Result<(), crate::util::error::UsageError> {
+        use crate::util::units::format_bytes;
+        use limits::*;
+        let fail = |msg: String| Err(crate::util::error::UsageError(msg));
         if let Some(z) = self.zones {
             if z.io % self.bs != 0 || z.range % self.bs != 0 || z.skip % self.bs != 0 {
                 return fail(format!(
@@ -196,6 +214,13 @@ impl WorkloadSpec {
                 "--think-time: a pause above 0 and up to 30 days, after every 1 or more I/Os (--think-every)".into(),
             );
         }
+        Ok(())
+    }
+
+    /// Depth, jobs, engine capabilities and times.
+    fn validate_queues(&self) -> Result<(), crate::util::error::UsageError> {
+        use limits::*;
+        let fail = |msg: String| Err(crate::util::error::UsageError(msg));
         if self.iodepth == 0 || self.iodepth > MAX_IODEPTH {
             return fail(format!(
                 "--iodepth {} is outside 1 to {MAX_IODEPTH}",
@@ -291,6 +316,14 @@ impl WorkloadSpec {
         if self.null_latency_ns > MAX_RUNTIME_S as u64 * 1_000_000_000 {
             return fail("--null-latency is longer than 30 days".into());
         }
+        Ok(())
+    }
+
+    /// Rates, sizes and the buffers they need.
+    fn validate_rates(&self) -> Result<(), crate::util::error::UsageError> {
+        use crate::util::units::format_bytes;
+        use limits::*;
+        let fail = |msg: String| Err(crate::util::error::UsageError(msg));
         if !self.direction_rates.is_empty() {
             if self.target_rate().is_some() {
                 return fail(
