@@ -28,6 +28,49 @@ pub const NULL_SERVICE_SLACK: f64 = 0.10;
 /// fathom read and wrote was answered by the page cache.
 pub const CACHE_SERVED: f64 = 0.5;
 
+/// The page cache answered: the disks moved far fewer bytes than fathom
+/// read and wrote, or a warning says memory served the I/O.
+fn page_cache(result: &WorkloadResult) -> Option<LimitedBy> {
+    let caps = result.spec.engine.caps();
+    let cached = [
+        WarningKind::PageCacheReads,
+        WarningKind::PageCacheWrites,
+        WarningKind::BelowDeviceFloor,
+        WarningKind::MemoryTarget,
+    ];
+    let suspected = result.warnings.iter().find(|w| cached.contains(&w.kind));
+    // An engine that moves no data (falloc, ftruncate) sends no bytes
+    // through the page cache for memory to answer.
+    let moved = match caps.moves_data {
+        true => through_disks(result),
+        false => None,
+    };
+    match (moved, suspected) {
+        // The disks' own counters settle it where there are any: bytes the
+        // disks did not move came from memory.
+        (Some((disk, ours)), _) if (disk as f64) < ours as f64 * CACHE_SERVED => {
+            return Some(verdict(
+                Limiter::PageCache,
+                format!(
+                    "the disks moved {} of the {} fathom read and wrote through the page cache; memory answered the rest (p50 latency {})",
+                    format_bytes(disk),
+                    format_bytes(ours),
+                    p50(result)
+                ),
+            ));
+        }
+        (Some(_), _) => {}
+        (None, Some(w)) => {
+            return Some(verdict(
+                Limiter::PageCache,
+                format!("{} (p50 latency {})", w.kind.summary(), p50(result)),
+            ));
+        }
+        (None, None) => {}
+    }
+    None
+}
+
 /// What limited `result`; None when nothing was measured to judge by
 /// (nothing completed, or a result read from elsewhere).
 pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
@@ -122,41 +165,8 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
             ));
         }
     }
-    let cached = [
-        WarningKind::PageCacheReads,
-        WarningKind::PageCacheWrites,
-        WarningKind::BelowDeviceFloor,
-        WarningKind::MemoryTarget,
-    ];
-    let suspected = result.warnings.iter().find(|w| cached.contains(&w.kind));
-    // An engine that moves no data (falloc, ftruncate) sends no bytes
-    // through the page cache for memory to answer.
-    let moved = match caps.moves_data {
-        true => through_disks(result),
-        false => None,
-    };
-    match (moved, suspected) {
-        // The disks' own counters settle it where there are any: bytes the
-        // disks did not move came from memory.
-        (Some((disk, ours)), _) if (disk as f64) < ours as f64 * CACHE_SERVED => {
-            return Some(verdict(
-                Limiter::PageCache,
-                format!(
-                    "the disks moved {} of the {} fathom read and wrote through the page cache; memory answered the rest (p50 latency {})",
-                    format_bytes(disk),
-                    format_bytes(ours),
-                    p50(result)
-                ),
-            ));
-        }
-        (Some(_), _) => {}
-        (None, Some(w)) => {
-            return Some(verdict(
-                Limiter::PageCache,
-                format!("{} (p50 latency {})", w.kind.summary(), p50(result)),
-            ));
-        }
-        (None, None) => {}
+    if let Some(cache) = page_cache(result) {
+        return Some(cache);
     }
     // The null engine's device is a sleep of a known length: what its I/Os
     // took beyond that, the host's timers and scheduler added.

@@ -232,6 +232,39 @@ pub const WARMING_C: f64 = 5.0;
 /// workers than CPUs shows under 2%.
 pub const BUSY_HOST_SHARE: f64 = 0.10;
 
+/// The host held the run back: its workers waited for a CPU, or the
+/// hypervisor gave the CPU to other guests, a good share of the time.
+fn busy_host(result: &WorkloadResult) -> Option<Warning> {
+    let waited = result.cpu.waited_for_cpu_share.unwrap_or(0.0);
+    let stolen = result.cpu.host_steal_share.unwrap_or(0.0);
+    if waited < BUSY_HOST_SHARE && stolen < BUSY_HOST_SHARE {
+        return None;
+    }
+    let mut why = Vec::new();
+    if waited >= BUSY_HOST_SHARE {
+        why.push(format!(
+            "the workers were ready to run but waited for a CPU {:.0}% of the time they ran (other processes, or more workers than CPUs)",
+            waited * 100.0
+        ));
+    }
+    if stolen >= BUSY_HOST_SHARE {
+        why.push(format!(
+            "the hypervisor gave {:.0}% of this VM's CPU time to other guests (steal)",
+            stolen * 100.0
+        ));
+    }
+    Some(Warning {
+        kind: WarningKind::BusyHost,
+        target: result.spec.target_label(0).to_string(),
+        figure: Some(waited.max(stolen)),
+        at_s: None,
+        message: format!(
+            "{}: the host held this run back, so the figures are partly the host's, not the device's",
+            why.join("; and ")
+        ),
+    })
+}
+
 pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
     use crate::util::units::format_bytes;
     use crate::util::units::{latency, thousands};
@@ -251,33 +284,7 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
             ),
         });
     }
-    let waited = result.cpu.waited_for_cpu_share.unwrap_or(0.0);
-    let stolen = result.cpu.host_steal_share.unwrap_or(0.0);
-    if waited >= BUSY_HOST_SHARE || stolen >= BUSY_HOST_SHARE {
-        let mut why = Vec::new();
-        if waited >= BUSY_HOST_SHARE {
-            why.push(format!(
-                "the workers were ready to run but waited for a CPU {:.0}% of the time they ran (other processes, or more workers than CPUs)",
-                waited * 100.0
-            ));
-        }
-        if stolen >= BUSY_HOST_SHARE {
-            why.push(format!(
-                "the hypervisor gave {:.0}% of this VM's CPU time to other guests (steal)",
-                stolen * 100.0
-            ));
-        }
-        out.push(Warning {
-            kind: WarningKind::BusyHost,
-            target: spec.target_label(0).to_string(),
-            figure: Some(waited.max(stolen)),
-            at_s: None,
-            message: format!(
-                "{}: the host held this run back, so the figures are partly the host's, not the device's",
-                why.join("; and ")
-            ),
-        });
-    }
+    out.extend(busy_host(result));
     if !spec.engine.caps().does_io {
         return out;
     }
