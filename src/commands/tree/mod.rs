@@ -623,32 +623,16 @@ fn free_inodes(dir: &Path) -> Option<u64> {
         .map(|s| s.inodes_free)
 }
 
-/// Runs the phases `check` returned on the tree in `spec.dir`.
-/// `meet(ok)` is the ranks' barrier under `--mpi` (None alone): whether
-/// every rank is fine. It is called before each phase, and of a shared
-/// tree also once the tree is there, after each level of a directory
-/// phase, at the end of each phase and before the tree is removed; when
-/// it says another rank failed, the run stops there.
-pub fn run(
+/// The tree a run works on: one kept by an earlier run (it stays kept), a
+/// new one made under `root` (replacing a kept one with `overwrite`), or
+/// under a shared tree of MPI ranks, the one rank 0 made.
+fn open_tree(
     spec: &TreeSpec,
-    phases: &[TreePhase],
+    workers: crate::spec::tree::TreeWorkers,
+    root: std::path::PathBuf,
+    making: bool,
     overwrite: bool,
-    stop: &StopFlag,
-    board: Option<&crate::measure::live::LiveBoard>,
-    meet: Option<&dyn Fn(bool) -> bool>,
-) -> anyhow::Result<TreeResult> {
-    let meet = |ok: bool| meet.is_none_or(|meet| meet(ok));
-    let workers = spec.workers();
-    let shared = workers.shared();
-    let dir = Path::new(&spec.dir);
-    let root = layout::root_in(dir, spec.rank, spec.shared_dir);
-    let making = phases.contains(&TreePhase::Mkdir);
-    let before = free_inodes(dir);
-    // A shared tree is made (or replaced) by rank 0 alone; the others take
-    // it once it is there.
-    if shared && !workers.leads() && !meet(true) {
-        anyhow::bail!("another rank failed before the tree was made");
-    }
+) -> anyhow::Result<Tree> {
     let kept = kept_tree(&root, if making { 0 } else { workers.rank })?;
     let fresh = |dir: MadeDir, root: std::path::PathBuf| Tree {
         dir,
@@ -673,7 +657,7 @@ pub fn run(
         workers,
         leave: spec.leave,
     };
-    let mut tree = match (kept, making) {
+    let tree = match (kept, making) {
         // A tree kept by an earlier run stays kept: it was not this run's
         // to remove, unless its own rmdir phase empties it.
         (Some((marker, dir)), false) => Tree {
@@ -723,29 +707,40 @@ pub fn run(
             tree
         }
     };
+    Ok(tree)
+}
+
+/// Runs the phases `check` returned on the tree in `spec.dir`.
+/// `meet(ok)` is the ranks' barrier under `--mpi` (None alone): whether
+/// every rank is fine. It is called before each phase, and of a shared
+/// tree also once the tree is there, after each level of a directory
+/// phase, at the end of each phase and before the tree is removed; when
+/// it says another rank failed, the run stops there.
+pub fn run(
+    spec: &TreeSpec,
+    phases: &[TreePhase],
+    overwrite: bool,
+    stop: &StopFlag,
+    board: Option<&crate::measure::live::LiveBoard>,
+    meet: Option<&dyn Fn(bool) -> bool>,
+) -> anyhow::Result<TreeResult> {
+    let meet = |ok: bool| meet.is_none_or(|meet| meet(ok));
+    let workers = spec.workers();
+    let shared = workers.shared();
+    let dir = Path::new(&spec.dir);
+    let root = layout::root_in(dir, spec.rank, spec.shared_dir);
+    let making = phases.contains(&TreePhase::Mkdir);
+    let before = free_inodes(dir);
+    // A shared tree is made (or replaced) by rank 0 alone; the others take
+    // it once it is there.
+    if shared && !workers.leads() && !meet(true) {
+        anyhow::bail!("another rank failed before the tree was made");
+    }
+    let mut tree = open_tree(spec, workers, root, making, overwrite)?;
     if shared && workers.leads() && !meet(true) {
         anyhow::bail!("another rank failed before the tree was made");
     }
-    let mut result = TreeResult {
-        spec: TreeSpec {
-            shape: tree.marker.shape,
-            threads: tree.marker.threads,
-            seed: tree.marker.seed,
-            random: tree.marker.random,
-            file_size_min: tree.marker.file_size_min,
-            file_size_max: tree.marker.file_size_max,
-            ..spec.clone()
-        },
-        filesystem: crate::measure::facts::mount_of(&tree.layout.root).map(|(fs, _)| fs),
-        phases: Vec::new(),
-        inodes_used: None,
-        inodes_made: None,
-        leaf_dir_bytes: None,
-        kept: false,
-        started_unix_s: None,
-        failure: None,
-        interrupted: false,
-    };
+    let mut result = result_of(spec, &tree);
     let deadline = spec.phase_time_s.map(Duration::from_secs_f64);
     let threads = tree.workers.local;
     let shape = tree.layout.shape;
@@ -786,119 +781,9 @@ pub fn run(
         }
         let (planned, mut outcome) = match phase {
             TreePhase::Mkdir | TreePhase::Dirstat | TreePhase::Rmdir => {
-                let levels: Vec<u32> = match phase {
-                    TreePhase::Mkdir | TreePhase::Dirstat => (1..=shape.depth).collect(),
-                    _ => (1..=shape.depth).rev().collect(),
-                };
-                let mut total: Option<Outcome> = None;
-                let mut planned = 0;
-                for level in levels {
-                    let n = shape.dirs_at(level);
-                    let share = |t: u32| layout::share(n, workers.global(t), workers.workers);
-                    let counts: Vec<u64> = (0..threads)
-                        .map(|t| share(t).end - share(t).start)
-                        .collect();
-                    planned += counts.iter().sum::<u64>();
-                    let layout = &tree.layout;
-                    let op = |t: u32, j: u64| -> std::io::Result<u64> {
-                        let d = layout.dir(level, share(t).start + j);
-                        match phase {
-                            TreePhase::Mkdir => workload::make_dir(&d),
-                            TreePhase::Dirstat => fs::metadata(&d).map(|_| ()),
-                            _ => workload::remove_dir(&d),
-                        }
-                        .map(|()| 0)
-                        .map_err(|e| named(&d, e))
-                    };
-                    let outcome = run_threads(&counts, None, stop, &op);
-                    let failed = outcome.error.is_some() || stop.is_set();
-                    add_level(&mut total, outcome);
-                    // The ranks sharing a tree work on a level once every
-                    // rank has finished the one it stands on.
-                    if shared && !meet(!failed) && !failed {
-                        if let Some(t) = total.as_mut() {
-                            t.error = Some("another rank failed".into());
-                        }
-                        break;
-                    }
-                    if failed {
-                        break;
-                    }
-                }
-                // A tree of one directory skipped its directory phases
-                // above: here there is at least one level.
-                let total = total.expect("a directory phase has a level");
-                (planned, total)
+                directory_phase(&tree, phase, stop, &meet)
             }
-            _ => {
-                let shares: Vec<std::ops::Range<u64>> =
-                    (0..threads).map(|t| tree.creation(t).0).collect();
-                let creating = phase == TreePhase::Create;
-                let counts: Vec<u64> = match creating {
-                    true => shares.iter().map(|s| s.end - s.start).collect(),
-                    false => tree.marker.created.clone(),
-                };
-                let create_orders: Vec<Order> = (0..threads).map(|t| tree.creation(t).1).collect();
-                let visits: Vec<Order> = (0..threads)
-                    .map(|t| match creating {
-                        true => Order::AsMade,
-                        false => Order::new(
-                            counts[t as usize],
-                            tree.marker.random,
-                            tree.seed(t) ^ (phase as u64 + 1).wrapping_mul(0xff51_afd7_ed55_8ccd),
-                        ),
-                    })
-                    .collect();
-                let (layout, marker) = (&tree.layout, &tree.marker);
-                let renamed = marker.renamed;
-                let op = |t: u32, j: u64| -> std::io::Result<u64> {
-                    let t = t as usize;
-                    let item = shares[t].start + create_orders[t].at(visits[t].at(j));
-                    let path = layout.file(item, renamed);
-                    let done = match phase {
-                        TreePhase::Create => {
-                            let size = file_size(marker, item) as usize;
-                            workload::new_file(&path).and_then(|mut f| {
-                                f.write_all(&payload[..size])?;
-                                if spec.fsync == TreeSync::File {
-                                    f.sync_all()?;
-                                }
-                                Ok(size as u64)
-                            })
-                        }
-                        TreePhase::Stat => fs::metadata(&path).map(|_| 0),
-                        TreePhase::Read => workload::open_file(&path).and_then(|mut f| {
-                            let mut buf = [0u8; 64 << 10];
-                            let mut read = 0u64;
-                            loop {
-                                match f.read(&mut buf)? {
-                                    0 => return Ok(read),
-                                    n => read += n as u64,
-                                }
-                            }
-                        }),
-                        TreePhase::Rename => {
-                            workload::rename(&path, &layout.file(item, true)).map(|()| 0)
-                        }
-                        _ => workload::remove_file(&path).map(|()| 0),
-                    };
-                    done.map_err(|e| named(&path, e))
-                };
-                // Renaming is not cut short: the files after it are known
-                // by one name each.
-                let cut = deadline.filter(|_| phase != TreePhase::Rename);
-                let mut outcome = run_threads(&counts, cut, stop, &op);
-                if creating {
-                    tree.marker.created = outcome.parts.iter().map(|p| p.ops).collect();
-                    tree.marker.files_present = true;
-                    if spec.fsync == TreeSync::Dir {
-                        let started = Instant::now();
-                        sync_leaves(&tree, &shares);
-                        outcome.elapsed += started.elapsed();
-                    }
-                }
-                (counts.iter().sum(), outcome)
-            }
+            _ => file_phase(&mut tree, phase, spec, deadline, &payload, stop),
         };
         // A shared tree's phase ends when every rank's part of it has.
         if shared && outcome.error.is_none() && !meet(!stop.is_set()) && !stop.is_set() {
@@ -966,6 +851,164 @@ pub fn run(
     }
     drop(tree);
     Ok(result)
+}
+
+/// The result of a run on `tree` before its phases: the tree's own shape
+/// and settings (a kept tree's, which may differ from the flags').
+fn result_of(spec: &TreeSpec, tree: &Tree) -> TreeResult {
+    TreeResult {
+        spec: TreeSpec {
+            shape: tree.marker.shape,
+            threads: tree.marker.threads,
+            seed: tree.marker.seed,
+            random: tree.marker.random,
+            file_size_min: tree.marker.file_size_min,
+            file_size_max: tree.marker.file_size_max,
+            ..spec.clone()
+        },
+        filesystem: crate::measure::facts::mount_of(&tree.layout.root).map(|(fs, _)| fs),
+        phases: Vec::new(),
+        inodes_used: None,
+        inodes_made: None,
+        leaf_dir_bytes: None,
+        kept: false,
+        started_unix_s: None,
+        failure: None,
+        interrupted: false,
+    }
+}
+
+/// A directory phase (mkdir, dirstat, rmdir), level by level: the ops
+/// planned and how they went. The ranks sharing a tree meet after each
+/// level.
+fn directory_phase(
+    tree: &Tree,
+    phase: TreePhase,
+    stop: &StopFlag,
+    meet: &dyn Fn(bool) -> bool,
+) -> (u64, Outcome) {
+    let (shape, workers) = (tree.layout.shape, tree.workers);
+    let (threads, shared) = (workers.local, workers.shared());
+    let levels: Vec<u32> = match phase {
+        TreePhase::Mkdir | TreePhase::Dirstat => (1..=shape.depth).collect(),
+        _ => (1..=shape.depth).rev().collect(),
+    };
+    let mut total: Option<Outcome> = None;
+    let mut planned = 0;
+    for level in levels {
+        let n = shape.dirs_at(level);
+        let share = |t: u32| layout::share(n, workers.global(t), workers.workers);
+        let counts: Vec<u64> = (0..threads)
+            .map(|t| share(t).end - share(t).start)
+            .collect();
+        planned += counts.iter().sum::<u64>();
+        let layout = &tree.layout;
+        let op = |t: u32, j: u64| -> std::io::Result<u64> {
+            let d = layout.dir(level, share(t).start + j);
+            match phase {
+                TreePhase::Mkdir => workload::make_dir(&d),
+                TreePhase::Dirstat => fs::metadata(&d).map(|_| ()),
+                _ => workload::remove_dir(&d),
+            }
+            .map(|()| 0)
+            .map_err(|e| named(&d, e))
+        };
+        let outcome = run_threads(&counts, None, stop, &op);
+        let failed = outcome.error.is_some() || stop.is_set();
+        add_level(&mut total, outcome);
+        // The ranks sharing a tree work on a level once every
+        // rank has finished the one it stands on.
+        if shared && !meet(!failed) && !failed {
+            if let Some(t) = total.as_mut() {
+                t.error = Some("another rank failed".into());
+            }
+            break;
+        }
+        if failed {
+            break;
+        }
+    }
+    // A tree of one directory skipped its directory phases
+    // above: here there is at least one level.
+    let total = total.expect("a directory phase has a level");
+    (planned, total)
+}
+
+/// A file phase (create, stat, read, rename, delete): the ops planned and
+/// how they went; creating records what each thread made in the marker.
+fn file_phase(
+    tree: &mut Tree,
+    phase: TreePhase,
+    spec: &TreeSpec,
+    deadline: Option<Duration>,
+    payload: &[u8],
+    stop: &StopFlag,
+) -> (u64, Outcome) {
+    let threads = tree.workers.local;
+    let shares: Vec<std::ops::Range<u64>> = (0..threads).map(|t| tree.creation(t).0).collect();
+    let creating = phase == TreePhase::Create;
+    let counts: Vec<u64> = match creating {
+        true => shares.iter().map(|s| s.end - s.start).collect(),
+        false => tree.marker.created.clone(),
+    };
+    let create_orders: Vec<Order> = (0..threads).map(|t| tree.creation(t).1).collect();
+    let visits: Vec<Order> = (0..threads)
+        .map(|t| match creating {
+            true => Order::AsMade,
+            false => Order::new(
+                counts[t as usize],
+                tree.marker.random,
+                tree.seed(t) ^ (phase as u64 + 1).wrapping_mul(0xff51_afd7_ed55_8ccd),
+            ),
+        })
+        .collect();
+    let (layout, marker) = (&tree.layout, &tree.marker);
+    let renamed = marker.renamed;
+    let op = |t: u32, j: u64| -> std::io::Result<u64> {
+        let t = t as usize;
+        let item = shares[t].start + create_orders[t].at(visits[t].at(j));
+        let path = layout.file(item, renamed);
+        let done = match phase {
+            TreePhase::Create => {
+                let size = file_size(marker, item) as usize;
+                workload::new_file(&path).and_then(|mut f| {
+                    f.write_all(&payload[..size])?;
+                    if spec.fsync == TreeSync::File {
+                        f.sync_all()?;
+                    }
+                    Ok(size as u64)
+                })
+            }
+            TreePhase::Stat => fs::metadata(&path).map(|_| 0),
+            TreePhase::Read => workload::open_file(&path).and_then(|mut f| {
+                let mut buf = [0u8; 64 << 10];
+                let mut read = 0u64;
+                loop {
+                    match f.read(&mut buf)? {
+                        0 => return Ok(read),
+                        n => read += n as u64,
+                    }
+                }
+            }),
+            TreePhase::Rename => workload::rename(&path, &layout.file(item, true)).map(|()| 0),
+            _ => workload::remove_file(&path).map(|()| 0),
+        };
+        done.map_err(|e| named(&path, e))
+    };
+    // Renaming is not cut short: the files after it are known
+    // by one name each.
+    let cut = deadline.filter(|_| phase != TreePhase::Rename);
+    let mut outcome = run_threads(&counts, cut, stop, &op);
+    if creating {
+        tree.marker.created = outcome.parts.iter().map(|p| p.ops).collect();
+        tree.marker.files_present = true;
+        if spec.fsync == TreeSync::Dir {
+            let started = Instant::now();
+            sync_leaves(tree, &shares);
+            outcome.elapsed += started.elapsed();
+        }
+    }
+    (counts.iter().sum(), outcome)
 }
 
 /// `e`, naming the path it happened on.
