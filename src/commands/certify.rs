@@ -13,13 +13,13 @@
 //! so memory does not grow with the duration.
 
 use crate::engine::Direction;
-use crate::engine::target::PreparedTarget;
 use crate::measure::intervals::{CompletedSecond, DirectionSample};
 use crate::measure::per_second;
 use crate::result::certify::{
     CertifyInterval, CertifyResult, Limit, Profile, StreamInterval, THRESHOLDS_MS,
 };
 use crate::result::limit::LimitedBy;
+use crate::run::target::PreparedTarget;
 use crate::run::{RunOptions, Stream};
 use crate::spec::WorkloadSpec;
 use crate::spec::knobs::SpecBuilder;

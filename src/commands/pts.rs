@@ -134,7 +134,7 @@ pub fn check(spec: &PtsSpec) -> Result<Plan, UsageError> {
     let mut whole = WorkloadSpec::defaults(vec![spec.device.clone()]);
     whole.destroy_data = spec.destroy_data;
     whole.even_if_mounted = spec.even_if_mounted;
-    let plan = crate::engine::target::inspect(&whole, &spec.device, 0)?;
+    let plan = crate::run::target::inspect(&whole, &spec.device, 0)?;
     let active = plan.size * u64::from(spec.active_range_pct) / 100 / RANGE_GRAIN * RANGE_GRAIN;
     let largest = spec.block_sizes.iter().copied().max().unwrap_or(0);
     if active < 16 * largest {

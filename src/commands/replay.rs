@@ -240,7 +240,7 @@ fn check_extents(
         let Some(d) = devices.get(t).and_then(|x| trace.device(x)) else {
             continue;
         };
-        let plan = crate::engine::target::inspect(&whole, target, t)?;
+        let plan = crate::run::target::inspect(&whole, target, t)?;
         let played = trace.of_device(d);
         let largest = u64::from(played.largest);
         if plan.size < largest {

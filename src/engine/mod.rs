@@ -11,7 +11,6 @@ pub mod null;
 pub mod pattern;
 pub mod sizes;
 pub mod sync;
-pub mod target;
 pub mod trim;
 pub mod tuning;
 pub mod wait_probe;

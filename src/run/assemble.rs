@@ -3,7 +3,6 @@
 
 use super::collect::{Progress, TargetAccumulator};
 use super::{Stream, test_handshake};
-use crate::engine::target::PreparedTarget;
 use crate::measure::cpu::CpuTime;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{DIRECTIONS, DirectionSample};
@@ -12,6 +11,7 @@ use crate::result::TemperatureSample;
 use crate::result::{
     CpuUsage, DirectionPair, DirectionResult, Interval, SyncResult, TargetResult, WorkloadResult,
 };
+use crate::run::target::PreparedTarget;
 use crate::spec::{VerifyMode, WorkloadSpec};
 use crate::util::stop::StopFlag;
 use crate::util::verify::{self};

@@ -2,7 +2,7 @@
 //! twice, cache modes, regions that do not fit.
 
 use crate::engine::pattern::{OffsetPattern, Region};
-use crate::engine::target::{self, TargetPlan};
+use crate::run::target::{self, TargetPlan};
 use crate::spec::{VerifyMode, WorkloadSpec};
 use crate::util::error::UsageError;
 use std::collections::HashMap;

@@ -2,13 +2,13 @@
 //! accumulators, the progress of the run, workers that stop answering.
 
 use super::{MeasureClock, RunOptions, Stream};
-use crate::engine::target::{self};
 use crate::engine::worker::{self, WorkerEvent, WorkerTotals};
 use crate::measure::errors::IoErrors;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{
     CompletedSecond, DIRECTIONS, DirectionSample, IntervalReport, IntervalSeries,
 };
+use crate::run::target::{self};
 use crate::spec::WorkloadSpec;
 use crate::util::stop::StopFlag;
 use crate::util::verify::{BlockMap, VerifyReport};

@@ -13,6 +13,7 @@ pub mod limit;
 mod live;
 pub mod self_check;
 mod session;
+pub mod target;
 pub mod warnings;
 mod workers;
 
@@ -23,7 +24,6 @@ use live::LiveLine;
 pub use session::Session;
 use workers::{Planned, plan_workers, spawn_workers};
 
-use crate::engine::target::PreparedTarget;
 use crate::engine::worker::{StartGate, WorkerEvent};
 use crate::measure::cpu::CpuTime;
 use crate::measure::disk::DiskSnapshot;
@@ -31,6 +31,7 @@ use crate::measure::facts;
 use crate::measure::intervals::CompletedSecond;
 use crate::result::TemperatureSample;
 use crate::result::WorkloadResult;
+use crate::run::target::PreparedTarget;
 use crate::spec::{VerifyMode, WorkloadSpec};
 use crate::util::stop::{Interrupted, StopFlag};
 use anyhow::{Context, bail};

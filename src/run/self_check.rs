@@ -3,8 +3,8 @@
 //! (which it does not touch), measures what this host's workers can issue
 //! right now.
 
-use crate::engine::target::PreparedTarget;
 use crate::result::limit::SelfCheck;
+use crate::run::target::PreparedTarget;
 use crate::spec::{DirectionRates, EngineKind, VerifyMode, WorkloadSpec};
 use crate::util::stop::StopFlag;
 

@@ -3,11 +3,11 @@
 
 use super::check::check_plan;
 use super::{Barrier, RunOptions, Stream, run_streams, run_workload};
-use crate::engine::target::{self, PreparedTarget};
 use crate::measure::facts;
 use crate::result::repeats::Repeats;
 use crate::result::streams::StreamsResult;
 use crate::result::{Document, RunResult, WorkloadResult};
+use crate::run::target::{self, PreparedTarget};
 use crate::spec::WorkloadSpec;
 use crate::util::error::UsageError;
 use crate::util::stop::{Interrupted, StopFlag};

@@ -5,11 +5,11 @@ use super::Stream;
 use super::collect::{TargetAccumulator, Watched};
 use crate::engine::pattern::{OffsetPattern, Region};
 use crate::engine::sizes::BlockSizes;
-use crate::engine::target::TargetPlan;
 use crate::engine::tuning::{EngineTuning, Regime, choose as choose_tuning};
 use crate::engine::worker::{
     self, ByteRange, StartGate, Trims, WorkerConfig, WorkerEvent, WorkerVerify,
 };
+use crate::run::target::TargetPlan;
 use crate::spec::{VerifyMode, WorkloadSpec};
 use crate::util::stop::StopFlag;
 use crate::util::verify::BlockMap;

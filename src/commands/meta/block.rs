@@ -8,8 +8,8 @@
 //! device's and not the cache's (bonnie++ relies on a file twice the size of
 //! memory for that).
 
-use crate::engine::target::drop_cached;
 use crate::measure::histogram::LatencyHistogram;
+use crate::run::target::drop_cached;
 use crate::util::stop::StopFlag;
 use rand::{Rng, RngExt, SeedableRng};
 use std::fs::File;

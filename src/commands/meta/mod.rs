@@ -49,7 +49,7 @@ pub fn validate(spec: &MetaSpec) -> Result<(), crate::util::error::UsageError> {
         }
         // The file and the files of the creation tests, with room to spare.
         let needed = spec.block_size + (64 << 20);
-        if let Some(free) = crate::engine::target::free_bytes(dir)
+        if let Some(free) = crate::run::target::free_bytes(dir)
             && free < needed
         {
             return fail(format!(
