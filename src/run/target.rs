@@ -111,13 +111,20 @@ pub fn inspect_own_file(
     inspect_path(spec, name, path, 0, true)
 }
 
-fn inspect_path(
-    spec: &WorkloadSpec,
-    target: &str,
-    path: &Path,
-    index: usize,
-    mut own_file: bool,
-) -> Result<TargetPlan, UsageError> {
+/// What a target's path names now: its kind, the file fathom would use
+/// (its own in a directory), whether fathom creates it, its length, and
+/// whether it is one fathom kept.
+struct Found {
+    kind: TargetKind,
+    file_path: PathBuf,
+    create: bool,
+    current_len: u64,
+    device_len: Option<u64>,
+    lbs: u64,
+    kept: bool,
+}
+
+fn found(target: &str, path: &Path, index: usize) -> Result<Found, UsageError> {
     let err = |msg: String| UsageError(format!("target {target}: {msg}"));
     let path = path.to_path_buf();
     let mut kept = false;
@@ -152,7 +159,6 @@ fn inspect_path(
         }
         Some(m) if m.is_file() => {
             kept = kept_by_fathom(&path, &m);
-            own_file |= kept;
             (
                 TargetKind::File,
                 path.clone(),
@@ -194,7 +200,25 @@ fn inspect_path(
             )
         }
     };
+    Ok(Found {
+        kind,
+        file_path,
+        create,
+        current_len,
+        device_len,
+        lbs,
+        kept,
+    })
+}
 
+/// The region a workload uses on a target: its offset, size (whole blocks)
+/// and end, checked against the device's end and O_DIRECT's alignment.
+fn region(
+    spec: &WorkloadSpec,
+    t: &Found,
+    err: &dyn Fn(String) -> UsageError,
+) -> Result<(u64, u64, u64), UsageError> {
+    let (device_len, current_len, lbs) = (t.device_len, t.current_len, t.lbs);
     let offset = spec.offset;
     let size = match (spec.size, device_len) {
         (Some(size), _) => size,
@@ -235,6 +259,30 @@ fn inspect_path(
             }
         }
     }
+    Ok((offset, size, end))
+}
+
+fn inspect_path(
+    spec: &WorkloadSpec,
+    target: &str,
+    path: &Path,
+    index: usize,
+    mut own_file: bool,
+) -> Result<TargetPlan, UsageError> {
+    let err = |msg: String| UsageError(format!("target {target}: {msg}"));
+    let path = path.to_path_buf();
+    let t = found(target, &path, index)?;
+    own_file |= t.kept;
+    let (offset, size, end) = region(spec, &t, &err)?;
+    let Found {
+        kind,
+        file_path,
+        create,
+        current_len,
+        device_len,
+        lbs,
+        kept,
+    } = t;
 
     let does_io = spec.engine.caps().does_io;
     if kind == TargetKind::BlockDevice && !spec.engine.caps().block_devices {
