@@ -48,7 +48,7 @@ pub struct CapacityArgs {
 
     /// The longest the whole search may take: no step starts that would end
     /// after it.
-    #[arg(long = "max-time", value_name = "TIME", default_value = "20m", value_parser = parse_seconds)]
+    #[arg(long = "max-time", value_name = "TIME", default_value = "20m", value_parser = units::parse_seconds)]
     max_time: f64,
 
     /// Skip the self-check: a 0.3 s burst of the null engine at the
@@ -79,10 +79,6 @@ fn parse_share(text: &str) -> Result<f64, String> {
         .ok()
         .filter(|v| v.is_finite())
         .ok_or_else(|| format!("'{text}' is not a share (expected e.g. 5% or 0.05)"))
-}
-
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    units::parse_duration(text).map(|d| d.as_secs_f64())
 }
 
 /// Each step's length when neither the flags nor a job file give one.

@@ -33,12 +33,12 @@ pub struct CheckArgs {
     /// seconds show: a change counts as improved or regressed only once
     /// its whole interval is past it. The tails have floors of their own,
     /// as a busy host moves them more from run to run: p99 10%, p99.9 25%.
-    #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_percent)]
+    #[arg(long, value_name = "PERCENT", default_value = "2%", value_parser = parse_percent_share)]
     pub noise: f64,
 
     /// Exit 1 when a figure's whole interval is worse than the baseline
     /// by more than this (e.g. 5%): a change within the noise never fails.
-    #[arg(long = "fail-on-regression", value_name = "PERCENT", value_parser = parse_percent)]
+    #[arg(long = "fail-on-regression", value_name = "PERCENT", value_parser = parse_percent_share)]
     pub fail_on_regression: Option<f64>,
 
     /// The intervals' confidence, in percent.
@@ -83,7 +83,9 @@ fn parse_baseline(text: &str) -> Result<Baseline, String> {
     }
 }
 
-fn parse_percent(text: &str) -> Result<f64, String> {
+/// A share given as a percentage ("5%", up to 1000%): 0.05. Unlike a
+/// knob's percentage it is a fraction, and may pass 100%.
+fn parse_percent_share(text: &str) -> Result<f64, String> {
     let number = text.strip_suffix('%').unwrap_or(text);
     match number.parse::<f64>() {
         Ok(p) if (0.0..1000.0).contains(&p) => Ok(p / 100.0),
@@ -92,7 +94,7 @@ fn parse_percent(text: &str) -> Result<f64, String> {
 }
 
 fn parse_confidence(text: &str) -> Result<f64, String> {
-    match parse_percent(text)? {
+    match parse_percent_share(text)? {
         c if c > 0.5 && c < 1.0 => Ok(c),
         _ => Err(format!(
             "'{text}': a confidence between 50 and 100 (percent)"

@@ -29,7 +29,7 @@ pub struct PtsArgs {
     active_range: u8,
 
     /// How long each cell of a round runs (write saturation: each round).
-    #[arg(long, value_name = "TIME", default_value = "1m", value_parser = parse_seconds)]
+    #[arg(long, value_name = "TIME", default_value = "1m", value_parser = units::parse_seconds)]
     round: f64,
 
     /// Rounds before the test stops without steady state.
@@ -59,7 +59,7 @@ pub struct PtsArgs {
     mixes: Vec<u8>,
 
     /// Write saturation: the longest it runs.
-    #[arg(long = "max-time", value_name = "TIME", default_value = "6h", value_parser = parse_seconds)]
+    #[arg(long = "max-time", value_name = "TIME", default_value = "6h", value_parser = units::parse_seconds)]
     max_time: f64,
 
     /// The I/O engine, as `run --engine` takes it.
@@ -109,10 +109,6 @@ fn earlier(
             spec.test
         ))),
     }
-}
-
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    units::parse_duration(text).map(|d| d.as_secs_f64())
 }
 
 pub fn pts_command(args: &PtsArgs) -> anyhow::Result<i32> {

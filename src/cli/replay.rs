@@ -53,11 +53,11 @@ pub struct ReplayArgs {
     runtime: Option<f64>,
 
     /// Play the trace from this far into it (e.g. 10m).
-    #[arg(long, value_name = "TIME", default_value = "0s", value_parser = parse_seconds)]
+    #[arg(long, value_name = "TIME", default_value = "0s", value_parser = units::parse_seconds)]
     from: f64,
 
     /// Play the trace up to this far into it.
-    #[arg(long, value_name = "TIME", value_parser = parse_seconds)]
+    #[arg(long, value_name = "TIME", value_parser = units::parse_seconds)]
     to: Option<f64>,
 
     /// Fold offsets past a target's end into it (otherwise refused).
@@ -102,10 +102,6 @@ fn parse_speed(text: &str) -> Result<f64, String> {
         Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
         _ => Err(format!("'{text}' is not a speed above 0 (1x, 2.5x)")),
     }
-}
-
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    units::parse_duration(text).map(|d| d.as_secs_f64())
 }
 
 pub fn replay_command(args: &ReplayArgs) -> anyhow::Result<i32> {

@@ -8,12 +8,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Directions an I/O can go, and so the length of every per-direction
-/// array: read, write and trim, indexed by `engine::Direction as usize`.
-pub const DIRECTIONS: usize = 3;
-
-/// Each direction's name, in the order per-direction arrays are indexed
-/// (the names `engine::Direction` gives them).
-pub const DIRECTION_NAMES: [&str; DIRECTIONS] = ["read", "write", "trim"];
+/// array: read, write and trim, indexed by `Direction as usize`.
+pub const DIRECTIONS: usize = super::direction::Direction::ALL.len();
 
 /// One second of a run (the last one may be shorter).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

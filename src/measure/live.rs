@@ -4,8 +4,9 @@
 //! completed second at a time by the coordinating thread (never by a
 //! worker), and the phase the command is in.
 
+use crate::measure::direction::Direction;
 use crate::measure::histogram::LatencyHistogram;
-use crate::measure::intervals::{CompletedSecond, DIRECTION_NAMES};
+use crate::measure::intervals::CompletedSecond;
 use std::sync::Mutex;
 use std::sync::mpsc::Sender;
 
@@ -195,7 +196,7 @@ impl LiveBoard {
             let workload = b.workload.clone();
             let mut directions = Vec::new();
             for (d, sample) in second.directions.iter().enumerate() {
-                let direction = DIRECTION_NAMES[d];
+                let direction = Direction::ALL[d].name();
                 if sample.ios == 0 && sample.unanswered == 0 && sample.errors == 0 {
                     continue;
                 }

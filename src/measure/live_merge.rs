@@ -7,8 +7,8 @@
 //! and saying how many ranks it holds), so one slow rank cannot stop the
 //! cluster's figures.
 
+use crate::measure::direction::Direction;
 use crate::measure::histogram::LatencyHistogram;
-use crate::measure::intervals::DIRECTION_NAMES;
 use crate::measure::live::{Second, Update};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -109,13 +109,17 @@ impl LiveMerge {
         }
         pending.dur_s = pending.dur_s.max(second.dur_s);
         for d in second.directions {
-            let Some(name) = DIRECTION_NAMES.iter().find(|n| **n == d.direction) else {
+            let Some(name) = Direction::ALL
+                .iter()
+                .map(|d| d.name())
+                .find(|n| *n == d.direction)
+            else {
                 continue;
             };
             let Ok(latency) = LatencyHistogram::decode(&d.histogram) else {
                 continue;
             };
-            let at = match pending.directions.iter().position(|(n, _)| n == name) {
+            let at = match pending.directions.iter().position(|(n, _)| *n == name) {
                 Some(at) => at,
                 None => {
                     pending.directions.push((

@@ -2,6 +2,7 @@
 //! CPU time, and facts about the host and the targets.
 
 pub mod cpu;
+pub mod direction;
 pub mod disk;
 pub mod drift;
 pub mod errors;

@@ -169,13 +169,7 @@ fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// A percentage knob's value: 0 to 100.
-pub fn parse_percent(text: &str) -> Result<u8, String> {
-    match text.trim().trim_end_matches('%').parse::<u8>() {
-        Ok(p) if p <= 100 => Ok(p),
-        _ => Err(format!("'{text}' is not a percentage from 0 to 100")),
-    }
-}
+pub use crate::util::units::parse_percent;
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,9 @@
 //! through this one table, so a knob means the same everywhere.
 
 use crate::spec::{VerifyMode, WorkloadSpec};
-use crate::util::units::{format_bytes, format_duration, parse_duration, parse_size};
+use crate::util::units::{
+    format_bytes, format_duration, parse_duration, parse_percent, parse_size,
+};
 
 /// One knob of a workload, defined once: its flag (`--rate-iops`) and job
 /// file key (`rate_iops`), help, whether a comma list sweeps it, how it is
@@ -523,7 +525,7 @@ pub const KNOBS: &[Knob] = &[
         "PCT",
         "Share of each written chunk that compresses away, 0 to 100 (fio's buffer_compress_percentage) [default: 0]",
         |b, v| {
-            b.spec.content.compress_pct = crate::spec::content::parse_percent(v)?;
+            b.spec.content.compress_pct = parse_percent(v)?;
             Ok(())
         },
     )
@@ -547,7 +549,7 @@ pub const KNOBS: &[Knob] = &[
         "PCT",
         "Share of written blocks that repeat an earlier block, 0 to 100 (fio's dedupe_percentage) [default: 0]",
         |b, v| {
-            b.spec.content.dedupe_pct = crate::spec::content::parse_percent(v)?;
+            b.spec.content.dedupe_pct = parse_percent(v)?;
             Ok(())
         },
     )
@@ -558,7 +560,7 @@ pub const KNOBS: &[Knob] = &[
         "PCT",
         "The earlier blocks --dedupe repeats, as a share of the region (fio's dedupe_working_set_percentage) [default: 5]",
         |b, v| {
-            let p = crate::spec::content::parse_percent(v)?;
+            let p = parse_percent(v)?;
             if p == 0 {
                 return Err("'0': the working set needs at least 1%".into());
             }
@@ -901,13 +903,6 @@ fn log_name(v: &str) -> Result<String, String> {
         return Err(format!("'{v}' is not a file name"));
     }
     Ok(v.to_string())
-}
-
-fn parse_percent(v: &str) -> Result<u8, String> {
-    v.parse::<u8>()
-        .ok()
-        .filter(|p| *p <= 100)
-        .ok_or_else(|| format!("'{v}' is not a percentage from 0 to 100"))
 }
 
 fn parse_bool(v: &str) -> Result<bool, String> {

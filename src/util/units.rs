@@ -67,6 +67,19 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .map_err(|e| format!("'{text}' is not a duration ({e}; expected e.g. 30s, 5m, 1h)"))
 }
 
+/// A duration in seconds (see [`parse_duration`]).
+pub fn parse_seconds(text: &str) -> Result<f64, String> {
+    parse_duration(text).map(|d| d.as_secs_f64())
+}
+
+/// A percentage knob's value, 0 to 100, with or without its `%`.
+pub fn parse_percent(text: &str) -> Result<u8, String> {
+    match text.trim().trim_end_matches('%').parse::<u8>() {
+        Ok(p) if p <= 100 => Ok(p),
+        _ => Err(format!("'{text}' is not a percentage from 0 to 100")),
+    }
+}
+
 /// Formats a byte count with binary units for people ("4 KiB", "1.5 GiB").
 pub fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
