@@ -203,43 +203,12 @@ fn disk_util(d: &DiskUsage) -> Value {
 fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Result<Value> {
     let spec = &w.spec;
     let runtime_ms = (w.runtime_s * 1000.0).round() as u64;
-    let mut options = Map::new();
-    let mut opt = |k: &str, v: String| {
-        options.insert(k.into(), Value::String(v));
-    };
-    opt("name", spec.name.clone());
-    opt("filename", spec.targets.join(":"));
-    opt("rw", spec.rw.to_string());
-    opt("bs", spec.bs.to_string());
-    opt("iodepth", spec.iodepth.to_string());
-    opt("numjobs", spec.numjobs.to_string());
-    opt(
-        "ioengine",
-        match spec.engine.to_string().as_str() {
-            "sync" => "psync".to_string(),
-            other => other.to_string(),
-        },
-    );
-    opt("direct", u8::from(spec.direct).to_string());
-    if spec.rw.is_mixed() {
-        opt("rwmixread", spec.rwmix_read.to_string());
-    }
-    if let Some(r) = spec.runtime_s {
-        opt("runtime", format!("{}", r.ceil() as u64));
-        opt("time_based", "1".into());
-    }
-    if let Some(r) = spec.rate_iops {
-        opt("rate_iops", format!("{}", r.round() as u64));
-    }
-    if let Some(r) = spec.rate_bw {
-        opt("rate", r.to_string());
-    }
-    if spec.fsync > 0 {
-        opt("fsync", spec.fsync.to_string());
-    }
-    if spec.fdatasync > 0 {
-        opt("fdatasync", spec.fdatasync.to_string());
-    }
+    // The options fio lists for the job, as the one table of fio's options
+    // says each of them.
+    let options: Map<String, Value> = crate::input::fio::table::written(spec)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), Value::String(v)))
+        .collect();
     // Each direction's histogram is decoded once: for its percentiles, and
     // added into the job's latency tables.
     let read_h = decoded(&w.total.read)?;

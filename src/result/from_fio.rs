@@ -16,7 +16,7 @@ use super::workload::{CpuUsage, DirectionPair, DirectionResult, TargetResult, Wo
 use super::{Document, RunResult, SCHEMA, StreamsResult};
 use crate::measure::facts::HostFacts;
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
-use crate::spec::{EngineKind, WorkloadSpec};
+use crate::spec::WorkloadSpec;
 use serde_json::Value;
 
 /// Whether `doc` looks like fio's output rather than fathom's.
@@ -111,71 +111,19 @@ fn group_result(mut members: Vec<WorkloadResult>) -> Result<RunResult, String> {
     Ok(RunResult::Streams(StreamsResult::new(spec, members)?))
 }
 
-/// A job option of `job`, or of fio's global options.
-fn option<'a>(job: &'a Value, global: &'a Value, key: &str) -> Option<&'a str> {
-    job["job options"][key]
-        .as_str()
-        .or_else(|| global[key].as_str())
-}
-
+/// The spec of the job: its options (over the global ones) read through
+/// fathom's one table of fio's options.
 fn spec_of(job: &Value, global: &Value, name: &str) -> WorkloadSpec {
-    let opt = |k: &str| option(job, global, k);
-    let targets: Vec<String> = opt("filename")
-        .map(|f| f.split(':').map(str::to_string).collect())
-        .unwrap_or_else(|| vec![name.to_string()]);
-    let mut spec = WorkloadSpec::defaults(targets);
-    spec.name = name.to_string();
-    // fio's defaults, where fathom's differ.
-    spec.rw = crate::spec::RwMode::Read;
-    spec.engine = EngineKind::Sync;
-    spec.direct = false;
-    if let Some(rw) = opt("rw").or(opt("readwrite")) {
-        let mode = rw.split(':').next().unwrap_or(rw);
-        if let Ok(mode) = mode.parse() {
-            spec.rw = mode;
-        }
-    }
-    let mix = opt("rwmixread")
-        .and_then(|v| v.parse().ok())
-        .or_else(|| {
-            opt("rwmixwrite")
-                .and_then(|v: &str| v.parse::<u8>().ok())
-                .map(|w| 100 - w.min(100))
-        })
-        .unwrap_or(50);
-    spec.rwmix_read = spec.rw.read_percent(mix);
-    if let Some(bs) = opt("bs").or(opt("blocksize")) {
-        match bs.split_once(',') {
-            Some((r, w)) => {
-                if let Ok(split) = format!("{r}/100,{w}/100").parse::<crate::spec::BlockSizeSplit>()
-                {
-                    spec.bs = split.smallest();
-                    spec.bssplit = Some(split);
-                }
-            }
-            None => {
-                if let Ok(bs) = crate::util::units::parse_size(bs) {
-                    spec.bs = bs;
-                }
-            }
-        }
-    }
-    let count = |k: &str| opt(k).and_then(|v| v.parse::<u32>().ok());
-    spec.iodepth = count("iodepth").unwrap_or(1);
-    spec.numjobs = count("numjobs").unwrap_or(1);
-    if let Some(engine) = opt("ioengine") {
-        spec.engine = match engine {
-            "io_uring" | "libaio" | "posixaio" => EngineKind::IoUring,
-            "null" => EngineKind::Null,
-            _ => EngineKind::Sync,
-        };
-    }
-    spec.direct = opt("direct").is_some_and(|d| d == "1") || opt("buffered") == Some("0");
-    spec.size = opt("size").and_then(|s| crate::util::units::parse_size(s).ok());
-    spec.runtime_s = opt("runtime")
-        .and_then(|r| crate::util::units::parse_duration(r).ok())
-        .map(|d| d.as_secs_f64());
-    spec
+    let pairs = |v: &'_ Value| -> Vec<(String, String)> {
+        v.as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+            .collect()
+    };
+    let mut options = pairs(global);
+    options.extend(pairs(&job["job options"]));
+    crate::input::fio::spec_of_options(name, options.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
 fn workload(job: &Value, global: &Value, version: &str) -> Result<WorkloadResult, String> {
@@ -307,7 +255,60 @@ fn direction(d: &Value, runtime_s: f64, from_bins: &mut bool) -> Result<Directio
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::EngineKind;
     use serde_json::json;
+
+    /// The reader and the translator are one: every engine fio names is
+    /// read as the job file translator runs it (`falloc` stays falloc),
+    /// and what the writer of fio's JSON says of a spec reads back as it.
+    #[test]
+    fn fios_options_read_back_as_they_were_written() {
+        for (fio, fathom) in [
+            ("falloc", EngineKind::Falloc),
+            ("ftruncate", EngineKind::Ftruncate),
+            ("libaio", EngineKind::IoUring),
+            ("pvsync2", EngineKind::Sync),
+            ("null", EngineKind::Null),
+        ] {
+            let job = json!({"job options": {"ioengine": fio}});
+            assert_eq!(spec_of(&job, &Value::Null, "j").engine, fathom, "{fio}");
+        }
+        let mut spec = WorkloadSpec::defaults(vec!["/dev/x".into()]);
+        spec.rw = crate::spec::RwMode::RandRw;
+        spec.rwmix_read = 70;
+        spec.bs = 16384;
+        spec.iodepth = 8;
+        spec.numjobs = 2;
+        spec.engine = EngineKind::Falloc;
+        spec.direct = true;
+        spec.runtime_s = Some(3.0);
+        spec.fsync = 4;
+        let options: serde_json::Map<String, Value> = crate::input::fio::table::written(&spec)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v)))
+            .collect();
+        let back = spec_of(&json!({ "job options": options }), &Value::Null, "j");
+        assert_eq!(
+            (
+                back.rw,
+                back.rwmix_read,
+                back.bs,
+                back.iodepth,
+                back.numjobs
+            ),
+            (spec.rw, 70, 16384, 8, 2)
+        );
+        assert_eq!(
+            (
+                back.engine,
+                back.direct,
+                back.runtime_s,
+                back.fsync,
+                back.targets
+            ),
+            (EngineKind::Falloc, true, Some(3.0), 4, spec.targets)
+        );
+    }
 
     fn fio_doc(clat: Value) -> Value {
         json!({

@@ -183,6 +183,23 @@ pub(super) struct Job {
 }
 
 impl Job {
+    /// A job named `name` with fio's defaults where fathom's differ:
+    /// rw=read, iodepth=1, the psync engine, buffered I/O, the cache
+    /// dropped before the job, and each block touched once per pass.
+    pub(super) fn with_fio_defaults(name: &str) -> Job {
+        let mut job = Job {
+            name: name.to_string(),
+            random_map: true,
+            ..Default::default()
+        };
+        job.set("rw", "read");
+        job.set("iodepth", "1");
+        job.set("engine", "sync");
+        job.set("buffered", "true");
+        job.set("invalidate", "true");
+        job
+    }
+
     pub(super) fn set(&mut self, knob: &str, value: impl Into<String>) {
         let value = value.into();
         match self.knobs.iter_mut().find(|(k, _)| k == knob) {

@@ -14,6 +14,7 @@ pub mod cmdline;
 mod ini;
 mod job;
 mod options;
+pub mod table;
 mod toml;
 
 use crate::util::error::UsageError;
@@ -98,6 +99,34 @@ pub fn translate_command(command: &mut cmdline::FioCommand) -> Result<Translatio
     let mut t = translate_sections("fio's command line", "the command line", sections, false)?;
     t.notes.append(&mut command.notes);
     Ok(t)
+}
+
+/// The spec of a job fio ran, from the options fio's JSON lists for it
+/// (its `global options`, then its `job options`), read through the same
+/// option table as a job file. An option fathom would refuse is passed
+/// over: the job ran in fio, and its figures are fio's.
+pub fn spec_of_options<'a>(
+    name: &str,
+    options: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> crate::spec::WorkloadSpec {
+    use crate::spec::{WorkloadSpec, knobs::SpecBuilder};
+    let mut job = Job::with_fio_defaults(name);
+    for (key, value) in options {
+        let opt = Opt {
+            key: key.to_string(),
+            value: Some(value.to_string()),
+            at: String::new(),
+        };
+        let _ = apply(&mut job, &opt);
+    }
+    job.rates_as_knobs();
+    let mut builder = SpecBuilder::new(WorkloadSpec::defaults(job.targets()));
+    for (knob, value) in &job.knobs {
+        let _ = builder.set(knob, value);
+    }
+    let mut spec = builder.finish();
+    spec.name = name.to_string();
+    spec
 }
 
 /// Translates `sections`, read from `source` (named so in the TOML's first
@@ -194,17 +223,7 @@ fn translate_sections(
             global.extend(section.opts);
             continue;
         }
-        let mut job = Job {
-            name: section.name.clone(),
-            ..Default::default()
-        };
-        // fio's defaults, where fathom's differ.
-        job.set("rw", "read");
-        job.set("iodepth", "1");
-        job.set("engine", "sync");
-        job.set("buffered", "true");
-        job.set("invalidate", "true");
-        job.random_map = true;
+        let mut job = Job::with_fio_defaults(&section.name);
         // fio names a job after its section; a `name` in [global] does not
         // rename every job.
         let global_opts = global.iter().filter(|o| o.key != "name");
@@ -576,7 +595,8 @@ fn replay_of(jobs: &mut [Job], notes: &mut Vec<String>) -> Result<Option<FioRepl
 #[cfg(test)]
 mod tests {
     use super::ini::{expand_expressions, machine, strip_comment};
-    use super::options::{did_you_mean, option_rows};
+    use super::options::did_you_mean;
+    use super::table::OPTIONS;
     use super::*;
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -891,7 +911,7 @@ mod tests {
     fn every_option_does_what_the_table_of_fio_options_says() {
         let mut rows = 0;
         let mut wrong = Vec::new();
-        for row in option_rows() {
+        for row in OPTIONS {
             rows += 1;
             let mut job = Job::default();
             let opt = Opt {
@@ -907,15 +927,17 @@ mod tests {
                 }
                 Err(_) => "refused",
             };
-            if got != row.handling {
+            if got != row.handling.name() {
                 wrong.push(format!(
                     "{}={}: {got}, not {}",
-                    row.name, row.sample, row.handling
+                    row.name,
+                    row.sample,
+                    row.handling.name()
                 ));
             }
         }
         assert!(wrong.is_empty(), "{wrong:#?}");
-        assert!(rows > 300, "{rows} rows read from docs/fio-options.md");
+        assert!(rows > 300, "{rows} rows in the table");
         assert_eq!(did_you_mean("iodepht"), Some("iodepth"));
         assert_eq!(did_you_mean("zzz"), None);
         let e = apply(
@@ -946,7 +968,7 @@ mod tests {
             return;
         };
         let text = String::from_utf8_lossy(&text.stdout);
-        let names: Vec<&str> = option_rows().map(|r| r.name).collect();
+        let names: Vec<&str> = OPTIONS.iter().map(|r| r.name).collect();
         let mut missing = Vec::new();
         for line in text.lines() {
             let Some(decl) = line.strip_prefix(".. option:: ") else {
@@ -963,9 +985,36 @@ mod tests {
                 }
             }
         }
-        assert!(
-            missing.is_empty(),
-            "not in docs/fio-options.md: {missing:?}"
+        assert!(missing.is_empty(), "not in the option table: {missing:?}");
+    }
+
+    /// docs/fio-options.md shows the option table, row for row; with
+    /// FATHOM_BLESS=1 the test writes the table's rows into it.
+    #[test]
+    fn the_docs_show_the_option_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/fio-options.md");
+        let text = std::fs::read_to_string(path).unwrap();
+        let rows: Vec<String> = OPTIONS.iter().map(|o| o.doc_row()).collect();
+        let first = text.find("\n| `").map(|i| i + 1).expect("a table");
+        let end = text[first..]
+            .find("\n\n")
+            .map_or(text.len(), |i| first + i + 1);
+        let table = rows.join("\n") + "\n";
+        if std::env::var_os("FATHOM_BLESS").is_some() {
+            std::fs::write(path, format!("{}{table}{}", &text[..first], &text[end..])).unwrap();
+            return;
+        }
+        let shown: Vec<&str> = text[first..end].lines().collect();
+        for (row, line) in rows.iter().zip(&shown) {
+            assert_eq!(
+                line, row,
+                "docs/fio-options.md differs (FATHOM_BLESS=1 rewrites it)"
+            );
+        }
+        assert_eq!(
+            shown.len(),
+            rows.len(),
+            "docs/fio-options.md has another number of rows (FATHOM_BLESS=1 rewrites it)"
         );
     }
 
