@@ -454,7 +454,15 @@ fn a_buffered_time_based_job_drops_the_cache_at_each_pass() {
         return;
     }
     // One pass is 1,024 reads of 4k; without a drop at each pass the disk
-    // would see at most that many.
+    // would see at most that many. A busy host may leave the job too few
+    // passes in its second for the two to differ.
+    let job_reads = u(&doc["jobs"][0]["read"]["total_ios"]);
+    if job_reads < 4 * 1024 {
+        eprintln!(
+            "SKIP: the host let the job do only {job_reads} reads in its second: too few passes to tell a dropped cache"
+        );
+        return;
+    }
     assert!(
         read_ios > 2 * 1024,
         "the disk served {read_ios} reads: the cache was not dropped at each pass"

@@ -636,8 +636,20 @@ fn rates_of_a_mixed_job_are_per_direction_as_in_fio() {
                         ours.0
                     );
                 }
+                // fio itself missed its rate: the host could not keep it.
+                // fathom must not pass the rate, and do as well as fio.
+                Some(n) if !close(b, n) => {
+                    assert!(
+                        a <= n + 3 && (a >= b || close(a, b)),
+                        "{}: fathom {fathom:?} fio {fio:?}",
+                        ours.0
+                    );
+                    eprintln!(
+                        "{}: fio itself did {b} of {n} on this host: fathom held to fio's figure",
+                        ours.0
+                    );
+                }
                 Some(n) => {
-                    assert!(close(b, n), "fio {fio:?}");
                     assert!(close(a, b), "{}: fathom {fathom:?} fio {fio:?}", ours.0);
                 }
                 // The free direction goes as fast as it can.

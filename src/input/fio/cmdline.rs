@@ -187,20 +187,7 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
                 Err(p) => problems.push(p),
             },
             "output-format" => match value(true) {
-                Ok(Some(v)) => {
-                    for format in v.split(',').map(str::trim) {
-                        match format {
-                            "normal" => command.outputs.push(FioOutput::Normal),
-                            "json" => command.outputs.push(FioOutput::Json),
-                            "json+" => command.outputs.push(FioOutput::JsonPlus),
-                            "terse" => command.outputs.push(FioOutput::Terse),
-                            other => problems.push(format!(
-                                "--output-format={other}: fio's formats are normal, json, json+ and terse"
-                            )),
-                        }
-                    }
-                }
-                Ok(None) => {}
+                Ok(v) => problems.extend(command.output_formats(v.as_deref().unwrap_or(""))),
                 Err(p) => problems.push(p),
             },
             "section" => match value(true) {
@@ -229,82 +216,112 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
                     problems.push(format!("--{k}: not supported by fathom fio: {why}"));
                     continue;
                 }
-                let takes = !FLAG_OPTIONS.contains(&k);
-                let v = match value(takes) {
-                    Ok(v) => v,
-                    Err(p) => {
-                        problems.push(p);
-                        continue;
+                match value(!FLAG_OPTIONS.contains(&k)) {
+                    Ok(v) => {
+                        if let Err(p) = command.job_option(k, v) {
+                            problems.push(p);
+                        }
                     }
-                };
-                let line = match &v {
-                    Some(v) => format!("{k}={v}"),
-                    None => k.to_string(),
-                };
-                let line = match expand_expressions(&line) {
-                    Ok(l) => l,
-                    Err(m) => {
-                        problems.push(format!("--{line}: {m}"));
-                        continue;
-                    }
-                };
-                let (k, v) = match line.split_once('=') {
-                    Some((k, v)) => (k.to_ascii_lowercase(), Some(v.to_string())),
-                    None => (line.to_ascii_lowercase(), None),
-                };
-                if k == "name" {
-                    command.sections.push(Section {
-                        name: v.unwrap_or_default(),
-                        opts: Vec::new(),
-                    });
-                    continue;
+                    Err(p) => problems.push(p),
                 }
-                let opt = Opt {
-                    at: "command line".into(),
-                    key: k,
-                    value: v,
-                };
-                command
-                    .sections
-                    .last_mut()
-                    .expect("the global section is first")
-                    .opts
-                    .push(opt);
             }
         }
     }
-    for file in &files {
-        if let Err(e) = read_sections(file, 0, &mut command.sections) {
-            problems.push(e.0);
-        }
-    }
-    if !problems.is_empty() {
-        return Err(UsageError(problems.join("\n")));
-    }
-    if !only.is_empty() {
-        for name in &only {
-            if !command.sections.iter().any(|s| s.name == *name) {
-                return Err(UsageError(format!("--section={name}: no job of that name")));
+    command.finish(&files, &only, problems)
+}
+
+impl FioCommand {
+    /// `--output-format`'s list; returns the problems of its parts.
+    fn output_formats(&mut self, list: &str) -> Vec<String> {
+        let mut problems = Vec::new();
+        for format in list.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+            match format {
+                "normal" => self.outputs.push(FioOutput::Normal),
+                "json" => self.outputs.push(FioOutput::Json),
+                "json+" => self.outputs.push(FioOutput::JsonPlus),
+                "terse" => self.outputs.push(FioOutput::Terse),
+                other => problems.push(format!(
+                    "--output-format={other}: fio's formats are normal, json, json+ and terse"
+                )),
             }
         }
-        command
+        problems
+    }
+
+    /// A job option given as `--key[=value]`: `--name` starts a job, any
+    /// other goes to the job (or [global]) being given.
+    fn job_option(&mut self, key: &str, value: Option<String>) -> Result<(), String> {
+        let line = match &value {
+            Some(v) => format!("{key}={v}"),
+            None => key.to_string(),
+        };
+        let line = expand_expressions(&line).map_err(|m| format!("--{line}: {m}"))?;
+        let (k, v) = match line.split_once('=') {
+            Some((k, v)) => (k.to_ascii_lowercase(), Some(v.to_string())),
+            None => (line.to_ascii_lowercase(), None),
+        };
+        if k == "name" {
+            self.sections.push(Section {
+                name: v.unwrap_or_default(),
+                opts: Vec::new(),
+            });
+            return Ok(());
+        }
+        let opt = Opt {
+            at: "command line".into(),
+            key: k,
+            value: v,
+        };
+        self.sections
+            .last_mut()
+            .expect("the global section is first")
+            .opts
+            .push(opt);
+        Ok(())
+    }
+
+    /// The command once every argument is read: its job files read, the
+    /// sections `--section` names kept, the problems said together.
+    fn finish(
+        mut self,
+        files: &[PathBuf],
+        only: &[String],
+        mut problems: Vec<String>,
+    ) -> Result<FioCommand, UsageError> {
+        let command = &mut self;
+        for file in files {
+            if let Err(e) = read_sections(file, 0, &mut command.sections) {
+                problems.push(e.0);
+            }
+        }
+        if !problems.is_empty() {
+            return Err(UsageError(problems.join("\n")));
+        }
+        if !only.is_empty() {
+            for name in only {
+                if !command.sections.iter().any(|s| s.name == *name) {
+                    return Err(UsageError(format!("--section={name}: no job of that name")));
+                }
+            }
+            command
+                .sections
+                .retain(|s| s.name == "global" || only.contains(&s.name));
+        }
+        if command.outputs.is_empty() {
+            command.outputs.push(FioOutput::Normal);
+        }
+        let jobs = command
             .sections
-            .retain(|s| s.name == "global" || only.contains(&s.name));
+            .iter()
+            .filter(|s| s.name != "global")
+            .count();
+        if jobs == 0 && command.action == FioAction::Run {
+            return Err(UsageError(
+                "no job(s) defined: give a job file, or --name=NAME and the job's options".into(),
+            ));
+        }
+        Ok(self)
     }
-    if command.outputs.is_empty() {
-        command.outputs.push(FioOutput::Normal);
-    }
-    let jobs = command
-        .sections
-        .iter()
-        .filter(|s| s.name != "global")
-        .count();
-    if jobs == 0 && command.action == FioAction::Run {
-        return Err(UsageError(
-            "no job(s) defined: give a job file, or --name=NAME and the job's options".into(),
-        ));
-    }
-    Ok(command)
 }
 
 #[cfg(test)]

@@ -205,19 +205,7 @@ fn translate_sections(
 ) -> Result<Translation, UsageError> {
     let mut global: Vec<Opt> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    // Every problem of the file, reported together.
-    let mut problems: Vec<String> = Vec::new();
-    let mut problem = |p: String| {
-        if !problems.contains(&p) {
-            problems.push(p);
-        }
-    };
-    let mut note = |n: String| {
-        if !notes.contains(&n) {
-            notes.push(n);
-        }
-    };
+    let mut said = Said::default();
     for section in sections {
         if section.name == "global" {
             global.extend(section.opts);
@@ -227,119 +215,9 @@ fn translate_sections(
         // fio names a job after its section; a `name` in [global] does not
         // rename every job.
         let global_opts = global.iter().filter(|o| o.key != "name");
-        // Which line set each knob, for problems found in its value later.
-        let mut origin: Vec<(String, String)> = Vec::new();
-        for opt in global_opts.chain(&section.opts) {
-            let before = job.knobs.clone();
-            match apply(&mut job, opt) {
-                Ok(Action::Done) => {}
-                Ok(Action::Note(n)) => note(n),
-                Err(m) => problem(format!("{}: {m}", opt.at)),
-            }
-            let said = format!(
-                "{}: {}={}",
-                opt.at,
-                opt.key,
-                opt.value.as_deref().unwrap_or("")
-            );
-            for set in job.knobs.iter().filter(|k| !before.contains(k)) {
-                origin.retain(|(k, _)| *k != set.0);
-                origin.push((set.0.clone(), said.clone()));
-            }
-        }
-        if job.knob("engine") == Some("sync")
-            && let Some(depth) = job
-                .knob("iodepth")
-                .filter(|d| d.parse::<u32>().is_ok_and(|d| d > 1))
-        {
-            note(format!(
-                "job {}: iodepth={depth} with a synchronous ioengine: one I/O at a time, as fio runs it",
-                job.name
-            ));
-            job.set("iodepth", "1");
-        }
-        if job.nrfiles > 1 && job.runtime {
-            note(format!(
-                "job {}: nrfiles={}: fathom runs a worker per file, each at iodepth, where fio goes round the files with one",
-                job.name, job.nrfiles
-            ));
-        }
-        if job.file_op.is_none() && job.nrfiles > MAX_NRFILES {
-            problem(format!(
-                "{}: nrfiles={}: at most {MAX_NRFILES} files (fathom runs a worker per file)",
-                section_at(&section.opts, &global),
-                job.nrfiles
-            ));
-        }
-        // Files of their own first: a pass is over their size (filesize).
-        if let Err(m) = job.files_of_their_own() {
-            problem(format!("{}: {m}", section_at(&section.opts, &global)));
-        }
-        if job.runtime
-            && !job.time_based
-            && job.knob("io_size").is_none()
-            && let Some(size) = job.knob("size").map(str::to_string)
-        {
-            // fio stops after one pass over size or at runtime, whichever
-            // comes first: both bounds, as fathom's io_size with runtime.
-            job.set("io_size", size);
-        } else if job.runtime && !job.time_based {
-            note(format!(
-                "job {}: runtime without time_based: fio stops after one pass over size or at runtime, whichever is first; fathom runs for the whole runtime",
-                job.name
-            ));
-        }
-        if job.random && job.random_map {
-            note(format!(
-                "job {}: fathom draws random offsets with replacement, as fio's norandommap; fio without it touches each block once per pass",
-                job.name
-            ));
-        }
-        let logs = ["write_bw_log", "write_lat_log", "write_iops_log"];
-        if logs.iter().any(|l| job.knob(l).is_some()) && job.knob("log_avg_msec").is_none() {
-            note(format!(
-                "job {}: fio logs every I/O without log_avg_msec; fathom's logs have a line per second",
-                job.name
-            ));
-        }
-        // fio aligns random offsets only.
-        if job.knob("block_align").is_some()
-            && !job.knob("rw").is_some_and(|rw| rw.contains("rand"))
-        {
-            job.unset("block_align");
-        }
-        job.io_priority();
-        if let Err(m) = job.command_priority() {
-            problem(format!("{}: {m}", section_at(&section.opts, &global)));
-        }
-        job.strided_sequence();
-        if let Err(m) = job.strided_zones() {
-            problem(format!("{}: {m}", section_at(&section.opts, &global)));
-        }
-        if let Some(n) = job.verify_phase() {
-            note(n);
-        }
-        job.rates_as_knobs();
-        if let Some(every) = job.think_every.take()
-            && job.knob("think_time").is_some()
-        {
-            job.set("think_every", every.to_string());
-        }
-        if let Some(criterion) = job.steady.take() {
-            let window = job.steady_window.take().map(|w| format!(":{w}"));
-            job.set("steady_state", criterion + window.as_deref().unwrap_or(""));
-        }
-        if let Some((pct, at)) = job.size_percent.take() {
-            let target = job.targets()[0].clone();
-            match target_size(&target) {
-                Ok(total) => job.set("size", ((total as f64 * pct / 100.0) as u64).to_string()),
-                Err(m) => problem(format!("{at}: size={pct}%: {m}")),
-            }
-        }
-        if let Err(m) = job.io_amount() {
-            problem(format!("{}: {m}", section_at(&section.opts, &global)));
-        }
+        let origin = read_options(&mut job, global_opts.chain(&section.opts), &mut said);
         let section_line = section_at(&section.opts, &global);
+        settle(&mut job, &section_line, &mut said);
         // Bounded before any clone is made: 5,000 clones took 6 MB each
         // until the OOM killer came.
         let most = crate::spec::limits::MAX_NUMJOBS as u64;
@@ -354,12 +232,12 @@ fn translate_sections(
         }
         let clones = job.clones();
         for p in check_values(&clones[0], &origin, &section_line) {
-            problem(p);
+            said.problem(p);
         }
         jobs.extend(clones);
     }
-    if !problems.is_empty() {
-        return Err(UsageError(problems.join("\n")));
+    if !said.problems.is_empty() {
+        return Err(UsageError(said.problems.join("\n")));
     }
     if jobs.is_empty() {
         return Err(UsageError(format!(
@@ -368,28 +246,11 @@ fn translate_sections(
     }
     resolve_waits(&mut jobs)?;
     if let Some(n) = end_at_exit_all(&mut jobs) {
-        note(n);
+        said.note(n);
     }
+    let mut notes = said.notes;
     if let Some(tree) = tree_of(&jobs, &mut notes)? {
-        let s = &tree;
-        let phases: Vec<&str> = s.phases.iter().map(|p| p.name()).collect();
-        let toml = format!(
-            "# {source}: fio's {} engine, as `fathom tree {} --depth {} --width {} --files {} --threads {} --phases {}` runs it:\n# each job a thread on its own files; the {} phase is the one fio times.\n",
-            tree_engine(&jobs),
-            s.dir,
-            s.shape.depth,
-            s.shape.width,
-            s.shape.files,
-            s.threads,
-            phases.join(","),
-            s.fio.as_ref().map_or("", |f| f.timed.name()),
-        );
-        return Ok(Translation {
-            toml,
-            notes,
-            replay: None,
-            tree: Some(tree),
-        });
+        return Ok(tree_translation(source, &jobs, tree, notes));
     }
     let replay = replay_of(&mut jobs, &mut notes)?;
     let mut toml = render(source, &jobs, cli_targets);
@@ -414,6 +275,186 @@ fn translate_sections(
         replay,
         tree: None,
     })
+}
+
+/// What translating a file found: notes and problems, each said once.
+#[derive(Default)]
+struct Said {
+    notes: Vec<String>,
+    /// Every problem of the file, reported together.
+    problems: Vec<String>,
+}
+
+impl Said {
+    fn note(&mut self, n: String) {
+        if !self.notes.contains(&n) {
+            self.notes.push(n);
+        }
+    }
+
+    fn problem(&mut self, p: String) {
+        if !self.problems.contains(&p) {
+            self.problems.push(p);
+        }
+    }
+}
+
+/// Applies `opts` to `job`; returns which line set each knob, for problems
+/// found in its value later.
+fn read_options<'a>(
+    job: &mut Job,
+    opts: impl Iterator<Item = &'a Opt>,
+    said: &mut Said,
+) -> Vec<(String, String)> {
+    let mut origin: Vec<(String, String)> = Vec::new();
+    for opt in opts {
+        let before = job.knobs.clone();
+        match apply(job, opt) {
+            Ok(Action::Done) => {}
+            Ok(Action::Note(n)) => said.note(n),
+            Err(m) => said.problem(format!("{}: {m}", opt.at)),
+        }
+        let set_by = format!(
+            "{}: {}={}",
+            opt.at,
+            opt.key,
+            opt.value.as_deref().unwrap_or("")
+        );
+        for set in job.knobs.iter().filter(|k| !before.contains(k)) {
+            origin.retain(|(k, _)| *k != set.0);
+            origin.push((set.0.clone(), set_by.clone()));
+        }
+    }
+    origin
+}
+
+/// Settles what a job's options mean together, once all are read (`at`:
+/// where problems of the whole job are reported).
+fn settle(job: &mut Job, at: &str, said: &mut Said) {
+    if job.knob("engine") == Some("sync")
+        && let Some(depth) = job
+            .knob("iodepth")
+            .filter(|d| d.parse::<u32>().is_ok_and(|d| d > 1))
+    {
+        said.note(format!(
+            "job {}: iodepth={depth} with a synchronous ioengine: one I/O at a time, as fio runs it",
+            job.name
+        ));
+        job.set("iodepth", "1");
+    }
+    settle_files(job, at, said);
+    settle_notes(job, said);
+    // fio aligns random offsets only.
+    if job.knob("block_align").is_some() && !job.knob("rw").is_some_and(|rw| rw.contains("rand")) {
+        job.unset("block_align");
+    }
+    job.io_priority();
+    if let Err(m) = job.command_priority() {
+        said.problem(format!("{at}: {m}"));
+    }
+    job.strided_sequence();
+    if let Err(m) = job.strided_zones() {
+        said.problem(format!("{at}: {m}"));
+    }
+    if let Some(n) = job.verify_phase() {
+        said.note(n);
+    }
+    job.rates_as_knobs();
+    if let Some(every) = job.think_every.take()
+        && job.knob("think_time").is_some()
+    {
+        job.set("think_every", every.to_string());
+    }
+    if let Some(criterion) = job.steady.take() {
+        let window = job.steady_window.take().map(|w| format!(":{w}"));
+        job.set("steady_state", criterion + window.as_deref().unwrap_or(""));
+    }
+    if let Some((pct, set_at)) = job.size_percent.take() {
+        let target = job.targets()[0].clone();
+        match target_size(&target) {
+            Ok(total) => job.set("size", ((total as f64 * pct / 100.0) as u64).to_string()),
+            Err(m) => said.problem(format!("{set_at}: size={pct}%: {m}")),
+        }
+    }
+    if let Err(m) = job.io_amount() {
+        said.problem(format!("{at}: {m}"));
+    }
+}
+
+/// A job's files: how many, of their own or named, and how far a pass
+/// over them goes.
+fn settle_files(job: &mut Job, at: &str, said: &mut Said) {
+    if job.nrfiles > 1 && job.runtime {
+        said.note(format!(
+            "job {}: nrfiles={}: fathom runs a worker per file, each at iodepth, where fio goes round the files with one",
+            job.name, job.nrfiles
+        ));
+    }
+    if job.file_op.is_none() && job.nrfiles > MAX_NRFILES {
+        said.problem(format!(
+            "{at}: nrfiles={}: at most {MAX_NRFILES} files (fathom runs a worker per file)",
+            job.nrfiles
+        ));
+    }
+    // Files of their own first: a pass is over their size (filesize).
+    if let Err(m) = job.files_of_their_own() {
+        said.problem(format!("{at}: {m}"));
+    }
+    if job.runtime
+        && !job.time_based
+        && job.knob("io_size").is_none()
+        && let Some(size) = job.knob("size").map(str::to_string)
+    {
+        // fio stops after one pass over size or at runtime, whichever
+        // comes first: both bounds, as fathom's io_size with runtime.
+        job.set("io_size", size);
+    } else if job.runtime && !job.time_based {
+        said.note(format!(
+            "job {}: runtime without time_based: fio stops after one pass over size or at runtime, whichever is first; fathom runs for the whole runtime",
+            job.name
+        ));
+    }
+}
+
+/// Where fathom's figures for the job will differ from fio's.
+fn settle_notes(job: &Job, said: &mut Said) {
+    if job.random && job.random_map {
+        said.note(format!(
+            "job {}: fathom draws random offsets with replacement, as fio's norandommap; fio without it touches each block once per pass",
+            job.name
+        ));
+    }
+    let logs = ["write_bw_log", "write_lat_log", "write_iops_log"];
+    if logs.iter().any(|l| job.knob(l).is_some()) && job.knob("log_avg_msec").is_none() {
+        said.note(format!(
+            "job {}: fio logs every I/O without log_avg_msec; fathom's logs have a line per second",
+            job.name
+        ));
+    }
+}
+
+/// Jobs of fio's file-operation engines, as the tree run that does their
+/// work.
+fn tree_translation(source: &str, jobs: &[Job], tree: FioTree, notes: Vec<String>) -> Translation {
+    let s = &tree;
+    let phases: Vec<&str> = s.phases.iter().map(|p| p.name()).collect();
+    let toml = format!(
+        "# {source}: fio's {} engine, as `fathom tree {} --depth {} --width {} --files {} --threads {} --phases {}` runs it:\n# each job a thread on its own files; the {} phase is the one fio times.\n",
+        tree_engine(jobs),
+        s.dir,
+        s.shape.depth,
+        s.shape.width,
+        s.shape.files,
+        s.threads,
+        phases.join(","),
+        s.fio.as_ref().map_or("", |f| f.timed.name()),
+    );
+    Translation {
+        toml,
+        notes,
+        replay: None,
+        tree: Some(tree),
+    }
 }
 
 fn tree_engine(jobs: &[Job]) -> &'static str {
