@@ -649,7 +649,7 @@ fn rates_of_a_mixed_job_are_per_direction_as_in_fio() {
                         ours.0
                     );
                 }
-                Some(n) => {
+                Some(_) => {
                     assert!(close(a, b), "{}: fathom {fathom:?} fio {fio:?}", ours.0);
                 }
                 // The free direction goes as fast as it can.

@@ -55,7 +55,7 @@ pub fn parse(
     stem: &str,
     overrides: &Overrides,
 ) -> Result<Vec<WorkloadSpec>, UsageError> {
-    let at = |span: std::ops::Range<usize>, msg: String| {
+    let at = |span: Span, msg: String| {
         UsageError(format!("{source}:{}: {msg}", line_of(text, span.start)))
     };
     if let Some((name, _)) = overrides.streams.first() {
@@ -73,160 +73,215 @@ pub fn parse(
             .to_string();
         UsageError(format!("{source}:{line}: {msg}"))
     })?;
-
-    let mut defaults: Option<&DeTable> = None;
-    let mut sweep: Sweep = Vec::new();
-    let mut sweep_spans = Vec::new();
-    let mut workloads: Vec<(String, &DeTable, std::ops::Range<usize>)> = Vec::new();
-    for (key, value) in doc.get_ref() {
-        let table = |what: &str| {
-            value
-                .get_ref()
-                .as_table()
-                .ok_or_else(|| at(key.span(), format!("{what} must be a table")))
-        };
-        match key.get_ref().as_ref() {
-            "defaults" => defaults = Some(table("[defaults]")?),
-            "sweep" => {
-                for (var, list) in table("[sweep]")? {
-                    let values = list.get_ref().as_array().ok_or_else(|| {
-                        at(
-                            var.span(),
-                            format!("sweep.{}: must be a list", var.get_ref()),
-                        )
-                    })?;
-                    if values.is_empty() {
-                        return Err(at(
-                            var.span(),
-                            format!("sweep.{}: empty list", var.get_ref()),
-                        ));
-                    }
-                    let values = values
-                        .iter()
-                        .map(|v| {
-                            scalar(v)
-                                .map_err(|m| at(v.span(), format!("sweep.{}: {m}", var.get_ref())))
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    sweep.push((var.get_ref().to_string(), values));
-                    sweep_spans.push(Some(var.span()));
-                }
-            }
-            "workload" => {
-                for (wname, body) in table("[workload]")? {
-                    let body = body.get_ref().as_table().ok_or_else(|| {
-                        at(
-                            wname.span(),
-                            format!("workload.{} must be a table", wname.get_ref()),
-                        )
-                    })?;
-                    workloads.push((wname.get_ref().to_string(), body, wname.span()));
-                }
-            }
-            other => {
-                return Err(at(
-                    key.span(),
-                    format!(
-                        "unknown section '{other}' (expected [defaults], [sweep], [workload.NAME])"
-                    ),
-                ));
-            }
-        }
-    }
+    let mut layout = Layout::of(doc.get_ref(), &at)?;
     for (var, values) in &overrides.sweep {
-        if let Some(i) = sweep.iter().position(|(v, _)| v == var) {
-            sweep.remove(i);
-            sweep_spans.remove(i);
+        if let Some(i) = layout.sweep.iter().position(|(v, _)| v == var) {
+            layout.sweep.remove(i);
+            layout.sweep_spans.remove(i);
         }
-        sweep.push((var.clone(), values.clone()));
-        sweep_spans.push(None);
+        layout.sweep.push((var.clone(), values.clone()));
+        layout.sweep_spans.push(None);
     }
-    plan::check_size(&sweep, workloads.len()).map_err(|m| UsageError(format!("{source}: {m}")))?;
-
+    plan::check_size(&layout.sweep, layout.workloads.len())
+        .map_err(|m| UsageError(format!("{source}: {m}")))?;
     let empty = DeTable::default();
-    let defaults = defaults.unwrap_or(&empty);
-    if workloads.is_empty() {
-        workloads.push((stem.to_string(), &empty, 0..0));
+    if layout.workloads.is_empty() {
+        layout.workloads.push(Workload {
+            name: stem.to_string(),
+            body: &empty,
+            span: 0..0,
+        });
     }
     let mut specs = Vec::new();
-    for (wname, body, wspan) in &workloads {
-        for (key, _) in body.iter() {
-            if sweep
+    for workload in &layout.workloads {
+        for (key, _) in workload.body.iter() {
+            let swept = layout
+                .sweep
                 .iter()
-                .any(|(v, _)| knobs::normalize(v) == knobs::normalize(key.get_ref()))
-            {
+                .any(|(v, _)| knobs::normalize(v) == knobs::normalize(key.get_ref()));
+            if swept {
                 return Err(at(
                     key.span(),
                     format!(
-                        "workload.{wname}.{}: also swept in [sweep]; set it in one place",
+                        "workload.{}.{}: also swept in [sweep]; set it in one place",
+                        workload.name,
                         key.get_ref()
                     ),
                 ));
             }
         }
-        for bindings in plan::expand(&sweep) {
-            let mut b = SpecBuilder::new(crate::spec::WorkloadSpec::defaults(Vec::new()));
-            b.spec.name = wname.clone();
-            let mut targets = None;
-            let mut name_given = false;
-            let mut streams: Vec<(String, &DeTable)> = Vec::new();
-            for (section, table) in [("defaults", defaults), ("workload", *body)] {
-                for (key, value) in table.iter() {
-                    let k = key.get_ref().as_ref();
-                    if section == "workload" && k == "stream" {
-                        streams = stream_tables(value, wname, &at)?;
-                        continue;
-                    }
-                    let label = if section == "defaults" {
-                        format!("defaults.{k}")
-                    } else {
-                        format!("workload.{wname}.{k}")
-                    };
-                    let fail = |m: String| at(value.span(), format!("{label}: {m}"));
-                    if matches!(k, "targets" | "target") {
-                        targets = Some(string_list(value, &bindings).map_err(fail)?);
-                        continue;
-                    }
-                    set_knob(&mut b, k, key.span(), value, &label, &bindings, &at)?;
-                    name_given |= k == "name";
-                }
-                if section == "defaults" {
-                    apply_sweep(&mut b, &bindings, &sweep_spans, &at)?;
-                }
-            }
-            for (k, v) in &overrides.knobs {
-                b.set(k, v).map_err(|m| flag_error(k, m))?;
-            }
-            if !name_given {
-                b.spec.name = plan::point_name(&b.spec.name, &bindings);
-            }
-            let targets = if overrides.targets.is_empty() {
-                targets.unwrap_or_default()
-            } else {
-                overrides.targets.clone()
-            };
-            if targets.is_empty() {
-                return Err(at(
-                    wspan.clone(),
-                    format!(
-                        "workload {wname}: no targets (set targets = [...] in [defaults] or give them on the command line)"
-                    ),
-                ));
-            }
-            let base = b.clone();
-            let mut spec = b.finish();
-            set_targets(&mut spec, &targets);
-            for (sname, table) in &streams {
-                let stream = stream_spec(
-                    &base, wname, sname, table, &targets, &bindings, overrides, &at,
-                )?;
-                spec.streams.push(stream);
-            }
-            crate::spec::seed_streams_apart(&mut spec.streams);
-            specs.push(spec);
+        for bindings in plan::expand(&layout.sweep) {
+            specs.push(layout.point(workload, &bindings, overrides, &at)?);
         }
     }
     Ok(specs)
+}
+
+type Span = std::ops::Range<usize>;
+
+/// A job file's tables: `[defaults]`, `[sweep]` (with where each list is)
+/// and the `[workload.NAME]` tables in file order.
+struct Layout<'a> {
+    defaults: Option<&'a DeTable<'a>>,
+    sweep: Sweep,
+    sweep_spans: Vec<Option<Span>>,
+    workloads: Vec<Workload<'a>>,
+}
+
+/// A `[workload.NAME]` table.
+struct Workload<'a> {
+    name: String,
+    body: &'a DeTable<'a>,
+    span: Span,
+}
+
+impl<'a> Layout<'a> {
+    fn of(
+        doc: &'a DeTable<'a>,
+        at: &impl Fn(Span, String) -> UsageError,
+    ) -> Result<Layout<'a>, UsageError> {
+        let mut layout = Layout {
+            defaults: None,
+            sweep: Vec::new(),
+            sweep_spans: Vec::new(),
+            workloads: Vec::new(),
+        };
+        for (key, value) in doc {
+            let table = |what: &str| {
+                value
+                    .get_ref()
+                    .as_table()
+                    .ok_or_else(|| at(key.span(), format!("{what} must be a table")))
+            };
+            match key.get_ref().as_ref() {
+                "defaults" => layout.defaults = Some(table("[defaults]")?),
+                "sweep" => {
+                    for (var, list) in table("[sweep]")? {
+                        let values = sweep_values(var.get_ref(), var.span(), list, at)?;
+                        layout.sweep.push((var.get_ref().to_string(), values));
+                        layout.sweep_spans.push(Some(var.span()));
+                    }
+                }
+                "workload" => {
+                    for (name, body) in table("[workload]")? {
+                        let body = body.get_ref().as_table().ok_or_else(|| {
+                            at(
+                                name.span(),
+                                format!("workload.{} must be a table", name.get_ref()),
+                            )
+                        })?;
+                        layout.workloads.push(Workload {
+                            name: name.get_ref().to_string(),
+                            body,
+                            span: name.span(),
+                        });
+                    }
+                }
+                other => {
+                    return Err(at(
+                        key.span(),
+                        format!(
+                            "unknown section '{other}' (expected [defaults], [sweep], [workload.NAME])"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(layout)
+    }
+
+    /// The spec of `workload` at one point of the sweep: `[defaults]`, the
+    /// sweep's values, the workload's own table, then the command line.
+    fn point(
+        &self,
+        workload: &Workload,
+        bindings: &Bindings,
+        overrides: &Overrides,
+        at: &impl Fn(Span, String) -> UsageError,
+    ) -> Result<WorkloadSpec, UsageError> {
+        let wname = &workload.name;
+        let mut b = SpecBuilder::new(crate::spec::WorkloadSpec::defaults(Vec::new()));
+        b.spec.name = wname.clone();
+        let mut targets = None;
+        let mut name_given = false;
+        let mut streams: Vec<(String, &DeTable)> = Vec::new();
+        let empty = DeTable::default();
+        let defaults = self.defaults.unwrap_or(&empty);
+        for (section, table) in [("defaults", defaults), ("workload", workload.body)] {
+            for (key, value) in table.iter() {
+                let k = key.get_ref().as_ref();
+                if section == "workload" && k == "stream" {
+                    streams = stream_tables(value, wname, at)?;
+                    continue;
+                }
+                let label = if section == "defaults" {
+                    format!("defaults.{k}")
+                } else {
+                    format!("workload.{wname}.{k}")
+                };
+                if matches!(k, "targets" | "target") {
+                    let fail = |m: String| at(value.span(), format!("{label}: {m}"));
+                    targets = Some(string_list(value, bindings).map_err(fail)?);
+                    continue;
+                }
+                set_knob(&mut b, k, key.span(), value, &label, bindings, at)?;
+                name_given |= k == "name";
+            }
+            if section == "defaults" {
+                apply_sweep(&mut b, bindings, &self.sweep_spans, at)?;
+            }
+        }
+        for (k, v) in &overrides.knobs {
+            b.set(k, v).map_err(|m| flag_error(k, m))?;
+        }
+        if !name_given {
+            b.spec.name = plan::point_name(&b.spec.name, bindings);
+        }
+        let targets = if overrides.targets.is_empty() {
+            targets.unwrap_or_default()
+        } else {
+            overrides.targets.clone()
+        };
+        if targets.is_empty() {
+            return Err(at(
+                workload.span.clone(),
+                format!(
+                    "workload {wname}: no targets (set targets = [...] in [defaults] or give them on the command line)"
+                ),
+            ));
+        }
+        let base = b.clone();
+        let mut spec = b.finish();
+        set_targets(&mut spec, &targets);
+        for (sname, table) in &streams {
+            let stream = stream_spec(
+                &base, wname, sname, table, &targets, bindings, overrides, at,
+            )?;
+            spec.streams.push(stream);
+        }
+        crate::spec::seed_streams_apart(&mut spec.streams);
+        Ok(spec)
+    }
+}
+
+/// The values of `[sweep]`'s list `var`.
+fn sweep_values(
+    var: &str,
+    var_span: Span,
+    list: &Spanned<DeValue>,
+    at: &impl Fn(Span, String) -> UsageError,
+) -> Result<Vec<String>, UsageError> {
+    let values = list
+        .get_ref()
+        .as_array()
+        .ok_or_else(|| at(var_span.clone(), format!("sweep.{var}: must be a list")))?;
+    if values.is_empty() {
+        return Err(at(var_span, format!("sweep.{var}: empty list")));
+    }
+    values
+        .iter()
+        .map(|v| scalar(v).map_err(|m| at(v.span(), format!("sweep.{var}: {m}"))))
+        .collect()
 }
 
 /// The `[workload.NAME.stream.SNAME]` tables, in file order.
