@@ -172,6 +172,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
 /// made with the other flags (the engine, its depth, safety); each step
 /// plays the whole trace unless --runtime cuts it.
 fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<fathom::spec::WorkloadSpec> {
+    use fathom::commands::replay;
     let rest = super::WorkloadArgs {
         targets: args.workload.targets[1..].to_vec(),
         labelled: Vec::new(),
@@ -181,25 +182,22 @@ fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<fathom::spec:
     let given = |knob: &str| args.workload.knobs.given.iter().any(|(k, _)| k == knob);
     let mut specs = rest.resolve(None, false, &[])?;
     let flags = specs.remove(0);
-    let request = fathom::commands::replay::ReplayRequest {
+    let mut kept = replay::kept(&flags);
+    kept.name = "replay".into();
+    if !given("iodepth") {
+        kept.iodepth = replay::DEFAULT_IODEPTH;
+    }
+    let request = replay::ReplayRequest {
         trace: trace.into(),
-        targets: flags.targets.clone(),
         map: Vec::new(),
         speed: Some(1.0),
-        iodepth: if given("iodepth") { flags.iodepth } else { 32 },
         loops: 1,
-        runtime_s: flags.runtime_s,
         from_s: 0.0,
         to_s: None,
         wrap: false,
-        direct: flags.direct,
-        engine: flags.engine,
-        null_latency_ns: flags.null_latency_ns,
-        overwrite: flags.overwrite,
-        destroy_data: flags.destroy_data,
-        even_if_mounted: flags.even_if_mounted,
+        spec: kept,
     };
-    let mut spec = fathom::commands::replay::workload(&request)?;
+    let mut spec = replay::workload(&request)?;
     if given("ramp") {
         spec.ramp_s = flags.ramp_s;
     }

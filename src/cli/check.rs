@@ -53,9 +53,8 @@ pub struct CheckArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Replace an existing --output file that is not a fathom result.
-    #[arg(long)]
-    pub overwrite: bool,
+    #[command(flatten)]
+    pub replace: super::ReplaceOutput,
 }
 
 /// Where a baseline comes from.
@@ -116,7 +115,7 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
             .collect();
         inputs.push(&args.new);
         destination::check_not_input(path, &inputs, "the result file")?;
-        destination::check(path, args.overwrite)?;
+        destination::check(path, args.replace.overwrite)?;
     }
     let new = load_document(&args.new)?;
     let reads_history = args.against.iter().any(|b| !matches!(b, Baseline::File(_)));

@@ -13,9 +13,8 @@ pub(crate) struct MergeArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
 
-    /// Replace an existing --output file that is not a fathom result.
-    #[arg(long)]
-    pub(crate) overwrite: bool,
+    #[command(flatten)]
+    pub(crate) replace: super::ReplaceOutput,
 
     /// Warn when the hosts started measuring further apart than this.
     #[arg(long, default_value = "1s", value_parser = parse_tolerance)]
@@ -41,9 +40,8 @@ pub(crate) struct CompareArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
 
-    /// Replace an existing --output file that is not a fathom result.
-    #[arg(long)]
-    pub(crate) overwrite: bool,
+    #[command(flatten)]
+    pub(crate) replace: super::ReplaceOutput,
 }
 
 pub(crate) fn parse_compare_format(s: &str) -> Result<report::compare::Layout, String> {
@@ -67,16 +65,15 @@ pub(crate) struct ReportArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
 
-    /// Replace an existing --output file that is not a fathom result.
-    #[arg(long)]
-    pub(crate) overwrite: bool,
+    #[command(flatten)]
+    pub(crate) replace: super::ReplaceOutput,
 }
 
 pub(crate) fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output {
         let inputs: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
         destination::check_not_input(path, &inputs, "the result file")?;
-        destination::check(path, args.overwrite)?;
+        destination::check(path, args.replace.overwrite)?;
     }
     let report = load_report(&args.files)?;
     if report.is_empty() {
@@ -112,7 +109,7 @@ pub(crate) fn load_document(path: &Path) -> Result<Document, UsageError> {
 pub(crate) fn compare_command(args: &CompareArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output {
         destination::check_not_input(path, &[&args.a, &args.b], "the result file")?;
-        destination::check(path, args.overwrite)?;
+        destination::check(path, args.replace.overwrite)?;
     }
     let a = load_report(std::slice::from_ref(&args.a))?;
     let b = load_report(std::slice::from_ref(&args.b))?;
@@ -143,7 +140,7 @@ pub(crate) fn merge_command(args: &MergeArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.output {
         let inputs: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
         destination::check_not_input(path, &inputs, "the result file")?;
-        destination::check(path, args.overwrite)?;
+        destination::check(path, args.replace.overwrite)?;
     }
     let mut documents: Vec<Document> = Vec::with_capacity(args.files.len());
     for path in &args.files {

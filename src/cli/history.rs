@@ -150,8 +150,8 @@ pub enum Action {
         format: String,
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<PathBuf>,
-        #[arg(long)]
-        overwrite: bool,
+        #[command(flatten)]
+        replace: super::ReplaceOutput,
     },
     /// Remove runs by id.
     Remove {
@@ -171,8 +171,8 @@ pub enum Action {
         format: String,
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<PathBuf>,
-        #[arg(long)]
-        overwrite: bool,
+        #[command(flatten)]
+        replace: super::ReplaceOutput,
     },
 }
 
@@ -287,9 +287,9 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
         Action::Export {
             format,
             output,
-            overwrite,
+            replace,
         } => {
-            checked(output.as_deref(), *overwrite)?;
+            checked(output.as_deref(), replace.overwrite)?;
             let text = match format.as_str() {
                 "csv" => fathom::report::history::csv(&h.list(&filter).map_err(usage)?)?,
                 _ => {
@@ -325,9 +325,9 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
         Action::Trend {
             format,
             output,
-            overwrite,
+            replace,
         } => {
-            checked(output.as_deref(), *overwrite)?;
+            checked(output.as_deref(), replace.overwrite)?;
             let runs = runs(&mut h, &filter)?;
             let text = match format.as_str() {
                 "html" => fathom::report::history::trend_html(&runs)?,

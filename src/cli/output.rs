@@ -23,6 +23,14 @@ pub struct WriteFlags {
     pub even_if_mounted: bool,
 }
 
+/// `--overwrite` of the commands whose one file is their --output.
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct ReplaceOutput {
+    /// Replace an existing --output file that is not a fathom result.
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
 #[derive(Args, Debug, Default)]
 pub struct OutputArgs {
     /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) fio-json+ (with fio's latency bins, as fio's json+), fio-normal (fio's text output) or fio-terse (fio's --minimal line, version 3). Default: the --output file's extension (.json, .csv, .md, .html), else text.

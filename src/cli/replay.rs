@@ -6,7 +6,7 @@ use super::driver::Driver;
 use super::knob_args::knob;
 use clap::Args;
 use fathom::commands::replay::{self, ReplayRequest};
-use fathom::spec::EngineKind;
+use fathom::spec::{EngineKind, WorkloadSpec};
 use fathom::util::error::UsageError;
 use fathom::util::units;
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ pub struct ReplayArgs {
     as_fast_as_possible: bool,
 
     /// Most I/Os in flight per target.
-    #[arg(long, value_name = "N", default_value = "32", value_parser = knob("iodepth", |s| s.iodepth))]
+    #[arg(long, value_name = "N", default_value_t = replay::DEFAULT_IODEPTH, value_parser = knob("iodepth", |s| s.iodepth))]
     iodepth: u32,
 
     /// Play the trace (or its --from/--to part) N times, one after the
@@ -105,23 +105,25 @@ fn parse_speed(text: &str) -> Result<f64, String> {
 }
 
 pub fn replay_command(args: &ReplayArgs) -> anyhow::Result<i32> {
+    let mut spec = WorkloadSpec::defaults(args.targets.clone());
+    spec.name = "replay".into();
+    spec.iodepth = args.iodepth;
+    spec.runtime_s = args.runtime;
+    spec.direct = !args.buffered;
+    spec.engine = args.engine;
+    spec.null_latency_ns = args.null_latency.unwrap_or(0);
+    spec.overwrite = args.write.overwrite;
+    spec.destroy_data = args.write.destroy_data;
+    spec.even_if_mounted = args.write.even_if_mounted;
     let request = ReplayRequest {
         trace: args.trace.clone(),
-        targets: args.targets.clone(),
         map: args.map.clone(),
         speed: (!args.as_fast_as_possible).then_some(args.speed),
-        iodepth: args.iodepth,
         loops: args.loops,
-        runtime_s: args.runtime,
         from_s: args.from,
         to_s: args.to,
         wrap: args.wrap,
-        direct: !args.buffered,
-        engine: args.engine,
-        null_latency_ns: args.null_latency.unwrap_or(0),
-        overwrite: args.write.overwrite,
-        destroy_data: args.write.destroy_data,
-        even_if_mounted: args.write.even_if_mounted,
+        spec,
     };
     let spec = replay::workload(&request)?;
     fathom::run::claim_targets(std::slice::from_ref(&spec));

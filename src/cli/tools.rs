@@ -41,9 +41,8 @@ pub struct MetaArgs {
     #[arg(long, value_name = "SIZE")]
     pub block: Option<String>,
 
-    /// Replace an existing --output file that is not a fathom result.
-    #[arg(long)]
-    pub overwrite: bool,
+    #[command(flatten)]
+    pub replace: super::ReplaceOutput,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -67,7 +66,7 @@ pub fn meta_command(args: &MetaArgs) -> anyhow::Result<i32> {
             .unwrap_or(0),
     };
     meta::validate(&spec)?;
-    let driver = Driver::start(&args.output, args.overwrite)?;
+    let driver = Driver::start(&args.output, args.replace.overwrite)?;
     let mut document = driver.session().document().clone();
     let board = driver.session().board();
     let result = meta::run(&spec, &driver.stop, board.as_deref())?;
@@ -90,9 +89,8 @@ pub struct SeqreadArgs {
     #[arg(long)]
     pub size: Option<String>,
 
-    /// Replace an existing --output file that is not a fathom result.
-    #[arg(long)]
-    pub overwrite: bool,
+    #[command(flatten)]
+    pub replace: super::ReplaceOutput,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -136,7 +134,7 @@ pub fn seqread_command(args: &SeqreadArgs) -> anyhow::Result<i32> {
         engine: EngineKind::Sync,
         ..base
     };
-    let driver = Driver::start(&args.output, args.overwrite)?;
+    let driver = Driver::start(&args.output, args.replace.overwrite)?;
     let mut document = driver.session().run(&[uncached, cached], &mut |_| Ok(()))?;
     // The cached figure is meant to come from the page cache.
     for w in document.workloads_mut() {

@@ -4,7 +4,7 @@
 //! workers follow the trace (`trace::script`).
 
 use crate::spec::replay::ReplaySpec;
-use crate::spec::{EngineKind, RwMode, WorkloadSpec};
+use crate::spec::{RwMode, WorkloadSpec};
 use crate::trace::Trace;
 use crate::trace::file::DeviceIos;
 use crate::util::error::UsageError;
@@ -17,28 +17,43 @@ use std::sync::Arc;
 /// I/Os are not late for fathom's own reasons.
 pub const LEAD_S: f64 = 0.01;
 
+/// Replay's depth when none is given: a trace's bursts need room to be
+/// issued when they are due (fio's replay is closed-loop at its iodepth).
+pub const DEFAULT_IODEPTH: u32 = 32;
+
 /// What to replay and how, as asked.
 #[derive(Debug, Clone)]
 pub struct ReplayRequest {
     pub trace: PathBuf,
-    pub targets: Vec<String>,
     /// DEVICE=TARGET pairs: which of the trace's devices each target plays.
     pub map: Vec<(String, String)>,
     /// None: as fast as possible.
     pub speed: Option<f64>,
-    pub iodepth: u32,
     pub loops: u32,
-    pub runtime_s: Option<f64>,
     pub from_s: f64,
     pub to_s: Option<f64>,
     pub wrap: bool,
-    pub direct: bool,
-    pub engine: EngineKind,
-    /// The null engine's time per I/O.
-    pub null_latency_ns: u64,
-    pub overwrite: bool,
-    pub destroy_data: bool,
-    pub even_if_mounted: bool,
+    /// The workload settings the replay runs with ([`kept`]): its
+    /// targets, depth, engine, direct I/O, time limit and write
+    /// permissions. What it does comes from the trace.
+    pub spec: WorkloadSpec,
+}
+
+/// The settings of `job` a replay of a trace keeps: its targets, name,
+/// depth, engine, direct I/O, time limit and write permissions; what the
+/// job would have done itself is not.
+pub fn kept(job: &WorkloadSpec) -> WorkloadSpec {
+    let mut spec = WorkloadSpec::defaults(job.targets.clone());
+    spec.name = job.name.clone();
+    spec.iodepth = job.iodepth;
+    spec.runtime_s = job.runtime_s;
+    spec.direct = job.direct;
+    spec.engine = job.engine;
+    spec.null_latency_ns = job.null_latency_ns;
+    spec.overwrite = job.overwrite;
+    spec.destroy_data = job.destroy_data;
+    spec.even_if_mounted = job.even_if_mounted;
+    spec
 }
 
 /// The workload that plays `request`, its trace read and windowed.
@@ -87,7 +102,7 @@ fn playing(request: &ReplayRequest, trace: Arc<Trace>) -> Result<WorkloadSpec, U
     if trace.all().ios == 0 {
         return fail(format!("{name}: no I/O between --from and --to"));
     }
-    let devices = assign(&trace, &request.targets, &request.map, &name)?;
+    let devices = assign(&trace, &request.spec.targets, &request.map, &name)?;
     let played: Vec<DeviceIos> = devices
         .iter()
         .filter_map(|d| trace.device(d))
@@ -95,8 +110,7 @@ fn playing(request: &ReplayRequest, trace: Arc<Trace>) -> Result<WorkloadSpec, U
         .collect();
     let ops = |count: fn(&DeviceIos) -> u64| played.iter().map(count).sum::<u64>();
     let (reads, writes, trims) = (ops(|d| d.reads), ops(|d| d.writes), ops(|d| d.trims));
-    let mut spec = WorkloadSpec::defaults(request.targets.clone());
-    spec.name = "replay".into();
+    let mut spec = request.spec.clone();
     (spec.rw, spec.rwmix_read) = match (reads, writes, trims) {
         (_, 0, 0) => (RwMode::RandRead, 100),
         (0, _, 0) => (RwMode::RandWrite, 0),
@@ -104,7 +118,7 @@ fn playing(request: &ReplayRequest, trace: Arc<Trace>) -> Result<WorkloadSpec, U
         (_, 0, _) => (RwMode::RandTrim, 0),
         _ => (RwMode::TrimWrite, 0),
     };
-    if request.direct
+    if spec.direct
         && let Some(io) = played
             .iter()
             .filter_map(|d| d.first_unaligned)
@@ -122,15 +136,7 @@ fn playing(request: &ReplayRequest, trace: Arc<Trace>) -> Result<WorkloadSpec, U
         ));
     }
     spec.bs = trace.alignment().max(512);
-    spec.iodepth = request.iodepth;
-    spec.runtime_s = request.runtime_s;
     spec.ramp_s = LEAD_S;
-    spec.direct = request.direct;
-    spec.engine = request.engine;
-    spec.null_latency_ns = request.null_latency_ns;
-    spec.overwrite = request.overwrite;
-    spec.destroy_data = request.destroy_data;
-    spec.even_if_mounted = request.even_if_mounted;
     let extent = played.iter().map(|d| d.extent).max().unwrap_or(0);
     let extent = extent.div_ceil(spec.bs).max(1) * spec.bs;
     spec.size = (!request.wrap).then_some(extent);
@@ -160,26 +166,16 @@ pub fn of_job(
 ) -> Result<WorkloadSpec, UsageError> {
     let request = ReplayRequest {
         trace: trace.path().to_path_buf(),
-        targets: job.targets.clone(),
         map: Vec::new(),
         speed,
-        iodepth: job.iodepth,
         loops: 1,
-        runtime_s: job.runtime_s,
         from_s: 0.0,
         to_s: None,
         wrap: false,
-        direct: job.direct,
-        engine: job.engine,
-        null_latency_ns: job.null_latency_ns,
-        overwrite: job.overwrite,
-        destroy_data: job.destroy_data,
-        even_if_mounted: job.even_if_mounted,
+        spec: kept(job),
     };
     check(&request)?;
-    let mut spec = playing(&request, trace)?;
-    spec.name = job.name.clone();
-    Ok(spec)
+    playing(&request, trace)
 }
 
 /// Which trace device each target plays: those `--map` names, the rest in
