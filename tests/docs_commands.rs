@@ -312,6 +312,13 @@ fn run_page(page: &str, at_least: usize) {
             };
             args.push(word);
         }
+        // A job file's sweep of depths is run at its two ends only (a
+        // depth list on the command line replaces the file's).
+        if sub == "run"
+            && let Some(depths) = args.iter().find_map(|a| swept_depths(a))
+        {
+            args.extend(["--iodepth".to_string(), depths]);
+        }
         for (flag, value) in shorter(sub, args.iter().any(|a| a == "--verify")) {
             let given = |a: &String| a == flag || a.starts_with(&format!("{flag}="));
             if !args.iter().any(given) {
@@ -340,4 +347,20 @@ fn run_page(page: &str, at_least: usize) {
         ran += 1;
     }
     assert!(ran >= at_least, "{page}: {ran} commands found");
+}
+
+/// `first,last` of the depths the job file at `path` sweeps, if it is one
+/// that sweeps them.
+fn swept_depths(path: &str) -> Option<String> {
+    if !path.ends_with(".toml") {
+        return None;
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let list = text.lines().find_map(|l| l.strip_prefix("iodepth = ["))?;
+    let depths: Vec<&str> = list
+        .trim_end_matches(']')
+        .split(',')
+        .map(str::trim)
+        .collect();
+    Some(format!("{},{}", depths.first()?, depths.last()?))
 }
