@@ -909,3 +909,144 @@ fn strided_zones_read_what_fio_reads_in_its_order() {
     let fio = fio_read_offsets(&job, dir.path());
     assert_eq!(ours, fio, "the same offsets in the same order");
 }
+
+/// The logs a job asks for are written where fio writes them and named as
+/// fio 3.33 names them; stderr stays empty (tools that run fio take a line
+/// there for a failure), a second run's history line included. The run is
+/// kept in the history unless `--no-history` or FATHOM_NO_HISTORY says no.
+#[test]
+fn the_logs_a_job_asks_for_are_written_as_fio_names_them_and_stderr_stays_empty() {
+    let dir = tempdir();
+    let link = fio_link(dir.path());
+    let args = |data: &Path| -> Vec<String> {
+        [
+            "--name=lg".to_string(),
+            format!("--filename={}", data.display()),
+            "--size=4m".into(),
+            "--rw=randread".into(),
+            "--bs=4k".into(),
+            "--runtime=1".into(),
+            "--time_based".into(),
+            "--write_bw_log=lg".into(),
+            "--write_lat_log=lg".into(),
+            "--write_iops_log=lg".into(),
+            "--log_avg_msec=1000".into(),
+            "--output-format=json".into(),
+        ]
+        .to_vec()
+    };
+    let logs_in = |d: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".log"))
+            .collect();
+        names.sort();
+        names
+    };
+    let ours = dir.path().join("ours");
+    let xdg = dir.path().join("xdg");
+    std::fs::create_dir_all(&ours).unwrap();
+    for round in 0..2 {
+        let out = Command::new(&link)
+            .current_dir(&ours)
+            .env("XDG_DATA_HOME", &xdg)
+            .args(args(&ours.join("lg.dat")))
+            .output()
+            .unwrap();
+        json_of(&out, "fathom as fio");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "",
+            "round {round}: stderr"
+        );
+    }
+    assert!(
+        xdg.join("fathom/history.db").exists(),
+        "the runs are kept in the history"
+    );
+    let written = logs_in(&ours);
+    assert_eq!(
+        written,
+        ["lg_bw.1.log", "lg_clat.1.log", "lg_iops.1.log", "lg_lat.1.log"],
+        "{written:?}"
+    );
+    for log in &written {
+        let text = std::fs::read_to_string(ours.join(log)).unwrap();
+        let first = text.lines().next().unwrap_or_default();
+        assert_eq!(first.split(", ").count(), 5, "{log}: {first}");
+    }
+    // Out of the history, by switch and by the environment.
+    for (switch, env) in [(Some("--no-history"), None), (None, Some("1"))] {
+        let quiet = dir.path().join("quiet");
+        let mut command = Command::new(&link);
+        command
+            .current_dir(&ours)
+            .env("XDG_DATA_HOME", &quiet)
+            .args(switch)
+            .args(args(&ours.join("lg.dat")));
+        if let Some(v) = env {
+            command.env("FATHOM_NO_HISTORY", v);
+        }
+        json_of(&command.output().unwrap(), "fathom as fio, no history");
+        assert!(!quiet.join("fathom/history.db").exists(), "{switch:?} {env:?}");
+    }
+    if !fio_installed() {
+        eprintln!("SKIP: fio is not installed: the log names are not compared with its own");
+        return;
+    }
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir_all(&theirs).unwrap();
+    succeeded(
+        &Command::new("fio")
+            .current_dir(&theirs)
+            .args(args(&theirs.join("lg.dat")))
+            .output()
+            .unwrap(),
+    );
+    let fios = logs_in(&theirs);
+    // fio's slat log has no counterpart: fathom does not time submission
+    // apart from completion.
+    let expected: Vec<&String> = fios.iter().filter(|n| !n.contains("slat")).collect();
+    assert_eq!(written.iter().collect::<Vec<_>>(), expected, "fio wrote {fios:?}");
+}
+
+/// An existing file fathom did not create is written only when the fio
+/// command line says so in words fio's parser leaves alone: the refusal
+/// names them, and each works.
+#[test]
+fn an_existing_file_is_written_only_when_said_in_words_fio_leaves_alone() {
+    let dir = tempdir();
+    let link = fio_link(dir.path());
+    let data = dir.path().join("existing.dat");
+    std::fs::write(&data, vec![7u8; 1 << 20]).unwrap();
+    let args = [
+        "--name=w".to_string(),
+        format!("--filename={}", data.display()),
+        "--size=1m".into(),
+        "--rw=write".into(),
+        "--output-format=json".into(),
+    ];
+    let refused = Command::new(&link).args(&args).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("FATHOM_OVERWRITE=1") && err.contains("--fathom-overwrite"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&data).unwrap(), vec![7u8; 1 << 20]);
+    let by_switch = Command::new(&link)
+        .arg("--fathom-overwrite")
+        .args(&args)
+        .output()
+        .unwrap();
+    json_of(&by_switch, "--fathom-overwrite");
+    std::fs::write(&data, vec![7u8; 1 << 20]).unwrap();
+    let by_env = Command::new(&link)
+        .env("FATHOM_OVERWRITE", "1")
+        .args(&args)
+        .output()
+        .unwrap();
+    json_of(&by_env, "FATHOM_OVERWRITE=1");
+    assert_ne!(std::fs::read(&data).unwrap(), vec![7u8; 1 << 20]);
+}

@@ -66,7 +66,7 @@ impl<'a> Driver<'a> {
         }
         let document = &document;
         emit(document, self.output)?;
-        super::history::remember(document, &self.output.history);
+        super::history::remember_and_say(document, &self.output.history);
         for problem in document.problems() {
             eprintln!("fathom: {problem}");
         }

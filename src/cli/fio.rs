@@ -27,6 +27,13 @@ Usage: fathom fio [options] [job options] <job file(s)>
   --readonly           refuse jobs that write
   --version, --help
 
+fathom's own (fio's parser claims neither):
+  --fathom-overwrite   let the jobs write files that exist and that fathom
+                       did not create (or set FATHOM_OVERWRITE=1)
+  --no-history         keep the run out of fathom's history (or set
+                       FATHOM_NO_HISTORY=1); the history says nothing on
+                       stderr either way, as fio prints nothing there
+
 What fathom does differently for an option is said on stderr as a note; an
 option it does not carry out is refused with its reason (docs/fio-options.md).
 ";
@@ -41,6 +48,9 @@ pub fn called_as_fio(program: &std::ffi::OsStr) -> bool {
 /// Runs fio's command line `args`; returns the exit code.
 pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
     let mut command = cmdline::parse(args)?;
+    command.overwrite |= destination::overwrite_from_env();
+    command.no_history |= std::env::var("FATHOM_NO_HISTORY")
+        .is_ok_and(|v| matches!(v.as_str(), "1" | "yes" | "true"));
     match command.action {
         FioAction::Help => {
             print!("{HELP}");
@@ -95,12 +105,21 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
     if command.action == FioAction::ParseOnly {
         return Ok(0);
     }
-    fathom::run::check_plan(&specs)?;
+    fathom::run::check_plan(&specs).map_err(in_fios_words)?;
     fathom::run::claim_targets(&specs);
     let output = fio_output(&command)?;
     let driver = Driver::start(&output, specs.iter().any(|s| s.overwrite))?;
     let document = driver.session().run(&specs, &mut |_| Ok(()))?;
     emit_as_fio(&command, &document, &driver)
+}
+
+/// A refusal as fio's command line can answer it: `--overwrite` is a job
+/// option of fio's, with another meaning.
+fn in_fios_words(e: UsageError) -> UsageError {
+    UsageError(e.0.replace(
+        "pass --overwrite to write anyway",
+        "set FATHOM_OVERWRITE=1 or pass --fathom-overwrite to write anyway",
+    ))
 }
 
 /// Tools that run fio take anything on its stderr for an error: the notes
@@ -141,6 +160,9 @@ fn emit_as_fio(
     document: &fathom::result::Document,
     driver: &Driver,
 ) -> anyhow::Result<i32> {
+    // The logs the jobs ask for, where fio writes them (said nowhere, as
+    // fio says nothing of them).
+    fathom::report::fio_logs::write(document, std::path::Path::new("."))?;
     let report = Report::single(document.clone(), "fio");
     let mut rendered = String::new();
     for format in &command.outputs {
@@ -158,7 +180,13 @@ fn emit_as_fio(
         }
         None => print!("{rendered}"),
     }
-    super::history::remember(document, &Default::default());
+    let history = super::history::HistoryArgs {
+        no_history: command.no_history,
+        ..Default::default()
+    };
+    // Kept in the history alone: tools that run fio take a line on stderr
+    // for a failure.
+    let _ = super::history::remember(document, &history);
     for problem in document.problems() {
         eprintln!("fathom: {problem}");
     }

@@ -61,13 +61,13 @@ const EARLIER: usize = 5;
 /// Keeps `document` in the history (unless `--no-history`) and says how
 /// each workload did against its last runs there. A history that cannot
 /// be written is said, not fatal: the result was written already.
-pub fn remember(document: &Document, args: &HistoryArgs) {
+pub fn remember(document: &Document, args: &HistoryArgs) -> Vec<String> {
     if args.no_history || document.results.is_empty() {
-        return;
+        return Vec::new();
     }
     let path = match store_path(args.history.as_deref()) {
         Ok(path) => path,
-        Err(e) => return eprintln!("fathom: history not updated: {}", e.0),
+        Err(e) => return vec![format!("history not updated: {}", e.0)],
     };
     let stored = History::open(&path).and_then(|mut h| {
         let id = h.record(document, &args.tags)?;
@@ -81,14 +81,20 @@ pub fn remember(document: &Document, args: &HistoryArgs) {
         ))
     });
     match stored {
-        Ok((id, earlier)) => {
-            for e in earlier {
-                for line in fathom::report::change::against_earlier(id, &e) {
-                    eprintln!("fathom: {}", fathom::report::printable(&line));
-                }
-            }
-        }
-        Err(e) => eprintln!("fathom: history not updated: {e}"),
+        Ok((id, earlier)) => earlier
+            .iter()
+            .flat_map(|e| fathom::report::change::against_earlier(id, e))
+            .map(|line| fathom::report::printable(&line).to_string())
+            .collect(),
+        Err(e) => vec![format!("history not updated: {e}")],
+    }
+}
+
+/// Remembers the result and says on stderr how it compares with the runs
+/// before it.
+pub fn remember_and_say(document: &Document, args: &HistoryArgs) {
+    for line in remember(document, args) {
+        eprintln!("fathom: {line}");
     }
 }
 

@@ -119,7 +119,7 @@ pub(crate) fn mpi_finish(
     let root = kept.rank() == 0;
     let outcome = match document {
         Ok(Some(document)) => emit(&document, output).map(|()| {
-            history::remember(&document, &output.history);
+            history::remember_and_say(&document, &output.history);
             if stop.is_set() {
                 eprintln!(
                     "fathom: interrupted: the cluster document holds what every rank measured before it{}",

@@ -175,7 +175,15 @@ pub fn from_fio_command(command: &mut fio::cmdline::FioCommand) -> Result<Resolv
         return Ok(tree_of(t, false));
     }
     let source = "fio's command line (as translated)";
-    let specs = jobfile::parse(&t.toml, source, "fio", &jobfile::Overrides::default())?;
+    let overrides = jobfile::Overrides {
+        knobs: command
+            .overwrite
+            .then(|| ("overwrite".to_string(), "true".to_string()))
+            .into_iter()
+            .collect(),
+        ..Default::default()
+    };
+    let specs = jobfile::parse(&t.toml, source, "fio", &overrides)?;
     if t.replay.is_none() {
         for spec in &specs {
             spec.validate()?;

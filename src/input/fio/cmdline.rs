@@ -41,6 +41,11 @@ pub struct FioCommand {
     pub action: FioAction,
     /// `--readonly`: a job that writes is refused.
     pub readonly: bool,
+    /// `--fathom-overwrite` (or FATHOM_OVERWRITE=1): the jobs may write
+    /// files that exist and that fathom did not create.
+    pub overwrite: bool,
+    /// `--no-history` (or FATHOM_NO_HISTORY=1).
+    pub no_history: bool,
     /// What fathom does differently for an fio option given (one line each).
     pub notes: Vec<String>,
 }
@@ -134,6 +139,8 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
         output: None,
         action: FioAction::Run,
         readonly: false,
+        overwrite: false,
+        no_history: false,
         notes: Vec::new(),
     };
     let mut files: Vec<PathBuf> = Vec::new();
@@ -180,6 +187,9 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
                 Err(p) => problems.push(p),
             },
             "parse-only" => command.action = FioAction::ParseOnly,
+            // fathom's own, named so that fio's parser claims neither.
+            "fathom-overwrite" => command.overwrite = true,
+            "no-history" => command.no_history = true,
             "readonly" => command.readonly = true,
             "minimal" => command.outputs.push(FioOutput::Terse),
             "output" => match value(true) {
