@@ -968,7 +968,12 @@ fn the_logs_a_job_asks_for_are_written_as_fio_names_them_and_stderr_stays_empty(
     let written = logs_in(&ours);
     assert_eq!(
         written,
-        ["lg_bw.1.log", "lg_clat.1.log", "lg_iops.1.log", "lg_lat.1.log"],
+        [
+            "lg_bw.1.log",
+            "lg_clat.1.log",
+            "lg_iops.1.log",
+            "lg_lat.1.log"
+        ],
         "{written:?}"
     );
     for log in &written {
@@ -989,7 +994,10 @@ fn the_logs_a_job_asks_for_are_written_as_fio_names_them_and_stderr_stays_empty(
             command.env("FATHOM_NO_HISTORY", v);
         }
         json_of(&command.output().unwrap(), "fathom as fio, no history");
-        assert!(!quiet.join("fathom/history.db").exists(), "{switch:?} {env:?}");
+        assert!(
+            !quiet.join("fathom/history.db").exists(),
+            "{switch:?} {env:?}"
+        );
     }
     if !fio_installed() {
         eprintln!("SKIP: fio is not installed: the log names are not compared with its own");
@@ -1008,7 +1016,11 @@ fn the_logs_a_job_asks_for_are_written_as_fio_names_them_and_stderr_stays_empty(
     // fio's slat log has no counterpart: fathom does not time submission
     // apart from completion.
     let expected: Vec<&String> = fios.iter().filter(|n| !n.contains("slat")).collect();
-    assert_eq!(written.iter().collect::<Vec<_>>(), expected, "fio wrote {fios:?}");
+    assert_eq!(
+        written.iter().collect::<Vec<_>>(),
+        expected,
+        "fio wrote {fios:?}"
+    );
 }
 
 /// An existing file fathom did not create is written only when the fio
@@ -1049,4 +1061,57 @@ fn an_existing_file_is_written_only_when_said_in_words_fio_leaves_alone() {
         .unwrap();
     json_of(&by_env, "FATHOM_OVERWRITE=1");
     assert_ne!(std::fs::read(&data).unwrap(), vec![7u8; 1 << 20]);
+}
+
+/// numjobs as fio reports it: each clone's options say the job's numjobs,
+/// and a group's report line counts its jobs (fio-plot reads both).
+#[test]
+fn numjobs_is_reported_as_fio_reports_it() {
+    let dir = tempdir();
+    let link = fio_link(dir.path());
+    let data = dir.path().join("n.dat");
+    let common = [
+        format!("--filename={}", data.display()),
+        "--size=1m".into(),
+        "--rw=randread".into(),
+        "--runtime=1".into(),
+        "--time_based".into(),
+    ];
+    let json = json_of(
+        &Command::new(&link)
+            .args(["--name=n", "--numjobs=2", "--output-format=json"])
+            .args(&common)
+            .output()
+            .unwrap(),
+        "fathom as fio, numjobs=2",
+    );
+    let said: Vec<&str> = json["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["job options"]["numjobs"].as_str().unwrap())
+        .collect();
+    assert_eq!(said, ["2", "2"]);
+    let text = Command::new(&link)
+        .args(["--name=g", "--numjobs=4", "--group_reporting"])
+        .args(&common)
+        .output()
+        .unwrap();
+    succeeded(&text);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("g: (groupid=0, jobs=4)"), "{text}");
+    if !fio_installed() {
+        eprintln!("SKIP: fio is not installed: not compared with its own report");
+        return;
+    }
+    let fio = Command::new("fio")
+        .args(["--name=g", "--numjobs=4", "--group_reporting"])
+        .args(&common)
+        .output()
+        .unwrap();
+    succeeded(&fio);
+    assert!(
+        String::from_utf8_lossy(&fio.stdout).contains("g: (groupid=0, jobs=4)"),
+        "fio 3.33 says it so"
+    );
 }

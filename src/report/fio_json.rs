@@ -79,8 +79,18 @@ pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
                         jobs.push(job(&name, group, &merged, plus)?);
                     } else {
                         for w in &s.streams {
-                            let name = format!("{prefix}{}", fio_jobname(&w.spec));
-                            jobs.push(job(&name, group, w, plus)?);
+                            let jobname = fio_jobname(&w.spec);
+                            let name = format!("{prefix}{jobname}");
+                            let mut one = job(&name, group, w, plus)?;
+                            // Each clone says the numjobs of its job, as
+                            // fio's do.
+                            let clones = s
+                                .streams
+                                .iter()
+                                .filter(|c| fio_jobname(&c.spec) == jobname)
+                                .count();
+                            one["job options"]["numjobs"] = json!(clones.to_string());
+                            jobs.push(one);
                         }
                     }
                     add_disks(&mut disks, &s.disks);

@@ -82,9 +82,18 @@ fn job_block(out: &mut String, job: &Value, when: &str) {
         return;
     }
     let error = u(&job["error"]);
+    // A group's report counts its jobs; a job's own, itself.
+    let options = &job["job options"];
+    let jobs = match options["group_reporting"].as_str() {
+        Some("1") => options["numjobs"]
+            .as_str()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1u32),
+        _ => 1,
+    };
     let _ = writeln!(
         out,
-        "{}: (groupid={}, jobs=1): err={error:2}: pid=0: {when}",
+        "{}: (groupid={}, jobs={jobs}): err={error:2}: pid=0: {when}",
         job["jobname"].as_str().unwrap_or(""),
         u(&job["groupid"]),
     );
