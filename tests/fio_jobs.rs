@@ -1002,3 +1002,53 @@ fn one_file_named_two_ways_is_one_target() {
         common::refused(&["fio", job.to_str().unwrap()], "writing the same region");
     }
 }
+
+/// fio spreads a job's size over the files `filename` names: two files of
+/// 4 MiB for size=8m, 2,048 writes of 4k in all, as fio 3.33 does.
+#[test]
+fn a_jobs_size_is_spread_over_the_files_it_names() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[j]\nfilename=fa.dat:fb.dat\nsize=8m\nbs=4k\nrw=randwrite\nioengine=psync\n",
+    );
+    let (fathom, doc) = fathom_jobs(&job, dir.path());
+    let writes: u64 = fathom.iter().map(|j| j.2).sum();
+    assert_eq!(writes, 2048, "{fathom:?}");
+    let bytes: u64 = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| u(&j["write"]["io_bytes"]))
+        .sum();
+    assert_eq!(bytes, 8 << 20);
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    assert_eq!(fio.iter().map(|j| j.2).sum::<u64>(), writes, "fio {fio:?}");
+    for file in ["fa.dat", "fb.dat"] {
+        let len = std::fs::metadata(dir.path().join(file)).unwrap().len();
+        assert_eq!(len, 4 << 20, "fio's {file}");
+    }
+}
+
+/// time_based with both size and filesize runs for its whole runtime,
+/// going round the file, as fio 3.33 does (fio's own falloc.fio is such a
+/// job).
+#[test]
+fn time_based_holds_with_size_and_filesize() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[j]\nfilename=f.dat\nrw=write\nbs=64k\nsize=8m\nfilesize=8m\ntime_based\nruntime=2\n",
+    );
+    let (fathom, doc) = fathom_jobs(&job, dir.path());
+    let ran_ms = u(&doc["jobs"][0]["job_runtime"]);
+    assert!(ran_ms >= 1900, "ran {ran_ms} ms: {fathom:?}");
+    // More than one pass of 128 writes: it went round the file.
+    assert!(fathom[0].2 > 128, "{fathom:?}");
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    assert!(fio[0].2 > 128, "fio {fio:?}");
+}

@@ -274,7 +274,15 @@ impl Job {
     /// `nrfiles` files of `filesize` (or `size / nrfiles`) each: fathom's
     /// `size` is per target, and each file is a target.
     pub(super) fn files_of_their_own(&mut self) -> Result<(), String> {
+        let parse = |v: &str| crate::util::units::parse_size(v).map_err(|e| format!("size: {e}"));
         if self.nrfiles <= 1 && self.filesize.is_none() {
+            // fio spreads a job's size over the files filename names.
+            if self.files.len() > 1
+                && let Some(total) = self.knob("size").map(str::to_string)
+            {
+                let each = parse(&total)? / self.files.len() as u64;
+                self.set("size", each.to_string());
+            }
             return Ok(());
         }
         if !self.files.is_empty() {
@@ -286,22 +294,22 @@ impl Job {
             }
             // Each named file is filesize long; size, if given, is the
             // job's I/O over them all.
+            // A time-bound job goes round them until its time is up.
             let each = self.filesize.take().expect("checked above");
-            if let Some(total) = self.knob("size").map(str::to_string) {
-                let total =
-                    crate::util::units::parse_size(&total).map_err(|e| format!("size: {e}"))?;
-                self.set("io_size", (total / self.files.len() as u64).to_string());
+            if let Some(total) = self.knob("size").map(str::to_string)
+                && !self.time_based
+            {
+                self.set(
+                    "io_size",
+                    (parse(&total)? / self.files.len() as u64).to_string(),
+                );
             }
             self.set("size", each);
             return Ok(());
         }
         let per_file = match (self.filesize.take(), self.knob("size")) {
             (Some(each), _) => each,
-            (None, Some(total)) => {
-                let total =
-                    crate::util::units::parse_size(total).map_err(|e| format!("size: {e}"))?;
-                (total / u64::from(self.nrfiles)).to_string()
-            }
+            (None, Some(total)) => (parse(total)? / u64::from(self.nrfiles)).to_string(),
             (None, None) => return Err("nrfiles needs size or filesize".into()),
         };
         self.set("size", per_file);

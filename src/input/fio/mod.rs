@@ -390,6 +390,13 @@ fn settle_files(job: &mut Job, at: &str, said: &mut Said) {
             job.name, job.nrfiles
         ));
     }
+    if job.files.len() > 1 && job.runtime {
+        said.note(format!(
+            "job {}: filename names {} files: fathom runs a worker per file, each at iodepth, where fio goes round the files with one",
+            job.name,
+            job.files.len()
+        ));
+    }
     if job.file_op.is_none() && job.nrfiles > MAX_NRFILES {
         said.problem(format!(
             "{at}: nrfiles={}: at most {MAX_NRFILES} files (fathom runs a worker per file)",
