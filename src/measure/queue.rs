@@ -16,11 +16,13 @@ pub struct QueueDepths {
 }
 
 impl QueueDepths {
-    /// An I/O was submitted with `in_flight` I/Os (itself included) out.
+    /// `n` I/Os went to the kernel together, leaving `in_flight` I/Os
+    /// (theirs included) out: as fio counts its `IO depths`, each I/O at
+    /// the depth its submission left.
     #[inline]
-    pub fn submitted_at(&mut self, in_flight: u32) {
+    pub fn submitted_at(&mut self, in_flight: u32, n: u32) {
         let bucket = (31 - in_flight.max(1).leading_zeros()).min(6);
-        self.in_flight[bucket as usize] += 1;
+        self.in_flight[bucket as usize] += u64::from(n);
     }
 
     /// One submission carried `n` I/Os.
@@ -69,7 +71,7 @@ mod tests {
     fn buckets_are_fios() {
         let mut q = QueueDepths::default();
         for depth in [1, 2, 3, 4, 7, 8, 16, 31, 32, 64, 500] {
-            q.submitted_at(depth);
+            q.submitted_at(depth, 1);
         }
         assert_eq!(q.in_flight, [1, 2, 2, 1, 2, 1, 2]);
         let buckets: Vec<usize> = [0, 1, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 1000]

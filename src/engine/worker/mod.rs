@@ -467,9 +467,9 @@ impl<'a> Job<'a> {
             if let (true, Some(at)) = (booked, issued_at) {
                 self.issued(at, dir, due, offset, len);
             }
-            let in_flight = (self.slots.len() - self.free.len()) as u32;
-            self.totals.queue.submitted_at(in_flight);
             if let (true, Some(at)) = (self.submits_on_queue, issued_at) {
+                let in_flight = (self.slots.len() - self.free.len()) as u32;
+                self.totals.queue.submitted_at(in_flight, 1);
                 self.slots[slot as usize].submitted_at = at;
                 self.totals.queue.submission(1);
                 // Such an engine enters the kernel as it queues: the time
@@ -877,7 +877,10 @@ impl<'a> Job<'a> {
     fn submit(&mut self) -> std::io::Result<()> {
         let submit_time = Instant::now();
         if !self.batch.is_empty() {
-            self.totals.queue.submission(self.batch.len() as u32);
+            let n = self.batch.len() as u32;
+            let in_flight = (self.slots.len() - self.free.len()) as u32;
+            self.totals.queue.submitted_at(in_flight, n);
+            self.totals.queue.submission(n);
         }
         for &slot in &self.batch {
             self.slots[slot as usize].submitted_at = submit_time;
