@@ -20,8 +20,9 @@ mod toml;
 use crate::util::error::UsageError;
 use ini::{Opt, Section, read_sections};
 use job::{Action, Job};
-use options::{apply, check_values, section_at, target_size};
+use options::{check_values, section_at, target_size};
 use std::path::{Path, PathBuf};
+use table::apply;
 use toml::render;
 
 /// A fio job file as a fathom job file, and how the two differ.
@@ -643,8 +644,7 @@ fn replay_of(jobs: &mut [Job], notes: &mut Vec<String>) -> Result<Option<FioRepl
 #[cfg(test)]
 mod tests {
     use super::ini::{expand_expressions, machine, strip_comment};
-    use super::options::did_you_mean;
-    use super::table::OPTIONS;
+    use super::table::{OPTIONS, did_you_mean};
     use super::*;
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

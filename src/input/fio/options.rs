@@ -1,10 +1,9 @@
-//! fio's options, one by one: what each does to a job (`apply`, by the
-//! row of `table::OPTIONS`), the translations of those that need their
-//! own, and the values each takes.
+//! fio's options, one by one: the translations of those that need their
+//! own (each named in its row of `table::OPTIONS`), and the values each
+//! takes.
 
 use super::ini::Opt;
 use super::job::{Action, Job};
-use super::table::{Form, How};
 use crate::spec::EngineKind;
 
 /// The problems fathom would find in a job's knobs once translated, each
@@ -141,48 +140,8 @@ pub(super) fn seconds(v: &str) -> String {
     }
 }
 
-/// What `opt` does to `job`, as its row of the option table says.
-pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
-    let key = opt.key.as_str();
-    let Some(row) = super::table::find(key) else {
-        let hint = match did_you_mean(key) {
-            Some(known) => format!(" (did you mean '{known}'?)"),
-            None => " (not an fio option)".to_string(),
-        };
-        return Err(format!("option '{key}' is not supported{hint}"));
-    };
-    match row.how {
-        How::Knob(knob, form) => {
-            let v = match form {
-                Form::AsIs => value(opt)?.to_string(),
-                Form::Flag => flag(opt)?.to_string(),
-                Form::NotFlag => (!flag(opt)?).to_string(),
-                Form::Seconds => seconds(value(opt)?),
-                Form::Microseconds => microseconds(value(opt)?),
-                Form::Count => count(opt)?.to_string(),
-                Form::SameForBoth => same_for_reads_and_writes(opt)?.to_string(),
-            };
-            job.set(knob, v);
-            Ok(Action::Done)
-        }
-        How::With(translate) => translate(job, opt),
-        How::Note => Ok(Action::Note(format!("{key} is accepted: {}", row.doc))),
-        How::Refuse => unsupported(opt, &format!(": {}", row.doc)),
-    }
-}
-
-fn unsupported(opt: &Opt, why: &str) -> Result<Action, String> {
+pub(super) fn unsupported(opt: &Opt, why: &str) -> Result<Action, String> {
     Err(format!("option '{}' is not supported{why}", opt.key))
-}
-
-/// The fio option closest to `key`, if one is close enough to be a typo.
-pub(super) fn did_you_mean(key: &str) -> Option<&'static str> {
-    super::table::OPTIONS
-        .iter()
-        .map(|row| (strsim::jaro_winkler(key, row.name), row.name))
-        .filter(|(score, _)| *score > 0.85)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| k)
 }
 
 /// fio's engines and fathom's for each; `true` where fathom's runs the way
@@ -910,8 +869,6 @@ pub(super) fn kb_base(_: &mut Job, opt: &Opt) -> Result<Action, String> {
     if opt.value.as_deref() != Some("1024") {
         return unsupported(opt, " other than 1024 (fathom's k is 1024)");
     }
-    Ok(Action::Note(format!(
-        "kb_base is accepted: {}",
-        super::table::find("kb_base").map_or("", |row| row.doc)
-    )))
+    // Accepted: the row's note says so.
+    Ok(Action::Done)
 }

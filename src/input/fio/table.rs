@@ -9,7 +9,9 @@
 
 use super::ini::Opt;
 use super::job::{Action, Job};
-use super::options as translate;
+use super::options::{
+    self as translate, count, flag, microseconds, same_for_reads_and_writes, seconds, value,
+};
 use crate::spec::WorkloadSpec;
 
 /// What fathom does with an fio option, as docs/fio-options.md says it.
@@ -171,6 +173,52 @@ pub fn written(spec: &WorkloadSpec) -> Vec<(&'static str, String)> {
         .iter()
         .filter_map(|o| Some((o.name, o.written?(spec)?)))
         .collect()
+}
+
+/// What `opt` does to `job`, as its row of the option table says.
+pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
+    let key = opt.key.as_str();
+    let Some(row) = find(key) else {
+        let hint = match did_you_mean(key) {
+            Some(known) => format!(" (did you mean '{known}'?)"),
+            None => " (not an fio option)".to_string(),
+        };
+        return Err(format!("option '{key}' is not supported{hint}"));
+    };
+    match row.how {
+        How::Knob(knob, form) => {
+            let v = match form {
+                Form::AsIs => value(opt)?.to_string(),
+                Form::Flag => flag(opt)?.to_string(),
+                Form::NotFlag => (!flag(opt)?).to_string(),
+                Form::Seconds => seconds(value(opt)?),
+                Form::Microseconds => microseconds(value(opt)?),
+                Form::Count => count(opt)?.to_string(),
+                Form::SameForBoth => same_for_reads_and_writes(opt)?.to_string(),
+            };
+            job.set(knob, v);
+            Ok(Action::Done)
+        }
+        // An accepted option's own check passes it with the row's note.
+        How::With(translate) => match translate(job, opt)? {
+            Action::Done if row.handling == Handling::Accepted => {
+                Ok(Action::Note(format!("{key} is accepted: {}", row.doc)))
+            }
+            done => Ok(done),
+        },
+        How::Note => Ok(Action::Note(format!("{key} is accepted: {}", row.doc))),
+        How::Refuse => translate::unsupported(opt, &format!(": {}", row.doc)),
+    }
+}
+
+/// The fio option closest to `key`, if one is close enough to be a typo.
+pub(super) fn did_you_mean(key: &str) -> Option<&'static str> {
+    OPTIONS
+        .iter()
+        .map(|row| (strsim::jaro_winkler(key, row.name), row.name))
+        .filter(|(score, _)| *score > 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
 }
 
 /// How fio's JSON names the engine a spec runs on.
