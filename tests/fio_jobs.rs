@@ -1052,3 +1052,28 @@ fn time_based_holds_with_size_and_filesize() {
     };
     assert!(fio[0].2 > 128, "fio {fio:?}");
 }
+
+/// A dry run of file-operation jobs prints the plan and touches nothing:
+/// fio's filecreate-ioengine.fio made 183,261 files before it was stopped.
+#[test]
+fn a_dry_run_of_file_operation_jobs_makes_nothing() {
+    let dir = tempdir();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    let job = job_file(
+        dir.path(),
+        &format!(
+            "[global]\nioengine=filecreate\ndirectory={}\nnrfiles=50\nfilesize=4k\n[c]\n",
+            tree.display()
+        ),
+    );
+    let out = fathom()
+        .args(["run", job.to_str().unwrap(), "--dry-run"])
+        .output()
+        .unwrap();
+    succeeded(&out);
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(plan.starts_with("plan: 1 tree run"), "{plan}");
+    assert!(plan.contains("50 files per directory"), "{plan}");
+    assert_eq!(std::fs::read_dir(&tree).unwrap().count(), 0, "{plan}");
+}

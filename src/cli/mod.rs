@@ -209,7 +209,7 @@ pub fn main() -> i32 {
         }
         Some(Command::Run(args)) if args.mpi.mpi => mpi_run(&args),
         Some(Command::Run(args)) => match args.asked() {
-            Ok(Asked::Tree(spec)) => tree::run_fio_tree(&spec, &args.output),
+            Ok(Asked::Tree(spec)) => tree::run_fio_tree(&spec, &args.output, args.dry_run),
             Ok(Asked::Workloads(specs)) => run_command(&args, specs),
             Err(e) => Err(e.into()),
         },

@@ -191,8 +191,27 @@ pub(super) fn measure(
 
 /// fio's file-operation jobs (`ioengine=filecreate` and the like) as
 /// the tree run they translate to, for `fathom run JOB.fio`.
-pub(super) fn run_fio_tree(spec: &TreeSpec, output: &OutputArgs) -> anyhow::Result<i32> {
+pub(super) fn run_fio_tree(
+    spec: &TreeSpec,
+    output: &OutputArgs,
+    dry_run: bool,
+) -> anyhow::Result<i32> {
     let phases = tree::check(spec, false)?;
+    if dry_run {
+        // The plan only: nothing is made, opened or removed.
+        let names: Vec<&str> = phases.iter().map(|p| p.name()).collect();
+        println!(
+            "plan: 1 tree run in {}: {} thread{}, depth {}, width {}, {} files per directory; phases {}",
+            spec.dir,
+            spec.threads,
+            if spec.threads == 1 { "" } else { "s" },
+            spec.shape.depth,
+            spec.shape.width,
+            spec.shape.files,
+            names.join(", ")
+        );
+        return Ok(0);
+    }
     let driver = Driver::start(output, false)?;
     let document = measure(spec, &phases, false, &driver)?;
     driver.finish(&document, document.failure.is_some())
