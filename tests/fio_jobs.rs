@@ -1077,3 +1077,33 @@ fn a_dry_run_of_file_operation_jobs_makes_nothing() {
     assert!(plan.contains("50 files per directory"), "{plan}");
     assert_eq!(std::fs::read_dir(&tree).unwrap().count(), 0, "{plan}");
 }
+
+/// `new_group` starts a reporting group: with group_reporting, the writer
+/// and the reader that waits for it are two jobs in two groups, as fio
+/// 3.33 reports them (its waitfor.fio and exitwhat.fio are such files).
+#[test]
+fn new_group_reports_its_jobs_apart() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[global]\nfilename=ng.dat\nsize=8m\nbs=64k\ngroup_reporting\n\
+         [w]\nrw=write\n[r]\nnew_group\nwait_for=w\nrw=read\n",
+    );
+    let (fathom, doc) = fathom_jobs(&job, dir.path());
+    let groups: Vec<u64> = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| u(&j["groupid"]))
+        .collect();
+    assert_eq!(
+        fathom,
+        [("w".to_string(), 0, 128), ("r".to_string(), 128, 0)],
+        "{doc}"
+    );
+    assert_eq!(groups, [0, 1]);
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    assert_eq!(fio, fathom);
+}

@@ -66,7 +66,13 @@ pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
         } else {
             String::new()
         };
-        for (group, result) in doc.results.iter().enumerate() {
+        // fio's group ids: one per workload, and one more at each stream
+        // that starts a new reporting group (`new_group`).
+        let mut group = 0;
+        for (n, result) in doc.results.iter().enumerate() {
+            if n > 0 {
+                group += 1;
+            }
             match result {
                 RunResult::Workload(w) => {
                     jobs.push(job(&format!("{prefix}{}", w.spec.name), group, w, plus)?);
@@ -74,11 +80,23 @@ pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
                 }
                 RunResult::Streams(s) => {
                     let grouped = s.streams.iter().any(|w| w.spec.group_reporting);
-                    if let Some(merged) = s.as_one_workload().filter(|_| grouped) {
-                        let name = format!("{prefix}{}", fio_jobname(&merged.spec));
-                        jobs.push(job(&name, group, &merged, plus)?);
+                    let parts = reporting_groups(&s.streams);
+                    if grouped {
+                        for (k, part) in parts.iter().enumerate() {
+                            group += usize::from(k > 0);
+                            let merged = crate::result::streams::StreamsResult::new(
+                                s.spec.clone(),
+                                part.to_vec(),
+                            )
+                            .map_err(anyhow::Error::msg)?
+                            .as_one_workload()
+                            .expect("a group has a stream");
+                            let name = format!("{prefix}{}", fio_jobname(&merged.spec));
+                            jobs.push(job(&name, group, &merged, plus)?);
+                        }
                     } else {
-                        for w in &s.streams {
+                        for (i, w) in s.streams.iter().enumerate() {
+                            group += usize::from(i > 0 && w.spec.new_group);
                             let jobname = fio_jobname(&w.spec);
                             let name = format!("{prefix}{jobname}");
                             let mut one = job(&name, group, w, plus)?;
@@ -157,6 +175,21 @@ pub(super) fn disk_counts(d: &Value) -> [u64; 7] {
         "in_queue",
     ]
     .map(|k| count_in(&d[k]))
+}
+
+/// The streams in their reporting groups: a new one at each stream that
+/// starts one (fio's `new_group`).
+fn reporting_groups(streams: &[WorkloadResult]) -> Vec<&[WorkloadResult]> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, w) in streams.iter().enumerate() {
+        if i > 0 && w.spec.new_group {
+            parts.push(&streams[start..i]);
+            start = i;
+        }
+    }
+    parts.push(&streams[start..]);
+    parts
 }
 
 /// The job options every job shares, as fio lists its [global] section;

@@ -365,6 +365,14 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     ),
+    Knob::switch(
+        "new_group",
+        "fio outputs: this stream starts a new reporting group (fio's new_group): with --group-reporting, it and the streams after it are one job apart from those before",
+        |b, v| {
+            b.spec.new_group = parse_bool(v)?;
+            Ok(())
+        },
+    ),
     Knob::value(
         "percentile_list",
         "LIST",

@@ -237,6 +237,11 @@ pub struct WorkloadSpec {
     /// `group_reporting` does (`--group-reporting`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub group_reporting: bool,
+    /// This stream starts a new reporting group in fio's outputs (fio's
+    /// `new_group`): with `group_reporting`, it and the streams after it
+    /// are reported apart from those before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_group: bool,
     /// The percentiles fio's JSON lists (`--percentile-list`, fio's
     /// `percentile_list`); empty: fio's default list.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -663,6 +668,7 @@ impl WorkloadSpec {
             sqpoll: false,
             completion_wait: CompletionWait::Auto,
             group_reporting: false,
+            new_group: false,
             percentile_list: Vec::new(),
             clone_of: None,
             fsync: 0,

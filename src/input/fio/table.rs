@@ -515,7 +515,7 @@ pub static OPTIONS: &[FioOption] = &[
     accepted("ss_interval", "10", "fio 3.36 and later: fathom judges steadiness after every second").with(translate::steadystate_check_interval),
     accepted("per_job_logs", "1", "fathom writes the bandwidth, latency and IOPS logs with a line per second, and no histogram logs; every I/O is in its JSON histograms"),
     knob("group_reporting", "group_reporting", Form::Flag, "1", "`--group-reporting`").written(|s| s.group_reporting.then(|| "1".to_string())),
-    accepted("new_group", "1", "reporting only"),
+    knob("new_group", "new_group", Form::Flag, "1", "`new_group` on its stream: a reporting group of its own in fio's outputs (with group_reporting, one job per group)"),
     accepted("stats", "1", "reporting only: fathom measures every I/O and the disk's counters"),
     translated("write_bw_log", translate::log, "x", "`--write-bw-log`: NAME_bw.N.log from the per-second figures (`fathom fio` too)"),
     translated("write_lat_log", translate::log, "x", "`--write-lat-log`: NAME_lat.N.log and NAME_clat.N.log (mean per line)"),
