@@ -1107,3 +1107,39 @@ fn new_group_reports_its_jobs_apart() {
     };
     assert_eq!(fio, fathom);
 }
+
+/// An I/O rate with several block sizes is fio's bandwidth at the smallest
+/// (its HOWTO): rate_iops=500,200 over 4k to 64k blocks does far fewer I/Os
+/// than 500 and 200 a second, in fio and in fathom alike, and the
+/// translation says so.
+#[test]
+fn an_io_rate_over_several_block_sizes_is_a_bandwidth_at_the_smallest() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[j]\nfilename=rb.dat\nsize=16m\nioengine=psync\nrw=randrw\nrwmixread=70\n\
+         bssplit=4k/50:16k/30:64k/20\nrate_iops=500,200\nruntime=2\ntime_based\n",
+    );
+    let explained = fathom()
+        .args(["run", job.to_str().unwrap(), "--explain"])
+        .output()
+        .unwrap();
+    succeeded(&explained);
+    let text = String::from_utf8_lossy(&explained.stdout);
+    assert!(text.contains("rate_read = \"2048000/s\""), "{text}");
+    assert!(text.contains("rate_write = \"819200/s\""), "{text}");
+    let (fathom, _) = fathom_jobs(&job, dir.path());
+    // 2 MB/s of reads over a mean read of 19.6k is about 100 a second; 500
+    // a second would be 1,000 in the 2 s.
+    let (reads, writes) = (fathom[0].1, fathom[0].2);
+    assert!((100..=320).contains(&reads), "{fathom:?}");
+    assert!((40..=130).contains(&writes), "{fathom:?}");
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    eprintln!("fio {fio:?}, fathom {fathom:?}");
+    assert!(
+        fio[0].1 < 500 && fio[0].2 < 250,
+        "fio rates by bandwidth too: {fio:?}"
+    );
+}

@@ -246,10 +246,43 @@ impl Job {
 
     /// fio rates each direction: a job of one direction has fathom's rate
     /// for its I/Os, a mixed one a rate per direction.
-    pub(super) fn rates_as_knobs(&mut self) {
-        let Some((read, write, one_value)) = self.rates.take() else {
-            return;
+    pub(super) fn rates_as_knobs(&mut self) -> Option<String> {
+        let (read, write, one_value) = self.rates.take()?;
+        // fio rates a job of several block sizes by the smallest (its
+        // HOWTO): an I/O rate is a bandwidth at that size.
+        let split = self
+            .knob("bssplit")
+            .and_then(|v| v.parse::<crate::spec::BlockSizeSplit>().ok());
+        let mut said = Vec::new();
+        let mut by_smallest = |rate: Option<String>, reads: bool| -> Option<String> {
+            let rate = rate?;
+            let shares = split
+                .as_ref()
+                .map(|s| if reads { &s.read } else { &s.write });
+            let Some(shares) = shares.filter(|s| s.len() > 1) else {
+                return Some(rate);
+            };
+            let Ok(iops) = rate.parse::<f64>() else {
+                return Some(rate);
+            };
+            let smallest = shares.iter().map(|b| b.bs).min().unwrap_or(4096);
+            let bytes = (iops * smallest as f64).round() as u64;
+            said.push(format!(
+                "{} {rate}/s x {} = {}/s",
+                if reads { "reads" } else { "writes" },
+                crate::util::units::format_bytes(smallest),
+                crate::util::units::format_bytes(bytes)
+            ));
+            Some(format!("{bytes}/s"))
         };
+        let (read, write) = (by_smallest(read, true), by_smallest(write, false));
+        let said = (!said.is_empty()).then(|| {
+            format!(
+                "job {}: an I/O rate with several block sizes is fio's bandwidth at the smallest size, so fewer I/Os a second than the rate: {}",
+                self.name,
+                said.join(", ")
+            )
+        });
         let mixed = matches!(self.knob("rw"), Some("readwrite" | "randrw"));
         let reads = !matches!(self.knob("rw"), Some("write" | "randwrite"));
         if one_value && !mixed {
@@ -260,7 +293,7 @@ impl Job {
                     None => self.set("rate_iops", rate),
                 }
             }
-            return;
+            return said;
         }
         // A rate of a direction the job does not issue does nothing in fio.
         if let Some(r) = read.filter(|_| reads) {
@@ -269,6 +302,7 @@ impl Job {
         if let Some(w) = write.filter(|_| mixed || !reads) {
             self.set("rate_write", w);
         }
+        said
     }
 
     /// `nrfiles` files of `filesize` (or `size / nrfiles`) each: fathom's

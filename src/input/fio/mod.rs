@@ -120,7 +120,7 @@ pub fn spec_of_options<'a>(
         };
         let _ = apply(&mut job, &opt);
     }
-    job.rates_as_knobs();
+    let _ = job.rates_as_knobs();
     let mut builder = SpecBuilder::new(WorkloadSpec::defaults(job.targets()));
     for (knob, value) in &job.knobs {
         let _ = builder.set(knob, value);
@@ -360,7 +360,9 @@ fn settle(job: &mut Job, at: &str, said: &mut Said) {
     if let Some(n) = job.verify_phase() {
         said.note(n);
     }
-    job.rates_as_knobs();
+    if let Some(n) = job.rates_as_knobs() {
+        said.note(n);
+    }
     if let Some(every) = job.think_every.take()
         && job.knob("think_time").is_some()
     {

@@ -440,7 +440,7 @@ pub static OPTIONS: &[FioOption] = &[
     translated("rate", translate::rate, "10m", "`--rate-bw`; in a mixed job, or as a pair (`1m,500k`, `,500k`), `--rate-read` and `--rate-write`: fio rates each direction").written(|s| s.rate_bw.map(|r| r.to_string())),
     accepted("rate_min", "1", "fathom does not end a job that falls behind its rate: it counts each late I/O against the schedule"),
     accepted("ratemin", "1", "as rate_min"),
-    translated("rate_iops", translate::rate, "500", "`--rate-iops`; in a mixed job, or as a pair (`500,100`, `,100`), `--rate-read` and `--rate-write`: fio rates each direction").written(|s| s.rate_iops.map(|r| (r.round() as u64).to_string())),
+    translated("rate_iops", translate::rate, "500", "`--rate-iops`; in a mixed job, or as a pair (`500,100`, `,100`), `--rate-read` and `--rate-write`: fio rates each direction; with several block sizes, a bandwidth at the smallest, as fio rates it").written(|s| s.rate_iops.map(|r| (r.round() as u64).to_string())),
     accepted("rate_iops_min", "1", "fathom does not end a job that falls behind its rate: it counts each late I/O against the schedule"),
     translated("rate_process", translate::rate_process, "poisson", "`--arrivals even` (linear) or `--arrivals poisson` (exponential gaps of mean 1/rate)"),
     refused("rate_ignore_thinktime", "1", "not supported"),
