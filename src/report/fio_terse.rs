@@ -113,6 +113,10 @@ fn direction(out: &mut String, d: &Value) {
         .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, u(v))))
         .collect();
     listed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if listed.is_empty() {
+        // A direction without I/O: fio lists its percentiles at 0.
+        listed = super::fio_json::PERCENTILES.iter().map(|p| (*p, 0)).collect();
+    }
     for i in 0..PERCENTILE_FIELDS {
         let _ = match listed.get(i) {
             Some((p, ns)) => write!(out, ";{p:.6}%={}", ns / 1000),
@@ -178,6 +182,8 @@ mod tests {
         assert_eq!(fields[14], "97", "clat max in µs");
         assert_eq!(fields[17], "1.000000%=4");
         assert_eq!(fields[36], "0%=0");
+        // The writes, which did nothing: fio's list, at 0.
+        assert!(fields.contains(&"99.990000%=0"), "{fields:?}");
         assert_eq!(
             fields[99], "0.50%",
             "ns buckets folded into the first µs one"
