@@ -1143,3 +1143,53 @@ fn an_io_rate_over_several_block_sizes_is_a_bandwidth_at_the_smallest() {
         "fio rates by bandwidth too: {fio:?}"
     );
 }
+
+/// The migration path with a group_reporting job file: fio's JSON (one job
+/// for the group) and fathom's (the group's streams) compare, row by row,
+/// and a run without per-second figures says so.
+#[test]
+fn fios_json_of_a_reported_group_compares_with_fathoms_run() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[global]\nfilename=cmp.dat\nsize=8m\nbs=4k\nioengine=psync\nruntime=1\ntime_based\n\
+         group_reporting\n[rr]\nrw=randread\n[mixed]\nrw=randrw\n",
+    );
+    let fio = match std::process::Command::new("fio")
+        .current_dir(dir.path())
+        .args([
+            job.to_str().unwrap(),
+            "--output-format=json+",
+            "--output=fio.json",
+        ])
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("SKIP: fio cannot be run ({e}); apt-get install fio");
+            return;
+        }
+    };
+    succeeded(&fio);
+    std::fs::remove_file(dir.path().join("cmp.dat")).unwrap();
+    succeeded(
+        &fathom()
+            .current_dir(dir.path())
+            .args(["run", job.to_str().unwrap(), "-o", "fathom.json"])
+            .output()
+            .unwrap(),
+    );
+    let out = fathom()
+        .current_dir(dir.path())
+        .args(["compare", "fio.json", "fathom.json"])
+        .output()
+        .unwrap();
+    succeeded(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.contains(" rr ") && l.contains("read")),
+        "{text}"
+    );
+    assert!(text.contains("fio's JSON keeps none"), "{text}");
+}

@@ -213,6 +213,17 @@ impl Tables {
     }
 }
 
+/// The group of streams in `doc` that fio would report as one job named
+/// `name` (`group_reporting`: the first stream's job name), as that job.
+fn grouped_as_fio(doc: &crate::result::Document, name: &str) -> Option<WorkloadResult> {
+    doc.results.iter().find_map(|r| match r {
+        RunResult::Streams(s) if s.streams.iter().any(|w| w.spec.group_reporting) => s
+            .as_one_workload()
+            .filter(|one| one.spec.fio_jobname() == name),
+        _ => None,
+    })
+}
+
 /// Fills `t` with `result` beside its counterpart in `b`; what `result` is
 /// called when `b` has none.
 fn counterpart(
@@ -222,12 +233,21 @@ fn counterpart(
     notes: &mut Vec<String>,
 ) -> Result<(), String> {
     match result {
-        RunResult::Workload(wa) => b
-            .document
-            .workloads()
-            .find(|w| w.spec.name == wa.spec.name && w.spec.label() == wa.spec.label())
-            .map(|wb| workload_rows(&mut t.workloads, notes, &wa.spec.label(), wa, wb))
-            .ok_or_else(|| format!("{} ({})", wa.spec.name, wa.spec.label())),
+        RunResult::Workload(wa) => {
+            let same = b
+                .document
+                .workloads()
+                .find(|w| w.spec.name == wa.spec.name && w.spec.label() == wa.spec.label());
+            if let Some(wb) = same {
+                workload_rows(&mut t.workloads, notes, &wa.spec.label(), wa, wb);
+                return Ok(());
+            }
+            // fio's one job of a group_reporting group, against the group.
+            let group = grouped_as_fio(&b.document, &wa.spec.name)
+                .ok_or_else(|| format!("{} ({})", wa.spec.name, wa.spec.label()))?;
+            workload_rows(&mut t.workloads, notes, &wa.spec.name, wa, &group);
+            Ok(())
+        }
         RunResult::Meta(ma) => b
             .document
             .results
@@ -264,6 +284,16 @@ fn counterpart(
                         workload_rows(&mut t.workloads, notes, &name, wa, wb);
                     }
                 }
+            })
+            .or_else(|| {
+                // The group as fio reports it, against fio's one job.
+                let wa = sa
+                    .as_one_workload()
+                    .filter(|_| sa.streams.iter().any(|w| w.spec.group_reporting))?;
+                let name = wa.spec.fio_jobname();
+                let wb = b.document.workloads().find(|w| w.spec.name == name)?;
+                workload_rows(&mut t.workloads, notes, name, &wa, wb);
+                Some(())
             })
             .ok_or_else(|| format!("streams workload {}", sa.spec.name)),
         RunResult::Capacity(ca) => b

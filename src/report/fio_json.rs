@@ -91,13 +91,13 @@ pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
                             .map_err(anyhow::Error::msg)?
                             .as_one_workload()
                             .expect("a group has a stream");
-                            let name = format!("{prefix}{}", fio_jobname(&merged.spec));
+                            let name = format!("{prefix}{}", merged.spec.fio_jobname());
                             jobs.push(job(&name, group, &merged, plus)?);
                         }
                     } else {
                         for (i, w) in s.streams.iter().enumerate() {
                             group += usize::from(i > 0 && w.spec.new_group);
-                            let jobname = fio_jobname(&w.spec);
+                            let jobname = w.spec.fio_jobname();
                             let name = format!("{prefix}{jobname}");
                             let mut one = job(&name, group, w, plus)?;
                             // Each clone says the numjobs of its job, as
@@ -105,7 +105,7 @@ pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
                             let clones = s
                                 .streams
                                 .iter()
-                                .filter(|c| fio_jobname(&c.spec) == jobname)
+                                .filter(|c| c.spec.fio_jobname() == jobname)
                                 .count();
                             one["job options"]["numjobs"] = json!(clones.to_string());
                             jobs.push(one);
@@ -212,11 +212,6 @@ fn global_options(jobs: &[Value]) -> Value {
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect::<Map<String, Value>>()
         .into()
-}
-
-/// The name fio would give the job: a clone of a fio job carries the job's.
-fn fio_jobname(spec: &crate::spec::WorkloadSpec) -> &str {
-    spec.clone_of.as_deref().unwrap_or(&spec.name)
 }
 
 /// Disks of every workload, counters added per disk.

@@ -115,7 +115,10 @@ fn direction(out: &mut String, d: &Value) {
     listed.sort_by(|a, b| a.0.total_cmp(&b.0));
     if listed.is_empty() {
         // A direction without I/O: fio lists its percentiles at 0.
-        listed = super::fio_json::PERCENTILES.iter().map(|p| (*p, 0)).collect();
+        listed = super::fio_json::PERCENTILES
+            .iter()
+            .map(|p| (*p, 0))
+            .collect();
     }
     for i in 0..PERCENTILE_FIELDS {
         let _ = match listed.get(i) {

@@ -476,12 +476,18 @@ pub fn check(
 
 impl DirectionChange {
     fn filled(mut self, sa: Seconds, sb: Seconds, settings: Bootstrap) -> Self {
-        if sa.runs.iter().chain(&sb.runs).any(|(r, _)| r.len() < 2)
-            || sa.runs.is_empty()
+        let none = sa.runs.is_empty()
             || sb.runs.is_empty()
-        {
-            self.notes
-                .push("fewer than 2 seconds in a run: nothing to resample".into());
+            || sa.runs.iter().chain(&sb.runs).any(|(r, _)| r.is_empty());
+        if none || sa.runs.iter().chain(&sb.runs).any(|(r, _)| r.len() < 2) {
+            self.notes.push(
+                if none {
+                    "a run has no per-second figures (fio's JSON keeps none): nothing to resample"
+                } else {
+                    "fewer than 2 seconds in a run: nothing to resample"
+                }
+                .into(),
+            );
             return self;
         }
         let histograms = sa.histograms.is_some() && sb.histograms.is_some();

@@ -802,6 +802,11 @@ impl WorkloadSpec {
         }
     }
 
+    /// The name fio gives this job in its reports: a clone's is its job's.
+    pub fn fio_jobname(&self) -> &str {
+        self.clone_of.as_deref().unwrap_or(&self.name)
+    }
+
     pub fn label(&self) -> String {
         if let Some(replay) = &self.replay {
             return format!("replay {} {}", replay.trace_name(), replay.pace());
