@@ -313,7 +313,7 @@ fn a_mounted_partition_is_named_when_its_disk_is_the_target() {
 
 /// falloc's reads allocate a file's holes: they change the file, so they
 /// are refused under fio's --readonly, and on a file fathom did not make
-/// without --overwrite, as writes are.
+/// without --fathom-overwrite, as writes are.
 #[test]
 fn falloc_reads_change_a_file_and_are_refused_as_writes() {
     use std::os::unix::fs::MetadataExt;
@@ -334,7 +334,8 @@ fn falloc_reads_change_a_file_and_are_refused_as_writes() {
         "--ioengine=falloc",
     ];
     refused(&[&job[..], &["--readonly"]].concat(), "--readonly");
-    refused(&job, "--overwrite");
+    // In fio's words: its own --overwrite means something else.
+    refused(&job, "--fathom-overwrite");
     assert_eq!(
         std::fs::metadata(&file).unwrap().blocks(),
         blocks,
