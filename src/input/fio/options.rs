@@ -701,7 +701,9 @@ pub(super) fn continue_on_error(job: &mut Job, opt: &Opt) -> Result<Action, Stri
 pub(super) fn ignore_error(job: &mut Job, opt: &Opt) -> Result<Action, String> {
     let v = value(opt)?;
     if v.split(',').all(|list| list.trim().is_empty()) {
-        return Ok(Action::Done);
+        return Ok(Action::Note(format!(
+            "ignore_error={v} lists no errors: nothing to ignore"
+        )));
     }
     job.set("continue_on_error", "true");
     Ok(Action::Note(format!(
