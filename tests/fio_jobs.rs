@@ -219,19 +219,25 @@ fn jobs_of(doc: &Value) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
-/// Runs fio on `job` in `dir`; None (with the reason printed) without fio.
-fn fio_jobs(job: &std::path::Path, dir: &std::path::Path) -> Option<Vec<(String, u64, u64)>> {
-    let out = match std::process::Command::new("fio")
+/// Runs fio with `args` in `dir`; None (with the reason printed) without
+/// fio.
+fn run_fio(dir: &std::path::Path, args: &[&str]) -> Option<std::process::Output> {
+    match std::process::Command::new("fio")
         .current_dir(dir)
-        .args([job.to_str().unwrap(), "--output-format=json"])
+        .args(args)
         .output()
     {
-        Ok(out) => out,
+        Ok(out) => Some(out),
         Err(e) => {
             eprintln!("SKIP: fio cannot be run ({e}); apt-get install fio");
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// Runs fio on `job` in `dir`; None (with the reason printed) without fio.
+fn fio_jobs(job: &std::path::Path, dir: &std::path::Path) -> Option<Vec<(String, u64, u64)>> {
+    let out = run_fio(dir, &[job.to_str().unwrap(), "--output-format=json"])?;
     assert!(
         out.status.success(),
         "{}",
@@ -1192,20 +1198,15 @@ fn fios_json_of_a_reported_group_compares_with_fathoms_run() {
         "[global]\nfilename=cmp.dat\nsize=8m\nbs=4k\nioengine=psync\nruntime=1\ntime_based\n\
          group_reporting\n[rr]\nrw=randread\n[mixed]\nrw=randrw\n",
     );
-    let fio = match std::process::Command::new("fio")
-        .current_dir(dir.path())
-        .args([
+    let Some(fio) = run_fio(
+        dir.path(),
+        &[
             job.to_str().unwrap(),
             "--output-format=json+",
             "--output=fio.json",
-        ])
-        .output()
-    {
-        Ok(out) => out,
-        Err(e) => {
-            eprintln!("SKIP: fio cannot be run ({e}); apt-get install fio");
-            return;
-        }
+        ],
+    ) else {
+        return;
     };
     succeeded(&fio);
     std::fs::remove_file(dir.path().join("cmp.dat")).unwrap();
