@@ -109,6 +109,52 @@ fn the_same_workload_is_within_noise_and_a_slower_device_regressed() {
     );
 }
 
+/// IOPS, where more is better: a device three times slower at depth 1
+/// with no rate set does a third of the I/Os, and the gate marks the IOPS
+/// line past it (not only the latencies, whose side is the other one).
+#[test]
+fn fewer_iops_are_a_regression_past_the_gate() {
+    let dir = tempdir();
+    let unthrottled = |name: &str, latency: &str| {
+        let out = dir.path().join(name);
+        run_ok(&[
+            "run",
+            "--engine",
+            "null",
+            "--null-latency",
+            latency,
+            "--iodepth",
+            "1",
+            "--runtime",
+            "3s",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        out.to_str().unwrap().to_string()
+    };
+    let a = unthrottled("a.json", "1ms");
+    let slow = unthrottled("slow.json", "3ms");
+    let o = run(&[
+        "check",
+        &slow,
+        "--against",
+        &a,
+        "--fail-on-regression",
+        "10%",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let iops = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("IOPS"))
+        .unwrap_or_else(|| panic!("no IOPS line: {text}"));
+    match o.status.code() {
+        Some(1) => assert!(iops.ends_with("regressed, past 10%"), "{text}"),
+        // A side the host limited: inconclusive, never passed.
+        Some(2) => assert!(!iops.contains("regressed"), "{text}"),
+        other => panic!("exit {other:?}: {text}"),
+    }
+}
+
 #[test]
 fn results_of_different_workloads_are_not_compared() {
     let dir = tempdir();
