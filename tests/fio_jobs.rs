@@ -122,6 +122,37 @@ fn an_fio_job_file_runs_its_groups_in_order_and_its_jobs_together() {
     assert!(!data.exists(), "the file fathom created is removed");
 }
 
+/// What a run refuses, --explain refuses too, with the same line and
+/// nothing on stdout (fio's steadystate.fio names /dev/null; its
+/// enospc-pressure.fio opens one file direct and buffered at once).
+#[test]
+fn explain_refuses_what_a_run_refuses() {
+    let dir = tempdir();
+    for (job, problem) in [
+        (
+            "[s]\nfilename=/dev/null\nsize=1m\nrw=read\n",
+            "/dev/null: not a regular file",
+        ),
+        (
+            "[global]\nfilename=both.dat\nsize=1m\nrw=write\n[d]\ndirect=1\n[b]\ndirect=0\n",
+            "the kernel cannot keep its page cache coherent",
+        ),
+    ] {
+        let job = job_file(dir.path(), job);
+        for mode in ["--explain", "--dry-run"] {
+            let out = fathom()
+                .current_dir(dir.path())
+                .args(["run", job.to_str().unwrap(), mode])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{mode}");
+            assert!(out.stdout.is_empty(), "{mode}");
+            names_the_problem(&String::from_utf8_lossy(&out.stderr), problem);
+        }
+        assert_eq!(entries(dir.path()), ["job.fio"], "nothing written");
+    }
+}
+
 #[test]
 fn explain_prints_the_fathom_job_and_flags_override_the_file() {
     let dir = tempdir();
@@ -338,7 +369,8 @@ fn rated_clones_each_keep_the_rate() {
 }
 
 /// loops, number_ios and io_size bound the I/O as in fio: passes over
-/// size, a count of I/Os, bytes that go round the region.
+/// size, a count of I/Os (whatever the block sizes: 200 of 512 bytes or
+/// 4k, not 200 of 4k's bytes), bytes that go round the region.
 #[test]
 fn io_amounts_are_fios() {
     let dir = tempdir();
@@ -346,6 +378,7 @@ fn io_amounts_are_fios() {
         dir.path(),
         "[global]\nfilename=amounts\nsize=128k\nbs=4k\nioengine=psync\n\
          [l]\nrw=randread\nloops=2\n[n]\nstonewall\nrw=write\nnumber_ios=10\n\
+         [s]\nstonewall\nrw=randread\nsize=1m\nbssplit=512/50:4k/50\nblockalign=4k\nnumber_ios=200\n\
          [i]\nstonewall\nrw=read\nio_size=256k\n",
     );
     let Some(fio) = fio_jobs(&job, dir.path()) else {
@@ -359,9 +392,33 @@ fn io_amounts_are_fios() {
         [
             ("l".to_string(), 64, 0),
             ("n".to_string(), 0, 10),
+            ("s".to_string(), 200, 0),
             ("i".to_string(), 64, 0)
         ]
     );
+}
+
+/// A size-bound job's ramp_time is part of its pass, as in fio: the I/Os
+/// after the ramp are measured, and the pass is not begun again (fathom
+/// ramped, then did all 2,048 reads).
+#[test]
+fn a_ramp_is_part_of_a_size_bound_pass() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[r]\nfilename=ramped\nsize=8m\nbs=4k\nrw=read\nramp_time=1\nrate_iops=1000\nioengine=psync\n",
+    );
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    let (fathom, _) = fathom_jobs(&job, dir.path());
+    for (tool, jobs) in [("fio", &fio), ("fathom", &fathom)] {
+        let reads = jobs[0].1;
+        // About a second at 1,000/s went into the ramp: what is left of
+        // the 2,048 reads follows it (fewer where a busy host slowed the
+        // ramp, never the whole pass).
+        assert!((1..2048).contains(&reads), "{tool}: {jobs:?}");
+    }
 }
 
 /// Each job of fio's JSON: (jobname, [read, write] as (I/Os, bytes)).
@@ -835,6 +892,26 @@ fn the_verify_read_back_is_the_jobs_reads_as_in_fio() {
     let read = &doc["jobs"][0]["read"];
     assert_eq!(u(&read["io_bytes"]), 2 << 20, "{read}");
     assert!(u(&read["runtime"]) > 0 && f(&read["iops"]) > 0.0, "{read}");
+}
+
+/// A random writer with verify, as fio's basic-verify.fio: fio's random
+/// map writes each block once, so every block is read back (fathom drew
+/// with replacement, and verified about 63% of them).
+#[test]
+fn a_random_writer_verifies_every_block_as_in_fio() {
+    let dir = tempdir();
+    let job = job_file(
+        dir.path(),
+        "[rv]\nfilename=rv.dat\nsize=4m\nbs=4k\nrw=randwrite\ndirect=1\nioengine=io_uring\n\
+         iodepth=16\nverify=crc32c\n",
+    );
+    let Some(fio) = fio_jobs(&job, dir.path()) else {
+        return;
+    };
+    std::fs::remove_file(dir.path().join("rv.dat")).unwrap();
+    let (ours, _) = fathom_jobs(&job, dir.path());
+    assert_eq!(fio, [("rv".to_string(), 1024, 1024)]);
+    assert_eq!(ours, fio, "jobs: (name, reads, writes)");
 }
 
 /// cmdprio_percentage with cmdprio_class: that share of the I/Os at their

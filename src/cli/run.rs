@@ -160,10 +160,7 @@ impl WorkloadArgs {
             explain,
             defaults,
         })?;
-        if let Some(explained) = resolved.explained {
-            print!("{explained}");
-            return Ok(Asked::Workloads(Vec::new()));
-        }
+        let explained = resolved.explained.clone();
         let notes = resolved.notes.clone();
         let asked = match resolved.tree {
             Some(tree) => Asked::Tree(tree),
@@ -171,6 +168,14 @@ impl WorkloadArgs {
         };
         for n in &notes {
             eprintln!("note: {n}");
+        }
+        if let Some(explained) = explained {
+            // What a run would refuse, the explanation refuses too.
+            if let Asked::Workloads(specs) = &asked {
+                fathom::run::check_plan(specs)?;
+            }
+            print!("{explained}");
+            return Ok(Asked::Workloads(Vec::new()));
         }
         Ok(asked)
     }

@@ -83,6 +83,66 @@ enum Spread {
         strided: bool,
         issued: std::cell::Cell<u64>,
     },
+    /// Uniform, each block once a pass (fio's random map).
+    Shuffled(Shuffle),
+}
+
+/// Each block of `0..n` once a pass, in an order drawn afresh for each
+/// pass: a keyed Feistel permutation of the power of four at or above n,
+/// walked on until it lands below n, so that it needs no memory whatever
+/// the region's size (fio keeps a bitmap, or an LFSR whose order is the
+/// same every pass). The workers of a target share the key and take
+/// turns: worker j of k takes places j, j + k, j + 2k, ... of each pass.
+struct Shuffle {
+    n: u64,
+    half_bits: u32,
+    seed: u64,
+    next: std::cell::Cell<u64>,
+    step: u64,
+}
+
+impl Shuffle {
+    fn new(n: u64, seed: u64, worker: u64, workers: u64) -> Self {
+        let bits = 64 - (n.max(2) - 1).leading_zeros();
+        Shuffle {
+            n,
+            half_bits: bits.div_ceil(2),
+            seed,
+            next: std::cell::Cell::new(worker),
+            step: workers.max(1),
+        }
+    }
+
+    fn block(&self) -> u64 {
+        let i = self.next.get();
+        self.next.set(i + self.step);
+        let key = mix(self.seed ^ mix(i / self.n));
+        let mut x = i % self.n;
+        // A walk of at most a few steps: the domain is under 4n.
+        loop {
+            x = self.permute(x, key);
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+
+    fn permute(&self, x: u64, key: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut left, mut right) = (x >> self.half_bits, x & mask);
+        for round in 0..4 {
+            (left, right) = (right, left ^ (mix(right ^ key.wrapping_add(round)) & mask));
+        }
+        (left << self.half_bits) | right
+    }
+}
+
+/// SplitMix64's finalizer: a cheap, well-spread hash of a word.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 impl OffsetPattern {
@@ -168,6 +228,21 @@ impl OffsetPattern {
             left_in_run: 0,
             zones: None,
         })
+    }
+
+    /// A uniform spread takes each block once a pass (fio's random map),
+    /// `worker` of `workers` taking its turns in an order all of them
+    /// draw from `seed`; other spreads are left as they are.
+    pub fn with_random_map(mut self, seed: u64, worker: u64, workers: u64) -> Self {
+        if matches!(self.spread, Spread::Uniform) {
+            self.spread = Spread::Shuffled(Shuffle::new(
+                self.region.blocks.max(1),
+                seed,
+                worker,
+                workers,
+            ));
+        }
+        self
     }
 
     /// The pattern moved from zone to zone through `total` bytes: its
@@ -294,6 +369,7 @@ impl Spread {
                 block
             }
             Spread::Uniform => return rng.random_range(0..last + 1),
+            Spread::Shuffled(shuffle) => shuffle.block(),
             Spread::Zipf { zipf, scatter } => {
                 // Zipf ranks run from 1 to n; rank 1 is the hottest.
                 let rank = (zipf.sample(rng) as u64).clamp(1, blocks) - 1;
@@ -377,6 +453,50 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_random_map_takes_each_block_once_a_pass_in_a_new_order() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        for n in [1u64, 2, 3, 5, 64, 1000, 4097] {
+            let mut p = OffsetPattern::random(blocks(n), &Distribution::Uniform, 100, 1)
+                .unwrap()
+                .with_random_map(7, 0, 1);
+            let pass = |p: &mut OffsetPattern, rng: &mut SmallRng| {
+                (0..n)
+                    .map(|_| p.next_offset(rng, 4096) / 4096)
+                    .collect::<Vec<_>>()
+            };
+            let (first, second) = (pass(&mut p, &mut rng), pass(&mut p, &mut rng));
+            for order in [&first, &second] {
+                let mut sorted = order.clone();
+                sorted.sort();
+                assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "n = {n}");
+            }
+            if n >= 64 {
+                assert_ne!(first, second, "a new order each pass");
+                assert_ne!(first, (0..n).collect::<Vec<_>>(), "not in order");
+            }
+        }
+    }
+
+    #[test]
+    fn the_workers_of_a_target_share_one_pass_between_them() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        let n = 1000u64;
+        let mut seen: Vec<u64> = (0..3u64)
+            .flat_map(|j| {
+                let mut p = OffsetPattern::random(blocks(n), &Distribution::Uniform, 100, 1)
+                    .unwrap()
+                    .with_random_map(7, j, 3);
+                let share = n / 3 + u64::from(j < n % 3);
+                (0..share)
+                    .map(|_| p.next_offset(&mut rng, 4096) / 4096)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        seen.sort();
+        assert_eq!(seen, (0..n).collect::<Vec<_>>());
+    }
 
     #[test]
     fn zones_move_on_after_their_io_and_wrap_at_the_end() {

@@ -36,7 +36,8 @@ pub struct Resolved {
     /// What differs from fio, for an fio job file.
     pub notes: Vec<String>,
     /// With `explain`: the fathom job file an fio job file translates to,
-    /// its notes first as comments (and no specs).
+    /// its notes first as comments (its specs are checked, as a run checks
+    /// them, before it is printed).
     pub explained: Option<String>,
     /// The trace an fio job file plays (`read_iolog`): each spec is to be
     /// made its replay (`commands::replay::of_job`).
@@ -134,10 +135,14 @@ fn from_fio(
     let source = format!("{} (as translated: see --explain)", path.display());
     let specs = jobfile::parse(&t.toml, &source, "fio", overrides)?;
     if explain {
+        // The notes are in the explanation; the specs are checked as a
+        // run would check them before it is printed.
         let mut explained: String = t.notes.iter().map(|n| format!("# note: {n}\n")).collect();
         explained.push_str(&t.toml);
         return Ok(Resolved {
+            specs,
             explained: Some(explained),
+            replay: t.replay,
             ..Resolved::default()
         });
     }

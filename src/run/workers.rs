@@ -61,6 +61,10 @@ fn worker_pattern(
             spec.sequential_run,
         )
         .expect("zones checked against the region by check_region");
+        let pattern = match spec.random_map {
+            true => pattern.with_random_map(spec.seed, j, jobs),
+            false => pattern,
+        };
         let pattern = match spec.zones {
             Some(z) => pattern.in_zones(z, plan.size),
             None => pattern,
@@ -107,11 +111,12 @@ pub(super) fn worker_configs(
     // region as often as it takes, whatever the runtime.
     let size_bound = spec.runtime_s.is_none() || spec.io_size.is_some();
     let io_blocks = spec.io_size.map(|io| io / spec.bs);
+    let share = |total: u64, j: u64| total / jobs + u64::from(j < total % jobs);
     (0..jobs)
         .map(|j| {
             let (pattern, budget) = worker_pattern(spec, plan, j, jobs);
             let budget = match io_blocks {
-                Some(total) => (total / jobs + u64::from(j < total % jobs)) * spec.bs,
+                Some(total) => share(total, j) * spec.bs,
                 None => budget,
             };
             WorkerConfig {
@@ -134,6 +139,8 @@ pub(super) fn worker_configs(
                 read_percent: spec.rw.read_percent(spec.rwmix_read),
                 trims: Trims::of(spec.rw),
                 budget_bytes: size_bound.then_some(budget),
+                budget_ios: spec.number_ios.map(|n| share(n, j)),
+                ramp_in_budget: spec.ramp_in_pass,
                 ramp: Duration::from_secs_f64(spec.ramp_s),
                 runtime: spec.runtime_s.map(Duration::from_secs_f64),
                 fsync_every: spec.flush_every(),
@@ -361,6 +368,7 @@ pub(super) fn play(
     config.sizes = BlockSizes::fixed(played.largest.max(512));
     config.read_percent = played.read_percent();
     config.budget_bytes = None;
+    config.budget_ios = None;
     config.script = Some(
         Script::play(trace.clone(), part)
             .with_context(|| format!("cannot start reading {}", trace.path().display()))?,

@@ -203,6 +203,15 @@ pub const KNOBS: &[Knob] = &[
         },
     ),
     Knob::value(
+        "number_ios",
+        "N",
+        "I/Os per target in all (each worker its share); the workload stops at whichever of this, its bytes (one pass over --size, or --io-size) and --runtime comes first (fio's number_ios)",
+        |b, v| {
+            b.spec.number_ios = Some(parse_count(v)?);
+            Ok(())
+        },
+    ),
+    Knob::value(
         "block_align",
         "SIZE",
         "Random I/O: align each offset to SIZE instead of the (smallest) block size, e.g. 4k under a --bssplit of 512 to 64k (fio's blockalign)",
@@ -243,6 +252,14 @@ pub const KNOBS: &[Knob] = &[
     )
     .csv(|s| s.ramp_s.to_string())
     .table(|s| format_duration(s.ramp_s)),
+    Knob::switch(
+        "ramp_in_pass",
+        "With --ramp on a size-bound workload: the ramp's I/O is part of the pass, so what follows the ramp is measured and the pass is not begun again (fio's ramp_time); by default a whole pass follows the ramp",
+        |b, v| {
+            b.spec.ramp_in_pass = parse_bool(v)?;
+            Ok(())
+        },
+    ),
     Knob::value(
         "start_delay",
         "DURATION",
@@ -488,6 +505,14 @@ pub const KNOBS: &[Knob] = &[
     )
     .csv(|s| s.random_distribution.to_string())
     .table(|s| s.random_distribution.to_string()),
+    Knob::switch(
+        "random_map",
+        "Uniform random modes: each block once a pass, in an order drawn afresh for each pass and shared by the workers of a target (fio's random map, on in fio job files unless norandommap); by default offsets are drawn with replacement, so a pass touches about 63% of the blocks",
+        |b, v| {
+            b.spec.random_map = parse_bool(v)?;
+            Ok(())
+        },
+    ),
     Knob::value(
         "random_percent",
         "PCT",
@@ -900,7 +925,7 @@ impl SpecBuilder {
     }
 }
 
-fn parse_count(v: &str) -> Result<u32, String> {
+fn parse_count<T: std::str::FromStr>(v: &str) -> Result<T, String> {
     v.parse()
         .map_err(|_| format!("'{v}' is not a whole number"))
 }

@@ -180,6 +180,11 @@ pub struct WorkloadSpec {
     /// (`--io-size`, fio's `io_size`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_size: Option<u64>,
+    /// I/Os per target in all (each worker its share): the workload stops
+    /// at whichever of this, its bytes and its runtime comes first
+    /// (`--number-ios`, fio's `number_ios`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number_ios: Option<u64>,
     /// Random I/O: offsets aligned to this many bytes instead of the
     /// (smallest) block size (`--block-align`, fio's `blockalign`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -188,6 +193,11 @@ pub struct WorkloadSpec {
     /// Time bound; `None` means one pass over `size` per target.
     pub runtime_s: Option<f64>,
     pub ramp_s: f64,
+    /// A size-bound workload's ramp is part of its pass: what follows the
+    /// ramp is measured, and the pass is not begun again (`--ramp-in-pass`,
+    /// fio's way with `ramp_time`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub ramp_in_pass: bool,
     /// A stream of a group starts its I/O this long after the group does
     /// (`--start-delay`, fio's `startdelay`); its ramp and runtime count
     /// from then.
@@ -259,6 +269,12 @@ pub struct WorkloadSpec {
     #[serde(default)]
     pub fdatasync: u32,
     pub random_distribution: Distribution,
+    /// Uniform random modes: each block once a pass, in an order drawn
+    /// afresh for each pass, the workers of a target sharing it
+    /// (`--random-map`, fio's random map); otherwise offsets are drawn
+    /// with replacement (fio's `norandommap`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub random_map: bool,
     /// Random modes: the share of I/Os at a random offset; the others
     /// follow on from the previous I/O (`--random-percent`, fio's
     /// `percentage_random`).
@@ -648,12 +664,14 @@ impl WorkloadSpec {
             bssplit: None,
             iodepth: 1,
             io_size: None,
+            number_ios: None,
             block_align: None,
             numjobs: 1,
             size: None,
             offset: 0,
             runtime_s: None,
             ramp_s: 0.0,
+            ramp_in_pass: false,
             start_delay_s: 0.0,
             wait_for: Vec::new(),
             direct: true,
@@ -674,6 +692,7 @@ impl WorkloadSpec {
             fsync: 0,
             fdatasync: 0,
             random_distribution: Distribution::Uniform,
+            random_map: false,
             random_percent: 100,
             sequential_run: 0,
             stride: 0,

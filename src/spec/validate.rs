@@ -140,6 +140,18 @@ impl WorkloadSpec {
                 self.rw
             ));
         }
+        if self.random_map && !self.rw.is_random() {
+            return fail(format!(
+                "--random-map orders random offsets: it needs a random --rw (this workload is {})",
+                self.rw
+            ));
+        }
+        if self.random_map && self.random_distribution != Distribution::Uniform {
+            return fail(format!(
+                "--random-map takes each block once a pass, a uniform spread: not --random-distribution {}",
+                self.random_distribution
+            ));
+        }
         let c = &self.content;
         if (c.compress_pct > 0 || c.dedupe_pct > 0) && c.pattern != content::DataPattern::Random {
             return fail(format!(
@@ -248,6 +260,14 @@ impl WorkloadSpec {
             return fail(format!(
                 "--io-size {io} is less than one block of --bs {} for each of --numjobs {}",
                 self.bs, self.numjobs
+            ));
+        }
+        if let Some(n) = self.number_ios
+            && n < u64::from(self.numjobs)
+        {
+            return fail(format!(
+                "--number-ios {n} is less than one I/O for each of --numjobs {}",
+                self.numjobs
             ));
         }
         if let Some(r) = self.runtime_s

@@ -53,8 +53,13 @@ pub struct WorkerConfig {
     pub read_percent: u8,
     /// Which of the I/Os that are not reads are trims.
     pub trims: Trims,
-    /// Size bound: stop after issuing this many bytes (ramp excluded).
+    /// Size bound: stop after issuing this many bytes (ramp excluded
+    /// unless `ramp_in_budget`).
     pub budget_bytes: Option<u64>,
+    /// Count bound: stop after issuing this many I/Os (as the bytes).
+    pub budget_ios: Option<u64>,
+    /// The ramp's I/O counts toward the budgets (fio's ramp_time).
+    pub ramp_in_budget: bool,
     pub ramp: Duration,
     /// Time bound, measured from the end of the ramp.
     pub runtime: Option<Duration>,

@@ -180,6 +180,7 @@ struct Job<'a> {
     /// Completions of one reap with the instant each was seen.
     reaped: Vec<(Completion, Instant)>,
     issued_bytes: u64,
+    issued_ios: u64,
     /// Bytes issued since the region's cached pages were last dropped
     /// (`invalidate_each`).
     pass_bytes: u64,
@@ -281,6 +282,7 @@ impl<'a> Job<'a> {
             completions: Vec::with_capacity(depth),
             reaped: Vec::with_capacity(depth),
             issued_bytes: 0,
+            issued_ios: 0,
             pass_bytes: 0,
             writes_since_sync: 0,
             write_sequence: 0,
@@ -390,6 +392,14 @@ impl<'a> Job<'a> {
         self.abandoned = true;
     }
 
+    /// Whether the size or count bound is reached.
+    fn budget_spent(&self) -> bool {
+        self.config
+            .budget_bytes
+            .is_some_and(|b| self.issued_bytes >= b)
+            || self.config.budget_ios.is_some_and(|n| self.issued_ios >= n)
+    }
+
     fn fsync_due(&self) -> bool {
         self.script_sync_due
             || (self.config.fsync_every > 0 && self.writes_since_sync >= self.config.fsync_every)
@@ -402,11 +412,7 @@ impl<'a> Job<'a> {
             if self.fsync_due() || self.pause_due {
                 break;
             }
-            if self
-                .config
-                .budget_bytes
-                .is_some_and(|b| self.issued_bytes >= b)
-            {
+            if self.budget_spent() {
                 self.stopping = true;
                 break;
             }
@@ -528,8 +534,9 @@ impl<'a> Job<'a> {
             // As in fio, trimwrite's size is what it writes: the trim before
             // each write is not counted again.
             let counted = dir != Direction::Trim || self.config.trims == Trims::Every;
-            if self.now >= self.measure_start && counted {
+            if (self.now >= self.measure_start || self.config.ramp_in_budget) && counted {
                 self.issued_bytes += u64::from(len);
+                self.issued_ios += 1;
             }
             if let Some(region) = self.config.invalidate_each {
                 self.pass_bytes += u64::from(len);

@@ -132,10 +132,8 @@ pub(super) struct Job {
     /// `ss_dur`, which gives its window.
     pub(super) steady: Option<String>,
     pub(super) steady_window: Option<String>,
-    /// `loops` and `number_ios`, which become an I/O amount once `size` and
-    /// `bs` are known.
+    /// `loops`, which becomes an I/O amount once `size` is known.
     pub(super) loops: Option<u64>,
-    pub(super) number_ios: Option<u64>,
     pub(super) random_map: bool,
     pub(super) random: bool,
     /// `nrfiles`: files of this job (and of each clone) without `filename`.
@@ -185,7 +183,8 @@ pub(super) struct Job {
 impl Job {
     /// A job named `name` with fio's defaults where fathom's differ:
     /// rw=read, iodepth=1, the psync engine, buffered I/O, the cache
-    /// dropped before the job, and each block touched once per pass.
+    /// dropped before the job, each block touched once per pass, and a
+    /// ramp inside the job's pass.
     pub(super) fn with_fio_defaults(name: &str) -> Job {
         let mut job = Job {
             name: name.to_string(),
@@ -197,6 +196,7 @@ impl Job {
         job.set("engine", "sync");
         job.set("buffered", "true");
         job.set("invalidate", "true");
+        job.set("ramp_in_pass", "true");
         job
     }
 
@@ -212,8 +212,8 @@ impl Job {
         self.knobs.retain(|(k, _)| k != knob);
     }
 
-    /// `number_ios` (I/Os of `bs`) or `loops` (passes over `size`) as
-    /// fathom's `io_size`; fio stops at whichever limit comes first.
+    /// `loops` (passes over `size`) as fathom's `io_size`; fio stops at
+    /// whichever limit comes first.
     pub(super) fn io_amount(&mut self) -> Result<(), String> {
         let bytes = |knob: &str, what: &str| {
             let v = self
@@ -222,9 +222,6 @@ impl Job {
             crate::util::units::parse_size(v).map_err(|e| format!("{knob}={v}: {e}"))
         };
         let mut limits = Vec::new();
-        if let Some(n) = self.number_ios {
-            limits.push(n * bytes("bs", "number_ios").unwrap_or(4096));
-        }
         if let Some(loops) = self.loops.filter(|l| *l > 1) {
             if self.runtime {
                 return Err("loops above 1 with runtime: fathom repeats a size-bound job only (drop runtime, or loops)".into());

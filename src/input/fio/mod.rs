@@ -426,13 +426,17 @@ fn settle_files(job: &mut Job, at: &str, said: &mut Said) {
     }
 }
 
-/// Where fathom's figures for the job will differ from fio's.
-fn settle_notes(job: &Job, said: &mut Said) {
+/// Where fathom's figures for the job would differ from fio's: the knob
+/// that closes the gap, or a note where none does.
+fn settle_notes(job: &mut Job, said: &mut Said) {
     if job.random && job.random_map {
-        said.note(format!(
-            "job {}: fathom draws random offsets with replacement, as fio's norandommap; fio without it touches each block once per pass",
-            job.name
-        ));
+        match job.knob("random_distribution") {
+            None | Some("uniform") => job.set("random_map", "true"),
+            Some(_) => said.note(format!(
+                "job {}: fathom draws offsets of a non-uniform spread with replacement, as fio's norandommap; fio without it touches each block once per pass",
+                job.name
+            )),
+        }
     }
     let logs = ["write_bw_log", "write_lat_log", "write_iops_log"];
     if logs.iter().any(|l| job.knob(l).is_some()) && job.knob("log_avg_msec").is_none() {
@@ -1133,12 +1137,14 @@ mod tests {
     }
 
     #[test]
-    fn loops_and_counts_of_ios_become_an_io_amount() {
+    fn loops_become_an_io_amount_and_a_count_of_ios_a_bound_of_its_own() {
         let (_, specs) = specs_of(
             "[global]\nfilename=/tmp/f\nsize=1m\nbs=4k\n[a]\nloops=3\n[b]\nstonewall\nnumber_ios=5\nio_size=1m\n",
         );
         assert_eq!(specs[0].io_size, Some(3 << 20));
-        assert_eq!(specs[1].io_size, Some(5 * 4096), "the smaller limit");
+        assert_eq!(specs[1].io_size, Some(1 << 20));
+        assert_eq!(specs[1].number_ios, Some(5), "whatever the block sizes");
+        assert!(specs[1].ramp_in_pass, "as in every fio job");
         let d = tmp();
         let p = write(
             &d,

@@ -837,11 +837,6 @@ pub(super) fn pattern(job: &mut Job, opt: &Opt) -> Result<Action, String> {
     Ok(Action::Done)
 }
 
-pub(super) fn number_ios(job: &mut Job, opt: &Opt) -> Result<Action, String> {
-    job.number_ios = Some(count(opt)?);
-    Ok(Action::Done)
-}
-
 pub(super) fn read_iolog(job: &mut Job, opt: &Opt) -> Result<Action, String> {
     job.read_iolog = Some(value(opt)?.to_string());
     Ok(Action::Done)
