@@ -402,24 +402,26 @@ fn tree_results_in_every_format_and_compared() {
 /// fio's file-operation engines run as the tree run they translate to:
 /// each job a thread on its own `nrfiles`, timed as fio times them, in
 /// fio's JSON as fio writes it (the counts fio itself gives, where fio is
-/// installed), and nothing left behind.
+/// installed: an operation's latency sample, and its engine's I/Os of no
+/// data, `bs` each over the file's size), and nothing left behind.
 #[test]
 fn fios_file_operation_jobs_count_what_fio_counts() {
     let dir = tempdir_in_shm();
     let d = dir.path().to_str().unwrap();
+    // 300 operations of two 4k "I/Os" each.
     for (engine, rw, counted) in [
-        ("filecreate", "read", 300u64),
-        ("filestat", "read", 300),
-        ("filedelete", "write", 300),
-        ("dircreate", "read", 300),
-        ("dirstat", "read", 300),
-        ("dirdelete", "read", 300),
+        ("filecreate", "read", 600u64),
+        ("filestat", "read", 600),
+        ("filedelete", "write", 600),
+        ("dircreate", "read", 600),
+        ("dirstat", "read", 600),
+        ("dirdelete", "read", 600),
     ] {
         let job = dir.path().join(format!("{engine}.fio"));
         std::fs::write(
             &job,
             format!(
-                "[global]\nioengine={engine}\nrw={rw}\nnrfiles=150\nfilesize=4k\nopenfiles=1\ncreate_on_open=1\ndirectory={d}\n\n[a]\n[b]\n"
+                "[global]\nioengine={engine}\nrw={rw}\nnrfiles=150\nfilesize=8k\nopenfiles=1\ncreate_on_open=1\ndirectory={d}\n\n[a]\n[b]\n"
             ),
         )
         .unwrap();
@@ -429,6 +431,8 @@ fn fios_file_operation_jobs_count_what_fio_counts() {
         assert_eq!(jobs.len(), 2, "{engine}");
         let ours: Vec<u64> = jobs.iter().map(|j| u(&j[rw]["total_ios"])).collect();
         assert_eq!(ours, [counted / 2, counted / 2], "{engine}");
+        assert_eq!(u(&jobs[0][rw]["io_bytes"]), 150 * 8192, "{engine}");
+        assert_eq!(u(&jobs[0][rw]["clat_ns"]["N"]), 150, "{engine}");
         assert_eq!(jobs[0]["jobname"], "a");
         assert!(f(&jobs[0][rw]["clat_ns"]["mean"]) > 0.0, "{engine}");
         let left: Vec<String> = entries(dir.path())
@@ -452,6 +456,8 @@ fn fios_file_operation_jobs_count_what_fio_counts() {
                 .map(|j| u(&j[rw]["total_ios"]))
                 .collect();
             assert_eq!(counts, ours, "{engine}: fio counts");
+            let bytes = u(&fio["jobs"][0][rw]["io_bytes"]);
+            assert_eq!(bytes, u(&jobs[0][rw]["io_bytes"]), "{engine}: fio's bytes");
             for e in entries(dir.path())
                 .into_iter()
                 .filter(|e| !e.ends_with(".fio"))

@@ -329,24 +329,27 @@ fn tree_jobs(
     for (name, thread) in fio.jobs.iter().zip(&phase.threads) {
         let h = LatencyHistogram::decode(&thread.histogram).map_err(anyhow::Error::msg)?;
         let runtime_ms = (thread.elapsed_s * 1000.0).round() as u64;
+        // fio's JSON counts the engine's I/Os of no data, `bs` each over
+        // each file's size, apart from its latency samples (one an
+        // operation).
+        let bytes = thread.ops * fio.bytes_each;
         let d = DirectionResult {
             ios: thread.ops,
-            iops: crate::measure::per_second(thread.ops, thread.elapsed_s),
+            bytes,
+            bw_bytes: crate::measure::per_second(bytes, thread.elapsed_s),
             lat_ns: thread.lat_ns,
             histogram: thread.histogram.clone(),
             ..DirectionResult::default()
         };
+        let fake_ios = bytes / fio.bs;
         let none = DirectionResult::default();
         let empty = LatencyHistogram::new();
+        let mut done = direction(&d, &h, runtime_ms, 0, &out);
+        done["total_ios"] = json!(fake_ios);
+        done["iops"] = json!(crate::measure::per_second(fake_ios, thread.elapsed_s));
         let (read, write) = match fio.writes {
-            true => (
-                direction(&none, &empty, 0, 0, &out),
-                direction(&d, &h, runtime_ms, 0, &out),
-            ),
-            false => (
-                direction(&d, &h, runtime_ms, 0, &out),
-                direction(&none, &empty, 0, 0, &out),
-            ),
+            true => (direction(&none, &empty, 0, 0, &out), done),
+            false => (done, direction(&none, &empty, 0, 0, &out)),
         };
         jobs.push(json!({
             "jobname": format!("{prefix}{name}"),

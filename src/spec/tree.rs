@@ -252,4 +252,15 @@ pub struct FioJobs {
     /// fio counts the operations under the job's direction: writes when
     /// its `rw` writes, reads otherwise.
     pub writes: bool,
+    /// fio's engines do "I/O" of no data over each file they handle, which
+    /// its JSON counts: `bytes_each` bytes (the file's size) in I/Os of
+    /// `bs` per operation.
+    #[serde(default)]
+    pub bytes_each: u64,
+    #[serde(default = "default_bs")]
+    pub bs: u64,
+}
+
+fn default_bs() -> u64 {
+    4096
 }

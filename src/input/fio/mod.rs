@@ -562,10 +562,28 @@ fn tree_of(jobs: &[Job], notes: &mut Vec<String>) -> Result<Option<FioTree>, Usa
             .iter()
             .any(|o| n.starts_with(o))
     });
+    let size_of = |knob: &str, default: u64| {
+        jobs[0]
+            .knob(knob)
+            .map_or(Ok(default), crate::util::units::parse_size)
+            .map_err(|e| UsageError(format!("job {}: {knob}: {e}", jobs[0].name)))
+    };
+    let bytes_each = size_of("size", 0)?;
+    let bs = size_of("bs", 4096)?.max(1);
+    // fio lays out the files filestat and filedelete work on at their
+    // size; filecreate and the directory engines make them empty.
+    let laid_out = match op {
+        FileOp::FileStat | FileOp::FileDelete => bytes_each,
+        _ => 0,
+    };
     notes.push(format!(
-        "ioengine={}: fathom times each {} as fio does, in a tree of its own (DIR/fathom-tree), and removes what it made afterwards, where fio leaves it; files are created empty (fio's file engines write nothing)",
+        "ioengine={}: fathom times each {} as fio does, in a tree of its own (DIR/fathom-tree), and removes what it made afterwards, where fio leaves it; {}",
         op.name(),
-        timed
+        timed,
+        match laid_out {
+            0 => "files are created empty, as fio's engine creates them".to_string(),
+            n => format!("the files are laid out at {} first, as fio lays them out", crate::util::units::format_bytes(n)),
+        }
     ));
     let threads = u32::try_from(threads)
         .map_err(|_| UsageError(format!("ioengine={}: too many jobs", op.name())))?;
@@ -573,8 +591,8 @@ fn tree_of(jobs: &[Job], notes: &mut Vec<String>) -> Result<Option<FioTree>, Usa
     Ok(Some(TreeSpec {
         dir,
         shape,
-        file_size_min: 0,
-        file_size_max: 0,
+        file_size_min: laid_out,
+        file_size_max: laid_out,
         fsync: TreeSync::None,
         phases,
         threads,
@@ -596,6 +614,8 @@ fn tree_of(jobs: &[Job], notes: &mut Vec<String>) -> Result<Option<FioTree>, Usa
                 .collect(),
             timed,
             writes,
+            bytes_each,
+            bs,
         }),
     }))
 }
@@ -828,6 +848,26 @@ mod tests {
         let specs = crate::input::jobfile::parse(&t.toml, "x", "x", &Default::default())
             .unwrap_or_else(|e| panic!("{}\n{}", e.0, t.toml));
         (t, specs)
+    }
+
+    #[test]
+    fn the_files_filestat_and_filedelete_handle_are_laid_out_as_fio_lays_them_out() {
+        let d = tmp();
+        for (engine, laid_out) in [("filestat", 8192), ("filedelete", 8192), ("filecreate", 0)] {
+            let p = write(
+                &d,
+                "t.fio",
+                &format!("[t]\nioengine={engine}\nnrfiles=4\nfilesize=8k\nbs=2k\n"),
+            );
+            let tree = translate(&p, false).unwrap().tree.unwrap();
+            assert_eq!(
+                (tree.file_size_min, tree.file_size_max),
+                (laid_out, laid_out),
+                "{engine}"
+            );
+            let fio = tree.fio.unwrap();
+            assert_eq!((fio.bytes_each, fio.bs), (8192, 2048), "{engine}");
+        }
     }
 
     #[test]
