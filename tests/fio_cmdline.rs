@@ -201,8 +201,12 @@ fn normal_output_has_the_lines_fio_prints() {
         .lines()
         .map(shape)
         .collect();
-    // The lines of fio's job block and run status that carry figures.
+    // The lines fio prints as its jobs start, and those of its job block
+    // and run status that carry figures.
     let keys = [
+        "n: (g=#): rw=randread, bs=(R) #B-#B, (W) #B-#B, (T) #B-#B, ioengine=io_uring, iodepth=#",
+        "fio-#",
+        "Starting # process",
         "read: IOPS=",
         "clat (",
         "lat (",

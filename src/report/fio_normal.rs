@@ -1,9 +1,10 @@
 //! fio's `normal` text output (`--output-format=normal`, fio's default),
 //! rendered from the same fio document `fio_json` builds, as fio's stat.c
-//! renders every output from one `thread_stat`: the per-job block (IOPS and
-//! bandwidth, slat/clat/lat, percentiles, per-second bw and IOPS spread,
-//! latency buckets, cpu, IO depths, issued counts), each group's run status
-//! and the disk stats, in fio 3.33's layout and number style (its
+//! renders every output from one `thread_stat`: the lines fio prints as its
+//! jobs start (each job's options, its release, the processes), the per-job
+//! block (IOPS and bandwidth, slat/clat/lat, percentiles, per-second bw and
+//! IOPS spread, latency buckets, cpu, IO depths, issued counts), each
+//! group's run status and the disk stats, in fio 3.33's layout and number style (its
 //! `num2str`), so that scripts that read fio's text keep working.
 //!
 //! Where fathom has no figure fio prints (submission latency, a job's pid),
@@ -35,7 +36,7 @@ impl Exporter for FioNormalExporter {
 pub fn render(doc: &Value) -> String {
     let jobs = doc["jobs"].as_array().cloned().unwrap_or_default();
     let when = ctime(doc["timestamp"].as_u64().unwrap_or(0));
-    let mut out = String::new();
+    let mut out = header(&jobs);
     for job in &jobs {
         job_block(&mut out, job, &when);
     }
@@ -60,6 +61,62 @@ pub fn render(doc: &Value) -> String {
             );
         }
     }
+    out
+}
+
+/// What fio prints as its jobs start: a line for each job (`...` under it
+/// for its clones), its release, and how many processes it starts.
+fn header(jobs: &[Value]) -> String {
+    let mut out = String::new();
+    let mut processes = 0;
+    let mut previous: Option<&str> = None;
+    for job in jobs {
+        let options = &job["job options"];
+        let name = job["jobname"].as_str().unwrap_or("");
+        let grouped = options["group_reporting"].as_str() == Some("1");
+        let clones: u64 = match grouped {
+            true => options["numjobs"]
+                .as_str()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(1),
+            false => 1,
+        };
+        processes += clones;
+        if previous == Some(name) {
+            // A clone reported apart: fio's "..." is already under its job.
+            continue;
+        }
+        let option =
+            |key: &str, default: &str| options[key].as_str().unwrap_or(default).to_string();
+        let bs = options["bs"]
+            .as_str()
+            .and_then(|b| b.parse().ok())
+            .map_or_else(
+                || "4096B".to_string(),
+                |b: u64| num2str(b, SIG_FIGS, 1, true, "B"),
+            );
+        let _ = writeln!(
+            out,
+            "{name}: (g={}): rw={}, bs=(R) {bs}-{bs}, (W) {bs}-{bs}, (T) {bs}-{bs}, ioengine={}, iodepth={}",
+            u(&job["groupid"]),
+            option("rw", "read"),
+            option("ioengine", "psync"),
+            option("iodepth", "1"),
+        );
+        let numjobs: u64 = options["numjobs"]
+            .as_str()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        if numjobs > 1 {
+            out.push_str("...\n");
+        }
+        previous = Some(name);
+    }
+    let _ = writeln!(
+        out,
+        "{FIO_RELEASE}\nStarting {processes} process{}\n",
+        if processes == 1 { "" } else { "es" }
+    );
     out
 }
 
