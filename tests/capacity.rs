@@ -193,6 +193,30 @@ fn a_streams_workload_scales_its_rated_streams_together() {
     );
 }
 
+/// --dry-run checks the workload and prints the search's plan, and runs and
+/// writes nothing; the help of a command of one workload says nothing of
+/// sweeps, which it refuses.
+#[test]
+fn a_dry_run_prints_the_plan_and_writes_nothing() {
+    let dir = tempdir();
+    let target = dir.path().join("t.dat");
+    let out_file = dir.path().join("c.json");
+    let out = capacity(&[
+        target.to_str().unwrap(),
+        "--dry-run",
+        "-o",
+        out_file.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.starts_with("capacity: p90 ≤ 25"), "{text}");
+    assert!(entries(dir.path()).is_empty(), "nothing written");
+    let help = run(&["capacity", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("--rw <MODE>"), "{help}");
+    assert!(!help.contains("a comma list sweeps"), "{help}");
+}
+
 #[test]
 fn a_target_that_cannot_carry_the_first_step_is_refused_with_nothing_written() {
     let dir = tempdir();

@@ -185,6 +185,12 @@ fn certify_refuses_bad_input_before_writing() {
         ),
         (vec!["certify", t, "--scale", "0"], "--scale"),
         (vec!["certify", t, "--duration", "forever"], "--duration"),
+        // Nothing would be judged after the stabilisation: refused, not a
+        // run that ends "not judged".
+        (
+            vec!["certify", t, "--duration", "1s", "--interval", "1s"],
+            "leaves no interval to judge",
+        ),
     ] {
         let o = run(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");

@@ -58,6 +58,11 @@ pub struct CapacityArgs {
     #[arg(long = "no-self-check")]
     no_self_check: bool,
 
+    /// Check the workload and the targets and print the search's plan:
+    /// nothing is written or run.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+
     #[command(flatten)]
     workload: WorkloadArgs,
 
@@ -117,10 +122,15 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         &base,
         search.start_iops,
     )))?;
+    let step_s = capacity::step_seconds(&base);
+    let plan = report::capacity::plan(&base, &search, step_s);
+    if args.dry_run {
+        println!("{plan}");
+        return Ok(0);
+    }
     fathom::run::claim_targets(std::slice::from_ref(&base));
     let driver = Driver::start(&args.output, base.overwrite)?;
-    let step_s = capacity::step_seconds(&base);
-    eprintln!("fathom: {}", report::capacity::plan(&base, &search, step_s));
+    eprintln!("fathom: {plan}");
     let stop = driver.stop.clone();
     let mut session = driver.session();
     let mut document = session.document().clone();

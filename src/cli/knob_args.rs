@@ -13,10 +13,13 @@ pub struct KnobArgs {
     pub given: Vec<(String, String)>,
 }
 
+/// What the help of a knob a comma list sweeps says of it.
+const SWEEPS: &str = " (a comma list sweeps: one run per value)";
+
 fn help(k: &Knob) -> String {
     let mut help = k.help.to_string();
     if k.sweepable {
-        help.push_str(" (a comma list sweeps: one run per value)");
+        help.push_str(SWEEPS);
     }
     if k.value.is_some()
         && !k.help.contains("[default")
@@ -25,6 +28,16 @@ fn help(k: &Knob) -> String {
         help.push_str(&format!(" [default: {d}]"));
     }
     help
+}
+
+/// `cmd`'s knob flags as a command of one workload has them: no sweeps.
+pub fn one_workload(cmd: Command) -> Command {
+    KNOBS.iter().filter(|k| k.sweepable).fold(cmd, |cmd, k| {
+        cmd.mut_arg(k.name, |arg| {
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            arg.help(help.replace(SWEEPS, ""))
+        })
+    })
 }
 
 impl clap::Args for KnobArgs {

@@ -154,13 +154,24 @@ enum Command {
     },
 }
 
+/// fathom's command line, as parsing, --help, completions and the man
+/// pages all see it: the derived one, with the knob flags of commands that
+/// take one workload saying nothing of sweeps.
+fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command().mut_subcommand("capacity", knob_args::one_workload)
+}
+
 /// Parses the arguments, runs, prints, and returns the exit code.
 pub fn main() -> i32 {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.first().is_some_and(|p| fio::called_as_fio(p)) {
         args.insert(1, "fio".into());
     }
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match command()
+        .try_get_matches_from(args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -220,8 +231,7 @@ pub fn main() -> i32 {
         Some(Command::History(args)) => history::history_command(&args),
         Some(Command::Merge(args)) => merge_command(&args),
         Some(Command::Completions { shell }) => {
-            use clap::CommandFactory;
-            clap_complete::generate(shell, &mut Cli::command(), "fathom", &mut std::io::stdout());
+            clap_complete::generate(shell, &mut command(), "fathom", &mut std::io::stdout());
             Ok(0)
         }
         Some(Command::Man { subcommand, dir }) => {
@@ -251,8 +261,7 @@ pub fn main() -> i32 {
 /// `fathom man [SUBCOMMAND | --dir DIR]`: the pages, from the same
 /// definitions as --help, each subcommand's with every flag and default.
 fn man_command(subcommand: Option<&str>, dir: Option<&Path>) -> anyhow::Result<i32> {
-    use clap::CommandFactory;
-    let top = Cli::command();
+    let top = command();
     let page = |cmd: clap::Command| -> anyhow::Result<Vec<u8>> {
         let mut out = Vec::new();
         clap_mangen::Man::new(cmd).render(&mut out)?;

@@ -242,6 +242,15 @@ pub fn plan(text: &str, name: &str, o: &ProfileOverrides) -> Result<Plan, UsageE
         ));
         profile.stabilisation_s = profile.interval_s;
     }
+    let judged_from = profile.stabilisation_s + profile.interval_s;
+    if profile.duration_s < judged_from {
+        return Err(UsageError(format!(
+            "--duration {} leaves no interval to judge after the stabilisation's {}: give at least {}",
+            format_duration(profile.duration_s),
+            format_duration(profile.stabilisation_s),
+            format_duration(judged_from)
+        )));
+    }
     Ok(Plan {
         profile,
         notes,

@@ -354,7 +354,7 @@ fn limits_line(workloads: &[Labelled<WorkloadResult>]) -> String {
         })
         .collect();
     format!(
-        "limited by: {} (the evidence: --format json or markdown)\n",
+        "limited by: {} (the evidence: --output-format json or markdown)\n",
         parts.join("; ")
     )
 }

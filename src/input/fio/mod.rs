@@ -731,7 +731,7 @@ mod tests {
         );
         assert!(t.toml.contains("[workload.\"after\"]"), "{}", t.toml);
         assert!(t.toml.contains("engine = \"io_uring\""));
-        assert!(t.toml.contains("buffered = \"false\""));
+        assert!(t.toml.contains("buffered = false"));
         assert!(
             t.notes.iter().any(|n| n.contains("libaio")),
             "{:?}",
@@ -756,10 +756,10 @@ mod tests {
         let t = translate(&p, false).unwrap();
         for line in [
             "rw = \"read\"",
-            "iodepth = \"1\"",
+            "iodepth = 1",
             "engine = \"sync\"",
-            "buffered = \"true\"",
-            "invalidate = \"true\"",
+            "buffered = true",
+            "invalidate = true",
             "runtime = \"3s\"",
         ] {
             assert!(t.toml.contains(line), "{line}: {}", t.toml);
@@ -829,7 +829,7 @@ mod tests {
             &format!("[j]\nfilename={}\nsize=25%\n", f.display()),
         );
         let t = translate(&p, false).unwrap();
-        assert!(t.toml.contains("size = \"262144\""), "{}", t.toml);
+        assert!(t.toml.contains("size = 262144"), "{}", t.toml);
     }
 
     #[test]

@@ -4,6 +4,16 @@ use super::job::Job;
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// A knob's value as TOML writes it: whole numbers and true/false bare,
+/// the rest as strings.
+fn scalar(v: &str) -> String {
+    let whole = v.parse::<i64>().is_ok() && (v == "0" || !v.starts_with(['0', '+', '-']));
+    match whole || v == "true" || v == "false" {
+        true => v.to_string(),
+        false => format!("{v:?}"),
+    }
+}
+
 /// The jobs as a fathom job file: one workload per stonewall group; a
 /// group of several jobs is one workload of concurrent streams.
 pub(super) fn render(source: &str, jobs: &[Job], cli_targets: bool) -> String {
@@ -58,7 +68,7 @@ pub(super) fn render(source: &str, jobs: &[Job], cli_targets: bool) -> String {
         }
         if let [job] = group.as_slice() {
             for (k, v) in &job.knobs {
-                let _ = writeln!(out, "{k} = {}", quoted(v));
+                let _ = writeln!(out, "{k} = {}", scalar(v));
             }
             continue;
         }
@@ -81,7 +91,7 @@ pub(super) fn render(source: &str, jobs: &[Job], cli_targets: bool) -> String {
                 let _ = writeln!(out, "targets = [{}]", own.join(", "));
             }
             for (k, v) in &job.knobs {
-                let _ = writeln!(out, "{k} = {}", quoted(v));
+                let _ = writeln!(out, "{k} = {}", scalar(v));
             }
         }
     }
