@@ -49,6 +49,43 @@ fn bad_flags_are_named() {
     );
 }
 
+/// fio's habits on fathom's own command line: `--filename=a:b` names the
+/// targets and `--direct=0` turns O_DIRECT off, as in fio; an fio option
+/// fathom spells otherwise is refused naming fathom's flag for it.
+#[test]
+fn fio_habits_are_taken_or_named() {
+    assert_rejected(
+        &["run", "t.dat", "--time_based", "--runtime", "1s"],
+        "--runtime",
+    );
+    assert_rejected(&["run", "t.dat", "--iodepth_batch=4"], "fio's option");
+    let dir = tempdir();
+    let plan = fathom()
+        .current_dir(dir.path())
+        .args(["run", "--filename=a.dat:b.dat", "--size", "1m", "--dry-run"])
+        .output()
+        .unwrap();
+    succeeded(&plan);
+    assert!(String::from_utf8_lossy(&plan.stdout).contains("a.dat, b.dat"));
+    let out = dir.path().join("d.json");
+    run_ok(&[
+        "run",
+        dir.path().join("d.dat").to_str().unwrap(),
+        "--engine",
+        "null",
+        "--size",
+        "1m",
+        "--runtime",
+        "100ms",
+        "--direct=0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(doc["results"][0]["spec"]["direct"], false);
+}
+
 #[test]
 fn bad_targets_are_named() {
     assert_rejected(&["run", "/nonexistent-dir/sub/"], "does not exist");

@@ -186,6 +186,7 @@ fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<fathom::spec:
     let rest = super::WorkloadArgs {
         targets: args.workload.targets[1..].to_vec(),
         labelled: Vec::new(),
+        filename: Vec::new(),
         knobs: args.workload.knobs.clone(),
         streams: Vec::new(),
     };

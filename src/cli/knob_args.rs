@@ -46,7 +46,14 @@ impl clap::Args for KnobArgs {
             let mut arg = Arg::new(k.name).long(k.flag()).help(help(k));
             arg = match k.value {
                 Some(v) => arg.value_name(v).action(ArgAction::Set),
-                None => arg.action(ArgAction::SetTrue),
+                // A switch alone is on; `--direct=0` (as fio writes it)
+                // or `--direct=false` turns it off.
+                None => arg
+                    .num_args(0..=1)
+                    .require_equals(true)
+                    .default_missing_value("true")
+                    .value_name("1|0")
+                    .action(ArgAction::Set),
             };
             if let Some(other) = k.conflicts {
                 arg = arg.conflicts_with(other);
@@ -64,11 +71,7 @@ impl clap::FromArgMatches for KnobArgs {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let mut given = Vec::new();
         for k in KNOBS {
-            let value = match k.value {
-                Some(_) => m.get_one::<String>(k.name).cloned(),
-                None => m.get_flag(k.name).then(|| "true".to_string()),
-            };
-            if let Some(v) = value {
+            if let Some(v) = m.get_one::<String>(k.name).cloned() {
                 given.push((k.name.to_string(), v));
             }
         }

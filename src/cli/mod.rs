@@ -162,6 +162,25 @@ fn command() -> clap::Command {
     Cli::command().mut_subcommand("capacity", knob_args::one_workload)
 }
 
+/// An unknown `--X` that is one of fio's job options: what fathom's flag
+/// for it is (from fio's option table), and where fio's own command line
+/// is taken as it is.
+fn fio_habit(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let name = given.trim_start_matches('-').split('=').next()?;
+    let option = fathom::input::fio::table::find(name)?;
+    Some(format!(
+        "{given} is fio's option (in fathom: {}); `fathom fio` takes fio's command line as it is",
+        option.doc
+    ))
+}
+
 /// Parses the arguments, runs, prints, and returns the exit code.
 pub fn main() -> i32 {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -192,6 +211,11 @@ pub fn main() -> i32 {
                     missing.push(name.trim());
                 }
                 eprintln!("fathom: missing {}", missing.join(", "));
+            } else if let Some(said) = fio_habit(&e) {
+                // fio's option on fathom's command line: what fathom calls
+                // it, rather than clap's "-- --time_based" tip.
+                eprintln!("fathom: {}", report::printable(&said));
+                while lines.next_if(|l| !l.starts_with("Usage:")).is_some() {}
             } else {
                 let said = first.trim_start_matches("error: ");
                 eprintln!("fathom: {}", report::printable(said));

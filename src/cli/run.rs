@@ -23,6 +23,11 @@ pub(crate) struct WorkloadArgs {
     #[arg(long = "target", value_name = "LABEL=PATH")]
     pub(crate) labelled: Vec<String>,
 
+    /// fio's spelling of the targets (`--filename=a:b`), taken as they are
+    /// given after the command.
+    #[arg(long = "filename", value_name = "PATH[:PATH...]", hide = true)]
+    pub(crate) filename: Vec<String>,
+
     #[command(flatten)]
     pub(crate) knobs: KnobArgs,
 
@@ -151,8 +156,18 @@ impl WorkloadArgs {
         explain: bool,
         defaults: &[(&str, &str)],
     ) -> Result<Asked, UsageError> {
+        let positional: Vec<String> = self
+            .targets
+            .iter()
+            .cloned()
+            .chain(
+                self.filename
+                    .iter()
+                    .flat_map(|f| f.split(':').map(String::from)),
+            )
+            .collect();
         let resolved = resolve::resolve(&resolve::Request {
-            positional: &self.targets,
+            positional: &positional,
             labelled: &self.labelled,
             streams: &self.streams,
             knobs: &self.knobs.given,

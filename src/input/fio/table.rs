@@ -238,7 +238,7 @@ pub static OPTIONS: &[FioOption] = &[
     knob("numjobs", "numjobs", Form::AsIs, "2", "clones as streams, each doing the whole job (`clone_of`); fio's JSON and text say the numjobs asked").written(|s| Some(s.numjobs.to_string())),
     translated("runtime", translate::runtime, "10", "`--runtime`").written(|s| s.runtime_s.map(|r| (r.ceil() as u64).to_string())),
     translated("timeout", translate::runtime, "10", "`--runtime` (fio's older name for runtime)"),
-    translated("time_based", translate::time_based, "1", "a time-bound run").written(|s| s.runtime_s.map(|_| "1".to_string())),
+    translated("time_based", translate::time_based, "1", "`--runtime` alone: a run with a runtime is time-bound").written(|s| s.runtime_s.map(|_| "1".to_string())),
     translated("startdelay", translate::start_delay, "1", "`--start-delay`: the job's I/O, ramp and runtime start that long after its group's (a range is refused)"),
     knob("ramp_time", "ramp", Form::Seconds, "5", "`--ramp`, with `--ramp-in-pass` as in every fio job: a size-bound job's ramp is part of its pass, and what follows it is measured"),
     accepted("clocksource", "1", "fathom times with the monotonic clock"),
