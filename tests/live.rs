@@ -96,6 +96,10 @@ fn the_endpoint_and_the_lines_hold_what_the_result_holds() {
     );
     assert_eq!(sample(&text, "fathom_up", ""), Some(1.0), "{text}");
     assert!(text.contains("phase=\"run 1 of 1: watched\""), "{text}");
+    // A single run is under way once its first second is in: its share of
+    // the planned 3 s, above 0 and below 1 until it ends.
+    let progress = sample(&text, "fathom_progress_ratio", "").unwrap();
+    assert!(progress > 0.0 && progress < 1.0, "{text}");
     let p99 = sample(
         &text,
         "fathom_latency_quantile_seconds",

@@ -30,6 +30,8 @@ pub struct Board {
     pub workload: String,
     /// Runs done and planned, where the command knows (a sweep, rounds).
     pub progress: Option<(u64, u64)>,
+    /// How much of the run going on now is planned, and since when.
+    pub current: Option<PlannedRun>,
     /// Verdicts known so far ("interval 3: pass"), newest last.
     pub verdicts: Vec<String>,
     pub series: Vec<Series>,
@@ -38,6 +40,45 @@ pub struct Board {
     pub cluster: Vec<Series>,
     /// The run has ended: the figures are final.
     pub finished: bool,
+}
+
+/// What the run going on now is planned to do: its seconds (ramp
+/// included) when time-bound, or its bytes when size-bound.
+#[derive(Clone, Debug)]
+pub struct PlannedRun {
+    pub started: std::time::Instant,
+    pub seconds: Option<f64>,
+    pub bytes: Option<u64>,
+}
+
+impl Board {
+    /// The share of the command done: runs done, and the share of the
+    /// current one by its planned time or bytes (below 1 until it ends).
+    pub fn progress_ratio(&self) -> Option<f64> {
+        let (done, of) = self.progress?;
+        if of == 0 {
+            return Some(0.0);
+        }
+        let share = match &self.current {
+            Some(PlannedRun {
+                seconds: Some(s), ..
+            }) if *s > 0.0 => self
+                .current
+                .as_ref()
+                .map_or(0.0, |c| c.started.elapsed().as_secs_f64() / s),
+            Some(PlannedRun { bytes: Some(b), .. }) if *b > 0 => {
+                let moved: u64 = self
+                    .series
+                    .iter()
+                    .filter(|s| s.workload == self.workload)
+                    .map(|s| s.bytes)
+                    .sum();
+                moved as f64 / *b as f64
+            }
+            _ => 0.0,
+        };
+        Some(((done as f64 + share.clamp(0.0, 0.99)) / of as f64).min(1.0))
+    }
 }
 
 /// One workload's stream's direction.
@@ -168,6 +209,15 @@ impl LiveBoard {
         let mut b = self.board.lock().expect("not poisoned");
         b.phase = phase.into();
         b.progress = progress.or(b.progress);
+    }
+
+    /// What the run starting now is planned to do (None: not known).
+    pub fn planned(&self, seconds: Option<f64>, bytes: Option<u64>) {
+        self.board.lock().expect("not poisoned").current = Some(PlannedRun {
+            started: std::time::Instant::now(),
+            seconds,
+            bytes,
+        });
     }
 
     /// The workload the next seconds are of.

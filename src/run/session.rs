@@ -212,6 +212,10 @@ impl Session {
                 format!("run {} of {}: {}", i + 1, specs.len(), spec.name),
                 Some((i as u64, specs.len() as u64)),
             );
+            if let Some(board) = &self.board {
+                let (seconds, bytes) = spec.planned();
+                board.planned(seconds, bytes);
+            }
             if let Some(done) = self
                 .previous
                 .iter()

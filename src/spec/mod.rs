@@ -749,6 +749,25 @@ impl WorkloadSpec {
         }
     }
 
+    /// What one run of the workload is planned to do, for a share of it
+    /// done: its seconds (delay and ramp included, each repeat) when
+    /// time-bound, or its bytes over all targets when size-bound and the
+    /// size is known.
+    pub fn planned(&self) -> (Option<f64>, Option<u64>) {
+        let repeats = f64::from(self.repeat.max(1));
+        let seconds = self
+            .runtime_s
+            .map(|r| (self.start_delay_s + self.ramp_s + r) * repeats);
+        let bytes = match seconds {
+            Some(_) => None,
+            None => self
+                .io_size
+                .or(self.size)
+                .map(|b| b * self.targets.len() as u64 * u64::from(self.repeat.max(1))),
+        };
+        (seconds, bytes)
+    }
+
     /// Writes between flushes (`--fsync` or `--fdatasync`); 0 = never.
     pub fn flush_every(&self) -> u32 {
         self.fsync.max(self.fdatasync)

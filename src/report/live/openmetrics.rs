@@ -61,11 +61,10 @@ pub fn render(board: &Board, host: &str) -> String {
         label(&board.phase),
         label(&board.workload)
     );
-    if let Some((done, of)) = board.progress {
+    if let Some(ratio) = board.progress_ratio() {
         let _ = writeln!(
             out,
-            "# HELP fathom_progress_ratio Share of the planned runs or rounds done.\n# TYPE fathom_progress_ratio gauge\nfathom_progress_ratio{{{host_label}}} {}",
-            if of > 0 { done as f64 / of as f64 } else { 0.0 }
+            "# HELP fathom_progress_ratio Share of the planned runs or rounds done, the one going on by its planned time or bytes.\n# TYPE fathom_progress_ratio gauge\nfathom_progress_ratio{{{host_label}}} {ratio}"
         );
     }
     let _ = writeln!(
