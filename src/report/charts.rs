@@ -180,6 +180,36 @@ pub fn axis_number(v: f64, step: f64) -> String {
     format!("{text}{unit}")
 }
 
+/// A logarithmic axis over `r`, ticked at `log_ticks`.
+fn log_axis(
+    r: std::ops::Range<f64>,
+) -> plotters::coord::combinators::WithKeyPoints<plotters::coord::combinators::LogCoord<f64>> {
+    let ticks = log_ticks(r.start, r.end);
+    r.log_scale().with_key_points(ticks)
+}
+
+/// The ticks of a logarithmic axis over `lo..=hi`: each decade's 1, 2 and
+/// 5, so that data between two powers of ten sit beside a label (only the
+/// powers of ten where that would be more than a dozen).
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return Vec::new();
+    }
+    let decades = lo.log10().floor() as i32..=hi.log10().ceil() as i32;
+    let within = |steps: &[f64]| -> Vec<f64> {
+        decades
+            .clone()
+            .flat_map(|d| steps.iter().map(move |m| m * 10f64.powi(d)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    let fine = within(&[1.0, 2.0, 5.0]);
+    match fine.len() > 12 {
+        true => within(&[1.0]),
+        false => fine,
+    }
+}
+
 /// A tick of a logarithmic axis, to three significant digits: "0.015",
 /// "1.5", "250k" (ticks there are a decade's 1, 2, 5 and steps between).
 pub fn log_number(v: f64) -> String {
@@ -426,11 +456,12 @@ pub fn line_chart(chart: &LineChart) -> anyhow::Result<Rendered> {
         y_log: Some(y_log),
         shaded: chart.shaded.clone(),
     };
+    let log = log_axis;
     let svg = render(SIZE, &legend, |area| match (x_log, y_log) {
-        (false, false) => draw_lines(area, &chart, &axes, x, y),
-        (true, false) => draw_lines(area, &chart, &axes, x.log_scale(), y),
-        (false, true) => draw_lines(area, &chart, &axes, x, y.log_scale()),
-        (true, true) => draw_lines(area, &chart, &axes, x.log_scale(), y.log_scale()),
+        (false, false) => draw_lines(area, &chart, &axes, x.clone(), y.clone()),
+        (true, false) => draw_lines(area, &chart, &axes, log(x.clone()), y.clone()),
+        (false, true) => draw_lines(area, &chart, &axes, x.clone(), log(y.clone())),
+        (true, true) => draw_lines(area, &chart, &axes, log(x.clone()), log(y.clone())),
     })?;
     Ok(Rendered {
         svg,
@@ -550,7 +581,7 @@ pub fn bar_chart(chart: &BarChart) -> anyhow::Result<Rendered> {
                 draw_across(
                     area,
                     chart,
-                    (lo * 0.5..hi * 2.0).log_scale(),
+                    log_axis(lo * 0.5..hi * 2.0),
                     label_area,
                     None,
                     true,
@@ -717,6 +748,25 @@ mod tests {
         assert!(r.svg.contains("<polyline"));
         assert!(r.svg.contains(&PALETTE[0].to_lowercase()) || r.svg.contains(PALETTE[0]));
         assert!(r.svg.contains("iodepth") && r.svg.contains("IOPS"));
+    }
+
+    #[test]
+    fn a_log_axis_is_ticked_at_each_decades_1_2_and_5() {
+        assert_eq!(
+            log_ticks(0.8, 125.0),
+            [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+        );
+        // Seven decades: the powers of ten alone.
+        assert_eq!(log_ticks(1.0, 1e6).len(), 7);
+        assert!(log_ticks(0.0, 10.0).is_empty());
+        // Latencies near 70 µs between 1 and 100: a label beside them.
+        let c = chart(vec![(1.0, 1.0), (2.0, 70.0), (3.0, 120.0)]);
+        let mut c = c;
+        c.y_log = Some(true);
+        let labels = texts(&line_chart(&c).unwrap().svg);
+        for label in ["2", "5", "20", "50"] {
+            assert!(labels.iter().any(|l| l == label), "{label}: {labels:?}");
+        }
     }
 
     #[test]
