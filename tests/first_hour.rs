@@ -130,6 +130,19 @@ fn help_gives_the_exit_codes_and_completions_and_man_page_come_from_the_flags() 
             script.contains("rate-read") && script.contains("output-format"),
             "{shell}"
         );
+        // Values are offered where a flag names one of a set: engines,
+        // modes, formats, and (but in fish, whose script clap writes
+        // without positional values) the PTS tests.
+        for value in [
+            "ftruncate",
+            "randtrimwrite",
+            "fio-terse",
+            "write-saturation",
+        ] {
+            if shell != "fish" || value != "write-saturation" {
+                assert!(script.contains(value), "{shell} offers {value}");
+            }
+        }
     }
     let man = String::from_utf8_lossy(&run_ok(&["man"]).stdout).into_owned();
     assert!(man.contains(".TH fathom 1"), "{man}");

@@ -40,10 +40,63 @@ pub fn one_workload(cmd: Command) -> Command {
     })
 }
 
+/// A value parser that parses with a function of fathom's (keeping its
+/// own error) and offers `names` to shell completion: an enum's values, a
+/// knob's modes.
+#[derive(Clone)]
+pub struct Offered<T: Clone + Send + Sync + 'static> {
+    names: Vec<&'static str>,
+    parse: fn(&str) -> Result<T, String>,
+}
+
+impl<T: Clone + Send + Sync + 'static> Offered<T> {
+    pub fn new(names: Vec<&'static str>, parse: fn(&str) -> Result<T, String>) -> Self {
+        Offered { names, parse }
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Offered<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &Command,
+        arg: Option<&Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let text = value.to_string_lossy();
+        (self.parse)(&text).map_err(|m| {
+            let name = arg.map_or_else(|| "the value".to_string(), |a| a.to_string());
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value '{text}' for '{name}': {m}\n"),
+            )
+            .with_cmd(cmd)
+        })
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.names
+                .iter()
+                .map(|n| clap::builder::PossibleValue::new(*n).hide(false)),
+        ))
+    }
+}
+
 impl clap::Args for KnobArgs {
     fn augment_args(cmd: Command) -> Command {
         KNOBS.iter().fold(cmd, |cmd, k| {
             let mut arg = Arg::new(k.name).long(k.flag()).help(help(k));
+            if let Some(names) = k.offers {
+                // Any text reaches the knob (a comma list sweeps); the
+                // names are for completion, and the help already has them.
+                arg = arg
+                    .value_parser(Offered::new(names(), |v| Ok(v.to_string())))
+                    .hide_possible_values(true);
+            }
             arg = match k.value {
                 Some(v) => arg.value_name(v).action(ArgAction::Set),
                 // A switch alone is on; `--direct=0` (as fio writes it)

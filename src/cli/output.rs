@@ -34,7 +34,8 @@ pub struct ReplaceOutput {
 #[derive(Args, Debug, Default)]
 pub struct OutputArgs {
     /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) fio-json+ (with fio's latency bins, as fio's json+), fio-normal (fio's text output) or fio-terse (fio's --minimal line, version 3). Default: the --output file's extension (.json, .csv, .md, .html), else text.
-    #[arg(long = "output-format", alias = "format", value_name = "FORMAT", value_parser = parse_format)]
+    #[arg(long = "output-format", alias = "format", value_name = "FORMAT", hide_possible_values = true,
+          value_parser = super::knob_args::Offered::new(OutputFormat::NAMES.to_vec(), parse_format))]
     pub output_format: Option<OutputFormat>,
 
     /// Write the result there instead of standard output (the text table is

@@ -18,6 +18,8 @@ pub struct PtsArgs {
     /// 1024k sequential), latency (0.5k, 4k, 8k at T1Q1: mean, max, five
     /// nines) or write-saturation (4k random writes until 4x the active
     /// range is written).
+    #[arg(hide_possible_values = true, value_parser = super::knob_args::Offered::new(
+        PtsTest::ALL.iter().map(|t| t.name()).collect(), str::parse::<PtsTest>))]
     test: PtsTest,
 
     /// The block device: purged, preconditioned and tested; what it holds

@@ -71,6 +71,19 @@ impl FromStr for OutputFormat {
 }
 
 impl OutputFormat {
+    /// Every format's name, as `--output-format` takes it.
+    pub const NAMES: [&'static str; 9] = [
+        "text",
+        "json",
+        "markdown",
+        "csv",
+        "html",
+        "fio-json",
+        "fio-json+",
+        "fio-normal",
+        "fio-terse",
+    ];
+
     /// The format a file's extension names (`r.json`, `r.csv`, `r.md`,
     /// `r.html`), for an `--output` given without `--output-format`.
     pub fn of_path(path: &std::path::Path) -> Option<OutputFormat> {

@@ -82,6 +82,14 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
+    pub const ALL: [EngineKind; 5] = [
+        EngineKind::IoUring,
+        EngineKind::Sync,
+        EngineKind::Null,
+        EngineKind::Falloc,
+        EngineKind::Ftruncate,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::IoUring => "io_uring",

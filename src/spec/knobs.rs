@@ -2,7 +2,7 @@
 //! command line, job files, sweeps, CSV and the report tables all go
 //! through this one table, so a knob means the same everywhere.
 
-use crate::spec::{VerifyMode, WorkloadSpec};
+use crate::spec::{EngineKind, RwMode, VerifyMode, WorkloadSpec};
 use crate::util::units::{
     format_bytes, format_duration, parse_duration, parse_percent, parse_size,
 };
@@ -27,6 +27,8 @@ pub struct Knob {
     pub csv: Option<fn(&WorkloadSpec) -> String>,
     /// Its value in a sweep table's column, shown when it varies.
     pub table: Option<fn(&WorkloadSpec) -> String>,
+    /// The values it names, for shell completion (None: free text).
+    pub offers: Option<fn() -> Vec<&'static str>>,
     set: fn(&mut SpecBuilder, &str) -> Result<(), String>,
 }
 
@@ -63,7 +65,15 @@ impl Knob {
             conflicts: None,
             csv: None,
             table: None,
+            offers: None,
             set,
+        }
+    }
+
+    const fn offers(self, names: fn() -> Vec<&'static str>) -> Knob {
+        Knob {
+            offers: Some(names),
+            ..self
         }
     }
 
@@ -125,6 +135,7 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .sweeps()
+    .offers(|| RwMode::ALL.iter().map(|m| m.name()).collect())
     .csv(|s| s.rw.to_string())
     .table(|s| s.rw.to_string()),
     Knob::value(
@@ -356,6 +367,7 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
+    .offers(|| EngineKind::ALL.iter().map(|e| e.name()).collect())
     .csv(|s| s.engine.to_string())
     .table(|s| s.engine.to_string()),
     Knob::switch(
