@@ -144,6 +144,26 @@ fn help_gives_the_exit_codes_and_completions_and_man_page_come_from_the_flags() 
             }
         }
     }
+    // Every default is said one way, as clap says its own: [default: X].
+    for sub in [
+        "run",
+        "report",
+        "meta",
+        "tree",
+        "seqread",
+        "certify",
+        "capacity",
+        "crashcheck",
+        "replay",
+        "pts",
+        "compare",
+        "check",
+        "history",
+        "merge",
+    ] {
+        let help = String::from_utf8_lossy(&run_ok(&[sub, "--help"]).stdout).into_owned();
+        assert!(!help.contains("(default:"), "{sub}: {help}");
+    }
     let man = String::from_utf8_lossy(&run_ok(&["man"]).stdout).into_owned();
     assert!(man.contains(".TH fathom 1"), "{man}");
     assert!(man.contains("Exit status"), "{man}");

@@ -24,8 +24,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "RESULT", required = true, value_parser = parse_baseline)]
     pub against: Vec<Baseline>,
 
-    /// The history `id:`, `tag:` and `last:` read (default:
-    /// $XDG_DATA_HOME/fathom/history.db).
+    /// The history `id:`, `tag:` and `last:` read [default:
+    /// $XDG_DATA_HOME/fathom/history.db]
     #[arg(long, value_name = "PATH")]
     pub history: Option<PathBuf>,
 

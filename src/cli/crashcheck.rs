@@ -59,12 +59,12 @@ pub struct CrashcheckArgs {
     #[arg(long, default_value = "fdatasync")]
     sync: Durability,
 
-    /// Acknowledged writes per second, over all writers (default: as fast
-    /// as the device acknowledges).
+    /// Acknowledged writes per second, over all writers [default: as fast
+    /// as the device acknowledges]
     #[arg(long = "rate-iops", value_name = "N", value_parser = knob("rate_iops", |s| s.rate_iops.unwrap_or_default()))]
     rate_iops: Option<f64>,
 
-    /// Stop after this long (default: until killed, or the power is cut).
+    /// Stop after this long [default: until killed, or the power is cut]
     #[arg(long, value_name = "DURATION", value_parser = knob("runtime", |s| Duration::from_secs_f64(s.runtime_s.unwrap_or_default())))]
     runtime: Option<Duration>,
 

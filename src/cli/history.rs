@@ -106,7 +106,7 @@ pub struct HistoryCommandArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
 
-    /// The history to read (default: $XDG_DATA_HOME/fathom/history.db).
+    /// The history to read [default: $XDG_DATA_HOME/fathom/history.db]
     #[arg(long, value_name = "PATH", global = true)]
     pub history: Option<PathBuf>,
 }

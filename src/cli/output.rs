@@ -43,8 +43,8 @@ pub struct OutputArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Name of the system under test in reports and comparisons (default:
-    /// the result file's name without its extension).
+    /// Name of the system under test in reports and comparisons [default:
+    /// the result file's name without its extension]
     #[arg(long, value_name = "NAME", value_parser = parse_label)]
     pub label: Option<String>,
 

@@ -68,7 +68,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
 
-    /// Through the page cache (default: O_DIRECT).
+    /// Through the page cache [default: O_DIRECT]
     #[arg(long)]
     buffered: bool,
 

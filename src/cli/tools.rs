@@ -84,8 +84,8 @@ pub struct SeqreadArgs {
     #[arg(long, default_value = "3s")]
     pub duration: String,
 
-    /// Region of the target the uncached reads cover (default: the whole
-    /// device or file; 1g for a new file).
+    /// Region of the target the uncached reads cover [default: the whole
+    /// device or file; 1g for a new file]
     #[arg(long)]
     pub size: Option<String>,
 
@@ -191,17 +191,17 @@ pub struct CertifyArgs {
     #[arg(long, default_value = "act-3x")]
     pub profile: String,
 
-    /// Total time (default: the profile's, 24h for act-3x).
+    /// Total time [default: the profile's, 24h for act-3x]
     #[arg(long)]
     pub duration: Option<String>,
 
-    /// Length of each reported interval (default: the profile's, 1h).
+    /// Length of each reported interval [default: the profile's, 1h]
     #[arg(long)]
     pub interval: Option<String>,
 
-    /// Time at the start that is reported but not judged (default: the
-    /// profile's; shortened to the first interval when the run is shorter
-    /// than twice it).
+    /// Time at the start that is reported but not judged, shortened to the
+    /// first interval when the run is shorter than twice it [default: the
+    /// profile's]
     #[arg(long)]
     pub stabilisation: Option<String>,
 
@@ -209,8 +209,8 @@ pub struct CertifyArgs {
     #[arg(long, default_value_t = 1.0)]
     pub scale: f64,
 
-    /// Region of the target to use (default: the whole device or file; 1g
-    /// for a new file).
+    /// Region of the target to use [default: the whole device or file; 1g
+    /// for a new file]
     #[arg(long)]
     pub size: Option<String>,
 
