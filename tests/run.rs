@@ -462,6 +462,17 @@ fn repeats_run_one_after_another_and_the_pick_is_the_one_reported() {
     ]);
     let plan = String::from_utf8_lossy(&out.stdout);
     assert!(plan.contains("8 runs (5 repeats each), about 4m"), "{plan}");
+    // Without a target, the current directory, named by its path.
+    let dir = tempdir();
+    let out = fathom()
+        .current_dir(dir.path())
+        .args(["run", "--preset", "quick", "--dry-run"])
+        .output()
+        .unwrap();
+    succeeded(&out);
+    let plan = String::from_utf8_lossy(&out.stdout);
+    let here = dir.path().canonicalize().unwrap();
+    assert!(plan.contains(&format!("  {}  ", here.display())), "{plan}");
     refused(&["run", ".", "--repeat", "0"], "--repeat 0");
     refused(&["run", ".", "--repeat", "3", "--pick", "worst"], "worst");
 }

@@ -78,7 +78,13 @@ pub fn load(name: &str, overrides: &Overrides) -> Result<Vec<WorkloadSpec>, Usag
     let preset = find(name)?;
     let mut overrides = overrides.clone();
     if overrides.targets.is_empty() {
-        overrides.targets.push(".".into());
+        // Named by its path in reports and the history, not as ".".
+        let here = std::env::current_dir()
+            .ok()
+            .map(|d| d.display().to_string())
+            .filter(|d| !d.contains('='))
+            .unwrap_or_else(|| ".".into());
+        overrides.targets.push(here);
     }
     jobfile::parse(preset.text, &format!("preset {name}"), name, &overrides)
 }
