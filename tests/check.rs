@@ -305,3 +305,27 @@ fn compare_and_check_give_the_same_verdict_on_the_same_pair() {
     }
     assert!(cell("p99 change").contains('['), "{csv}");
 }
+
+/// compare's text table: figures right-aligned, words (the target, the
+/// direction, a verdict) left-aligned as they read.
+#[test]
+fn compare_aligns_figures_right_and_words_left() {
+    let dir = tempdir();
+    let a = null_run_for(dir.path(), "a.json", "100us", "randread", "1s");
+    let b = null_run_for(dir.path(), "b.json", "100us", "randread", "1s");
+    let out = run_ok(&["compare", &a, &b]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.contains("randread"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let cells: Vec<&str> = row.trim_matches('│').split('┆').collect();
+    // The target's cell (narrower than its header): its word first; IOPS
+    // A's (five characters under six): its figure last.
+    assert!(cells[1].starts_with(" . "), "{row}");
+    let iops = cells[3];
+    assert!(
+        iops.starts_with("  ") && iops.trim().chars().all(|c| c.is_ascii_digit() || c == ','),
+        "{row}"
+    );
+}

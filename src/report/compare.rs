@@ -356,9 +356,19 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
         &mut t.pts,
     ] {
         if t.row_count() > 0 {
+            // Figures right-aligned, words (targets, directions, "noise
+            // unknown") left as they read.
             let columns = t.column_count();
             for c in 1..columns {
-                if let Some(col) = t.column_mut(c) {
+                let figures = t.row_iter().all(|row| {
+                    row.cell_iter().nth(c).is_none_or(|cell| {
+                        let text = cell.content();
+                        text.is_empty()
+                            || text
+                                .starts_with(|ch: char| ch.is_ascii_digit() || "+-−".contains(ch))
+                    })
+                });
+                if let (true, Some(col)) = (figures, t.column_mut(c)) {
                     col.set_cell_alignment(CellAlignment::Right);
                 }
             }
