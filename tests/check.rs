@@ -329,3 +329,37 @@ fn compare_aligns_figures_right_and_words_left() {
         "{row}"
     );
 }
+
+/// A comparison names what differs besides the target: the host's kernel
+/// (here edited into B's document) and a workload's engine settings.
+#[test]
+fn compare_names_the_settings_that_differ() {
+    let dir = tempdir();
+    let a = null_run_for(dir.path(), "a.json", "100us", "randread", "1s");
+    let b = dir.path().join("b.json");
+    run_ok(&[
+        "run",
+        "--engine",
+        "null",
+        "--null-latency",
+        "100us",
+        "--rw",
+        "randread",
+        "--rate-iops",
+        "2000",
+        "--runtime",
+        "1s",
+        "--completion-wait",
+        "sleep",
+        "-o",
+        b.to_str().unwrap(),
+    ]);
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
+    doc["host"]["kernel"] = "9.9.9-elsewhere".into();
+    std::fs::write(&b, doc.to_string()).unwrap();
+    let out = run_ok(&["compare", &a, b.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("vs 9.9.9-elsewhere"), "{text}");
+    assert!(text.contains("completion wait auto vs sleep"), "{text}");
+}

@@ -176,6 +176,20 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
     for u in &unmatched {
         text.push_str(&format!("not checked: {u}\n"));
     }
+    if args.format != "json" {
+        let mut said: Vec<String> = Vec::new();
+        for b in &baselines {
+            let differ = fathom::result::settings::of_documents(b, &new);
+            let line = format!(
+                "note: the baseline and NEW were measured with other settings: {}\n",
+                differ.join(", ")
+            );
+            if !differ.is_empty() && !said.contains(&line) {
+                said.push(line);
+            }
+        }
+        text.extend(said);
+    }
     match &args.output {
         Some(path) => destination::write(path, &text)?,
         None => print!("{}", fathom::report::printable(&text)),

@@ -391,6 +391,13 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
         for u in &unmatched {
             text.push_str(&format!("only in A: {u}\n"));
         }
+        let host = crate::result::settings::of_documents(da, db);
+        if !host.is_empty() {
+            text.push_str(&format!(
+                "note: A and B were measured with other settings: {}\n",
+                host.join(", ")
+            ));
+        }
         for note in &notes {
             text.push_str(&format!("note: {note}\n"));
         }
@@ -426,6 +433,16 @@ fn workload_rows(
     wa: &WorkloadResult,
     wb: &WorkloadResult,
 ) {
+    let engines = crate::result::settings::of_engines(&wa.spec, &wb.spec);
+    if !engines.is_empty() {
+        let said = format!(
+            "{name}: A and B ran with other settings: {}",
+            engines.join(", ")
+        );
+        if !notes.contains(&said) {
+            notes.push(said);
+        }
+    }
     for (i, ta) in wa.targets.iter().enumerate() {
         let Some(tb) = wb
             .targets

@@ -15,6 +15,7 @@ pub mod meta;
 pub mod pts;
 pub mod repeats;
 pub mod replay;
+pub mod settings;
 pub mod streams;
 pub mod tree;
 pub mod warning;

@@ -1,0 +1,75 @@
+//! What differs between the two sides of a comparison besides the target:
+//! the fathom that measured, the host it ran on, and the engine settings of
+//! a workload. A change between two runs is the target's only when these
+//! agree; `compare`, `check` and the history line name them so that a
+//! reader does not take a new kernel for a faster disk.
+
+use super::Document;
+use crate::spec::WorkloadSpec;
+
+/// The host and fathom settings in which `a` and `b` differ, each as
+/// "NAME A vs B".
+pub fn of_documents(a: &Document, b: &Document) -> Vec<String> {
+    let commit = |d: &Document| match &d.fathom_commit {
+        Some(c) => format!("{} ({c})", d.fathom_version),
+        None => d.fathom_version.clone(),
+    };
+    let pairs = [
+        ("fathom", commit(a), commit(b)),
+        ("kernel", a.host.kernel.clone(), b.host.kernel.clone()),
+        ("CPU", a.host.cpu_model.clone(), b.host.cpu_model.clone()),
+        ("CPUs", a.host.cpus.to_string(), b.host.cpus.to_string()),
+        (
+            "memory",
+            crate::util::units::format_bytes(a.host.memory_bytes),
+            crate::util::units::format_bytes(b.host.memory_bytes),
+        ),
+    ];
+    differing(&pairs)
+}
+
+/// The engine settings in which two runs of one workload differ.
+pub fn of_engines(a: &WorkloadSpec, b: &WorkloadSpec) -> Vec<String> {
+    let cache = |s: &WorkloadSpec| if s.direct { "O_DIRECT" } else { "buffered" }.to_string();
+    let pairs = [
+        ("engine", a.engine.to_string(), b.engine.to_string()),
+        (
+            "completion wait",
+            a.completion_wait.to_string(),
+            b.completion_wait.to_string(),
+        ),
+        ("hipri", a.hipri.to_string(), b.hipri.to_string()),
+        ("sqpoll", a.sqpoll.to_string(), b.sqpoll.to_string()),
+        ("cache", cache(a), cache(b)),
+    ];
+    differing(&pairs)
+}
+
+fn differing(pairs: &[(&str, String, String)]) -> Vec<String> {
+    pairs
+        .iter()
+        .filter(|(_, a, b)| a != b)
+        .map(|(name, a, b)| format!("{name} {a} vs {b}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_differs_is_named() {
+        let a = WorkloadSpec::defaults(vec!["t".into()]);
+        assert!(of_engines(&a, &a).is_empty());
+        let mut b = a.clone();
+        b.completion_wait = crate::spec::CompletionWait::Sleep;
+        b.direct = false;
+        assert_eq!(
+            of_engines(&a, &b),
+            [
+                "completion wait auto vs sleep",
+                "cache O_DIRECT vs buffered"
+            ]
+        );
+    }
+}
