@@ -16,22 +16,29 @@ fn null_run_for(
     rw: &str,
     runtime: &str,
 ) -> String {
+    null_run_with(
+        dir,
+        name,
+        &[
+            "--null-latency",
+            latency,
+            "--rw",
+            rw,
+            "--rate-iops",
+            "2000",
+            "--runtime",
+            runtime,
+        ],
+    )
+}
+
+/// A run of the null engine with `args`, its result in `dir/name`.
+fn null_run_with(dir: &std::path::Path, name: &str, args: &[&str]) -> String {
     let out = dir.join(name);
-    run_ok(&[
-        "run",
-        "--engine",
-        "null",
-        "--null-latency",
-        latency,
-        "--rw",
-        rw,
-        "--rate-iops",
-        "2000",
-        "--runtime",
-        runtime,
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let mut full = vec!["run", "--engine", "null"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["-o", out.to_str().unwrap()]);
+    run_ok(&full);
     out.to_str().unwrap().to_string()
 }
 
@@ -116,21 +123,18 @@ fn the_same_workload_is_within_noise_and_a_slower_device_regressed() {
 fn fewer_iops_are_a_regression_past_the_gate() {
     let dir = tempdir();
     let unthrottled = |name: &str, latency: &str| {
-        let out = dir.path().join(name);
-        run_ok(&[
-            "run",
-            "--engine",
-            "null",
-            "--null-latency",
-            latency,
-            "--iodepth",
-            "1",
-            "--runtime",
-            "3s",
-            "-o",
-            out.to_str().unwrap(),
-        ]);
-        out.to_str().unwrap().to_string()
+        null_run_with(
+            dir.path(),
+            name,
+            &[
+                "--null-latency",
+                latency,
+                "--iodepth",
+                "1",
+                "--runtime",
+                "3s",
+            ],
+        )
     };
     let a = unthrottled("a.json", "1ms");
     let slow = unthrottled("slow.json", "3ms");
@@ -336,29 +340,27 @@ fn compare_aligns_figures_right_and_words_left() {
 fn compare_names_the_settings_that_differ() {
     let dir = tempdir();
     let a = null_run_for(dir.path(), "a.json", "100us", "randread", "1s");
-    let b = dir.path().join("b.json");
-    run_ok(&[
-        "run",
-        "--engine",
-        "null",
-        "--null-latency",
-        "100us",
-        "--rw",
-        "randread",
-        "--rate-iops",
-        "2000",
-        "--runtime",
-        "1s",
-        "--completion-wait",
-        "sleep",
-        "-o",
-        b.to_str().unwrap(),
-    ]);
+    let b = null_run_with(
+        dir.path(),
+        "b.json",
+        &[
+            "--null-latency",
+            "100us",
+            "--rw",
+            "randread",
+            "--rate-iops",
+            "2000",
+            "--runtime",
+            "1s",
+            "--completion-wait",
+            "sleep",
+        ],
+    );
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
     doc["host"]["kernel"] = "9.9.9-elsewhere".into();
     std::fs::write(&b, doc.to_string()).unwrap();
-    let out = run_ok(&["compare", &a, b.to_str().unwrap()]);
+    let out = run_ok(&["compare", &a, &b]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("vs 9.9.9-elsewhere"), "{text}");
     assert!(text.contains("completion wait auto vs sleep"), "{text}");
