@@ -237,3 +237,33 @@ fn user_facing_text_names_only_files_users_have() {
         }
     }
 }
+
+/// `--rwmix-read` on a workload that does not mix reads and writes changes
+/// nothing, and the run says so (a mixed one says nothing of it).
+#[test]
+fn a_read_share_that_mixes_nothing_is_said() {
+    let dir = tempdir();
+    let plan = |rw: &str| {
+        let out = fathom()
+            .current_dir(dir.path())
+            .args([
+                "run",
+                "t.dat",
+                "--rw",
+                rw,
+                "--rwmix-read",
+                "70",
+                "--dry-run",
+            ])
+            .output()
+            .unwrap();
+        succeeded(&out);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(
+        plan("randread").contains("note: --rwmix-read 70 shares out the I/Os of a mixed --rw"),
+        "{}",
+        plan("randread")
+    );
+    assert!(!plan("randrw").contains("rwmix"), "{}", plan("randrw"));
+}

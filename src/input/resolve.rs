@@ -116,9 +116,24 @@ fn source(request: &Request) -> Result<Resolved, UsageError> {
             from_flags(&overrides)?
         }
     };
+    let notes = unmixed_share(request.knobs, &specs).into_iter().collect();
     Ok(Resolved {
         specs,
+        notes,
         ..Resolved::default()
+    })
+}
+
+/// `--rwmix-read` given where no workload (nor stream) mixes reads and
+/// writes: said, since it changes nothing.
+fn unmixed_share(knobs: &[(String, String)], specs: &[WorkloadSpec]) -> Option<String> {
+    let (_, share) = knobs.iter().find(|(k, _)| k == "rwmix_read")?;
+    let mixes = |s: &WorkloadSpec| s.rw.is_mixed() || s.streams.iter().any(|t| t.rw.is_mixed());
+    let rw = specs.iter().find(|s| !mixes(s))?.rw;
+    (!specs.iter().any(mixes)).then(|| {
+        format!(
+            "--rwmix-read {share} shares out the I/Os of a mixed --rw (readwrite, randrw): {rw} does not mix, so it changes nothing"
+        )
     })
 }
 
