@@ -299,6 +299,7 @@ pub(crate) fn execute(
         }
         _ => Vec::new(),
     };
+    let mut done = 0;
     if resume {
         if let Some(conflict) = Session::resume_conflict(specs, &previous) {
             return Err(UsageError(format!(
@@ -307,14 +308,15 @@ pub(crate) fn execute(
             ))
             .into());
         }
-        let done = Session::already_done(specs, &previous);
+        done = Session::already_done(specs, &previous);
         eprintln!(
             "fathom: --resume: {done} of {} already in the result file, {} to run",
             units::counted(specs.len() as u64, "run"),
             specs.len() - done
         );
     }
-    if specs.len() > 1 {
+    // A resumed plan is the runs left, which the line above counts.
+    if specs.len() > 1 && done == 0 {
         eprintln!("fathom: plan: {}", plan::summary(specs));
     }
     let stream_to = output.progress_file();
