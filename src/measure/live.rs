@@ -61,11 +61,10 @@ impl Board {
         }
         let share = match &self.current {
             Some(PlannedRun {
-                seconds: Some(s), ..
-            }) if *s > 0.0 => self
-                .current
-                .as_ref()
-                .map_or(0.0, |c| c.started.elapsed().as_secs_f64() / s),
+                started,
+                seconds: Some(s),
+                ..
+            }) if *s > 0.0 => started.elapsed().as_secs_f64() / s,
             Some(PlannedRun { bytes: Some(b), .. }) if *b > 0 => {
                 let moved: u64 = self
                     .series
