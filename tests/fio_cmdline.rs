@@ -1118,3 +1118,78 @@ fn numjobs_is_reported_as_fio_reports_it() {
         "fio 3.33 says it so"
     );
 }
+
+/// Every JSON document in `text`, one after the other, as fio's
+/// `--status-interval` prints them.
+fn json_documents(text: &str) -> Vec<Value> {
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<Value>()
+        .map(|v| v.unwrap_or_else(|e| panic!("{e}: {text}")))
+        .collect()
+}
+
+#[test]
+fn status_interval_prints_the_figures_so_far_as_fio_does() {
+    let dir = tempdir();
+    let link = fio_link(dir.path());
+    let args = |data: &str| {
+        vec![
+            "--name=st".to_string(),
+            format!("--filename={}", dir.path().join(data).display()),
+            "--size=4m".into(),
+            "--rw=randread".into(),
+            "--runtime=3".into(),
+            "--time_based".into(),
+            "--status-interval=1".into(),
+            "--output-format=json".into(),
+        ]
+    };
+    let out = Command::new(&link).args(args("st.dat")).output().unwrap();
+    succeeded(&out);
+    let ours = json_documents(&String::from_utf8_lossy(&out.stdout));
+    let ios: Vec<u64> = ours
+        .iter()
+        .map(|d| d["jobs"][0]["read"]["total_ios"].as_u64().unwrap())
+        .collect();
+    // Two or three reports while it runs (the third second may end with
+    // the run), then the final one.
+    assert!((3..=4).contains(&ours.len()), "{ios:?}");
+    assert!(
+        ios.windows(2).all(|w| w[0] <= w[1]),
+        "so far only grows: {ios:?}"
+    );
+    assert!(ios[0] > 0 && ios[0] < ios[ios.len() - 1], "{ios:?}");
+    let runtimes: Vec<u64> = ours
+        .iter()
+        .map(|d| d["jobs"][0]["read"]["runtime"].as_u64().unwrap())
+        .collect();
+    assert!((900..=1_200).contains(&runtimes[0]), "{runtimes:?}");
+
+    // With --output, the file holds the reports so far, then the last.
+    let file = dir.path().join("st.json");
+    let mut with_file = args("st2.dat");
+    with_file.push(format!("--output={}", file.display()));
+    let out = Command::new(&link).args(&with_file).output().unwrap();
+    succeeded(&out);
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let kept = json_documents(&std::fs::read_to_string(&file).unwrap());
+    assert!(kept.len() >= 3, "{} documents", kept.len());
+
+    if !fio_installed() {
+        eprintln!("SKIP: fio is not installed: not compared with its own reports");
+        return;
+    }
+    let fio = Command::new("fio").args(args("fio.dat")).output().unwrap();
+    succeeded(&fio);
+    let theirs = json_documents(&String::from_utf8_lossy(&fio.stdout));
+    assert!(
+        theirs.len().abs_diff(ours.len()) <= 1,
+        "fio 3.33 printed {} reports, fathom {}",
+        theirs.len(),
+        ours.len()
+    );
+}

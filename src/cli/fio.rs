@@ -5,8 +5,15 @@
 use super::{OutputArgs, driver::Driver};
 use fathom::input::fio::cmdline::{self, FioAction, FioOutput};
 use fathom::input::resolve;
+use fathom::measure::live::LiveBoard;
 use fathom::report::{OutputFormat, Report, destination, exporter};
+use fathom::run::Session;
+use fathom::spec::WorkloadSpec;
 use fathom::util::error::UsageError;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use fathom::report::fio_normal::FIO_RELEASE;
 
@@ -23,6 +30,8 @@ Usage: fathom fio [options] [job options] <job file(s)>
   --output-format=LIST normal (default), json, json+, terse (comma list);
                        --minimal is terse
   --section=NAME       run only the named job(s)
+  --status-interval=T  also print the report of the figures so far (from
+                       each job's start) every T while the jobs run
   --parse-only         check the jobs, run nothing
   --readonly           refuse jobs that write
   --version, --help
@@ -77,7 +86,13 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
             ))
             .into());
         }
-        say_notes(&resolved.notes);
+        let mut notes = resolved.notes.clone();
+        if command.status_interval.is_some() {
+            notes.push(
+                "--status-interval: file-operation jobs are reported once, at the end".into(),
+            );
+        }
+        say_notes(&notes);
         if command.action == FioAction::ParseOnly {
             return Ok(0);
         }
@@ -85,7 +100,7 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
         let output = fio_output(&command)?;
         let driver = Driver::start(&output, false)?;
         let document = super::tree::measure(&spec, &phases, false, &driver)?;
-        return emit_as_fio(&command, &document, &driver);
+        return emit_as_fio(&command, &document, &driver, &StatusDumps::default());
     }
     let notes = resolved.notes.clone();
     let specs = super::as_run(resolved)?;
@@ -109,8 +124,70 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
     fathom::run::claim_targets(&specs);
     let output = fio_output(&command)?;
     let driver = Driver::start(&output, specs.iter().any(|s| s.overwrite))?;
-    let document = driver.session().run(&specs, &mut |_| Ok(()))?;
-    emit_as_fio(&command, &document, &driver)
+    let dumps = Rc::new(RefCell::new(StatusDumps::default()));
+    let session = match command.status_interval {
+        Some(every) => with_status(driver.session(), every, &specs, &command, dumps.clone()),
+        None => driver.session(),
+    };
+    let document = session.run(&specs, &mut |_| Ok(()))?;
+    let dumps = dumps.take();
+    emit_as_fio(&command, &document, &driver, &dumps)
+}
+
+/// What `--status-interval` reported before the end.
+#[derive(Default)]
+struct StatusDumps {
+    /// Any report was made (fio's starting lines went with the first).
+    made: bool,
+    /// The reports kept for `--output`'s file.
+    kept: String,
+}
+
+/// fio's `--status-interval`: every `every` while the jobs run, the report
+/// of what they did so far (from their start), in the command's output
+/// forms: on stdout as it comes, or kept in `dumps` for `--output`, whose
+/// file is written once at the end (before the final report, as fio's
+/// holds them).
+fn with_status(
+    session: Session,
+    every: Duration,
+    specs: &[WorkloadSpec],
+    command: &cmdline::FioCommand,
+    dumps: Rc<RefCell<StatusDumps>>,
+) -> Session {
+    let board = Arc::new(LiveBoard::new());
+    let base = session.document().clone();
+    let specs = specs.to_vec();
+    let outputs = command.outputs.clone();
+    let to_stdout = command.output.is_none();
+    let last: Cell<Option<Instant>> = Cell::new(None);
+    let watched = board.clone();
+    let dump = move || {
+        let now = Instant::now();
+        // The first second just ended: the clock starts a second ago.
+        let since = last.get().unwrap_or_else(|| now - Duration::from_secs(1));
+        last.set(Some(since));
+        // Seconds end a little early or late; a tenth of one is the same.
+        if now.duration_since(since) + Duration::from_millis(100) < every {
+            return;
+        }
+        last.set(Some(now));
+        let so_far = fathom::run::status::so_far(&specs, &watched.snapshot(), &base);
+        let mut dumps = dumps.borrow_mut();
+        let Ok(rendered) = render_as_fio(&outputs, &so_far, !dumps.made) else {
+            return;
+        };
+        dumps.made = true;
+        if to_stdout {
+            print!("{rendered}");
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+        } else {
+            dumps.kept.push_str(&rendered);
+        }
+    };
+    session
+        .watched(Some(board))
+        .after_each_second(Some(Box::new(dump)))
 }
 
 /// A refusal as fio's command line can answer it: `--overwrite` is a job
@@ -120,6 +197,33 @@ fn in_fios_words(e: UsageError) -> UsageError {
         "pass --overwrite to write anyway",
         "set FATHOM_OVERWRITE=1 or pass --fathom-overwrite to write anyway",
     ))
+}
+
+/// `document` in each of fio's output forms in `outputs`, one after the
+/// other.
+fn render_as_fio(
+    outputs: &[FioOutput],
+    document: &fathom::result::Document,
+    header: bool,
+) -> anyhow::Result<String> {
+    let report = Report::single(document.clone(), "fio");
+    let mut rendered = String::new();
+    for format in outputs {
+        if *format == FioOutput::Normal && !header {
+            // The lines fio prints as its jobs start, it prints once.
+            let fio = fathom::report::fio_json::document(&report, false)?;
+            rendered.push_str(&fathom::report::fio_normal::body(&fio));
+            continue;
+        }
+        let format = match format {
+            FioOutput::Normal => OutputFormat::FioNormal,
+            FioOutput::Json => OutputFormat::FioJson,
+            FioOutput::JsonPlus => OutputFormat::FioJsonPlus,
+            FioOutput::Terse => OutputFormat::FioTerse,
+        };
+        rendered.push_str(&exporter(format).render(&report)?);
+    }
+    Ok(rendered)
 }
 
 /// Tools that run fio take anything on its stderr for an error: the notes
@@ -159,21 +263,16 @@ fn emit_as_fio(
     command: &cmdline::FioCommand,
     document: &fathom::result::Document,
     driver: &Driver,
+    dumps: &StatusDumps,
 ) -> anyhow::Result<i32> {
     // The logs the jobs ask for, where fio writes them (said nowhere, as
     // fio says nothing of them).
     fathom::report::fio_logs::write(document, std::path::Path::new("."))?;
-    let report = Report::single(document.clone(), "fio");
-    let mut rendered = String::new();
-    for format in &command.outputs {
-        let format = match format {
-            FioOutput::Normal => OutputFormat::FioNormal,
-            FioOutput::Json => OutputFormat::FioJson,
-            FioOutput::JsonPlus => OutputFormat::FioJsonPlus,
-            FioOutput::Terse => OutputFormat::FioTerse,
-        };
-        rendered.push_str(&exporter(format).render(&report)?);
-    }
+    let rendered = format!(
+        "{}{}",
+        dumps.kept,
+        render_as_fio(&command.outputs, document, !dumps.made)?
+    );
     match &command.output {
         Some(path) => {
             fathom::gate::write::replace(path, destination::FIO_OUTPUT, rendered.as_bytes())?

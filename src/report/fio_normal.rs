@@ -35,8 +35,15 @@ impl Exporter for FioNormalExporter {
 /// normal layout.
 pub fn render(doc: &Value) -> String {
     let jobs = doc["jobs"].as_array().cloned().unwrap_or_default();
+    header(&jobs) + &body(doc)
+}
+
+/// The normal layout of `doc` without the lines fio prints as its jobs
+/// start: what each of `--status-interval`'s reports prints.
+pub fn body(doc: &Value) -> String {
+    let jobs = doc["jobs"].as_array().cloned().unwrap_or_default();
     let when = ctime(doc["timestamp"].as_u64().unwrap_or(0));
-    let mut out = header(&jobs);
+    let mut out = String::new();
     for job in &jobs {
         job_block(&mut out, job, &when);
     }

@@ -13,6 +13,7 @@ pub mod limit;
 mod live;
 pub mod self_check;
 mod session;
+pub mod status;
 pub mod target;
 pub mod warnings;
 mod workers;

@@ -46,6 +46,9 @@ pub struct FioCommand {
     pub overwrite: bool,
     /// `--no-history` (or FATHOM_NO_HISTORY=1).
     pub no_history: bool,
+    /// `--status-interval`: the cumulative report, every so often while
+    /// the jobs run.
+    pub status_interval: Option<std::time::Duration>,
     /// What fathom does differently for an fio option given (one line each).
     pub notes: Vec<String>,
 }
@@ -141,6 +144,7 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
         readonly: false,
         overwrite: false,
         no_history: false,
+        status_interval: None,
         notes: Vec::new(),
     };
     let mut files: Vec<PathBuf> = Vec::new();
@@ -205,8 +209,21 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
                 Ok(None) => {}
                 Err(p) => problems.push(p),
             },
-            "status-interval" | "bandwidth-log" | "append-terse" | "trigger-file"
-            | "trigger-timeout" | "trigger" | "trigger-remote" => {
+            "status-interval" => match value(true) {
+                Ok(v) => match crate::util::units::parse_duration(v.as_deref().unwrap_or("")) {
+                    Ok(every) if every >= std::time::Duration::from_secs(1) => {
+                        command.status_interval = Some(every)
+                    }
+                    Ok(_) => problems.push(format!(
+                        "--status-interval={}: fathom counts whole seconds; give 1s or more",
+                        v.unwrap_or_default()
+                    )),
+                    Err(e) => problems.push(format!("--status-interval: {e}")),
+                },
+                Err(p) => problems.push(p),
+            },
+            "bandwidth-log" | "append-terse" | "trigger-file" | "trigger-timeout" | "trigger"
+            | "trigger-remote" => {
                 let takes = !matches!(key.as_str(), "bandwidth-log" | "append-terse");
                 if let Err(p) = value(takes) {
                     problems.push(p);
