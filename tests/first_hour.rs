@@ -348,3 +348,109 @@ fn capacity_help_is_capacitys_own() {
         assert!(!help.contains(hidden), "{hidden} in capacity --help");
     }
 }
+
+/// What `args` print on a terminal `columns` wide (a pty), and the exit
+/// status.
+fn on_a_terminal(args: &[&str], columns: u16) -> (bool, String) {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let size = libc::winsize {
+        ws_row: 50,
+        ws_col: columns,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    let (mut controller, mut terminal) = (0, 0);
+    // SAFETY: openpty writes two new descriptors, which are owned below.
+    let made = unsafe {
+        libc::openpty(
+            &mut controller,
+            &mut terminal,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(made, 0, "openpty: {}", std::io::Error::last_os_error());
+    let (controller, terminal) = unsafe {
+        (
+            OwnedFd::from_raw_fd(controller),
+            OwnedFd::from_raw_fd(terminal),
+        )
+    };
+    let mut child = fathom()
+        .args(args)
+        .stdout(std::process::Stdio::from(terminal))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut text = Vec::new();
+    let mut reader = std::fs::File::from(controller);
+    // Reading ends with EIO once the child has closed the terminal.
+    let mut chunk = [0u8; 4096];
+    loop {
+        match reader.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => text.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let status = child.wait().unwrap();
+    (
+        status.success(),
+        String::from_utf8_lossy(&text).replace('\r', ""),
+    )
+}
+
+#[test]
+fn tables_fit_the_terminal_and_say_what_they_left_out() {
+    let dir = tempdir();
+    let result = dir.path().join("sweep.json");
+    let target = dir.path().join("data");
+    run_ok(&[
+        "run",
+        target.to_str().unwrap(),
+        "--size",
+        "1m",
+        "--buffered",
+        "--runtime",
+        "1s",
+        "--bs",
+        "4k,64k",
+        "--rw",
+        "randread,randwrite",
+        "-o",
+        result.to_str().unwrap(),
+    ]);
+    let report = ["report", result.to_str().unwrap()];
+    // A pipe takes the whole table.
+    let piped = run_ok(&report);
+    let piped = String::from_utf8_lossy(&piped.stdout);
+    let widest = piped.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(!piped.contains("left out"), "{piped}");
+    assert!(
+        widest > 80,
+        "a sweep of reads and writes is wide: {widest}\n{piped}"
+    );
+
+    let (ok, narrow) = on_a_terminal(&report, 80);
+    assert!(ok, "{narrow}");
+    let table: Vec<&str> = narrow
+        .lines()
+        .filter(|l| l.starts_with(['│', '┌', '└', '╞', '├']))
+        .collect();
+    assert!(!table.is_empty(), "{narrow}");
+    assert!(
+        table.iter().all(|l| l.chars().count() <= 80),
+        "every row fits 80 columns:\n{narrow}"
+    );
+    assert!(narrow.contains("left out to fit 80 characters"), "{narrow}");
+    assert!(
+        narrow.contains("read IOPS") && narrow.contains("write IOPS"),
+        "{narrow}"
+    );
+
+    let (ok, wide) = on_a_terminal(&["report", result.to_str().unwrap(), "--wide"], 80);
+    assert!(ok);
+    assert!(!wide.contains("left out"), "{wide}");
+    assert!(wide.lines().any(|l| l.chars().count() > 80), "{wide}");
+}

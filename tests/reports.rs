@@ -562,3 +562,66 @@ fn two_systems_are_overlaid_and_named_by_their_labels() {
     }
     assert!(page.contains("class=\"legend\""));
 }
+
+/// A table of several runs: its notes summed up in two lines (each run's
+/// under --verbose, or behind a fold in HTML), a desktop benchmark's
+/// Read and Write MB/s last, and no per-second charts of a sweep's short
+/// runs.
+#[test]
+fn the_headline_figures_come_first_and_last_and_notes_are_summed_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("desk.json");
+    common::run_ok(&[
+        "run",
+        "--preset",
+        "desktop",
+        dir.path().join("d.dat").to_str().unwrap(),
+        "--engine",
+        "null",
+        "--size",
+        "64m",
+        "--runtime",
+        "300ms",
+        "--ramp",
+        "0",
+        "--repeat",
+        "1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let report = |extra: &[&str]| {
+        let mut args = vec!["report", out.to_str().unwrap()];
+        args.extend(extra);
+        String::from_utf8(common::run_ok(&args).stdout).unwrap()
+    };
+    let text = report(&[]);
+    assert_eq!(text.matches(" s measured").count(), 0, "{text}");
+    assert!(text.contains("8 runs, CPU"), "{text}");
+    let tail: Vec<&str> = text.lines().rev().take(5).collect();
+    assert!(
+        tail[4].contains("Read MB/s") && tail[4].contains("Write MB/s"),
+        "{text}"
+    );
+    let tests: Vec<&str> = tail[..4]
+        .iter()
+        .rev()
+        .map(|l| l.split("  ").next().unwrap().trim())
+        .collect();
+    assert_eq!(
+        tests,
+        ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"],
+        "{text}"
+    );
+    let verbose = report(&["--verbose"]);
+    assert_eq!(verbose.matches(" s measured").count(), 8, "{verbose}");
+
+    let html = report(&["--output-format", "html"]);
+    assert!(
+        html.contains("<details><summary>each run's notes"),
+        "notes folded"
+    );
+    assert!(
+        !html.contains("IOPS per second"),
+        "no per-second charts of 0.3 s runs"
+    );
+}

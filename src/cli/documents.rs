@@ -66,6 +66,9 @@ pub(crate) struct ReportArgs {
     pub(crate) output: Option<PathBuf>,
 
     #[command(flatten)]
+    pub(crate) view: super::output::TextView,
+
+    #[command(flatten)]
     pub(crate) replace: super::ReplaceOutput,
 }
 
@@ -80,10 +83,9 @@ pub(crate) fn report_command(args: &ReportArgs) -> anyhow::Result<i32> {
         return Err(UsageError("the result files hold no finished result".into()).into());
     }
     let format = format_for(args.format, args.output.as_deref());
-    let rendered = report::exporter(format).render(&report)?;
     match &args.output {
-        Some(path) => destination::write(path, &rendered)?,
-        None => print!("{rendered}"),
+        Some(path) => destination::write(path, &report::exporter(format).render(&report)?)?,
+        None => print!("{}", args.view.exporter(format).render(&report)?),
     }
     Ok(0)
 }

@@ -252,6 +252,7 @@ fn fio_output(command: &cmdline::FioCommand) -> anyhow::Result<OutputArgs> {
         output_format: Some(OutputFormat::Json),
         output: None,
         label: Some("fio".into()),
+        view: Default::default(),
         watch: Default::default(),
         history: Default::default(),
     })

@@ -49,10 +49,48 @@ pub struct OutputArgs {
     pub label: Option<String>,
 
     #[command(flatten)]
+    pub view: TextView,
+
+    #[command(flatten)]
     pub watch: WatchArgs,
 
     #[command(flatten)]
     pub history: history::HistoryArgs,
+}
+
+/// How much of the text report a terminal shows.
+#[derive(Args, Debug, Default, Clone, Copy)]
+pub struct TextView {
+    /// Print every column of the text table, however wide: on a terminal
+    /// the least telling columns are left out to fit it, and named under
+    /// the table (a pipe or a file always gets every column)
+    #[arg(long)]
+    pub wide: bool,
+
+    /// Under a table of several runs, print each run's own lines (CPU,
+    /// what limited it, its disks, its data) instead of their summary
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+impl TextView {
+    /// The text exporter for standard output, or `format`'s.
+    pub fn exporter(self, format: OutputFormat) -> Box<dyn report::Exporter> {
+        report::exporter_fitted(format, self.fit(), self.verbose)
+    }
+
+    /// The characters a text table printed on standard output may take:
+    /// the terminal's columns, or None (every column) with `--wide` or
+    /// when standard output is not a terminal.
+    pub fn fit(self) -> Option<usize> {
+        if self.wide || !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            return None;
+        }
+        let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+        // SAFETY: TIOCGWINSZ writes a winsize into the one given.
+        let asked = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
+        (asked == 0 && size.ws_col > 0).then_some(size.ws_col as usize)
+    }
 }
 
 /// Watching a run while it runs.
@@ -133,14 +171,13 @@ pub(crate) fn emit(document: &Document, output: &OutputArgs) -> anyhow::Result<(
         eprintln!("fathom: wrote fio log {}", log.display());
     }
     let report = Report::single(document.clone(), &output_label(output));
-    let rendered = report::exporter(output.format()).render(&report)?;
+    let view = output.view;
     match &output.output {
-        Some(path) if destination::is_stdout(path) => print!("{rendered}"),
-        Some(path) => {
-            destination::write(path, &rendered)?;
-            print!("{}", report::exporter(OutputFormat::Text).render(&report)?);
+        Some(path) if !destination::is_stdout(path) => {
+            destination::write(path, &report::exporter(output.format()).render(&report)?)?;
+            print!("{}", view.exporter(OutputFormat::Text).render(&report)?);
         }
-        None => print!("{rendered}"),
+        _ => print!("{}", view.exporter(output.format()).render(&report)?),
     }
     Ok(())
 }

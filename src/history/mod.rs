@@ -10,6 +10,8 @@
 //! store as it was, and several fathoms write at once safely.
 
 mod postgres;
+#[cfg(feature = "postgres")]
+mod postgres_client;
 mod sqlite;
 
 pub use postgres::is_url;
@@ -104,6 +106,7 @@ impl From<Option<String>> for Value {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Dialect {
     Sqlite,
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     Postgres,
 }
 
@@ -263,6 +266,12 @@ fn layout_sql(dialect: Dialect) -> String {
 pub fn check(location: &Path) -> Result<(), HistoryError> {
     let text = location.to_string_lossy();
     if postgres::is_url(&text) {
+        #[cfg(not(feature = "postgres"))]
+        return Err(HistoryError::Open {
+            store: postgres::shown(&text),
+            why: postgres::WITHOUT_CLIENT.into(),
+        });
+        #[cfg(feature = "postgres")]
         return Ok(());
     }
     sqlite::check(location).map_err(|why| HistoryError::Open {
@@ -277,10 +286,7 @@ impl History {
     pub fn open(location: &Path) -> Result<History, HistoryError> {
         let text = location.to_string_lossy();
         let (store, db): (String, Result<Box<dyn Db>, String>) = match postgres::is_url(&text) {
-            true => (
-                postgres::shown(&text),
-                postgres::Postgres::open(&text).map(|p| Box::new(p) as Box<dyn Db>),
-            ),
+            true => (postgres::shown(&text), postgres::open(&text)),
             false => (
                 location.display().to_string(),
                 sqlite::Sqlite::open(location).map(|s| Box::new(s) as Box<dyn Db>),

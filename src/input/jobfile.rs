@@ -235,7 +235,7 @@ impl<'a> Layout<'a> {
             b.set(k, v).map_err(|m| flag_error(k, m))?;
         }
         if !name_given {
-            b.spec.name = plan::point_name(&b.spec.name, bindings);
+            b.spec.name = plan::point_name(&b.spec, bindings);
         }
         let targets = if overrides.targets.is_empty() {
             targets.unwrap_or_default()

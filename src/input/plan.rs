@@ -97,13 +97,31 @@ pub fn check_size(sweep: &Sweep, copies: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// "NAME k=v k=v": a workload's name at one point of its sweep.
-pub fn point_name(name: &str, bindings: &Bindings) -> String {
+/// "NAME k=v k=v": a workload's name at one point of its sweep. A
+/// workload left unnamed ("run") is named by what it does, as tables and
+/// titles call it ("randread 4k QD1"), with the swept knobs that says
+/// nothing of ("randread 4k QD1 engine=sync"): one name everywhere.
+pub fn point_name(spec: &crate::spec::WorkloadSpec, bindings: &Bindings) -> String {
+    /// Knobs `WorkloadSpec::label` spells out.
+    const IN_LABEL: [&str; 6] = ["rw", "bs", "bssplit", "iodepth", "numjobs", "rwmix_read"];
     if bindings.is_empty() {
-        return name.to_string();
+        return spec.name.clone();
     }
-    let point: Vec<String> = bindings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{name} {}", point.join(" "))
+    let unnamed = spec.name == crate::spec::WorkloadSpec::DEFAULT_NAME;
+    let point: Vec<String> = bindings
+        .iter()
+        .filter(|(k, _)| !(unnamed && IN_LABEL.contains(&k.replace('-', "_").as_str())))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let name = if unnamed {
+        spec.label()
+    } else {
+        spec.name.clone()
+    };
+    match point.is_empty() {
+        true => name,
+        false => format!("{name} {}", point.join(" ")),
+    }
 }
 
 /// Upper bound on the plan's sweep size: enough for any real matrix, small

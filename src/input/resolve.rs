@@ -227,7 +227,7 @@ pub fn from_flags(o: &jobfile::Overrides) -> Result<Vec<WorkloadSpec>, UsageErro
         for (k, v) in o.knobs.iter().chain(&bindings) {
             b.set(k, v).map_err(|m| jobfile::flag_error(k, m))?;
         }
-        b.spec.name = plan::point_name(&b.spec.name, &bindings);
+        b.spec.name = plan::point_name(&b.spec, &bindings);
         let streams = jobfile::flag_streams(&b, &o.targets, &o.streams)?;
         let mut spec = b.finish();
         jobfile::set_targets(&mut spec, &o.targets);

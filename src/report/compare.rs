@@ -26,7 +26,7 @@ pub struct Comparison {
 /// label, the rest by kind and name.
 fn described(result: &RunResult) -> String {
     match result {
-        RunResult::Workload(w) => format!("{} ({})", w.spec.name, w.spec.label()),
+        RunResult::Workload(w) => w.spec.named(),
         RunResult::Meta(_) => "metadata run".into(),
         RunResult::Tree(t) => tree_named(t),
         RunResult::Certify(c) => format!("certification {}", c.profile.name),
@@ -243,8 +243,8 @@ fn counterpart(
                 return Ok(());
             }
             // fio's one job of a group_reporting group, against the group.
-            let group = grouped_as_fio(&b.document, &wa.spec.name)
-                .ok_or_else(|| format!("{} ({})", wa.spec.name, wa.spec.label()))?;
+            let group =
+                grouped_as_fio(&b.document, &wa.spec.name).ok_or_else(|| wa.spec.named())?;
             workload_rows(&mut t.workloads, notes, &wa.spec.name, wa, &group);
             Ok(())
         }

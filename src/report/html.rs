@@ -22,7 +22,8 @@ const MAX_TIME_SERIES: usize = 6;
 pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1500px}\
 table{border-collapse:collapse;margin:1em 0;font-size:14px}\
 th,td{border:1px solid #ccc;padding:4px 8px}td.n{text-align:right}th{background:#f3f3f3}\
-.charts{display:flex;flex-wrap:wrap;gap:12px}figure.chart{margin:0;border:1px solid #ddd}\
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:12px}\
+figure.chart{margin:0;border:1px solid #ddd}figure.chart svg{width:100%;height:auto}\
 .meta{color:#555;font-size:14px}.warn li{color:#8a4b00}";
 
 /// Runs in the browser after the page loads: marks each chart drawn when
@@ -101,14 +102,7 @@ impl Exporter for HtmlExporter {
                     } else {
                         results.push_str(&html_table(&table));
                     }
-                    let data = table::notes(&workloads);
-                    if !data.is_empty() {
-                        results.push_str("<ul>\n");
-                        for line in data {
-                            let _ = writeln!(results, "<li>{}</li>", escape(&line));
-                        }
-                        results.push_str("</ul>\n");
-                    }
+                    results.push_str(&notes(&workloads));
                     sweep_charts(&table, &mut charts)?;
                     target_bars(&table, &mut charts)?;
                     time_series(&workloads, systems, &mut charts)?;
@@ -222,6 +216,45 @@ impl Exporter for HtmlExporter {
         Ok(html)
     }
 }
+
+/// The notes under a workload table: each run's for one run; for
+/// several, what they share, and each run's behind a fold.
+fn notes(workloads: &[Labelled<WorkloadResult>]) -> String {
+    let each = table::notes(workloads);
+    let list = |lines: &[String]| {
+        let mut out = String::from("<ul>\n");
+        for line in lines {
+            let _ = writeln!(out, "<li>{}</li>", escape(line));
+        }
+        out + "</ul>\n"
+    };
+    if workloads.len() == 1 {
+        return if each.is_empty() {
+            String::new()
+        } else {
+            list(&each)
+        };
+    }
+    let shared: Vec<String> = [table::runs_line(workloads), table::limits_line(workloads)]
+        .into_iter()
+        .map(|l| l.trim_end().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut out = list(&shared);
+    if !each.is_empty() {
+        let _ = write!(
+            out,
+            "<details><summary>each run's notes ({})</summary>\n{}</details>\n",
+            each.len(),
+            list(&each)
+        );
+    }
+    out
+}
+
+/// Under this many seconds, a run of a sweep has no per-second charts:
+/// a handful of points says little, and a sweep's would bury its curves.
+const SHORTEST_TIME_SERIES_S: f64 = 5.0;
 
 /// One figure of a direction per second, plotted at each second's end;
 /// `skip_idle` leaves out seconds in which nothing completed (a latency
@@ -930,6 +963,13 @@ fn time_series(
             Some((_, members)) => members.push(w),
             None => groups.push((title, vec![w])),
         }
+    }
+    if groups.len() > 2 {
+        groups.retain(|(_, members)| {
+            members
+                .iter()
+                .any(|w| w.runtime_s >= SHORTEST_TIME_SERIES_S)
+        });
     }
     groups.truncate(MAX_TIME_SERIES);
     for (name, members) in groups {

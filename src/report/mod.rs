@@ -17,6 +17,7 @@ pub mod fio_json;
 pub mod fio_logs;
 pub mod fio_normal;
 pub mod fio_terse;
+pub mod fit;
 pub mod history;
 pub mod html;
 pub mod json;
@@ -125,9 +126,27 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// The exporter of `format` for a reader whose terminal is `fit`
+/// characters wide (None: every column, as in a file or a pipe), each
+/// run's own lines shown under a table of several when `verbose`; only
+/// the text table is cut or summed up.
+pub fn exporter_fitted(
+    format: OutputFormat,
+    fit: Option<usize>,
+    verbose: bool,
+) -> Box<dyn Exporter> {
+    match format {
+        OutputFormat::Text => Box::new(Printable(text::TextExporter { fit, verbose })),
+        other => exporter(other),
+    }
+}
+
 pub fn exporter(format: OutputFormat) -> Box<dyn Exporter> {
     match format {
-        OutputFormat::Text => Box::new(Printable(text::TextExporter)),
+        OutputFormat::Text => Box::new(Printable(text::TextExporter {
+            fit: None,
+            verbose: true,
+        })),
         OutputFormat::Json => Box::new(json::JsonExporter),
         OutputFormat::Markdown => Box::new(Printable(markdown::MarkdownExporter)),
         OutputFormat::Csv => Box::new(csv::CsvExporter),

@@ -768,34 +768,68 @@ pub fn notes(workloads: &[Labelled<WorkloadResult>]) -> Vec<String> {
     }
     for w in workloads {
         if let Some(line) = steady_line(w) {
-            out.push(format!("{} ({}): {line}", w.spec.name, w.spec.label()));
+            out.push(format!("{}: {line}", w.spec.named()));
         }
     }
     for w in workloads {
         for line in priority_lines(w) {
-            out.push(format!("{} ({}): {line}", w.spec.name, w.spec.label()));
+            out.push(format!("{}: {line}", w.spec.named()));
         }
     }
     for w in workloads {
         if let Some(repeats) = &w.repeats {
-            out.push(format!(
-                "{} ({}): {}",
-                w.spec.name,
-                w.spec.label(),
-                repeats.describe()
-            ));
+            out.push(format!("{}: {}", w.spec.named(), repeats.describe()));
         }
     }
     for w in workloads {
         if let Some(limit) = &w.limited_by {
-            out.push(format!(
-                "{} ({}): limited by {limit}",
-                w.spec.name,
-                w.spec.label()
-            ));
+            out.push(format!("{}: limited by {limit}", w.spec.named()));
         }
     }
     out
+}
+
+/// What several runs cost in CPU, in a few words.
+pub fn runs_line(workloads: &[Labelled<WorkloadResult>]) -> String {
+    let per_io: Vec<f64> = workloads
+        .iter()
+        .map(|w| w.cpu.per_io_us)
+        .filter(|us| *us > 0.0)
+        .collect();
+    let low = per_io.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = per_io.iter().copied().fold(0.0, f64::max);
+    let cpu = match per_io.is_empty() {
+        true => String::new(),
+        false => format!(", CPU {low:.2} to {high:.2} µs per I/O"),
+    };
+    format!("{} runs{cpu}", workloads.len())
+}
+
+/// How many of a long sweep's workloads each thing limited, and which.
+pub fn limits_line(workloads: &[Labelled<WorkloadResult>]) -> String {
+    let mut by: Vec<(crate::result::limit::Limiter, Vec<String>)> = Vec::new();
+    for w in workloads {
+        let Some(limit) = &w.limited_by else { continue };
+        let name = w.spec.name.clone();
+        match by.iter_mut().find(|(l, _)| *l == limit.by) {
+            Some((_, names)) => names.push(name),
+            None => by.push((limit.by, vec![name])),
+        }
+    }
+    if by.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = by
+        .iter()
+        .map(|(l, names)| {
+            let shown = super::sections::abridged(names);
+            format!("{} ×{} ({shown})", l.name(), names.len())
+        })
+        .collect();
+    format!(
+        "limited by: {} (the evidence: --output-format json or markdown)\n",
+        parts.join("; ")
+    )
 }
 
 /// With `--cmdprio`: per direction, the latency of the I/Os at their own

@@ -9,19 +9,28 @@ use crate::result::{TargetResult, WorkloadResult};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
-pub struct TextExporter;
+/// The terminal table; `fit`: no wider than that many characters;
+/// `verbose`: each run's own lines under a table of several.
+pub struct TextExporter {
+    pub fit: Option<usize>,
+    pub verbose: bool,
+}
 
 impl Exporter for TextExporter {
     fn render(&self, report: &Report) -> anyhow::Result<String> {
+        let (fit, verbose) = (self.fit, self.verbose);
         let systems = report.compares_systems();
         let mut out = String::new();
+        // The headline figures go last, where the eye lands.
+        let mut closing = String::new();
         for section in report.sections() {
             if !out.is_empty() {
                 out.push('\n');
             }
             match section {
                 Section::Workloads(workloads) => {
-                    out.push_str(&workload_tables(&workloads, systems))
+                    out.push_str(&workload_tables(&workloads, systems, fit, verbose));
+                    closing.push_str(&desktop_block(&workloads, systems));
                 }
                 Section::Meta(metas) => out.push_str(&meta_table(&metas, systems)),
                 Section::Tree(trees) => out.push_str(&tree_table(&trees, systems)),
@@ -74,6 +83,7 @@ impl Exporter for TextExporter {
         if report.interrupted() {
             out.push_str("interrupted: figures cover what was measured before the stop\n");
         }
+        out.push_str(&closing);
         Ok(out)
     }
 }
@@ -228,66 +238,101 @@ fn captioned_table(
     out
 }
 
-fn workload_tables(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
+fn workload_tables(
+    workloads: &[Labelled<WorkloadResult>],
+    systems: bool,
+    fit: Option<usize>,
+    verbose: bool,
+) -> String {
     if workloads.len() > 1 {
-        return sweep(workloads, systems);
+        return sweep(workloads, systems, fit, verbose);
     }
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(super::table::detail_header("workload"));
-    for workload in workloads {
-        for row in super::table::detail_cells(workload, systems).1 {
-            table.add_row(row);
-        }
-    }
-    right_align(&mut table, 3..11);
+    let header = super::table::detail_header("workload");
+    let rows = workloads
+        .iter()
+        .flat_map(|w| super::table::detail_cells(w, systems).1)
+        .collect();
+    let words = ["workload", "target", "system", "dir"];
+    let (table, left_out) = super::fit::table(header, rows, fit, |h| !words.contains(&h));
     let mut out = table.to_string();
     out.push('\n');
-    out.push_str(&notes(workloads, systems));
+    if let Some(line) = left_out {
+        out.push_str(&format!("{line}\n"));
+    }
+    out.push_str(&notes(workloads, systems, true));
     out
 }
 
 /// The sweep table: one row per point and target, swept knobs as columns.
-fn sweep(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
+fn sweep(
+    workloads: &[Labelled<WorkloadResult>],
+    systems: bool,
+    fit: Option<usize>,
+    verbose: bool,
+) -> String {
     let (header, rows) = super::table::cells(&super::table::build(workloads, systems));
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(header.clone());
-    for row in rows {
-        table.add_row(row);
-    }
-    right_align(
-        &mut table,
-        header
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| {
-                h.starts_with("read ") || h.starts_with("write ") || h.starts_with("sync")
-            })
-            .map(|(i, _)| i),
-    );
+    let (table, left_out) = super::fit::table(header, rows, fit, |h| {
+        h.starts_with("read ") || h.starts_with("write ") || h.starts_with("sync")
+    });
     let mut out = table.to_string();
     out.push('\n');
-    out.push_str(&notes(workloads, systems));
+    if let Some(line) = left_out {
+        out.push_str(&format!("{line}\n"));
+    }
+    out.push_str(&notes(workloads, systems, verbose));
     out
 }
 
-const MAX_CPU_LINES: usize = 8;
+/// The four tests desktop disk benchmarks show, read beside write in
+/// decimal MB/s, as those benchmarks lay them out; empty unless the table
+/// is of such named tests.
+fn desktop_block(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
+    if workloads.len() < 2 || systems {
+        return String::new();
+    }
+    let (header, rows) = super::table::cells(&super::table::build(workloads, systems));
+    let column = |name: &str| header.iter().position(|h| h == name);
+    let (Some(read), Some(write)) = (column("read MB/s"), column("write MB/s")) else {
+        return String::new();
+    };
+    if header.first().map(String::as_str) != Some("test") {
+        return String::new();
+    }
+    let name = |row: &Vec<String>| row[0].replace('-', " ");
+    let wide = rows
+        .iter()
+        .map(|r| name(r).chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = format!(
+        "\n{:wide$}  {:>10}  {:>10}\n",
+        "", "Read MB/s", "Write MB/s"
+    );
+    for row in &rows {
+        out.push_str(&format!(
+            "{:wide$}  {:>10}  {:>10}\n",
+            name(row),
+            row[read],
+            row[write]
+        ));
+    }
+    out
+}
 
-/// CPU cost, verification and errors, under the table.
-fn notes(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
+/// CPU cost, verification and errors, under the table: each run's own
+/// lines for one run (or with `verbose`), else what the runs share.
+fn notes(workloads: &[Labelled<WorkloadResult>], systems: bool, verbose: bool) -> String {
     let mut out = String::new();
-    // A long sweep's CPU lines would bury the table: they are in the CSV.
-    let cpu_lines = if workloads.len() <= MAX_CPU_LINES {
+    // Several runs' lines would bury the table: they are summed up here,
+    // and each run's are in the CSV and under --verbose.
+    let cpu_lines = if verbose || workloads.len() == 1 {
         workloads
     } else {
         out.push_str(&format!(
-            "{} workloads: each one's CPU time, disk figures and notes are in the csv (--output-format csv)\n",
-            workloads.len()
+            "{}; each run's CPU, disk and data lines: --verbose (or --output-format csv)\n",
+            super::table::runs_line(workloads)
         ));
-        out.push_str(&limits_line(workloads));
+        out.push_str(&super::table::limits_line(workloads));
         &[]
     };
     for workload in cpu_lines {
@@ -296,9 +341,8 @@ fn notes(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
             false => String::new(),
         };
         out.push_str(&format!(
-            "{system}{} ({}): {:.1} s measured, CPU {:.2} s user + {:.2} s sys = {:.2} µs per I/O\n",
-            workload.spec.name,
-            workload.spec.label(),
+            "{system}{}: {:.1} s measured, CPU {:.2} s user + {:.2} s sys = {:.2} µs per I/O\n",
+            workload.spec.named(),
             workload.runtime_s,
             workload.cpu.user_s,
             workload.cpu.sys_s,
@@ -330,33 +374,6 @@ fn notes(workloads: &[Labelled<WorkloadResult>], systems: bool) -> String {
             .flat_map(|w| w.targets.iter().map(|t| (t.name.clone(), t))),
     ));
     out
-}
-
-/// How many of a long sweep's workloads each thing limited, and which.
-fn limits_line(workloads: &[Labelled<WorkloadResult>]) -> String {
-    let mut by: Vec<(crate::result::limit::Limiter, Vec<String>)> = Vec::new();
-    for w in workloads {
-        let Some(limit) = &w.limited_by else { continue };
-        let name = w.spec.name.clone();
-        match by.iter_mut().find(|(l, _)| *l == limit.by) {
-            Some((_, names)) => names.push(name),
-            None => by.push((limit.by, vec![name])),
-        }
-    }
-    if by.is_empty() {
-        return String::new();
-    }
-    let parts: Vec<String> = by
-        .iter()
-        .map(|(l, names)| {
-            let shown = super::sections::abridged(names);
-            format!("{} ×{} ({shown})", l.name(), names.len())
-        })
-        .collect();
-    format!(
-        "limited by: {} (the evidence: --output-format json or markdown)\n",
-        parts.join("; ")
-    )
 }
 
 /// What each disk under the targets was asked to do while measuring.

@@ -652,10 +652,13 @@ impl std::fmt::Display for Arrivals {
 }
 
 impl WorkloadSpec {
+    /// The name of a workload nobody named.
+    pub const DEFAULT_NAME: &str = "run";
+
     /// The spec of a run nothing has changed, on `targets`.
     pub fn defaults(targets: Vec<String>) -> WorkloadSpec {
         WorkloadSpec {
-            name: "run".into(),
+            name: Self::DEFAULT_NAME.into(),
             labels: targets.clone(),
             targets,
             rw: RwMode::RandRead,
@@ -833,10 +836,21 @@ impl WorkloadSpec {
     /// What a title calls the workload: its name, or what it does when it
     /// has only the default name ("randread 4k QD32", not "run").
     pub fn title(&self) -> String {
-        if self.name == "run" {
+        if self.name == Self::DEFAULT_NAME {
             self.label()
         } else {
             self.name.clone()
+        }
+    }
+
+    /// Its name, and what it does when the name does not say it:
+    /// "nightly (randread 4k QD32)", "randread 4k QD1 engine=sync".
+    pub fn named(&self) -> String {
+        let label = self.label();
+        if self.name.starts_with(&label) {
+            self.name.clone()
+        } else {
+            format!("{} ({label})", self.name)
         }
     }
 
