@@ -197,6 +197,15 @@ fn kept_found_and_checked(store: &str, dir: &Path) {
     assert_eq!(o.status.code(), Some(2));
     names_the_problem(&String::from_utf8_lossy(&o.stderr), "no run 1");
     assert_eq!(counts(store), (3, 3));
+
+    // A run of other settings is compared with none of them, and says so.
+    let o = null_run(store, &out, "300us", &["--completion-wait", "sleep"]);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("3 earlier run(s) of other settings (completion wait auto vs sleep) left out; none of the same settings"),
+        "{said}"
+    );
+    assert!(!said.contains("vs the last"), "{said}");
 }
 
 /// Imports, each killed at a different moment, and six processes

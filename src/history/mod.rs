@@ -636,6 +636,10 @@ pub struct Earlier {
     /// The earlier runs it was checked against.
     pub runs: usize,
     pub changes: Vec<change::DirectionChange>,
+    /// Earlier runs of it left out because their settings differ, and
+    /// how ("completion wait auto vs sleep").
+    pub set_apart: usize,
+    pub differing: Vec<String>,
 }
 
 /// Each workload of `doc` (stored as `id`) against the last `n` runs of
@@ -650,15 +654,41 @@ pub fn against_earlier(
 ) -> Result<Vec<Earlier>, HistoryError> {
     let mut out = Vec::new();
     for w in doc.workloads() {
-        let earlier = history.last_runs(w, &doc.host.hostname, n, Some(id))?;
+        // Runs of other settings are looked past, up to a few times as
+        // many as are compared.
+        let earlier = history.last_runs(w, &doc.host.hostname, n * 4, Some(id))?;
         if earlier.is_empty() {
             continue;
         }
-        let base: Vec<&WorkloadResult> = earlier.iter().map(|(_, w)| w).collect();
+        let mut base: Vec<WorkloadResult> = Vec::new();
+        let (mut set_apart, mut differing) = (0, Vec::new());
+        for (earlier_id, e) in earlier.into_iter().rev() {
+            let then = history.document(earlier_id)?;
+            let differ = crate::result::settings::of_runs((&then, &e.spec), (doc, &w.spec));
+            if differ.is_empty() {
+                if base.len() < n {
+                    base.push(e);
+                }
+            } else {
+                set_apart += 1;
+                for d in differ {
+                    if !differing.contains(&d) {
+                        differing.push(d);
+                    }
+                }
+            }
+        }
+        base.reverse();
+        let base: Vec<&WorkloadResult> = base.iter().collect();
         out.push(Earlier {
             workload: w.spec.title(),
             runs: base.len(),
-            changes: change::compare(&base, w, settings),
+            changes: match base.is_empty() {
+                true => Vec::new(),
+                false => change::compare(&base, w, settings),
+            },
+            set_apart,
+            differing,
         });
     }
     Ok(out)

@@ -66,7 +66,7 @@ pub fn text(result: &CheckResult, fail_on: Option<f64>) -> String {
 /// last runs of it in the history: IOPS and p99, each change with its
 /// interval and verdict, one line per direction.
 pub fn against_earlier(id: i64, earlier: &crate::history::Earlier) -> Vec<String> {
-    earlier
+    let mut lines: Vec<String> = earlier
         .changes
         .iter()
         .filter_map(|d| {
@@ -76,9 +76,18 @@ pub fn against_earlier(id: i64, earlier: &crate::history::Earlier) -> Vec<String
                 .filter(|c| matches!(c.figure, Figure::Iops | Figure::P99))
                 .map(|c| format!("{} {}", c.figure.name(), judged(c)))
                 .collect();
+            // A change the host or fathom may owe says whose it may be.
+            let not_the_targets = d
+                .changes
+                .iter()
+                .any(|c| c.verdict == crate::result::change::Verdict::Inconclusive)
+                .then(|| d.notes.iter().find(|n| n.contains("not the target") || n.contains("a busy host")))
+                .flatten()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default();
             (!said.is_empty()).then(|| {
                 format!(
-                    "history run {id}: {} ({}) vs the last {} run(s) of it on this target: {}",
+                    "history run {id}: {} ({}) vs the last {} run(s) of it on this target with the same settings: {}{not_the_targets}",
                     earlier.workload,
                     d.direction,
                     earlier.runs,
@@ -86,5 +95,18 @@ pub fn against_earlier(id: i64, earlier: &crate::history::Earlier) -> Vec<String
                 )
             })
         })
-        .collect()
+        .collect();
+    if earlier.set_apart > 0 {
+        let compared = match earlier.runs {
+            0 => "none of the same settings to compare with".to_string(),
+            n => format!("compared with the {n} of the same settings"),
+        };
+        lines.push(format!(
+            "history run {id}: {}: {} earlier run(s) of other settings ({}) left out; {compared}",
+            earlier.workload,
+            earlier.set_apart,
+            earlier.differing.join(", ")
+        ));
+    }
+    lines
 }

@@ -5,7 +5,7 @@ use comfy_table::Table;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 
 /// Cells longer than this in a list column are cut ("12 workloads").
-pub const LIST_CELL_CHARS: usize = 40;
+pub const LIST_CELL_CHARS: usize = 48;
 
 /// How much a column says, by its heading: the higher, the later it
 /// leaves. Names (workloads, tests, swept knobs) never leave.
@@ -107,10 +107,13 @@ pub fn list_cell(items: &[String], noun: &str, sep: &str) -> String {
     if joined.chars().count() <= LIST_CELL_CHARS {
         return joined;
     }
-    let first: String = items
+    let room = LIST_CELL_CHARS - noun.len() - 8;
+    let first = items
         .first()
-        .map(|f| f.chars().take(LIST_CELL_CHARS / 2).collect())
-        .unwrap_or_default();
+        .map_or(String::new(), |f| match f.chars().count() > room {
+            true => f.chars().take(room).collect::<String>() + "…",
+            false => f.clone(),
+        });
     format!("{} {noun}: {first}, …", items.len())
 }
 

@@ -47,7 +47,12 @@ pub fn list(entries: &[Entry]) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(COLUMNS);
     for e in entries {
-        table.add_row(columns(e, ", "));
+        let mut row = columns(e, ", ");
+        // A sweep's dozens of workloads would make a row hundreds of
+        // characters wide: counted here, listed in full by csv and show.
+        row[4] = super::fit::list_cell(&e.workloads, "workloads", ", ");
+        row[5] = super::fit::list_cell(&e.targets, "targets", ", ");
+        table.add_row(row);
     }
     format!("{table}\n")
 }

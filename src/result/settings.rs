@@ -45,6 +45,30 @@ pub fn of_engines(a: &WorkloadSpec, b: &WorkloadSpec) -> Vec<String> {
     differing(&pairs)
 }
 
+/// What two runs of one workload must share for a change between them to
+/// be the target's: the engine settings, and the fathom release and kernel
+/// that measured them (not the commit: a build of the same release
+/// measures alike). Each difference as "NAME A vs B".
+pub fn of_runs(
+    (a_doc, a): (&Document, &WorkloadSpec),
+    (b_doc, b): (&Document, &WorkloadSpec),
+) -> Vec<String> {
+    let mut differ = of_engines(a, b);
+    differ.extend(differing(&[
+        (
+            "fathom",
+            a_doc.fathom_version.clone(),
+            b_doc.fathom_version.clone(),
+        ),
+        (
+            "kernel",
+            a_doc.host.kernel.clone(),
+            b_doc.host.kernel.clone(),
+        ),
+    ]));
+    differ
+}
+
 fn differing(pairs: &[(&str, String, String)]) -> Vec<String> {
     pairs
         .iter()
@@ -56,6 +80,21 @@ fn differing(pairs: &[(&str, String, String)]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_differ_by_engine_release_and_kernel_not_by_commit() {
+        let spec = WorkloadSpec::defaults(vec!["t".into()]);
+        let a = Document::new(crate::measure::facts::host_facts(), None);
+        let mut b = a.clone();
+        b.fathom_commit = Some("abc".into());
+        assert!(of_runs((&a, &spec), (&b, &spec)).is_empty());
+        b.host.kernel = "6.1.0".into();
+        let mut other = spec.clone();
+        other.engine = crate::spec::EngineKind::Sync;
+        let said = of_runs((&a, &spec), (&b, &other));
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[0].starts_with("engine ") && said[1].starts_with("kernel "));
+    }
 
     #[test]
     fn only_what_differs_is_named() {
