@@ -195,6 +195,29 @@ pub(super) fn open_nonblocking(path: &Path, flags: libc::c_int) -> std::io::Resu
     options.open(path)
 }
 
+/// A device under a target, opened read-only to ask it what it counted
+/// (NVMe's admin commands): a block or character device in `/dev`, never
+/// a file a user named or anything that could block the open.
+pub fn device_to_query(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::FileTypeExt;
+    if !path.starts_with("/dev") {
+        return Err(std::io::Error::other(format!(
+            "{}: not a device node",
+            path.display()
+        )));
+    }
+    let file = open_nonblocking(path, libc::O_RDONLY)?;
+    let t = file.metadata()?.file_type();
+    if !(t.is_block_device() || t.is_char_device()) {
+        return Err(std::io::Error::other(format!(
+            "{}: is {}, not a device",
+            path.display(),
+            super::kind_of(t)
+        )));
+    }
+    Ok(file)
+}
+
 /// `/dev/null`, for reading nothing.
 pub fn dev_null() -> std::io::Result<File> {
     File::open("/dev/null")

@@ -832,6 +832,31 @@ pub fn limits_line(workloads: &[Labelled<WorkloadResult>]) -> String {
     )
 }
 
+/// What each NVMe drive under the targets counted itself during the run;
+/// a drive that could not say is left to the JSON, which says why.
+pub fn drive_lines(devices: &[crate::measure::drive::DeviceReport]) -> Vec<String> {
+    use crate::util::units::format_bytes;
+    devices
+        .iter()
+        .filter_map(|d| {
+            let id = d.identity.as_ref()?;
+            let after = d.after.as_ref()?;
+            Some(format!(
+                "drive {} ({}, serial {}, firmware {}): by its own count the host wrote {} and read {} (each within 512 kB); {:.0} °C, {}% of its endurance used, {} media errors",
+                d.name,
+                id.model,
+                id.serial,
+                id.firmware,
+                format_bytes(d.host_written_bytes.unwrap_or(0)),
+                format_bytes(d.host_read_bytes.unwrap_or(0)),
+                after.temperature_c,
+                after.percentage_used,
+                after.media_errors
+            ))
+        })
+        .collect()
+}
+
 /// With `--cmdprio`: per direction, the latency of the I/Os at their own
 /// priority beside the others'.
 pub fn priority_lines(w: &WorkloadResult) -> Vec<String> {

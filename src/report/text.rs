@@ -361,6 +361,9 @@ fn notes(workloads: &[Labelled<WorkloadResult>], systems: bool, verbose: bool) -
             out.push_str(&format!("  {line}\n"));
         }
         out.push_str(&disk_lines(&workload.disks));
+        for line in super::table::drive_lines(&workload.devices) {
+            out.push_str(&format!("  {line}\n"));
+        }
         if let Some(data) = &workload.data {
             out.push_str(&format!("  {}\n", workload.spec.content.describe(data)));
         }

@@ -341,6 +341,8 @@ fn concurrent_workloads(
         // Each rank's temperatures stay in its own results.
         temperature: Vec::new(),
         disks: ranks_disks(parts.iter().map(|p| p.disks.as_slice()), ranks),
+        // Each rank's drives stay in its own results, as its temperatures.
+        devices: Vec::new(),
         started_unix_s: parts
             .iter()
             .filter_map(|p| p.started_unix_s)

@@ -41,6 +41,11 @@ pub struct WorkloadResult {
     /// counters for them (tmpfs, network file systems).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disks: Vec<DiskUsage>,
+    /// What the drives under the targets counted themselves (NVMe's
+    /// SMART log): their identity, health before and after, and the bytes
+    /// they saw the host read and write; or why they could not say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<crate::measure::drive::DeviceReport>,
     /// When measuring started (after the ramp), in seconds since the Unix
     /// epoch: how runs on several hosts are lined up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -253,6 +258,7 @@ impl WorkloadResult {
             steady_state: None,
             data: None,
             disks: Vec::new(),
+            devices: Vec::new(),
             started_unix_s: None,
             temperature: Vec::new(),
             engine_tuning: None,

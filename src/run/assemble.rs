@@ -24,6 +24,7 @@ pub(super) struct Measured {
     pub(super) start_wall: std::time::SystemTime,
     pub(super) cpu: CpuTime,
     pub(super) disks: Vec<crate::result::DiskUsage>,
+    pub(super) devices: Vec<crate::measure::drive::DeviceReport>,
     pub(super) temperature: Vec<TemperatureSample>,
     pub(super) interrupted: bool,
 }
@@ -107,6 +108,7 @@ pub(super) fn stream_results(
             }),
             queue_depths,
             disks: m.disks.clone(),
+            devices: m.devices.clone(),
             temperature: m.temperature.clone(),
             started_unix_s: (m.start_wall + measure_start.saturating_duration_since(m.start))
                 .duration_since(std::time::UNIX_EPOCH)

@@ -134,6 +134,9 @@ pub fn run_streams(
     // Counting starts before the gate opens: once it is open, a thousand
     // workers can keep this thread off both CPUs for a good part of a
     // second, and their first I/Os would fall outside the disks' window.
+    // What the drives counted is read outside the measured window: an
+    // admin command to a drive is not the workload's.
+    let drives = crate::measure::drive::DriveWatch::start(&disks.names);
     let counting = MeasureClock::before_start(streams, disks.names.clone());
     let start = gate.open();
     let start_wall = std::time::SystemTime::now();
@@ -181,6 +184,7 @@ pub fn run_streams(
         }
     }
     let (cpu, disk_usage) = clock.stop();
+    let devices = drives.finish();
     if let Some(first) = progress.failures.first() {
         bail!("{first}");
     }
@@ -192,6 +196,7 @@ pub fn run_streams(
         start_wall,
         cpu,
         disks: disk_usage,
+        devices,
         temperature: disks.temperature,
         interrupted: stop.is_set(),
     };

@@ -1,0 +1,264 @@
+//! What an NVMe drive says of itself, asked through the kernel's admin
+//! passthrough (`NVME_IOCTL_ADMIN_CMD` on the namespace's block device):
+//! Identify Controller and Namespace for what it is, the SMART / Health
+//! Information log (02h) for what it counted.
+//!
+//! The command structure is the kernel's UAPI (`linux/nvme_ioctl.h`),
+//! stable since Linux 3.3, and the pages are read at the NVMe base
+//! specification's byte offsets. The crates that wrap them (nvme-cli-sys,
+//! linux-nvme-sys) bring nix and bindgen for the one struct and three
+//! commands used here.
+
+use serde::{Deserialize, Serialize};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+/// `struct nvme_admin_cmd` (`nvme_passthru_cmd`), 72 bytes.
+#[repr(C)]
+#[derive(Default)]
+struct AdminCommand {
+    opcode: u8,
+    flags: u8,
+    rsvd1: u16,
+    nsid: u32,
+    cdw2: u32,
+    cdw3: u32,
+    metadata: u64,
+    addr: u64,
+    metadata_len: u32,
+    data_len: u32,
+    cdw10: u32,
+    cdw11: u32,
+    cdw12: u32,
+    cdw13: u32,
+    cdw14: u32,
+    cdw15: u32,
+    timeout_ms: u32,
+    result: u32,
+}
+
+/// `_IOWR('N', 0x41, struct nvme_admin_cmd)`.
+const NVME_IOCTL_ADMIN_CMD: libc::c_ulong = 0xC048_4E41;
+const OPCODE_GET_LOG_PAGE: u8 = 0x02;
+const OPCODE_IDENTIFY: u8 = 0x06;
+const LOG_SMART: u32 = 0x02;
+const CNS_NAMESPACE: u32 = 0x00;
+const CNS_CONTROLLER: u32 = 0x01;
+/// The namespace id that asks for the whole controller's log.
+const ALL_NAMESPACES: u32 = 0xFFFF_FFFF;
+/// One SMART data unit: a thousand 512-byte units, rounded up by the
+/// drive (NVMe base specification, log 02h bytes 32 to 63).
+pub const DATA_UNIT_BYTES: u64 = 512_000;
+
+/// What the drive is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
+    pub model: String,
+    pub serial: String,
+    pub firmware: String,
+    /// The namespace's size: its logical blocks times their size.
+    pub capacity_bytes: u64,
+    /// The namespace's logical block (LBA format) size, and metadata bytes
+    /// each block carries.
+    pub lba_bytes: u64,
+    pub lba_metadata_bytes: u16,
+}
+
+/// What the drive counted, at one moment (SMART / Health log 02h).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    /// Composite temperature, in degrees Celsius.
+    pub temperature_c: f64,
+    /// The share of its rated endurance the drive says it has used (may
+    /// pass 100).
+    pub percentage_used: u8,
+    pub available_spare_pct: u8,
+    pub critical_warning: u8,
+    /// Data units (512,000 bytes) the host read and wrote, in the drive's
+    /// count since it was made.
+    pub data_units_read: u128,
+    pub data_units_written: u128,
+    pub media_errors: u128,
+    pub power_on_hours: u128,
+}
+
+/// Asks the drive behind `device` (a namespace's block device, or its
+/// controller's character device) the admin command `command`, reading
+/// `len` bytes back.
+fn admin(device: &Path, mut command: AdminCommand, len: usize) -> Result<Vec<u8>, String> {
+    let file = crate::gate::read::device_to_query(device).map_err(|e| e.to_string())?;
+    let mut data = vec![0u8; len];
+    command.addr = data.as_mut_ptr() as u64;
+    command.data_len = len as u32;
+    command.timeout_ms = 10_000;
+    // SAFETY: the kernel reads the command and writes at most `data_len`
+    // bytes into `data`, which outlives the call.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), NVME_IOCTL_ADMIN_CMD, &mut command) };
+    match rc {
+        0 => Ok(data),
+        -1 => Err(match std::io::Error::last_os_error() {
+            e if e.raw_os_error() == Some(libc::ENOTTY) => "not an NVMe device".into(),
+            e if e.raw_os_error() == Some(libc::EACCES)
+                || e.raw_os_error() == Some(libc::EPERM) =>
+            {
+                "NVMe admin commands need root (CAP_SYS_ADMIN)".into()
+            }
+            e => format!("the admin command failed ({e})"),
+        }),
+        status => Err(format!("the drive answered status {status:#x}")),
+    }
+}
+
+/// The namespace id of `device` (`NVME_IOCTL_ID`).
+fn namespace_id(device: &Path) -> Result<u32, String> {
+    let file = crate::gate::read::device_to_query(device).map_err(|e| e.to_string())?;
+    /// `_IO('N', 0x40)`.
+    const NVME_IOCTL_ID: libc::c_ulong = 0x4E40;
+    // SAFETY: the ioctl takes no argument and returns the id.
+    let id = unsafe { libc::ioctl(file.as_raw_fd(), NVME_IOCTL_ID) };
+    match id {
+        id if id > 0 => Ok(id as u32),
+        _ => Err(match std::io::Error::last_os_error() {
+            e if e.raw_os_error() == Some(libc::ENOTTY) => "not an NVMe namespace".into(),
+            e => format!("no namespace id ({e})"),
+        }),
+    }
+}
+
+/// What the drive and namespace behind `device` (`/dev/nvme0n1`) are.
+pub fn identity(device: &Path) -> Result<Identity, String> {
+    let nsid = namespace_id(device)?;
+    let controller = admin(
+        device,
+        AdminCommand {
+            opcode: OPCODE_IDENTIFY,
+            cdw10: CNS_CONTROLLER,
+            ..Default::default()
+        },
+        4096,
+    )?;
+    let namespace = admin(
+        device,
+        AdminCommand {
+            opcode: OPCODE_IDENTIFY,
+            nsid,
+            cdw10: CNS_NAMESPACE,
+            ..Default::default()
+        },
+        4096,
+    )?;
+    Ok(parse_identity(&controller, &namespace))
+}
+
+/// What the drive behind `device` has counted so far.
+pub fn health(device: &Path) -> Result<Health, String> {
+    const LEN: usize = 512;
+    let dwords = (LEN / 4 - 1) as u32;
+    let page = admin(
+        device,
+        AdminCommand {
+            opcode: OPCODE_GET_LOG_PAGE,
+            nsid: ALL_NAMESPACES,
+            cdw10: LOG_SMART | ((dwords & 0xFFFF) << 16),
+            cdw11: dwords >> 16,
+            ..Default::default()
+        },
+        LEN,
+    )?;
+    Ok(parse_health(&page))
+}
+
+fn ascii(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .trim_matches(|c: char| c == ' ' || c == '\0')
+        .to_string()
+}
+
+fn le(bytes: &[u8]) -> u128 {
+    bytes
+        .iter()
+        .rev()
+        .fold(0u128, |acc, &b| (acc << 8) | u128::from(b))
+}
+
+/// Identify Controller's serial (bytes 4-23), model (24-63) and firmware
+/// (64-71); Identify Namespace's size (NSZE, bytes 0-7) and the LBA
+/// format in use (FLBAS, byte 26, indexing the formats at byte 128).
+fn parse_identity(controller: &[u8], namespace: &[u8]) -> Identity {
+    let flbas = namespace[26];
+    let format = usize::from((flbas & 0x0F) | ((flbas >> 1) & 0x30));
+    let lbaf = le(&namespace[128 + 4 * format..132 + 4 * format]) as u32;
+    let lba_bytes = 1u64 << ((lbaf >> 16) & 0xFF);
+    Identity {
+        serial: ascii(&controller[4..24]),
+        model: ascii(&controller[24..64]),
+        firmware: ascii(&controller[64..72]),
+        capacity_bytes: (le(&namespace[0..8]) as u64).saturating_mul(lba_bytes),
+        lba_bytes,
+        lba_metadata_bytes: (lbaf & 0xFFFF) as u16,
+    }
+}
+
+/// The SMART / Health log's fields at their offsets.
+fn parse_health(page: &[u8]) -> Health {
+    let kelvin = le(&page[1..3]) as f64;
+    Health {
+        critical_warning: page[0],
+        temperature_c: if kelvin > 0.0 { kelvin - 273.15 } else { 0.0 },
+        available_spare_pct: page[3],
+        percentage_used: page[5],
+        data_units_read: le(&page[32..48]),
+        data_units_written: le(&page[48..64]),
+        power_on_hours: le(&page[128..144]),
+        media_errors: le(&page[160..176]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_is_the_kernels_72_bytes() {
+        assert_eq!(std::mem::size_of::<AdminCommand>(), 72);
+    }
+
+    #[test]
+    fn identify_pages_read_at_their_offsets() {
+        let mut controller = vec![0u8; 4096];
+        controller[4..14].copy_from_slice(b"FATHOM0001");
+        controller[14..24].fill(b' ');
+        controller[24..38].copy_from_slice(b"QEMU NVMe Ctrl");
+        controller[38..64].fill(b' ');
+        controller[64..72].copy_from_slice(b"9.0.2   ");
+        let mut namespace = vec![0u8; 4096];
+        namespace[0..8].copy_from_slice(&(524_288u64).to_le_bytes());
+        // Format 1 in use: 4096-byte blocks with 8 bytes of metadata.
+        namespace[26] = 1;
+        namespace[128..132].copy_from_slice(&(9u32 << 16).to_le_bytes());
+        namespace[132..136].copy_from_slice(&((12u32 << 16) | 8).to_le_bytes());
+        let id = parse_identity(&controller, &namespace);
+        assert_eq!(id.serial, "FATHOM0001");
+        assert_eq!(id.model, "QEMU NVMe Ctrl");
+        assert_eq!(id.firmware, "9.0.2");
+        assert_eq!(id.lba_bytes, 4096);
+        assert_eq!(id.lba_metadata_bytes, 8);
+        assert_eq!(id.capacity_bytes, 524_288 * 4096);
+    }
+
+    #[test]
+    fn the_health_log_reads_at_its_offsets() {
+        let mut page = vec![0u8; 512];
+        page[1..3].copy_from_slice(&323u16.to_le_bytes());
+        page[3] = 100;
+        page[5] = 3;
+        page[48..56].copy_from_slice(&1_986u64.to_le_bytes());
+        page[160] = 2;
+        let h = parse_health(&page);
+        assert!((h.temperature_c - 49.85).abs() < 1e-9);
+        assert_eq!(h.available_spare_pct, 100);
+        assert_eq!(h.percentage_used, 3);
+        assert_eq!(h.data_units_written, 1_986);
+        assert_eq!(h.media_errors, 2);
+    }
+}

@@ -1,0 +1,288 @@
+//! A Linux guest with real NVMe: QEMU's emulated controller driven by the
+//! guest kernel's own NVMe driver (poll queues on), booted from an
+//! initramfs that holds busybox, the fathom under test and the driver's
+//! modules. A test hands it a script of checks; each check's output and
+//! exit code come back over the serial console between markers. Speed
+//! inside TCG means nothing: checks look at work, counters and refusals.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The modules the NVMe driver needs, in the order they load.
+const MODULES: [&str; 8] = [
+    "crct10dif_common",
+    "crct10dif_generic",
+    "crc-t10dif",
+    "crc64",
+    "crc64-rocksoft",
+    "t10-pi",
+    "nvme-core",
+    "nvme",
+];
+
+/// What a guest boots from.
+pub struct Guest {
+    kernel: PathBuf,
+    modules: PathBuf,
+    busybox: PathBuf,
+}
+
+/// One namespace of the guest's controller: its size, its logical block
+/// size, and whether it is zoned (64 MiB zones).
+pub struct Namespace {
+    pub size_mib: u64,
+    pub lba_bytes: u32,
+    pub zoned: bool,
+}
+
+/// What a boot printed: each check's output and exit code.
+pub struct Booted {
+    pub console: String,
+    checks: Vec<(String, String, i32)>,
+}
+
+impl Booted {
+    /// The output and exit code of the check `name`; panics with the
+    /// console when it did not run.
+    pub fn check(&self, name: &str) -> (&str, i32) {
+        self.checks
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, out, rc)| (out.as_str(), *rc))
+            .unwrap_or_else(|| panic!("check {name} did not run:\n{}", self.console))
+    }
+}
+
+fn found(program: &str) -> Option<PathBuf> {
+    let out = Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .ok()?;
+    let path = String::from_utf8(out.stdout).ok()?;
+    let path = path.trim();
+    (!path.is_empty()).then(|| PathBuf::from(path))
+}
+
+impl Guest {
+    /// The guest's parts, or why a test cannot boot one here.
+    pub fn find() -> Result<Guest, String> {
+        for program in ["qemu-system-x86_64", "cpio", "strip"] {
+            found(program).ok_or(format!("{program} is not installed"))?;
+        }
+        let busybox = ["/bin/busybox", "/usr/bin/busybox"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.exists())
+            .ok_or("busybox (busybox-static) is not installed")?;
+        let ldd = Command::new("ldd").arg(&busybox).output();
+        if ldd.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("=>")) {
+            return Err("busybox is linked dynamically: install busybox-static".into());
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/guest/kernel");
+        let kernel = std::fs::read_dir(root.join("boot"))
+            .map_err(|_| "no guest kernel: run tests/guest/prepare".to_string())?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz"))
+            })
+            .ok_or("no vmlinuz in target/guest/kernel/boot: run tests/guest/prepare")?;
+        let modules = std::fs::read_dir(root.join("lib/modules"))
+            .map_err(|_| "no guest modules: run tests/guest/prepare".to_string())?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .next()
+            .ok_or("no modules in target/guest/kernel/lib/modules")?;
+        Ok(Guest {
+            kernel,
+            modules,
+            busybox,
+        })
+    }
+
+    /// Boots a guest whose controller has `namespaces` (files in `dir`)
+    /// and runs `script` in it: `check NAME COMMAND...` runs a command and
+    /// reports its output and exit code; `fathom` is the fathom under test.
+    pub fn boot(&self, dir: &Path, namespaces: &[Namespace], script: &str) -> Booted {
+        let root = dir.join("initramfs");
+        self.lay_out(&root, script);
+        let initrd = dir.join("initrd.cpio");
+        let packed = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "cd '{}' && find . | cpio -o -H newc --quiet > '{}'",
+                root.display(),
+                initrd.display()
+            ))
+            .status()
+            .unwrap();
+        assert!(packed.success(), "cpio failed");
+        let mut qemu = Command::new("qemu-system-x86_64");
+        qemu.args([
+            "-accel",
+            "tcg",
+            "-cpu",
+            "max",
+            "-smp",
+            "2",
+            "-m",
+            "1024",
+            "-nographic",
+            "-no-reboot",
+            "-nic",
+            "none",
+        ])
+        .arg("-kernel")
+        .arg(&self.kernel)
+        .arg("-initrd")
+        .arg(&initrd)
+        .args([
+            "-append",
+            "console=ttyS0 panic=-1 quiet loglevel=1",
+            "-device",
+            "nvme,serial=FATHOM0001,id=ctl0",
+        ]);
+        for (i, ns) in namespaces.iter().enumerate() {
+            let image = dir.join(format!("nv{i}.img"));
+            let file = std::fs::File::create(&image).unwrap();
+            file.set_len(ns.size_mib << 20).unwrap();
+            qemu.arg("-drive").arg(format!(
+                "file={},if=none,id=nv{i},format=raw,cache=none",
+                image.display()
+            ));
+            let zoned = if ns.zoned {
+                ",zoned=true,zoned.zone_size=64M"
+            } else {
+                ""
+            };
+            qemu.arg("-device").arg(format!(
+                "nvme-ns,drive=nv{i},bus=ctl0,nsid={},logical_block_size={lba},physical_block_size={lba}{zoned}",
+                i + 1,
+                lba = ns.lba_bytes
+            ));
+        }
+        let out = qemu
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("qemu runs");
+        let console = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+        assert!(
+            console.contains("@@@ALL DONE"),
+            "the guest did not finish its checks (qemu {}):\n{console}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Booted {
+            checks: parse_checks(&console),
+            console,
+        }
+    }
+
+    /// The initramfs's tree: busybox, fathom and its libraries, the
+    /// modules, and an init that loads the driver and runs the script.
+    fn lay_out(&self, root: &Path, script: &str) {
+        for d in ["bin", "lib/modules", "dev", "proc", "sys", "tmp", "work"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::copy(&self.busybox, root.join("bin/busybox")).unwrap();
+        let fathom = env!("CARGO_BIN_EXE_fathom");
+        let stripped = Command::new("strip")
+            .arg("-o")
+            .arg(root.join("bin/fathom"))
+            .arg(fathom)
+            .status()
+            .unwrap();
+        assert!(stripped.success());
+        let ldd = Command::new("ldd").arg(fathom).output().unwrap();
+        for lib in String::from_utf8_lossy(&ldd.stdout)
+            .split_whitespace()
+            .filter(|w| w.starts_with('/'))
+        {
+            let inside = root.join(lib.trim_start_matches('/'));
+            std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+            std::fs::copy(lib, inside).unwrap();
+        }
+        for module in MODULES {
+            let found = find_module(&self.modules, module)
+                .unwrap_or_else(|| panic!("no {module}.ko in {}", self.modules.display()));
+            std::fs::copy(found, root.join(format!("lib/modules/{module}.ko"))).unwrap();
+        }
+        let loads: String = MODULES[..MODULES.len() - 1]
+            .iter()
+            .map(|m| format!("insmod /lib/modules/{m}.ko\n"))
+            .collect();
+        let init = format!(
+            r#"#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t debugfs debugfs /sys/kernel/debug
+{loads}insmod /lib/modules/nvme.ko poll_queues=1
+for i in $(seq 100); do [ -e /dev/nvme0n1 ] && break; sleep 0.1; done
+export FATHOM_NO_HISTORY=1 HOME=/tmp
+cd /work
+check() {{
+    name=$1; shift
+    echo "@@@BEGIN $name"
+    "$@" > /tmp/check.out 2>&1
+    rc=$?
+    cat /tmp/check.out
+    echo "@@@END $name $rc"
+}}
+. /checks.sh
+echo "@@@ALL DONE"
+poweroff -f
+"#
+        );
+        write_executable(&root.join("init"), &init);
+        write_executable(&root.join("checks.sh"), script);
+    }
+}
+
+fn write_executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn find_module(dir: &Path, name: &str) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = find_module(&path, name) {
+                return Some(found);
+            }
+        } else if path
+            .file_name()
+            .is_some_and(|n| n == format!("{name}.ko").as_str())
+        {
+            return Some(path);
+        }
+    }
+    None
+}
+
+/// The checks between their markers: `@@@BEGIN name`, its output,
+/// `@@@END name rc`.
+fn parse_checks(console: &str) -> Vec<(String, String, i32)> {
+    let mut checks = Vec::new();
+    let mut current: Option<(String, String)> = None;
+    for line in console.lines() {
+        // The firmware's screen codes may lead the first marker's line.
+        let marker = line.find("@@@").map_or(line, |at| &line[at..]);
+        if let Some(name) = marker.strip_prefix("@@@BEGIN ") {
+            current = Some((name.trim().to_string(), String::new()));
+        } else if let Some(rest) = marker.strip_prefix("@@@END ") {
+            let mut words = rest.split_whitespace();
+            let (name, rc) = (words.next().unwrap_or(""), words.next().unwrap_or("-1"));
+            if let Some((n, out)) = current.take().filter(|(n, _)| n == name) {
+                checks.push((n, out, rc.parse().unwrap_or(-1)));
+            }
+        } else if let Some((_, out)) = current.as_mut() {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    checks
+}

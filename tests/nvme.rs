@@ -1,0 +1,162 @@
+//! fathom on the Linux NVMe driver: a QEMU guest whose emulated
+//! controller the guest kernel's own driver runs, poll queues on (see
+//! common/guest.rs). One boot runs every check; a machine without QEMU or
+//! the guest kernel skips, saying why.
+
+mod common;
+#[path = "common/guest.rs"]
+mod guest;
+
+use guest::{Guest, Namespace};
+use serde_json::Value;
+
+/// The checks of the one boot: nvme0n1 has 512-byte blocks, nvme0n2
+/// 4096-byte ones.
+const CHECKS: &str = r#"
+check write fathom run /dev/nvme0n1 --rw write --bs 128k --iodepth 8 --size 96m --i-know-this-destroys-data -o /work/w.json
+check write_json cat /work/w.json
+check interrupts_before cat /proc/interrupts
+check hipri fathom run /dev/nvme0n1 --rw randread --bs 4k --iodepth 4 --hipri --size 96m --runtime 2s -o /work/h.json
+check interrupts_after cat /proc/interrupts
+check hipri_json cat /work/h.json
+check below_lba fathom run /dev/nvme0n2 --rw randread --bs 512 --runtime 1s -o /work/b.json
+check below_lba_left ls /work
+"#;
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// Interrupts taken by the controller's I/O queues (nvme0q1, nvme0q2, ...;
+/// q0 is the admin queue), from /proc/interrupts.
+fn io_queue_interrupts(proc_interrupts: &str) -> u64 {
+    proc_interrupts
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .last()
+                .is_some_and(|q| q.starts_with("nvme0q") && q != "nvme0q0")
+        })
+        .flat_map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .map_while(|w| w.parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
+#[test]
+fn fathom_on_the_nvme_driver() {
+    let guest = match Guest::find() {
+        Ok(g) => g,
+        Err(why) => {
+            eprintln!("SKIP: no NVMe guest here: {why}");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let booted = guest.boot(
+        dir.path(),
+        &[
+            Namespace {
+                size_mib: 256,
+                lba_bytes: 512,
+                zoned: false,
+            },
+            Namespace {
+                size_mib: 64,
+                lba_bytes: 4096,
+                zoned: false,
+            },
+        ],
+        CHECKS,
+    );
+
+    // What the drive counted: who it is, and the bytes it saw written,
+    // within one of its 512,000-byte data units of fathom's.
+    let (text, rc) = booted.check("write");
+    assert_eq!(rc, 0, "{text}");
+    assert!(
+        text.contains("drive nvme0n1 (QEMU NVMe Ctrl, serial FATHOM0001"),
+        "{text}"
+    );
+    let w = json(booted.check("write_json").0);
+    let run = &w["results"][0];
+    let device = &run["devices"][0];
+    assert_eq!(device["identity"]["serial"], "FATHOM0001");
+    assert_eq!(device["identity"]["lba_bytes"], 512);
+    assert_eq!(device["identity"]["capacity_bytes"], 256u64 << 20);
+    let ours = run["total"]["write"]["bytes"].as_u64().unwrap();
+    let drives = device["host_written_bytes"].as_u64().unwrap();
+    assert_eq!(ours, 96 << 20);
+    println!("fathom wrote {ours} bytes; the drive counted {drives}");
+    assert!(
+        drives.abs_diff(ours) <= 512_000,
+        "the drive counted {drives} bytes written, fathom wrote {ours}"
+    );
+    assert!(device["before"]["temperature_c"].as_f64().unwrap() > 0.0);
+
+    // --hipri on a poll queue: the reads completed, and the I/O queues
+    // took no interrupt meanwhile, so the kernel polled for them.
+    let (text, rc) = booted.check("hipri");
+    assert_eq!(rc, 0, "{text}");
+    let h = json(booted.check("hipri_json").0);
+    let reads = h["results"][0]["total"]["read"]["ios"].as_u64().unwrap();
+    assert!(reads > 100, "{reads} reads");
+    let before = io_queue_interrupts(booted.check("interrupts_before").0);
+    let after = io_queue_interrupts(booted.check("interrupts_after").0);
+    println!("{reads} reads under --hipri; I/O queue interrupts {before} before, {after} after");
+    assert_eq!(
+        before,
+        after,
+        "{reads} polled reads took {} interrupts",
+        after - before
+    );
+
+    // A block below the namespace's logical block is refused in one line,
+    // and nothing is written.
+    let (text, rc) = booted.check("below_lba");
+    println!("below the LBA size: {text}");
+    assert_eq!(rc, 2, "{text}");
+    assert_eq!(text.trim().lines().count(), 1, "{text}");
+    assert!(text.contains("4096"), "{text}");
+    assert!(!booted.check("below_lba_left").0.contains("b.json"));
+}
+
+/// A drive that cannot say what it counted (this host's virtio disk, a
+/// loop device) is listed with the reason, never with zeros, and the run
+/// goes on.
+#[test]
+fn a_disk_that_keeps_no_counts_is_named_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    common::run_ok(&[
+        "run",
+        dir.path().join("f.dat").to_str().unwrap(),
+        "--size",
+        "1m",
+        "--runtime",
+        "200ms",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let doc = json(&std::fs::read_to_string(&out).unwrap());
+    let devices = doc["results"][0]["devices"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if devices.is_empty() {
+        eprintln!("SKIP: the test directory sits on no disk (tmpfs, overlay)");
+        return;
+    }
+    for d in devices {
+        match d["unavailable"].as_str() {
+            Some(why) => {
+                assert!(!why.is_empty());
+                assert!(d.get("host_written_bytes").is_none(), "{d}");
+            }
+            None => assert!(d["identity"]["serial"].is_string(), "{d}"),
+        }
+    }
+}
