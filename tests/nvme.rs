@@ -21,6 +21,13 @@ check interrupts_after cat /proc/interrupts
 check hipri_json cat /work/h.json
 check below_lba fathom run /dev/nvme0n2 --rw randread --bs 512 --runtime 1s -o /work/b.json
 check below_lba_left ls /work
+check fill fathom run /dev/nvme0n1 --rw write --bs 1m --size 256m --i-know-this-destroys-data
+check pts_format fathom pts iops /dev/nvme0n1 --active-range 25 --purge format --round 1s --max-rounds 5 --block-sizes 4k --mixes 100 --threads 1 --depth 4 --i-know-this-destroys-data -o /work/pts.json
+check erased sh -c 'dd if=/dev/nvme0n1 bs=1M skip=200 count=8 2>/dev/null | tr -d "\\000" | wc -c'
+check pts_sanitize fathom pts iops /dev/nvme0n1 --purge sanitize --i-know-this-destroys-data
+check mkfs mke2fs -q /dev/nvme0n2
+check format_fs fathom pts iops /dev/nvme0n2 --purge format --block-sizes 4k --mixes 100 --i-know-this-destroys-data -o /work/fs.json
+check format_fs_left ls /work
 "#;
 
 fn json(text: &str) -> Value {
@@ -122,6 +129,39 @@ fn fathom_on_the_nvme_driver() {
     assert_eq!(text.trim().lines().count(), 1, "{text}");
     assert!(text.contains("4096"), "{text}");
     assert!(!booted.check("below_lba_left").0.contains("b.json"));
+
+    // A true purge: Format NVM with a user data erase. The device was
+    // filled with random data; past the active range, where nothing is
+    // written after the purge, it reads back as zeros.
+    let (text, rc) = booted.check("fill");
+    assert_eq!(rc, 0, "{text}");
+    let (text, rc) = booted.check("pts_format");
+    assert_eq!(rc, 0, "{text}");
+    let (text, rc) = booted.check("erased");
+    assert_eq!(rc, 0, "{text}");
+    assert_eq!(
+        text.trim(),
+        "0",
+        "8 MiB past the active range read back erased: {text} bytes were not"
+    );
+    // Sanitize: the controller has none, and says so.
+    let (text, rc) = booted.check("pts_sanitize");
+    println!("sanitize: {text}");
+    assert_eq!(rc, 2, "{text}");
+    assert!(text.contains("SANICAP"), "{text}");
+    // A namespace holding a file system is not formatted, and nothing is
+    // written.
+    assert_eq!(booted.check("mkfs").1, 0);
+    let (text, rc) = booted.check("format_fs");
+    println!("format of a file system: {text}");
+    assert_eq!(rc, 2, "{text}");
+    // The plan's line, then the refusal's.
+    let refusal = text.trim().lines().last().unwrap();
+    assert!(
+        refusal.contains("ext2") || refusal.contains("file system"),
+        "{text}"
+    );
+    assert!(!booted.check("format_fs_left").0.contains("fs.json"));
 }
 
 /// A drive that cannot say what it counted (this host's virtio disk, a

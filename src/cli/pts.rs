@@ -38,7 +38,9 @@ pub struct PtsArgs {
     #[arg(long = "max-rounds", value_name = "N", default_value_t = 25)]
     max_rounds: u32,
 
-    /// discard (BLKDISCARD of the active range) or none (not compliant).
+    /// discard (BLKDISCARD of the active range), format (NVMe Format NVM
+    /// with a user data erase, of the whole namespace), sanitize (refused
+    /// for now, with the controller's reason) or none (not compliant).
     #[arg(long, value_name = "METHOD", default_value = "discard")]
     purge: Purge,
 

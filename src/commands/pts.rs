@@ -157,6 +157,9 @@ pub fn check(spec: &PtsSpec) -> Result<Plan, UsageError> {
             )));
         }
     }
+    if matches!(spec.purge, Purge::Format | Purge::Sanitize) {
+        check_nvme_purge(spec.purge, &spec.device)?;
+    }
     // Writing to the device is checked as `run` checks it (signatures,
     // mounts), naming the device.
     crate::run::check_plan(&[precondition(spec, active)])?;
@@ -166,6 +169,37 @@ pub fn check(spec: &PtsSpec) -> Result<Plan, UsageError> {
         cells,
         tracking,
     })
+}
+
+/// Refuses a purge by NVMe command that the device cannot take, naming
+/// why: not an NVMe namespace, a controller without the command.
+fn check_nvme_purge(purge: Purge, device: &str) -> Result<(), UsageError> {
+    let flag = format!("--purge {}", purge.name());
+    // A format erases the whole namespace at once, past the active range
+    // and past any stop: what the namespace holds refuses it whatever the
+    // flags say.
+    let size = crate::gate::read::size_of(std::path::Path::new(device)).map_err(UsageError)?;
+    let risks = crate::gate::device::risks_of_writing(std::path::Path::new(device), size)
+        .map_err(|e| UsageError(format!("{flag}: {device}: {e}")))?;
+    if let Some(what) = risks.in_use.iter().chain(&risks.holds_data).next() {
+        return Err(UsageError(format!(
+            "{flag}: {device}: {what}: fathom formats only a namespace that holds no file system, partition table or volume and is not in use (wipe it first, e.g. wipefs -a)"
+        )));
+    }
+    let caps = crate::measure::nvme::capabilities(std::path::Path::new(device))
+        .map_err(|why| UsageError(format!("{flag}: {device}: {why}")))?;
+    match purge {
+        Purge::Format if !caps.format => Err(UsageError(format!(
+            "{flag}: {device}'s controller does not support Format NVM (OACS bit 1 is clear); use --purge discard"
+        ))),
+        Purge::Sanitize if caps.sanitize == 0 => Err(UsageError(format!(
+            "{flag}: {device}'s controller has no sanitize operation (SANICAP is 0); use --purge format"
+        ))),
+        Purge::Sanitize => Err(UsageError(format!(
+            "{flag}: fathom does not issue Sanitize yet (its operations run in the background, for minutes to hours); use --purge format, or `nvme sanitize` and --purge none"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Twice the active range in 128k sequential writes of fresh data.
@@ -311,6 +345,9 @@ fn prepare(
     let started = Instant::now();
     let purge_s = match spec.purge {
         Purge::Discard => Some(purge(&spec.device, plan.active_range, stop)?),
+        Purge::Format => Some(format_purge(&spec.device)?),
+        // Refused by `check`.
+        Purge::Sanitize => anyhow::bail!("--purge sanitize is not carried out"),
         Purge::None => None,
     };
     let t = Instant::now();
@@ -365,6 +402,22 @@ fn measured(cell: CellPlan, w: &WorkloadResult) -> anyhow::Result<PtsCell> {
         p99_999_ns: all.value_at_percentile(99.999),
         written_bytes: w.total.write.bytes,
     })
+}
+
+/// Formats the namespace `device` with a user data erase; the seconds it
+/// took.
+fn format_purge(device: &str) -> anyhow::Result<f64> {
+    let started = Instant::now();
+    let write = crate::gate::target::Access {
+        write: true,
+        ..Default::default()
+    };
+    let file = crate::gate::target::open(std::path::Path::new(device), write)
+        .with_context(|| format!("--purge format: cannot open {device}"))?;
+    // A drive may take minutes to erase; the kernel waits this long.
+    crate::measure::nvme::format_erasing(&file, std::time::Duration::from_secs(3600))
+        .map_err(|why| anyhow::anyhow!("--purge format of {device} failed: {why}"))?;
+    Ok(started.elapsed().as_secs_f64())
 }
 
 /// Discards the active range of `device`; the seconds it took.

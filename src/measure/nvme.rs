@@ -85,12 +85,26 @@ pub struct Health {
 /// Asks the drive behind `device` (a namespace's block device, or its
 /// controller's character device) the admin command `command`, reading
 /// `len` bytes back.
-fn admin(device: &Path, mut command: AdminCommand, len: usize) -> Result<Vec<u8>, String> {
+fn admin(device: &Path, command: AdminCommand, len: usize) -> Result<Vec<u8>, String> {
     let file = crate::gate::read::device_to_query(device).map_err(|e| e.to_string())?;
+    admin_on(&file, command, len)
+}
+
+/// The admin command `command` on the open device `file`.
+fn admin_on(
+    file: &std::fs::File,
+    mut command: AdminCommand,
+    len: usize,
+) -> Result<Vec<u8>, String> {
     let mut data = vec![0u8; len];
     command.addr = data.as_mut_ptr() as u64;
     command.data_len = len as u32;
-    command.timeout_ms = 10_000;
+    if len == 0 {
+        command.addr = 0;
+    }
+    if command.timeout_ms == 0 {
+        command.timeout_ms = 10_000;
+    }
     // SAFETY: the kernel reads the command and writes at most `data_len`
     // bytes into `data`, which outlives the call.
     let rc = unsafe { libc::ioctl(file.as_raw_fd(), NVME_IOCTL_ADMIN_CMD, &mut command) };
@@ -112,6 +126,11 @@ fn admin(device: &Path, mut command: AdminCommand, len: usize) -> Result<Vec<u8>
 /// The namespace id of `device` (`NVME_IOCTL_ID`).
 fn namespace_id(device: &Path) -> Result<u32, String> {
     let file = crate::gate::read::device_to_query(device).map_err(|e| e.to_string())?;
+    id_of(&file)
+}
+
+/// The namespace id of the open namespace `file`.
+fn id_of(file: &std::fs::File) -> Result<u32, String> {
     /// `_IO('N', 0x40)`.
     const NVME_IOCTL_ID: libc::c_ulong = 0x4E40;
     // SAFETY: the ioctl takes no argument and returns the id.
@@ -148,6 +167,74 @@ pub fn identity(device: &Path) -> Result<Identity, String> {
         4096,
     )?;
     Ok(parse_identity(&controller, &namespace))
+}
+
+/// What the controller behind a namespace can do to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Format NVM (Identify Controller OACS bit 1).
+    pub format: bool,
+    /// Sanitize's operations (SANICAP, bytes 328-331): 0 when it has none.
+    pub sanitize: u32,
+}
+
+/// What the controller behind `device` can do to its namespaces.
+pub fn capabilities(device: &Path) -> Result<Capabilities, String> {
+    namespace_id(device)?;
+    let controller = admin(
+        device,
+        AdminCommand {
+            opcode: OPCODE_IDENTIFY,
+            cdw10: CNS_CONTROLLER,
+            ..Default::default()
+        },
+        4096,
+    )?;
+    Ok(parse_capabilities(&controller))
+}
+
+fn parse_capabilities(controller: &[u8]) -> Capabilities {
+    let oacs = le(&controller[256..258]) as u16;
+    Capabilities {
+        format: oacs & 0x2 != 0,
+        sanitize: le(&controller[328..332]) as u32 & 0x7,
+    }
+}
+
+/// Formats the namespace open as `target` (opened for writing, through
+/// the gate's refusals) with a user data erase, keeping its LBA format:
+/// every block then reads back as the drive's erased value. Waits for the
+/// drive, up to `timeout`.
+pub fn format_erasing(target: &std::fs::File, timeout: std::time::Duration) -> Result<(), String> {
+    /// Format NVM, cdw10: the LBA format (bits 0-3, its upper bits at
+    /// 12-13), Secure Erase Settings 1: a user data erase (bits 9-11).
+    const OPCODE_FORMAT_NVM: u8 = 0x80;
+    const USER_DATA_ERASE: u32 = 1 << 9;
+    let nsid = id_of(target)?;
+    let namespace = admin_on(
+        target,
+        AdminCommand {
+            opcode: OPCODE_IDENTIFY,
+            nsid,
+            cdw10: CNS_NAMESPACE,
+            ..Default::default()
+        },
+        4096,
+    )?;
+    let flbas = u32::from(namespace[26]);
+    let format = (flbas & 0x0F) | ((flbas & 0x60) >> 1);
+    admin_on(
+        target,
+        AdminCommand {
+            opcode: OPCODE_FORMAT_NVM,
+            nsid,
+            cdw10: (format & 0x0F) | ((format >> 4) << 12) | USER_DATA_ERASE,
+            timeout_ms: timeout.as_millis().min(u128::from(u32::MAX)) as u32,
+            ..Default::default()
+        },
+        0,
+    )
+    .map(|_| ())
 }
 
 /// What the drive behind `device` has counted so far.
@@ -244,6 +331,28 @@ mod tests {
         assert_eq!(id.lba_bytes, 4096);
         assert_eq!(id.lba_metadata_bytes, 8);
         assert_eq!(id.capacity_bytes, 524_288 * 4096);
+    }
+
+    #[test]
+    fn format_and_sanitize_are_read_from_oacs_and_sanicap() {
+        let mut controller = vec![0u8; 4096];
+        controller[256] = 0x0a;
+        assert_eq!(
+            parse_capabilities(&controller),
+            Capabilities {
+                format: true,
+                sanitize: 0
+            }
+        );
+        controller[256] = 0x08;
+        controller[328] = 0x06;
+        assert_eq!(
+            parse_capabilities(&controller),
+            Capabilities {
+                format: false,
+                sanitize: 6
+            }
+        );
     }
 
     #[test]

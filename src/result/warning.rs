@@ -38,6 +38,9 @@ pub enum WarningKind {
     /// The workers waited for a CPU a good share of the time they ran: the
     /// host, not the device, limited the figures.
     BusyHost,
+    /// The drive counted far fewer bytes written than fathom wrote to it
+    /// directly: the writes landed somewhere else first.
+    UnseenWrites,
     /// A warning from before warnings had kinds (schema 1).
     Other,
 }
@@ -88,6 +91,9 @@ impl WarningKind {
             WarningKind::BusyHost => {
                 "the workers often waited for a CPU: the host limited this run, not only the device"
             }
+            WarningKind::UnseenWrites => {
+                "the drive counted far fewer bytes written than fathom wrote to it: the writes went to a cache in between, or to another device"
+            }
             WarningKind::Other => "",
         }
     }
@@ -118,6 +124,9 @@ impl WarningKind {
             }
             WarningKind::BusyHost => {
                 "run on an idle host, with no more workers than CPUs; the figures are partly the host's"
+            }
+            WarningKind::UnseenWrites => {
+                "check what lies between the target and the drive (a RAID or hypervisor cache, a device mapper) and that the target is the drive you mean"
             }
             WarningKind::Other => "",
         }

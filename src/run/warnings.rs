@@ -224,6 +224,49 @@ pub fn shared_device(
     out
 }
 
+/// Direct writes the drive under them did not count: with O_DIRECT nothing
+/// waits in the page cache, so a drive that counted under half of what
+/// fathom wrote to it (past a few of its data units) was not where the
+/// writes went.
+fn unseen_writes(result: &WorkloadResult) -> Vec<Warning> {
+    use crate::measure::nvme::DATA_UNIT_BYTES;
+    if !result.spec.direct {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for device in &result.devices {
+        let Some(counted) = device.host_written_bytes else {
+            continue;
+        };
+        let ours: u64 = result
+            .targets
+            .iter()
+            .filter(|t| {
+                t.facts
+                    .device
+                    .as_ref()
+                    .is_some_and(|d| d.name == device.name)
+            })
+            .map(|t| t.io.write.bytes)
+            .sum();
+        if ours > 8 * DATA_UNIT_BYTES && counted < ours / 2 {
+            out.push(Warning {
+                kind: WarningKind::UnseenWrites,
+                target: device.name.clone(),
+                figure: Some(counted as f64),
+                at_s: None,
+                message: format!(
+                    "{}: the drive counted {} written while fathom wrote {} to it with O_DIRECT: the writes went to a cache in between, or to another device",
+                    device.name,
+                    crate::util::units::format_bytes(counted),
+                    crate::util::units::format_bytes(ours)
+                ),
+            });
+        }
+    }
+    out
+}
+
 /// A rise of temperature this large beside a drop of IOPS is named.
 pub const WARMING_C: f64 = 5.0;
 
@@ -288,6 +331,7 @@ pub fn check(result: &WorkloadResult, ctx: &Context) -> Vec<Warning> {
     if !spec.engine.caps().does_io {
         return out;
     }
+    out.extend(unseen_writes(result));
     for t in &result.targets {
         if let Some(fs) = t.facts.filesystem.as_deref().filter(|fs| is_memory(fs)) {
             out.push(Warning {
@@ -532,6 +576,51 @@ mod tests {
         // Buffered I/O reads ahead and writes back: no judgement.
         r.spec.direct = false;
         assert!(shared_device(&[&r], &[disk(500 << 20)]).is_empty());
+    }
+
+    #[test]
+    fn direct_writes_the_drive_did_not_count_are_named() {
+        let mut r = crate::result::test_support::empty_workload();
+        r.spec.direct = true;
+        let mut t = crate::result::test_support::empty_target("/dev/nvme0n1");
+        t.facts.device = Some(crate::measure::facts::DeviceFacts {
+            name: "nvme0n1".into(),
+            model: None,
+            rotational: None,
+            logical_block_size: 512,
+            physical_block_size: None,
+            size_bytes: None,
+            temperature_sensor: None,
+            polls: None,
+            discards: None,
+            nr_requests: None,
+            hw_queues: None,
+        });
+        t.io.write.bytes = 96 << 20;
+        r.targets = vec![t];
+        let counted = |bytes| crate::measure::drive::DeviceReport {
+            name: "nvme0n1".into(),
+            identity: None,
+            before: None,
+            after: None,
+            host_read_bytes: Some(0),
+            host_written_bytes: bytes,
+            unavailable: None,
+        };
+        r.devices = vec![counted(Some(100_864_000))];
+        assert!(unseen_writes(&r).is_empty(), "the drive saw them");
+        r.devices = vec![counted(Some(512_000))];
+        let w = unseen_writes(&r);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].kind, WarningKind::UnseenWrites);
+        assert!(
+            w[0].message
+                .contains("counted 500 KiB written while fathom wrote 96 MiB"),
+            "{}",
+            w[0].message
+        );
+        r.devices = vec![counted(None)];
+        assert!(unseen_writes(&r).is_empty(), "no count, no judgement");
     }
 
     #[test]

@@ -93,6 +93,10 @@ impl FromStr for PtsTest {
 pub enum Purge {
     /// A discard of the whole active range.
     Discard,
+    /// NVMe's Format NVM with a user data erase, of the whole namespace.
+    Format,
+    /// NVMe's Sanitize: refused for now, with the controller's reason.
+    Sanitize,
     /// No purge: the test is then not compliant with the specification.
     None,
 }
@@ -101,6 +105,8 @@ impl Purge {
     pub fn name(self) -> &'static str {
         match self {
             Purge::Discard => "discard",
+            Purge::Format => "format",
+            Purge::Sanitize => "sanitize",
             Purge::None => "none",
         }
     }
@@ -111,16 +117,12 @@ impl FromStr for Purge {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "discard" => Ok(Purge::Discard),
+            "format" | "nvme-format" => Ok(Purge::Format),
+            "sanitize" => Ok(Purge::Sanitize),
             "none" => Ok(Purge::None),
-            "nvme-format" | "sanitize" => Err(format!(
-                "fathom does not drive nvme-cli yet: purge with `nvme {}` first and give none, or use discard",
-                if s == "sanitize" {
-                    "sanitize"
-                } else {
-                    "format"
-                }
+            _ => Err(format!(
+                "unknown purge '{s}' (expected discard, format, sanitize or none)"
             )),
-            _ => Err(format!("unknown purge '{s}' (expected discard or none)")),
         }
     }
 }

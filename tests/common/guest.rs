@@ -20,6 +20,10 @@ const MODULES: [&str; 8] = [
     "nvme",
 ];
 
+/// The longest a boot may take, its checks included: a guest that hangs
+/// fails the test with what it printed.
+const BOOT_LIMIT: std::time::Duration = std::time::Duration::from_secs(240);
+
 /// What a guest boots from.
 pub struct Guest {
     kernel: PathBuf,
@@ -160,16 +164,35 @@ impl Guest {
                 lba = ns.lba_bytes
             ));
         }
-        let out = qemu
+        // The console goes to a file, so that a guest that hangs is
+        // stopped and what it printed is still there to read.
+        let log = dir.join("console.log");
+        let mut child = qemu
             .stdin(std::process::Stdio::null())
-            .output()
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(std::process::Stdio::null())
+            .spawn()
             .expect("qemu runs");
-        let console = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if started.elapsed() > BOOT_LIMIT {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        };
+        let console = String::from_utf8_lossy(&std::fs::read(&log).unwrap()).replace('\r', "");
         assert!(
             console.contains("@@@ALL DONE"),
-            "the guest did not finish its checks (qemu {}):\n{console}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
+            "the guest did not finish its checks ({}):\n{console}",
+            match status {
+                Some(s) => format!("qemu {s}"),
+                None => format!("stopped after {} s", BOOT_LIMIT.as_secs()),
+            }
         );
         Booted {
             checks: parse_checks(&console),
