@@ -144,10 +144,9 @@ fn id_of(file: &std::fs::File) -> Result<u32, String> {
     }
 }
 
-/// What the drive and namespace behind `device` (`/dev/nvme0n1`) are.
-pub fn identity(device: &Path) -> Result<Identity, String> {
-    let nsid = namespace_id(device)?;
-    let controller = admin(
+/// Identify Controller's page of the controller behind `device`.
+fn identify_controller(device: &Path) -> Result<Vec<u8>, String> {
+    admin(
         device,
         AdminCommand {
             opcode: OPCODE_IDENTIFY,
@@ -155,7 +154,13 @@ pub fn identity(device: &Path) -> Result<Identity, String> {
             ..Default::default()
         },
         4096,
-    )?;
+    )
+}
+
+/// What the drive and namespace behind `device` (`/dev/nvme0n1`) are.
+pub fn identity(device: &Path) -> Result<Identity, String> {
+    let nsid = namespace_id(device)?;
+    let controller = identify_controller(device)?;
     let namespace = admin(
         device,
         AdminCommand {
@@ -181,15 +186,7 @@ pub struct Capabilities {
 /// What the controller behind `device` can do to its namespaces.
 pub fn capabilities(device: &Path) -> Result<Capabilities, String> {
     namespace_id(device)?;
-    let controller = admin(
-        device,
-        AdminCommand {
-            opcode: OPCODE_IDENTIFY,
-            cdw10: CNS_CONTROLLER,
-            ..Default::default()
-        },
-        4096,
-    )?;
+    let controller = identify_controller(device)?;
     Ok(parse_capabilities(&controller))
 }
 

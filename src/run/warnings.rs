@@ -535,13 +535,10 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_disk_that_did_more_than_fathom_asked_was_shared() {
-        let mut r = crate::result::test_support::empty_workload();
-        r.spec.direct = true;
-        let mut t = crate::result::test_support::empty_target("/data/f");
-        t.facts.device = Some(crate::measure::facts::DeviceFacts {
-            name: "vda".into(),
+    /// A disk's facts with nothing known but its name.
+    fn disk_named(name: &str) -> crate::measure::facts::DeviceFacts {
+        crate::measure::facts::DeviceFacts {
+            name: name.into(),
             model: None,
             rotational: None,
             logical_block_size: 512,
@@ -552,7 +549,15 @@ mod tests {
             discards: None,
             nr_requests: None,
             hw_queues: None,
-        });
+        }
+    }
+
+    #[test]
+    fn a_disk_that_did_more_than_fathom_asked_was_shared() {
+        let mut r = crate::result::test_support::empty_workload();
+        r.spec.direct = true;
+        let mut t = crate::result::test_support::empty_target("/data/f");
+        t.facts.device = Some(disk_named("vda"));
         t.io.read.bytes = 100 << 20;
         r.targets = vec![t];
         let disk = |read_bytes| crate::result::DiskUsage {
@@ -583,19 +588,7 @@ mod tests {
         let mut r = crate::result::test_support::empty_workload();
         r.spec.direct = true;
         let mut t = crate::result::test_support::empty_target("/dev/nvme0n1");
-        t.facts.device = Some(crate::measure::facts::DeviceFacts {
-            name: "nvme0n1".into(),
-            model: None,
-            rotational: None,
-            logical_block_size: 512,
-            physical_block_size: None,
-            size_bytes: None,
-            temperature_sensor: None,
-            polls: None,
-            discards: None,
-            nr_requests: None,
-            hw_queues: None,
-        });
+        t.facts.device = Some(disk_named("nvme0n1"));
         t.io.write.bytes = 96 << 20;
         r.targets = vec![t];
         let counted = |bytes| crate::measure::drive::DeviceReport {
