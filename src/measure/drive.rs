@@ -31,15 +31,6 @@ pub struct DeviceReport {
     pub unavailable: Option<String>,
 }
 
-impl DeviceReport {
-    /// The drive's own count of bytes `fathom_bytes` written would show
-    /// within: one data unit each side of the run's reading, as the drive
-    /// rounds each count up.
-    pub fn tolerance_bytes() -> u64 {
-        DATA_UNIT_BYTES
-    }
-}
-
 /// A drive's first reading: what it is and what it had counted, or why
 /// it could not say.
 type Started = Result<(Identity, Health), String>;
