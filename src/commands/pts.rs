@@ -135,6 +135,9 @@ pub fn check(spec: &PtsSpec) -> Result<Plan, UsageError> {
     whole.destroy_data = spec.destroy_data;
     whole.even_if_mounted = spec.even_if_mounted;
     let plan = crate::run::target::inspect(&whole, &spec.device, 0)?;
+    if matches!(spec.purge, Purge::Format | Purge::Sanitize) {
+        check_nvme_purge(spec.purge, &spec.device)?;
+    }
     let active = plan.size * u64::from(spec.active_range_pct) / 100 / RANGE_GRAIN * RANGE_GRAIN;
     let largest = spec.block_sizes.iter().copied().max().unwrap_or(0);
     if active < 16 * largest {
@@ -156,9 +159,6 @@ pub fn check(spec: &PtsSpec) -> Result<Plan, UsageError> {
                 d.name
             )));
         }
-    }
-    if matches!(spec.purge, Purge::Format | Purge::Sanitize) {
-        check_nvme_purge(spec.purge, &spec.device)?;
     }
     // Writing to the device is checked as `run` checks it (signatures,
     // mounts), naming the device.
