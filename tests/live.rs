@@ -415,7 +415,12 @@ fn a_gateway_that_goes_away_mid_run_is_a_note_not_a_failure() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1200));
+    // The gateway goes once it holds a push of the run's: before it, a
+    // gateway that cannot be reached is refused at the start, as it
+    // should be (a fixed wait lost that race on a busy machine).
+    wait_for("fathom's first push", Duration::from_secs(20), || {
+        get(&listen, "/metrics").filter(|t| t.contains("fathom_ios_total"))
+    });
     drop(gateway);
     let out = child.wait_with_output().unwrap();
     assert!(
