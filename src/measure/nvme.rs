@@ -157,12 +157,10 @@ fn identify_controller(device: &Path) -> Result<Vec<u8>, String> {
     )
 }
 
-/// What the drive and namespace behind `device` (`/dev/nvme0n1`) are.
-pub fn identity(device: &Path) -> Result<Identity, String> {
-    let nsid = namespace_id(device)?;
-    let controller = identify_controller(device)?;
-    let namespace = admin(
-        device,
+/// Identify Namespace's page of namespace `nsid`, asked through `file`.
+fn identify_namespace(file: &std::fs::File, nsid: u32) -> Result<Vec<u8>, String> {
+    admin_on(
+        file,
         AdminCommand {
             opcode: OPCODE_IDENTIFY,
             nsid,
@@ -170,7 +168,22 @@ pub fn identity(device: &Path) -> Result<Identity, String> {
             ..Default::default()
         },
         4096,
-    )?;
+    )
+}
+
+/// The LBA format in use: FLBAS (byte 26) bits 0-3, and bits 5-6 as the
+/// index's bits 4-5.
+fn lba_format_index(namespace: &[u8]) -> usize {
+    let flbas = namespace[26];
+    usize::from((flbas & 0x0F) | ((flbas & 0x60) >> 1))
+}
+
+/// What the drive and namespace behind `device` (`/dev/nvme0n1`) are.
+pub fn identity(device: &Path) -> Result<Identity, String> {
+    let nsid = namespace_id(device)?;
+    let controller = identify_controller(device)?;
+    let file = crate::gate::read::device_to_query(device).map_err(|e| e.to_string())?;
+    let namespace = identify_namespace(&file, nsid)?;
     Ok(parse_identity(&controller, &namespace))
 }
 
@@ -208,18 +221,8 @@ pub fn format_erasing(target: &std::fs::File, timeout: std::time::Duration) -> R
     const OPCODE_FORMAT_NVM: u8 = 0x80;
     const USER_DATA_ERASE: u32 = 1 << 9;
     let nsid = id_of(target)?;
-    let namespace = admin_on(
-        target,
-        AdminCommand {
-            opcode: OPCODE_IDENTIFY,
-            nsid,
-            cdw10: CNS_NAMESPACE,
-            ..Default::default()
-        },
-        4096,
-    )?;
-    let flbas = u32::from(namespace[26]);
-    let format = (flbas & 0x0F) | ((flbas & 0x60) >> 1);
+    let namespace = identify_namespace(target, nsid)?;
+    let format = lba_format_index(&namespace) as u32;
     admin_on(
         target,
         AdminCommand {
@@ -269,8 +272,7 @@ fn le(bytes: &[u8]) -> u128 {
 /// (64-71); Identify Namespace's size (NSZE, bytes 0-7) and the LBA
 /// format in use (FLBAS, byte 26, indexing the formats at byte 128).
 fn parse_identity(controller: &[u8], namespace: &[u8]) -> Identity {
-    let flbas = namespace[26];
-    let format = usize::from((flbas & 0x0F) | ((flbas >> 1) & 0x30));
+    let format = lba_format_index(namespace);
     let lbaf = le(&namespace[128 + 4 * format..132 + 4 * format]) as u32;
     let lba_bytes = 1u64 << ((lbaf >> 16) & 0xFF);
     Identity {

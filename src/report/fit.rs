@@ -139,19 +139,7 @@ mod tests {
 
     #[test]
     fn the_least_telling_columns_leave_first_and_are_named() {
-        let header = strings(&[
-            "workload",
-            "target",
-            "dir",
-            "IOPS",
-            "bandwidth",
-            "mean",
-            "p50",
-            "p99",
-            "p99.9",
-            "p99.99",
-            "max",
-        ]);
+        let header = crate::report::table::detail_header("workload");
         let row = strings(&[
             "randread 4k QD32",
             "/var/lib/db",
