@@ -7,7 +7,7 @@ mod common;
 #[path = "common/guest.rs"]
 mod guest;
 
-use guest::{Guest, Namespace};
+use guest::{Extras, Guest, Namespace};
 use serde_json::Value;
 
 /// The checks of the one boot: nvme0n1 has 512-byte blocks, nvme0n2
@@ -21,6 +21,10 @@ check interrupts_after cat /proc/interrupts
 check hipri_json cat /work/h.json
 check below_lba fathom run /dev/nvme0n2 --rw randread --bs 512 --runtime 1s -o /work/b.json
 check below_lba_left ls /work
+ln -s /dev/nvme0n1 /dev/fast
+check keep_one env -u FATHOM_NO_HISTORY fathom run /dev/nvme0n1 --rw read --bs 128k --size 8m --history /work/h.db
+check keep_two env -u FATHOM_NO_HISTORY fathom run /dev/fast --rw read --bs 128k --size 8m --history /work/h.db
+check kept fathom history --history /work/h.db --target /dev/nvme0n1
 check fill fathom run /dev/nvme0n1 --rw write --bs 1m --size 256m --i-know-this-destroys-data
 check pts_format fathom pts iops /dev/nvme0n1 --active-range 25 --purge format --round 1s --max-rounds 5 --block-sizes 4k --mixes 100 --threads 1 --depth 4 --i-know-this-destroys-data -o /work/pts.json
 check erased sh -c 'dd if=/dev/nvme0n1 bs=1M skip=200 count=8 2>/dev/null | tr -d "\\000" | wc -c'
@@ -28,6 +32,11 @@ check pts_sanitize fathom pts iops /dev/nvme0n1 --purge sanitize --i-know-this-d
 check mkfs mke2fs -q /dev/nvme0n2
 check format_fs fathom pts iops /dev/nvme0n2 --purge format --block-sizes 4k --mixes 100 --i-know-this-destroys-data -o /work/fs.json
 check format_fs_left ls /work
+for i in $(seq 100); do [ -e /dev/sda ] && break; sleep 0.1; done
+check sata fathom run /dev/sda --rw write --bs 64k --size 16m --i-know-this-destroys-data -o /work/s.json
+check sata_json cat /work/s.json
+check no_smartctl env PATH=/nowhere /bin/fathom run /dev/sda --rw read --bs 64k --size 4m -o /work/n.json
+check no_smartctl_json cat /work/n.json
 "#;
 
 fn json(text: &str) -> Value {
@@ -77,6 +86,10 @@ fn fathom_on_the_nvme_driver() {
                 zoned: false,
             },
         ],
+        &Extras {
+            sata_mib: Some(32),
+            programs: &["smartctl"],
+        },
         CHECKS,
     );
 
@@ -84,6 +97,8 @@ fn fathom_on_the_nvme_driver() {
     // within one of its 512,000-byte data units of fathom's.
     let (text, rc) = booted.check("write");
     assert_eq!(rc, 0, "{text}");
+    let drive_line = text.lines().find(|l| l.contains("drive nvme0n1"));
+    println!("{}", drive_line.unwrap_or(text));
     assert!(
         text.contains("drive nvme0n1 (QEMU NVMe Ctrl, serial FATHOM0001"),
         "{text}"
@@ -103,6 +118,23 @@ fn fathom_on_the_nvme_driver() {
         "the drive counted {drives} bytes written, fathom wrote {ours}"
     );
     assert!(device["before"]["temperature_c"].as_f64().unwrap() > 0.0);
+    assert_eq!(device["source"], "nvme");
+    assert_eq!(device["identity"]["namespace"], 1);
+    assert_eq!(device["host_count_step_bytes"], 512_000);
+    // QEMU's controller keeps no OCP C0h log and has used none of its
+    // endurance: both figures are absent, each with its reason.
+    let not_counted = device["not_counted"].to_string();
+    println!("not counted: {not_counted}");
+    assert!(
+        not_counted
+            .contains("write amplification: the drive does not count what it writes to its media"),
+        "{not_counted}"
+    );
+    assert!(
+        not_counted.contains("endurance: the drive has used under 1%"),
+        "{not_counted}"
+    );
+    assert!(device.get("write_amplification").is_none(), "{device}");
 
     // --hipri on a poll queue: the reads completed, and the I/O queues
     // took no interrupt meanwhile, so the kernel polled for them.
@@ -120,6 +152,19 @@ fn fathom_on_the_nvme_driver() {
         "{reads} polled reads took {} interrupts",
         after - before
     );
+
+    // The history keeps the drive by its serial: a run through another
+    // name for it is the same target, found by the name it has now.
+    assert_eq!(booted.check("keep_one").1, 0);
+    assert_eq!(booted.check("keep_two").1, 0);
+    let (text, rc) = booted.check("kept");
+    println!("kept: {text}");
+    assert_eq!(rc, 0, "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("read 128k")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for row in rows {
+        assert!(row.contains("serial FATHOM0001 namespace 1"), "{text}");
+    }
 
     // A block below the namespace's logical block is refused in one line,
     // and nothing is written.
@@ -162,6 +207,31 @@ fn fathom_on_the_nvme_driver() {
         "{text}"
     );
     assert!(!booted.check("format_fs_left").0.contains("fs.json"));
+
+    // A SATA disk: what it is and counted comes through smartctl, and
+    // where smartctl is missing the run goes on with the reason.
+    let (text, rc) = booted.check("sata");
+    let drive_line = text.lines().find(|l| l.contains("drive sda"));
+    println!("SATA: {}", drive_line.unwrap_or(text));
+    assert_eq!(rc, 0, "{text}");
+    let s = json(booted.check("sata_json").0);
+    let device = &s["results"][0]["devices"][0];
+    println!("SATA device: {device}");
+    assert_eq!(device["source"], "smartctl", "{device}");
+    assert_eq!(device["identity"]["serial"], "FATHOMSATA1", "{device}");
+    assert_eq!(device["identity"]["model"], "FATHOM SATA DISK", "{device}");
+    assert_eq!(
+        device["identity"]["capacity_bytes"],
+        32u64 << 20,
+        "{device}"
+    );
+    let (text, rc) = booted.check("no_smartctl");
+    assert_eq!(rc, 0, "{text}");
+    let n = json(booted.check("no_smartctl_json").0);
+    let why = n["results"][0]["devices"][0]["unavailable"]
+        .as_str()
+        .unwrap();
+    assert!(why.contains("smartctl is not installed"), "{why}");
 }
 
 /// A drive that cannot say what it counted (this host's virtio disk, a

@@ -186,7 +186,7 @@ fn check_nvme_purge(purge: Purge, device: &str) -> Result<(), UsageError> {
             "{flag}: {device}: {what}: fathom formats only a namespace that holds no file system, partition table or volume and is not in use (wipe it first, e.g. wipefs -a)"
         )));
     }
-    let caps = crate::measure::nvme::capabilities(std::path::Path::new(device))
+    let caps = crate::measure::drive::nvme::capabilities(std::path::Path::new(device))
         .map_err(|why| UsageError(format!("{flag}: {device}: {why}")))?;
     match purge {
         Purge::Format if !caps.format => Err(UsageError(format!(
@@ -415,7 +415,7 @@ fn format_purge(device: &str) -> anyhow::Result<f64> {
     let file = crate::gate::target::open(std::path::Path::new(device), write)
         .with_context(|| format!("--purge format: cannot open {device}"))?;
     // A drive may take minutes to erase; the kernel waits this long.
-    crate::measure::nvme::format_erasing(&file, std::time::Duration::from_secs(3600))
+    crate::measure::drive::nvme::format_erasing(&file, std::time::Duration::from_secs(3600))
         .map_err(|why| anyhow::anyhow!("--purge format of {device} failed: {why}"))?;
     Ok(started.elapsed().as_secs_f64())
 }

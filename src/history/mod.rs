@@ -198,7 +198,7 @@ fn keys_of(result: &RunResult) -> ResultKeys {
         RunResult::Workload(w) => {
             let target = w.targets.first();
             keys.workload = Some(change::workload_key(&w.spec));
-            keys.target = target.map(|t| t.name.clone());
+            keys.target = target_key(w);
             keys.model = target
                 .and_then(|t| t.facts.device.as_ref())
                 .and_then(|d| d.model.clone());
@@ -211,6 +211,28 @@ fn keys_of(result: &RunResult) -> ResultKeys {
         _ => {}
     }
     keys
+}
+
+/// The name a workload's target is kept under: a whole drive by its model
+/// and serial, which stay when the kernel names it otherwise after a
+/// reboot or a new drive; anything else (a file, a partition, a drive that
+/// gave no serial) by its path.
+fn target_key(w: &WorkloadResult) -> Option<String> {
+    let t = w.targets.first()?;
+    let whole_drive =
+        t.facts.kind == crate::measure::facts::TargetKind::BlockDevice && !t.facts.partition;
+    let drive = whole_drive
+        .then(|| {
+            let name = &t.facts.device.as_ref()?.name;
+            w.devices
+                .iter()
+                .find(|r| &r.name == name)?
+                .identity
+                .as_ref()?
+                .history_key()
+        })
+        .flatten();
+    Some(drive.unwrap_or_else(|| t.name.clone()))
 }
 
 /// The document's start, in seconds since the Unix epoch (RFC 3339 in
@@ -441,9 +463,13 @@ impl History {
             format!("${}", args.len())
         };
         if let Some(t) = &filter.target {
+            // A drive is kept by its serial: its device's name today finds
+            // it under whatever name it had then.
+            let drive = crate::measure::drive::history_key_of_device(t).unwrap_or_default();
             sql += &format!(
-                " AND EXISTS (SELECT 1 FROM results r WHERE r.document = d.id AND r.target = {})",
-                arg(t.as_str().into())
+                " AND EXISTS (SELECT 1 FROM results r WHERE r.document = d.id AND (r.target = {} OR r.target = {}))",
+                arg(t.as_str().into()),
+                arg(Value::Text(drive))
             );
         }
         if let Some(w) = &filter.workload {
@@ -590,7 +616,7 @@ impl History {
         except: Option<i64>,
     ) -> Result<Vec<(i64, WorkloadResult)>, HistoryError> {
         let key = change::workload_key(&workload.spec);
-        let target = workload.targets.first().map(|t| t.name.clone());
+        let target = target_key(workload);
         let found = self.query(
             "SELECT d.id, r.idx FROM results r JOIN documents d ON d.id = r.document
              WHERE r.workload = $1 AND r.target IS NOT DISTINCT FROM $2 AND d.host = $3

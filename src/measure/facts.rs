@@ -63,6 +63,17 @@ pub struct TargetFacts {
     /// The disk under the target, when there is one (not for tmpfs, overlay
     /// over several disks, network file systems...).
     pub device: Option<DeviceFacts>,
+    /// A block device target that is a partition of `device`, not all of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partition: bool,
+}
+
+/// Whether the block device `major:minor` is a partition of a disk.
+pub fn is_partition(major: u32, minor: u32) -> bool {
+    Path::new("/sys/dev/block")
+        .join(format!("{major}:{minor}"))
+        .join("partition")
+        .exists()
 }
 
 pub fn host_facts() -> HostFacts {

@@ -13,7 +13,6 @@ pub mod intervals;
 pub mod issue;
 pub mod live;
 pub mod live_merge;
-pub mod nvme;
 pub mod queue;
 pub mod reduction;
 pub mod snia_window;

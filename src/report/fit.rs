@@ -100,11 +100,11 @@ pub fn table(
     (table, said)
 }
 
-/// A list for one cell: itself when short, else its count and first item
-/// ("12 workloads: rr-4k, …").
+/// A list for one cell: itself when short or of one item, else its count
+/// and first item ("12 workloads: rr-4k, …").
 pub fn list_cell(items: &[String], noun: &str, sep: &str) -> String {
     let joined = items.join(sep);
-    if joined.chars().count() <= LIST_CELL_CHARS {
+    if items.len() <= 1 || joined.chars().count() <= LIST_CELL_CHARS {
         return joined;
     }
     let room = LIST_CELL_CHARS - noun.len() - 8;
@@ -189,5 +189,7 @@ mod tests {
             list_cell(&many[..2], "workloads", ", "),
             many[..2].join(", ")
         );
+        let one = vec!["drive QEMU NVMe Ctrl serial FATHOM0001 namespace 1 and more".to_string()];
+        assert_eq!(list_cell(&one, "targets", ", "), one[0]);
     }
 }

@@ -832,8 +832,8 @@ pub fn limits_line(workloads: &[Labelled<WorkloadResult>]) -> String {
     )
 }
 
-/// What each NVMe drive under the targets counted itself during the run;
-/// a drive that could not say is left to the JSON, which says why.
+/// What each drive under the targets counted itself during the run; a
+/// drive that could not say is left to the JSON, which says why.
 pub fn drive_lines(devices: &[crate::measure::drive::DeviceReport]) -> Vec<String> {
     use crate::util::units::format_bytes;
     devices
@@ -841,17 +841,42 @@ pub fn drive_lines(devices: &[crate::measure::drive::DeviceReport]) -> Vec<Strin
         .filter_map(|d| {
             let id = d.identity.as_ref()?;
             let after = d.after.as_ref()?;
+            let mut said = Vec::new();
+            if let Some(written) = d.host_written_bytes {
+                let within = d.host_count_step_bytes.map_or(String::new(), |s| {
+                    format!(" (each within {})", format_bytes(s))
+                });
+                said.push(format!(
+                    "by its own count the host wrote {} and read {}{within}",
+                    format_bytes(written),
+                    d.host_read_bytes.map_or("?".into(), format_bytes)
+                ));
+            }
+            if let Some(waf) = d.write_amplification {
+                said.push(format!("write amplification {waf:.2}"));
+            }
+            if let Some(e) = &d.endurance {
+                said.push(format!(
+                    "rated endurance lasts {:.0} days at this rate",
+                    e.days
+                ));
+            }
+            if let Some(t) = after.temperature_c {
+                said.push(format!("{t:.0} °C"));
+            }
+            if let Some(used) = after.percentage_used {
+                said.push(format!("{used}% of its endurance used"));
+            }
+            if let Some(errors) = after.media_errors {
+                said.push(format!("{errors} media errors"));
+            }
             Some(format!(
-                "drive {} ({}, serial {}, firmware {}): by its own count the host wrote {} and read {} (each within 512 kB); {:.0} °C, {}% of its endurance used, {} media errors",
+                "drive {} ({}, serial {}, firmware {}): {}",
                 d.name,
                 id.model,
                 id.serial,
                 id.firmware,
-                format_bytes(d.host_written_bytes.unwrap_or(0)),
-                format_bytes(d.host_read_bytes.unwrap_or(0)),
-                after.temperature_c,
-                after.percentage_used,
-                after.media_errors
+                said.join("; ")
             ))
         })
         .collect()

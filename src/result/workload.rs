@@ -334,6 +334,7 @@ impl TargetResult {
                 filesystem: None,
                 mount_point: None,
                 device: None,
+                partition: false,
             },
             offset: 0,
             size: 0,

@@ -544,6 +544,7 @@ pub fn prepare(plan: TargetPlan, keep: bool, stop: &StopFlag) -> anyhow::Result<
             filesystem: None,
             mount_point: None,
             device: None,
+            partition: false,
         },
         owned: None,
         plan,
@@ -719,6 +720,8 @@ fn target_facts(plan: &TargetPlan) -> anyhow::Result<TargetFacts> {
         filesystem,
         mount_point,
         device,
+        partition: plan.kind == TargetKind::BlockDevice
+            && facts::is_partition(libc::major(meta.rdev()), libc::minor(meta.rdev())),
     })
 }
 

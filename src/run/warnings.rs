@@ -229,7 +229,6 @@ pub fn shared_device(
 /// fathom wrote to it (past a few of its data units) was not where the
 /// writes went.
 fn unseen_writes(result: &WorkloadResult) -> Vec<Warning> {
-    use crate::measure::nvme::DATA_UNIT_BYTES;
     if !result.spec.direct {
         return Vec::new();
     }
@@ -249,7 +248,10 @@ fn unseen_writes(result: &WorkloadResult) -> Vec<Warning> {
             })
             .map(|t| t.io.write.bytes)
             .sum();
-        if ours > 8 * DATA_UNIT_BYTES && counted < ours / 2 {
+        // Past a few steps of the drive's count, half is far beyond its
+        // rounding.
+        let step = device.host_count_step_bytes.unwrap_or(1);
+        if ours > 8 * step && counted < ours / 2 {
             out.push(Warning {
                 kind: WarningKind::UnseenWrites,
                 target: device.name.clone(),
@@ -593,12 +595,10 @@ mod tests {
         r.targets = vec![t];
         let counted = |bytes| crate::measure::drive::DeviceReport {
             name: "nvme0n1".into(),
-            identity: None,
-            before: None,
-            after: None,
             host_read_bytes: Some(0),
             host_written_bytes: bytes,
-            unavailable: None,
+            host_count_step_bytes: Some(512_000),
+            ..Default::default()
         };
         r.devices = vec![counted(Some(100_864_000))];
         assert!(unseen_writes(&r).is_empty(), "the drive saw them");

@@ -8,14 +8,21 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The modules the NVMe driver needs, in the order they load.
-const MODULES: [&str; 8] = [
+/// The modules the NVMe driver needs, then those of a SATA disk on AHCI,
+/// in the order they load (the NVMe driver itself last, with its options).
+const MODULES: [&str; 14] = [
     "crct10dif_common",
     "crct10dif_generic",
     "crc-t10dif",
     "crc64",
     "crc64-rocksoft",
     "t10-pi",
+    "scsi_common",
+    "scsi_mod",
+    "libata",
+    "libahci",
+    "ahci",
+    "sd_mod",
     "nvme-core",
     "nvme",
 ];
@@ -37,6 +44,16 @@ pub struct Namespace {
     pub size_mib: u64,
     pub lba_bytes: u32,
     pub zoned: bool,
+}
+
+/// What the guest has besides its NVMe controller.
+#[derive(Default)]
+pub struct Extras<'a> {
+    /// A SATA disk of this size on an AHCI controller (`/dev/sda`, serial
+    /// FATHOMSATA1), which QEMU gives ATA SMART.
+    pub sata_mib: Option<u64>,
+    /// Programs of the host copied in with their libraries (`smartctl`).
+    pub programs: &'a [&'a str],
 }
 
 /// What a boot printed: each check's output and exit code.
@@ -104,11 +121,18 @@ impl Guest {
     }
 
     /// Boots a guest whose controller has `namespaces` (files in `dir`)
-    /// and runs `script` in it: `check NAME COMMAND...` runs a command and
-    /// reports its output and exit code; `fathom` is the fathom under test.
-    pub fn boot(&self, dir: &Path, namespaces: &[Namespace], script: &str) -> Booted {
+    /// and `extras`, and runs `script` in it: `check NAME COMMAND...` runs a
+    /// command and reports its output and exit code; `fathom` is the fathom
+    /// under test.
+    pub fn boot(
+        &self,
+        dir: &Path,
+        namespaces: &[Namespace],
+        extras: &Extras,
+        script: &str,
+    ) -> Booted {
         let root = dir.join("initramfs");
-        self.lay_out(&root, script);
+        self.lay_out(&root, extras.programs, script);
         let initrd = dir.join("initrd.cpio");
         let packed = Command::new("sh")
             .arg("-c")
@@ -164,6 +188,22 @@ impl Guest {
                 lba = ns.lba_bytes
             ));
         }
+        if let Some(mib) = extras.sata_mib {
+            let image = dir.join("sd.img");
+            std::fs::File::create(&image)
+                .unwrap()
+                .set_len(mib << 20)
+                .unwrap();
+            qemu.args(["-device", "ahci,id=ahci0", "-drive"])
+                .arg(format!(
+                    "file={},if=none,id=sata0,format=raw,cache=none",
+                    image.display()
+                ))
+                .args([
+                    "-device",
+                    "ide-hd,drive=sata0,bus=ahci0.0,serial=FATHOMSATA1,model=FATHOM SATA DISK",
+                ]);
+        }
         // The console goes to a file, so that a guest that hangs is
         // stopped and what it printed is still there to read.
         let log = dir.join("console.log");
@@ -202,7 +242,7 @@ impl Guest {
 
     /// The initramfs's tree: busybox, fathom and its libraries, the
     /// modules, and an init that loads the driver and runs the script.
-    fn lay_out(&self, root: &Path, script: &str) {
+    fn lay_out(&self, root: &Path, programs: &[&str], script: &str) {
         for d in ["bin", "lib/modules", "dev", "proc", "sys", "tmp", "work"] {
             std::fs::create_dir_all(root.join(d)).unwrap();
         }
@@ -215,14 +255,11 @@ impl Guest {
             .status()
             .unwrap();
         assert!(stripped.success());
-        let ldd = Command::new("ldd").arg(fathom).output().unwrap();
-        for lib in String::from_utf8_lossy(&ldd.stdout)
-            .split_whitespace()
-            .filter(|w| w.starts_with('/'))
-        {
-            let inside = root.join(lib.trim_start_matches('/'));
-            std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
-            std::fs::copy(lib, inside).unwrap();
+        copy_libraries(root, Path::new(fathom));
+        for program in programs {
+            let path = found(program).unwrap_or_else(|| panic!("{program} is not installed"));
+            std::fs::copy(&path, root.join("bin").join(program)).unwrap();
+            copy_libraries(root, &path);
         }
         for module in MODULES {
             let found = find_module(&self.modules, module)
@@ -260,6 +297,20 @@ poweroff -f
         );
         write_executable(&root.join("init"), &init);
         write_executable(&root.join("checks.sh"), script);
+    }
+}
+
+/// The shared libraries `program` needs (as `ldd` lists them), at their
+/// paths inside `root`.
+fn copy_libraries(root: &Path, program: &Path) {
+    let ldd = Command::new("ldd").arg(program).output().unwrap();
+    for lib in String::from_utf8_lossy(&ldd.stdout)
+        .split_whitespace()
+        .filter(|w| w.starts_with('/'))
+    {
+        let inside = root.join(lib.trim_start_matches('/'));
+        std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+        std::fs::copy(lib, inside).unwrap();
     }
 }
 

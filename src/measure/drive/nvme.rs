@@ -1,7 +1,8 @@
 //! What an NVMe drive says of itself, asked through the kernel's admin
 //! passthrough (`NVME_IOCTL_ADMIN_CMD` on the namespace's block device):
 //! Identify Controller and Namespace for what it is, the SMART / Health
-//! Information log (02h) for what it counted.
+//! Information log (02h) for what it counted, and the OCP datacenter
+//! SMART log (C0h) for what it wrote to its media, where it keeps one.
 //!
 //! The command structure is the kernel's UAPI (`linux/nvme_ioctl.h`),
 //! stable since Linux 3.3, and the pages are read at the NVMe base
@@ -9,7 +10,7 @@
 //! linux-nvme-sys) bring nix and bindgen for the one struct and three
 //! commands used here.
 
-use serde::{Deserialize, Serialize};
+use super::{Count, Health, Identity, Reading, Source};
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
@@ -42,6 +43,12 @@ const NVME_IOCTL_ADMIN_CMD: libc::c_ulong = 0xC048_4E41;
 const OPCODE_GET_LOG_PAGE: u8 = 0x02;
 const OPCODE_IDENTIFY: u8 = 0x06;
 const LOG_SMART: u32 = 0x02;
+/// The OCP Datacenter NVMe SSD specification's SMART / Health Information
+/// Extended log, told apart from a vendor's own C0h by its GUID.
+const LOG_OCP_SMART: u32 = 0xC0;
+const OCP_SMART_GUID: [u8; 16] = [
+    0xC5, 0xAF, 0x10, 0x28, 0xEA, 0xBF, 0xF2, 0xA4, 0x9C, 0x4F, 0x6F, 0x7C, 0xC9, 0x14, 0xD5, 0xAF,
+];
 const CNS_NAMESPACE: u32 = 0x00;
 const CNS_CONTROLLER: u32 = 0x01;
 /// The namespace id that asks for the whole controller's log.
@@ -49,38 +56,6 @@ const ALL_NAMESPACES: u32 = 0xFFFF_FFFF;
 /// One SMART data unit: a thousand 512-byte units, rounded up by the
 /// drive (NVMe base specification, log 02h bytes 32 to 63).
 pub const DATA_UNIT_BYTES: u64 = 512_000;
-
-/// What the drive is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Identity {
-    pub model: String,
-    pub serial: String,
-    pub firmware: String,
-    /// The namespace's size: its logical blocks times their size.
-    pub capacity_bytes: u64,
-    /// The namespace's logical block (LBA format) size, and metadata bytes
-    /// each block carries.
-    pub lba_bytes: u64,
-    pub lba_metadata_bytes: u16,
-}
-
-/// What the drive counted, at one moment (SMART / Health log 02h).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Health {
-    /// Composite temperature, in degrees Celsius.
-    pub temperature_c: f64,
-    /// The share of its rated endurance the drive says it has used (may
-    /// pass 100).
-    pub percentage_used: u8,
-    pub available_spare_pct: u8,
-    pub critical_warning: u8,
-    /// Data units (512,000 bytes) the host read and wrote, in the drive's
-    /// count since it was made.
-    pub data_units_read: u128,
-    pub data_units_written: u128,
-    pub media_errors: u128,
-    pub power_on_hours: u128,
-}
 
 /// Asks the drive behind `device` (a namespace's block device, or its
 /// controller's character device) the admin command `command`, reading
@@ -184,7 +159,19 @@ pub fn identity(device: &Path) -> Result<Identity, String> {
     let controller = identify_controller(device)?;
     let file = crate::gate::read::device_to_query(device).map_err(|e| e.to_string())?;
     let namespace = identify_namespace(&file, nsid)?;
-    Ok(parse_identity(&controller, &namespace))
+    Ok(Identity {
+        namespace: Some(nsid),
+        ..parse_identity(&controller, &namespace)
+    })
+}
+
+/// What the drive behind `device` is and has counted so far.
+pub fn read(device: &Path) -> Result<Reading, String> {
+    Ok(Reading {
+        source: Source::Nvme,
+        identity: identity(device)?,
+        health: health(device)?,
+    })
 }
 
 /// What the controller behind a namespace can do to it.
@@ -237,22 +224,40 @@ pub fn format_erasing(target: &std::fs::File, timeout: std::time::Duration) -> R
     .map(|_| ())
 }
 
-/// What the drive behind `device` has counted so far.
-pub fn health(device: &Path) -> Result<Health, String> {
+/// The controller-wide log page `log` of the drive behind `device`, 512
+/// bytes of it.
+fn log_page(device: &Path, log: u32) -> Result<Vec<u8>, String> {
     const LEN: usize = 512;
     let dwords = (LEN / 4 - 1) as u32;
-    let page = admin(
+    admin(
         device,
         AdminCommand {
             opcode: OPCODE_GET_LOG_PAGE,
             nsid: ALL_NAMESPACES,
-            cdw10: LOG_SMART | ((dwords & 0xFFFF) << 16),
+            cdw10: log | ((dwords & 0xFFFF) << 16),
             cdw11: dwords >> 16,
             ..Default::default()
         },
         LEN,
-    )?;
-    Ok(parse_health(&page))
+    )
+}
+
+/// What the drive behind `device` has counted so far: the SMART log, and
+/// its media writes where it keeps the OCP log.
+pub fn health(device: &Path) -> Result<Health, String> {
+    let mut health = parse_health(&log_page(device, LOG_SMART)?);
+    // A drive without the OCP log answers with an error status, or with a
+    // vendor page of its own under the same number: the GUID tells.
+    health.media_written = log_page(device, LOG_OCP_SMART)
+        .ok()
+        .and_then(|page| parse_ocp_media_written(&page));
+    Ok(health)
+}
+
+/// The OCP log's Physical Media Units Written (bytes 0-15, in bytes), if
+/// the page carries the OCP GUID (bytes 496-511).
+fn parse_ocp_media_written(page: &[u8]) -> Option<Count> {
+    (page.get(496..512)? == OCP_SMART_GUID).then(|| Count::bytes(le(&page[0..16]), 1))
 }
 
 fn ascii(bytes: &[u8]) -> String {
@@ -276,6 +281,7 @@ fn parse_identity(controller: &[u8], namespace: &[u8]) -> Identity {
     let lbaf = le(&namespace[128 + 4 * format..132 + 4 * format]) as u32;
     let lba_bytes = 1u64 << ((lbaf >> 16) & 0xFF);
     Identity {
+        namespace: None,
         serial: ascii(&controller[4..24]),
         model: ascii(&controller[24..64]),
         firmware: ascii(&controller[64..72]),
@@ -289,14 +295,16 @@ fn parse_identity(controller: &[u8], namespace: &[u8]) -> Identity {
 fn parse_health(page: &[u8]) -> Health {
     let kelvin = le(&page[1..3]) as f64;
     Health {
-        critical_warning: page[0],
-        temperature_c: if kelvin > 0.0 { kelvin - 273.15 } else { 0.0 },
-        available_spare_pct: page[3],
-        percentage_used: page[5],
-        data_units_read: le(&page[32..48]),
-        data_units_written: le(&page[48..64]),
-        power_on_hours: le(&page[128..144]),
-        media_errors: le(&page[160..176]),
+        critical_warning: Some(page[0]),
+        temperature_c: (kelvin > 0.0).then_some(kelvin - 273.15),
+        available_spare_pct: Some(page[3]),
+        percentage_used: Some(u16::from(page[5])),
+        host_read: Some(Count::bytes(le(&page[32..48]), DATA_UNIT_BYTES)),
+        host_written: Some(Count::bytes(le(&page[48..64]), DATA_UNIT_BYTES)),
+        power_on_hours: Some(le(&page[128..144])),
+        media_errors: Some(le(&page[160..176])),
+        media_written: None,
+        host_programmed: None,
     }
 }
 
@@ -363,10 +371,23 @@ mod tests {
         page[48..56].copy_from_slice(&1_986u64.to_le_bytes());
         page[160] = 2;
         let h = parse_health(&page);
-        assert!((h.temperature_c - 49.85).abs() < 1e-9);
-        assert_eq!(h.available_spare_pct, 100);
-        assert_eq!(h.percentage_used, 3);
-        assert_eq!(h.data_units_written, 1_986);
-        assert_eq!(h.media_errors, 2);
+        assert!((h.temperature_c.unwrap() - 49.85).abs() < 1e-9);
+        assert_eq!(h.available_spare_pct, Some(100));
+        assert_eq!(h.percentage_used, Some(3));
+        assert_eq!(h.host_written.unwrap().units, 1_986);
+        assert_eq!(h.host_written.unwrap().in_bytes(), Some(1_986 * 512_000));
+        assert_eq!(h.media_errors, Some(2));
+    }
+
+    #[test]
+    fn media_writes_are_read_only_from_a_page_with_the_ocp_guid() {
+        let mut page = vec![0u8; 512];
+        page[0..16].copy_from_slice(&(1_234_567_890_123u128).to_le_bytes());
+        assert_eq!(parse_ocp_media_written(&page), None, "a vendor's own C0h");
+        page[496..512].copy_from_slice(&OCP_SMART_GUID);
+        assert_eq!(
+            parse_ocp_media_written(&page),
+            Some(Count::bytes(1_234_567_890_123, 1))
+        );
     }
 }
