@@ -11,7 +11,7 @@ use guest::{Extras, Guest, Namespace};
 use serde_json::Value;
 
 /// The checks of the one boot: nvme0n1 has 512-byte blocks, nvme0n2
-/// 4096-byte ones.
+/// 4096-byte ones, and nvme0n3 is zoned (two zones of 64 MiB).
 const CHECKS: &str = r#"
 check write fathom run /dev/nvme0n1 --rw write --bs 128k --iodepth 8 --size 96m --i-know-this-destroys-data -o /work/w.json
 check write_json cat /work/w.json
@@ -25,6 +25,10 @@ ln -s /dev/nvme0n1 /dev/fast
 check keep_one env -u FATHOM_NO_HISTORY fathom run /dev/nvme0n1 --rw read --bs 128k --size 8m --history /work/h.db
 check keep_two env -u FATHOM_NO_HISTORY fathom run /dev/fast --rw read --bs 128k --size 8m --history /work/h.db
 check kept fathom history --history /work/h.db --target /dev/nvme0n1
+check zoned_write fathom run /dev/nvme0n3 --rw randwrite --bs 4k --size 8m --i-know-this-destroys-data -o /work/z.json
+check zoned_write_left ls /work
+check zoned_read fathom run /dev/nvme0n3 --rw read --bs 64k --size 8m -o /work/zr.json
+check zoned_read_json cat /work/zr.json
 check fill fathom run /dev/nvme0n1 --rw write --bs 1m --size 256m --i-know-this-destroys-data
 check pts_format fathom pts iops /dev/nvme0n1 --active-range 25 --purge format --round 1s --max-rounds 5 --block-sizes 4k --mixes 100 --threads 1 --depth 4 --i-know-this-destroys-data -o /work/pts.json
 check erased sh -c 'dd if=/dev/nvme0n1 bs=1M skip=200 count=8 2>/dev/null | tr -d "\\000" | wc -c'
@@ -84,6 +88,11 @@ fn fathom_on_the_nvme_driver() {
                 size_mib: 64,
                 lba_bytes: 4096,
                 zoned: false,
+            },
+            Namespace {
+                size_mib: 128,
+                lba_bytes: 4096,
+                zoned: true,
             },
         ],
         &Extras {
@@ -152,6 +161,27 @@ fn fathom_on_the_nvme_driver() {
         "{reads} polled reads took {} interrupts",
         after - before
     );
+
+    // A host-managed zoned namespace: a write anywhere but a zone's write
+    // pointer would fail mid-run, so writes are refused up front (one line,
+    // nothing written); reads run, and the result records the zones.
+    let (text, rc) = booted.check("zoned_write");
+    println!("zoned write: {text}");
+    assert_eq!(rc, 2, "{text}");
+    assert_eq!(text.trim().lines().count(), 1, "{text}");
+    assert!(
+        text.contains("host-managed zoned device (2 zones of 64 MiB"),
+        "{text}"
+    );
+    assert!(!booted.check("zoned_write_left").0.contains("z.json"));
+    let (text, rc) = booted.check("zoned_read");
+    assert_eq!(rc, 0, "{text}");
+    let z = json(booted.check("zoned_read_json").0);
+    let zoned = &z["results"][0]["targets"][0]["facts"]["device"]["zoned"];
+    println!("zones: {zoned}");
+    assert_eq!(zoned["model"], "host-managed", "{zoned}");
+    assert_eq!(zoned["zone_bytes"], 64u64 << 20, "{zoned}");
+    assert_eq!(zoned["zones"], 2, "{zoned}");
 
     // The history keeps the drive by its serial: a run through another
     // name for it is the same target, found by the name it has now.

@@ -19,6 +19,10 @@ pub struct HostFacts {
 pub struct DeviceFacts {
     /// Kernel name of the whole disk, e.g. "nvme0n1", "sda", "loop3".
     pub name: String,
+    /// A zoned device's zones (`queue/zoned` and its limits); absent for a
+    /// conventional one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoned: Option<ZonedFacts>,
     pub model: Option<String>,
     pub rotational: Option<bool>,
     pub logical_block_size: u64,
@@ -161,6 +165,7 @@ fn device_facts_in(sysfs: &Path, major: u32, minor: u32) -> Option<DeviceFacts> 
         .ok()?;
     Some(DeviceFacts {
         name: sys.file_name()?.to_string_lossy().into_owned(),
+        zoned: zoned_facts(&queue),
         model: read_trimmed(sys.join("device/model")),
         rotational: read_trimmed(queue.join("rotational")).map(|r| r == "1"),
         logical_block_size,
@@ -179,6 +184,66 @@ fn device_facts_in(sysfs: &Path, major: u32, minor: u32) -> Option<DeviceFacts> 
             .map(|d| d.count() as u32)
             .filter(|&n| n > 0),
     })
+}
+
+/// How a zoned device takes writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ZoneModel {
+    /// Each write must land at its zone's write pointer (ZNS, SMR).
+    HostManaged,
+    /// Writes anywhere are taken, the device reorders them itself.
+    HostAware,
+}
+
+/// A zoned block device's zones, as its queue says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZonedFacts {
+    pub model: ZoneModel,
+    pub zone_bytes: u64,
+    pub zones: u64,
+    /// Zones open at once, and active at once; 0 is no limit.
+    pub max_open_zones: u32,
+    pub max_active_zones: u32,
+}
+
+impl ZonedFacts {
+    /// "16 zones of 64 MiB, 14 open at most".
+    pub fn describe(&self) -> String {
+        let open = match self.max_open_zones {
+            0 => String::new(),
+            n => format!(", {n} open at most"),
+        };
+        format!(
+            "{} zones of {}{open}",
+            self.zones,
+            crate::util::units::format_bytes(self.zone_bytes)
+        )
+    }
+}
+
+/// The zones of the disk whose queue is `queue`, if it is zoned.
+fn zoned_facts(queue: &Path) -> Option<ZonedFacts> {
+    let model = match read_trimmed(queue.join("zoned"))?.as_str() {
+        "host-managed" => ZoneModel::HostManaged,
+        "host-aware" => ZoneModel::HostAware,
+        _ => return None,
+    };
+    let number = |name: &str| read_trimmed(queue.join(name)).and_then(|v| v.parse::<u64>().ok());
+    Some(ZonedFacts {
+        model,
+        zone_bytes: number("chunk_sectors").unwrap_or(0) * 512,
+        zones: number("nr_zones").unwrap_or(0),
+        max_open_zones: number("max_open_zones").unwrap_or(0) as u32,
+        max_active_zones: number("max_active_zones").unwrap_or(0) as u32,
+    })
+}
+
+/// The zones of the block device at `path`, if it is zoned.
+pub fn zoned_of(path: &Path) -> Option<ZonedFacts> {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = fs::metadata(path).ok()?.rdev();
+    device_facts(libc::major(rdev), libc::minor(rdev))?.zoned
 }
 
 /// The first `hwmon*/temp1_input` of a device in sysfs (NVMe controllers
@@ -344,6 +409,7 @@ mod tests {
                 .is_some_and(|t| t.ends_with("device/hwmon/hwmon2/temp1_input")),
             "{disk:?}"
         );
+        assert_eq!(disk.zoned, None);
         assert_eq!(device_facts_in(&sys, 8, 1), Some(disk));
         assert_eq!(device_facts_in(&sys, 8, 2), None);
         assert_eq!(device_facts_in(&sys, 0, 0), None);
@@ -354,6 +420,30 @@ mod tests {
         // Without a logical block size there is no disk to describe.
         std::fs::remove_file(sys.join("dev/block/8:0/queue/logical_block_size")).unwrap();
         assert_eq!(device_facts_in(&sys, 8, 0), None);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_zoned_disk_says_its_zones() {
+        let root = std::env::temp_dir().join(format!("fathom-zoned-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let sys = fake_sysfs(&root, "0\n");
+        let queue = sys.join("dev/block/8:0/queue");
+        for (name, value) in [
+            ("zoned", "host-managed\n"),
+            ("chunk_sectors", "131072\n"),
+            ("nr_zones", "16\n"),
+            ("max_open_zones", "14\n"),
+            ("max_active_zones", "0\n"),
+        ] {
+            std::fs::write(queue.join(name), value).unwrap();
+        }
+        let zones = device_facts_in(&sys, 8, 0).unwrap().zoned.unwrap();
+        assert_eq!(zones.model, ZoneModel::HostManaged);
+        assert_eq!(zones.zone_bytes, 64 << 20);
+        assert_eq!(zones.describe(), "16 zones of 64 MiB, 14 open at most");
+        std::fs::write(queue.join("zoned"), "none\n").unwrap();
+        assert_eq!(device_facts_in(&sys, 8, 0).unwrap().zoned, None);
         let _ = std::fs::remove_dir_all(&root);
     }
 

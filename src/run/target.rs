@@ -291,6 +291,17 @@ fn inspect_path(
             spec.engine
         )));
     }
+    if kind == TargetKind::BlockDevice
+        && spec.rw.modifies(spec.rwmix_read)
+        && let Some(zones) = facts::zoned_of(&path)
+        && zones.model == facts::ZoneModel::HostManaged
+    {
+        // Anywhere but its zone's write pointer a write fails mid-run (EIO).
+        return Err(err(format!(
+            "a host-managed zoned device ({}): each write must land at its zone's write pointer, and fathom does not write zone by zone yet (fio's zonemode=zbd); reads run",
+            zones.describe()
+        )));
+    }
     let (layout_from, file_len) = match kind {
         TargetKind::BlockDevice => (0, 0),
         // An engine that does no I/O reads no block: nothing to lay out.

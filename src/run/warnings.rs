@@ -541,6 +541,7 @@ mod tests {
     fn disk_named(name: &str) -> crate::measure::facts::DeviceFacts {
         crate::measure::facts::DeviceFacts {
             name: name.into(),
+            zoned: None,
             model: None,
             rotational: None,
             logical_block_size: 512,
