@@ -42,6 +42,7 @@ struct AdminCommand {
 const NVME_IOCTL_ADMIN_CMD: libc::c_ulong = 0xC048_4E41;
 const OPCODE_GET_LOG_PAGE: u8 = 0x02;
 const OPCODE_IDENTIFY: u8 = 0x06;
+const LOG_SUPPORTED: u32 = 0x00;
 const LOG_SMART: u32 = 0x02;
 /// The OCP Datacenter NVMe SSD specification's SMART / Health Information
 /// Extended log, told apart from a vendor's own C0h by its GUID.
@@ -153,24 +154,22 @@ fn lba_format_index(namespace: &[u8]) -> usize {
     usize::from((flbas & 0x0F) | ((flbas & 0x60) >> 1))
 }
 
-/// What the drive and namespace behind `device` (`/dev/nvme0n1`) are.
-pub fn identity(device: &Path) -> Result<Identity, String> {
+/// What the drive and namespace behind `device` (`/dev/nvme0n1`) are and
+/// have counted so far.
+pub fn read(device: &Path) -> Result<Reading, String> {
     let nsid = namespace_id(device)?;
     let controller = identify_controller(device)?;
     let file = crate::gate::read::device_to_query(device).map_err(|e| e.to_string())?;
     let namespace = identify_namespace(&file, nsid)?;
-    Ok(Identity {
-        namespace: Some(nsid),
-        ..parse_identity(&controller, &namespace)
-    })
-}
-
-/// What the drive behind `device` is and has counted so far.
-pub fn read(device: &Path) -> Result<Reading, String> {
+    let mut health = parse_health(&log_page(device, LOG_SMART, 512)?);
+    health.media_written = media_written(device, &controller);
     Ok(Reading {
         source: Source::Nvme,
-        identity: identity(device)?,
-        health: health(device)?,
+        identity: Identity {
+            namespace: Some(nsid),
+            ..parse_identity(&controller, &namespace)
+        },
+        health,
     })
 }
 
@@ -224,11 +223,10 @@ pub fn format_erasing(target: &std::fs::File, timeout: std::time::Duration) -> R
     .map(|_| ())
 }
 
-/// The controller-wide log page `log` of the drive behind `device`, 512
-/// bytes of it.
-fn log_page(device: &Path, log: u32) -> Result<Vec<u8>, String> {
-    const LEN: usize = 512;
-    let dwords = (LEN / 4 - 1) as u32;
+/// The first `len` bytes of the controller-wide log page `log` of the
+/// drive behind `device`.
+fn log_page(device: &Path, log: u32, len: usize) -> Result<Vec<u8>, String> {
+    let dwords = (len / 4 - 1) as u32;
     admin(
         device,
         AdminCommand {
@@ -238,20 +236,35 @@ fn log_page(device: &Path, log: u32) -> Result<Vec<u8>, String> {
             cdw11: dwords >> 16,
             ..Default::default()
         },
-        LEN,
+        len,
     )
 }
 
-/// What the drive behind `device` has counted so far: the SMART log, and
-/// its media writes where it keeps the OCP log.
-pub fn health(device: &Path) -> Result<Health, String> {
-    let mut health = parse_health(&log_page(device, LOG_SMART)?);
-    // A drive without the OCP log answers with an error status, or with a
-    // vendor page of its own under the same number: the GUID tells.
-    health.media_written = log_page(device, LOG_OCP_SMART)
-        .ok()
-        .and_then(|page| parse_ocp_media_written(&page));
-    Ok(health)
+/// What the drive wrote to its media, from the OCP log, asked only of a
+/// drive that lists it among its log pages: a request it refuses would
+/// count in its error log, which monitoring watches, and a vendor's own
+/// page under the same number is told apart by the OCP GUID.
+fn media_written(device: &Path, controller: &[u8]) -> Option<Count> {
+    if !lists_its_logs(controller) {
+        return None;
+    }
+    let supported = log_page(device, LOG_SUPPORTED, 1024).ok()?;
+    if !log_supported(&supported, LOG_OCP_SMART) {
+        return None;
+    }
+    parse_ocp_media_written(&log_page(device, LOG_OCP_SMART, 512).ok()?)
+}
+
+/// Identify Controller's LPA (byte 261) bit 5: the Supported Log Pages log.
+fn lists_its_logs(controller: &[u8]) -> bool {
+    controller[261] & 0x20 != 0
+}
+
+/// The Supported Log Pages log's entry for `log` (4 bytes each): LSUPP.
+fn log_supported(supported: &[u8], log: u32) -> bool {
+    supported
+        .get(log as usize * 4)
+        .is_some_and(|&lidsp| lidsp & 1 != 0)
 }
 
 /// The OCP log's Physical Media Units Written (bytes 0-15, in bytes), if
@@ -377,6 +390,19 @@ mod tests {
         assert_eq!(h.host_written.unwrap().units, 1_986);
         assert_eq!(h.host_written.unwrap().in_bytes(), Some(1_986 * 512_000));
         assert_eq!(h.media_errors, Some(2));
+    }
+
+    #[test]
+    fn the_ocp_log_is_asked_for_only_where_the_drive_lists_it() {
+        let mut controller = vec![0u8; 4096];
+        assert!(!lists_its_logs(&controller), "NVMe before 2.0 lists none");
+        controller[261] = 0x20;
+        assert!(lists_its_logs(&controller));
+        let mut supported = vec![0u8; 1024];
+        assert!(!log_supported(&supported, LOG_OCP_SMART));
+        supported[0xC0 * 4] = 1;
+        assert!(log_supported(&supported, LOG_OCP_SMART));
+        assert!(!log_supported(&supported, LOG_SMART));
     }
 
     #[test]

@@ -41,7 +41,7 @@ fn enough(what: &str, units: u128, step: Option<u64>) -> Result<(), String> {
 /// Media writes over host writes between two readings.
 pub fn amplification(before: &Health, after: &Health) -> Result<f64, String> {
     let media = moved(before.media_written, after.media_written).ok_or(
-        "the drive does not count what it writes to its media (no OCP C0h log, no NAND-writes attribute)",
+        "the drive does not count what it writes to its media (it lists no OCP C0h log; no NAND-writes attribute)",
     )?;
     let step = after.media_written.and_then(|c| c.unit_bytes);
     enough("its media writes", media, step)?;
