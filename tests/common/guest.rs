@@ -284,11 +284,14 @@ export FATHOM_NO_HISTORY=1 HOME=/tmp
 cd /work
 check() {{
     name=$1; shift
+    read began _ < /proc/uptime
     echo "@@@BEGIN $name"
     "$@" > /tmp/check.out 2>&1
     rc=$?
     cat /tmp/check.out
     echo "@@@END $name $rc"
+    read ended _ < /proc/uptime
+    echo "@@@TOOK $name $began $ended"
 }}
 . /checks.sh
 echo "@@@ALL DONE"
