@@ -866,10 +866,15 @@ fn flow_weights_keep_jobs_in_proportion_as_in_fio() {
         return;
     };
     let (ours, _) = fathom_jobs(&job, dir.path());
-    for (who, jobs) in [("fio", &fio), ("fathom", &ours)] {
-        let r = ratio(jobs);
-        assert!((7.0..9.0).contains(&r), "{who}: {jobs:?} ({r:.2})");
-    }
+    // fio's own flow loosens on a busy machine (4.96 once, beside a QEMU
+    // guest and a build): its ratio is shown, fathom's is judged.
+    println!("fio: {fio:?} ({:.2})", ratio(&fio));
+    let r = ratio(&ours);
+    assert!(
+        (7.0..9.0).contains(&r),
+        "fathom: {ours:?} ({r:.2}); fio {:.2}",
+        ratio(&fio)
+    );
     assert!(
         entries(dir.path()) == ["job.fio"],
         "the null engine makes no file"
