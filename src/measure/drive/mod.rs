@@ -205,11 +205,12 @@ fn read(name: &str) -> Result<Reading, String> {
 /// The history's name for the drive at `device` (`/dev/nvme0n1`) as it is
 /// now, if it is a whole drive that gives its serial.
 pub fn history_key_of_device(device: &str) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
     let name = device.strip_prefix("/dev/")?;
-    let partition = std::path::Path::new("/sys/class/block")
-        .join(name)
-        .join("partition");
-    if name.contains('/') || partition.exists() {
+    let rdev = std::fs::metadata(device).ok()?.rdev();
+    if name.contains('/')
+        || crate::measure::facts::is_partition(libc::major(rdev), libc::minor(rdev))
+    {
         return None;
     }
     read(name).ok()?.identity.history_key()
