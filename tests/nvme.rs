@@ -75,6 +75,10 @@ fn fathom_on_the_nvme_driver() {
             return;
         }
     };
+    if guest::found("smartctl").is_none() {
+        eprintln!("SKIP: no NVMe guest here: smartctl (smartmontools) is not installed");
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let booted = guest.boot(
         dir.path(),

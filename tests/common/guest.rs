@@ -74,7 +74,7 @@ impl Booted {
     }
 }
 
-fn found(program: &str) -> Option<PathBuf> {
+pub fn found(program: &str) -> Option<PathBuf> {
     let out = Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
         .output()
