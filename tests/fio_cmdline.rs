@@ -208,6 +208,7 @@ fn normal_output_has_the_lines_fio_prints() {
         "fio-#",
         "Starting # process",
         "read: IOPS=",
+        "slat (",
         "clat (",
         "lat (",
         "clat percentiles (",
@@ -224,9 +225,8 @@ fn normal_output_has_the_lines_fio_prints() {
     ];
     let mut missing = Vec::new();
     for line in String::from_utf8_lossy(&fio.stdout).lines().map(shape) {
-        // fio's slat (fathom does not time submission apart) and its
-        // per-job header (its pid and clock) are not compared.
-        if !keys.iter().any(|k| line.starts_with(k)) || line.starts_with("slat") {
+        // fio's per-job header (its pid and clock) is not compared.
+        if !keys.iter().any(|k| line.starts_with(k)) {
             continue;
         }
         // How many latency buckets had I/O in them is the run's, not
@@ -244,6 +244,46 @@ fn normal_output_has_the_lines_fio_prints() {
         "fio's lines not in fathom's output: {missing:#?}\nfathom's:\n{}",
         ours.join("\n")
     );
+}
+
+/// fio's slat: the submission's own time where the engine submits as it
+/// queues (io_uring), one per I/O and inside the I/O's latency; none for a
+/// synchronous engine, as fio prints none for its own.
+#[test]
+fn slat_is_the_submissions_time_for_io_uring_and_absent_for_psync() {
+    let dir = tempdir();
+    let data = dir.path().join("s.dat").display().to_string();
+    let fio = fio_link(dir.path());
+    for (engine, timed) in [("io_uring", true), ("psync", false)] {
+        let out = Command::new(&fio)
+            .args([
+                "--name=s",
+                &format!("--filename={data}"),
+                "--size=4m",
+                "--rw=randread",
+                "--bs=4k",
+                "--direct=1",
+                &format!("--ioengine={engine}"),
+                "--iodepth=4",
+                "--output-format=json",
+            ])
+            .output()
+            .unwrap();
+        succeeded(&out);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let read = &doc["jobs"][0]["read"];
+        let (slat, total) = (&read["slat_ns"], read["total_ios"].as_u64().unwrap());
+        assert_eq!(total, 1024, "{engine}");
+        match timed {
+            true => {
+                assert_eq!(slat["N"].as_u64(), Some(total), "{engine}: {slat}");
+                let mean = slat["mean"].as_f64().unwrap();
+                assert!(mean > 0.0, "{engine}: {slat}");
+                assert!(mean <= read["lat_ns"]["mean"].as_f64().unwrap(), "{read}");
+            }
+            false => assert_eq!(slat["N"].as_u64(), Some(0), "{engine}: {slat}"),
+        }
+    }
 }
 
 #[test]

@@ -48,6 +48,10 @@ pub struct DirectionSample {
     pub latency: LatencyHistogram,
     /// Latency from when the I/O was due (rate-limited runs only).
     pub scheduled: LatencyHistogram,
+    /// Submission latency (fio's slat): from when the I/O was handed to an
+    /// engine that submits as it queues (io_uring) until the submission
+    /// returned. Empty for engines that do their I/O in that call.
+    pub submission: LatencyHistogram,
     /// Rated runs: I/Os that were due but had no answer at the deadline;
     /// `scheduled` holds them at their age then.
     pub unanswered: u64,
@@ -67,6 +71,7 @@ impl DirectionSample {
         self.bytes += other.bytes;
         self.latency.add(&other.latency);
         self.scheduled.add(&other.scheduled);
+        self.submission.add(&other.submission);
         self.unanswered += other.unanswered;
         self.issue_lag.add(&other.issue_lag);
         self.errors += other.errors;

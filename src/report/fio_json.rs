@@ -9,9 +9,10 @@
 //! name, as fio's clones do. Totals over a workload's targets and workers
 //! are given, as fio's `group_reporting` gives them.
 //! fathom times an I/O from submission to completion, which is fio's `lat`;
-//! it does not time submission apart, so `clat_ns` repeats `lat_ns` (tools
-//! read percentiles from `clat_ns`) and `slat_ns` is empty (N = 0), as fio
-//! writes it for synchronous engines. Metadata and certification results
+//! `clat_ns` repeats it (tools read percentiles from `clat_ns`). `slat_ns`
+//! is the submission's own time, part of both, for an engine that submits
+//! as it queues (io_uring), and empty (N = 0) for the synchronous ones, as
+//! fio writes it for its own. Metadata and certification results
 //! have no fio counterpart and are left out.
 //!
 //! `json+` adds fio's latency bins to `clat_ns`: fathom's histogram (three
@@ -504,7 +505,7 @@ fn direction(
         "total_ios": d.ios,
         "short_ios": short_ios,
         "drop_ios": 0,
-        "slat_ns": latency(&LatencySummary::default(), 0, None),
+        "slat_ns": slat(d),
         "clat_ns": clat,
         "lat_ns": lat,
         "bw_min": bw_min.round() as u64,
@@ -608,6 +609,20 @@ fn latency(s: &LatencySummary, n: u64, h: Option<(&LatencyHistogram, &[f64])>) -
         out["percentile"] = Value::Object(p);
     }
     out
+}
+
+/// fio's `slat_ns`: fathom's submission time for an engine that submits
+/// as it queues; for the others, empty (N = 0), as fio writes it for its
+/// synchronous engines.
+fn slat(d: &DirectionResult) -> Value {
+    let Some(h) = d
+        .slat_histogram
+        .as_deref()
+        .and_then(|h| LatencyHistogram::decode(h).ok())
+    else {
+        return latency(&LatencySummary::default(), 0, None);
+    };
+    latency(&h.summary(), h.count(), None)
 }
 
 fn sync(s: Option<&SyncResult>, percentiles: &[f64]) -> anyhow::Result<Value> {

@@ -8,7 +8,7 @@
 //! offset 0 as fio writes them for averaged windows. Bandwidth is in KiB/s,
 //! latency the window's mean in ns, IOPS per second. Files are named as
 //! fio names them: `NAME_bw.N.log`, `NAME_lat.N.log`, `NAME_clat.N.log`,
-//! `NAME_slat.N.log` (empty: fathom has no submission latency), `NAME_iops.N.log`, N counting the jobs of the document from 1 (every
+//! `NAME_slat.N.log` (empty: the seconds carry no submission latency), `NAME_iops.N.log`, N counting the jobs of the document from 1 (every
 //! stream and every clone is a job, as fio counts them).
 
 use crate::measure::intervals::Interval;
@@ -114,10 +114,10 @@ fn logs(w: &WorkloadResult, number: usize) -> Vec<(String, String)> {
         let text = render(|w| w.mean_ns);
         out.push((format!("{name}_clat.{number}.log"), text.clone()));
         out.push((format!("{name}_lat.{number}.log"), text));
-        // fathom does not time submission apart from completion: the slat
-        // log holds no sample, as fio's own does for a synchronous engine
-        // (and fio_generate_plots, which stops at a missing log, goes on
-        // to the completion latency and bandwidth).
+        // The seconds carry no submission latency: the slat log holds no
+        // sample, as fio's own does for a synchronous engine (and
+        // fio_generate_plots, which stops at a missing log, goes on to the
+        // completion latency and bandwidth).
         out.push((format!("{name}_slat.{number}.log"), String::new()));
     }
     if let Some(name) = &logs.iops {

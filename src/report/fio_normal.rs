@@ -7,9 +7,9 @@
 //! group's run status and the disk stats, in fio 3.33's layout and number style (its
 //! `num2str`), so that scripts that read fio's text keep working.
 //!
-//! Where fathom has no figure fio prints (submission latency, a job's pid),
-//! the line carries what fio prints for an engine without it: slat is left
-//! out (N = 0, as fio leaves it out), pid is 0.
+//! Where fathom has no figure fio prints, the line carries what fio prints
+//! for an engine without it: slat is left out for a synchronous engine (N =
+//! 0, as fio leaves it out), a job's pid is 0.
 
 use super::fio_json::{self, count_in as u, disk_counts, figure_in as f};
 use super::{Exporter, Report};

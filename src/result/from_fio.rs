@@ -245,6 +245,9 @@ fn direction(d: &Value, runtime_s: f64, from_bins: &mut bool) -> Result<Directio
         histogram: h.encode(),
         sched_lat_ns: None,
         sched_histogram: None,
+        // fio's slat is not read back: its summary carries no histogram.
+        slat_ns: None,
+        slat_histogram: None,
         unanswered: 0,
         intervals: Vec::new(),
         // fio's per-priority figures (`prios`) are not read back.

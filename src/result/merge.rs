@@ -52,6 +52,7 @@ pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionRe
     let mut latency = LatencyHistogram::new();
     let mut seconds_latency: Vec<Option<LatencyHistogram>> = Vec::new();
     let mut scheduled: Option<LatencyHistogram> = None;
+    let mut submission: Option<LatencyHistogram> = None;
     let mut by_priority: [Option<(u64, LatencyHistogram)>; 2] = [None, None];
     for part in parts {
         for p in &part.by_priority {
@@ -66,6 +67,11 @@ pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionRe
         latency.add(&LatencyHistogram::decode(&part.histogram)?);
         if let Some(s) = &part.sched_histogram {
             scheduled
+                .get_or_insert_with(LatencyHistogram::new)
+                .add(&LatencyHistogram::decode(s)?);
+        }
+        if let Some(s) = &part.slat_histogram {
+            submission
                 .get_or_insert_with(LatencyHistogram::new)
                 .add(&LatencyHistogram::decode(s)?);
         }
@@ -125,6 +131,8 @@ pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionRe
         .collect();
     out.sched_lat_ns = scheduled.as_ref().map(|s| s.summary());
     out.sched_histogram = scheduled.as_ref().map(|s| s.encode());
+    out.slat_ns = submission.as_ref().map(|s| s.summary());
+    out.slat_histogram = submission.as_ref().map(|s| s.encode());
     Ok(out)
 }
 
@@ -182,6 +190,11 @@ fn merge_direction(
         let s = merged(a, b)?;
         into.sched_lat_ns = Some(s.summary());
         into.sched_histogram = Some(s.encode());
+    }
+    if let (Some(a), Some(b)) = (&into.slat_histogram, &other.slat_histogram) {
+        let s = merged(a, b)?;
+        into.slat_ns = Some(s.summary());
+        into.slat_histogram = Some(s.encode());
     }
     into.unanswered += other.unanswered;
     // The second run's seconds follow the first's.

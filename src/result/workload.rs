@@ -158,6 +158,14 @@ pub struct DirectionResult {
     pub sched_lat_ns: Option<LatencySummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_histogram: Option<String>,
+    /// Submission latency (fio's slat), for engines that submit as they
+    /// queue (io_uring): from handing the I/O over until the submission
+    /// returned. It is part of `lat_ns`, which runs from that hand-over to
+    /// the completion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slat_ns: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slat_histogram: Option<String>,
     /// Rate-limited runs only: I/Os that were due but had no answer when the
     /// run ended (in flight, or waiting behind a device that fell behind).
     /// They are in `sched_lat_ns` at their age then, not in `ios`.

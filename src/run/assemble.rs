@@ -338,6 +338,8 @@ pub(super) fn direction_result(
         histogram: histogram.encode(),
         sched_lat_ns: (sample.scheduled.count() > 0).then(|| sample.scheduled.summary()),
         sched_histogram: (sample.scheduled.count() > 0).then(|| sample.scheduled.encode()),
+        slat_ns: (sample.submission.count() > 0).then(|| sample.submission.summary()),
+        slat_histogram: (sample.submission.count() > 0).then(|| sample.submission.encode()),
         unanswered: sample.unanswered,
         intervals,
         by_priority: sample

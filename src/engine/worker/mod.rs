@@ -512,6 +512,14 @@ impl<'a> Job<'a> {
             if watched {
                 self.config.pulse.unblock();
             }
+            if let (true, Some(at)) = (self.submits_on_queue, issued_at)
+                && self.counts(at)
+            {
+                let submitted = Instant::now().saturating_duration_since(at);
+                self.interval[dir as usize]
+                    .submission
+                    .record(submitted.as_nanos() as u64);
+            }
             let state = &mut self.slots[slot as usize];
             (state.dir, state.offset, state.len, state.generation) = (dir, offset, len, generation);
             state.due_at = due_at;
