@@ -531,34 +531,41 @@ impl<'a> Job<'a> {
             {
                 self.record_issue_lag(slot, at);
             }
-            if let Some(schedule) = &mut self.schedule {
-                schedule.advance();
-            } else if let Some(schedule) = &mut self.direction_schedules[dir as usize] {
-                schedule.advance();
+            self.after_queued(slot, dir, len);
+        }
+    }
+
+    /// What follows an I/O put in `slot`: the schedule moves on, the batch
+    /// takes it (for an engine that submits later), and the size budget,
+    /// cache invalidation and think time count it.
+    fn after_queued(&mut self, slot: u32, dir: Direction, len: u32) {
+        if let Some(schedule) = &mut self.schedule {
+            schedule.advance();
+        } else if let Some(schedule) = &mut self.direction_schedules[dir as usize] {
+            schedule.advance();
+        }
+        if !self.submits_on_queue {
+            self.batch.push(slot);
+        }
+        // As in fio, trimwrite's size is what it writes: the trim before
+        // each write is not counted again.
+        let counted = dir != Direction::Trim || self.config.trims == Trims::Every;
+        if (self.now >= self.measure_start || self.config.ramp_in_budget) && counted {
+            self.issued_bytes += u64::from(len);
+            self.issued_ios += 1;
+        }
+        if let Some(region) = self.config.invalidate_each {
+            self.pass_bytes += u64::from(len);
+            if self.pass_bytes >= region.len {
+                self.pass_bytes = 0;
+                self.engine.drop_cached(region.offset, region.len);
             }
-            if !self.submits_on_queue {
-                self.batch.push(slot);
-            }
-            // As in fio, trimwrite's size is what it writes: the trim before
-            // each write is not counted again.
-            let counted = dir != Direction::Trim || self.config.trims == Trims::Every;
-            if (self.now >= self.measure_start || self.config.ramp_in_budget) && counted {
-                self.issued_bytes += u64::from(len);
-                self.issued_ios += 1;
-            }
-            if let Some(region) = self.config.invalidate_each {
-                self.pass_bytes += u64::from(len);
-                if self.pass_bytes >= region.len {
-                    self.pass_bytes = 0;
-                    self.engine.drop_cached(region.offset, region.len);
-                }
-            }
-            if let Some(think) = self.config.think {
-                self.since_pause += 1;
-                if self.since_pause >= think.every {
-                    self.since_pause = 0;
-                    self.pause_due = true;
-                }
+        }
+        if let Some(think) = self.config.think {
+            self.since_pause += 1;
+            if self.since_pause >= think.every {
+                self.since_pause = 0;
+                self.pause_due = true;
             }
         }
     }
