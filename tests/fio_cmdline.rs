@@ -286,6 +286,95 @@ fn slat_is_the_submissions_time_for_io_uring_and_absent_for_psync() {
     }
 }
 
+/// The `IO depths`, `submit` and `complete` lines of one run's normal text.
+fn depth_lines(out: &Output) -> Vec<String> {
+    succeeded(out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            ["IO depths", "submit", "complete"]
+                .iter()
+                .any(|k| l.starts_with(k))
+        })
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    lines
+}
+
+/// The depth lines are counted as fio counts them: where the two tools
+/// queue alike (a synchronous engine at any depth, an asynchronous one at
+/// depth 1) they print the same lines. Deeper, the two queues differ by
+/// design: fio reaps one completion per call (its default
+/// `iodepth_batch_complete_max` is `iodepth_batch_complete_min`, 1), so it
+/// refills at full depth; fathom takes every completion ready, so it can
+/// refill from a shallower queue. Its lines still never count an I/O
+/// deeper than the depth asked for, and their shares add up.
+#[test]
+fn io_depth_lines_are_fios_where_the_queues_are_alike() {
+    if !fio_installed() {
+        eprintln!("SKIP: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempdir();
+    let data = dir.path().join("q.dat").display().to_string();
+    let fio_named = fio_link(dir.path());
+    let job = |engine: &str, depth: u32| -> Vec<String> {
+        [
+            "--name=q".to_string(),
+            format!("--filename={data}"),
+            "--size=4m".into(),
+            "--rw=randread".into(),
+            "--bs=4k".into(),
+            "--direct=1".into(),
+            format!("--ioengine={engine}"),
+            format!("--iodepth={depth}"),
+        ]
+        .into()
+    };
+    for (engine, depth) in [("psync", 8), ("io_uring", 1), ("libaio", 1)] {
+        let args = job(engine, depth);
+        let theirs = depth_lines(&Command::new("fio").args(&args).output().unwrap());
+        let ours = depth_lines(&Command::new(&fio_named).args(&args).output().unwrap());
+        assert_eq!(ours, theirs, "{engine} at depth {depth}");
+    }
+    let ours = depth_lines(
+        &Command::new(&fio_named)
+            .args(job("io_uring", 16))
+            .output()
+            .unwrap(),
+    );
+    let shares = |line: &str| -> Vec<(String, f64)> {
+        line.split(':')
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .map(|cell| {
+                let (bucket, pct) = cell.trim().rsplit_once('=').unwrap();
+                let pct = pct.trim_end_matches('%');
+                (
+                    bucket.to_string(),
+                    pct.parse().unwrap_or_else(|_| panic!("{pct:?} in {line}")),
+                )
+            })
+            .collect()
+    };
+    for line in &ours {
+        let total: f64 = shares(line).iter().map(|(_, p)| p).sum();
+        assert!(
+            (99.0..=101.0).contains(&total),
+            "shares add to {total}: {line}"
+        );
+    }
+    for (bucket, pct) in shares(&ours[0]) {
+        if bucket == "32" || bucket == ">=64" {
+            assert_eq!(pct, 0.0, "deeper than 16: {}", ours[0]);
+        }
+    }
+}
+
 #[test]
 fn bench_fio_runs_fathom_and_fio_plot_draws_it() {
     let installed = |tool: &str| {
