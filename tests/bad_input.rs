@@ -49,6 +49,40 @@ fn bad_flags_are_named() {
     );
 }
 
+/// `--zonemode zbd` and its options: the mode needs a zoned block device
+/// (a file has no zones), each option needs the mode, and fio's strided
+/// mode is named by fathom's flag for it. The NVMe guest test runs zbd on
+/// a zoned namespace.
+#[test]
+fn zone_modes_and_their_options_are_checked_before_anything_runs() {
+    assert_rejected(
+        &[
+            "run",
+            "z.dat",
+            "--size",
+            "1m",
+            "--zonemode",
+            "zbd",
+            "--rw",
+            "write",
+        ],
+        "needs a zoned block device",
+    );
+    assert_rejected(
+        &["run", "z.dat", "--max-open-zones", "4"],
+        "--max-open-zones needs --zonemode zbd",
+    );
+    assert_rejected(
+        &["run", "z.dat", "--zone-reset", "0.7:0.1"],
+        "--zone-reset needs --zonemode zbd",
+    );
+    assert_rejected(
+        &["run", "z.dat", "--zonemode", "zbd", "--zone-reset", "7:1"],
+        "--zone-reset",
+    );
+    assert_rejected(&["run", "z.dat", "--zonemode", "strided"], "--zones");
+}
+
 /// fio's habits on fathom's own command line: `--filename=a:b` names the
 /// targets and `--direct=0` turns O_DIRECT off, as in fio; an fio option
 /// fathom spells otherwise is refused naming fathom's flag for it.

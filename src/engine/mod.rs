@@ -15,6 +15,7 @@ pub mod trim;
 pub mod tuning;
 pub mod wait_probe;
 pub mod worker;
+pub mod zones;
 
 use crate::spec::{EngineKind, RingOptions};
 use crate::util::buffers::Buffers;

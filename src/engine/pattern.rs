@@ -260,6 +260,24 @@ impl OffsetPattern {
         self
     }
 
+    /// The region the offsets fall in.
+    pub fn region(&self) -> Region {
+        self.region
+    }
+
+    pub fn is_sequential(&self) -> bool {
+        matches!(self.spread, Spread::Sequential)
+    }
+
+    /// A sequential pattern goes on after `[offset, offset + len)`, where
+    /// the I/O was moved to (a zone's write pointer), as fio's does.
+    pub fn follow(&mut self, offset: u64, len: u64) {
+        if self.is_sequential() && self.zones.is_none() && self.stride == 0 {
+            let next = (offset + len).saturating_sub(self.region.start) / self.region.bs.max(1);
+            self.next_block = next % self.region.blocks.max(1);
+        }
+    }
+
     /// The offset of the next I/O, `len` bytes long (a multiple of the
     /// region's block size); the I/O never reaches past the region.
     #[inline]

@@ -272,7 +272,7 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
             json["prios"] = prios;
         }
     }
-    Ok(json!({
+    let mut job = json!({
         "jobname": name,
         "groupid": group,
         "error": u8::from(errors > 0),
@@ -295,7 +295,12 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
         "latency_ns": buckets(&all, 1),
         "latency_us": buckets(&all, 1_000),
         "latency_ms": ms_buckets(&all),
-    }))
+    });
+    // fio counts zone resets in zonemode=zbd alone, and says so then.
+    if let Some(resets) = &w.zone_resets {
+        job["zone_resets"] = json!(resets.count);
+    }
+    Ok(job)
 }
 
 /// A tree run of fio's file-operation jobs as fio reports them: one job

@@ -163,7 +163,7 @@ fn job_block(out: &mut String, job: &Value, when: &str) {
     );
     for (key, name, _) in DIRECTIONS {
         if u(&job[key]["io_bytes"]) > 0 {
-            direction(out, &job[key], name);
+            direction(out, &job[key], name, job.get("zone_resets"));
         }
     }
     latency_buckets(out, job);
@@ -231,18 +231,21 @@ fn job_block(out: &mut String, job: &Value, when: &str) {
     );
 }
 
-fn direction(out: &mut String, d: &Value, name: &str) {
+/// A direction's block; `zone_resets` (zonemode=zbd) ends its first line
+/// as fio ends it.
+fn direction(out: &mut String, d: &Value, name: &str, zone_resets: Option<&Value>) {
     let runtime_ms = u(&d["runtime"]).max(1);
     let bytes = u(&d["io_bytes"]);
     let bw = 1000 * bytes / runtime_ms;
     let iops = 1000 * u(&d["total_ios"]) / runtime_ms;
     let _ = writeln!(
         out,
-        "  {name}: IOPS={}, BW={} ({})({}/{runtime_ms}msec)",
+        "  {name}: IOPS={}, BW={} ({})({}/{runtime_ms}msec){}",
         num2str(iops, SIG_FIGS, 1, false, ""),
         num2str(bw, SIG_FIGS, 1, true, "B/s"),
         num2str(bw, SIG_FIGS, 1, false, "B/s"),
         num2str(bytes, SIG_FIGS, 1, true, "B"),
+        zone_resets.map_or(String::new(), |n| format!("; {} zone resets", u(n))),
     );
     if u(&d["slat_ns"]["N"]) > 0 {
         summary(out, "slat", &d["slat_ns"]);

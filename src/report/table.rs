@@ -717,7 +717,8 @@ pub fn detail_header(first: &str) -> Vec<String> {
 }
 
 /// The detailed table of one workload: a row per target and direction,
-/// flushes as a `sync` direction of their own, and a `total` row when
+/// flushes as a `sync` direction of their own (zone resets as `zone
+/// reset`), and a `total` row when
 /// there are several targets. Shared by the text, Markdown and HTML
 /// reports.
 pub fn detail_cells(
@@ -731,28 +732,45 @@ pub fn detail_cells(
         workload.spec.label()
     };
     let mut rows = Vec::new();
-    let mut add = |name: &str, io: &DirectionPair, sync: &Option<SyncResult>| {
-        for (dir, d) in io.named() {
-            if d.ios > 0 {
+    let mut add =
+        |name: &str, io: &DirectionPair, sync: &Option<SyncResult>, resets: &Option<SyncResult>| {
+            for (dir, d) in io.named() {
+                if d.ios > 0 {
+                    rows.push(detail_row(
+                        &label,
+                        name,
+                        dir,
+                        d.iops,
+                        Some(d.bw_bytes),
+                        &d.lat_ns,
+                    ));
+                }
+            }
+            if let Some(s) = sync.as_ref().filter(|s| s.count > 0) {
+                rows.push(detail_row(&label, name, "sync", s.rate, None, &s.lat_ns));
+            }
+            // Zone resets (--zonemode zbd) beside the I/O that needed them.
+            if let Some(s) = resets.as_ref().filter(|s| s.count > 0) {
                 rows.push(detail_row(
                     &label,
                     name,
-                    dir,
-                    d.iops,
-                    Some(d.bw_bytes),
-                    &d.lat_ns,
+                    "zone reset",
+                    s.rate,
+                    None,
+                    &s.lat_ns,
                 ));
             }
-        }
-        if let Some(s) = sync.as_ref().filter(|s| s.count > 0) {
-            rows.push(detail_row(&label, name, "sync", s.rate, None, &s.lat_ns));
-        }
-    };
+        };
     for target in &workload.targets {
-        add(&target.name, &target.io, &target.sync);
+        add(&target.name, &target.io, &target.sync, &target.zone_resets);
     }
     if workload.targets.len() > 1 {
-        add("total", &workload.total, &workload.sync);
+        add(
+            "total",
+            &workload.total,
+            &workload.sync,
+            &workload.zone_resets,
+        );
     }
     (detail_header("workload"), rows)
 }

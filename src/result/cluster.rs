@@ -283,6 +283,10 @@ fn concurrent_workloads(
         trim: side(|d| &d.trim)?,
     };
     let syncs: Vec<&SyncResult> = parts.iter().filter_map(|p| p.sync.as_ref()).collect();
+    let resets: Vec<&SyncResult> = parts
+        .iter()
+        .filter_map(|p| p.zone_resets.as_ref())
+        .collect();
     let cpu = CpuUsage::added(parts.iter().map(|p| &p.cpu), total.ios());
     let targets = parts
         .iter()
@@ -318,6 +322,11 @@ fn concurrent_workloads(
             None
         } else {
             Some(concurrent_sync(&syncs, span_s)?)
+        },
+        zone_resets: if resets.is_empty() {
+            None
+        } else {
+            Some(concurrent_sync(&resets, span_s)?)
         },
         steady_state: None,
         // Each rank measured its own writes; the first rank's stands for

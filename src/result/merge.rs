@@ -143,6 +143,11 @@ fn merge_workload(into: &mut WorkloadResult, other: &WorkloadResult) -> Result<(
                 merge_pair(&mut existing.io, &t.io, existing.runtime_s, t.runtime_s)?;
                 existing.runtime_s += t.runtime_s;
                 merge_sync(&mut existing.sync, &t.sync, existing.runtime_s)?;
+                merge_sync(
+                    &mut existing.zone_resets,
+                    &t.zone_resets,
+                    existing.runtime_s,
+                )?;
                 existing.errors.merge(&t.errors);
             }
             None => into.targets.push(t.clone()),
@@ -156,6 +161,7 @@ fn merge_workload(into: &mut WorkloadResult, other: &WorkloadResult) -> Result<(
     )?;
     into.runtime_s += other.runtime_s;
     merge_sync(&mut into.sync, &other.sync, into.runtime_s)?;
+    merge_sync(&mut into.zone_resets, &other.zone_resets, into.runtime_s)?;
     into.cpu = CpuUsage::added([&into.cpu, &other.cpu], into.total.ios());
     into.queue_depths.add(&other.queue_depths);
     into.interrupted |= other.interrupted;

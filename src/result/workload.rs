@@ -29,6 +29,9 @@ pub struct WorkloadResult {
     /// With `--fsync`: the flushes of all targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<SyncResult>,
+    /// With `--zonemode zbd`: the zone resets of all targets (even none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_resets: Option<SyncResult>,
     /// With `--steady-state`: whether and when the criterion held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<crate::measure::steady::SteadyStateResult>,
@@ -115,6 +118,9 @@ pub struct TargetResult {
     /// With `--fsync`: the flushes of this target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<SyncResult>,
+    /// With `--zonemode zbd`: this target's zone resets (even none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_resets: Option<SyncResult>,
     /// I/Os still in flight when the run gave up waiting for them (its
     /// runtime and grace were over, or a signal came): a stuck device or
     /// file system. Absent when every I/O completed.
@@ -263,6 +269,7 @@ impl WorkloadResult {
             interrupted: false,
             warnings: Vec::new(),
             sync: None,
+            zone_resets: None,
             steady_state: None,
             data: None,
             disks: Vec::new(),
@@ -352,6 +359,7 @@ impl TargetResult {
             verify: None,
             io,
             sync: None,
+            zone_resets: None,
             unfinished: None,
         }
     }

@@ -70,6 +70,7 @@ pub(super) fn stream_results(
         let StreamSums {
             total,
             sync,
+            zone_resets,
             queue_depths,
             runtime_s,
             written,
@@ -115,6 +116,7 @@ pub(super) fn stream_results(
                 .ok()
                 .map(|d| d.as_secs_f64()),
             sync: sync_result(&sync, spec.flush_every(), runtime_s),
+            zone_resets: zone_reset_result(&zone_resets, spec, runtime_s),
             // An engine that works on the target but moves no data
             // (falloc, ftruncate) wrote none of the buffers' bytes; the
             // null engine's are what a device would have been sent.
@@ -143,6 +145,7 @@ pub(super) fn stream_results(
 struct StreamSums {
     total: [DirectionSample; DIRECTIONS],
     sync: LatencyHistogram,
+    zone_resets: LatencyHistogram,
     queue_depths: crate::measure::queue::QueueDepths,
     /// The longest of its targets' measured times.
     runtime_s: f64,
@@ -161,6 +164,7 @@ impl StreamSums {
             sum.add(d);
         }
         self.sync.add(&acc.sync);
+        self.zone_resets.add(&acc.zone_resets);
         self.queue_depths.add(&acc.queue);
         self.written.extend_from_slice(&acc.written);
         self.time.add(&acc.time);
@@ -214,6 +218,7 @@ fn target_result(
             trim: direction_result(trim, runtime, trim_iv),
         },
         sync: sync_result(&acc.sync, spec.flush_every(), runtime),
+        zone_resets: zone_reset_result(&acc.zone_resets, spec, runtime),
         unfinished: (acc.unfinished.ios > 0).then_some(crate::result::UnfinishedIos {
             ios: acc.unfinished.ios,
             oldest_ns: acc.unfinished.oldest_ns,
@@ -264,6 +269,21 @@ pub(super) fn sync_result(
     runtime_s: f64,
 ) -> Option<SyncResult> {
     (fsync_every > 0 || h.count() > 0).then(|| SyncResult {
+        count: h.count(),
+        rate: per_second(h.count(), runtime_s),
+        lat_ns: h.summary(),
+        histogram: h.encode(),
+    })
+}
+
+/// The zone resets of a target or workload run with `--zonemode zbd`, even
+/// none (fio counts them in that mode alone); None in any other.
+fn zone_reset_result(
+    h: &LatencyHistogram,
+    spec: &WorkloadSpec,
+    runtime_s: f64,
+) -> Option<SyncResult> {
+    spec.zoned.is_zbd().then(|| SyncResult {
         count: h.count(),
         rate: per_second(h.count(), runtime_s),
         lat_ns: h.summary(),

@@ -26,6 +26,7 @@ pub(super) struct TargetAccumulator {
     pub(super) series: IntervalSeries,
     pub(super) totals: [DirectionSample; DIRECTIONS],
     pub(super) sync: LatencyHistogram,
+    pub(super) zone_resets: LatencyHistogram,
     pub(super) end: Option<Instant>,
     /// When the first of its workers started its I/O.
     pub(super) began: Option<Instant>,
@@ -72,6 +73,7 @@ impl TargetAccumulator {
             series,
             totals: Default::default(),
             sync: LatencyHistogram::new(),
+            zone_resets: LatencyHistogram::new(),
             end: None,
             began: None,
             errors: IoErrors::default(),
@@ -462,6 +464,7 @@ pub(super) fn merge_totals(acc: &mut TargetAccumulator, totals: WorkerTotals) {
         sum.add(d);
     }
     acc.sync.add(&totals.sync);
+    acc.zone_resets.add(&totals.zone_resets);
     acc.queue.add(&totals.queue);
     acc.end = acc.end.max(totals.end);
     acc.began = acc.began.into_iter().chain(totals.began).min();

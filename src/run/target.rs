@@ -291,17 +291,11 @@ fn inspect_path(
             spec.engine
         )));
     }
-    if kind == TargetKind::BlockDevice
-        && spec.rw.modifies(spec.rwmix_read)
-        && let Some(zones) = facts::zoned_of(&path)
-        && zones.model == facts::ZoneModel::HostManaged
-    {
-        // Anywhere but its zone's write pointer a write fails mid-run (EIO).
-        return Err(err(format!(
-            "a host-managed zoned device ({}): each write must land at its zone's write pointer, and fathom does not write zone by zone yet (fio's zonemode=zbd); reads run",
-            zones.describe()
-        )));
-    }
+    let zones = match kind {
+        TargetKind::BlockDevice => facts::zoned_of(&path),
+        TargetKind::File => None,
+    };
+    check_zones(spec, zones.as_ref(), offset, end).map_err(err)?;
     let (layout_from, file_len) = match kind {
         TargetKind::BlockDevice => (0, 0),
         // An engine that does no I/O reads no block: nothing to lay out.
@@ -453,6 +447,64 @@ fn check_discards(kind: TargetKind, file_path: &Path) -> Result<(), String> {
             Err(format!("{fs} under it cannot punch holes in a file ({e})"))
         }
     }
+}
+
+/// A workload's fit to a zoned device, or to one that is not: writes to
+/// a host-managed device go zone by zone only with `--zonemode zbd` (else
+/// each write off its zone's write pointer fails mid-run with EIO), and
+/// `--zonemode zbd` needs zones, whole ones, of the size it expects.
+fn check_zones(
+    spec: &WorkloadSpec,
+    zones: Option<&facts::ZonedFacts>,
+    offset: u64,
+    end: u64,
+) -> Result<(), String> {
+    let writes = spec.rw.modifies(spec.rwmix_read);
+    let Some(zones) = zones else {
+        return match spec.zoned.is_zbd() {
+            true => Err("--zonemode zbd needs a zoned block device (host-managed or host-aware); this target has no zones".into()),
+            false => Ok(()),
+        };
+    };
+    if !spec.zoned.is_zbd() {
+        return match writes && zones.model == facts::ZoneModel::HostManaged {
+            true => Err(format!(
+                "a host-managed zoned device ({}): each write must land at its zone's write pointer; write it zone by zone with --zonemode zbd (fio's zonemode=zbd); reads run as they are",
+                zones.describe()
+            )),
+            false => Ok(()),
+        };
+    }
+    let zone = zones.zone_bytes.max(1);
+    if let Some(expected) = spec.zoned.zone_bytes
+        && expected != zone
+    {
+        return Err(format!(
+            "zone size {}: the device's zones are {}",
+            format_block_size(expected),
+            format_block_size(zone)
+        ));
+    }
+    if !offset.is_multiple_of(zone) || !end.is_multiple_of(zone) {
+        return Err(format!(
+            "--zonemode zbd: the region must start and end on zone boundaries ({} each)",
+            format_block_size(zone)
+        ));
+    }
+    let largest = spec.bssplit.as_ref().map_or(spec.bs, |s| s.largest());
+    if largest > zone {
+        return Err(format!(
+            "--zonemode zbd: a block of {} is larger than a zone ({})",
+            format_block_size(largest),
+            format_block_size(zone)
+        ));
+    }
+    if spec.rw.trims() {
+        return Err(
+            "--zonemode zbd: trims of a zoned device (zone resets) are not supported yet".into(),
+        );
+    }
+    Ok(())
 }
 
 /// A target ready for I/O. Drops remove the file if fathom created it and

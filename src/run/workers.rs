@@ -157,6 +157,7 @@ pub(super) fn worker_configs(
                     }),
                 sync_data_only: spec.fdatasync > 0,
                 verify: None,
+                zoned: None,
                 continue_on_error: spec.continue_on_error,
                 rate: spec.target_rate().map(|r| r / jobs as f64),
                 direction_rates: {
@@ -213,6 +214,7 @@ pub(super) fn plan_workers(
             let slot = accumulators.len();
             let map = (writes && spec.verify != VerifyMode::Off)
                 .then(|| block_map(spec, &target.plan, run_id));
+            let zoned = zoned_device(spec, target)?;
             for mut config in worker_configs(spec, slot, &target.plan, stream_workers[s]) {
                 if let Some(replay) = &spec.replay {
                     play(&mut config, replay, t, &target.plan)?;
@@ -239,6 +241,7 @@ pub(super) fn plan_workers(
                         },
                     });
                 }
+                config.zoned = zoned.clone();
                 jobs.push((config, file));
                 stream_workers[s] += 1;
             }
@@ -260,6 +263,38 @@ pub(super) fn plan_workers(
         stream_workers,
         tunings,
     })
+}
+
+/// With `--zonemode zbd`: the device's zones as it reports them, read
+/// through a descriptor of its own (zone resets need one open for writing).
+fn zoned_device(
+    spec: &WorkloadSpec,
+    target: &crate::run::PreparedTarget,
+) -> anyhow::Result<Option<Arc<crate::engine::zones::ZonedDevice>>> {
+    if !spec.zoned.is_zbd() {
+        return Ok(None);
+    }
+    let Some(zones) = target.facts.device.as_ref().and_then(|d| d.zoned) else {
+        anyhow::bail!(
+            "target {}: --zonemode zbd needs a zoned block device",
+            target.plan.name
+        );
+    };
+    let rules = crate::engine::zones::ZoneRules {
+        max_open: spec.zoned.max_open,
+        worker_max_open: spec.zoned.worker_max_open,
+        reset: spec.zoned.reset,
+        read_beyond_wp: spec.zoned.read_beyond_wp,
+    };
+    let file = target.open(false, spec.rw.modifies(spec.rwmix_read))?;
+    let device = crate::engine::zones::ZonedDevice::open(
+        file,
+        zones.zone_bytes,
+        zones.max_open_zones,
+        rules,
+    )
+    .map_err(|e| anyhow::anyhow!("target {}: cannot read its zones: {e}", target.plan.name))?;
+    Ok(Some(Arc::new(device)))
 }
 
 /// Gives each worker its stream's end, the ends of the streams its stream

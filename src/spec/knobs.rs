@@ -566,6 +566,59 @@ pub const KNOBS: &[Knob] = &[
         },
     ),
     Knob::value(
+        "zonemode",
+        "MODE",
+        "zbd: write a zoned block device zone by zone, each write at its zone's write pointer, reads below it, a full zone reset before it is written again (fio's zonemode=zbd); none: as any device [default: none]",
+        |b, v| {
+            b.spec.zoned.mode = v.parse()?;
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "zone_size",
+        "SIZE",
+        "With --zonemode zbd: the zone size the workload expects; a device whose zones differ is refused (fio's zonesize) [default: the device's]",
+        |b, v| {
+            b.spec.zoned.zone_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "max_open_zones",
+        "N",
+        "With --zonemode zbd: zones open for writing at once on the device [default: the device's limit]",
+        |b, v| {
+            b.spec.zoned.max_open = Some(parse_count::<u32>(v)?.max(1));
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "job_max_open_zones",
+        "N",
+        "With --zonemode zbd: zones open for writing at once by each worker [default: no limit]",
+        |b, v| {
+            b.spec.zoned.worker_max_open = Some(parse_count::<u32>(v)?.max(1));
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "zone_reset",
+        "THRESHOLD:FREQUENCY",
+        "With --zonemode zbd: once the zones hold THRESHOLD of the region in data, every 1/FREQUENCY-th write resets its zone first (fio's zone_reset_threshold and zone_reset_frequency: 0.7:0.125)",
+        |b, v| {
+            b.spec.zoned.reset = Some(crate::spec::zbd::parse_reset(v)?);
+            Ok(())
+        },
+    ),
+    Knob::switch(
+        "read_beyond_wp",
+        "With --zonemode zbd: reads go anywhere in a zone, written or not (fio's read_beyond_wp)",
+        |b, v| {
+            b.spec.zoned.read_beyond_wp = parse_bool(v)?;
+            Ok(())
+        },
+    ),
+    Knob::value(
         "compress",
         "PCT",
         "Share of each written chunk that compresses away, 0 to 100 (fio's buffer_compress_percentage) [default: 0]",

@@ -17,6 +17,7 @@ pub mod pts;
 pub mod replay;
 pub mod tree;
 mod validate;
+pub mod zbd;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -293,6 +294,9 @@ pub struct WorkloadSpec {
     /// (`--zones`, fio's `zonemode=strided`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<StridedZones>,
+    /// A zoned block device written zone by zone (`--zonemode zbd`).
+    #[serde(default, skip_serializing_if = "zbd::ZoneSpec::is_default")]
+    pub zoned: zbd::ZoneSpec,
     /// fio's log files to write from the per-second figures
     /// (`--write-bw-log` and friends).
     #[serde(default, skip_serializing_if = "FioLogs::is_empty")]
@@ -700,6 +704,7 @@ impl WorkloadSpec {
             sequential_run: 0,
             stride: 0,
             zones: None,
+            zoned: zbd::ZoneSpec::default(),
             think_time: None,
             content: content::DataContent::default(),
             replay: None,

@@ -31,6 +31,7 @@ impl WorkloadSpec {
                 crate::util::units::format_duration(self.start_delay_s)
             ));
         }
+        self.zoned.check().map_err(crate::util::error::UsageError)?;
         if !self.streams.is_empty() {
             if self.repeat > 1 {
                 return fail(

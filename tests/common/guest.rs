@@ -39,7 +39,7 @@ pub struct Guest {
 }
 
 /// One namespace of the guest's controller: its size, its logical block
-/// size, and whether it is zoned (64 MiB zones).
+/// size, and whether it is zoned (8 MiB zones, 4 open at most).
 pub struct Namespace {
     pub size_mib: u64,
     pub lba_bytes: u32,
@@ -178,7 +178,7 @@ impl Guest {
                 image.display()
             ));
             let zoned = if ns.zoned {
-                ",zoned=true,zoned.zone_size=64M"
+                ",zoned=true,zoned.zone_size=8M,zoned.max_open=4,zoned.max_active=4"
             } else {
                 ""
             };

@@ -81,6 +81,8 @@ pub struct WorkerConfig {
     /// Flush with fdatasync rather than fsync.
     pub sync_data_only: bool,
     pub verify: Option<WorkerVerify>,
+    /// `--zonemode zbd`: the device's zones, shared by its workers.
+    pub zoned: Option<Arc<crate::engine::zones::ZonedDevice>>,
     /// Count failed I/Os and go on, instead of ending at the first.
     pub continue_on_error: bool,
     /// I/Os per second this worker issues on a fixed schedule; None: as
@@ -410,6 +412,8 @@ pub struct WorkerTotals {
     pub end: Option<Instant>,
     /// Duration of each fsync made during measurement.
     pub sync: LatencyHistogram,
+    /// Duration of each zone reset made during measurement.
+    pub zone_resets: LatencyHistogram,
     pub errors: IoErrors,
     /// Why this worker ended before its deadline or budget, if an I/O error
     /// ended it.

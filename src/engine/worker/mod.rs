@@ -20,6 +20,7 @@ pub use contract::{
 use pace::{Schedule, count_backlog};
 
 use super::content::ContentWriter;
+use super::zones::WritePlace;
 use super::{Completion, Direction, Engine, IoRequest, WAIT_SLICE};
 use crate::measure::errors::Operation;
 use crate::measure::histogram::LatencyHistogram;
@@ -135,6 +136,15 @@ struct SlotState {
     busy: bool,
 }
 
+/// Where an I/O on a zoned device goes, if anywhere now.
+enum ZonedStep {
+    Go(u64, u32),
+    /// Its zone must be reset and writes to it are in flight: reap first.
+    Wait,
+    /// No zone holds anything to read.
+    End,
+}
+
 /// What the loop does after `idle` looked at a worker with nothing in flight.
 enum Idle {
     Continue,
@@ -189,6 +199,8 @@ struct Job<'a> {
     /// Every block the pattern offered was being written by another worker;
     /// wait for completions before trying again.
     blocked: bool,
+    /// Zones this worker holds open for writing (`--zonemode zbd`).
+    zones_opened: u32,
     /// Its share of a flow group (`--flow`), and whether it is holding
     /// back for the others.
     flow: Option<contract::FlowShare>,
@@ -287,6 +299,7 @@ impl<'a> Job<'a> {
             writes_since_sync: 0,
             write_sequence: 0,
             blocked: false,
+            zones_opened: 0,
             flow: config
                 .flow
                 .take()
@@ -439,7 +452,7 @@ impl<'a> Job<'a> {
                 }
             };
             let due_at = due.unwrap_or(self.now);
-            let (len, mut offset) = match (placed, self.trimmed.take()) {
+            let (len, offset) = match (placed, self.trimmed.take()) {
                 (Some(placed), _) => placed,
                 (None, Some((offset, len))) if dir == Direction::Write => (len, offset),
                 _ => {
@@ -454,6 +467,20 @@ impl<'a> Job<'a> {
             if dir == Direction::Trim && self.config.trims == Trims::BeforeEachWrite {
                 self.trimmed = Some((offset, len));
             }
+            let (mut offset, len) = match self.config.zoned.is_some() {
+                false => (offset, len),
+                true => match self.place_in_zone(dir, offset, len) {
+                    ZonedStep::Go(offset, len) => (offset, len),
+                    ZonedStep::Wait => {
+                        self.blocked = true;
+                        break;
+                    }
+                    ZonedStep::End => {
+                        self.stopping = true;
+                        break;
+                    }
+                },
+            };
             let mut generation = 0;
             if dir == Direction::Write {
                 match self.prepare_write(slot, offset, len) {
@@ -533,6 +560,67 @@ impl<'a> Job<'a> {
             }
             self.after_queued(slot, dir, len);
         }
+    }
+
+    /// Where an I/O goes on a zoned device (`--zonemode zbd`): a write at
+    /// its zone's write pointer, after resetting a full zone (timed and
+    /// counted); a read below the pointer.
+    fn place_in_zone(&mut self, dir: Direction, offset: u64, len: u32) -> ZonedStep {
+        let Some(zoned) = self.config.zoned.clone() else {
+            return ZonedStep::Go(offset, len);
+        };
+        let region = self.config.pattern.region();
+        let range = (region.start, region.len());
+        let min_len = region.bs as u32;
+        let mut table = zoned.table.lock().unwrap_or_else(|e| e.into_inner());
+        let (at, len) = match dir {
+            Direction::Read => {
+                let random = !self.config.pattern.is_sequential();
+                match table.place_read(offset, len, min_len, random, range) {
+                    Some(placed) => placed,
+                    None => return ZonedStep::End,
+                }
+            }
+            Direction::Trim => (offset, len),
+            Direction::Write => {
+                match table.place_write(offset, len, min_len, range, &mut self.zones_opened) {
+                    WritePlace::At { offset, len } => (offset, len),
+                    WritePlace::Wait => return ZonedStep::Wait,
+                    WritePlace::ResetThen {
+                        zone_start,
+                        zone_len,
+                        len,
+                    } => {
+                        drop(table);
+                        match zoned.reset(zone_start, zone_len) {
+                            Ok(took) => {
+                                if self.counts(Instant::now()) {
+                                    self.totals.zone_resets.record(took.as_nanos() as u64);
+                                }
+                            }
+                            Err(e) => {
+                                let why = format!("resetting the zone at {zone_start} failed: {e}");
+                                self.totals.errors.record(
+                                    Operation::Trim,
+                                    -e.raw_os_error().unwrap_or(libc::EIO),
+                                    || why.clone(),
+                                );
+                                self.totals.ended_by_error.get_or_insert(why);
+                                zoned
+                                    .table
+                                    .lock()
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .write_done(zone_start);
+                                return ZonedStep::End;
+                            }
+                        }
+                        (zone_start, len)
+                    }
+                }
+            }
+        };
+        self.config.pattern.follow(at, u64::from(len));
+        ZonedStep::Go(at, len)
     }
 
     /// What follows an I/O put in `slot`: the schedule moves on, the batch
@@ -990,6 +1078,13 @@ impl<'a> Job<'a> {
             self.slots[slot].freed_at = at;
         }
         self.free.push(c.slot);
+        if let (Direction::Write, Some(zoned)) = (state.dir, &self.config.zoned) {
+            zoned
+                .table
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .write_done(state.offset);
+        }
         // A trim answers 0 when done; a read or write the bytes it moved.
         let ok = match state.dir {
             Direction::Trim => c.result >= 0,

@@ -162,6 +162,8 @@ pub(super) struct Job {
     /// `zonemode`, and `zonesize`, `zonerange`, `zoneskip` in bytes.
     pub(super) zone_mode: Option<String>,
     pub(super) zone_sizes: [Option<u64>; 3],
+    /// `zone_reset_threshold` and `zone_reset_frequency`.
+    pub(super) zone_reset: [Option<f64>; 2],
     /// `random_sequence_stride`: a `sequence` distribution walks on.
     pub(super) sequence_strided: bool,
     /// `exit_what=all`: with `exitall`, the job's end ends every job,
@@ -410,9 +412,19 @@ impl Job {
                 Err("zonemode=none and zonesize: fio refuses them together".into())
             }
             (Some("strided"), None) => Err("zonemode=strided needs zonesize".into()),
-            (Some("zbd"), _) => Err(
-                "zonemode=zbd: zoned block devices are not supported (zonemode=strided is)".into(),
-            ),
+            (Some("zbd"), size) => {
+                self.set("zonemode", "zbd".to_string());
+                if let Some(size) = size {
+                    self.set("zone_size", size.to_string());
+                }
+                if let [threshold, Some(frequency)] = std::mem::take(&mut self.zone_reset) {
+                    self.set(
+                        "zone_reset",
+                        format!("{}:{frequency}", threshold.unwrap_or(1.0)),
+                    );
+                }
+                Ok(())
+            }
             (None | Some("strided"), Some(size)) => {
                 let range = range.filter(|r| *r > 0).unwrap_or(size);
                 self.set("zones", format!("{size}:{range}:{}", skip.unwrap_or(0)));

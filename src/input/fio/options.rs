@@ -385,6 +385,20 @@ pub(super) fn zone_mode(job: &mut Job, opt: &Opt) -> Result<Action, String> {
     Ok(Action::Done)
 }
 
+/// fio's `zone_reset_threshold` and `zone_reset_frequency`, kept until
+/// the job's zones are set up (one fathom knob holds both).
+pub(super) fn zone_reset(job: &mut Job, opt: &Opt) -> Result<Action, String> {
+    let v = value(opt)?;
+    let share: f64 = v
+        .parse()
+        .ok()
+        .filter(|x| (0.0..=1.0).contains(x))
+        .ok_or_else(|| format!("{}={v}: a share from 0 to 1", opt.key))?;
+    let at = usize::from(opt.key == "zone_reset_frequency");
+    job.zone_reset[at] = Some(share);
+    Ok(Action::Done)
+}
+
 pub(super) fn cmdprio(job: &mut Job, opt: &Opt) -> Result<Action, String> {
     let key = opt.key.as_str();
     let v = value(opt)?;
