@@ -589,35 +589,31 @@ mod tests {
         assert_eq!(nothing.place_read(0, 4096, 4096, true, (0, 8 * MIB)), None);
     }
 
+    /// Resets among 8 writes of 4 KiB to zone 0, its writes done each time.
+    fn resets_in_eight_writes(zones: &[(u64, u64, u64)], rules: ZoneRules) -> usize {
+        let mut t = ZoneTable::new(4 * MIB, zones, 0, rules);
+        let mut opened = 0;
+        (0..8)
+            .filter(|_| {
+                let p = t.place_write(0, 4096, 4096, (0, 8 * MIB), &mut opened);
+                t.write_done(0);
+                matches!(p, WritePlace::ResetThen { .. })
+            })
+            .count()
+    }
+
     #[test]
     fn the_reset_rule_resets_every_nth_write_past_the_threshold() {
         let reset = ZoneRules {
             reset: Some((0.5, 0.25)),
             ..rules()
         };
-        let zones = vec![(0, 4 * MIB, 3 * MIB), (4 * MIB, 4 * MIB, 4 * MIB)];
-        let mut t = ZoneTable::new(4 * MIB, &zones, 0, reset);
-        let mut opened = 0;
-        let resets = (0..8)
-            .filter(|_| {
-                let p = t.place_write(0, 4096, 4096, (0, 8 * MIB), &mut opened);
-                t.write_done(0);
-                matches!(p, WritePlace::ResetThen { .. })
-            })
-            .count();
         // Valid data is 3 MiB of 8 (under half): no resets at all.
-        assert_eq!(resets, 0);
-        let zones = vec![(0, 4 * MIB, 3 * MIB), (4 * MIB, 4 * MIB, 6 * MIB)];
-        let mut t = ZoneTable::new(4 * MIB, &zones, 0, reset);
-        let resets = (0..8)
-            .filter(|_| {
-                let p = t.place_write(0, 4096, 4096, (0, 8 * MIB), &mut opened);
-                t.write_done(0);
-                matches!(p, WritePlace::ResetThen { .. })
-            })
-            .count();
-        // 5 MiB of 8: the 4th write resets zone 0; then 2 MiB + writes of
-        // 4k are under half, so no more.
-        assert_eq!(resets, 1);
+        let under = [(0, 4 * MIB, 3 * MIB), (4 * MIB, 4 * MIB, 4 * MIB)];
+        assert_eq!(resets_in_eight_writes(&under, reset), 0);
+        // 5 MiB of 8: the 4th write resets zone 0; then 2 MiB and writes
+        // of 4 KiB are under half, so no more.
+        let over = [(0, 4 * MIB, 3 * MIB), (4 * MIB, 4 * MIB, 6 * MIB)];
+        assert_eq!(resets_in_eight_writes(&over, reset), 1);
     }
 }

@@ -268,12 +268,18 @@ pub(super) fn sync_result(
     fsync_every: u32,
     runtime_s: f64,
 ) -> Option<SyncResult> {
-    (fsync_every > 0 || h.count() > 0).then(|| SyncResult {
+    (fsync_every > 0 || h.count() > 0).then(|| timed_operations(h, runtime_s))
+}
+
+/// How many of a timed operation (flush, zone reset) were made over
+/// `runtime_s`, and how long each took.
+fn timed_operations(h: &LatencyHistogram, runtime_s: f64) -> SyncResult {
+    SyncResult {
         count: h.count(),
         rate: per_second(h.count(), runtime_s),
         lat_ns: h.summary(),
         histogram: h.encode(),
-    })
+    }
 }
 
 /// The zone resets of a target or workload run with `--zonemode zbd`, even
@@ -283,12 +289,7 @@ fn zone_reset_result(
     spec: &WorkloadSpec,
     runtime_s: f64,
 ) -> Option<SyncResult> {
-    spec.zoned.is_zbd().then(|| SyncResult {
-        count: h.count(),
-        rate: per_second(h.count(), runtime_s),
-        lat_ns: h.summary(),
-        histogram: h.encode(),
-    })
+    spec.zoned.is_zbd().then(|| timed_operations(h, runtime_s))
 }
 
 /// The `--verify` pass after the workload: blocks this run wrote are checked
