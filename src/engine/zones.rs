@@ -37,8 +37,12 @@ struct Zone {
     wp: u64,
     /// Writes queued to it and not yet complete: a reset waits for them.
     writing: u32,
-    /// In the set of zones open for writing.
+    /// The worker whose writes those are: another's write would race
+    /// them to the device and land off the pointer.
+    writer: usize,
+    /// In the set of zones open for writing, and which worker opened it.
     open: bool,
+    opener: usize,
 }
 
 impl Zone {
@@ -75,6 +79,8 @@ pub struct ZoneTable {
     zones: Vec<Zone>,
     max_open: Option<u32>,
     open: Vec<usize>,
+    /// Zones each worker holds open (`--job-max-open-zones`).
+    open_by: std::collections::HashMap<usize, u32>,
     rules: ZoneRules,
     /// Writes left until the next reset the reset rule asks for.
     writes_to_reset: u64,
@@ -103,11 +109,14 @@ impl ZoneTable {
                     capacity,
                     wp: wp.clamp(start, start + capacity),
                     writing: 0,
+                    writer: 0,
                     open: false,
+                    opener: 0,
                 })
                 .collect(),
             max_open,
             open: Vec::new(),
+            open_by: std::collections::HashMap::new(),
             rules,
             writes_to_reset: reset_period(rules),
         }
@@ -125,80 +134,80 @@ impl ZoneTable {
         (first, end.max(first + 1))
     }
 
-    /// Where a write of `len` bytes whose pattern chose `offset` goes, in
-    /// the range `[start, start + span)`, as fio places it: the chosen
-    /// zone if it is open or can be opened, else one of the open zones
-    /// picked by the offset; a full zone is reset first. `opened` counts
-    /// the zones this worker holds open.
+    /// Where a write of `len` bytes by `worker`, whose pattern chose
+    /// `offset`, goes in the range `[start, start + span)`, as fio places
+    /// it: the chosen zone if it is open or can be opened, else one of the
+    /// open zones picked by the offset; a full zone is reset first. A zone
+    /// another worker's writes are in flight to waits for them, as fio's
+    /// zone lock makes it wait.
     pub fn place_write(
         &mut self,
         offset: u64,
         len: u32,
         min_len: u32,
         (start, span): (u64, u64),
-        opened: &mut u32,
+        worker: usize,
     ) -> WritePlace {
         let (first, end) = self.range(start, span);
         let mut z = self.index(offset).clamp(first, end - 1);
-        if !self.zones[z].open && !self.may_open(*opened) {
+        if !self.zones[z].open && !self.may_open(worker) {
             let in_range: Vec<usize> = self
                 .open
                 .iter()
                 .copied()
                 .filter(|&i| (first..end).contains(&i))
                 .collect();
-            if !in_range.is_empty() {
-                let pick = ((offset - start) as u128 * in_range.len() as u128 / span.max(1) as u128)
-                    as usize;
-                z = in_range[pick.min(in_range.len() - 1)];
+            if in_range.is_empty() {
+                // Every open zone is another range's: one closes when full.
+                return WritePlace::Wait;
             }
+            let pick =
+                ((offset - start) as u128 * in_range.len() as u128 / span.max(1) as u128) as usize;
+            z = in_range[pick.min(in_range.len() - 1)];
         }
-        if !self.zones[z].open && self.may_open(*opened) {
+        if self.zones[z].writing > 0 && self.zones[z].writer != worker {
+            return WritePlace::Wait;
+        }
+        if !self.zones[z].open {
             self.zones[z].open = true;
+            self.zones[z].opener = worker;
             self.open.push(z);
-            *opened += 1;
+            *self.open_by.entry(worker).or_default() += 1;
         }
         let reset_due = self.reset_due(first, end, span);
-        let zone = self.zones[z];
+        let zone = &mut self.zones[z];
         if reset_due || zone.remainder() < u64::from(min_len) {
             if zone.writing > 0 {
                 return WritePlace::Wait;
             }
             self.writes_to_reset = reset_period(self.rules);
-            let zone = &mut self.zones[z];
             let len = clip(len, zone.capacity, min_len);
             zone.wp = zone.start + u64::from(len);
-            zone.writing += 1;
-            let zone_start = zone.start;
-            self.close_if_full(z, min_len, opened);
+            zone.writing = 1;
+            zone.writer = worker;
             return WritePlace::ResetThen {
-                zone_start,
+                zone_start: zone.start,
                 zone_len: self.zone_bytes,
                 len,
             };
         }
-        let zone = &mut self.zones[z];
         let len = clip(len, zone.remainder(), min_len);
         let at = zone.wp;
         zone.wp += u64::from(len);
         zone.writing += 1;
-        self.close_if_full(z, min_len, opened);
+        zone.writer = worker;
         WritePlace::At { offset: at, len }
     }
 
-    fn may_open(&self, opened: u32) -> bool {
+    fn may_open(&self, worker: usize) -> bool {
+        let mine = self.open_by.get(&worker).copied().unwrap_or(0);
         self.max_open.is_none_or(|m| (self.open.len() as u32) < m)
-            && self.rules.worker_max_open.is_none_or(|m| opened < m)
+            && self.rules.worker_max_open.is_none_or(|m| mine < m)
     }
 
-    /// A zone full to within less than one write leaves the open set, so
-    /// that another can open.
-    fn close_if_full(&mut self, z: usize, min_len: u32, opened: &mut u32) {
-        if self.zones[z].open && self.zones[z].remainder() < u64::from(min_len) {
-            self.zones[z].open = false;
-            self.open.retain(|&i| i != z);
-            *opened = opened.saturating_sub(1);
-        }
+    /// Zones open for writing by `worker`.
+    pub fn opened_by(&self, worker: usize) -> u32 {
+        self.open_by.get(&worker).copied().unwrap_or(0)
     }
 
     /// The reset rule: once the valid data in the range reaches the
@@ -215,22 +224,36 @@ impl ZoneTable {
         self.writes_to_reset == 0
     }
 
-    /// A write queued by `place_write` ended (done or failed).
-    pub fn write_done(&mut self, offset: u64) {
+    /// A write queued by `place_write` ended (done or failed). A zone left
+    /// with less room than `min_len` and no write in flight leaves the
+    /// open set, so that another can open: only then has the device
+    /// closed it too.
+    pub fn write_done(&mut self, offset: u64, min_len: u32) {
         let z = self.index(offset);
-        self.zones[z].writing = self.zones[z].writing.saturating_sub(1);
+        let zone = &mut self.zones[z];
+        zone.writing = zone.writing.saturating_sub(1);
+        if zone.writing == 0 && zone.open && zone.remainder() < u64::from(min_len) {
+            zone.open = false;
+            let opener = zone.opener;
+            self.open.retain(|&i| i != z);
+            if let Some(n) = self.open_by.get_mut(&opener) {
+                *n = n.saturating_sub(1);
+            }
+        }
     }
 
     /// Where a read of `len` bytes whose pattern chose `offset` goes: below
     /// its zone's write pointer, in the chosen zone or (when it holds less
     /// than `min_len`) the next one that holds enough; None when no zone
-    /// in the range does.
+    /// in the range does, or, for a sequential read that does not `wrap`
+    /// (a size-bound pass), none ahead of it.
     pub fn place_read(
         &self,
         offset: u64,
         len: u32,
         min_len: u32,
         random: bool,
+        wrap: bool,
         (start, span): (u64, u64),
     ) -> Option<(u64, u32)> {
         if self.rules.read_beyond_wp {
@@ -244,8 +267,14 @@ impl ZoneTable {
         };
         let mut at = offset;
         let mut z = chosen;
+        // A random read looks at every zone; a sequential one only ahead
+        // (fio's end of the pass), unless it is to go round again.
         let n = end - first;
-        for step in 0..n {
+        let steps = match random || wrap {
+            true => n,
+            false => end - chosen,
+        };
+        for step in 0..steps {
             let i = first + (chosen - first + step) % n;
             if step > 0 {
                 at = self.zones[i].start;
@@ -254,7 +283,7 @@ impl ZoneTable {
                 z = i;
                 break;
             }
-            if step == n - 1 {
+            if step == steps - 1 {
                 return None;
             }
         }
@@ -456,23 +485,22 @@ mod tests {
     #[test]
     fn a_write_goes_to_its_zones_write_pointer_and_moves_it() {
         let mut t = ZoneTable::new(4 * MIB, &empty(4), 0, rules());
-        let mut opened = 0;
         let all = (0, 16 * MIB);
         assert_eq!(
-            t.place_write(5 * MIB, 65536, 4096, all, &mut opened),
+            t.place_write(5 * MIB, 65536, 4096, all, 0),
             WritePlace::At {
                 offset: 4 * MIB,
                 len: 65536
             }
         );
         assert_eq!(
-            t.place_write(6 * MIB, 65536, 4096, all, &mut opened),
+            t.place_write(6 * MIB, 65536, 4096, all, 0),
             WritePlace::At {
                 offset: 4 * MIB + 65536,
                 len: 65536
             }
         );
-        assert_eq!(opened, 1);
+        assert_eq!(t.opened_by(0), 1);
         assert_eq!(t.valid_bytes(), 2 * 65536);
     }
 
@@ -480,8 +508,7 @@ mod tests {
     fn a_full_zone_is_reset_once_its_writes_are_done() {
         let zones = vec![(0, 4 * MIB, 4 * MIB), (4 * MIB, 4 * MIB, 4 * MIB)];
         let mut t = ZoneTable::new(4 * MIB, &zones, 0, rules());
-        let mut opened = 0;
-        let place = t.place_write(0, 1 << 20, 4096, (0, 8 * MIB), &mut opened);
+        let place = t.place_write(0, 1 << 20, 4096, (0, 8 * MIB), 0);
         assert_eq!(
             place,
             WritePlace::ResetThen {
@@ -493,19 +520,19 @@ mod tests {
         // Filled to the end by writes still in flight: it waits for them.
         for _ in 0..3 {
             assert!(matches!(
-                t.place_write(0, 1 << 20, 4096, (0, 8 * MIB), &mut opened),
+                t.place_write(0, 1 << 20, 4096, (0, 8 * MIB), 0),
                 WritePlace::At { .. }
             ));
         }
         assert_eq!(
-            t.place_write(0, 1 << 20, 4096, (0, 8 * MIB), &mut opened),
+            t.place_write(0, 1 << 20, 4096, (0, 8 * MIB), 0),
             WritePlace::Wait
         );
         for i in 0..4 {
-            t.write_done(i * MIB);
+            t.write_done(i * MIB, 4096);
         }
         assert!(matches!(
-            t.place_write(0, 1 << 20, 4096, (0, 8 * MIB), &mut opened),
+            t.place_write(0, 1 << 20, 4096, (0, 8 * MIB), 0),
             WritePlace::ResetThen { .. }
         ));
     }
@@ -517,15 +544,14 @@ mod tests {
             ..rules()
         };
         let mut t = ZoneTable::new(4 * MIB, &empty(8), 0, limited);
-        let mut opened = 0;
         let all = (0, 32 * MIB);
         for offset in [0, 4 * MIB, 8 * MIB, 20 * MIB, 28 * MIB] {
-            match t.place_write(offset, 4096, 4096, all, &mut opened) {
+            match t.place_write(offset, 4096, 4096, all, 0) {
                 WritePlace::At { offset, .. } => assert!(offset < 8 * MIB, "{offset}"),
                 other => panic!("{other:?}"),
             }
         }
-        assert_eq!(opened, 2);
+        assert_eq!(t.opened_by(0), 2);
         // The device's own limit holds when none is asked for, and the
         // lower of the two when both are.
         assert_eq!(
@@ -545,15 +571,49 @@ mod tests {
             ..rules()
         };
         let mut t = ZoneTable::new(4 * MIB, &empty(2), 0, limited);
-        let mut opened = 0;
         for _ in 0..4 {
-            t.place_write(0, 1 << 20, 4096, (0, 8 * MIB), &mut opened);
+            t.place_write(0, 1 << 20, 4096, (0, 8 * MIB), 0);
         }
-        assert_eq!(opened, 0);
+        // Full, but its last writes are in flight: the device still has
+        // it open, so no other zone opens yet.
+        assert_eq!(t.opened_by(0), 1);
+        assert!(matches!(
+            t.place_write(4 * MIB, 4096, 4096, (0, 8 * MIB), 0),
+            WritePlace::Wait
+        ));
+        for i in 0..4 {
+            t.write_done(i * MIB, 4096);
+        }
+        assert_eq!(t.opened_by(0), 0);
         assert_eq!(
-            t.place_write(4 * MIB, 4096, 4096, (0, 8 * MIB), &mut opened),
+            t.place_write(4 * MIB, 4096, 4096, (0, 8 * MIB), 0),
             WritePlace::At {
                 offset: 4 * MIB,
+                len: 4096
+            }
+        );
+    }
+
+    #[test]
+    fn a_zone_another_worker_is_writing_waits_for_it() {
+        let mut t = ZoneTable::new(4 * MIB, &empty(2), 0, rules());
+        let all = (0, 8 * MIB);
+        assert!(matches!(
+            t.place_write(0, 4096, 4096, all, 1),
+            WritePlace::At { .. }
+        ));
+        // Its own next write queues behind it, in order; another's waits.
+        assert!(matches!(
+            t.place_write(0, 4096, 4096, all, 1),
+            WritePlace::At { .. }
+        ));
+        assert_eq!(t.place_write(0, 4096, 4096, all, 2), WritePlace::Wait);
+        t.write_done(0, 4096);
+        t.write_done(4096, 4096);
+        assert_eq!(
+            t.place_write(0, 4096, 4096, all, 2),
+            WritePlace::At {
+                offset: 8192,
                 len: 4096
             }
         );
@@ -570,7 +630,7 @@ mod tests {
         let all = (0, 12 * MIB);
         for offset in (0..12 * MIB).step_by(300 * 1024) {
             let (at, len) = t
-                .place_read(offset / 4096 * 4096, 8192, 4096, true, all)
+                .place_read(offset / 4096 * 4096, 8192, 4096, true, false, all)
                 .unwrap();
             let z = (at / (4 * MIB)) as usize;
             assert!(at + u64::from(len) <= zones[z].2, "{offset}: {at}+{len}");
@@ -578,25 +638,29 @@ mod tests {
         }
         // Sequential: past the pointer, on to the next zone with data.
         assert_eq!(
-            t.place_read(MIB, 4096, 4096, false, all),
+            t.place_read(MIB, 4096, 4096, false, false, all),
             Some((4 * MIB, 4096))
         );
+        // Nothing ahead: the end of a size-bound pass, or round again.
+        assert_eq!(t.place_read(8 * MIB, 4096, 4096, false, false, all), None);
         assert_eq!(
-            t.place_read(8 * MIB, 4096, 4096, false, all),
+            t.place_read(8 * MIB, 4096, 4096, false, true, all),
             Some((0, 4096))
         );
         let nothing = ZoneTable::new(4 * MIB, &empty(2), 0, rules());
-        assert_eq!(nothing.place_read(0, 4096, 4096, true, (0, 8 * MIB)), None);
+        assert_eq!(
+            nothing.place_read(0, 4096, 4096, true, true, (0, 8 * MIB)),
+            None
+        );
     }
 
     /// Resets among 8 writes of 4 KiB to zone 0, its writes done each time.
     fn resets_in_eight_writes(zones: &[(u64, u64, u64)], rules: ZoneRules) -> usize {
         let mut t = ZoneTable::new(4 * MIB, zones, 0, rules);
-        let mut opened = 0;
         (0..8)
             .filter(|_| {
-                let p = t.place_write(0, 4096, 4096, (0, 8 * MIB), &mut opened);
-                t.write_done(0);
+                let p = t.place_write(0, 4096, 4096, (0, 8 * MIB), 0);
+                t.write_done(0, 4096);
                 matches!(p, WritePlace::ResetThen { .. })
             })
             .count()

@@ -206,6 +206,7 @@ pub(super) fn plan_workers(
     let mut jobs = Vec::new();
     let mut accumulators: Vec<TargetAccumulator> = Vec::new();
     let mut stream_workers = vec![0usize; streams.len()];
+    let mut zoned_devices = std::collections::HashMap::new();
     for (s, stream) in streams.iter().enumerate() {
         let spec = stream.spec;
         let writes = spec.rw.writes(spec.rwmix_read);
@@ -214,7 +215,17 @@ pub(super) fn plan_workers(
             let slot = accumulators.len();
             let map = (writes && spec.verify != VerifyMode::Off)
                 .then(|| block_map(spec, &target.plan, run_id));
-            let zoned = zoned_device(spec, target)?;
+            // One table per device, whichever streams (fio's clones and
+            // jobs) write it: their write pointers are the device's.
+            let zoned = match zoned_devices.get(&target.plan.path) {
+                Some(shared) if spec.zoned.is_zbd() => Some(Arc::clone(shared)),
+                _ => zoned_device(spec, target)?,
+            };
+            if let Some(device) = &zoned {
+                zoned_devices
+                    .entry(target.plan.path.clone())
+                    .or_insert_with(|| Arc::clone(device));
+            }
             for mut config in worker_configs(spec, slot, &target.plan, stream_workers[s]) {
                 if let Some(replay) = &spec.replay {
                     play(&mut config, replay, t, &target.plan)?;

@@ -178,7 +178,7 @@ impl Guest {
                 image.display()
             ));
             let zoned = if ns.zoned {
-                ",zoned=true,zoned.zone_size=8M,zoned.max_open=4,zoned.max_active=4"
+                ",zoned=true,zoned.zone_size=8M,zoned.max_open=4"
             } else {
                 ""
             };

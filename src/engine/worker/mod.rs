@@ -199,8 +199,8 @@ struct Job<'a> {
     /// Every block the pattern offered was being written by another worker;
     /// wait for completions before trying again.
     blocked: bool,
-    /// Zones this worker holds open for writing (`--zonemode zbd`).
-    zones_opened: u32,
+    /// `--zonemode zbd`: where the last sequential read ended.
+    zoned_read_end: u64,
     /// Its share of a flow group (`--flow`), and whether it is holding
     /// back for the others.
     flow: Option<contract::FlowShare>,
@@ -299,7 +299,7 @@ impl<'a> Job<'a> {
             writes_since_sync: 0,
             write_sequence: 0,
             blocked: false,
-            zones_opened: 0,
+            zoned_read_end: 0,
             flow: config
                 .flow
                 .take()
@@ -576,14 +576,24 @@ impl<'a> Job<'a> {
         let (at, len) = match dir {
             Direction::Read => {
                 let random = !self.config.pattern.is_sequential();
-                match table.place_read(offset, len, min_len, random, range) {
-                    Some(placed) => placed,
+                let wrap = self.config.runtime.is_some() && self.config.budget_bytes.is_none();
+                // A sequential pass ends at the region's end, as fio's does
+                // (fio reads each written block once): the pattern going
+                // back to its start is that end.
+                if !random && !wrap && offset < self.zoned_read_end {
+                    return ZonedStep::End;
+                }
+                match table.place_read(offset, len, min_len, random, wrap, range) {
+                    Some(placed) => {
+                        self.zoned_read_end = placed.0 + u64::from(placed.1);
+                        placed
+                    }
                     None => return ZonedStep::End,
                 }
             }
             Direction::Trim => (offset, len),
             Direction::Write => {
-                match table.place_write(offset, len, min_len, range, &mut self.zones_opened) {
+                match table.place_write(offset, len, min_len, range, self.config.worker) {
                     WritePlace::At { offset, len } => (offset, len),
                     WritePlace::Wait => return ZonedStep::Wait,
                     WritePlace::ResetThen {
@@ -610,7 +620,7 @@ impl<'a> Job<'a> {
                                     .table
                                     .lock()
                                     .unwrap_or_else(|e| e.into_inner())
-                                    .write_done(zone_start);
+                                    .write_done(zone_start, min_len);
                                 return ZonedStep::End;
                             }
                         }
@@ -1079,11 +1089,12 @@ impl<'a> Job<'a> {
         }
         self.free.push(c.slot);
         if let (Direction::Write, Some(zoned)) = (state.dir, &self.config.zoned) {
+            let min_len = self.config.pattern.region().bs as u32;
             zoned
                 .table
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .write_done(state.offset);
+                .write_done(state.offset, min_len);
         }
         // A trim answers 0 when done; a read or write the bytes it moved.
         let ok = match state.dir {

@@ -413,6 +413,7 @@ impl Job {
             }
             (Some("strided"), None) => Err("zonemode=strided needs zonesize".into()),
             (Some("zbd"), size) => {
+                self.sizes_in_zones(size)?;
                 self.set("zonemode", "zbd".to_string());
                 if let Some(size) = size {
                     self.set("zone_size", size.to_string());
@@ -432,6 +433,36 @@ impl Job {
             }
             (Some(other), _) => Err(format!("zonemode={other}: none, strided or zbd")),
         }
+    }
+
+    /// fio's sizes in zones under zonemode=zbd (`offset=524z`,
+    /// `size=128z`) in bytes, by the job's zonesize; without one fathom
+    /// cannot tell the bytes before it reads the device, and says so.
+    fn sizes_in_zones(&mut self, zone: Option<u64>) -> Result<(), String> {
+        for key in ["size", "offset", "io_size"] {
+            let Some(value) = self
+                .knobs
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+            else {
+                continue;
+            };
+            let Some(count) = value.strip_suffix(['z', 'Z']) else {
+                continue;
+            };
+            let count: u64 = count
+                .trim()
+                .parse()
+                .map_err(|_| format!("{key}={value}: a whole number of zones"))?;
+            let Some(zone) = zone else {
+                return Err(format!(
+                    "{key}={value}: sizes in zones need zonesize (the device's zone size)"
+                ));
+            };
+            self.set(key, (count * zone).to_string());
+        }
+        Ok(())
     }
 
     /// fio's `prioclass` and `prio` as fathom's `ioprio`: best effort when
