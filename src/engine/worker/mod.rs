@@ -565,6 +565,8 @@ impl<'a> Job<'a> {
     /// Where an I/O goes on a zoned device (`--zonemode zbd`): a write at
     /// its zone's write pointer, after resetting a full zone (timed and
     /// counted); a read below the pointer.
+    #[cold]
+    #[inline(never)]
     fn place_in_zone(&mut self, dir: Direction, offset: u64, len: u32) -> ZonedStep {
         let Some(zoned) = self.config.zoned.clone() else {
             return ZonedStep::Go(offset, len);
@@ -631,6 +633,20 @@ impl<'a> Job<'a> {
         };
         self.config.pattern.follow(at, u64::from(len));
         ZonedStep::Go(at, len)
+    }
+
+    /// A write to a zoned device ended: its zone may close.
+    #[cold]
+    #[inline(never)]
+    fn zoned_write_done(&self, offset: u64) {
+        if let Some(zoned) = &self.config.zoned {
+            let min_len = self.config.pattern.region().bs as u32;
+            zoned
+                .table
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .write_done(offset, min_len);
+        }
     }
 
     /// What follows an I/O put in `slot`: the schedule moves on, the batch
@@ -1088,13 +1104,8 @@ impl<'a> Job<'a> {
             self.slots[slot].freed_at = at;
         }
         self.free.push(c.slot);
-        if let (Direction::Write, Some(zoned)) = (state.dir, &self.config.zoned) {
-            let min_len = self.config.pattern.region().bs as u32;
-            zoned
-                .table
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .write_done(state.offset, min_len);
+        if self.config.zoned.is_some() && state.dir == Direction::Write {
+            self.zoned_write_done(state.offset);
         }
         // A trim answers 0 when done; a read or write the bytes it moved.
         let ok = match state.dir {
