@@ -263,7 +263,7 @@ pub static OPTIONS: &[FioOption] = &[
     refused("pre_read", "1", "not supported: a buffered run reads what the page cache holds (fathom seqread measures cached against uncached reads)"),
     accepted("unlink", "1", "fathom removes the files it created (unless --keep)"),
     refused("unlink_each_loop", "1", "not supported (name the files with filename=a:b, or use nrfiles)"),
-    translated("zonemode", translate::zone_mode, "strided", "strided: `--zones` with zonesize, zonerange and zoneskip (zonesize bytes in each zone, then the next); zbd: `--zonemode zbd`, with zonesize the zone size the device must have"),
+    translated("zonemode", translate::zone_mode, "strided", "strided: `--zones` with zonesize, zonerange and zoneskip (zonesize bytes in each zone, then the next); zbd: `--zonemode zbd`, with zonesize the zone size the device must have and the size of a zone in sizes given in zones (`offset=4z`)"),
     translated("zonerange", translate::zone_size, "1m", "the zone's width in `--zones` (zonesize unless given)"),
     translated("zonesize", translate::zone_size, "1m", "`--zones`: the bytes of I/O in each zone; without a zonemode, strided (as fio after 3.33; 3.33 itself refuses it)"),
     refused("zonecapacity", "1", "zoned block devices are not supported"),
