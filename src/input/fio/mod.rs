@@ -850,6 +850,29 @@ mod tests {
         (t, specs)
     }
 
+    /// fio's zbd options as fathom's: sizes in zones by the job's
+    /// zonesize, the reset rule's two shares as one, the open limits.
+    #[test]
+    fn zbd_jobs_translate_with_their_sizes_in_zones() {
+        let (_, specs) = specs_of(
+            "[z]\nfilename=/dev/null\nzonemode=zbd\nzonesize=8M\noffset=4z\nsize=8z\nrw=randwrite\nbs=1M\nmax_open_zones=2\nzone_reset_threshold=0.7\nzone_reset_frequency=0.125\n",
+        );
+        let z = &specs[0];
+        assert!(z.zoned.is_zbd());
+        assert_eq!(z.zoned.zone_bytes, Some(8 << 20));
+        assert_eq!(z.zoned.max_open, Some(2));
+        assert_eq!(z.zoned.reset, Some((0.7, 0.125)));
+        assert_eq!((z.offset, z.size), (32 << 20, Some(64 << 20)));
+        let d = tmp();
+        let p = write(
+            &d,
+            "nz.fio",
+            "[z]\nfilename=/dev/null\nzonemode=zbd\nsize=8z\nrw=write\n",
+        );
+        let e = translate(&p, false).unwrap_err();
+        assert!(e.to_string().contains("need zonesize"), "{e}");
+    }
+
     #[test]
     fn the_files_filestat_and_filedelete_handle_are_laid_out_as_fio_lays_them_out() {
         let d = tmp();
