@@ -81,6 +81,18 @@ fn zone_modes_and_their_options_are_checked_before_anything_runs() {
         "--zone-reset",
     );
     assert_rejected(&["run", "z.dat", "--zonemode", "strided"], "--zones");
+    assert_rejected(
+        &[
+            "run",
+            "z.dat",
+            "--zonemode",
+            "zbd",
+            "--rw",
+            "write",
+            "--verify",
+        ],
+        "--verify with --zonemode zbd",
+    );
 }
 
 /// fio's habits on fathom's own command line: `--filename=a:b` names the
