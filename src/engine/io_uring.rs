@@ -108,7 +108,8 @@ impl IoUringEngine {
         let trim = TrimMethod::of(&file)?;
         Ok(IoUringEngine {
             ring,
-            ring_trims: trim == TrimMethod::PunchHole || kernel_discards_through_io_uring(),
+            ring_trims: trim == TrimMethod::PunchHole
+                || (trim == TrimMethod::Discard && kernel_discards_through_io_uring()),
             trim,
             done: Vec::new(),
             file,
@@ -345,6 +346,7 @@ impl Engine for IoUringEngine {
                     .offset(request.offset)
                     .mode(TrimMethod::PUNCH_HOLE_MODE)
                     .build(),
+                TrimMethod::ResetZone => unreachable!("zone resets are done in this thread"),
                 TrimMethod::Discard => {
                     // The command's length is the sqe's addr3, where its
                     // command bytes begin; the start is in addr.

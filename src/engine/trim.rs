@@ -21,14 +21,31 @@ pub enum TrimMethod {
     /// A file: a hole punched in it, its size kept (`fallocate`
     /// PUNCH_HOLE | KEEP_SIZE), which frees the blocks under it.
     PunchHole,
+    /// A host-managed zoned device: the zones in the range reset (BLKRESETZONE),
+    /// as fio trims one under zonemode=zbd; a discard would leave their
+    /// write pointers where they are.
+    ResetZone,
 }
+
+/// linux/blkzoned.h: `_IOW(0x12, 131, struct blk_zone_range)`.
+const BLKRESETZONE: libc::c_ulong = 0x4010_1283;
 
 impl TrimMethod {
     pub fn of(file: &File) -> io::Result<TrimMethod> {
-        Ok(if file.metadata()?.file_type().is_block_device() {
-            TrimMethod::Discard
-        } else {
-            TrimMethod::PunchHole
+        use std::os::unix::fs::MetadataExt;
+        let meta = file.metadata()?;
+        if !meta.file_type().is_block_device() {
+            return Ok(TrimMethod::PunchHole);
+        }
+        let rdev = meta.rdev();
+        // A host-aware device takes discards; a host-managed one's zones
+        // are emptied only by a reset.
+        let zoned = crate::measure::facts::device_facts(libc::major(rdev), libc::minor(rdev))
+            .and_then(|d| d.zoned)
+            .is_some_and(|z| z.model == crate::measure::facts::ZoneModel::HostManaged);
+        Ok(match zoned {
+            true => TrimMethod::ResetZone,
+            false => TrimMethod::Discard,
         })
     }
 
@@ -47,6 +64,10 @@ impl TrimMethod {
                     TrimMethod::Discard => {
                         let range: [u64; 2] = [offset, u64::from(len)];
                         libc::ioctl(fd, BLKDISCARD, range.as_ptr())
+                    }
+                    TrimMethod::ResetZone => {
+                        let range: [u64; 2] = [offset / 512, u64::from(len) / 512];
+                        libc::ioctl(fd, BLKRESETZONE, range.as_ptr())
                     }
                     TrimMethod::PunchHole => libc::fallocate(
                         fd,

@@ -72,6 +72,15 @@ pub enum WritePlace {
     },
 }
 
+/// Where a trim of a zoned device goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrimPlace {
+    /// Reset the zone that starts here.
+    At(u64),
+    /// Writes to it are in flight: reap, then ask again.
+    Wait,
+}
+
 /// The zones of one device and which of them are open for writing.
 #[derive(Debug)]
 pub struct ZoneTable {
@@ -303,17 +312,30 @@ impl ZoneTable {
         Some((at, len))
     }
 
-    /// The zone a trim at `offset` resets, if it holds data (a trim of a
-    /// zoned device is a zone reset, as in fio); the caller resets it when
-    /// no write to it is in flight.
-    pub fn trim_zone(&mut self, offset: u64) -> Option<(u64, u64)> {
-        let z = self.index(offset);
+    /// Where a trim whose pattern chose `offset` goes: a trim of a zoned
+    /// device is its zone's reset, as in fio, so it goes to the start of
+    /// the chosen zone if that holds data, else (a random trim) of another
+    /// that does; its pointer goes back to the start now. None: no zone
+    /// in the range holds data. A zone being written waits for its writes.
+    pub fn place_trim(
+        &mut self,
+        offset: u64,
+        random: bool,
+        (start, span): (u64, u64),
+    ) -> Option<TrimPlace> {
+        let (first, end) = self.range(start, span);
+        let chosen = self.index(offset).clamp(first, end - 1);
+        let n = end - first;
+        let steps = if random { n } else { 1 };
+        let z = (0..steps)
+            .map(|step| first + (chosen - first + step) % n)
+            .find(|&i| self.zones[i].written() > 0)?;
         let zone = &mut self.zones[z];
-        if zone.written() == 0 || zone.writing > 0 {
-            return None;
+        if zone.writing > 0 {
+            return Some(TrimPlace::Wait);
         }
         zone.wp = zone.start;
-        Some((zone.start, self.zone_bytes))
+        Some(TrimPlace::At(zone.start))
     }
 
     /// Bytes written below the write pointers in the range.
@@ -617,6 +639,26 @@ mod tests {
                 len: 4096
             }
         );
+    }
+
+    #[test]
+    fn a_trim_resets_a_zone_that_holds_data() {
+        let zones = vec![
+            (0, 4 * MIB, 0),
+            (4 * MIB, 4 * MIB, 6 * MIB),
+            (8 * MIB, 4 * MIB, 8 * MIB),
+        ];
+        let mut t = ZoneTable::new(4 * MIB, &zones, 0, rules());
+        let all = (0, 12 * MIB);
+        // Zone 0 is empty: a random trim goes on to zone 1, a sequential
+        // one finds nothing there.
+        assert_eq!(t.place_trim(0, false, all), None);
+        assert_eq!(t.place_trim(MIB, true, all), Some(TrimPlace::At(4 * MIB)));
+        assert_eq!(t.place_trim(MIB, true, all), None, "zone 1 was reset");
+        assert!(
+            matches!(t.place_write(4 * MIB, 4096, 4096, all, 0), WritePlace::At { offset, .. } if offset == 4 * MIB)
+        );
+        assert_eq!(t.place_trim(5 * MIB, true, all), Some(TrimPlace::Wait));
     }
 
     #[test]

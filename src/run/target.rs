@@ -355,7 +355,8 @@ fn inspect_path(
 
     // After the safety rules: the probe of an existing file opens it for
     // writing.
-    if spec.rw.trims() {
+    // A trim of a zoned device under zbd is a zone reset, not a discard.
+    if spec.rw.trims() && !spec.zoned.is_zbd() {
         check_discards(kind, &file_path).map_err(|e| err(format!("--rw {}: {e}", spec.rw)))?;
     }
 
@@ -499,10 +500,14 @@ fn check_zones(
             format_block_size(zone)
         ));
     }
-    if spec.rw.trims() {
-        return Err(
-            "--zonemode zbd: trims of a zoned device (zone resets) are not supported yet".into(),
-        );
+    if spec.rw.trims() && zones.model != facts::ZoneModel::HostManaged {
+        return Err("--zonemode zbd: trims reset zones on a host-managed device; this one is host-aware (trim it without --zonemode zbd)".into());
+    }
+    if spec.rw.trims() && spec.bs != zone {
+        return Err(format!(
+            "--zonemode zbd: a trim of a zoned device resets a whole zone: give --bs {} (the zone size)",
+            format_block_size(zone)
+        ));
     }
     Ok(())
 }

@@ -20,7 +20,7 @@ pub use contract::{
 use pace::{Schedule, count_backlog};
 
 use super::content::ContentWriter;
-use super::zones::WritePlace;
+use super::zones::{TrimPlace, WritePlace};
 use super::{Completion, Direction, Engine, IoRequest, WAIT_SLICE};
 use crate::measure::errors::Operation;
 use crate::measure::histogram::LatencyHistogram;
@@ -593,7 +593,14 @@ impl<'a> Job<'a> {
                     None => return ZonedStep::End,
                 }
             }
-            Direction::Trim => (offset, len),
+            Direction::Trim => {
+                let random = !self.config.pattern.is_sequential();
+                match table.place_trim(offset, random, range) {
+                    Some(TrimPlace::At(start)) => (start, len),
+                    Some(TrimPlace::Wait) => return ZonedStep::Wait,
+                    None => return ZonedStep::End,
+                }
+            }
             Direction::Write => {
                 match table.place_write(offset, len, min_len, range, self.config.worker) {
                     WritePlace::At { offset, len } => (offset, len),
