@@ -13,21 +13,7 @@ use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The zone options of a workload (`--zonemode zbd` and what goes with it).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ZoneRules {
-    /// Zones open for writing at once on the device; None: the device's
-    /// own limit, or none when it has none.
-    pub max_open: Option<u32>,
-    /// Zones open for writing at once by one worker; None: no limit.
-    pub worker_max_open: Option<u32>,
-    /// Reset a zone about to be written every 1/frequency writes once the
-    /// valid data in the workers' range reaches `threshold` of it (fio's
-    /// `zone_reset_threshold` and `zone_reset_frequency`).
-    pub reset: Option<(f64, f64)>,
-    /// Reads go anywhere, written or not (fio's `read_beyond_wp`).
-    pub read_beyond_wp: bool,
-}
+use crate::spec::zbd::ZoneSpec;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Zone {
@@ -90,7 +76,7 @@ pub struct ZoneTable {
     open: Vec<usize>,
     /// Zones each worker holds open (`--job-max-open-zones`).
     open_by: std::collections::HashMap<usize, u32>,
-    rules: ZoneRules,
+    rules: ZoneSpec,
     /// Writes left until the next reset the reset rule asks for.
     writes_to_reset: u64,
 }
@@ -102,7 +88,7 @@ impl ZoneTable {
         zone_bytes: u64,
         zones: &[(u64, u64, u64)],
         device_max_open: u32,
-        rules: ZoneRules,
+        rules: ZoneSpec,
     ) -> Self {
         let device = (device_max_open > 0).then_some(device_max_open);
         let max_open = match (rules.max_open, device) {
@@ -345,7 +331,7 @@ impl ZoneTable {
     }
 }
 
-fn reset_period(rules: ZoneRules) -> u64 {
+fn reset_period(rules: ZoneSpec) -> u64 {
     match rules.reset {
         Some((_, frequency)) if frequency > 0.0 => (1.0 / frequency).min(u32::MAX as f64) as u64,
         _ => u64::MAX,
@@ -373,7 +359,7 @@ impl ZonedDevice {
         file: File,
         zone_bytes: u64,
         device_max_open: u32,
-        rules: ZoneRules,
+        rules: ZoneSpec,
     ) -> io::Result<Self> {
         let zones = report_zones(&file)?;
         if zones.is_empty() {
@@ -489,12 +475,10 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
 
-    fn rules() -> ZoneRules {
-        ZoneRules {
-            max_open: None,
-            worker_max_open: None,
-            reset: None,
-            read_beyond_wp: false,
+    fn rules() -> ZoneSpec {
+        ZoneSpec {
+            mode: crate::spec::zbd::ZoneMode::Zbd,
+            ..ZoneSpec::default()
         }
     }
 
@@ -561,7 +545,7 @@ mod tests {
 
     #[test]
     fn past_the_open_limit_writes_go_to_the_open_zones() {
-        let limited = ZoneRules {
+        let limited = ZoneSpec {
             max_open: Some(2),
             ..rules()
         };
@@ -588,7 +572,7 @@ mod tests {
 
     #[test]
     fn a_zone_filled_leaves_the_open_set_for_another() {
-        let limited = ZoneRules {
+        let limited = ZoneSpec {
             max_open: Some(1),
             ..rules()
         };
@@ -697,7 +681,7 @@ mod tests {
     }
 
     /// Resets among 8 writes of 4 KiB to zone 0, its writes done each time.
-    fn resets_in_eight_writes(zones: &[(u64, u64, u64)], rules: ZoneRules) -> usize {
+    fn resets_in_eight_writes(zones: &[(u64, u64, u64)], rules: ZoneSpec) -> usize {
         let mut t = ZoneTable::new(4 * MIB, zones, 0, rules);
         (0..8)
             .filter(|_| {
@@ -710,7 +694,7 @@ mod tests {
 
     #[test]
     fn the_reset_rule_resets_every_nth_write_past_the_threshold() {
-        let reset = ZoneRules {
+        let reset = ZoneSpec {
             reset: Some((0.5, 0.25)),
             ..rules()
         };

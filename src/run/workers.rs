@@ -291,18 +291,12 @@ fn zoned_device(
             target.plan.name
         );
     };
-    let rules = crate::engine::zones::ZoneRules {
-        max_open: spec.zoned.max_open,
-        worker_max_open: spec.zoned.worker_max_open,
-        reset: spec.zoned.reset,
-        read_beyond_wp: spec.zoned.read_beyond_wp,
-    };
     let file = target.open(false, spec.rw.modifies(spec.rwmix_read))?;
     let device = crate::engine::zones::ZonedDevice::open(
         file,
         zones.zone_bytes,
         zones.max_open_zones,
-        rules,
+        spec.zoned,
     )
     .map_err(|e| anyhow::anyhow!("target {}: cannot read its zones: {e}", target.plan.name))?;
     Ok(Some(Arc::new(device)))
