@@ -30,6 +30,18 @@ pub enum TrimMethod {
 /// linux/blkzoned.h: `_IOW(0x12, 131, struct blk_zone_range)`.
 const BLKRESETZONE: libc::c_ulong = 0x4010_1283;
 
+/// Resets the write pointers of the zones in `len` bytes at `offset` (both
+/// whole zones): 0 when done, or a negative errno.
+pub fn reset_zones(file: &File, offset: u64, len: u64) -> i32 {
+    let range: [u64; 2] = [offset / 512, len / 512];
+    // SAFETY: the ioctl reads one blk_zone_range (two u64s), which lives on
+    // this stack frame, from a descriptor `file` keeps open.
+    super::retried(
+        || unsafe { libc::ioctl(file.as_raw_fd(), BLKRESETZONE, range.as_ptr()) },
+        0,
+    )
+}
+
 impl TrimMethod {
     pub fn of(file: &File) -> io::Result<TrimMethod> {
         use std::os::unix::fs::MetadataExt;
@@ -56,29 +68,27 @@ impl TrimMethod {
     /// errno, as a completion carries it.
     pub fn trim(self, file: &File, offset: u64, len: u32) -> i32 {
         let fd = file.as_raw_fd();
-        // SAFETY: plain syscalls on a descriptor `file` keeps open; the
-        // range BLKDISCARD reads lives on this stack frame.
-        super::retried(
-            || unsafe {
-                match self {
-                    TrimMethod::Discard => {
-                        let range: [u64; 2] = [offset, u64::from(len)];
-                        libc::ioctl(fd, BLKDISCARD, range.as_ptr())
-                    }
-                    TrimMethod::ResetZone => {
-                        let range: [u64; 2] = [offset / 512, u64::from(len) / 512];
-                        libc::ioctl(fd, BLKRESETZONE, range.as_ptr())
-                    }
-                    TrimMethod::PunchHole => libc::fallocate(
+        match self {
+            TrimMethod::ResetZone => reset_zones(file, offset, u64::from(len)),
+            TrimMethod::Discard => {
+                let range: [u64; 2] = [offset, u64::from(len)];
+                // SAFETY: the range BLKDISCARD reads lives on this stack
+                // frame; `file` keeps the descriptor open.
+                super::retried(|| unsafe { libc::ioctl(fd, BLKDISCARD, range.as_ptr()) }, 0)
+            }
+            // SAFETY: a plain syscall on a descriptor `file` keeps open.
+            TrimMethod::PunchHole => super::retried(
+                || unsafe {
+                    libc::fallocate(
                         fd,
                         Self::PUNCH_HOLE_MODE,
                         offset as libc::off_t,
                         libc::off_t::from(len),
-                    ),
-                }
-            },
-            0,
-        )
+                    )
+                },
+                0,
+            ),
+        }
     }
 }
 

@@ -349,7 +349,7 @@ fn clip(len: u32, room: u64, min_len: u32) -> u32 {
 
 /// A zoned device's table and the descriptor its zone commands go through.
 pub struct ZonedDevice {
-    pub table: Mutex<ZoneTable>,
+    table: Mutex<ZoneTable>,
     file: File,
 }
 
@@ -373,24 +373,18 @@ impl ZonedDevice {
 
     /// Resets one zone's write pointer (BLKRESETZONE); how long it took.
     pub fn reset(&self, zone_start: u64, zone_len: u64) -> io::Result<Duration> {
-        let range = BlkZoneRange {
-            sector: zone_start / 512,
-            nr_sectors: zone_len / 512,
-        };
         let began = Instant::now();
-        // SAFETY: the ioctl reads one blk_zone_range, which lives across it.
-        let rc = unsafe { libc::ioctl(self.file.as_raw_fd(), BLKRESETZONE, &range) };
-        if rc < 0 {
-            return Err(io::Error::last_os_error());
+        match super::trim::reset_zones(&self.file, zone_start, zone_len) {
+            0 => Ok(began.elapsed()),
+            errno => Err(io::Error::from_raw_os_error(-errno)),
         }
-        Ok(began.elapsed())
     }
-}
 
-#[repr(C)]
-struct BlkZoneRange {
-    sector: u64,
-    nr_sectors: u64,
+    /// The zone table, whoever held it last (a worker that panicked with
+    /// it left it as it was: each change to it is whole).
+    pub fn table(&self) -> std::sync::MutexGuard<'_, ZoneTable> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 #[repr(C)]
@@ -415,10 +409,8 @@ struct BlkZoneReportHeader {
     flags: u32,
 }
 
-/// `_IOWR(0x12, 130, struct blk_zone_report)` and `_IOW(0x12, 131, struct
-/// blk_zone_range)` of linux/blkzoned.h.
+/// `_IOWR(0x12, 130, struct blk_zone_report)` of linux/blkzoned.h.
 const BLKREPORTZONE: libc::c_ulong = 0xC010_1282;
-const BLKRESETZONE: libc::c_ulong = 0x4010_1283;
 /// The report carries the zone capacity (Linux 5.9).
 const BLK_ZONE_REP_CAPACITY: u32 = 1;
 /// A conventional zone: no write pointer.

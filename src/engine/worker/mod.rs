@@ -574,10 +574,10 @@ impl<'a> Job<'a> {
         let region = self.config.pattern.region();
         let range = (region.start, region.len());
         let min_len = region.bs as u32;
-        let mut table = zoned.table.lock().unwrap_or_else(|e| e.into_inner());
+        let random = !self.config.pattern.is_sequential();
+        let mut table = zoned.table();
         let (at, len) = match dir {
             Direction::Read => {
-                let random = !self.config.pattern.is_sequential();
                 let wrap = self.config.runtime.is_some() && self.config.budget_bytes.is_none();
                 // A sequential pass ends at the region's end, as fio's does
                 // (fio reads each written block once): the pattern going
@@ -593,14 +593,11 @@ impl<'a> Job<'a> {
                     None => return ZonedStep::End,
                 }
             }
-            Direction::Trim => {
-                let random = !self.config.pattern.is_sequential();
-                match table.place_trim(offset, random, range) {
-                    Some(TrimPlace::At(start)) => (start, len),
-                    Some(TrimPlace::Wait) => return ZonedStep::Wait,
-                    None => return ZonedStep::End,
-                }
-            }
+            Direction::Trim => match table.place_trim(offset, random, range) {
+                Some(TrimPlace::At(start)) => (start, len),
+                Some(TrimPlace::Wait) => return ZonedStep::Wait,
+                None => return ZonedStep::End,
+            },
             Direction::Write => {
                 match table.place_write(offset, len, min_len, range, self.config.worker) {
                     WritePlace::At { offset, len } => (offset, len),
@@ -625,11 +622,7 @@ impl<'a> Job<'a> {
                                     || why.clone(),
                                 );
                                 self.totals.ended_by_error.get_or_insert(why);
-                                zoned
-                                    .table
-                                    .lock()
-                                    .unwrap_or_else(|e| e.into_inner())
-                                    .write_done(zone_start, min_len);
+                                zoned.table().write_done(zone_start, min_len);
                                 return ZonedStep::End;
                             }
                         }
@@ -648,11 +641,7 @@ impl<'a> Job<'a> {
     fn zoned_write_done(&self, offset: u64) {
         if let Some(zoned) = &self.config.zoned {
             let min_len = self.config.pattern.region().bs as u32;
-            zoned
-                .table
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .write_done(offset, min_len);
+            zoned.table().write_done(offset, min_len);
         }
     }
 
