@@ -89,9 +89,53 @@ fn zone_modes_and_their_options_are_checked_before_anything_runs() {
             "zbd",
             "--rw",
             "write",
-            "--verify",
+            "--verify-interleaved",
         ],
-        "--verify with --zonemode zbd",
+        "--verify interleaved with --zonemode zbd",
+    );
+}
+
+/// `--engine io_uring_cmd` sends NVMe commands to a namespace's generic
+/// char node: a file, a trim and a zone's writes at depth are refused in
+/// one line (the nodes themselves are checked in tests/nvme.rs's guest).
+#[test]
+fn nvme_commands_are_refused_where_they_cannot_go() {
+    assert_rejected(
+        &[
+            "run",
+            "f.dat",
+            "--engine",
+            "io_uring_cmd",
+            "--rw",
+            "randread",
+        ],
+        "generic char node (/dev/ngXnY), not to a file",
+    );
+    assert_rejected(
+        &[
+            "run",
+            "f.dat",
+            "--engine",
+            "io_uring_cmd",
+            "--rw",
+            "randtrim",
+        ],
+        "--engine io_uring_cmd sends NVMe reads, writes and flushes: --rw randtrim trims",
+    );
+    assert_rejected(
+        &[
+            "run",
+            "f.dat",
+            "--engine",
+            "io_uring_cmd",
+            "--zonemode",
+            "zbd",
+            "--rw",
+            "write",
+            "--iodepth",
+            "4",
+        ],
+        "use --iodepth 1",
     );
 }
 

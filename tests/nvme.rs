@@ -55,6 +55,33 @@ check ex_trim_gc_json cat /work/ex4.json
 check ex_seq_read_fio fio /work/zbd-seq-read.fio --output-format=json
 check ex_seq_read fathom run /work/zbd-seq-read.fio -o /work/ex3.json
 check ex_seq_read_json cat /work/ex3.json
+printf '[global]\nname=libzbc-rand-write\ngroup_reporting\nrw=randwrite\nzonemode=zbd\nzonesize=8M\nmax_open_zones=4\nbs=512K\ndirect=1\nnumjobs=4\ntime_based\nruntime=1\n[dev1]\nfilename=/dev/nvme0n3\nioengine=libzbc\n' > /work/libzbc-rand-write.fio
+printf '[global]\nname=libzbc-seq-read\nrw=read\nbs=1M\ndirect=1\nnumjobs=1\nzonemode=zbd\nzonesize=8M\nread_beyond_wp=0\n[dev1]\nfilename=/dev/nvme0n3\noffset=4z\nsize=8z\nioengine=libzbc\n' > /work/libzbc-seq-read.fio
+printf '[global]\nfilename=/dev/ng0n3\nioengine=io_uring_cmd\ncmd_type=nvme\nzonemode=zbd\nsize=16m\niodepth=1\nbs=256K\nverify=crc32c\nstonewall=1\n[rand-write]\nrw=randwrite\n[write-opts]\nrw=write\nregisterfiles=1\nsqthread_poll=1\nsqthread_poll_cpu=0\n[randwrite-opts]\nrw=randwrite\nsqthread_poll=1\nsqthread_poll_cpu=0\nnonvectored=1\nregisterfiles=1\n' > /work/uring-cmd-zoned.fio
+printf '[global]\nzonemode=zbd\nrw=write\nsize=8m\niodepth=1\nbs=4K\ndirect=1\nthread=1\nramp_time=1\nnorandommap=1\nverify=crc32c\nallow_file_create=0\n[default]\n[override]\nrw=${FIO_RW}\niodepth=${FIO_IODEPTH}\nbs=${FIO_BS}\n' > /work/xnvme-zoned.fio
+sed 's/libzbc$/psync/' /work/libzbc-rand-write.fio > /work/libzbc-rand-write-psync.fio
+sed 's/libzbc$/psync/' /work/libzbc-seq-read.fio > /work/libzbc-seq-read-psync.fio
+check lz_rand_write_fio fio /work/libzbc-rand-write-psync.fio --output-format=json
+check lz_rand_write fathom fio /work/libzbc-rand-write.fio --output-format=json
+check lz_seq_read_fio fio /work/libzbc-seq-read-psync.fio --output-format=json
+check lz_seq_read fathom fio /work/libzbc-seq-read.fio --output-format=json
+check ucmd_zoned_fio fio /work/uring-cmd-zoned.fio --output-format=json
+check ucmd_zoned fathom fio /work/uring-cmd-zoned.fio --output-format=json
+check xnvme_zoned_fio fio /work/xnvme-zoned.fio --section=default --ioengine=io_uring --sqthread_poll=1 --filename=/dev/nvme0n3 --output-format=json
+check xnvme_zoned fathom fio /work/xnvme-zoned.fio --section=default --ioengine=io_uring --sqthread_poll=1 --filename=/dev/nvme0n3 --output-format=json
+printf '[global]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\nsize=8m\niodepth=32\nbs=4K\nthread=1\nstonewall=1\n[rand-write]\nrw=randwrite\nsqthread_poll=1\n[rand-read]\nrw=randread\n[write-opts]\nrw=write\nsqthread_poll=1\nsqthread_poll_cpu=0\nnonvectored=1\nregisterfiles=1\n' > /work/uring-cmd-ng.fio
+check ucmd_ng_fio fio /work/uring-cmd-ng.fio --output-format=json
+check ucmd_ng fathom fio /work/uring-cmd-ng.fio --output-format=json
+check ucmd_flush fathom run /dev/ng0n2 --engine io_uring_cmd --rw write --bs 64k --iodepth 4 --size 8m --fsync 8 --i-know-this-destroys-data -o /work/uf.json
+check ucmd_flush_json cat /work/uf.json
+check ucmd_block_node fathom run /dev/nvme0n1 --engine io_uring_cmd --rw randread --bs 4k --size 16m
+check ucmd_char_plain fathom run /dev/ng0n1 --rw randread --bs 4k --size 16m
+check ucmd_trim fathom run /dev/ng0n1 --engine io_uring_cmd --rw randtrim --bs 4k --size 16m --i-know-this-destroys-data
+check ucmd_zoned_deep fathom run /dev/ng0n3 --engine io_uring_cmd --zonemode zbd --iodepth 4 --rw write --bs 256k --size 32m --i-know-this-destroys-data
+check zbd_verify_bs fathom run /dev/nvme0n3 --zonemode zbd --rw write --bs 3m --size 48m --verify --i-know-this-destroys-data
+check ucmd_sign mke2fs -q -F /dev/nvme0n2
+check ucmd_mounted_data fathom run /dev/ng0n2 --engine io_uring_cmd --rw write --bs 4k --size 4m
+check ucmd_unsign dd if=/dev/zero of=/dev/nvme0n2 bs=1M count=2
 check fill fathom run /dev/nvme0n1 --rw write --bs 1m --offset 200m --size 8m --i-know-this-destroys-data
 check pts_format fathom pts iops /dev/nvme0n1 --active-range 10 --purge format --round 1s --max-rounds 5 --block-sizes 4k --mixes 100 --threads 1 --depth 4 --i-know-this-destroys-data -o /work/pts.json
 check erased sh -c 'dd if=/dev/nvme0n1 bs=1M skip=200 count=8 2>/dev/null | tr -d "\\000" | wc -c'
@@ -227,6 +254,8 @@ fn fathom_on_the_nvme_driver() {
     assert_eq!(zoned["zone_bytes"], 8u64 << 20, "{zoned}");
     assert_eq!(zoned["zones"], 16, "{zoned}");
     zoned_by_zone(&booted);
+    fios_other_zoned_examples(&booted);
+    passthrough_beside_fio(&booted);
 
     // The history keeps the drive by its serial: a run through another
     // name for it is the same target, found by the name it has now.
@@ -505,5 +534,121 @@ fn fios_zoned_examples(booted: &guest::Booted) {
                 "{name}: {ours}"
             ),
         }
+    }
+}
+
+/// fio's JSON of a check, or None when fio is not in the guest.
+fn fio_doc(booted: &guest::Booted, check: &str) -> Option<Value> {
+    let (text, rc) = booted.check(check);
+    if rc == 127 || text.contains("not found") {
+        return None;
+    }
+    assert_eq!(rc, 0, "{check}: {text}");
+    Some(json(&text[text.find('{').unwrap_or(0)..]))
+}
+
+/// Each job's (name, writes, reads, error) in fio's JSON, as `fathom fio`
+/// writes it too.
+fn fio_jobs(doc: &Value) -> Vec<(String, u64, u64, u64)> {
+    doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap_or("").to_string(),
+                j["write"]["total_ios"].as_u64().unwrap_or(0),
+                j["read"]["total_ios"].as_u64().unwrap_or(0),
+                j["error"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// The rest of fio 3.33's zbd examples, cut to the namespace: the two
+/// libzbc ones (libzbc's reads and writes are the block layer's here;
+/// Debian's fio has no libzbc, so fio runs them with psync), the
+/// io_uring_cmd one with its verify, and xnvme-zoned's default section
+/// as its own comment runs it, on io_uring. Size-bound jobs give fio's
+/// counts job by job; verify reads count as fio's reads.
+fn fios_other_zoned_examples(booted: &guest::Booted) {
+    for (example, sized) in [
+        ("lz_rand_write", false),
+        ("lz_seq_read", true),
+        ("ucmd_zoned", true),
+        ("xnvme_zoned", true),
+    ] {
+        let ours = fio_doc(booted, example).expect("fathom ran");
+        let ours = fio_jobs(&ours);
+        let theirs = fio_doc(booted, &format!("{example}_fio")).map(|d| fio_jobs(&d));
+        println!("{example}: fathom {ours:?}, fio {theirs:?}");
+        for job in &ours {
+            assert_eq!(job.3, 0, "{example}: {job:?}");
+            assert!(job.1 + job.2 > 0, "{example}: {job:?}");
+        }
+        let Some(theirs) = theirs else { continue };
+        assert_eq!(ours.len(), theirs.len(), "{example}");
+        for (o, t) in ours.iter().zip(&theirs) {
+            match example {
+                // After a ramp of a second, what is left of the pass is
+                // timing's; fathom reads the whole pass (8 MiB of 4 KiB
+                // blocks) back, and fio no more than that (its verify
+                // reads made during the ramp are not counted).
+                "xnvme_zoned" => {
+                    assert_eq!(o.2, 2048, "{example}: {o:?}");
+                    assert!(t.2 <= o.2, "{example}: {o:?} vs {t:?}");
+                }
+                _ if sized => assert_eq!((o.1, o.2), (t.1, t.2), "{example}: {o:?} vs {t:?}"),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// `--engine io_uring_cmd` on the generic char nodes: fio's own example
+/// job, cut to 8 MiB, gives fio's counts job by job; a flush is an NVMe
+/// Flush; the block layer's counters, which do not see NVMe commands, are
+/// left out; and every refusal is one line, exit 2.
+fn passthrough_beside_fio(booted: &guest::Booted) {
+    let ours = fio_jobs(&fio_doc(booted, "ucmd_ng").expect("fathom ran"));
+    println!("uring-cmd-ng: fathom {ours:?}");
+    assert_eq!(ours.len(), 3);
+    for job in &ours {
+        assert_eq!((job.1 + job.2, job.3), (2048, 0), "{job:?}");
+    }
+    if let Some(theirs) = fio_doc(booted, "ucmd_ng_fio") {
+        assert_eq!(ours, fio_jobs(&theirs));
+    }
+    let (text, rc) = booted.check("ucmd_flush");
+    assert_eq!(rc, 0, "{text}");
+    let doc = json(booted.check("ucmd_flush_json").0);
+    let run = &doc["results"][0];
+    assert_eq!(run["spec"]["engine"], "io_uring_cmd", "{run}");
+    assert_eq!(run["total"]["write"]["ios"], 128, "{run}");
+    assert_eq!(
+        run["targets"][0]["sync"]["count"], 16,
+        "{}",
+        run["targets"][0]
+    );
+    assert!(
+        run["disks"].as_array().is_none_or(|d| d.is_empty()),
+        "the block layer counts no NVMe command: {}",
+        run["disks"]
+    );
+    for (check, says) in [
+        ("ucmd_block_node", "name /dev/ng0n1"),
+        (
+            "ucmd_char_plain",
+            "use --engine io_uring_cmd, or name its block node /dev/nvme0n1",
+        ),
+        ("ucmd_trim", "--rw randtrim trims"),
+        ("ucmd_zoned_deep", "use --iodepth 1"),
+        ("ucmd_mounted_data", "--i-know-this-destroys-data"),
+        ("zbd_verify_bs", "--bs 3m does not divide the zone size 8m"),
+    ] {
+        let (text, rc) = booted.check(check);
+        assert_eq!(rc, 2, "{check}: {text}");
+        assert_eq!(text.trim().lines().count(), 1, "{check}: {text}");
+        assert!(text.contains(says), "{check}: {text}");
     }
 }

@@ -41,8 +41,70 @@ const SPIN_CHECKS_PER_CLOCK: u32 = 16;
 /// `IORING_ENTER_GETEVENTS` of linux/io_uring.h.
 const ENTER_GETEVENTS: u32 = 1;
 
-pub struct IoUringEngine {
-    ring: IoUring,
+/// What a ring carries: its entries' sizes, and how a read, a write and a
+/// flush become entries. The block layer's (below), or NVMe commands
+/// (`io_uring_cmd.rs`); the rest of the engine (depth, registered buffers
+/// and file, how it waits) is the same for both.
+pub trait RingIo {
+    type Sqe: squeue::EntryMarker;
+    type Cqe: cqueue::EntryMarker;
+    /// The entry that reads or writes `request` with `buf`, the buffer of
+    /// its slot; `fixed`: the buffers are registered, one per slot.
+    fn read_write(&mut self, request: &IoRequest, buf: *mut u8, fixed: bool) -> Self::Sqe;
+    /// The entry that makes what was written durable.
+    fn flush(&self, data_only: bool) -> Self::Sqe;
+    /// A completion's result as the worker takes it: bytes moved, or a
+    /// negative errno.
+    fn outcome(&self, slot: u32, result: i32) -> i32 {
+        let _ = slot;
+        result
+    }
+}
+
+/// Reads and writes of a file or a block device, through the block layer.
+pub struct BlockIo;
+
+impl RingIo for BlockIo {
+    type Sqe = squeue::Entry;
+    type Cqe = cqueue::Entry;
+
+    #[inline]
+    fn read_write(&mut self, request: &IoRequest, buf: *mut u8, fixed: bool) -> squeue::Entry {
+        let fd = types::Fixed(0);
+        let slot = request.slot as u16;
+        match (request.dir, fixed) {
+            (Direction::Read, true) => opcode::ReadFixed::new(fd, buf, request.len, slot)
+                .offset(request.offset)
+                .ioprio(request.ioprio)
+                .build(),
+            (Direction::Read, false) => opcode::Read::new(fd, buf, request.len)
+                .offset(request.offset)
+                .ioprio(request.ioprio)
+                .build(),
+            (_, true) => opcode::WriteFixed::new(fd, buf, request.len, slot)
+                .offset(request.offset)
+                .ioprio(request.ioprio)
+                .build(),
+            (_, false) => opcode::Write::new(fd, buf, request.len)
+                .offset(request.offset)
+                .ioprio(request.ioprio)
+                .build(),
+        }
+    }
+
+    fn flush(&self, data_only: bool) -> squeue::Entry {
+        let flags = if data_only {
+            types::FsyncFlags::DATASYNC
+        } else {
+            types::FsyncFlags::empty()
+        };
+        opcode::Fsync::new(types::Fixed(0)).flags(flags).build()
+    }
+}
+
+pub struct IoUringEngine<K: RingIo = BlockIo> {
+    ring: IoUring<K::Sqe, K::Cqe>,
+    io: K,
     // Kept open for the ring's registered-file table, and for trims made
     // in this thread.
     file: File,
@@ -77,7 +139,7 @@ pub struct IoUringEngine {
     ticking: bool,
 }
 
-impl Drop for IoUringEngine {
+impl<K: RingIo> Drop for IoUringEngine<K> {
     fn drop(&mut self) {
         // The ring's own teardown runs later, in the kernel's workqueue, and
         // holds the registered file until then: a umount right after fathom
@@ -90,15 +152,16 @@ impl Drop for IoUringEngine {
     }
 }
 
-impl IoUringEngine {
-    pub fn new(
+impl<K: RingIo> IoUringEngine<K> {
+    pub fn with_io(
+        io: K,
         file: File,
         depth: u32,
         buffers: Buffers,
         options: RingOptions,
         wait: WaitPolicy,
     ) -> io::Result<Self> {
-        let ring = build_ring(depth, options)?;
+        let ring = build_ring::<K::Sqe, K::Cqe>(depth, options)?;
         ring.submitter().register_files(&[file.as_raw_fd()])?;
         let iovecs = buffers.iovecs();
         let fixed_buffers = iovecs.len() <= u16::MAX as usize
@@ -108,6 +171,7 @@ impl IoUringEngine {
         let trim = TrimMethod::of(&file)?;
         Ok(IoUringEngine {
             ring,
+            io,
             ring_trims: trim == TrimMethod::PunchHole
                 || (trim == TrimMethod::Discard && kernel_discards_through_io_uring()),
             trim,
@@ -214,7 +278,8 @@ impl IoUringEngine {
         self.expected_wait_ns = self.expected_wait_ns - self.expected_wait_ns / 8 + ns / 8;
     }
 
-    fn push(&mut self, entry: squeue::Entry) {
+    fn push(&mut self, entry: impl Into<K::Sqe>) {
+        let entry = entry.into();
         // SAFETY: the entry points at buffers owned by self that stay valid
         // and untouched until the completion is reaped.
         let pushed = unsafe { self.ring.submission().push(&entry) };
@@ -256,14 +321,19 @@ fn settled(outcome: io::Result<usize>) -> io::Result<()> {
 /// `BLOCK_URING_CMD_DISCARD`, Linux 6.12); before it a device is trimmed
 /// in the worker's thread, as fio's io_uring engine always does.
 fn kernel_discards_through_io_uring() -> bool {
+    kernel_at_least(6, 12)
+}
+
+/// Whether the running kernel is Linux `major.minor` or later (false when
+/// its release cannot be read).
+pub fn kernel_at_least(major: u32, minor: u32) -> bool {
     let Some(release) = crate::gate::read::host_text("/proc/sys/kernel/osrelease") else {
         return false;
     };
     let mut numbers = release
         .split(|c: char| !c.is_ascii_digit())
         .filter_map(|n| n.parse::<u32>().ok());
-    let (major, minor) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
-    (major, minor) >= (6, 12)
+    (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)) >= (major, minor)
 }
 
 /// How long the submission thread of `--sqpoll` spins without work before
@@ -276,9 +346,13 @@ const SQPOLL_IDLE_MS: u32 = 1000;
 /// refuses them refuses the run (checked before anything is created, by
 /// [`check_options`]). A submission thread is a second issuer, so
 /// `--sqpoll` rings skip the single-issuer attempt.
-fn build_ring(depth: u32, options: RingOptions) -> io::Result<IoUring> {
+fn build_ring<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    depth: u32,
+    options: RingOptions,
+) -> io::Result<IoUring<S, C>> {
     let entries = depth.next_power_of_two().max(1);
-    let attempts: [fn(&mut io_uring::Builder) -> &mut io_uring::Builder; 3] = [
+    type Step<S, C> = fn(&mut io_uring::Builder<S, C>) -> &mut io_uring::Builder<S, C>;
+    let attempts: [Step<S, C>; 3] = [
         |b| {
             b.setup_single_issuer()
                 .setup_defer_taskrun()
@@ -289,7 +363,7 @@ fn build_ring(depth: u32, options: RingOptions) -> io::Result<IoUring> {
     ];
     let mut last_error = None;
     for configure in attempts.iter().skip(usize::from(options.sqpoll)) {
-        let mut builder = IoUring::builder();
+        let mut builder = IoUring::<S, C>::builder();
         configure(&mut builder);
         if options.sqpoll {
             builder.setup_sqpoll(SQPOLL_IDLE_MS);
@@ -311,19 +385,21 @@ pub fn check_options(options: RingOptions) -> Result<(), UsageError> {
     if options == RingOptions::default() {
         return Ok(());
     }
-    build_ring(1, options).map(drop).map_err(|e| {
-        let flag = match (options.sqpoll, options.hipri) {
-            (true, true) => "--sqpoll --hipri",
-            (true, false) => "--sqpoll",
-            _ => "--hipri",
-        };
-        UsageError(format!(
-            "{flag}: this kernel refuses such an io_uring ring ({e})"
-        ))
-    })
+    build_ring::<squeue::Entry, cqueue::Entry>(1, options)
+        .map(drop)
+        .map_err(|e| {
+            let flag = match (options.sqpoll, options.hipri) {
+                (true, true) => "--sqpoll --hipri",
+                (true, false) => "--sqpoll",
+                _ => "--hipri",
+            };
+            UsageError(format!(
+                "{flag}: this kernel refuses such an io_uring ring ({e})"
+            ))
+        })
 }
 
-impl Engine for IoUringEngine {
+impl<K: RingIo> Engine for IoUringEngine<K> {
     fn buffers(&mut self) -> &mut Buffers {
         &mut self.buffers
     }
@@ -332,7 +408,7 @@ impl Engine for IoUringEngine {
         let slot = request.slot as usize;
         let buf = self.buffers.slot_ptr(slot);
         let fd = types::Fixed(0);
-        let entry = match (request.dir, self.fixed_buffers) {
+        let entry: K::Sqe = match (request.dir, self.fixed_buffers) {
             (Direction::Trim, _) if !self.ring_trims => {
                 let result = self.trim.trim(&self.file, request.offset, request.len);
                 self.done.push(Completion {
@@ -345,7 +421,8 @@ impl Engine for IoUringEngine {
                 TrimMethod::PunchHole => opcode::Fallocate::new(fd, u64::from(request.len))
                     .offset(request.offset)
                     .mode(TrimMethod::PUNCH_HOLE_MODE)
-                    .build(),
+                    .build()
+                    .into(),
                 TrimMethod::ResetZone => unreachable!("zone resets are done in this thread"),
                 TrimMethod::Discard => {
                     // The command's length is the sqe's addr3, where its
@@ -356,26 +433,14 @@ impl Engine for IoUringEngine {
                         .addr(Some(request.offset))
                         .cmd(cmd)
                         .build()
+                        .into()
                 }
             },
-            (Direction::Read, true) => opcode::ReadFixed::new(fd, buf, request.len, slot as u16)
-                .offset(request.offset)
-                .ioprio(request.ioprio)
-                .build(),
-            (Direction::Write, true) => opcode::WriteFixed::new(fd, buf, request.len, slot as u16)
-                .offset(request.offset)
-                .ioprio(request.ioprio)
-                .build(),
-            (Direction::Read, false) => opcode::Read::new(fd, buf, request.len)
-                .offset(request.offset)
-                .ioprio(request.ioprio)
-                .build(),
-            (Direction::Write, false) => opcode::Write::new(fd, buf, request.len)
-                .offset(request.offset)
-                .ioprio(request.ioprio)
-                .build(),
+            (_, fixed) => self.io.read_write(&request, buf, fixed),
         };
-        self.push(entry.user_data(request.slot as u64));
+        let mut entry = entry;
+        squeue::EntryMarker::set_user_data(&mut entry, request.slot as u64);
+        self.push(entry);
         if self.submit_error.is_none() {
             // A failed submission is reported by the next wait, which the
             // worker makes before it queues anything else.
@@ -435,10 +500,12 @@ impl Engine for IoUringEngine {
         let before = out.len();
         out.append(&mut self.done);
         for cqe in self.ring.completion() {
+            let cqe: cqueue::Entry = cqe.into();
             if !tick_seen(&cqe, &mut self.ticking) {
+                let slot = cqe.user_data() as u32;
                 out.push(Completion {
-                    slot: cqe.user_data() as u32,
-                    result: cqe.result(),
+                    slot,
+                    result: self.io.outcome(slot, cqe.result()),
                 });
             }
         }
@@ -456,23 +523,17 @@ impl Engine for IoUringEngine {
     }
 
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
-        let flags = if data_only {
-            types::FsyncFlags::DATASYNC
-        } else {
-            types::FsyncFlags::empty()
-        };
-        let entry = opcode::Fsync::new(types::Fixed(0))
-            .flags(flags)
-            .build()
-            .user_data(FSYNC_USER_DATA);
+        let mut entry = self.io.flush(data_only);
+        squeue::EntryMarker::set_user_data(&mut entry, FSYNC_USER_DATA);
         self.push(entry);
         loop {
             self.ring.submit_and_wait(1)?;
             let mut done = None;
             for cqe in self.ring.completion() {
+                let cqe: cqueue::Entry = cqe.into();
                 if !tick_seen(&cqe, &mut self.ticking) {
                     debug_assert_eq!(cqe.user_data(), FSYNC_USER_DATA);
-                    done = Some(cqe.result());
+                    done = Some(self.io.outcome(u32::MAX, cqe.result()));
                 }
             }
             if let Some(result) = done {
@@ -492,7 +553,7 @@ mod tests {
     use rand::SeedableRng;
     use std::sync::mpsc;
 
-    fn engine(wait: WaitPolicy) -> (tempfile::NamedTempFile, IoUringEngine) {
+    fn engine(wait: WaitPolicy) -> (tempfile::NamedTempFile, IoUringEngine<BlockIo>) {
         let tmp = tempfile::NamedTempFile::new().unwrap();
         tmp.as_file().set_len(1 << 20).unwrap();
         let file = File::options()
@@ -501,7 +562,9 @@ mod tests {
             .open(tmp.path())
             .unwrap();
         let buffers = Buffers::new(2, 4096, &mut rand::rngs::SmallRng::seed_from_u64(1));
-        let engine = IoUringEngine::new(file, 2, buffers, RingOptions::default(), wait).unwrap();
+        let engine =
+            IoUringEngine::with_io(BlockIo, file, 2, buffers, RingOptions::default(), wait)
+                .unwrap();
         (tmp, engine)
     }
 

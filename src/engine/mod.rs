@@ -7,6 +7,7 @@ pub mod falloc;
 pub mod ftruncate;
 pub mod inline;
 pub mod io_uring;
+pub mod io_uring_cmd;
 pub mod null;
 pub mod pattern;
 pub mod sizes;
@@ -141,9 +142,15 @@ pub fn open(
 ) -> io::Result<Box<dyn Engine>> {
     let wait = tuning::WaitPolicy::of(tuning);
     Ok(match kind {
-        EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(
-            file, depth, buffers, ring, wait,
+        EngineKind::IoUring => Box::new(io_uring::IoUringEngine::with_io(
+            io_uring::BlockIo,
+            file,
+            depth,
+            buffers,
+            ring,
+            wait,
         )?),
+        EngineKind::IoUringCmd => Box::new(io_uring_cmd::open(file, depth, buffers, ring, wait)?),
         EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers)?),
         EngineKind::Null => Box::new(null::NullEngine::new(buffers, null_latency)),
         EngineKind::Falloc => Box::new(falloc::engine(file, buffers)),

@@ -137,7 +137,7 @@ pub fn run_streams(
     // What the drives counted is read outside the measured window: an
     // admin command to a drive is not the workload's.
     let drives = crate::measure::drive::DriveWatch::start(&disks.names);
-    let counting = MeasureClock::before_start(streams, disks.names.clone());
+    let counting = MeasureClock::before_start(streams, disks.counted.clone());
     let start = gate.open();
     let start_wall = std::time::SystemTime::now();
     let mut clock = counting.started(start);
@@ -352,6 +352,10 @@ impl MeasureClock {
 /// measuring starts and ends, their temperatures every second.
 struct DiskWatch {
     names: Vec<String>,
+    /// The disks whose block-layer counters see the run's I/O: not one
+    /// reached only by NVMe commands, which the block layer does not count
+    /// (the drive's own counts still do).
+    counted: Vec<String>,
     sensors: Vec<(String, std::path::PathBuf)>,
     temperature: Vec<TemperatureSample>,
 }
@@ -359,7 +363,19 @@ struct DiskWatch {
 impl DiskWatch {
     fn new(streams: &[Stream]) -> Self {
         let mut names: Vec<String> = Vec::new();
+        let mut counted: Vec<String> = Vec::new();
         let mut sensors = Vec::new();
+        for stream in streams {
+            for device in stream
+                .targets
+                .iter()
+                .filter_map(|t| t.facts.device.as_ref())
+            {
+                if !stream.spec.engine.caps().nvme_passthrough && !counted.contains(&device.name) {
+                    counted.push(device.name.clone());
+                }
+            }
+        }
         for target in streams.iter().flat_map(|s| s.targets) {
             if let Some(device) = &target.facts.device
                 && !names.contains(&device.name)
@@ -372,6 +388,7 @@ impl DiskWatch {
         }
         DiskWatch {
             names,
+            counted,
             sensors,
             temperature: Vec::new(),
         }

@@ -54,6 +54,10 @@ pub struct TargetPlan {
     /// no I/O, so none is made (as fio's null engine makes none), and its
     /// descriptors are of /dev/null.
     pub absent: bool,
+    /// The NVMe namespace's generic char node the engine sends its commands
+    /// to (`--engine io_uring_cmd`); `path` is then the same namespace's
+    /// block node, which every check, the sizes and the zones are read from.
+    pub passthrough: Option<PathBuf>,
 }
 
 impl TargetPlan {
@@ -122,6 +126,7 @@ struct Found {
     device_len: Option<u64>,
     lbs: u64,
     kept: bool,
+    passthrough: Option<PathBuf>,
 }
 
 fn found(target: &str, path: &Path, index: usize) -> Result<Found, UsageError> {
@@ -134,7 +139,19 @@ fn found(target: &str, path: &Path, index: usize) -> Result<Found, UsageError> {
         Err(e) => return Err(err(e.to_string())),
     };
 
+    let mut passthrough = None;
     let (kind, file_path, create, current_len, device_len, lbs) = match metadata {
+        Some(m)
+            if m.file_type().is_char_device()
+                && crate::engine::io_uring_cmd::is_generic_node(m.rdev()) =>
+        {
+            let namespace = crate::engine::io_uring_cmd::namespace_of_char_node(&path)
+                .map_err(|e| err(e.to_string()))?;
+            let block = namespace.block_node;
+            let (len, lbs) = block_device_geometry(&block).map_err(|e| err(e.to_string()))?;
+            passthrough = Some(path.clone());
+            (TargetKind::BlockDevice, block, false, len, Some(len), lbs)
+        }
         Some(m) if m.file_type().is_block_device() => {
             let (len, lbs) = block_device_geometry(&path).map_err(|e| err(e.to_string()))?;
             (
@@ -168,7 +185,11 @@ fn found(target: &str, path: &Path, index: usize) -> Result<Found, UsageError> {
                 logical_block_size_of(&m),
             )
         }
-        Some(_) => return Err(err("not a regular file, directory or block device".into())),
+        Some(_) => {
+            return Err(err(
+                "not a regular file, directory, block device or NVMe generic char node".into(),
+            ));
+        }
         None => {
             if target.ends_with('/') {
                 return Err(err("directory does not exist".into()));
@@ -208,6 +229,7 @@ fn found(target: &str, path: &Path, index: usize) -> Result<Found, UsageError> {
         device_len,
         lbs,
         kept,
+        passthrough,
     })
 }
 
@@ -282,7 +304,9 @@ fn inspect_path(
         device_len,
         lbs,
         kept,
+        passthrough,
     } = t;
+    check_passthrough(spec, kind, &file_path, passthrough.as_deref()).map_err(err)?;
 
     let does_io = spec.engine.caps().does_io;
     if kind == TargetKind::BlockDevice && !spec.engine.caps().block_devices {
@@ -292,7 +316,7 @@ fn inspect_path(
         )));
     }
     let zones = match kind {
-        TargetKind::BlockDevice => facts::zoned_of(&path),
+        TargetKind::BlockDevice => facts::zoned_of(&file_path),
         TargetKind::File => None,
     };
     check_zones(spec, zones.as_ref(), offset, end).map_err(err)?;
@@ -339,7 +363,7 @@ fn inspect_path(
     if spec.modifies_target() && does_io {
         match kind {
             TargetKind::BlockDevice => {
-                overridden = device::risks_of_writing(&path, device_len.unwrap_or(0))
+                overridden = device::risks_of_writing(&file_path, device_len.unwrap_or(0))
                     .map_err(|e| err(format!("cannot check the device before writing: {e}")))?
                     .judge(spec.write_permission())
                     .map_err(err)?;
@@ -373,7 +397,41 @@ fn inspect_path(
         overridden,
         kept,
         absent,
+        passthrough,
     })
+}
+
+/// An NVMe generic char node takes NVMe commands (`--engine
+/// io_uring_cmd`), and that engine takes nothing else: one line naming the
+/// node to use instead.
+fn check_passthrough(
+    spec: &WorkloadSpec,
+    kind: TargetKind,
+    file_path: &Path,
+    passthrough: Option<&Path>,
+) -> Result<(), String> {
+    let engine = spec.engine;
+    match (engine.caps().nvme_passthrough, passthrough, kind) {
+        (false, Some(_), _) => Err(format!(
+            "is an NVMe namespace's generic char node, which takes NVMe commands: use --engine io_uring_cmd, or name its block node {}",
+            file_path.display()
+        )),
+        (true, None, TargetKind::BlockDevice) => Err(format!(
+            "--engine {engine} sends NVMe commands to a namespace's generic char node, not its block node: name {}",
+            crate::engine::io_uring_cmd::char_node_of_block_node(file_path).map_or_else(
+                || "/dev/ngXnY (this device has none: it is not an NVMe namespace)".to_string(),
+                |node| node.display().to_string()
+            )
+        )),
+        (true, None, TargetKind::File) => Err(format!(
+            "--engine {engine} sends NVMe commands to a namespace's generic char node (/dev/ngXnY), not to a file"
+        )),
+        (true, Some(_), _) => crate::engine::io_uring_cmd::check_kernel(
+            crate::gate::read::host_text("/proc/sys/kernel/osrelease").as_deref(),
+        )
+        .map_err(|e| format!("--engine {engine}: {e}")),
+        (false, None, _) => Ok(()),
+    }
 }
 
 /// `--hipri` polls the device for completions: the disk under the target
@@ -503,6 +561,13 @@ fn check_zones(
     if spec.rw.trims() && zones.model != facts::ZoneModel::HostManaged {
         return Err("--zonemode zbd: trims reset zones on a host-managed device; this one is host-aware (trim it without --zonemode zbd)".into());
     }
+    if spec.verify != crate::spec::VerifyMode::Off && zone % spec.bs != 0 {
+        return Err(format!(
+            "--verify with --zonemode zbd checks whole blocks of whole zones: --bs {} does not divide the zone size {}",
+            format_block_size(spec.bs),
+            format_block_size(zone)
+        ));
+    }
     if spec.rw.trims() && spec.bs != zone {
         return Err(format!(
             "--zonemode zbd: a trim of a zoned device resets a whole zone: give --bs {} (the zone size)",
@@ -566,6 +631,21 @@ impl CreatedFile {
 
 impl PreparedTarget {
     /// Opens a descriptor for one worker.
+    /// Opens the file the engine does its I/O through: the target, or the
+    /// NVMe generic char node of a passthrough engine (opened without
+    /// O_DIRECT, which a char node refuses: its commands bypass the page
+    /// cache anyway).
+    pub fn open_for_engine(&self, direct: bool, write: bool) -> anyhow::Result<File> {
+        let Some(node) = &self.plan.passthrough else {
+            return self.open(direct, write);
+        };
+        let access = Access {
+            write,
+            ..Access::default()
+        };
+        gate::target::open(node, access).with_context(|| format!("cannot open {}", node.display()))
+    }
+
     pub fn open(&self, direct: bool, write: bool) -> anyhow::Result<File> {
         if self.plan.absent {
             return gate::target::dev_null(write).context("cannot open /dev/null");

@@ -235,7 +235,7 @@ pub(super) fn plan_workers(
                 }
                 let write =
                     spec.rw.modifies(spec.rwmix_read) || spec.engine.caps().opens_read_write;
-                let file = target.open(spec.direct, write)?;
+                let file = target.open_for_engine(spec.direct, write)?;
                 if spec.fadvise && !spec.direct {
                     let hint = match spec.rw.is_random() {
                         true => libc::POSIX_FADV_RANDOM,

@@ -72,6 +72,10 @@ impl FromStr for CompletionWait {
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
     IoUring,
+    /// fio's `io_uring_cmd` (`cmd_type=nvme`): NVMe read, write and flush
+    /// commands sent through io_uring (`IORING_OP_URING_CMD`) to a
+    /// namespace's generic char node (`/dev/ngXnY`), past the block layer.
+    IoUringCmd,
     Sync,
     Null,
     /// fio's `falloc`: each I/O allocates its range (`fallocate`): a read
@@ -82,8 +86,9 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 5] = [
+    pub const ALL: [EngineKind; 6] = [
         EngineKind::IoUring,
+        EngineKind::IoUringCmd,
         EngineKind::Sync,
         EngineKind::Null,
         EngineKind::Falloc,
@@ -93,6 +98,7 @@ impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::IoUring => "io_uring",
+            EngineKind::IoUringCmd => "io_uring_cmd",
             EngineKind::Sync => "sync",
             EngineKind::Null => "null",
             EngineKind::Falloc => "falloc",
@@ -112,12 +118,13 @@ impl FromStr for EngineKind {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
+            "io_uring_cmd" | "io-uring-cmd" => Ok(EngineKind::IoUringCmd),
             "sync" | "psync" => Ok(EngineKind::Sync),
             "null" => Ok(EngineKind::Null),
             "falloc" => Ok(EngineKind::Falloc),
             "ftruncate" => Ok(EngineKind::Ftruncate),
             _ => Err(format!(
-                "unknown engine '{s}' (expected io_uring, sync, null, falloc or ftruncate)"
+                "unknown engine '{s}' (expected io_uring, io_uring_cmd, sync, null, falloc or ftruncate)"
             )),
         }
     }
@@ -150,6 +157,10 @@ pub struct EngineCaps {
     pub opens_read_write: bool,
     /// Takes writes alone (ftruncate: a read or a trim has no call).
     pub only_writes: bool,
+    /// Sends NVMe commands to a namespace's generic char node (`/dev/ngXnY`),
+    /// past the block layer and the page cache: its I/O is always direct,
+    /// and it has reads, writes and flushes, no trim.
+    pub nvme_passthrough: bool,
 }
 
 impl EngineKind {
@@ -165,6 +176,20 @@ impl EngineKind {
                 block_devices: true,
                 opens_read_write: false,
                 only_writes: false,
+                nvme_passthrough: false,
+            },
+            EngineKind::IoUringCmd => EngineCaps {
+                queues: true,
+                does_io: true,
+                ring_settings: true,
+                simulates_latency: false,
+                // An NVMe command has no I/O priority of the block layer's.
+                priority_per_io: false,
+                moves_data: true,
+                block_devices: true,
+                opens_read_write: false,
+                only_writes: false,
+                nvme_passthrough: true,
             },
             EngineKind::Sync => EngineCaps {
                 queues: false,
@@ -176,6 +201,7 @@ impl EngineKind {
                 block_devices: true,
                 opens_read_write: false,
                 only_writes: false,
+                nvme_passthrough: false,
             },
             EngineKind::Null => EngineCaps {
                 queues: true,
@@ -189,6 +215,7 @@ impl EngineKind {
                 block_devices: true,
                 opens_read_write: false,
                 only_writes: false,
+                nvme_passthrough: false,
             },
             // Allocation and length are a file's: a device's fallocate only
             // punches holes, and it has no length to set.
@@ -202,6 +229,7 @@ impl EngineKind {
                 block_devices: false,
                 opens_read_write: true,
                 only_writes: matches!(self, EngineKind::Ftruncate),
+                nvme_passthrough: false,
             },
         }
     }

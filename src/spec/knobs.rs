@@ -361,7 +361,7 @@ pub const KNOBS: &[Knob] = &[
     Knob::value(
         "engine",
         "ENGINE",
-        "I/O engine: io_uring, sync (pread/pwrite), null (no I/O: fathom's own overhead), falloc (each I/O allocates its range: fallocate) or ftruncate (each write sets the file's length to its offset)",
+        "I/O engine: io_uring, io_uring_cmd (NVMe commands to a namespace's char node, /dev/ngXnY), sync (pread/pwrite), null (no I/O: fathom's own overhead), falloc (each I/O allocates its range: fallocate) or ftruncate (each write sets the file's length to its offset)",
         |b, v| {
             b.spec.engine = v.parse()?;
             Ok(())
@@ -986,6 +986,8 @@ impl SpecBuilder {
 
     pub fn finish(mut self) -> WorkloadSpec {
         self.spec.rwmix_read = self.spec.rw.read_percent(self.rwmix_read);
+        // An NVMe command goes past the page cache whatever the open says.
+        self.spec.direct |= self.spec.engine.caps().nvme_passthrough;
         self.spec
     }
 }

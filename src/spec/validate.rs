@@ -32,11 +32,11 @@ impl WorkloadSpec {
             ));
         }
         self.zoned.check().map_err(crate::util::error::UsageError)?;
-        if self.zoned.is_zbd() && self.verify != VerifyMode::Off {
-            // A zone reset erases what the check would read back: it would
-            // report lost data the workload itself erased.
+        if self.zoned.is_zbd() && self.verify == VerifyMode::Interleaved {
+            // Each block is read back while the run goes on, by when its
+            // zone may have been reset for the next writes.
             return fail(
-                "--verify with --zonemode zbd: zone resets erase written blocks before they are checked; not supported yet".into(),
+                "--verify interleaved with --zonemode zbd: a zone may be reset before its blocks are read back; check after the run instead (--verify)".into(),
             );
         }
         if !self.streams.is_empty() {
@@ -327,6 +327,22 @@ impl WorkloadSpec {
             return fail(format!(
                 "--engine {} takes writes only (each sets the file's length): --rw {} reads or trims",
                 self.engine, self.rw
+            ));
+        }
+        if self.engine.caps().nvme_passthrough && self.rw.trims() {
+            return fail(format!(
+                "--engine {} sends NVMe reads, writes and flushes: --rw {} trims (use --engine io_uring)",
+                self.engine, self.rw
+            ));
+        }
+        if self.engine.caps().nvme_passthrough
+            && self.zoned.is_zbd()
+            && self.iodepth > 1
+            && self.rw.modifies(self.rwmix_read)
+        {
+            return fail(format!(
+                "--iodepth {}: writes to a zone sent as NVMe commands pass no I/O scheduler, which keeps them in order at a depth above 1; use --iodepth 1 with --engine {} and --zonemode zbd",
+                self.iodepth, self.engine
             ));
         }
         if self.verify != VerifyMode::Off && !self.engine.caps().moves_data {

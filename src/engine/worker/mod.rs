@@ -610,6 +610,9 @@ impl<'a> Job<'a> {
                         drop(table);
                         match zoned.reset(zone_start, zone_len) {
                             Ok(took) => {
+                                if let Some(v) = &self.verify {
+                                    v.map.forget(zone_start, zone_len);
+                                }
                                 if self.counts(Instant::now()) {
                                     self.totals.zone_resets.record(took.as_nanos() as u64);
                                 }

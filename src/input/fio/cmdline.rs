@@ -137,6 +137,7 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
         sections: vec![Section {
             name: "global".into(),
             opts: Vec::new(),
+            unreadable: None,
         }],
         outputs: Vec::new(),
         output: None,
@@ -291,6 +292,7 @@ impl FioCommand {
             self.sections.push(Section {
                 name: v.unwrap_or_default(),
                 opts: Vec::new(),
+                unreadable: None,
             });
             return Ok(());
         }
@@ -334,6 +336,7 @@ impl FioCommand {
                 .sections
                 .retain(|s| s.name == "global" || only.contains(&s.name));
         }
+        super::ini::check_readable(&command.sections)?;
         if command.outputs.is_empty() {
             command.outputs.push(FioOutput::Normal);
         }

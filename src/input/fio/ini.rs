@@ -28,6 +28,18 @@ pub(super) struct Opt {
 pub(super) struct Section {
     pub(super) name: String,
     pub(super) opts: Vec<Opt>,
+    /// The first line of it that could not be read (`${VAR}` of a variable
+    /// that is not set): said only if the section is run, since fio reads
+    /// no section that `--section` leaves out.
+    pub(super) unreadable: Option<String>,
+}
+
+/// The first problem of the sections that are run, if any.
+pub(super) fn check_readable(sections: &[Section]) -> Result<(), UsageError> {
+    match sections.iter().find_map(|s| s.unreadable.clone()) {
+        Some(problem) => Err(UsageError(problem)),
+        None => Ok(()),
+    }
 }
 
 /// Reads `path` and the files it includes into sections, with `${VAR}`
@@ -50,9 +62,16 @@ pub(super) fn read_sections(
         if line.is_empty() || line.starts_with(['#', ';']) {
             continue;
         }
-        let line = expand_env(strip_comment(line))
-            .and_then(|l| expand_expressions(&l))
-            .map_err(|m| UsageError(format!("{at}: {m}")))?;
+        let line = match expand_env(strip_comment(line)).and_then(|l| expand_expressions(&l)) {
+            Ok(line) => line,
+            Err(m) => match out.last_mut() {
+                Some(section) if !line.starts_with('[') => {
+                    section.unreadable.get_or_insert(format!("{at}: {m}"));
+                    continue;
+                }
+                _ => return Err(UsageError(format!("{at}: {m}"))),
+            },
+        };
         if let Some(file) = line.strip_prefix("include ") {
             let file = Path::new(file.trim());
             let file = if file.is_relative() {
@@ -70,6 +89,7 @@ pub(super) fn read_sections(
             out.push(Section {
                 name: section.trim().to_string(),
                 opts: Vec::new(),
+                unreadable: None,
             });
             continue;
         }

@@ -85,6 +85,7 @@ pub fn is_fio_job(path: &Path) -> bool {
 pub fn translate(path: &Path, cli_targets: bool) -> Result<Translation, UsageError> {
     let mut sections = Vec::new();
     read_sections(path, 0, &mut sections)?;
+    ini::check_readable(&sections)?;
     translate_sections(
         &format!("the fio job file {}", path.display()),
         &path.display().to_string(),

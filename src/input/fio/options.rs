@@ -147,8 +147,12 @@ pub(super) fn unsupported(opt: &Opt, why: &str) -> Result<Action, String> {
 /// fio's engines and fathom's for each; `true` where fathom's runs the way
 /// fio's does, so that no note is needed (and fio's JSON names fathom's
 /// engine by it).
-const ENGINES: [(&str, EngineKind, bool); 10] = [
+const ENGINES: [(&str, EngineKind, bool); 12] = [
     ("io_uring", EngineKind::IoUring, true),
+    ("io_uring_cmd", EngineKind::IoUringCmd, true),
+    // libzbc's reads and writes of a zoned drive are the block layer's
+    // here; its zone commands are the kernel's (BLKREPORTZONE, BLKRESETZONE).
+    ("libzbc", EngineKind::Sync, false),
     ("libaio", EngineKind::IoUring, false),
     ("posixaio", EngineKind::IoUring, false),
     ("psync", EngineKind::Sync, true),
@@ -539,6 +543,16 @@ pub(super) fn ioengine(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             " (asynchronous, as libaio)"
         }
     )))
+}
+
+/// `cmd_type`: the commands io_uring_cmd sends; fio 3.33 has NVMe's alone.
+pub(super) fn cmd_type(_job: &mut Job, opt: &Opt) -> Result<Action, String> {
+    match value(opt)? {
+        "nvme" => Ok(Action::Done),
+        other => Err(format!(
+            "cmd_type={other}: io_uring_cmd sends NVMe commands (cmd_type=nvme) only"
+        )),
+    }
 }
 
 /// `rate` and `rate_iops`: fio rates each direction with one value; an

@@ -18,7 +18,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 const BUSY: u32 = 1 << 31;
 /// Set when a write of the block failed: what it holds now is unknown.
 const UNCERTAIN: u32 = 1 << 30;
-const GENERATION: u32 = UNCERTAIN - 1;
+/// Set when the block was erased on purpose (its zone reset): not checked
+/// until written again, with the next generation.
+const ERASED: u32 = 1 << 29;
+const GENERATION: u32 = ERASED - 1;
 /// The map costs 4 bytes per block.
 pub const MAX_BLOCKS: u64 = 1 << 26;
 
@@ -87,16 +90,33 @@ impl BlockMap {
         self.generations[self.index(offset)].store(value, Ordering::Release);
     }
 
+    /// Forgets what was written to `len` bytes at `offset` (a zone that was
+    /// reset, its blocks erased by the workload itself): they are not
+    /// checked until written again.
+    pub fn forget(&self, offset: u64, len: u64) {
+        let end = self.start + self.generations.len() as u64 * self.bs;
+        let (from, to) = (offset.max(self.start), (offset + len).min(end));
+        if from >= to {
+            return;
+        }
+        for cell in &self.generations[self.index(from)..self.index(to - 1) + 1] {
+            cell.fetch_or(ERASED, Ordering::AcqRel);
+        }
+    }
+
     /// Blocks whose last write failed.
     pub fn uncertain_blocks(&self) -> u64 {
         self.generations
             .iter()
-            .filter(|g| g.load(Ordering::Acquire) & UNCERTAIN != 0)
+            .filter(|g| g.load(Ordering::Acquire) & (UNCERTAIN | ERASED) == UNCERTAIN)
             .count() as u64
     }
 
     fn expected(&self, index: usize) -> Option<Result<Expected, ()>> {
         let v = self.generations[index].load(Ordering::Acquire);
+        if v & ERASED != 0 {
+            return None;
+        }
         if v & UNCERTAIN != 0 {
             return Some(Err(()));
         }
@@ -422,6 +442,12 @@ mod tests {
         assert_eq!(map.begin_write(8192), Some(2));
         map.end_write(8192, 2, false);
         assert_eq!(map.expected(1), Some(Err(())));
+        map.forget(8192, 4096);
+        assert_eq!(
+            map.expected(1),
+            None,
+            "a reset zone's blocks are not checked"
+        );
         assert_eq!(map.begin_write(8192), Some(3), "generations keep rising");
         assert_eq!(map.expected(0), None);
     }
