@@ -327,13 +327,16 @@ fn kernel_discards_through_io_uring() -> bool {
 /// Whether the running kernel is Linux `major.minor` or later (false when
 /// its release cannot be read).
 pub fn kernel_at_least(major: u32, minor: u32) -> bool {
-    let Some(release) = crate::gate::read::host_text("/proc/sys/kernel/osrelease") else {
-        return false;
-    };
+    crate::gate::read::host_text("/proc/sys/kernel/osrelease")
+        .is_some_and(|release| release_at_least(&release, (major, minor)))
+}
+
+/// Whether a kernel `release` (`6.1.0-27-amd64`) is `version` or later.
+pub fn release_at_least(release: &str, version: (u32, u32)) -> bool {
     let mut numbers = release
         .split(|c: char| !c.is_ascii_digit())
         .filter_map(|n| n.parse::<u32>().ok());
-    (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)) >= (major, minor)
+    (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)) >= version
 }
 
 /// How long the submission thread of `--sqpoll` spins without work before

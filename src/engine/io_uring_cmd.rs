@@ -37,28 +37,13 @@ pub const FIRST_KERNEL: (u32, u32) = (5, 19);
 /// (`IORING_URING_CMD_FIXED`).
 const FIXED_BUFFERS_KERNEL: (u32, u32) = (6, 1);
 
-/// One NVMe namespace as the two nodes the kernel makes for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Namespace {
-    /// The generic char node the commands go to (`/dev/ng0n1`).
-    pub char_node: PathBuf,
-    /// The block node of the same namespace (`/dev/nvme0n1`), which the
-    /// safety checks, the zone report and the sizes read.
-    pub block_node: PathBuf,
-    pub nsid: u32,
-}
-
 /// Whether a kernel of `release` (its `osrelease`; None: unknown, and let
 /// the ring say) has NVMe passthrough through io_uring: the reason when not.
 pub fn check_kernel(release: Option<&str>) -> Result<(), String> {
     let Some(release) = release else {
         return Ok(());
     };
-    let mut numbers = release
-        .split(|c: char| !c.is_ascii_digit())
-        .filter_map(|n| n.parse::<u32>().ok());
-    let found = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
-    if found >= FIRST_KERNEL {
+    if super::io_uring::release_at_least(release, FIRST_KERNEL) {
         return Ok(());
     }
     Err(format!(
@@ -111,9 +96,11 @@ fn block_namespaces(controller: &Path) -> Vec<(String, u32)> {
         .collect()
 }
 
-/// The namespace whose generic char node is `char_node`: its block node is
-/// found through the controller both hang under, by namespace id.
-pub fn namespace_of_char_node(char_node: &Path) -> io::Result<Namespace> {
+/// The block node of the namespace whose generic char node is
+/// `char_node` (`/dev/nvme0n1` for `/dev/ng0n1`), which the safety checks,
+/// the zone report and the sizes read: found through the controller both
+/// hang under, by namespace id.
+pub fn block_node_of_char_node(char_node: &Path) -> io::Result<PathBuf> {
     let file = crate::gate::read::device_to_query(char_node)?;
     let rdev = file.metadata()?.rdev();
     let nsid = nsid_of(&file)?;
@@ -126,11 +113,7 @@ pub fn namespace_of_char_node(char_node: &Path) -> io::Result<Namespace> {
                 "no block node of namespace {nsid} is in /dev (the safety checks read it)"
             ))
         })?;
-    Ok(Namespace {
-        char_node: char_node.to_path_buf(),
-        block_node: Path::new("/dev").join(name),
-        nsid,
-    })
+    Ok(Path::new("/dev").join(name))
 }
 
 /// The generic char node of the NVMe namespace whose block node is

@@ -145,9 +145,8 @@ fn found(target: &str, path: &Path, index: usize) -> Result<Found, UsageError> {
             if m.file_type().is_char_device()
                 && crate::engine::io_uring_cmd::is_generic_node(m.rdev()) =>
         {
-            let namespace = crate::engine::io_uring_cmd::namespace_of_char_node(&path)
+            let block = crate::engine::io_uring_cmd::block_node_of_char_node(&path)
                 .map_err(|e| err(e.to_string()))?;
-            let block = namespace.block_node;
             let (len, lbs) = block_device_geometry(&block).map_err(|e| err(e.to_string()))?;
             passthrough = Some(path.clone());
             (TargetKind::BlockDevice, block, false, len, Some(len), lbs)
