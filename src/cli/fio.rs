@@ -104,6 +104,16 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
     }
     let notes = resolved.notes.clone();
     let specs = super::as_run(resolved)?;
+    if specs.iter().any(|s| {
+        s.targets
+            .iter()
+            .any(|t| fathom::spec::object::is_object_target(t))
+    }) {
+        return Err(UsageError(
+            "ioengine=http: an object-store run's results have no place in fio's output; run the job file with `fathom run JOB.fio`".into(),
+        )
+        .into());
+    }
     if command.readonly
         && let Some(writer) = specs
             .iter()

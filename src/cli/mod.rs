@@ -10,6 +10,7 @@ mod fio;
 mod history;
 mod knob_args;
 mod mpi;
+mod object;
 mod output;
 mod pts;
 mod replay;
@@ -245,6 +246,7 @@ pub fn main() -> i32 {
         Some(Command::Run(args)) if args.mpi.mpi => mpi_run(&args),
         Some(Command::Run(args)) => match args.asked() {
             Ok(Asked::Tree(spec)) => tree::run_fio_tree(&spec, &args.output, args.dry_run),
+            Ok(Asked::Objects(specs)) => object::object_command(&args, &specs),
             Ok(Asked::Workloads(specs)) => run_command(&args, specs),
             Err(e) => Err(e.into()),
         },

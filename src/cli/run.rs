@@ -101,6 +101,7 @@ impl RunArgs {
         match self.asked()? {
             Asked::Workloads(specs) => Ok(specs),
             Asked::Tree(_) => Err(UsageError(TREE_JOBS.into())),
+            Asked::Objects(_) => Err(UsageError(OBJECT_RUNS.into())),
         }
     }
 
@@ -127,7 +128,13 @@ pub(crate) enum Asked {
     Workloads(Vec<WorkloadSpec>),
     /// fio jobs of a file-operation engine, which run as a tree.
     Tree(fathom::spec::tree::TreeSpec),
+    /// Runs on an object store (`s3://` targets).
+    Objects(Vec<fathom::spec::object::ObjectSpec>),
 }
+
+/// Said where an object-store run cannot go (yet).
+pub(crate) const OBJECT_RUNS: &str =
+    "an s3:// target runs with `fathom run s3://BUCKET[/PREFIX]` on one host, without --mpi";
 
 /// Said where a tree run of fio jobs cannot go.
 pub(crate) const TREE_JOBS: &str = "this fio job file's jobs use a file-operation engine (filecreate, filestat, ...): `fathom run JOB.fio` or `fathom fio JOB.fio` runs them as a tree run";
@@ -145,6 +152,7 @@ impl WorkloadArgs {
         match self.asked(preset, explain, defaults)? {
             Asked::Workloads(specs) => Ok(specs),
             Asked::Tree(_) => Err(UsageError(TREE_JOBS.into())),
+            Asked::Objects(_) => Err(UsageError(OBJECT_RUNS.into())),
         }
     }
 
@@ -177,9 +185,19 @@ impl WorkloadArgs {
         })?;
         let explained = resolved.explained.clone();
         let notes = resolved.notes.clone();
+        let bs_given = self.knobs.given.iter().any(|(k, _)| k == "bs");
+        let credentials = resolved.credentials.clone();
         let asked = match resolved.tree {
             Some(tree) => Asked::Tree(tree),
-            None => Asked::Workloads(as_run(resolved)?),
+            None => match objects_or_workloads(as_run(resolved)?, bs_given)? {
+                Asked::Objects(mut specs) => {
+                    for s in &mut specs {
+                        s.credentials = credentials.clone();
+                    }
+                    Asked::Objects(specs)
+                }
+                asked => asked,
+            },
         };
         for n in &notes {
             eprintln!("note: {n}");
@@ -193,6 +211,25 @@ impl WorkloadArgs {
             return Ok(Asked::Workloads(Vec::new()));
         }
         Ok(asked)
+    }
+}
+
+/// Object-store runs when the workloads' targets are `s3://` (every
+/// workload's), the workloads as they are otherwise.
+fn objects_or_workloads(specs: Vec<WorkloadSpec>, bs_given: bool) -> Result<Asked, UsageError> {
+    use fathom::commands::object;
+    let mut stores = Vec::new();
+    for spec in &specs {
+        if object::is_object_workload(spec)? {
+            stores.push(object::spec_of(spec, bs_given)?);
+        }
+    }
+    match stores.len() {
+        0 => Ok(Asked::Workloads(specs)),
+        n if n == specs.len() => Ok(Asked::Objects(stores)),
+        _ => Err(UsageError(
+            "an s3:// target runs alone: give file and device targets a run of their own".into(),
+        )),
     }
 }
 

@@ -5,6 +5,7 @@ pub mod capacity;
 pub mod certify;
 pub mod crashcheck;
 pub mod meta;
+pub mod object;
 pub mod pts;
 #[cfg(feature = "mpi")]
 pub mod ranks;

@@ -5,11 +5,14 @@
 pub mod content;
 pub mod falloc;
 pub mod ftruncate;
+pub mod http1;
 pub mod inline;
 pub mod io_uring;
 pub mod io_uring_cmd;
 pub mod null;
 pub mod pattern;
+pub mod request;
+pub mod s3;
 pub mod sizes;
 pub mod sync;
 pub mod trim;

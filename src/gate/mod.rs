@@ -21,6 +21,7 @@
 //!
 //! docs/SAFETY.md lists each rule with the test that holds it.
 
+pub mod bucket;
 pub mod claims;
 pub mod device;
 pub mod mounts;

@@ -52,6 +52,11 @@ pub const RESUMED: Input = Input {
     max: 1 << 30,
     claims: false,
 };
+pub const AWS_FILE: Input = Input {
+    what: "an AWS credentials or config file",
+    max: 1 << 20,
+    claims: true,
+};
 pub const MARKER: Input = Input {
     what: "a marker",
     max: 1 << 20,

@@ -208,6 +208,14 @@ fn keys_of(result: &RunResult) -> ResultKeys {
             keys.target = Some(t.spec.dir.clone());
             keys.filesystem = t.filesystem.clone();
         }
+        // A store by its bucket and prefix; runs alike by mix and sizes.
+        RunResult::Object(o) => {
+            keys.target = Some(o.spec.target.to_string());
+            keys.workload = Some(format!(
+                "mix {} of {} objects, {} workers",
+                o.spec.mix, o.spec.object_size, o.spec.workers
+            ));
+        }
         _ => {}
     }
     keys

@@ -2,6 +2,7 @@
 //! (`jobfile`), fio job files (`fio`), and the runs a spec's sweeps make
 //! (`plan`).
 
+pub mod aws;
 pub mod fio;
 pub mod jobfile;
 pub mod plan;

@@ -44,6 +44,8 @@ pub struct Resolved {
     pub replay: Option<fio::FioReplay>,
     /// fio jobs of a file-operation engine: a tree run (and no specs).
     pub tree: Option<fio::FioTree>,
+    /// The keys an fio http job signs with, kept out of the specs.
+    pub credentials: Option<crate::input::aws::AwsCredentials>,
 }
 
 /// The workloads `request` asks for, each checked (`spec::validate`) as it
@@ -167,6 +169,7 @@ fn from_fio(
         explained: None,
         replay: t.replay,
         tree: None,
+        credentials: t.credentials,
     })
 }
 
@@ -215,6 +218,7 @@ pub fn from_fio_command(command: &mut fio::cmdline::FioCommand) -> Result<Resolv
         explained: None,
         replay: t.replay,
         tree: None,
+        credentials: t.credentials,
     })
 }
 

@@ -95,7 +95,8 @@ pub fn directions(results: &[RunResult]) -> Vec<(String, &'static str, &Directio
             | RunResult::Certify(_)
             | RunResult::Capacity(_)
             | RunResult::Pts(_)
-            | RunResult::Tree(_) => {}
+            | RunResult::Tree(_)
+            | RunResult::Object(_) => {}
         }
     }
     let mut out = Vec::new();

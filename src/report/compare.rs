@@ -7,6 +7,7 @@ use crate::result::capacity::CapacityResult;
 use crate::result::certify::{CertifyResult, StreamInterval, THRESHOLDS_MS};
 use crate::result::change::{self as judge, Bootstrap, Figure};
 use crate::result::meta::MetaResult;
+use crate::result::object::ObjectResult;
 use crate::result::tree::TreeResult;
 use crate::result::{RunResult, WorkloadResult};
 use crate::util::units::{latency, thousands};
@@ -35,6 +36,7 @@ fn described(result: &RunResult) -> String {
             format!("capacity search of {} for {}", c.spec.name, c.search.slo)
         }
         RunResult::Pts(p) => format!("pts {}", p.spec.test),
+        RunResult::Object(o) => format!("object-store run {} of {}", o.spec.name, o.spec.target),
     }
 }
 
@@ -146,6 +148,7 @@ fn render(t: &mut Table, layout: Layout) -> String {
 struct Tables {
     workloads: Table,
     tree: Table,
+    objects: Table,
     meta: Table,
     certify: Table,
     pts: Table,
@@ -170,6 +173,15 @@ impl Tables {
             ]),
             tree: table(&[
                 "tree phase",
+                "ops/s A",
+                "ops/s B",
+                "B/A",
+                "p99 A",
+                "p99 B",
+                "p99 B/A",
+            ]),
+            objects: table(&[
+                "object op",
                 "ops/s A",
                 "ops/s B",
                 "B/A",
@@ -330,6 +342,16 @@ fn counterpart(
             })
             .map(|pb| pts_rows(&mut t.pts, pa, pb))
             .ok_or_else(|| format!("pts {}", pa.spec.test)),
+        RunResult::Object(oa) => b
+            .document
+            .results
+            .iter()
+            .find_map(|r| match r {
+                RunResult::Object(o) if o.spec.name == oa.spec.name => Some(o),
+                _ => None,
+            })
+            .map(|ob| object_rows(&mut t.objects, oa, ob))
+            .ok_or_else(|| format!("object-store run {}", oa.spec.name)),
     }
 }
 
@@ -351,6 +373,7 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
         &mut t.workloads,
         &mut t.meta,
         &mut t.tree,
+        &mut t.objects,
         &mut t.certify,
         &mut t.capacity,
         &mut t.pts,
@@ -527,21 +550,45 @@ fn tree_named(t: &TreeResult) -> String {
     )
 }
 
+/// A row of operations a second and p99 latency, A's and B's, each
+/// with B's ratio to A.
+fn rate_and_p99(name: &str, rates: (f64, f64), p99s: (u64, u64)) -> Vec<String> {
+    vec![
+        name.to_string(),
+        crate::util::units::ops_per_s(rates.0),
+        crate::util::units::ops_per_s(rates.1),
+        ratio(rates.0, rates.1),
+        latency(p99s.0 as f64),
+        latency(p99s.1 as f64),
+        ratio(p99s.0 as f64, p99s.1 as f64),
+    ]
+}
+
 /// The phases both tree runs measured.
 fn tree_rows(table: &mut Table, a: &TreeResult, b: &TreeResult) {
     for pa in &a.phases {
         let Some(pb) = b.phase(pa.phase) else {
             continue;
         };
-        table.add_row(vec![
-            pa.phase.to_string(),
-            crate::util::units::ops_per_s(pa.ops_per_s),
-            crate::util::units::ops_per_s(pb.ops_per_s),
-            ratio(pa.ops_per_s, pb.ops_per_s),
-            latency(pa.lat_ns.p99 as f64),
-            latency(pb.lat_ns.p99 as f64),
-            ratio(pa.lat_ns.p99 as f64, pb.lat_ns.p99 as f64),
-        ]);
+        table.add_row(rate_and_p99(
+            pa.phase.name(),
+            (pa.ops_per_s, pb.ops_per_s),
+            (pa.lat_ns.p99, pb.lat_ns.p99),
+        ));
+    }
+}
+
+/// The operations both object-store runs made.
+fn object_rows(table: &mut Table, a: &ObjectResult, b: &ObjectResult) {
+    for oa in &a.ops {
+        let Some(ob) = b.op(oa.op) else {
+            continue;
+        };
+        table.add_row(rate_and_p99(
+            oa.op.name(),
+            (oa.ops_per_s, ob.ops_per_s),
+            (oa.lat_ns.p99, ob.lat_ns.p99),
+        ));
     }
 }
 

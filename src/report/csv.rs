@@ -66,6 +66,7 @@ impl Exporter for CsvExporter {
                 Section::Workloads(workloads) => workload_rows(&workloads)?,
                 Section::Meta(metas) => meta_rows(&metas)?,
                 Section::Tree(trees) => tree_rows(&trees)?,
+                Section::Object(runs) => object_rows(&runs)?,
                 Section::Certify(certifications) => certify_rows(&certifications)?,
                 Section::Capacity(searches) => capacity_rows(&searches)?,
                 Section::Pts(tests) => pts_rows(&tests)?,
@@ -220,6 +221,58 @@ fn latency_fields(l: &crate::result::LatencySummary) -> [String; 8] {
 }
 
 /// One row per tree phase.
+/// One row per operation of each object-store run.
+fn object_rows(runs: &[Labelled<crate::result::object::ObjectResult>]) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(
+        [
+            "system",
+            "target",
+            "op",
+            "workers",
+            "ops",
+            "errors",
+            "elapsed_s",
+            "ops_per_s",
+            "bytes",
+            "bytes_per_s",
+            "share",
+            "ttfb_p50_ns",
+            "ttfb_p99_ns",
+        ]
+        .into_iter()
+        .chain(LATENCY_COLUMNS),
+    )?;
+    for run in runs {
+        for op in &run.ops {
+            let mut row = vec![
+                run.system.to_string(),
+                run.spec.target.to_string(),
+                op.op.to_string(),
+                run.spec.workers.to_string(),
+                op.ops.to_string(),
+                op.errors.values().sum::<u64>().to_string(),
+                format!("{:.3}", run.elapsed_s),
+                format!("{:.1}", op.ops_per_s),
+                op.bytes.to_string(),
+                format!("{:.0}", op.bytes_per_s),
+                format!("{:.4}", op.share),
+                op.ttfb_ns
+                    .as_ref()
+                    .map(|t| t.p50.to_string())
+                    .unwrap_or_default(),
+                op.ttfb_ns
+                    .as_ref()
+                    .map(|t| t.p99.to_string())
+                    .unwrap_or_default(),
+            ];
+            row.extend(latency_fields(&op.lat_ns));
+            w.write_record(&row)?;
+        }
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
 fn tree_rows(trees: &[Labelled<crate::result::tree::TreeResult>]) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(

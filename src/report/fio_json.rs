@@ -121,7 +121,8 @@ pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
                 RunResult::Meta(_)
                 | RunResult::Certify(_)
                 | RunResult::Capacity(_)
-                | RunResult::Pts(_) => {}
+                | RunResult::Pts(_)
+                | RunResult::Object(_) => {}
             }
         }
     }

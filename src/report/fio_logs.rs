@@ -56,7 +56,8 @@ pub fn write(doc: &Document, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             | RunResult::Certify(_)
             | RunResult::Capacity(_)
             | RunResult::Pts(_)
-            | RunResult::Tree(_) => Vec::new(),
+            | RunResult::Tree(_)
+            | RunResult::Object(_) => Vec::new(),
         };
         for w in jobs {
             number += 1;

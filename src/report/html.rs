@@ -129,6 +129,15 @@ impl Exporter for HtmlExporter {
                     results.push_str(&cells_table(&header, &rows, 1));
                     tree_bars(&trees, &mut charts)?;
                 }
+                Section::Object(runs) => {
+                    for run in &runs {
+                        for line in super::object::caption(run, systems).lines() {
+                            let _ = writeln!(results, "<p>{}</p>", escape(line));
+                        }
+                    }
+                    let (header, rows) = super::object::cells(&runs, systems);
+                    results.push_str(&cells_table(&header, &rows, 1));
+                }
                 Section::Streams(groups) => {
                     for s in groups {
                         let (header, rows) = table::streams_cells(&s, systems);

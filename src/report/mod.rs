@@ -23,6 +23,7 @@ pub mod html;
 pub mod json;
 pub mod live;
 pub mod markdown;
+pub mod object;
 pub mod pts;
 pub mod sections;
 pub mod table;

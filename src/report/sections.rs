@@ -55,6 +55,7 @@ pub enum Section<'a> {
     Capacity(Vec<Labelled<'a, CapacityResult>>),
     Pts(Vec<Labelled<'a, crate::result::pts::PtsResult>>),
     Tree(Vec<Labelled<'a, crate::result::tree::TreeResult>>),
+    Object(Vec<Labelled<'a, crate::result::object::ObjectResult>>),
 }
 
 impl Report {
@@ -233,6 +234,12 @@ impl Report {
                         Section::Tree(v) => Some(v),
                         _ => None,
                     }),
+                    RunResult::Object(o) => {
+                        gather(&mut out, label, o, Section::Object, |s| match s {
+                            Section::Object(v) => Some(v),
+                            _ => None,
+                        })
+                    }
                 }
             }
         }

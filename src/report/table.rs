@@ -1060,13 +1060,23 @@ pub fn detail_row(
     bw: Option<f64>,
     l: &LatencySummary,
 ) -> Vec<String> {
-    use crate::util::units::{bandwidth, latency, ops_per_s};
-    vec![
+    use crate::util::units::{bandwidth, ops_per_s};
+    let mut row = vec![
         name.to_string(),
         target.to_string(),
         dir.to_string(),
         ops_per_s(rate),
         bw.map_or("-".into(), bandwidth),
+    ];
+    row.extend(tail_cells(l));
+    row
+}
+
+/// Mean, p50, p99, p99.9, p99.99 and max: the tails every detailed table
+/// shows.
+pub fn tail_cells(l: &LatencySummary) -> [String; 6] {
+    use crate::util::units::latency;
+    [
         latency(l.mean),
         latency(l.p50 as f64),
         latency(l.p99 as f64),

@@ -34,6 +34,11 @@ impl Exporter for TextExporter {
                 }
                 Section::Meta(metas) => out.push_str(&meta_table(&metas, systems)),
                 Section::Tree(trees) => out.push_str(&tree_table(&trees, systems)),
+                Section::Object(runs) => {
+                    let (header, rows) = super::object::cells(&runs, systems);
+                    let captions = runs.iter().map(|r| super::object::caption(r, systems));
+                    out.push_str(&captioned_table(captions, header, rows));
+                }
                 Section::Certify(certifications) => {
                     for c in certifications {
                         if systems {

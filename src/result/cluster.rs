@@ -187,6 +187,7 @@ fn started_and_runtime(r: &RunResult) -> Option<(f64, f64)> {
         RunResult::Workload(w) => Some((w.started_unix_s?, w.runtime_s)),
         RunResult::Streams(s) => Some((s.streams.first()?.started_unix_s?, s.runtime_s)),
         RunResult::Tree(t) => Some((t.started_unix_s?, t.elapsed_s())),
+        RunResult::Object(o) => Some((o.started_unix_s?, o.elapsed_s)),
         RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) | RunResult::Pts(_) => {
             None
         }
@@ -243,12 +244,14 @@ fn concurrent_result(
                 super::tree::concurrent(&trees).map_err(|e| format!("result {}: {e}", k + 1))?,
             ))
         }
-        RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) | RunResult::Pts(_) => {
-            Err(format!(
-                "result {}: metadata, certification, capacity and pts results of several hosts are not merged (run them per host)",
-                k + 1
-            ))
-        }
+        RunResult::Meta(_)
+        | RunResult::Certify(_)
+        | RunResult::Capacity(_)
+        | RunResult::Pts(_)
+        | RunResult::Object(_) => Err(format!(
+            "result {}: metadata, certification, capacity, pts and object-store results of several hosts are not merged (run them per host)",
+            k + 1
+        )),
     }
 }
 

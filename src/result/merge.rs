@@ -35,7 +35,8 @@ pub fn sequential(mut documents: Vec<Document>) -> Result<Document, String> {
                 | RunResult::Streams(_)
                 | RunResult::Capacity(_)
                 | RunResult::Pts(_)
-                | RunResult::Tree(_)) => out.results.push(other),
+                | RunResult::Tree(_)
+                | RunResult::Object(_)) => out.results.push(other),
             }
         }
     }

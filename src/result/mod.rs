@@ -12,6 +12,7 @@ pub mod from_fio;
 pub mod limit;
 pub mod merge;
 pub mod meta;
+pub mod object;
 pub mod pts;
 pub mod repeats;
 pub mod replay;
@@ -96,6 +97,8 @@ pub enum RunResult {
     /// `fathom tree`: a tree of directories and files, made and measured
     /// in phases.
     Tree(tree::TreeResult),
+    /// `fathom run s3://...`: requests to an object store.
+    Object(object::ObjectResult),
 }
 
 impl Document {
@@ -147,6 +150,7 @@ impl Document {
                     .any(|w| w.targets.iter().any(TargetResult::failed)),
                 RunResult::Capacity(_) | RunResult::Pts(_) => false,
                 RunResult::Tree(t) => t.failure.is_some(),
+                RunResult::Object(o) => o.failure.is_some() || o.total_errors() > 0,
             })
     }
 
@@ -176,7 +180,10 @@ impl Document {
                         .iter()
                         .map(|x| Raised::new("meta".into(), RaisedBy::Run, x))
                         .collect(),
-                    RunResult::Certify(_) | RunResult::Pts(_) | RunResult::Tree(_) => Vec::new(),
+                    RunResult::Certify(_)
+                    | RunResult::Pts(_)
+                    | RunResult::Tree(_)
+                    | RunResult::Object(_) => Vec::new(),
                     RunResult::Streams(s) => s
                         .streams
                         .iter()

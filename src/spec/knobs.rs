@@ -619,6 +619,112 @@ pub const KNOBS: &[Knob] = &[
         },
     ),
     Knob::value(
+        "s3_endpoint",
+        "URL[,URL...]",
+        "For an s3://BUCKET[/PREFIX] target: the store's URL (http://HOST:PORT or https://...); several gateways of one store, comma-separated, each worker keeping to one in turn",
+        |b, v| {
+            b.spec.objects.endpoints = v.split(',').map(|e| e.trim_end_matches('/').to_string()).collect();
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "s3_region",
+        "REGION",
+        "For an s3:// target: the region requests are signed for [default: the profile's, AWS_REGION, or us-east-1]",
+        |b, v| {
+            b.spec.objects.region = Some(v.to_string());
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "s3_profile",
+        "NAME",
+        "For an s3:// target: the profile of ~/.aws/credentials and ~/.aws/config to sign with [default: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, else the default profile]",
+        |b, v| {
+            b.spec.objects.profile = Some(v.to_string());
+            Ok(())
+        },
+    ),
+    Knob::switch(
+        "s3_virtual_host",
+        "For an s3:// target: address the bucket as BUCKET.HOST instead of HOST/BUCKET",
+        |b, v| {
+            b.spec.objects.virtual_host = parse_bool(v)?;
+            Ok(())
+        },
+    ),
+    Knob::switch(
+        "s3_ranges",
+        "For an s3:// target: GETs read --bs ranges of each object (in --rw's order: read walks each object, randread picks a random range), not whole objects; --bs on the command line sets it",
+        |b, v| {
+            b.spec.objects.ranges = parse_bool(v)?;
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "s3_connections",
+        "N",
+        "For an s3:// target: a multipart upload's parts in flight at once, each on its own keep-alive connection, per worker [default: 4]",
+        |b, v| {
+            b.spec.objects.connections = Some(parse_count(v)?);
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "mix",
+        "OP=SHARE,...",
+        "For an s3:// target: the operations and each one's share of the requests: get, put, stat (HEAD), list (a page of keys), delete; get=45,put=15,stat=30,delete=10 is a common mix [default: from --rw: get for reads, put for writes]",
+        |b, v| {
+            b.spec.objects.mix = Some(v.parse()?);
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "object_size",
+        "SIZE|LOW-HIGH|SIZE/SHARE:...",
+        "For an s3:// target: the size of the objects written; a range each object's size is drawn from, as likely in each power of two; or sizes with their shares of the objects (4k/60:1m/40) [default: 1m]",
+        |b, v| {
+            b.spec.objects.object_size = Some(v.parse()?);
+            Ok(())
+        },
+    )
+    .sweeps(),
+    Knob::value(
+        "objects",
+        "N",
+        "For an s3:// target: objects uploaded before the timed run when its mix reads them (not timed); without --runtime, also the requests the run makes [default: 100]",
+        |b, v| {
+            b.spec.objects.objects = Some(parse_count(v)?);
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "part_size",
+        "SIZE",
+        "For an s3:// target: PUT objects as multipart uploads of parts this large (5m at least), --s3-connections parts at once [default: one request per object]",
+        |b, v| {
+            b.spec.objects.part_size = Some(parse_size(v)?);
+            Ok(())
+        },
+    ),
+    Knob::value(
+        "list_keys",
+        "N",
+        "For an s3:// target: keys a list operation asks for in one page [default: 1000]",
+        |b, v| {
+            b.spec.objects.list_keys = Some(parse_count(v)?);
+            Ok(())
+        },
+    ),
+    Knob::switch(
+        "create_bucket",
+        "For an s3:// target: make the bucket when it does not exist (it is left in place)",
+        |b, v| {
+            b.spec.objects.create_bucket = parse_bool(v)?;
+            Ok(())
+        },
+    ),
+    Knob::value(
         "compress",
         "PCT",
         "Share of each written chunk that compresses away, 0 to 100 (fio's buffer_compress_percentage) [default: 0]",
@@ -910,7 +1016,7 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     ),
-    Knob::switch("keep", "Keep the files fathom created (marked as fathom's: a later run writes to one without --overwrite, where the file system keeps birth times)", |b, v| {
+    Knob::switch("keep", "Keep the files fathom created (marked as fathom's: a later run writes to one without --overwrite, where the file system keeps birth times), or the objects of an s3:// run with its marker", |b, v| {
         b.spec.keep = parse_bool(v)?;
         Ok(())
     }),

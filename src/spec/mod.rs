@@ -12,6 +12,7 @@ pub mod distribution;
 pub mod engine;
 pub mod knobs;
 pub mod meta;
+pub mod object;
 pub mod priority;
 pub mod pts;
 pub mod replay;
@@ -297,6 +298,9 @@ pub struct WorkloadSpec {
     /// A zoned block device written zone by zone (`--zonemode zbd`).
     #[serde(default, skip_serializing_if = "zbd::ZoneSpec::is_default")]
     pub zoned: zbd::ZoneSpec,
+    /// What an object-store target (`s3://`) is and how it is worked.
+    #[serde(default, skip_serializing_if = "object::ObjectKnobs::is_default")]
+    pub objects: object::ObjectKnobs,
     /// fio's log files to write from the per-second figures
     /// (`--write-bw-log` and friends).
     #[serde(default, skip_serializing_if = "FioLogs::is_empty")]
@@ -705,6 +709,7 @@ impl WorkloadSpec {
             stride: 0,
             zones: None,
             zoned: zbd::ZoneSpec::default(),
+            objects: object::ObjectKnobs::default(),
             think_time: None,
             content: content::DataContent::default(),
             replay: None,

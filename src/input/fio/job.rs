@@ -177,9 +177,23 @@ pub(super) struct Job {
     /// A file-operation engine (`filecreate`, `filestat`, `filedelete`,
     /// `dircreate`, `dirdelete`): the job is a tree run's phase.
     pub(super) file_op: Option<FileOp>,
+    /// The http engine's options (`ioengine=http`): an object-store run.
+    pub(super) http: Option<HttpJob>,
     pub(super) replay_no_stall: bool,
     pub(super) replay_time_scale: Option<u64>,
     pub(super) replay_redirect: Option<String>,
+}
+
+/// The http engine's options of one job, read as they come and settled
+/// once the job is read.
+#[derive(Debug, Clone, Default)]
+pub(super) struct HttpJob {
+    pub(super) host: Option<String>,
+    pub(super) https: bool,
+    pub(super) range_mode: bool,
+    pub(super) key_id: Option<String>,
+    pub(super) key: Option<String>,
+    pub(super) token: Option<String>,
 }
 
 impl Job {

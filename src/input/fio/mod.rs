@@ -11,6 +11,7 @@
 //! iodepth=1, the psync engine, buffered I/O), so nothing changes silently.
 
 pub mod cmdline;
+mod http;
 mod ini;
 mod job;
 mod options;
@@ -37,6 +38,9 @@ pub struct Translation {
     /// The jobs use a file-operation engine (`filecreate`, `filestat`,
     /// …): they are a tree run, not a workload.
     pub tree: Option<FioTree>,
+    /// The keys an http job names (`http_s3_keyid`, `http_s3_key`): kept
+    /// out of `toml`, which `--explain` prints.
+    pub credentials: Option<crate::input::aws::AwsCredentials>,
 }
 
 /// Jobs of fio's file-operation engines as a tree run (its `fio` says
@@ -271,11 +275,13 @@ fn translate_sections(
             ),
         );
     }
+    let credentials = jobs.iter().find_map(http::credentials);
     Ok(Translation {
         toml,
         notes,
         replay,
         tree: None,
+        credentials,
     })
 }
 
@@ -343,6 +349,17 @@ fn settle(job: &mut Job, at: &str, said: &mut Said) {
             job.name
         ));
         job.set("iodepth", "1");
+    }
+    let mut http_notes = Vec::new();
+    if let Err(m) = http::settle(job, &mut http_notes) {
+        said.problem(format!("{at}: {m}"));
+    }
+    if job.http.is_some() {
+        // The general verify note promises what an object run does not do.
+        said.notes.retain(|n| !n.starts_with("verify="));
+    }
+    for n in http_notes {
+        said.note(n);
     }
     settle_files(job, at, said);
     settle_notes(job, said);
@@ -469,6 +486,7 @@ fn tree_translation(source: &str, jobs: &[Job], tree: FioTree, notes: Vec<String
         notes,
         replay: None,
         tree: Some(tree),
+        credentials: None,
     }
 }
 

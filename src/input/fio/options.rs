@@ -519,6 +519,10 @@ pub(super) fn fadvise_hint(job: &mut Job, opt: &Opt) -> Result<Action, String> {
 
 pub(super) fn ioengine(job: &mut Job, opt: &Opt) -> Result<Action, String> {
     let v = value(opt)?;
+    if v == "http" {
+        job.http.get_or_insert_with(Default::default);
+        return Ok(Action::Done);
+    }
     let (engine, same) = match ENGINES.iter().find(|(fio, _, _)| *fio == v) {
         Some((_, engine, same)) => (engine.name(), *same),
         None => match super::job::FileOp::of(v) {

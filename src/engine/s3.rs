@@ -1,0 +1,477 @@
+//! The S3 engine: one worker's requests to an object store, each signed
+//! (AWS Signature Version 4 by rusty-s3, in the query string) and sent on
+//! a keep-alive connection (ureq's pool; TLS by rustls), and timed to
+//! its first byte and its last.
+
+use rusty_s3::actions::{
+    CompleteMultipartUpload, CreateMultipartUpload, DeleteObject, GetObject, HeadBucket,
+    HeadObject, ListObjectsV2, PutObject, UploadPart,
+};
+use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+/// How long a signature stays good: longer than any run's request waits.
+const SIGNED_FOR: Duration = Duration::from_secs(3600);
+
+/// A signed URL of a GET or HEAD is used again for so long (well inside
+/// SIGNED_FOR), as any client of presigned URLs does: signing is a dozen
+/// SHA-256 blocks and a few allocations, a tenth of a small GET's cost
+/// on the client.
+const REUSED_FOR: Duration = Duration::from_secs(1800);
+
+/// Signed URLs of GETs and HEADs, by key; bounded.
+#[derive(Default)]
+struct Signed {
+    urls: std::collections::HashMap<(bool, String), (String, Instant)>,
+}
+
+impl Signed {
+    const MOST: usize = 100_000;
+
+    fn get_or(&mut self, head: bool, key: &str, sign: impl FnOnce() -> String) -> String {
+        if let Some((url, at)) = self.urls.get(&(head, key.to_string()))
+            && at.elapsed() < REUSED_FOR
+        {
+            return url.clone();
+        }
+        if self.urls.len() >= Self::MOST {
+            self.urls.clear();
+        }
+        let url = sign();
+        self.urls
+            .insert((head, key.to_string()), (url.clone(), Instant::now()));
+        url
+    }
+}
+
+/// A request that got no answer within this is an error of its own.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Where a store is and who signs for it.
+#[derive(Clone)]
+pub struct StoreAddress {
+    pub endpoint: String,
+    pub bucket: String,
+    pub region: String,
+    pub virtual_host: bool,
+    pub credentials: Credentials,
+}
+
+use super::request::status_failure;
+pub use super::request::{Failure, Outcome, Timing};
+
+/// One worker's connection to a store.
+pub struct S3Client {
+    agent: ureq::Agent,
+    bucket: Bucket,
+    credentials: Credentials,
+    pub endpoint: String,
+    sink: Vec<u8>,
+    signed: Signed,
+    /// Object requests to an http:// endpoint go this way (see http1.rs).
+    plain: Option<super::http1::Http1Connection>,
+}
+
+impl S3Client {
+    pub fn new(address: &StoreAddress, connections: usize) -> Result<S3Client, String> {
+        let url: url::Url = address
+            .endpoint
+            .parse()
+            .map_err(|e| format!("--s3-endpoint {}: {e}", address.endpoint))?;
+        let style = if address.virtual_host {
+            UrlStyle::VirtualHost
+        } else {
+            UrlStyle::Path
+        };
+        let plain = match url.scheme() {
+            "http" => Some(super::http1::Http1Connection::new(&url, REQUEST_TIMEOUT)?),
+            _ => None,
+        };
+        let bucket = Bucket::new(url, style, address.bucket.clone(), address.region.clone())
+            .map_err(|e| format!("--s3-endpoint {}: {e}", address.endpoint))?;
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_idle_connections_per_host(connections.max(1))
+            .max_idle_connections(connections.max(1))
+            // Each phase but the name's lookup: ureq looks the name up on
+            // every request, pooled connection or not, and a lookup with a
+            // time limit is a thread of its own (a thread a request).
+            .timeout_connect(Some(REQUEST_TIMEOUT))
+            .timeout_send_request(Some(REQUEST_TIMEOUT))
+            .timeout_send_body(Some(REQUEST_TIMEOUT))
+            .timeout_recv_response(Some(REQUEST_TIMEOUT))
+            .timeout_recv_body(Some(REQUEST_TIMEOUT))
+            .max_redirects(0)
+            .build()
+            .into();
+        Ok(S3Client {
+            agent,
+            bucket,
+            credentials: address.credentials.clone(),
+            endpoint: address.endpoint.clone(),
+            sink: vec![0; 256 << 10],
+            signed: Signed::default(),
+            plain,
+        })
+    }
+
+    /// GET of `key`, whole or the bytes `range` (offset, length).
+    pub fn get(&mut self, key: &str, range: Option<(u64, u64)>) -> Outcome {
+        let (bucket, credentials) = (&self.bucket, &self.credentials);
+        let url = self.signed.get_or(false, key, || {
+            GetObject::new(bucket, Some(credentials), key)
+                .sign(SIGNED_FOR)
+                .to_string()
+        });
+        if let Some(plain) = self.plain.as_mut() {
+            return plain.request("GET", path_and_query(&url), range, &[], &mut self.sink);
+        }
+        let agent = self.agent.clone();
+        let sink = &mut self.sink;
+        timed(
+            || {
+                let mut req = agent.get(url.as_str());
+                if let Some((off, len)) = range {
+                    req = req.header("Range", format!("bytes={off}-{}", off + len - 1));
+                }
+                req.call()
+            },
+            sink,
+        )
+    }
+
+    /// PUT of `body` as `key`, in one request.
+    pub fn put(&mut self, key: &str, body: &[u8]) -> Outcome {
+        let url = PutObject::new(&self.bucket, Some(&self.credentials), key).sign(SIGNED_FOR);
+        if let Some(plain) = self.plain.as_mut() {
+            let mut t = plain.request(
+                "PUT",
+                path_and_query(url.as_str()),
+                None,
+                body,
+                &mut self.sink,
+            )?;
+            t.bytes = body.len() as u64;
+            return Ok(t);
+        }
+        let agent = self.agent.clone();
+        let sink = &mut self.sink;
+        let mut t = timed(|| agent.put(url.as_str()).send(body), sink)?;
+        t.bytes = body.len() as u64;
+        Ok(t)
+    }
+
+    pub fn head(&mut self, key: &str) -> Outcome {
+        let (bucket, credentials) = (&self.bucket, &self.credentials);
+        let url = self.signed.get_or(true, key, || {
+            HeadObject::new(bucket, Some(credentials), key)
+                .sign(SIGNED_FOR)
+                .to_string()
+        });
+        if let Some(plain) = self.plain.as_mut() {
+            return plain.request("HEAD", path_and_query(&url), None, &[], &mut self.sink);
+        }
+        let agent = self.agent.clone();
+        let sink = &mut self.sink;
+        let mut t = timed(|| agent.head(url.as_str()).call(), sink)?;
+        t.bytes = 0;
+        Ok(t)
+    }
+
+    pub fn delete(&mut self, key: &str) -> Outcome {
+        let url = DeleteObject::new(&self.bucket, Some(&self.credentials), key).sign(SIGNED_FOR);
+        if let Some(plain) = self.plain.as_mut() {
+            let mut t = plain.request(
+                "DELETE",
+                path_and_query(url.as_str()),
+                None,
+                &[],
+                &mut self.sink,
+            )?;
+            t.bytes = 0;
+            return Ok(t);
+        }
+        let agent = self.agent.clone();
+        let sink = &mut self.sink;
+        let mut t = timed(|| agent.delete(url.as_str()).call(), sink)?;
+        t.bytes = 0;
+        Ok(t)
+    }
+
+    /// One page of keys under `prefix` after `start_after`: the page's
+    /// timing, its keys and whether more follow.
+    pub fn list(
+        &mut self,
+        prefix: &str,
+        max_keys: u32,
+        start_after: Option<&str>,
+    ) -> Result<(Timing, Vec<String>, bool), Failure> {
+        let mut action = ListObjectsV2::new(&self.bucket, Some(&self.credentials));
+        action.with_prefix(prefix);
+        action.with_max_keys(max_keys as usize);
+        if let Some(after) = start_after {
+            action.with_start_after(after);
+        }
+        let url = action.sign(SIGNED_FOR);
+        let started = Instant::now();
+        let (mut response, retries) = send_once_more(|| self.agent.get(url.as_str()).call())?;
+        let first_byte_ns = elapsed_ns(started);
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(64 << 20)
+            .read_to_string()
+            .map_err(|e| Failure::Transport(e.to_string()))?;
+        let last_byte_ns = elapsed_ns(started);
+        check_status(response.status().as_u16(), &text)?;
+        let parsed = ListObjectsV2::parse_response(&text)
+            .map_err(|e| Failure::Transport(format!("a LIST answer fathom cannot read: {e}")))?;
+        let keys: Vec<String> = parsed.contents.into_iter().map(|c| c.key).collect();
+        let more = parsed.next_continuation_token.is_some();
+        Ok((
+            Timing {
+                first_byte_ns,
+                last_byte_ns,
+                bytes: 0,
+                retries,
+            },
+            keys,
+            more,
+        ))
+    }
+
+    /// Starts a multipart upload of `key`: its upload id.
+    pub fn create_multipart(&mut self, key: &str) -> Result<(Timing, String), Failure> {
+        let url =
+            CreateMultipartUpload::new(&self.bucket, Some(&self.credentials), key).sign(SIGNED_FOR);
+        let started = Instant::now();
+        let (mut response, retries) =
+            send_once_more(|| self.agent.post(url.as_str()).send_empty())?;
+        let first_byte_ns = elapsed_ns(started);
+        let text = read_text(&mut response)?;
+        check_status(response.status().as_u16(), &text)?;
+        let parsed = CreateMultipartUpload::parse_response(&text)
+            .map_err(|e| Failure::Transport(format!("an answer fathom cannot read: {e}")))?;
+        Ok((
+            Timing {
+                first_byte_ns,
+                last_byte_ns: elapsed_ns(started),
+                bytes: 0,
+                retries,
+            },
+            parsed.upload_id().to_string(),
+        ))
+    }
+
+    /// One part (numbered from 1): its timing and ETag.
+    pub fn upload_part(
+        &mut self,
+        key: &str,
+        upload_id: &str,
+        number: u16,
+        body: &[u8],
+    ) -> Result<(Timing, String), Failure> {
+        let url = UploadPart::new(
+            &self.bucket,
+            Some(&self.credentials),
+            key,
+            number,
+            upload_id,
+        )
+        .sign(SIGNED_FOR);
+        let started = Instant::now();
+        let (mut response, retries) = send_once_more(|| self.agent.put(url.as_str()).send(body))?;
+        let first_byte_ns = elapsed_ns(started);
+        let text = read_text(&mut response)?;
+        check_status(response.status().as_u16(), &text)?;
+        let etag = response
+            .headers()
+            .get("etag")
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| Failure::Transport("a part's answer carried no ETag".into()))?
+            .to_string();
+        Ok((
+            Timing {
+                first_byte_ns,
+                last_byte_ns: elapsed_ns(started),
+                bytes: body.len() as u64,
+                retries,
+            },
+            etag,
+        ))
+    }
+
+    pub fn complete_multipart(&mut self, key: &str, upload_id: &str, etags: &[String]) -> Outcome {
+        let action = CompleteMultipartUpload::new(
+            &self.bucket,
+            Some(&self.credentials),
+            key,
+            upload_id,
+            etags.iter().map(String::as_str),
+        );
+        let url = action.sign(SIGNED_FOR);
+        let body = action.body();
+        let agent = self.agent.clone();
+        let sink = &mut self.sink;
+        let mut t = timed(|| agent.post(url.as_str()).send(body.as_bytes()), sink)?;
+        t.bytes = 0;
+        Ok(t)
+    }
+
+    pub fn abort_multipart(&mut self, key: &str, upload_id: &str) {
+        let url = rusty_s3::actions::AbortMultipartUpload::new(
+            &self.bucket,
+            Some(&self.credentials),
+            key,
+            upload_id,
+        )
+        .sign(SIGNED_FOR);
+        let _ = self.agent.delete(url.as_str()).call();
+    }
+
+    /// Whether the bucket is there to work in: Ok(false) when the store
+    /// says it is not, the store's error otherwise.
+    pub fn bucket_exists(&mut self) -> Result<bool, Failure> {
+        let url = HeadBucket::new(&self.bucket, Some(&self.credentials)).sign(SIGNED_FOR);
+        let (mut response, _) = send_once_more(|| self.agent.head(url.as_str()).call())?;
+        let status = response.status().as_u16();
+        let _ = read_text(&mut response);
+        match status {
+            200..=299 => Ok(true),
+            404 => Ok(false),
+            // HEAD has no body to name the error: a GET of the bucket's
+            // listing does (InvalidAccessKeyId, SignatureDoesNotMatch).
+            _ => match self.list("", 1, None) {
+                Ok(_) => Ok(true),
+                Err(Failure::Status { status: 404, .. }) => Ok(false),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    pub fn create_bucket(&mut self) -> Result<(), Failure> {
+        let url =
+            rusty_s3::actions::CreateBucket::new(&self.bucket, &self.credentials).sign(SIGNED_FOR);
+        let (mut response, _) = send_once_more(|| self.agent.put(url.as_str()).send_empty())?;
+        let text = read_text(&mut response)?;
+        check_status(response.status().as_u16(), &text)
+    }
+}
+
+/// `/bucket/key?X-Amz-...` of a signed URL.
+fn path_and_query(url: &str) -> &str {
+    let after_scheme = url.find("://").map(|i| i + 3).unwrap_or(0);
+    match url[after_scheme..].find('/') {
+        Some(i) => &url[after_scheme + i..],
+        None => "/",
+    }
+}
+
+/// The gate's questions about keys, answered by this client.
+impl crate::gate::bucket::Keys for S3Client {
+    fn keys_under(&mut self, prefix: &str, max: u32) -> Result<(Vec<String>, bool), String> {
+        self.list(prefix, max, None)
+            .map(|(_, keys, more)| (keys, more))
+            .map_err(|e| e.to_string())
+    }
+
+    fn holds(&mut self, key: &str) -> bool {
+        self.head(key).is_ok()
+    }
+
+    fn put_small(&mut self, key: &str, body: &[u8]) -> Result<(), String> {
+        self.put(key, body).map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    fn delete_key(&mut self, key: &str) -> Result<(), String> {
+        match self.delete(key) {
+            Ok(_) | Err(Failure::Status { status: 404, .. }) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+fn elapsed_ns(started: Instant) -> u64 {
+    started.elapsed().as_nanos() as u64
+}
+
+/// Sends a request, and once more when it failed before any answer: a
+/// store may close a kept-alive connection just as it is reused.
+fn send_once_more(
+    mut send: impl FnMut() -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+) -> Result<(ureq::http::Response<ureq::Body>, u32), Failure> {
+    match send() {
+        Ok(r) => Ok((r, 0)),
+        Err(first) if retriable(&first) => send()
+            .map(|r| (r, 1))
+            .map_err(|e| Failure::Transport(e.to_string())),
+        Err(e) => Err(Failure::Transport(e.to_string())),
+    }
+}
+
+fn retriable(e: &ureq::Error) -> bool {
+    matches!(e, ureq::Error::Io(_) | ureq::Error::Protocol(_))
+}
+
+/// Times a request to its headers and to the end of its body (read and
+/// dropped), and turns an error status into a failure naming its code.
+fn timed(
+    send: impl FnMut() -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    sink: &mut [u8],
+) -> Outcome {
+    let started = Instant::now();
+    let (mut response, retries) = send_once_more(send)?;
+    let first_byte_ns = elapsed_ns(started);
+    let status = response.status().as_u16();
+    if !(200..300).contains(&status) {
+        let text = read_text(&mut response).unwrap_or_default();
+        check_status(status, &text)?;
+    }
+    let mut reader = response.body_mut().with_config().limit(u64::MAX).reader();
+    let mut bytes = 0u64;
+    loop {
+        match reader.read(sink) {
+            Ok(0) => break,
+            Ok(n) => bytes += n as u64,
+            Err(e) => return Err(Failure::Transport(format!("the body broke off: {e}"))),
+        }
+    }
+    Ok(Timing {
+        first_byte_ns,
+        last_byte_ns: elapsed_ns(started),
+        bytes,
+        retries,
+    })
+}
+
+fn read_text(response: &mut ureq::http::Response<ureq::Body>) -> Result<String, Failure> {
+    response
+        .body_mut()
+        .with_config()
+        .limit(16 << 20)
+        .read_to_string()
+        .map_err(|e| Failure::Transport(e.to_string()))
+}
+
+/// An error status as a failure, with the `<Code>` of S3's error body.
+fn check_status(status: u16, body: &str) -> Result<(), Failure> {
+    if (200..300).contains(&status) {
+        return Ok(());
+    }
+    Err(status_failure(status, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_body_names_its_code() {
+        let body = "<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code><Message>x</Message></Error>";
+        let f = check_status(403, body).unwrap_err();
+        assert_eq!(f.key(), "403 SignatureDoesNotMatch");
+        assert_eq!(check_status(500, "").unwrap_err().key(), "500");
+        assert!(check_status(206, "").is_ok());
+    }
+}

@@ -1,0 +1,192 @@
+//! Results of an object-store run: per operation, requests a second,
+//! bytes a second and the exact latency of each request (for GETs, to
+//! the first byte and to the last), errors by status, and the requests
+//! of each second.
+
+use crate::measure::histogram::{LatencyHistogram, LatencySummary};
+use crate::spec::object::{ObjectOp, ObjectSpec};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One operation's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObjectOpResult {
+    pub op: ObjectOp,
+    /// Requests that succeeded.
+    pub ops: u64,
+    /// Requests that failed, by HTTP status and S3 error code ("503
+    /// SlowDown"), or "transport" when no answer came.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors: BTreeMap<String, u64>,
+    /// Requests sent again after a kept-alive connection failed before
+    /// any answer (each counted once, in `ops` or `errors`).
+    #[serde(default)]
+    pub retries: u64,
+    /// Object bytes read (get) or written (put).
+    pub bytes: u64,
+    pub ops_per_s: f64,
+    pub bytes_per_s: f64,
+    /// This operation's share of every request made, and the share the
+    /// mix asked for.
+    pub share: f64,
+    pub share_asked: f64,
+    /// From before the request was sent to its answer's last byte (for a
+    /// multipart PUT: from its start to its completion).
+    pub lat_ns: LatencySummary,
+    pub histogram: String,
+    /// GET only: to the answer's first byte (its status line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb_ns: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb_histogram: Option<String>,
+}
+
+/// A multipart PUT's parts: each one's latency beside the whole object's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartsResult {
+    pub parts: u64,
+    pub bytes: u64,
+    pub lat_ns: LatencySummary,
+    pub histogram: String,
+}
+
+/// Requests of one gateway, when the run spread its workers over several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndpointResult {
+    pub endpoint: String,
+    pub ops: u64,
+    pub errors: u64,
+    pub lat_ns: LatencySummary,
+    /// GETs' time to first byte at this gateway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb_ns: Option<LatencySummary>,
+}
+
+/// The requests completed in one second, by operation (failed ones too).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObjectInterval {
+    /// Seconds from the timed run's start to this second's end.
+    pub t_s: f64,
+    pub ops: BTreeMap<ObjectOp, u64>,
+}
+
+/// The untimed upload of the objects the run reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Preparation {
+    pub objects: u64,
+    pub bytes: u64,
+    pub elapsed_s: f64,
+}
+
+/// What was removed when the run ended.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Cleanup {
+    pub deleted: u64,
+    /// Objects that could not be deleted (named in `failure`).
+    pub failed: u64,
+    /// Left in place (`--keep`).
+    pub kept: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObjectResult {
+    pub spec: ObjectSpec,
+    /// Where the credentials came from (never the credentials).
+    pub credentials_from: String,
+    #[serde(default)]
+    pub bucket_created: bool,
+    /// The prefix the run worked under, marked as fathom's.
+    pub run_prefix: String,
+    pub preparation: Preparation,
+    /// When the timed run began (seconds since the Unix epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_s: Option<f64>,
+    /// The timed run, from its first request to its last answer.
+    pub elapsed_s: f64,
+    pub ops: Vec<ObjectOpResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<PartsResult>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<EndpointResult>,
+    pub intervals: Vec<ObjectInterval>,
+    pub cleanup: Cleanup,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    pub interrupted: bool,
+}
+
+impl ObjectResult {
+    pub fn op(&self, op: ObjectOp) -> Option<&ObjectOpResult> {
+        self.ops.iter().find(|o| o.op == op)
+    }
+
+    pub fn total_ops(&self) -> u64 {
+        self.ops.iter().map(|o| o.ops).sum()
+    }
+
+    pub fn total_errors(&self) -> u64 {
+        self.ops.iter().flat_map(|o| o.errors.values()).sum()
+    }
+}
+
+/// One operation's measurements while the run goes, per worker, merged
+/// at its end.
+#[derive(Debug, Clone, Default)]
+pub struct OpTally {
+    pub ops: u64,
+    pub bytes: u64,
+    pub retries: u64,
+    pub errors: BTreeMap<String, u64>,
+    pub latency: LatencyHistogram,
+    pub ttfb: LatencyHistogram,
+}
+
+impl OpTally {
+    pub fn add(&mut self, other: &OpTally) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        self.retries += other.retries;
+        for (k, n) in &other.errors {
+            *self.errors.entry(k.clone()).or_default() += n;
+        }
+        self.latency.add(&other.latency);
+        self.ttfb.add(&other.ttfb);
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.ops + self.errors.values().sum::<u64>()
+    }
+
+    /// The figures of `op` over `elapsed_s`, of `all_requests` made.
+    pub fn result(
+        &self,
+        op: ObjectOp,
+        elapsed_s: f64,
+        all_requests: u64,
+        share_asked: f64,
+    ) -> ObjectOpResult {
+        let per_s = |n: u64| {
+            if elapsed_s > 0.0 {
+                n as f64 / elapsed_s
+            } else {
+                0.0
+            }
+        };
+        let with_ttfb = op == ObjectOp::Get && self.ttfb.count() > 0;
+        ObjectOpResult {
+            op,
+            ops: self.ops,
+            errors: self.errors.clone(),
+            retries: self.retries,
+            bytes: self.bytes,
+            ops_per_s: per_s(self.ops),
+            bytes_per_s: per_s(self.bytes),
+            share: self.requests() as f64 / all_requests.max(1) as f64,
+            share_asked,
+            lat_ns: self.latency.summary(),
+            histogram: self.latency.encode(),
+            ttfb_ns: with_ttfb.then(|| self.ttfb.summary()),
+            ttfb_histogram: with_ttfb.then(|| self.ttfb.encode()),
+        }
+    }
+}

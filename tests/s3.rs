@@ -1,0 +1,483 @@
+//! Object stores: `fathom run s3://...` against real S3 servers started
+//! on 127.0.0.1 (SeaweedFS, s3s-fs), read back with boto3. A server that
+//! is not installed skips its tests, saying so (`.ci/run` installs both).
+
+mod common;
+#[path = "common/s3_server.rs"]
+mod s3_server;
+
+use common::*;
+use serde_json::Value;
+use std::process::{Command, Output};
+
+use s3_server::{BUCKET, KEY, SECRET, Server};
+
+fn s3_run(server: &Server, secret: &str, args: &[&str]) -> Output {
+    let mut command = fathom();
+    command.arg("run").args(args);
+    if !args.contains(&"--s3-endpoint") {
+        command.args(["--s3-endpoint", &server.endpoint]);
+    }
+    command
+        .env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", secret)
+        .env_remove("AWS_PROFILE")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+        .env("AWS_CONFIG_FILE", "/nonexistent")
+        .output()
+        .expect("fathom runs")
+}
+
+fn s3_json(server: &Server, args: &[&str]) -> Value {
+    let mut full = args.to_vec();
+    full.extend_from_slice(&["--output-format", "json"]);
+    let out = s3_run(server, SECRET, &full);
+    json_out(&out)["results"][0].clone()
+}
+
+/// What boto3 says: `script` runs with `s3` a client of the server; its
+/// stdout. None (and the reason printed) without boto3.
+fn boto3(server: &Server, script: &str) -> Option<String> {
+    let program = format!(
+        "import boto3, json\ns3 = boto3.client('s3', endpoint_url='{}', aws_access_key_id='{KEY}', aws_secret_access_key='{SECRET}', region_name='us-east-1')\n{script}",
+        server.endpoint
+    );
+    let out = Command::new("python3")
+        .args(["-c", &program])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        if err.contains("No module named 'boto3'") {
+            eprintln!("skipped the boto3 check: boto3 is not installed (pip install boto3)");
+            return None;
+        }
+        panic!("boto3: {err}");
+    }
+    Some(String::from_utf8_lossy(&out.stdout).to_string())
+}
+
+/// Every key under `prefix`, as boto3 lists them.
+fn keys_under(server: &Server, prefix: &str) -> Option<Vec<String>> {
+    boto3(
+        server,
+        &format!(
+            "r = s3.list_objects_v2(Bucket='{BUCKET}', Prefix='{prefix}')\nfor o in r.get('Contents', []): print(o['Key'], o['Size'])"
+        ),
+    )
+    .map(|s| s.lines().map(String::from).collect())
+}
+
+fn op<'a>(result: &'a Value, name: &str) -> &'a Value {
+    result["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {result}"))
+}
+
+/// A mixed run: every second, each operation's share within 3 points of
+/// the share asked; every GET's first byte no later than its last; the
+/// store left as it was found.
+fn mixed_run_on(kind: &str) {
+    let Some(server) = Server::start(kind) else {
+        return;
+    };
+    let mix = [
+        ("get", 45.0),
+        ("put", 15.0),
+        ("stat", 30.0),
+        ("delete", 10.0),
+    ];
+    let result = s3_json(
+        &server,
+        &[
+            "s3://bench/mixed",
+            "--mix",
+            "get=45,put=15,stat=30,delete=10",
+            "--object-size",
+            "16k",
+            "--objects",
+            "40",
+            "--numjobs",
+            "4",
+            "--runtime",
+            "3s",
+        ],
+    );
+    assert!(result["failure"].is_null(), "{result}");
+    assert_eq!(result["preparation"]["objects"], 40);
+    let intervals = result["intervals"].as_array().unwrap();
+    assert!(intervals.len() >= 2, "{result}");
+    for second in intervals {
+        let counts = second["ops"].as_object().unwrap();
+        let total: f64 = counts.values().map(|v| v.as_f64().unwrap()).sum();
+        assert!(
+            total > 20.0,
+            "too few requests a second to judge a share: {second}"
+        );
+        for (name, asked) in mix {
+            let share = counts[name].as_f64().unwrap() / total * 100.0;
+            assert!(
+                (share - asked).abs() <= 3.0,
+                "{name}: {share:.1}% in {second}, asked {asked}%"
+            );
+        }
+    }
+    for (name, _) in mix {
+        let o = op(&result, name);
+        assert!(o["ops"].as_u64().unwrap() > 0, "{o}");
+        assert!(o["errors"].is_null(), "{name} failed: {o}");
+    }
+    let get = op(&result, "get");
+    assert_eq!(
+        get["bytes"].as_u64().unwrap(),
+        get["ops"].as_u64().unwrap() * 16384
+    );
+    for q in ["min", "p50", "p99", "max"] {
+        assert!(
+            get["ttfb_ns"][q].as_u64().unwrap() <= get["lat_ns"][q].as_u64().unwrap(),
+            "first byte after the last at {q}: {get}"
+        );
+    }
+    // Its objects and its marker are gone.
+    if let Some(keys) = keys_under(&server, "mixed/") {
+        assert!(keys.is_empty(), "left behind: {keys:?}");
+    }
+    assert_eq!(result["cleanup"]["failed"], 0);
+}
+
+#[test]
+fn a_mixed_run_on_seaweedfs_holds_its_shares_every_second_and_cleans_up() {
+    mixed_run_on("seaweedfs");
+}
+
+#[test]
+fn a_mixed_run_on_s3s_fs_holds_its_shares_every_second_and_cleans_up() {
+    mixed_run_on("s3s-fs");
+}
+
+#[test]
+fn a_multipart_run_uploads_every_part_and_boto3_reads_whole_objects() {
+    let Some(server) = Server::start("seaweedfs") else {
+        return;
+    };
+    // 11 MiB in 5 MiB parts: 5, 5 and 1, three parts an object.
+    let result = s3_json(
+        &server,
+        &[
+            "s3://bench/multi",
+            "--rw",
+            "write",
+            "--object-size",
+            "11m",
+            "--part-size",
+            "5m",
+            "--objects",
+            "3",
+            "--numjobs",
+            "1",
+            "--s3-connections",
+            "3",
+            "--keep",
+        ],
+    );
+    assert!(result["failure"].is_null(), "{result}");
+    let put = op(&result, "put");
+    assert_eq!(put["ops"], 3, "{put}");
+    assert_eq!(result["parts"]["parts"], 9, "{result}");
+    assert_eq!(result["parts"]["bytes"], 3 * 11 * 1048576);
+    // A part is no slower than the object it is part of.
+    assert!(result["parts"]["lat_ns"]["max"].as_u64() <= put["lat_ns"]["max"].as_u64());
+    let Some(keys) = keys_under(&server, "multi/") else {
+        return;
+    };
+    let objects: Vec<&String> = keys
+        .iter()
+        .filter(|k| !k.contains("fathom.marker"))
+        .collect();
+    assert_eq!(objects.len(), 3, "{keys:?}");
+    for k in &objects {
+        assert!(k.ends_with(" 11534336"), "{k}");
+    }
+    // The bytes read back are the bytes sent: the whole object, in order.
+    let key = objects[0].split(' ').next().unwrap();
+    let read = boto3(
+        &server,
+        &format!("b = s3.get_object(Bucket='{BUCKET}', Key='{key}')['Body'].read()\nprint(len(b), b[:5242880] == b[5242880:10485760])"),
+    )
+    .unwrap();
+    assert_eq!(
+        read.trim(),
+        "11534336 True",
+        "each part carries the same bytes"
+    );
+}
+
+#[test]
+fn a_wrong_secret_is_named_and_nothing_is_written() {
+    for kind in ["s3s-fs", "seaweedfs"] {
+        let Some(server) = Server::start(kind) else {
+            continue;
+        };
+        let out = s3_run(
+            &server,
+            "not-the-secret",
+            &["s3://bench/denied", "--runtime", "1s"],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{kind}: {err}");
+        names_the_problem(&err, "SignatureDoesNotMatch");
+        assert!(out.stdout.is_empty(), "no result: 0 successes");
+        if let Some(keys) = keys_under(&server, "denied/") {
+            assert!(keys.is_empty(), "{kind}: {keys:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_written() {
+    let Some(server) = Server::start("seaweedfs") else {
+        return;
+    };
+    let refused_here = |args: &[&str], needle: &str| {
+        let out = s3_run(&server, SECRET, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        names_the_problem(&err, needle);
+    };
+    refused_here(
+        &["s3://missing-bucket/x", "--runtime", "1s"],
+        "no bucket missing-bucket",
+    );
+    refused_here(
+        &["s3://bench/x", "--rw", "write", "--part-size", "1m"],
+        "5 MiB",
+    );
+    refused_here(&["s3://bench/x", "--iodepth", "8"], "--iodepth");
+    refused_here(
+        &["s3://bench/x", "--mix", "get=1,copy=1"],
+        "not an operation",
+    );
+    // A prefix holding someone else's object: refused, and then worked
+    // beside with --overwrite, the object untouched.
+    boto3(
+        &server,
+        &format!("s3.put_object(Bucket='{BUCKET}', Key='theirs/data.csv', Body=b'a,b')"),
+    );
+    if keys_under(&server, "theirs/").is_some() {
+        refused_here(
+            &["s3://bench/theirs", "--runtime", "1s"],
+            "fathom did not make",
+        );
+        let result = s3_json(
+            &server,
+            &[
+                "s3://bench/theirs",
+                "--objects",
+                "5",
+                "--object-size",
+                "4k",
+                "--overwrite",
+            ],
+        );
+        assert_eq!(op(&result, "get")["ops"], 5, "{result}");
+        assert_eq!(
+            keys_under(&server, "theirs/").unwrap(),
+            vec!["theirs/data.csv 3"]
+        );
+    }
+    // --create-bucket makes a missing bucket, and the run goes on in it.
+    let result = s3_json(
+        &server,
+        &[
+            "s3://made-by-fathom/x",
+            "--create-bucket",
+            "--objects",
+            "2",
+            "--object-size",
+            "1k",
+        ],
+    );
+    assert_eq!(result["bucket_created"], true);
+    assert_eq!(op(&result, "get")["ops"], 2);
+    // An endpoint nothing listens on.
+    let port = free_port();
+    let out = fathom()
+        .args([
+            "run",
+            "s3://bench/x",
+            "--s3-endpoint",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    names_the_problem(&String::from_utf8_lossy(&out.stderr), "unreachable");
+}
+
+#[test]
+fn ranged_gets_read_the_block_size_in_order_or_at_random() {
+    let Some(server) = Server::start("seaweedfs") else {
+        return;
+    };
+    for rw in ["read", "randread"] {
+        let result = s3_json(
+            &server,
+            &[
+                "s3://bench/ranges",
+                "--rw",
+                rw,
+                "--bs",
+                "4k",
+                "--object-size",
+                "64k",
+                "--objects",
+                "8",
+            ],
+        );
+        let get = op(&result, "get");
+        assert_eq!(get["ops"], 8, "{get}");
+        assert_eq!(get["bytes"], 8 * 4096, "{rw}: {get}");
+        assert_eq!(
+            result["spec"]["get_range"],
+            if rw == "read" {
+                serde_json::json!({"sequential": 4096})
+            } else {
+                serde_json::json!({"random": 4096})
+            }
+        );
+    }
+}
+
+/// Every field of an object-store result (multipart parts, two gateways,
+/// ranges) is in docs/json-schema.md.
+#[test]
+fn every_field_of_an_object_result_is_documented() {
+    let Some(server) = Server::start("seaweedfs") else {
+        return;
+    };
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json-schema.md"))
+        .unwrap();
+    let two = format!("{0},{0}", server.endpoint);
+    let mut missing = std::collections::BTreeSet::new();
+    for args in [
+        vec![
+            "s3://bench/doc",
+            "--mix",
+            "get=2,put=1,list=1",
+            "--bs",
+            "4k",
+            "--object-size",
+            "4k-64k",
+            "--objects",
+            "8",
+            "--numjobs",
+            "2",
+            "--runtime",
+            "1100ms",
+            "--s3-endpoint",
+            &two,
+        ],
+        vec![
+            "s3://bench/doc",
+            "--rw",
+            "write",
+            "--object-size",
+            "6m",
+            "--part-size",
+            "5m",
+            "--objects",
+            "1",
+        ],
+    ] {
+        let result = s3_json(&server, &args);
+        let mut keys = Vec::new();
+        collect_keys(&result, &mut keys);
+        for k in keys {
+            if !docs.contains(&format!("`{k}`")) {
+                missing.insert(k);
+            }
+        }
+    }
+    assert!(missing.is_empty(), "undocumented: {missing:?}");
+}
+
+fn collect_keys(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                // Counts keyed by operation or error are values, not fields.
+                if !["errors", "ops"].contains(&k.as_str()) || v.is_array() || v.is_number() {
+                    out.push(k.clone());
+                }
+                if k != "errors" && !(k == "ops" && v.is_object()) {
+                    collect_keys(v, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_keys(i, out)),
+        _ => {}
+    }
+}
+
+/// fio's http engine in S3 mode (its own example, on this server): the
+/// job file runs as it is, signing with the keys it names, and makes
+/// fio's number of requests.
+#[test]
+fn fios_http_s3_job_runs_as_an_object_store_run() {
+    let Some(server) = Server::start("seaweedfs") else {
+        return;
+    };
+    let dir = tempdir();
+    let job = dir.path().join("http-s3.fio");
+    let host = server.endpoint.trim_start_matches("http://");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nioengine=http\nname=test\ndirect=1\nfilename=/{BUCKET}/k/e.y\nhttp_verbose=0\nhttps=off\nhttp_mode=s3\nhttp_s3_key=${{S3_KEY}}\nhttp_s3_keyid=${{S3_ID}}\nhttp_host={host}\nhttp_s3_region=us-east-1\ngroup_reporting\n\n[create]\nrw=write\nbs=4k\nsize=64k\nio_size=4k\nverify=sha256\n\n[trim]\nstonewall\nrw=trim\nbs=4k\nsize=64k\nio_size=4k\n"
+        ),
+    )
+    .unwrap();
+    let out = fathom()
+        .args(["run", job.to_str().unwrap(), "--output-format", "json"])
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+        .env("S3_KEY", SECRET)
+        .env("S3_ID", KEY)
+        .output()
+        .unwrap();
+    let doc = json_out(&out);
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(
+        op(&results[0], "put")["ops"],
+        1,
+        "io_size=4k of bs=4k: one PUT"
+    );
+    assert_eq!(op(&results[1], "delete")["ops"], 1);
+    assert!(
+        results[0]["credentials_from"]
+            .as_str()
+            .unwrap()
+            .contains("http_s3_keyid")
+    );
+    // The secret is nowhere in what fathom wrote.
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(SECRET));
+    if let Some(keys) = keys_under(&server, "k/") {
+        assert!(keys.is_empty(), "{keys:?}");
+    }
+    // `fathom fio` says where such a job runs.
+    let out = fathom()
+        .args(["fio", job.to_str().unwrap()])
+        .env("S3_KEY", SECRET)
+        .env("S3_ID", KEY)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    names_the_problem(&String::from_utf8_lossy(&out.stderr), "fathom run JOB.fio");
+}
