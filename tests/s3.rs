@@ -481,3 +481,45 @@ fn fios_http_s3_job_runs_as_an_object_store_run() {
     assert_eq!(out.status.code(), Some(2));
     names_the_problem(&String::from_utf8_lossy(&out.stderr), "fathom run JOB.fio");
 }
+
+/// `--live`: each second of a watched run, each operation a stream of
+/// its own (reads as `read`, puts as `write`, deletes as `trim`).
+#[test]
+fn a_watched_run_shows_each_operations_seconds() {
+    let Some(server) = Server::start("seaweedfs") else {
+        return;
+    };
+    let dir = tempdir();
+    let live = dir.path().join("live.jsonl");
+    let out = s3_run(
+        &server,
+        SECRET,
+        &[
+            "s3://bench/live",
+            "--mix",
+            "get=2,put=1,delete=1",
+            "--object-size",
+            "4k",
+            "--objects",
+            "20",
+            "--runtime",
+            "2500ms",
+            "--live",
+            live.to_str().unwrap(),
+        ],
+    );
+    succeeded(&out);
+    let text = std::fs::read_to_string(&live).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (stream, direction) in [("get", "read"), ("put", "write"), ("delete", "trim")] {
+        let seconds: Vec<&Value> = lines.iter().filter(|l| l["stream"] == stream).collect();
+        assert!(seconds.len() >= 2, "{stream}: {text}");
+        assert!(
+            seconds[0]["directions"][direction]["ios"].as_u64().unwrap() > 0,
+            "{text}"
+        );
+    }
+}

@@ -52,7 +52,8 @@ pub(crate) fn object_command(args: &RunArgs, specs: &[ObjectSpec]) -> anyhow::Re
             run.spec.mix,
             run.spec.endpoints.join(", ")
         );
-        let result = object::run(run, &driver.stop);
+        let board = driver.session().board();
+        let result = object::run(run, &driver.stop, board.as_deref());
         document.interrupted |= result.interrupted;
         document.results.push(RunResult::Object(result));
         driver.progress(&document)?;

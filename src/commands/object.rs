@@ -5,7 +5,10 @@
 
 use crate::engine::s3::{Failure, S3Client, StoreAddress, Timing};
 use crate::gate::bucket::{self, PrefixClaim};
+use crate::measure::direction::Direction;
 use crate::measure::histogram::LatencyHistogram;
+use crate::measure::intervals::{CompletedSecond, DirectionSample};
+use crate::measure::live::LiveBoard;
 use crate::result::object::{
     Cleanup, EndpointResult, ObjectInterval, ObjectResult, OpTally, PartsResult, Preparation,
 };
@@ -247,6 +250,22 @@ struct Shared {
     stop: StopFlag,
     /// Deletes took every object: the run cannot go on as asked.
     ran_dry: AtomicBool,
+    /// Watched runs (`--live`, `--metrics-listen`, `--metrics-push`):
+    /// each worker's requests of the second going on, by operation,
+    /// taken each second for the board.
+    live: Option<Vec<Mutex<LiveSecond>>>,
+}
+
+type LiveSecond = BTreeMap<ObjectOp, DirectionSample>;
+
+/// The direction an operation's seconds are shown under, beside a
+/// disk's: what it does to the store's data.
+fn direction_of(op: ObjectOp) -> Direction {
+    match op {
+        ObjectOp::Get | ObjectOp::Stat | ObjectOp::List => Direction::Read,
+        ObjectOp::Put => Direction::Write,
+        ObjectOp::Delete => Direction::Trim,
+    }
 }
 
 fn op_index(op: ObjectOp) -> usize {
@@ -262,8 +281,9 @@ struct WorkerTally {
     endpoint: usize,
 }
 
-/// Runs a checked run to its result.
-pub fn run(checked: Checked, stop: &StopFlag) -> ObjectResult {
+/// Runs a checked run to its result; `board`: where a watched run's
+/// seconds go.
+pub fn run(checked: Checked, stop: &StopFlag, board: Option<&LiveBoard>) -> ObjectResult {
     let spec = checked.spec.clone();
     let mut failure = None;
     let mut marker_client = S3Client::new(&checked.addresses[0], 1).ok();
@@ -294,7 +314,16 @@ pub fn run(checked: Checked, stop: &StopFlag) -> ObjectResult {
         data,
         stop: stop.clone(),
         ran_dry: AtomicBool::new(false),
+        live: board.map(|_| {
+            (0..spec.workers)
+                .map(|_| Mutex::new(LiveSecond::new()))
+                .collect()
+        }),
     });
+    if let Some(board) = board {
+        board.workload(&spec.name);
+        board.phase(format!("objects: {} at {}", spec.target, spec.mix), None);
+    }
     let preparation = if failure.is_none() && spec.reads_objects() {
         match prepare(&shared, &checked.addresses) {
             Ok(p) => p,
@@ -318,8 +347,11 @@ pub fn run(checked: Checked, stop: &StopFlag) -> ObjectResult {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .ok();
+    if let Some(board) = board {
+        board.planned(spec.runtime_s, None);
+    }
     let (tallies, intervals, elapsed_s) = if failure.is_none() && !stop.is_set() {
-        timed(&shared, &checked.addresses)
+        timed(&shared, &checked.addresses, board)
     } else {
         (Vec::new(), Vec::new(), 0.0)
     };
@@ -488,7 +520,7 @@ impl MixTurns {
 
 type Timed = (Vec<WorkerTally>, Vec<ObjectInterval>, f64);
 
-fn timed(shared: &Arc<Shared>, addresses: &[StoreAddress]) -> Timed {
+fn timed(shared: &Arc<Shared>, addresses: &[StoreAddress], board: Option<&LiveBoard>) -> Timed {
     let spec = &shared.spec;
     let started = Instant::now();
     let done = Arc::new(AtomicBool::new(false));
@@ -504,7 +536,7 @@ fn timed(shared: &Arc<Shared>, addresses: &[StoreAddress]) -> Timed {
         let sampler = {
             let shared = shared.clone();
             let done = done.clone();
-            s.spawn(move || sample_seconds(&shared, &done, started))
+            s.spawn(move || sample_seconds(&shared, &done, started, board))
         };
         let workers: Vec<_> = (0..spec.workers as usize)
             .map(|w| {
@@ -525,7 +557,12 @@ fn timed(shared: &Arc<Shared>, addresses: &[StoreAddress]) -> Timed {
 }
 
 /// Each whole second's requests, by operation.
-fn sample_seconds(shared: &Shared, done: &AtomicBool, started: Instant) -> Vec<ObjectInterval> {
+fn sample_seconds(
+    shared: &Shared,
+    done: &AtomicBool,
+    started: Instant,
+    board: Option<&LiveBoard>,
+) -> Vec<ObjectInterval> {
     let mut out = Vec::new();
     let mut last = [0u64; 5];
     let mut second = 1u64;
@@ -548,9 +585,33 @@ fn sample_seconds(shared: &Shared, done: &AtomicBool, started: Instant) -> Vec<O
             t_s: second as f64,
             ops,
         });
+        if let (Some(board), Some(live)) = (board, &shared.live) {
+            show_second(board, live, second - 1);
+        }
         second += 1;
     }
     out
+}
+
+/// Every worker's requests of the second just ended, by operation, to
+/// the board: each operation a stream of its own.
+fn show_second(board: &LiveBoard, live: &[Mutex<LiveSecond>], index: u64) {
+    let mut merged = LiveSecond::new();
+    for worker in live {
+        let taken = std::mem::take(&mut *worker.lock().unwrap());
+        for (op, sample) in taken {
+            merged.entry(op).or_default().add(&sample);
+        }
+    }
+    for (op, sample) in merged {
+        let mut second = CompletedSecond {
+            index,
+            dur_s: 1.0,
+            directions: Default::default(),
+        };
+        second.directions[direction_of(op) as usize] = sample;
+        board.second(op.name(), &second);
+    }
 }
 
 fn work(
@@ -623,6 +684,18 @@ fn work(
                 None => break,
             },
         };
+        if let Some(live) = &shared.live {
+            let mut second = live[worker].lock().unwrap();
+            let sample = second.entry(op).or_default();
+            match &outcome {
+                Ok(t) => {
+                    sample.ios += 1;
+                    sample.bytes += t.bytes;
+                    sample.latency.record(t.last_byte_ns);
+                }
+                Err(_) => sample.errors += 1,
+            }
+        }
         record(tally.ops.entry(op).or_default(), op, outcome);
         shared.requests[op_index(op)].fetch_add(1, Ordering::Relaxed);
         done += 1;
