@@ -523,3 +523,42 @@ fn a_watched_run_shows_each_operations_seconds() {
         );
     }
 }
+
+/// Every run says what limited it, from its workers' time, and the three
+/// shares it judged by add up to the run.
+#[test]
+fn a_run_says_what_limited_its_requests() {
+    let Some(server) = Server::start("seaweedfs") else {
+        return;
+    };
+    let result = s3_json(
+        &server,
+        &[
+            "s3://bench/limit",
+            "--object-size",
+            "4k",
+            "--objects",
+            "10",
+            "--runtime",
+            "1500ms",
+        ],
+    );
+    let by = result["limited_by"]["by"].as_str().unwrap();
+    assert!(["store", "host", "fathom"].contains(&by), "{result}");
+    let client = &result["client"];
+    assert!(client["cpu_s"].as_f64().unwrap() > 0.0, "{client}");
+    assert!(
+        client["cpu_per_request_us"].as_f64().unwrap() > 0.0,
+        "{client}"
+    );
+    let evidence = result["limited_by"]["evidence"].as_str().unwrap();
+    let shares: Vec<f64> = evidence
+        .split('%')
+        .filter_map(|p| p.rsplit(' ').next()?.parse().ok())
+        .collect();
+    // Three shares; one may read "under 0.1%".
+    assert_eq!(evidence.matches('%').count(), 3, "{evidence}");
+    assert!(shares.len() >= 2, "{evidence}");
+    let sum: f64 = shares.iter().sum();
+    assert!((97.0..=103.0).contains(&sum), "{evidence}");
+}

@@ -5,12 +5,14 @@
 
 use crate::engine::s3::{Failure, S3Client, StoreAddress, Timing};
 use crate::gate::bucket::{self, PrefixClaim};
+use crate::measure::cpu::{thread_cpu_ns, thread_runnable_wait_ns};
 use crate::measure::direction::Direction;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{CompletedSecond, DirectionSample};
 use crate::measure::live::LiveBoard;
 use crate::result::object::{
-    Cleanup, EndpointResult, ObjectInterval, ObjectResult, OpTally, PartsResult, Preparation,
+    Cleanup, ClientTime, EndpointResult, ObjectInterval, ObjectResult, OpTally, PartsResult,
+    Preparation,
 };
 use crate::spec::WorkloadSpec;
 use crate::spec::object::{
@@ -279,6 +281,9 @@ struct WorkerTally {
     parts: LatencyHistogram,
     part_bytes: u64,
     endpoint: usize,
+    /// The worker thread's CPU time and wait for a CPU over the timed run.
+    cpu_ns: u64,
+    cpu_wait_ns: Option<u64>,
 }
 
 /// Runs a checked run to its result; `board`: where a watched run's
@@ -629,6 +634,7 @@ fn work(
     let Ok(mut client) = client_for(addresses, worker, spec.connections) else {
         return tally;
     };
+    let (cpu_before, wait_before) = (thread_cpu_ns(), thread_runnable_wait_ns());
     let mut rng = SmallRng::seed_from_u64(spec.seed ^ ((worker as u64) << 40) ^ 0x0b1ec7);
     let mut turns = MixTurns::new(&spec.mix, worker * 7);
     let mut cursor: Option<(u64, u64)> = None;
@@ -700,6 +706,10 @@ fn work(
         shared.requests[op_index(op)].fetch_add(1, Ordering::Relaxed);
         done += 1;
     }
+    tally.cpu_ns = thread_cpu_ns().saturating_sub(cpu_before);
+    tally.cpu_wait_ns = thread_runnable_wait_ns()
+        .zip(wait_before)
+        .map(|(after, before)| after.saturating_sub(before));
     tally
 }
 
@@ -1026,6 +1036,7 @@ fn assemble(
             )
         })
         .collect();
+    let (client, limited_by) = client_time(spec, tallies, elapsed_s, all);
     let endpoints = if checked.addresses.len() > 1 {
         per_endpoint(&checked.addresses, tallies)
     } else {
@@ -1048,10 +1059,40 @@ fn assemble(
         }),
         endpoints,
         intervals,
+        client,
+        limited_by,
         cleanup,
         failure,
         interrupted,
     }
+}
+
+/// The workers' CPU time and wait for a CPU, and what they say limited
+/// the requests.
+fn client_time(
+    spec: &ObjectSpec,
+    tallies: &[WorkerTally],
+    elapsed_s: f64,
+    requests: u64,
+) -> (Option<ClientTime>, Option<crate::result::limit::LimitedBy>) {
+    if tallies.is_empty() || elapsed_s <= 0.0 {
+        return (None, None);
+    }
+    let cpu_s = tallies.iter().map(|t| t.cpu_ns).sum::<u64>() as f64 / 1e9;
+    let cpu_wait_s = tallies
+        .iter()
+        .map(|t| t.cpu_wait_ns)
+        .try_fold(0u64, |sum, w| w.map(|w| sum + w))
+        .map(|ns| ns as f64 / 1e9);
+    let verdict = crate::run::limit::judge_object_run(spec.workers, elapsed_s, cpu_s, cpu_wait_s);
+    (
+        Some(ClientTime {
+            cpu_s,
+            cpu_wait_s,
+            cpu_per_request_us: cpu_s * 1e6 / requests.max(1) as f64,
+        }),
+        verdict,
+    )
 }
 
 fn per_endpoint(addresses: &[StoreAddress], tallies: &[WorkerTally]) -> Vec<EndpointResult> {

@@ -123,6 +123,9 @@ pub fn caption(run: &Labelled<ObjectResult>, named: bool) -> String {
             ));
         }
     }
+    if let Some(by) = &run.limited_by {
+        text.push_str(&format!("\nlimited by {by}"));
+    }
     if run.cleanup.kept > 0 {
         text.push_str(&format!(
             "\nkept: {} objects under {}",

@@ -371,7 +371,7 @@ fn most_limited(parts: &[&WorkloadResult], ranks: &[RankName]) -> Option<super::
         Limiter::Host => 0,
         Limiter::Fathom => 1,
         Limiter::PageCache => 2,
-        Limiter::Device => 3,
+        Limiter::Device | Limiter::Store => 3,
         Limiter::RateAsked => 4,
     };
     parts

@@ -20,6 +20,8 @@ pub enum Limiter {
     PageCache,
     /// The schedule: the rate asked for was delivered on time.
     RateAsked,
+    /// An object store: the workers waited for its answers.
+    Store,
 }
 
 impl Limiter {
@@ -28,7 +30,7 @@ impl Limiter {
     pub fn is_the_targets(self) -> bool {
         matches!(
             self,
-            Limiter::Device | Limiter::PageCache | Limiter::RateAsked
+            Limiter::Device | Limiter::PageCache | Limiter::RateAsked | Limiter::Store
         )
     }
 
@@ -39,6 +41,7 @@ impl Limiter {
             Limiter::Fathom => "fathom",
             Limiter::PageCache => "page cache",
             Limiter::RateAsked => "rate asked",
+            Limiter::Store => "store",
         }
     }
 }

@@ -70,6 +70,17 @@ pub struct ObjectInterval {
     pub ops: BTreeMap<ObjectOp, u64>,
 }
 
+/// The workers' time on a CPU and waiting for one, summed over workers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientTime {
+    pub cpu_s: f64,
+    /// None where the kernel keeps no count (schedstat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_s: Option<f64>,
+    /// `cpu_s` over every request made, in microseconds.
+    pub cpu_per_request_us: f64,
+}
+
 /// The untimed upload of the objects the run reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Preparation {
@@ -109,6 +120,12 @@ pub struct ObjectResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub endpoints: Vec<EndpointResult>,
     pub intervals: Vec<ObjectInterval>,
+    /// The workers' own time during the timed run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientTime>,
+    /// What limited the requests: the store, the host's CPUs, or fathom.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<super::limit::LimitedBy>,
     pub cleanup: Cleanup,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,

@@ -247,6 +247,44 @@ fn verdict(by: Limiter, evidence: String) -> LimitedBy {
     LimitedBy { by, evidence }
 }
 
+/// A worker of an object-store run may be on a CPU this share of the
+/// run before its own work (signing, parsing, timing), not the store's
+/// answers, is what limited the requests.
+pub const CLIENT_BUSY: f64 = 0.5;
+
+/// What limited an object-store run's requests, from its workers' time:
+/// on a CPU (the client's work), waiting for one (the host), or neither
+/// (waiting for the store's answers). `cpu_s` and `cpu_wait_s` are summed
+/// over `workers`, each of which ran `elapsed_s`; `cpu_wait_s` is None
+/// where the kernel keeps no such count.
+pub fn judge_object_run(
+    workers: u32,
+    elapsed_s: f64,
+    cpu_s: f64,
+    cpu_wait_s: Option<f64>,
+) -> Option<LimitedBy> {
+    let span = f64::from(workers) * elapsed_s;
+    if span <= 0.0 {
+        return None;
+    }
+    let on_cpu = cpu_s / span;
+    let waited = cpu_wait_s.map_or(0.0, |w| w / span);
+    let answers = (1.0 - on_cpu - waited).max(0.0);
+    let evidence = format!(
+        "the workers were on a CPU {} of the run, waited for one {}, and for the store's answers {}",
+        share(on_cpu),
+        share(waited),
+        share(answers)
+    );
+    Some(if waited >= HOST_HINT.max(on_cpu) {
+        verdict(Limiter::Host, evidence)
+    } else if on_cpu >= CLIENT_BUSY {
+        verdict(Limiter::Fathom, evidence)
+    } else {
+        verdict(Limiter::Store, evidence)
+    })
+}
+
 fn share(s: f64) -> String {
     match s {
         0.0 => "0%".into(),
