@@ -316,7 +316,7 @@ fn bad_input_is_refused_before_anything_is_written() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    names_the_problem(&String::from_utf8_lossy(&out.stderr), "unreachable");
+    names_the_problem(&String::from_utf8_lossy(&out.stderr), "no answer");
 }
 
 #[test]
@@ -561,4 +561,64 @@ fn a_run_says_what_limited_its_requests() {
     assert!(shares.len() >= 2, "{evidence}");
     let sum: f64 = shares.iter().sum();
     assert!((97.0..=103.0).contains(&sum), "{evidence}");
+}
+
+/// An https:// endpoint whose certificate fathom cannot trust (made here,
+/// self-signed): one line naming the certificate, exit 2, before any
+/// request is made.
+#[test]
+fn a_certificate_that_is_not_trusted_is_named() {
+    let dir = tempdir();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output();
+    if !made.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: openssl cannot make a certificate here");
+        return;
+    }
+    let port_file = dir.path().join("port");
+    let server = format!(
+        "import ssl, http.server\nsrv = http.server.HTTPServer(('127.0.0.1', 0), http.server.BaseHTTPRequestHandler)\nctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\nctx.load_cert_chain('{}', '{}')\nsrv.socket = ctx.wrap_socket(srv.socket, server_side=True)\nopen('{}', 'w').write(str(srv.server_address[1]))\nsrv.timeout = 20\nsrv.handle_request()\n",
+        cert.display(),
+        key.display(),
+        port_file.display()
+    );
+    let mut tls = Command::new("python3")
+        .args(["-c", &server])
+        .spawn()
+        .unwrap();
+    wait_until("the TLS server's port", || {
+        port_file.exists() && std::fs::read_to_string(&port_file).is_ok_and(|p| !p.is_empty())
+    });
+    let port = std::fs::read_to_string(&port_file).unwrap();
+    let out = fathom()
+        .args([
+            "run",
+            "s3://bench/x",
+            "--s3-endpoint",
+            &format!("https://127.0.0.1:{port}"),
+        ])
+        .env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .output()
+        .unwrap();
+    let _ = tls.kill();
+    let _ = tls.wait();
+    assert_eq!(out.status.code(), Some(2));
+    names_the_problem(&String::from_utf8_lossy(&out.stderr), "certificate");
 }

@@ -223,7 +223,7 @@ fn first_request_error(e: &Failure) -> String {
             )
         }
         Failure::Status { status: 403, .. } => format!("{e}: access denied"),
-        Failure::Transport(why) => format!("unreachable: {why}"),
+        Failure::Transport(why) => format!("no answer: {why}"),
         _ => e.to_string(),
     }
 }

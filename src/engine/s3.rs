@@ -403,9 +403,11 @@ fn send_once_more(
 ) -> Result<(ureq::http::Response<ureq::Body>, u32), Failure> {
     match send() {
         Ok(r) => Ok((r, 0)),
+        // The first failure is the one to name: a second try may fail
+        // for a reason of its own (a server that took one connection).
         Err(first) if retriable(&first) => send()
             .map(|r| (r, 1))
-            .map_err(|e| Failure::Transport(e.to_string())),
+            .map_err(|_| Failure::Transport(first.to_string())),
         Err(e) => Err(Failure::Transport(e.to_string())),
     }
 }
