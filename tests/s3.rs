@@ -622,3 +622,44 @@ fn a_certificate_that_is_not_trusted_is_named() {
     assert_eq!(out.status.code(), Some(2));
     names_the_problem(&String::from_utf8_lossy(&out.stderr), "certificate");
 }
+
+/// The reports of an object-store run: its table in Markdown and CSV,
+/// and its charts in HTML.
+#[test]
+fn an_object_run_reports_in_every_format() {
+    let Some(server) = Server::start("seaweedfs") else {
+        return;
+    };
+    let dir = tempdir();
+    let json = dir.path().join("run.json");
+    succeeded(&s3_run(
+        &server,
+        SECRET,
+        &[
+            "s3://bench/report",
+            "--mix",
+            "get=3,put=1",
+            "--object-size",
+            "4k",
+            "--objects",
+            "8",
+            "--runtime",
+            "1200ms",
+            "-o",
+            json.to_str().unwrap(),
+        ],
+    ));
+    let report = |format: &str| {
+        let out = run(&["report", json.to_str().unwrap(), "--output-format", format]);
+        succeeded(&out);
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let markdown = report("markdown");
+    assert!(markdown.contains("| get first byte |"), "{markdown}");
+    let csv = report("csv");
+    assert!(csv.lines().next().unwrap().contains("ttfb_p99_ns"), "{csv}");
+    assert_eq!(csv.lines().count(), 3, "a row per operation: {csv}");
+    let html = report("html");
+    assert!(html.contains("requests per second by operation"));
+    assert!(html.contains("p99 latency by operation"));
+}

@@ -137,6 +137,7 @@ impl Exporter for HtmlExporter {
                     }
                     let (header, rows) = super::object::cells(&runs, systems);
                     results.push_str(&cells_table(&header, &rows, 1));
+                    object_charts(&runs, &mut charts)?;
                 }
                 Section::Streams(groups) => {
                     for s in groups {
@@ -1080,6 +1081,65 @@ fn time_series(
 /// axis.
 /// Two charts of a tree run's phases: operations a second, and p99 and
 /// p99.99 latency, each system a group of bars.
+/// Each object-store run's requests a second by operation over the run
+/// (the mix holding, or not), and every run's p99 by operation.
+fn object_charts(
+    runs: &[Labelled<crate::result::object::ObjectResult>],
+    out: &mut Vec<Rendered>,
+) -> anyhow::Result<()> {
+    for run in runs {
+        let series = run
+            .ops
+            .iter()
+            .map(|op| Series {
+                name: op.op.to_string(),
+                points: run
+                    .intervals
+                    .iter()
+                    .map(|i| (i.t_s, i.ops.get(&op.op).copied().unwrap_or(0) as f64))
+                    .collect(),
+            })
+            .collect();
+        let mut chart = LineChart::new(
+            format!("{}: requests per second by operation", run.spec.target),
+            "seconds",
+            "requests/s",
+            series,
+        );
+        chart.x_axis = XAxis::Whole;
+        out.push(charts::line_chart(&chart)?);
+    }
+    let ops: Vec<crate::spec::object::ObjectOp> = crate::report::sections::distinct(
+        runs.iter()
+            .flat_map(|r| r.ops.iter().map(|o| o.op.to_string())),
+    )
+    .iter()
+    .filter_map(|name| name.parse().ok())
+    .collect();
+    let groups = runs
+        .iter()
+        .map(|r| Series {
+            name: if runs.len() > 1 {
+                r.system.to_string()
+            } else {
+                "p99".into()
+            },
+            points: ops
+                .iter()
+                .enumerate()
+                .filter_map(|(i, op)| Some((i as f64, r.op(*op)?.lat_ns.p99 as f64 / 1e3)))
+                .collect(),
+        })
+        .collect();
+    out.push(charts::bar_chart(&BarChart {
+        title: "objects: p99 latency by operation".into(),
+        y_label: "µs".into(),
+        categories: ops.iter().map(|o| o.to_string()).collect(),
+        groups,
+    })?);
+    Ok(())
+}
+
 fn tree_bars(
     trees: &[Labelled<crate::result::tree::TreeResult>],
     out: &mut Vec<Rendered>,
