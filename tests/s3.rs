@@ -256,6 +256,7 @@ fn bad_input_is_refused_before_anything_is_written() {
         "5 MiB",
     );
     refused_here(&["s3://bench/x", "--iodepth", "8"], "--iodepth");
+    refused_here(&["s3://bench/x", "--size", "1g"], "--size");
     refused_here(
         &["s3://bench/x", "--mix", "get=1,copy=1"],
         "not an operation",
@@ -302,6 +303,22 @@ fn bad_input_is_refused_before_anything_is_written() {
     );
     assert_eq!(result["bucket_created"], true);
     assert_eq!(op(&result, "get")["ops"], 2);
+    // --number-ios: so many requests between the workers.
+    let result = s3_json(
+        &server,
+        &[
+            "s3://made-by-fathom/y",
+            "--objects",
+            "2",
+            "--object-size",
+            "1k",
+            "--number-ios",
+            "7",
+            "--numjobs",
+            "2",
+        ],
+    );
+    assert_eq!(op(&result, "get")["ops"], 7, "{result}");
     // An endpoint nothing listens on.
     let port = free_port();
     let out = fathom()

@@ -77,6 +77,9 @@ pub fn spec_of(spec: &WorkloadSpec, bs_given: bool) -> Result<ObjectSpec, UsageE
     if spec.rate_iops.is_some() || spec.rate_bw.is_some() {
         return refuse("--rate-iops/--rate");
     }
+    if spec.size.is_some() || spec.io_size.is_some() || spec.offset > 0 {
+        return refuse("--size/--io-size/--offset");
+    }
     let mix = match &k.mix {
         Some(mix) => mix.clone(),
         None => match spec.rw {
@@ -116,6 +119,7 @@ pub fn spec_of(spec: &WorkloadSpec, bs_given: bool) -> Result<ObjectSpec, UsageE
             .clone()
             .unwrap_or(ObjectSizes::Fixed(DEFAULT_OBJECT_SIZE)),
         objects: k.objects.unwrap_or(DEFAULT_OBJECTS),
+        requests: spec.number_ios,
         part_size: k.part_size,
         connections: k.connections.unwrap_or(DEFAULT_CONNECTIONS),
         get_range,
@@ -533,9 +537,10 @@ fn timed(shared: &Arc<Shared>, addresses: &[StoreAddress], board: Option<&LiveBo
     let workers = u64::from(spec.workers);
     // Without a time bound, the workers make `objects` requests between
     // them.
-    let quota = |w: usize| match spec.runtime_s {
-        Some(_) => u64::MAX,
-        None => spec.objects / workers + u64::from((w as u64) < spec.objects % workers),
+    let total = spec.requests.unwrap_or(spec.objects);
+    let quota = |w: usize| match (spec.runtime_s, spec.requests) {
+        (Some(_), None) => u64::MAX,
+        _ => total / workers + u64::from((w as u64) < total % workers),
     };
     std::thread::scope(|s| {
         let sampler = {

@@ -391,6 +391,10 @@ pub struct ObjectSpec {
     pub mix: Mix,
     pub object_size: ObjectSizes,
     pub objects: u64,
+    /// `--number-ios`: the requests the run makes between its workers
+    /// (with `--runtime`, at most these).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub part_size: Option<u64>,
     pub connections: u32,
