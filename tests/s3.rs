@@ -396,6 +396,8 @@ fn every_field_of_an_object_result_is_documented() {
             "2",
             "--runtime",
             "1100ms",
+            "--rate-iops",
+            "300",
             "--s3-endpoint",
             &two,
         ],
@@ -679,4 +681,42 @@ fn an_object_run_reports_in_every_format() {
     let html = report("html");
     assert!(html.contains("requests per second by operation"));
     assert!(html.contains("p99 latency by operation"));
+}
+
+/// `--rate-iops`: never more requests than the schedule asks, and each
+/// one's latency from when it was due, no shorter than its own.
+#[test]
+fn a_rated_run_keeps_to_its_schedule() {
+    let Some(server) = Server::start("seaweedfs") else {
+        return;
+    };
+    let result = s3_json(
+        &server,
+        &[
+            "s3://bench/rated",
+            "--object-size",
+            "1k",
+            "--objects",
+            "4",
+            "--numjobs",
+            "2",
+            "--rate-iops",
+            "100",
+            "--runtime",
+            "2s",
+        ],
+    );
+    let get = op(&result, "get");
+    let ops = get["ops"].as_u64().unwrap();
+    // 100 a second for 2 s: 200 due, and none made before its time.
+    assert!(ops <= 200, "{get}");
+    assert!(ops >= 100, "the store answers 1 KiB GETs far faster: {get}");
+    assert_eq!(result["spec"]["rate"], 100.0);
+    for q in ["p50", "max"] {
+        assert!(
+            get["due_ns"][q].as_u64().unwrap() >= get["lat_ns"][q].as_u64().unwrap(),
+            "{get}"
+        );
+    }
+    assert!(get["due_ns"]["min"].as_u64().unwrap() > 0);
 }

@@ -74,8 +74,8 @@ pub fn spec_of(spec: &WorkloadSpec, bs_given: bool) -> Result<ObjectSpec, UsageE
     if spec.verify != crate::spec::VerifyMode::Off {
         return refuse("--verify");
     }
-    if spec.rate_iops.is_some() || spec.rate_bw.is_some() {
-        return refuse("--rate-iops/--rate");
+    if spec.rate_bw.is_some() {
+        return refuse("--rate-bw (give requests a second: --rate-iops)");
     }
     if spec.size.is_some() || spec.io_size.is_some() || spec.offset > 0 {
         return refuse("--size/--io-size/--offset");
@@ -120,6 +120,7 @@ pub fn spec_of(spec: &WorkloadSpec, bs_given: bool) -> Result<ObjectSpec, UsageE
             .unwrap_or(ObjectSizes::Fixed(DEFAULT_OBJECT_SIZE)),
         objects: k.objects.unwrap_or(DEFAULT_OBJECTS),
         requests: spec.number_ios,
+        rate: spec.rate_iops,
         part_size: k.part_size,
         connections: k.connections.unwrap_or(DEFAULT_CONNECTIONS),
         get_range,
@@ -552,7 +553,7 @@ fn timed(shared: &Arc<Shared>, addresses: &[StoreAddress], board: Option<&LiveBo
             .map(|w| {
                 let shared = shared.clone();
                 let quota = quota(w);
-                s.spawn(move || work(&shared, addresses, w, deadline, quota))
+                s.spawn(move || work(&shared, addresses, w, (started, deadline), quota))
             })
             .collect();
         let tallies: Vec<WorkerTally> = workers
@@ -624,11 +625,43 @@ fn show_second(board: &LiveBoard, live: &[Mutex<LiveSecond>], index: u64) {
     }
 }
 
+/// When each of a rated worker's requests is due: its share of the rate,
+/// evenly, the workers' schedules staggered.
+struct Schedule {
+    first: Instant,
+    every: Duration,
+}
+
+impl Schedule {
+    fn of(spec: &ObjectSpec, worker: usize, started: Instant) -> Option<Schedule> {
+        let rate = spec.rate?;
+        Some(Schedule {
+            first: started + Duration::from_secs_f64(worker as f64 / rate),
+            every: Duration::from_secs_f64(f64::from(spec.workers) / rate),
+        })
+    }
+
+    fn due(&self, n: u64) -> Instant {
+        self.first + self.every.mul_f64(n as f64)
+    }
+}
+
+/// Sleeps until `due`, waking for a stop.
+fn wait_until(due: Instant, stop: &StopFlag) {
+    loop {
+        let now = Instant::now();
+        if now >= due || stop.is_set() {
+            return;
+        }
+        std::thread::sleep((due - now).min(Duration::from_millis(50)));
+    }
+}
+
 fn work(
     shared: &Shared,
     addresses: &[StoreAddress],
     worker: usize,
-    deadline: Option<Instant>,
+    (started, deadline): (Instant, Option<Instant>),
     quota: u64,
 ) -> WorkerTally {
     let spec = &shared.spec;
@@ -644,7 +677,19 @@ fn work(
     let mut turns = MixTurns::new(&spec.mix, worker * 7);
     let mut cursor: Option<(u64, u64)> = None;
     let mut done = 0u64;
-    while done < quota && !shared.stop.is_set() && deadline.is_none_or(|d| Instant::now() < d) {
+    let schedule = Schedule::of(spec, worker, started);
+    while done < quota && !shared.stop.is_set() {
+        let due = schedule.as_ref().map(|s| s.due(done));
+        // A request due after the deadline is not made.
+        if deadline.is_some_and(|d| due.unwrap_or_else(Instant::now) >= d) {
+            break;
+        }
+        if let Some(due) = due {
+            wait_until(due, &shared.stop);
+            if shared.stop.is_set() {
+                break;
+            }
+        }
         let op = turns.next();
         let outcome = match op {
             ObjectOp::Get => match get(shared, &mut client, &mut rng, &mut cursor) {
@@ -707,7 +752,11 @@ fn work(
                 Err(_) => sample.errors += 1,
             }
         }
-        record(tally.ops.entry(op).or_default(), op, outcome);
+        let op_tally = tally.ops.entry(op).or_default();
+        if let (Some(due), true) = (due, outcome.is_ok()) {
+            op_tally.from_due.record(due.elapsed().as_nanos() as u64);
+        }
+        record(op_tally, op, outcome);
         shared.requests[op_index(op)].fetch_add(1, Ordering::Relaxed);
         done += 1;
     }

@@ -40,6 +40,18 @@ pub fn cells(runs: &[Labelled<ObjectResult>], named: bool) -> (Vec<String>, Vec<
             ];
             row.extend(tails(&op.lat_ns));
             rows.push(lead(row));
+            if let Some(due) = &op.due_ns {
+                let mut row = vec![
+                    format!("{} from due", op.op),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ];
+                row.extend(tails(due));
+                rows.push(lead(row));
+            }
             if let Some(ttfb) = &op.ttfb_ns {
                 let mut row = vec![
                     format!("{} first byte", op.op),
@@ -106,6 +118,14 @@ pub fn caption(run: &Labelled<ObjectResult>, named: bool) -> String {
         if spec.workers == 1 { "" } else { "s" },
         run.elapsed_s
     );
+    if let Some(rate) = spec.rate {
+        let done: u64 = run.ops.iter().map(|o| o.ops).sum();
+        text.push_str(&format!(
+            "\nrate asked {} requests/s, made {}",
+            ops_per_s(rate),
+            ops_per_s(done as f64 / run.elapsed_s.max(1e-9))
+        ));
+    }
     for op in &run.ops {
         if !op.errors.is_empty() {
             let each: Vec<String> = op

@@ -39,6 +39,10 @@ pub struct ObjectOpResult {
     pub ttfb_ns: Option<LatencySummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttfb_histogram: Option<String>,
+    /// Rated runs (`--rate-iops`): from when each request was due to its
+    /// last byte, so that a store falling behind shows in the tails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_ns: Option<LatencySummary>,
 }
 
 /// A multipart PUT's parts: each one's latency beside the whole object's.
@@ -156,6 +160,8 @@ pub struct OpTally {
     pub errors: BTreeMap<String, u64>,
     pub latency: LatencyHistogram,
     pub ttfb: LatencyHistogram,
+    /// Rated runs: from when each request was due to its last byte.
+    pub from_due: LatencyHistogram,
 }
 
 impl OpTally {
@@ -168,6 +174,7 @@ impl OpTally {
         }
         self.latency.add(&other.latency);
         self.ttfb.add(&other.ttfb);
+        self.from_due.add(&other.from_due);
     }
 
     pub fn requests(&self) -> u64 {
@@ -204,6 +211,7 @@ impl OpTally {
             histogram: self.latency.encode(),
             ttfb_ns: with_ttfb.then(|| self.ttfb.summary()),
             ttfb_histogram: with_ttfb.then(|| self.ttfb.encode()),
+            due_ns: (self.from_due.count() > 0).then(|| self.from_due.summary()),
         }
     }
 }

@@ -391,6 +391,10 @@ pub struct ObjectSpec {
     pub mix: Mix,
     pub object_size: ObjectSizes,
     pub objects: u64,
+    /// `--rate-iops`: requests a second for the whole run, each worker
+    /// its share on an even schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
     /// `--number-ios`: the requests the run makes between its workers
     /// (with `--runtime`, at most these).
     #[serde(default, skip_serializing_if = "Option::is_none")]
