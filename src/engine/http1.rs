@@ -59,7 +59,7 @@ impl Http1Connection {
             timeout,
             stream: None,
             head: Vec::with_capacity(1024),
-            input: Vec::with_capacity(MAX_HEAD),
+            input: vec![0; MAX_HEAD],
         })
     }
 
@@ -145,21 +145,21 @@ impl Http1Connection {
                 _ => Ok(Err(Failure::Transport(format!("sending: {e}")))),
             };
         }
-        self.input.clear();
+        // Bytes of the answer in `input` so far (its head, and what of the
+        // body came with it); `input` is never cleared or grown, so no
+        // request pays for zeroing it.
+        let mut filled = 0;
         let mut first_byte_ns = None;
         // The head.
         let (status, head_len, framing, close) = loop {
-            if self.input.len() == self.input.capacity() {
-                if self.input.len() >= MAX_HEAD {
-                    self.stream = None;
-                    return Ok(Err(Failure::Transport(
-                        "an answer's head over 64 KiB".into(),
-                    )));
-                }
-                self.input.reserve(MAX_HEAD);
+            if filled == self.input.len() {
+                self.stream = None;
+                return Ok(Err(Failure::Transport(
+                    "an answer's head over 64 KiB".into(),
+                )));
             }
             let stream = self.stream.as_mut().expect("connected");
-            let n = match read_into_spare(stream, &mut self.input) {
+            let n = match stream.read(&mut self.input[filled..]) {
                 Ok(0) if first_byte_ns.is_none() => return Err(Stale),
                 Ok(0) => return Ok(Err(Failure::Transport("the answer broke off".into()))),
                 Ok(n) => n,
@@ -171,11 +171,11 @@ impl Http1Connection {
                 }
                 Err(e) => return Ok(Err(Failure::Transport(format!("receiving: {e}")))),
             };
-            debug_assert!(n > 0);
+            filled += n;
             first_byte_ns.get_or_insert_with(|| started.elapsed().as_nanos() as u64);
             let mut headers = [httparse::EMPTY_HEADER; 48];
             let mut response = httparse::Response::new(&mut headers);
-            match response.parse(&self.input) {
+            match response.parse(&self.input[..filled]) {
                 Ok(httparse::Status::Complete(len)) => {
                     let status = response.code.unwrap_or(0);
                     let (framing, close) = framing_of(&response, method, status);
@@ -193,7 +193,7 @@ impl Http1Connection {
         let first_byte_ns = first_byte_ns.unwrap_or(0);
         let ok = (200..300).contains(&status);
         let mut error_body = Vec::new();
-        let buffered = self.input.len() - head_len;
+        let buffered = filled - head_len;
         let stream = self.stream.as_mut().expect("connected");
         let read = match framing {
             Framing::None => Ok(0),
@@ -211,13 +211,13 @@ impl Http1Connection {
                 .map(|n| n + first as u64)
             }
             Framing::Chunked => {
-                let pending = self.input[head_len..].to_vec();
+                let pending = self.input[head_len..filled].to_vec();
                 read_chunked(stream, pending, sink, (!ok).then_some(&mut error_body))
             }
             Framing::Close => {
                 let first = buffered;
                 if !ok {
-                    error_body.extend_from_slice(&self.input[head_len..]);
+                    error_body.extend_from_slice(&self.input[head_len..filled]);
                 }
                 read_to_end(stream, sink, (!ok).then_some(&mut error_body))
                     .map(|n| n + first as u64)
@@ -284,17 +284,6 @@ fn write_all_vectored(stream: &mut TcpStream, head: &[u8], body: &[u8]) -> std::
         body = &body[n - from_head..];
     }
     Ok(())
-}
-
-/// Reads into `buf`'s spare capacity.
-fn read_into_spare(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result<usize> {
-    let len = buf.len();
-    let spare = buf.capacity() - len;
-    buf.resize(len + spare, 0);
-    let result = stream.read(&mut buf[len..]);
-    let n = *result.as_ref().unwrap_or(&0);
-    buf.truncate(len + n);
-    result
 }
 
 fn keep(kept: &mut Option<&mut Vec<u8>>, bytes: &[u8]) {
