@@ -84,12 +84,16 @@ impl S3Client {
         } else {
             UrlStyle::Path
         };
-        let plain = match url.scheme() {
-            "http" => Some(super::http1::Http1Connection::new(&url, REQUEST_TIMEOUT)?),
-            _ => None,
-        };
         let bucket = Bucket::new(url, style, address.bucket.clone(), address.region.clone())
             .map_err(|e| format!("--s3-endpoint {}: {e}", address.endpoint))?;
+        // The host requests go to, and are signed for: BUCKET.HOST under
+        // virtual-hosted addressing.
+        let plain = match bucket.object_url("") {
+            Ok(base) if base.scheme() == "http" => {
+                Some(super::http1::Http1Connection::new(&base, REQUEST_TIMEOUT)?)
+            }
+            _ => None,
+        };
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_idle_connections_per_host(connections.max(1))
