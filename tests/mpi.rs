@@ -7,6 +7,8 @@
 mod common;
 #[path = "common/faultfs.rs"]
 mod faultfs;
+#[path = "common/s3_server.rs"]
+mod s3_server;
 
 use common::*;
 use fathom::measure::histogram::LatencyHistogram;
@@ -952,4 +954,81 @@ fn a_slow_rank_is_counted_when_a_phase_is_cut() {
     for rank in 0..4 {
         assert_eq!(entries(&work.path().join(rank.to_string())).len(), 0);
     }
+}
+
+/// Two ranks on one object store, each under its own prefix (`{rank}`):
+/// one result, every rank's requests in it, everything made deleted; a
+/// prefix the ranks would share is refused on every rank.
+#[test]
+fn ranks_on_an_object_store_merge_into_one_result() {
+    let _serial = serial();
+    let Some(server) = s3_server::Server::start("seaweedfs") else {
+        return;
+    };
+    let dir = tempdir();
+    let out = dir.path().join("cluster.json");
+    let run = |prefix: &str, out: &std::path::Path| {
+        let mut cmd = mpirun_command(
+            2,
+            &[
+                "run",
+                "--mpi",
+                prefix,
+                "--s3-endpoint",
+                &server.endpoint,
+                "--mix",
+                "get=3,put=1",
+                "--object-size",
+                "4k",
+                "--objects",
+                "6",
+                "--runtime",
+                "1500ms",
+                "-o",
+                out.to_str().unwrap(),
+                "--output-format",
+                "json",
+            ],
+        )?;
+        // Ranks on this host inherit mpirun's environment.
+        Some(
+            cmd.env("AWS_ACCESS_KEY_ID", s3_server::KEY)
+                .env("AWS_SECRET_ACCESS_KEY", s3_server::SECRET)
+                .output()
+                .unwrap(),
+        )
+    };
+    let Some(o) = run("s3://bench/ranks-{rank}", &out) else {
+        return;
+    };
+    succeeded(&o);
+    let doc = document(&out);
+    let result = &doc["results"][0];
+    assert_eq!(result["kind"], "object", "{doc}");
+    assert_eq!(result["preparation"]["objects"], 12, "each rank's 6");
+    assert_eq!(result["cleanup"]["failed"], 0);
+    let ops: u64 = result["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["ops"].as_u64().unwrap())
+        .sum();
+    let per_second: u64 = result["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|i| i["ops"].as_object().unwrap().values())
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert!(per_second <= ops && ops > 0, "{result}");
+    let Some(o) = run("s3://bench/shared", &dir.path().join("shared.json")) else {
+        return;
+    };
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("{rank}"));
 }

@@ -243,6 +243,21 @@ pub fn main() -> i32 {
             print!("{}", presets::listing());
             Ok(0)
         }
+        #[cfg(feature = "mpi")]
+        Some(Command::Run(args))
+            if args.mpi.mpi
+                && args
+                    .workload
+                    .targets
+                    .iter()
+                    .any(|t| fathom::spec::object::is_object_target(t)) =>
+        {
+            match args.asked() {
+                Ok(Asked::Objects(specs)) => object::mpi_objects(&args, specs),
+                Ok(_) => mpi_run(&args),
+                Err(e) => Err(e.into()),
+            }
+        }
         Some(Command::Run(args)) if args.mpi.mpi => mpi_run(&args),
         Some(Command::Run(args)) => match args.asked() {
             Ok(Asked::Tree(spec)) => tree::run_fio_tree(&spec, &args.output, args.dry_run),

@@ -508,6 +508,50 @@ pub fn tree(
     cluster_document(&ranks, result, say)
 }
 
+/// `fathom run s3://... --mpi`: every rank runs rank 0's object-store
+/// run at once, `{rank}` and `{host}` in the target's prefix made its
+/// own (each rank's objects under a prefix of its own, as the gate asks);
+/// rank 0 merges the results exactly.
+pub fn objects(
+    ranks: std::rc::Rc<Ranks>,
+    spec: Result<crate::spec::object::ObjectSpec, String>,
+    stop: crate::util::stop::StopFlag,
+    document: crate::result::Document,
+    say: &dyn Fn(String),
+) -> anyhow::Result<Option<crate::result::Document>> {
+    use crate::commands::object;
+    use crate::util::error::UsageError;
+    ranks.stop_with(stop.clone());
+    let mut spec = ranks.rank_0s(&spec, "the object-store run")?;
+    let host = crate::measure::facts::host_facts().hostname;
+    let own = ["{rank}", "{host}"]
+        .into_iter()
+        .any(|n| spec.target.prefix.contains(n));
+    let checked = match own {
+        false => Err(UsageError(
+            "--mpi: name each rank's prefix with {rank} (s3://BUCKET/PREFIX-{rank}): ranks sharing one prefix would each find the others' objects there".into(),
+        )),
+        true => {
+            spec.target.prefix =
+                crate::input::plan::rank_path(&spec.target.prefix, ranks.rank(), &host);
+            object::check(&spec)
+        }
+    };
+    if let Some(e) = ranks.first_error(checked.as_ref().err().map(|e| e.0.as_str())) {
+        return Err(UsageError(e).into());
+    }
+    let checked = checked.expect("no rank failed its check");
+    // The ranks start together, once every one has checked its store.
+    ranks.vote(true);
+    let result = object::run(checked, &stop, None);
+    let ok = result.failure.is_none();
+    let mut doc = document;
+    doc.interrupted = result.interrupted;
+    doc.results.push(crate::result::RunResult::Object(result));
+    ranks.vote(ok);
+    cluster_document(&ranks, Ok(doc), say)
+}
+
 /// The MPI library's own name and version ("Open MPI v4.1.4"): the first
 /// line of its version text, up to the first comma.
 pub fn library() -> String {

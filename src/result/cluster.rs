@@ -244,14 +244,25 @@ fn concurrent_result(
                 super::tree::concurrent(&trees).map_err(|e| format!("result {}: {e}", k + 1))?,
             ))
         }
-        RunResult::Meta(_)
-        | RunResult::Certify(_)
-        | RunResult::Capacity(_)
-        | RunResult::Pts(_)
-        | RunResult::Object(_) => Err(format!(
-            "result {}: metadata, certification, capacity, pts and object-store results of several hosts are not merged (run them per host)",
-            k + 1
-        )),
+        RunResult::Object(_) => {
+            let runs = parts
+                .iter()
+                .zip(ranks)
+                .map(|(p, name)| match p {
+                    RunResult::Object(o) => Ok((name.number, o)),
+                    _ => Err(differ()),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(RunResult::Object(
+                super::object::concurrent(&runs).map_err(|e| format!("result {}: {e}", k + 1))?,
+            ))
+        }
+        RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) | RunResult::Pts(_) => {
+            Err(format!(
+                "result {}: metadata, certification, capacity and pts results of several hosts are not merged (run them per host)",
+                k + 1
+            ))
+        }
     }
 }
 

@@ -215,3 +215,136 @@ impl OpTally {
         }
     }
 }
+
+/// The object-store runs of ranks that ran the same spec at the same
+/// time, as one: requests and bytes add up, histograms merge exactly,
+/// rates are over the slowest rank's time, each second's requests add
+/// up, and the verdict is the one that says least for the store.
+pub fn concurrent(ranks: &[(u32, &ObjectResult)]) -> Result<ObjectResult, String> {
+    let Some((_, first)) = ranks.first() else {
+        return Err("no object-store results".into());
+    };
+    let mut out = (*first).clone();
+    out.elapsed_s = ranks.iter().map(|(_, r)| r.elapsed_s).fold(0.0, f64::max);
+    out.started_unix_s = ranks
+        .iter()
+        .filter_map(|(_, r)| r.started_unix_s)
+        .reduce(f64::min);
+    out.interrupted = ranks.iter().any(|(_, r)| r.interrupted);
+    out.failure = ranks
+        .iter()
+        .find_map(|(n, r)| r.failure.as_ref().map(|f| format!("rank {n}: {f}")));
+    out.preparation = Preparation {
+        objects: ranks.iter().map(|(_, r)| r.preparation.objects).sum(),
+        bytes: ranks.iter().map(|(_, r)| r.preparation.bytes).sum(),
+        elapsed_s: ranks
+            .iter()
+            .map(|(_, r)| r.preparation.elapsed_s)
+            .fold(0.0, f64::max),
+    };
+    out.cleanup = Cleanup {
+        deleted: ranks.iter().map(|(_, r)| r.cleanup.deleted).sum(),
+        failed: ranks.iter().map(|(_, r)| r.cleanup.failed).sum(),
+        kept: ranks.iter().map(|(_, r)| r.cleanup.kept).sum(),
+    };
+    let mut tallies: Vec<OpTally> = Vec::new();
+    for (i, op) in first.ops.iter().enumerate() {
+        let mut tally = OpTally::default();
+        for (n, r) in ranks {
+            let theirs = r
+                .ops
+                .get(i)
+                .filter(|o| o.op == op.op)
+                .ok_or_else(|| format!("rank {n} made other operations"))?;
+            tally.add(&OpTally::of(theirs)?);
+        }
+        tallies.push(tally);
+    }
+    let all: u64 = tallies.iter().map(OpTally::requests).sum();
+    out.ops = first
+        .ops
+        .iter()
+        .zip(&tallies)
+        .map(|(op, t)| t.result(op.op, out.elapsed_s, all, op.share_asked))
+        .collect();
+    out.intervals = first
+        .intervals
+        .iter()
+        .map(|second| {
+            let mut ops = BTreeMap::new();
+            for (_, r) in ranks {
+                if let Some(theirs) = r.intervals.iter().find(|i| i.t_s == second.t_s) {
+                    for (op, n) in &theirs.ops {
+                        *ops.entry(*op).or_insert(0) += n;
+                    }
+                }
+            }
+            ObjectInterval {
+                t_s: second.t_s,
+                ops,
+            }
+        })
+        .collect();
+    out.client = ranks
+        .iter()
+        .filter_map(|(_, r)| r.client.clone())
+        .reduce(|a, b| ClientTime {
+            cpu_s: a.cpu_s + b.cpu_s,
+            cpu_wait_s: a.cpu_wait_s.zip(b.cpu_wait_s).map(|(x, y)| x + y),
+            cpu_per_request_us: 0.0,
+        })
+        .map(|mut c| {
+            c.cpu_per_request_us = c.cpu_s * 1e6 / all.max(1) as f64;
+            c
+        });
+    out.limited_by = super::limit::LimitedBy::least_the_targets(
+        ranks.iter().filter_map(|(_, r)| r.limited_by.as_ref()),
+    )
+    .cloned();
+    out.parts = None;
+    for (_, r) in ranks {
+        if let Some(p) = &r.parts {
+            let hist = LatencyHistogram::decode(&p.histogram)?;
+            let merged = out.parts.get_or_insert_with(|| PartsResult {
+                parts: 0,
+                bytes: 0,
+                lat_ns: hist.summary(),
+                histogram: String::new(),
+            });
+            let mut all = match merged.histogram.is_empty() {
+                true => LatencyHistogram::new(),
+                false => LatencyHistogram::decode(&merged.histogram)?,
+            };
+            all.add(&hist);
+            merged.parts += p.parts;
+            merged.bytes += p.bytes;
+            merged.lat_ns = all.summary();
+            merged.histogram = all.encode();
+        }
+    }
+    // Each rank's gateways' tails have no histograms to merge: a
+    // cluster's result gives none rather than one rank's.
+    out.endpoints = Vec::new();
+    Ok(out)
+}
+
+impl OpTally {
+    /// A result's figures back as a tally, from its histograms.
+    fn of(result: &ObjectOpResult) -> Result<OpTally, String> {
+        let decode = |h: &str| LatencyHistogram::decode(h);
+        Ok(OpTally {
+            ops: result.ops,
+            bytes: result.bytes,
+            retries: result.retries,
+            errors: result.errors.clone(),
+            latency: decode(&result.histogram)?,
+            ttfb: match &result.ttfb_histogram {
+                Some(h) => decode(h)?,
+                None => LatencyHistogram::new(),
+            },
+            // A rated run's latency from due has no histogram kept; the
+            // merge gives none rather than a wrong one.
+            from_due: LatencyHistogram::new(),
+        })
+    }
+}
