@@ -720,3 +720,58 @@ fn a_rated_run_keeps_to_its_schedule() {
     }
     assert!(get["due_ns"]["min"].as_u64().unwrap() > 0);
 }
+
+/// `fathom capacity s3://...`: the search's steps are object-store runs
+/// at the step's rate, judged on latency from when each request was due.
+#[test]
+fn a_capacity_search_runs_on_an_object_store() {
+    let Some(server) = Server::start("seaweedfs") else {
+        return;
+    };
+    let out = fathom()
+        .args([
+            "capacity",
+            "s3://bench/capacity",
+            "--s3-endpoint",
+            &server.endpoint,
+            "--slo",
+            "p99:2s",
+            "--object-size",
+            "1k",
+            "--objects",
+            "4",
+            "--numjobs",
+            "2",
+            "--runtime",
+            "1s",
+            "--start",
+            "40",
+            "--max-time",
+            "5s",
+            "--output-format",
+            "json",
+        ])
+        .env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .output()
+        .unwrap();
+    let doc = json_out(&out);
+    let search = &doc["results"][0];
+    assert_eq!(search["kind"], "capacity", "{doc}");
+    let steps = search["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    for step in steps {
+        let (offered, achieved) = (
+            step["offered_iops"].as_f64().unwrap(),
+            step["achieved_iops"].as_f64().unwrap(),
+        );
+        assert!(
+            achieved <= offered * 1.05,
+            "a step never goes beyond its rate: {step}"
+        );
+    }
+    assert!(search["answer_iops"].as_f64().unwrap() >= 40.0, "{search}");
+    if let Some(keys) = keys_under(&server, "capacity/") {
+        assert!(keys.is_empty(), "{keys:?}");
+    }
+}

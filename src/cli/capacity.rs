@@ -96,7 +96,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         Some(first) if positional.len() >= 2 && fathom::trace::looks_like_trace(first.as_ref()) => {
             vec![replay_base(args, first)?]
         }
-        _ => args.workload.resolve(None, false, STEP_DEFAULTS)?,
+        _ => args.workload.resolve_any_target(STEP_DEFAULTS)?,
     };
     if specs.len() != 1 {
         return Err(UsageError(format!(
@@ -105,7 +105,12 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    let base = specs.remove(0);
+    let mut base = specs.remove(0);
+    let on_store = fathom::commands::object::is_object_workload(&base)?;
+    if on_store {
+        // A step is an object-store run, with no ramp to run first.
+        base.ramp_s = 0.0;
+    }
     let start_iops = args
         .start
         .unwrap_or_else(|| capacity::trace_iops(&base).unwrap_or(CapacitySpec::DEFAULT_START_IOPS));
@@ -115,20 +120,29 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
         growth: args.growth,
         precision: args.precision,
         max_time_s: args.max_time,
-        self_check: !args.no_self_check,
+        // The self-check measures the I/O path of a disk's workload.
+        self_check: !args.no_self_check && !on_store,
     };
     capacity::check(&base, &search)?;
-    fathom::run::check_plan(std::slice::from_ref(&capacity::at_rate(
-        &base,
-        search.start_iops,
-    )))?;
+    if on_store {
+        let first =
+            fathom::commands::object::spec_of(&capacity::at_rate(&base, search.start_iops), false)?;
+        fathom::commands::object::check(&first)?;
+    } else {
+        fathom::run::check_plan(std::slice::from_ref(&capacity::at_rate(
+            &base,
+            search.start_iops,
+        )))?;
+    }
     let step_s = capacity::step_seconds(&base);
     let plan = report::capacity::plan(&base, &search, step_s);
     if args.dry_run {
         println!("{plan}");
         return Ok(0);
     }
-    fathom::run::claim_targets(std::slice::from_ref(&base));
+    if !on_store {
+        fathom::run::claim_targets(std::slice::from_ref(&base));
+    }
     let driver = Driver::start(&args.output, base.overwrite)?;
     eprintln!("fathom: {plan}");
     let stop = driver.stop.clone();
@@ -139,7 +153,23 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     // is bad input: the result written after that step goes with it.
     let new_file = json_file.filter(|p| !p.exists());
     let mut bracketed = false;
-    let result = capacity::search(
+    let step_stop = stop.clone();
+    // An object store's step: the run at the step's rate, checked against
+    // the store as any run is, and its objects deleted after it.
+    let mut store_step = |_: &mut fathom::run::Session,
+                          spec: &fathom::spec::WorkloadSpec|
+     -> anyhow::Result<RunResult> {
+        use fathom::commands::object;
+        let checked = object::check(&object::spec_of(spec, false)?)?;
+        Ok(RunResult::Object(object::run(checked, &step_stop, None)))
+    };
+    let mut session_step =
+        |s: &mut fathom::run::Session, spec: &fathom::spec::WorkloadSpec| s.run_one(spec);
+    let run_step: &mut capacity::StepRunner = match on_store {
+        true => &mut store_step,
+        false => &mut session_step,
+    };
+    let result = capacity::search_with(
         &mut session,
         &base,
         &search,
@@ -163,6 +193,7 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
             document.results = vec![RunResult::Capacity(so_far.clone())];
             driver.progress(&document)
         },
+        run_step,
     )
     .inspect_err(|e| {
         if let Some(path) = new_file

@@ -158,12 +158,29 @@ impl WorkloadArgs {
 
     /// As `resolve`, and an fio job file of file-operation jobs as the
     /// tree run it translates to.
-    pub(crate) fn asked(
+    /// The workloads as resolved, an object store's too (a capacity
+    /// search sets their rates); the tree run of fio's file-operation
+    /// jobs is refused.
+    pub(crate) fn resolve_any_target(
+        &self,
+        defaults: &[(&str, &str)],
+    ) -> Result<Vec<WorkloadSpec>, UsageError> {
+        let resolved = self.resolved(None, false, defaults)?;
+        if resolved.tree.is_some() {
+            return Err(UsageError(TREE_JOBS.into()));
+        }
+        for n in &resolved.notes {
+            eprintln!("note: {n}");
+        }
+        as_run(resolved)
+    }
+
+    fn resolved(
         &self,
         preset: Option<&str>,
         explain: bool,
         defaults: &[(&str, &str)],
-    ) -> Result<Asked, UsageError> {
+    ) -> Result<resolve::Resolved, UsageError> {
         let positional: Vec<String> = self
             .targets
             .iter()
@@ -174,7 +191,7 @@ impl WorkloadArgs {
                     .flat_map(|f| f.split(':').map(String::from)),
             )
             .collect();
-        let resolved = resolve::resolve(&resolve::Request {
+        resolve::resolve(&resolve::Request {
             positional: &positional,
             labelled: &self.labelled,
             streams: &self.streams,
@@ -182,7 +199,16 @@ impl WorkloadArgs {
             preset,
             explain,
             defaults,
-        })?;
+        })
+    }
+
+    pub(crate) fn asked(
+        &self,
+        preset: Option<&str>,
+        explain: bool,
+        defaults: &[(&str, &str)],
+    ) -> Result<Asked, UsageError> {
+        let resolved = self.resolved(preset, explain, defaults)?;
         let explained = resolved.explained.clone();
         let notes = resolved.notes.clone();
         let bs_given = self.knobs.given.iter().any(|(k, _)| k == "bs");

@@ -163,6 +163,24 @@ pub fn search(
     stop: &StopFlag,
     on_step: &mut dyn FnMut(&CapacityResult) -> anyhow::Result<()>,
 ) -> anyhow::Result<CapacityResult> {
+    search_with(session, base, search, stop, on_step, &mut |s, spec| {
+        s.run_one(spec)
+    })
+}
+
+/// A step of a search: the workload at a rate, run.
+pub type StepRunner<'a> = dyn FnMut(&mut Session, &WorkloadSpec) -> anyhow::Result<RunResult> + 'a;
+
+/// As [`search`], each step run by `run_step` (an object store's steps
+/// are object-store runs, not the session's workloads).
+pub fn search_with(
+    session: &mut Session,
+    base: &WorkloadSpec,
+    search: &CapacitySpec,
+    stop: &StopFlag,
+    on_step: &mut dyn FnMut(&CapacityResult) -> anyhow::Result<()>,
+    run_step: &mut StepRunner,
+) -> anyhow::Result<CapacityResult> {
     check(base, search)?;
     let started = Instant::now();
     let mut result = CapacityResult {
@@ -220,7 +238,7 @@ pub fn search(
             ),
             None,
         );
-        let run = match session.run_one(&at_rate(base, rate)) {
+        let run = match run_step(session, &at_rate(base, rate)) {
             Ok(r) => r,
             Err(e) if e.is::<Interrupted>() => {
                 result.end = SearchEnd::Interrupted;
@@ -340,6 +358,78 @@ fn judged<'a>(base: &WorkloadSpec, run: &'a RunResult) -> Vec<&'a WorkloadResult
     }
 }
 
+/// What a step measured, whatever ran it: latency from due and from
+/// submission, rates, and what limited it.
+#[derive(Default)]
+struct Measured {
+    due: LatencyHistogram,
+    completion: LatencyHistogram,
+    achieved_iops: f64,
+    bw_bytes: f64,
+    unanswered: u64,
+    warnings: Vec<crate::result::warning::Warning>,
+    interrupted: bool,
+    limited_by: Option<LimitedBy>,
+    /// The share of their time the workers waited for a CPU.
+    waited: f64,
+}
+
+/// An object-store run's requests as a step: every operation's.
+fn measured_objects(o: &crate::result::object::ObjectResult) -> anyhow::Result<Measured> {
+    let mut m = Measured {
+        interrupted: o.interrupted,
+        limited_by: o.limited_by.clone(),
+        ..Measured::default()
+    };
+    for op in &o.ops {
+        m.completion
+            .add(&LatencyHistogram::decode(&op.histogram).map_err(anyhow::Error::msg)?);
+        if let Some(h) = &op.due_histogram {
+            m.due
+                .add(&LatencyHistogram::decode(h).map_err(anyhow::Error::msg)?);
+        }
+        m.achieved_iops += op.ops_per_s;
+        m.bw_bytes += op.bytes_per_s;
+    }
+    let span = f64::from(o.spec.workers) * o.elapsed_s;
+    m.waited = o
+        .client
+        .as_ref()
+        .and_then(|c| c.cpu_wait_s)
+        .map_or(0.0, |w| if span > 0.0 { w / span } else { 0.0 });
+    Ok(m)
+}
+
+/// A workload's (or its judged streams') I/Os as a step.
+fn measured_workloads(base: &WorkloadSpec, run: &RunResult) -> anyhow::Result<Measured> {
+    let runs = judged(base, run);
+    let mut m = Measured {
+        limited_by: LimitedBy::least_the_targets(runs.iter().filter_map(|w| w.limited_by.as_ref()))
+            .cloned(),
+        waited: runs
+            .iter()
+            .filter_map(|w| w.cpu.waited_for_cpu_share)
+            .fold(0.0, f64::max),
+        ..Measured::default()
+    };
+    for w in runs {
+        for (_, d) in w.total.named() {
+            m.completion
+                .add(&LatencyHistogram::decode(&d.histogram).map_err(anyhow::Error::msg)?);
+            if let Some(h) = &d.sched_histogram {
+                m.due
+                    .add(&LatencyHistogram::decode(h).map_err(anyhow::Error::msg)?);
+            }
+            m.achieved_iops += d.iops;
+            m.bw_bytes += d.bw_bytes;
+            m.unanswered += d.unanswered;
+        }
+        m.warnings.extend(w.warnings.iter().cloned());
+        m.interrupted |= w.interrupted;
+    }
+    Ok(m)
+}
+
 /// One step's figures and whether it met the objective.
 fn judge(
     base: &WorkloadSpec,
@@ -348,31 +438,20 @@ fn judge(
     offered_iops: f64,
     run: &RunResult,
 ) -> anyhow::Result<CapacityStep> {
-    let runs = judged(base, run);
-    let mut due = LatencyHistogram::new();
-    let mut completion = LatencyHistogram::new();
-    let (mut achieved_iops, mut bw_bytes, mut unanswered) = (0.0, 0.0, 0);
-    let mut warnings = Vec::new();
-    let mut interrupted = false;
-    let limited_by =
-        LimitedBy::least_the_targets(runs.iter().filter_map(|w| w.limited_by.as_ref())).cloned();
-    let waited = runs
-        .iter()
-        .filter_map(|w| w.cpu.waited_for_cpu_share)
-        .fold(0.0, f64::max);
-    for w in runs {
-        for (_, d) in w.total.named() {
-            completion.add(&LatencyHistogram::decode(&d.histogram).map_err(anyhow::Error::msg)?);
-            if let Some(h) = &d.sched_histogram {
-                due.add(&LatencyHistogram::decode(h).map_err(anyhow::Error::msg)?);
-            }
-            achieved_iops += d.iops;
-            bw_bytes += d.bw_bytes;
-            unanswered += d.unanswered;
-        }
-        warnings.extend(w.warnings.iter().cloned());
-        interrupted |= w.interrupted;
-    }
+    let Measured {
+        due,
+        completion,
+        achieved_iops,
+        bw_bytes,
+        unanswered,
+        warnings,
+        interrupted,
+        limited_by,
+        waited,
+    } = match run {
+        RunResult::Object(o) => measured_objects(o)?,
+        _ => measured_workloads(base, run)?,
+    };
     let slo_ns: Vec<u64> = search
         .slo
         .0

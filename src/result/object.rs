@@ -43,6 +43,8 @@ pub struct ObjectOpResult {
     /// last byte, so that a store falling behind shows in the tails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due_ns: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_histogram: Option<String>,
 }
 
 /// A multipart PUT's parts: each one's latency beside the whole object's.
@@ -212,6 +214,7 @@ impl OpTally {
             ttfb_ns: with_ttfb.then(|| self.ttfb.summary()),
             ttfb_histogram: with_ttfb.then(|| self.ttfb.encode()),
             due_ns: (self.from_due.count() > 0).then(|| self.from_due.summary()),
+            due_histogram: (self.from_due.count() > 0).then(|| self.from_due.encode()),
         }
     }
 }
@@ -342,9 +345,10 @@ impl OpTally {
                 Some(h) => decode(h)?,
                 None => LatencyHistogram::new(),
             },
-            // A rated run's latency from due has no histogram kept; the
-            // merge gives none rather than a wrong one.
-            from_due: LatencyHistogram::new(),
+            from_due: match &result.due_histogram {
+                Some(h) => decode(h)?,
+                None => LatencyHistogram::new(),
+            },
         })
     }
 }
