@@ -775,3 +775,38 @@ fn a_capacity_search_runs_on_an_object_store() {
         assert!(keys.is_empty(), "{keys:?}");
     }
 }
+
+/// `--delete-batch`: each delete takes several objects in one
+/// DeleteObjects request, and the run's end deletes the rest 1,000 a
+/// request; nothing is left.
+#[test]
+fn deletes_in_batches_leave_nothing() {
+    let Some(server) = Server::start("seaweedfs") else {
+        return;
+    };
+    let result = s3_json(
+        &server,
+        &[
+            "s3://bench/batch",
+            "--mix",
+            "delete=1",
+            "--delete-batch",
+            "5",
+            "--object-size",
+            "1k",
+            "--objects",
+            "40",
+            "--number-ios",
+            "4",
+        ],
+    );
+    let delete = op(&result, "delete");
+    assert_eq!(delete["ops"], 4, "{delete}");
+    assert!(delete["errors"].is_null(), "{delete}");
+    assert_eq!(result["spec"]["delete_batch"], 5);
+    // 4 requests of 5 took 20; the end deleted the other 20.
+    assert_eq!(result["cleanup"]["deleted"], 20, "{result}");
+    if let Some(keys) = keys_under(&server, "batch/") {
+        assert!(keys.is_empty(), "{keys:?}");
+    }
+}

@@ -31,6 +31,8 @@ const DEFAULT_OBJECT_SIZE: u64 = 1 << 20;
 const DEFAULT_OBJECTS: u64 = 100;
 const DEFAULT_CONNECTIONS: u32 = 4;
 const DEFAULT_LIST_KEYS: u32 = 1000;
+/// Keys one DeleteObjects request takes at the end of a run (S3's most).
+const DELETE_BATCH: usize = 1000;
 
 /// Whether a workload's targets are object stores (all of them, or none:
 /// a mixture is refused).
@@ -125,6 +127,7 @@ pub fn spec_of(spec: &WorkloadSpec, bs_given: bool) -> Result<ObjectSpec, UsageE
         connections: k.connections.unwrap_or(DEFAULT_CONNECTIONS),
         get_range,
         list_keys: k.list_keys.unwrap_or(DEFAULT_LIST_KEYS).max(1),
+        delete_batch: k.delete_batch.unwrap_or(1).clamp(1, DELETE_BATCH as u32),
         workers: spec.numjobs,
         runtime_s: spec.runtime_s,
         create_bucket: k.create_bucket,
@@ -728,15 +731,8 @@ fn work(
                     .list(&shared.claim.run_prefix, spec.list_keys, after.as_deref())
                     .map(|(t, _, _)| t)
             }
-            ObjectOp::Delete => match take(shared, &mut rng) {
-                Some((id, size)) => {
-                    let key = shared.claim.key(id);
-                    let r = client.delete(&key);
-                    if r.is_err() {
-                        shared.pool.lock().unwrap().objects.push((id, size));
-                    }
-                    r
-                }
+            ObjectOp::Delete => match delete(shared, &mut client, &mut rng) {
+                Some(outcome) => outcome,
                 None => break,
             },
         };
@@ -847,6 +843,55 @@ fn take(shared: &Shared, rng: &mut SmallRng) -> Option<(u64, u64)> {
     }
     shared.ran_dry.store(true, Ordering::Relaxed);
     None
+}
+
+/// A DELETE of one object, or a DeleteObjects of `--delete-batch` of
+/// them, the run's own (the gate checks); None when none is left.
+fn delete(
+    shared: &Shared,
+    client: &mut S3Client,
+    rng: &mut SmallRng,
+) -> Option<Result<Timing, Failure>> {
+    let batch = shared.spec.delete_batch.max(1) as usize;
+    let mut taken = Vec::with_capacity(batch);
+    while taken.len() < batch {
+        match take(shared, rng) {
+            Some(object) => taken.push(object),
+            None if taken.is_empty() => return None,
+            None => break,
+        }
+    }
+    let keys: Vec<String> = taken.iter().map(|(id, _)| shared.claim.key(*id)).collect();
+    if let Err(e) = bucket::check_owned(&shared.claim, &keys) {
+        return Some(Err(Failure::Transport(e)));
+    }
+    let outcome = match keys.as_slice() {
+        [key] => client.delete(key),
+        _ => client
+            .delete_many(&keys)
+            .and_then(|(timing, failed)| match failed.first() {
+                // The request answered, but not for every key: a failure of
+                // the request, its first key's error named.
+                Some(first) => Err(Failure::Status {
+                    status: 200,
+                    code: Some(format!(
+                        "DeleteObjects {}",
+                        first.rsplit(' ').next().unwrap_or("error")
+                    )),
+                }),
+                None => Ok(timing),
+            }),
+    };
+    if outcome.is_err() {
+        // Their fate unknown: deleted again at the end, a 404 as good.
+        shared
+            .pool
+            .lock()
+            .unwrap()
+            .unsure
+            .extend(taken.iter().map(|(id, _)| *id));
+    }
+    Some(outcome)
 }
 
 /// A GET as `--bs` and `--rw` ask; None when no object is left.
@@ -1014,14 +1059,21 @@ fn clean_up(
                         return (0, 0, Some("no connection to delete with".to_string()));
                     };
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                        let Some(id) = ids.get(i) else { break };
-                        let key = shared.claim.key(*id);
-                        match bucket::delete(&mut client, &shared.claim, &key) {
-                            Ok(()) => deleted += 1,
+                        let at = next.fetch_add(DELETE_BATCH as u64, Ordering::Relaxed) as usize;
+                        let Some(batch) = ids.get(at..(at + DELETE_BATCH).min(ids.len())) else {
+                            break;
+                        };
+                        if batch.is_empty() {
+                            break;
+                        }
+                        let keys: Vec<String> =
+                            batch.iter().map(|id| shared.claim.key(*id)).collect();
+                        match bucket::delete_many(&mut client, &shared.claim, &keys) {
+                            Ok(()) => deleted += keys.len() as u64,
                             Err(e) => {
-                                failed += 1;
-                                first = first.or(Some(format!("deleting {key}: {e}")));
+                                failed += keys.len() as u64;
+                                first =
+                                    first.or(Some(format!("deleting {} objects: {e}", keys.len())));
                             }
                         }
                     }

@@ -203,6 +203,47 @@ impl S3Client {
         Ok(t)
     }
 
+    /// DeleteObjects of `keys` (one request, up to 1,000): its timing, and
+    /// the keys the store could not delete, with its error codes.
+    pub fn delete_many(&mut self, keys: &[String]) -> Result<(Timing, Vec<String>), Failure> {
+        use rusty_s3::actions::{DeleteObjects, DeleteObjectsResponse, ObjectIdentifier};
+        let ids: Vec<ObjectIdentifier> = keys
+            .iter()
+            .map(|k| ObjectIdentifier::new(k.clone()))
+            .collect();
+        let mut action = DeleteObjects::new(&self.bucket, Some(&self.credentials), ids.iter());
+        action.set_quiet(true);
+        let url = action.sign(SIGNED_FOR);
+        let (body, md5) = action.body_with_md5();
+        let started = Instant::now();
+        let (mut response, retries) = send_once_more(|| {
+            self.agent
+                .post(url.as_str())
+                .header("Content-MD5", md5.as_str())
+                .send(body.as_bytes())
+        })?;
+        let first_byte_ns = elapsed_ns(started);
+        let text = read_text(&mut response)?;
+        check_status(response.status().as_u16(), &text)?;
+        let failed = DeleteObjectsResponse::parse(&text)
+            .map_err(|e| {
+                Failure::Transport(format!("a DeleteObjects answer fathom cannot read: {e}"))
+            })?
+            .errors
+            .into_iter()
+            .map(|e| format!("{} {}", e.key, e.code))
+            .collect();
+        Ok((
+            Timing {
+                first_byte_ns,
+                last_byte_ns: elapsed_ns(started),
+                bytes: 0,
+                retries,
+            },
+            failed,
+        ))
+    }
+
     /// One page of keys under `prefix` after `start_after`: the page's
     /// timing, its keys and whether more follow.
     pub fn list(
@@ -386,6 +427,14 @@ impl crate::gate::bucket::Keys for S3Client {
 
     fn put_small(&mut self, key: &str, body: &[u8]) -> Result<(), String> {
         self.put(key, body).map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    fn delete_keys(&mut self, keys: &[String]) -> Result<(), String> {
+        match self.delete_many(keys) {
+            Ok((_, failed)) if failed.is_empty() => Ok(()),
+            Ok((_, failed)) => Err(format!("not deleted: {}", failed.join(", "))),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     fn delete_key(&mut self, key: &str) -> Result<(), String> {

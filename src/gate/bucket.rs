@@ -11,6 +11,8 @@ pub trait Keys {
     fn put_small(&mut self, key: &str, body: &[u8]) -> Result<(), String>;
     /// Deletes `key`; a key already gone is deleted too.
     fn delete_key(&mut self, key: &str) -> Result<(), String>;
+    /// Deletes `keys` in one request (S3's DeleteObjects).
+    fn delete_keys(&mut self, keys: &[String]) -> Result<(), String>;
 }
 
 /// The object that marks a prefix as fathom's.
@@ -92,15 +94,29 @@ pub fn mark(client: &mut impl Keys, claim: &PrefixClaim) -> Result<(), String> {
     client.put_small(&claim.marker_key(), body.as_bytes())
 }
 
-/// Deletes a key this run made; any other key is refused.
-pub fn delete(client: &mut impl Keys, claim: &PrefixClaim, key: &str) -> Result<(), String> {
-    if !claim.owns(key) {
-        return Err(format!(
-            "{key}: not under this run's prefix {}",
+/// Whether every key is one this run made (and may delete).
+pub fn check_owned(claim: &PrefixClaim, keys: &[String]) -> Result<(), String> {
+    match keys.iter().find(|k| !claim.owns(k)) {
+        Some(other) => Err(format!(
+            "{other}: not under this run's prefix {}",
             claim.run_prefix
-        ));
+        )),
+        None => Ok(()),
     }
-    client.delete_key(key)
+}
+
+/// Deletes keys this run made, many a request (one at a time where the
+/// store has no DeleteObjects); any other key is refused.
+pub fn delete_many(
+    client: &mut impl Keys,
+    claim: &PrefixClaim,
+    keys: &[String],
+) -> Result<(), String> {
+    check_owned(claim, keys)?;
+    if client.delete_keys(keys).is_ok() {
+        return Ok(());
+    }
+    keys.iter().try_for_each(|k| client.delete_key(k))
 }
 
 /// Removes the marker this run wrote, once its keys are gone.

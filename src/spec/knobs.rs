@@ -716,6 +716,15 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     ),
+    Knob::value(
+        "delete_batch",
+        "N",
+        "For an s3:// target: objects each delete takes, in one DeleteObjects request above 1 (1,000 at most) [default: 1, a DELETE]",
+        |b, v| {
+            b.spec.objects.delete_batch = Some(parse_count(v)?);
+            Ok(())
+        },
+    ),
     Knob::switch(
         "create_bucket",
         "For an s3:// target: make the bucket when it does not exist (it is left in place)",

@@ -288,6 +288,9 @@ pub struct ObjectKnobs {
     /// Keys a LIST asks for in one page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_keys: Option<u32>,
+    /// Objects a DELETE takes at once (DeleteObjects above 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_batch: Option<u32>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub create_bucket: bool,
 }
@@ -301,7 +304,7 @@ impl ObjectKnobs {
     /// store (where they would do nothing).
     pub fn given(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
-        let flags: [(&str, bool); 12] = [
+        let flags: [(&str, bool); 13] = [
             ("--s3-endpoint", !self.endpoints.is_empty()),
             ("--s3-region", self.region.is_some()),
             ("--s3-profile", self.profile.is_some()),
@@ -313,6 +316,7 @@ impl ObjectKnobs {
             ("--objects", self.objects.is_some()),
             ("--part-size", self.part_size.is_some()),
             ("--list-keys", self.list_keys.is_some()),
+            ("--delete-batch", self.delete_batch.is_some()),
             ("--create-bucket", self.create_bucket),
         ];
         for (flag, given) in flags {
@@ -378,6 +382,10 @@ pub enum GetRange {
     Random(u64),
 }
 
+fn one() -> u32 {
+    1
+}
+
 /// One object-store run, resolved from a workload's knobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ObjectSpec {
@@ -404,6 +412,9 @@ pub struct ObjectSpec {
     pub connections: u32,
     pub get_range: GetRange,
     pub list_keys: u32,
+    /// Objects one delete request takes (1: DELETE; more: DeleteObjects).
+    #[serde(default = "one")]
+    pub delete_batch: u32,
     /// Workers, each one request at a time on a keep-alive connection.
     pub workers: u32,
     /// Time-bound; None: every worker does its share of `objects`
