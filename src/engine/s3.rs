@@ -120,14 +120,21 @@ impl S3Client {
         })
     }
 
+    /// The signed URL of a GET (or a HEAD) of `key`, kept for reuse.
+    fn signed_for_reading(&mut self, head: bool, key: &str) -> String {
+        let (bucket, credentials) = (&self.bucket, Some(&self.credentials));
+        self.signed.get_or(head, key, || {
+            match head {
+                true => HeadObject::new(bucket, credentials, key).sign(SIGNED_FOR),
+                false => GetObject::new(bucket, credentials, key).sign(SIGNED_FOR),
+            }
+            .to_string()
+        })
+    }
+
     /// GET of `key`, whole or the bytes `range` (offset, length).
     pub fn get(&mut self, key: &str, range: Option<(u64, u64)>) -> Outcome {
-        let (bucket, credentials) = (&self.bucket, &self.credentials);
-        let url = self.signed.get_or(false, key, || {
-            GetObject::new(bucket, Some(credentials), key)
-                .sign(SIGNED_FOR)
-                .to_string()
-        });
+        let url = self.signed_for_reading(false, key);
         if let Some(plain) = self.plain.as_mut() {
             return plain.request("GET", path_and_query(&url), range, &[], &mut self.sink);
         }
@@ -167,12 +174,7 @@ impl S3Client {
     }
 
     pub fn head(&mut self, key: &str) -> Outcome {
-        let (bucket, credentials) = (&self.bucket, &self.credentials);
-        let url = self.signed.get_or(true, key, || {
-            HeadObject::new(bucket, Some(credentials), key)
-                .sign(SIGNED_FOR)
-                .to_string()
-        });
+        let url = self.signed_for_reading(true, key);
         if let Some(plain) = self.plain.as_mut() {
             return plain.request("HEAD", path_and_query(&url), None, &[], &mut self.sink);
         }

@@ -12,6 +12,27 @@ pub const HEADER: [&str; 12] = [
     "op", "ok", "errors", "ops/s", "MB/s", "share", "mean", "p50", "p99", "p99.9", "p99.99", "max",
 ];
 
+/// A row of tails alone (with its counts, where it has them).
+fn latency_row(
+    name: String,
+    counts: Option<(u64, u64)>,
+    l: &crate::measure::histogram::LatencySummary,
+) -> Vec<String> {
+    let (ok, errors) = counts.map_or((String::new(), String::new()), |(ok, errors)| {
+        (thousands(ok), thousands(errors))
+    });
+    let mut row = vec![
+        name,
+        ok,
+        errors,
+        String::new(),
+        String::new(),
+        String::new(),
+    ];
+    row.extend(tails(l));
+    row
+}
+
 /// The header and rows of every run given (each row led by its system
 /// when there are several).
 pub fn cells(runs: &[Labelled<ObjectResult>], named: bool) -> (Vec<String>, Vec<Vec<String>>) {
@@ -41,53 +62,29 @@ pub fn cells(runs: &[Labelled<ObjectResult>], named: bool) -> (Vec<String>, Vec<
             row.extend(tails(&op.lat_ns));
             rows.push(lead(row));
             if let Some(due) = &op.due_ns {
-                let mut row = vec![
-                    format!("{} from due", op.op),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                ];
-                row.extend(tails(due));
-                rows.push(lead(row));
+                rows.push(lead(latency_row(format!("{} from due", op.op), None, due)));
             }
             if let Some(ttfb) = &op.ttfb_ns {
-                let mut row = vec![
+                rows.push(lead(latency_row(
                     format!("{} first byte", op.op),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                ];
-                row.extend(tails(ttfb));
-                rows.push(lead(row));
+                    None,
+                    ttfb,
+                )));
             }
         }
         if let Some(parts) = &run.parts {
-            let mut row = vec![
-                "put part".to_string(),
-                thousands(parts.parts),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ];
-            row.extend(tails(&parts.lat_ns));
-            rows.push(lead(row));
+            rows.push(lead(latency_row(
+                "put part".into(),
+                Some((parts.parts, 0)),
+                &parts.lat_ns,
+            )));
         }
         for e in &run.endpoints {
-            let mut row = vec![
+            rows.push(lead(latency_row(
                 format!("at {}", e.endpoint),
-                thousands(e.ops),
-                thousands(e.errors),
-                String::new(),
-                String::new(),
-                String::new(),
-            ];
-            row.extend(tails(&e.lat_ns));
-            rows.push(lead(row));
+                Some((e.ops, e.errors)),
+                &e.lat_ns,
+            )));
         }
     }
     (header, rows)
