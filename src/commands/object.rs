@@ -423,6 +423,7 @@ fn prepare(shared: &Arc<Shared>, addresses: &[StoreAddress]) -> Result<Preparati
                     let mut client = client_for(addresses, w as usize, spec.connections)?;
                     let mut rng = SmallRng::seed_from_u64(spec.seed ^ (w << 32) ^ 0x5eed);
                     let mut tally = WorkerTally::default();
+                    let mut lanes = PartLanes::new();
                     let mut made = Vec::new();
                     let mut bytes = 0;
                     let mut id = w;
@@ -435,6 +436,7 @@ fn prepare(shared: &Arc<Shared>, addresses: &[StoreAddress]) -> Result<Preparati
                         match put_object(
                             &shared,
                             &mut client,
+                            &mut lanes,
                             addresses,
                             w as usize,
                             &key,
@@ -679,6 +681,7 @@ fn work(
     let mut rng = SmallRng::seed_from_u64(spec.seed ^ ((worker as u64) << 40) ^ 0x0b1ec7);
     let mut turns = MixTurns::new(&spec.mix, worker * 7);
     let mut cursor: Option<(u64, u64)> = None;
+    let mut lanes = PartLanes::new();
     let mut done = 0u64;
     let schedule = Schedule::of(spec, worker, started);
     while done < quota && !shared.stop.is_set() {
@@ -706,6 +709,7 @@ fn work(
                 let r = put_object(
                     shared,
                     &mut client,
+                    &mut lanes,
                     addresses,
                     worker,
                     &key,
@@ -933,11 +937,18 @@ fn get(
     })
 }
 
+/// A worker's connections for the parts of its multipart uploads, kept
+/// from one upload to the next (a part is timed, not a connection's
+/// making).
+type PartLanes = Vec<S3Client>;
+
 /// One object PUT: in one request, or in parts `--s3-connections` at a
-/// time, each part's latency in `tally.parts`.
+/// time on the worker's `lanes`, each part's latency in `tally.parts`.
+#[allow(clippy::too_many_arguments)]
 fn put_object(
     shared: &Shared,
     client: &mut S3Client,
+    lanes: &mut PartLanes,
     addresses: &[StoreAddress],
     worker: usize,
     key: &str,
@@ -947,24 +958,25 @@ fn put_object(
     let Some(part) = shared.spec.part_size else {
         return client.put(key, &shared.data[..size as usize]);
     };
+    let parts = size.div_ceil(part).max(1);
+    let wanted = u64::from(shared.spec.connections).min(parts) as usize;
+    while lanes.len() < wanted {
+        lanes.push(client_for(addresses, worker, 1).map_err(Failure::Transport)?);
+    }
     let started = Instant::now();
     let (_, upload_id) = client.create_multipart(key)?;
-    let parts = size.div_ceil(part).max(1);
     let next = AtomicU64::new(0);
     let etags: Mutex<Vec<Option<String>>> = Mutex::new(vec![None; parts as usize]);
-    let lanes = u64::from(shared.spec.connections).min(parts);
     let lane_results: Vec<(LatencyHistogram, u64, u32, Option<Failure>)> =
         std::thread::scope(|s| {
-            let handles: Vec<_> = (0..lanes)
-                .map(|_| {
+            let handles: Vec<_> = lanes
+                .iter_mut()
+                .take(wanted)
+                .map(|lane| {
                     let (next, etags, upload_id) = (&next, &etags, &upload_id);
                     s.spawn(move || {
                         let mut hist = LatencyHistogram::new();
                         let (mut bytes, mut retries) = (0u64, 0u32);
-                        let mut lane = match client_for(addresses, worker, 1) {
-                            Ok(c) => c,
-                            Err(e) => return (hist, 0, 0, Some(Failure::Transport(e))),
-                        };
                         loop {
                             let n = next.fetch_add(1, Ordering::Relaxed);
                             if n >= parts {
