@@ -509,8 +509,22 @@ fn fios_zoned_examples(booted: &guest::Booted) {
                 let resets = ours["zone_resets"]["count"].as_u64().unwrap();
                 let writes = ours["total"]["write"]["ios"].as_u64().unwrap();
                 assert!(resets > 0, "{name}: {ours}");
-                // fio says its resets in its text alone ("; N zone resets"):
-                // by the same rule, about as many per write.
+                // The job's rule bounds the count: its 8 zones of 8 MiB hold
+                // 64 writes of 1 MiB, so every 8 writes past those need a
+                // reset at least; past the threshold every 8th write resets
+                // one (zone_reset_frequency=0.125), and a full zone chosen
+                // resets too, so at most a quarter of the writes, plus the
+                // 8 zones found full at the start.
+                let floor = writes.saturating_sub(64) / 8;
+                let ceiling = writes / 4 + 8;
+                assert!(
+                    (floor..=ceiling).contains(&resets),
+                    "{name}: {resets} resets for {writes} writes, outside {floor}..={ceiling}"
+                );
+                // fio says its resets in its text alone ("; N zone resets").
+                // Its count swings between runs of the same job (0.75 a
+                // write in one, far fewer in others), so it is printed for
+                // a reader, not asserted against.
                 let (text, rc) = booted.check("ex_reset_gc_fio_text");
                 let fio_resets = text
                     .lines()
@@ -521,11 +535,10 @@ fn fios_zoned_examples(booted: &guest::Booted) {
                     .as_ref()
                     .and_then(|j| j["write"]["total_ios"].as_f64());
                 if let (0, Some(fr), Some(fw)) = (rc, fio_resets, fio_writes) {
-                    let (ours, theirs) = (resets as f64 / writes as f64, fr / fw);
-                    println!("{name}: resets per write: fathom {ours:.3}, fio {theirs:.3}");
-                    assert!(
-                        ours < theirs * 2.0 && theirs < ours * 2.0,
-                        "{name}: {ours} vs {theirs}"
+                    let ours = resets as f64 / writes as f64;
+                    println!(
+                        "{name}: resets per write: fathom {ours:.3}, fio {:.3}",
+                        fr / fw
                     );
                 }
             }
