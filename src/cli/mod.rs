@@ -16,6 +16,7 @@ mod pts;
 mod replay;
 mod run;
 pub mod tools;
+mod train;
 mod tree;
 
 use driver::Driver;
@@ -90,6 +91,12 @@ enum Command {
     /// phases (mkdir, create, stat, read, rename, delete, rmdir) by
     /// --threads, each operation's latency exact.
     Tree(tree::TreeArgs),
+    /// The storage side of AI training, as MLPerf Storage measures it:
+    /// unet3d, resnet50 and cosmoflow datasets read through simulated
+    /// accelerators (AU against the workload's threshold, exact tails of
+    /// each batch's wait and each sample's read, the most accelerators
+    /// that pass), and Llama 3 checkpoints written and read back.
+    Train(train::TrainArgs),
     /// Sequential read speed, cached (page cache) and uncached (O_DIRECT),
     /// as hdparm -tT.
     Seqread(tools::SeqreadArgs),
@@ -233,6 +240,7 @@ pub fn main() -> i32 {
             .and_then(|specs| execute(&specs, &OutputArgs::default(), false, None, None)),
         Some(Command::Meta(args)) => tools::meta_command(&args),
         Some(Command::Tree(args)) => tree::tree_command(&args),
+        Some(Command::Train(args)) => train::train_command(&args),
         Some(Command::Seqread(args)) => tools::seqread_command(&args),
         Some(Command::Certify(args)) => tools::certify_command(&args),
         Some(Command::Capacity(args)) => capacity::capacity_command(&args),

@@ -10,4 +10,5 @@ pub mod pts;
 #[cfg(feature = "mpi")]
 pub mod ranks;
 pub mod replay;
+pub mod train;
 pub mod tree;

@@ -508,6 +508,58 @@ pub fn tree(
     cluster_document(&ranks, result, say)
 }
 
+/// `fathom train --mpi`: every rank (a host of accelerators) runs rank
+/// 0's training or checkpoint run at once, each in a directory of its
+/// own (`{rank}` or `{host}` in DIR); rank 0 merges the results: AU over
+/// every rank's accelerators, tails exactly.
+pub fn train(
+    ranks: std::rc::Rc<Ranks>,
+    spec: Result<crate::spec::train::TrainSpec, String>,
+    overwrite: bool,
+    stop: crate::util::stop::StopFlag,
+    document: crate::result::Document,
+    say: &dyn Fn(String),
+) -> anyhow::Result<Option<crate::result::Document>> {
+    use crate::commands::train;
+    use crate::spec::train::TrainSpec;
+    use crate::util::error::UsageError;
+    ranks.stop_with(stop.clone());
+    let mut spec = ranks.rank_0s(&spec, "the training run")?;
+    let host = crate::measure::facts::host_facts().hostname;
+    let dir = match &mut spec {
+        TrainSpec::Training(t) => &mut t.dir,
+        TrainSpec::Checkpoint(c) => &mut c.dir,
+    };
+    let own = ["{rank}", "{host}"].into_iter().any(|n| dir.contains(n));
+    let checked = match own {
+        false => Err(UsageError(
+            "--mpi: name each rank's directory with {rank} or {host} (DIR/{rank}): ranks sharing one directory would each find the others' files there".into(),
+        )),
+        true => {
+            *dir = crate::input::plan::rank_path(dir, ranks.rank(), &host);
+            train::check(&spec, overwrite)
+        }
+    };
+    if let Some(e) = ranks.first_error(checked.as_ref().err().map(|e| e.0.as_str())) {
+        return Err(UsageError(e).into());
+    }
+    let checked = checked.expect("no rank failed its check");
+    ranks.vote(true);
+    let result = train::run(checked, &stop, None, false, &|_| {}).and_then(|r| {
+        match r.failure() {
+            Some(why) => Err(anyhow::anyhow!("{why}")),
+            None => {
+                let mut doc = document;
+                doc.interrupted = r.interrupted();
+                doc.results.push(crate::result::RunResult::Train(r));
+                Ok(doc)
+            }
+        }
+    });
+    ranks.vote(result.is_ok());
+    cluster_document(&ranks, result, say)
+}
+
 /// `fathom run s3://... --mpi`: every rank runs rank 0's object-store
 /// run at once, `{rank}` and `{host}` in the target's prefix made its
 /// own (each rank's objects under a prefix of its own, as the gate asks);

@@ -65,3 +65,24 @@ pub fn write_kernel_knob(path: &str, contents: &[u8]) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Opens a file of a training dataset or checkpoint for reading, never
+/// through a link; `direct`: with O_DIRECT, past the page cache.
+pub fn open_for_reading(path: &Path, direct: bool) -> io::Result<File> {
+    let mut flags = libc::O_NOFOLLOW;
+    if direct {
+        flags |= libc::O_DIRECT;
+    }
+    OpenOptions::new().read(true).custom_flags(flags).open(path)
+}
+
+/// Asks the kernel to drop the clean cached pages of a file fathom made,
+/// so that the next read of it reaches the storage (a hint: tmpfs keeps
+/// them, as it must).
+pub fn drop_cached_pages(file: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid descriptor; the call reads no memory of ours.
+    unsafe {
+        libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+    }
+}

@@ -209,6 +209,13 @@ fn keys_of(result: &RunResult) -> ResultKeys {
             keys.filesystem = t.filesystem.clone();
         }
         // A store by its bucket and prefix; runs alike by mix and sizes.
+        // A training run by its directory; runs alike by workload,
+        // accelerators and dataset.
+        RunResult::Train(t) => {
+            keys.target = Some(t.dir().to_string());
+            keys.filesystem = t.filesystem().cloned();
+            keys.workload = Some(t.named());
+        }
         RunResult::Object(o) => {
             keys.target = Some(o.spec.target.to_string());
             keys.workload = Some(format!(

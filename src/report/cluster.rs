@@ -96,7 +96,8 @@ pub fn directions(results: &[RunResult]) -> Vec<(String, &'static str, &Directio
             | RunResult::Capacity(_)
             | RunResult::Pts(_)
             | RunResult::Tree(_)
-            | RunResult::Object(_) => {}
+            | RunResult::Object(_)
+            | RunResult::Train(_) => {}
         }
     }
     let mut out = Vec::new();

@@ -8,6 +8,7 @@ use crate::result::certify::{CertifyResult, StreamInterval, THRESHOLDS_MS};
 use crate::result::change::{self as judge, Bootstrap, Figure};
 use crate::result::meta::MetaResult;
 use crate::result::object::ObjectResult;
+use crate::result::train::TrainResult;
 use crate::result::tree::TreeResult;
 use crate::result::{RunResult, WorkloadResult};
 use crate::util::units::{latency, thousands};
@@ -37,6 +38,7 @@ fn described(result: &RunResult) -> String {
         }
         RunResult::Pts(p) => format!("pts {}", p.spec.test),
         RunResult::Object(o) => format!("object-store run {} of {}", o.spec.name, o.spec.target),
+        RunResult::Train(t) => format!("train {}", t.named()),
     }
 }
 
@@ -149,6 +151,7 @@ struct Tables {
     workloads: Table,
     tree: Table,
     objects: Table,
+    train: Table,
     meta: Table,
     certify: Table,
     pts: Table,
@@ -188,6 +191,9 @@ impl Tables {
                 "p99 A",
                 "p99 B",
                 "p99 B/A",
+            ]),
+            train: table(&[
+                "train", "figure A", "figure B", "B/A", "p99 A", "p99 B", "p99 B/A",
             ]),
             meta: table(&[
                 "operation",
@@ -352,6 +358,16 @@ fn counterpart(
             })
             .map(|ob| object_rows(&mut t.objects, oa, ob))
             .ok_or_else(|| format!("object-store run {}", oa.spec.name)),
+        RunResult::Train(ta) => b
+            .document
+            .results
+            .iter()
+            .find_map(|r| match r {
+                RunResult::Train(tb) if tb.named() == ta.named() => Some(tb),
+                _ => None,
+            })
+            .map(|tb| train_rows(&mut t.train, ta, tb))
+            .ok_or_else(|| format!("train {}", ta.named())),
     }
 }
 
@@ -374,6 +390,7 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
         &mut t.meta,
         &mut t.tree,
         &mut t.objects,
+        &mut t.train,
         &mut t.certify,
         &mut t.capacity,
         &mut t.pts,
@@ -589,6 +606,52 @@ fn object_rows(table: &mut Table, a: &ObjectResult, b: &ObjectResult) {
             (oa.ops_per_s, ob.ops_per_s),
             (oa.lat_ns.p99, ob.lat_ns.p99),
         ));
+    }
+}
+
+/// Two training runs: AU, then samples a second with the batch wait's
+/// p99; two checkpoint runs: each phase's bytes a second with its files'
+/// p99.
+fn train_rows(table: &mut Table, a: &TrainResult, b: &TrainResult) {
+    use crate::util::units::format_bytes;
+    match (a, b) {
+        (TrainResult::Training(ta), TrainResult::Training(tb)) => {
+            let au = |t: &crate::result::train::TrainingResult| format!("{:.1}%", t.au * 100.0);
+            table.add_row(vec![
+                "AU".into(),
+                au(ta),
+                au(tb),
+                ratio(ta.au, tb.au),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+            table.add_row(rate_and_p99(
+                "samples/s (batch wait)",
+                (ta.samples_per_s, tb.samples_per_s),
+                (ta.batch_wait.lat_ns.p99, tb.batch_wait.lat_ns.p99),
+            ));
+        }
+        (TrainResult::Checkpoint(ca), TrainResult::Checkpoint(cb)) => {
+            for (name, pa, pb) in [
+                ("checkpoint write", &ca.write, &cb.write),
+                ("checkpoint read", &ca.read, &cb.read),
+            ] {
+                let (Some(pa), Some(pb)) = (pa, pb) else {
+                    continue;
+                };
+                table.add_row(vec![
+                    name.into(),
+                    format!("{}/s", format_bytes(pa.bytes_per_s as u64)),
+                    format!("{}/s", format_bytes(pb.bytes_per_s as u64)),
+                    ratio(pa.bytes_per_s, pb.bytes_per_s),
+                    latency(pa.file.lat_ns.p99 as f64),
+                    latency(pb.file.lat_ns.p99 as f64),
+                    ratio(pa.file.lat_ns.p99 as f64, pb.file.lat_ns.p99 as f64),
+                ]);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -67,6 +67,7 @@ impl Exporter for CsvExporter {
                 Section::Meta(metas) => meta_rows(&metas)?,
                 Section::Tree(trees) => tree_rows(&trees)?,
                 Section::Object(runs) => object_rows(&runs)?,
+                Section::Train(runs) => train_rows(&runs)?,
                 Section::Certify(certifications) => certify_rows(&certifications)?,
                 Section::Capacity(searches) => capacity_rows(&searches)?,
                 Section::Pts(tests) => pts_rows(&tests)?,
@@ -222,6 +223,74 @@ fn latency_fields(l: &crate::result::LatencySummary) -> [String; 8] {
 
 /// One row per tree phase.
 /// One row per operation of each object-store run.
+/// A row per figure of tails, with the run's headline figures beside
+/// it: AU and its verdict, samples and bytes a second; a checkpoint's
+/// bytes a second and mean time per checkpoint.
+fn train_rows(runs: &[Labelled<crate::result::train::TrainResult>]) -> anyhow::Result<String> {
+    use crate::result::train::TrainResult;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(
+        [
+            "system",
+            "workload",
+            "figure",
+            "au",
+            "passed",
+            "per_s",
+            "bytes_per_s",
+            "mean_s",
+        ]
+        .into_iter()
+        .chain(LATENCY_COLUMNS),
+    )?;
+    for run in runs {
+        let mut put = |figure: &str,
+                       head: [String; 5],
+                       t: &crate::result::train::Tails|
+         -> anyhow::Result<()> {
+            let mut row = vec![
+                run.system.to_string(),
+                run.result.named(),
+                figure.to_string(),
+            ];
+            row.extend(head);
+            row.extend(latency_fields(&t.lat_ns));
+            w.write_record(row)?;
+            Ok(())
+        };
+        match run.result {
+            TrainResult::Training(t) => {
+                let head = || {
+                    [
+                        format!("{:.4}", t.au),
+                        t.passed.to_string(),
+                        format!("{:.1}", t.samples_per_s),
+                        format!("{:.0}", t.bytes_per_s),
+                        String::new(),
+                    ]
+                };
+                put("batch_wait", head(), &t.batch_wait)?;
+                put("sample_read", head(), &t.sample_read)?;
+            }
+            TrainResult::Checkpoint(c) => {
+                for (figure, phase) in [("write_file", &c.write), ("read_file", &c.read)] {
+                    if let Some(p) = phase {
+                        let head = [
+                            String::new(),
+                            String::new(),
+                            String::new(),
+                            format!("{:.0}", p.bytes_per_s),
+                            format!("{:.3}", p.mean_s),
+                        ];
+                        put(figure, head, &p.file)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
 fn object_rows(runs: &[Labelled<crate::result::object::ObjectResult>]) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(

@@ -122,7 +122,8 @@ pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
                 | RunResult::Certify(_)
                 | RunResult::Capacity(_)
                 | RunResult::Pts(_)
-                | RunResult::Object(_) => {}
+                | RunResult::Object(_)
+                | RunResult::Train(_) => {}
             }
         }
     }

@@ -57,7 +57,8 @@ pub fn write(doc: &Document, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             | RunResult::Capacity(_)
             | RunResult::Pts(_)
             | RunResult::Tree(_)
-            | RunResult::Object(_) => Vec::new(),
+            | RunResult::Object(_)
+            | RunResult::Train(_) => Vec::new(),
         };
         for w in jobs {
             number += 1;

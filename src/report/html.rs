@@ -139,6 +139,16 @@ impl Exporter for HtmlExporter {
                     results.push_str(&cells_table(&header, &rows, 1));
                     object_charts(&runs, &mut charts)?;
                 }
+                Section::Train(runs) => {
+                    for run in &runs {
+                        for line in super::train::caption(run, systems).lines() {
+                            let _ = writeln!(results, "<p>{}</p>", escape(line));
+                        }
+                    }
+                    let (header, rows) = super::train::cells(&runs, systems);
+                    results.push_str(&cells_table(&header, &rows, 1));
+                    train_charts(&runs, &mut charts)?;
+                }
                 Section::Streams(groups) => {
                     for s in groups {
                         let (header, rows) = table::streams_cells(&s, systems);
@@ -1137,6 +1147,60 @@ fn object_charts(
         categories: ops.iter().map(|o| o.to_string()).collect(),
         groups,
     })?);
+    Ok(())
+}
+
+/// Each training run's AU second by second, and its batches by how long
+/// they waited for data.
+fn train_charts(
+    runs: &[Labelled<crate::result::train::TrainResult>],
+    out: &mut Vec<Rendered>,
+) -> anyhow::Result<()> {
+    use crate::result::train::TrainResult;
+    for run in runs {
+        let TrainResult::Training(t) = run.result else {
+            continue;
+        };
+        let threshold = t.au_threshold * 100.0;
+        let seconds = t.au_intervals.len();
+        let mut chart = LineChart::new(
+            format!("{}: accelerator utilization each second", run.result.named()),
+            "seconds",
+            "AU %",
+            vec![
+                Series {
+                    name: "AU".into(),
+                    points: t
+                        .au_intervals
+                        .iter()
+                        .enumerate()
+                        .map(|(s, au)| ((s + 1) as f64, au * 100.0))
+                        .collect(),
+                },
+                Series {
+                    name: "threshold".into(),
+                    points: vec![(1.0, threshold), (seconds.max(1) as f64, threshold)],
+                },
+            ],
+        );
+        chart.x_axis = XAxis::Whole;
+        chart.y_log = Some(false);
+        out.push(charts::line_chart(&chart)?);
+        let buckets = super::train::wait_buckets(t);
+        out.push(charts::bar_chart(&BarChart {
+            title: format!("{}: batches by their wait for data", run.result.named()),
+            y_label: "batches".into(),
+            categories: buckets.iter().map(|(name, _)| name.clone()).collect(),
+            groups: vec![Series {
+                name: "batches".into(),
+                points: buckets
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, n))| (i as f64, *n as f64))
+                    .collect(),
+            }],
+        })?);
+    }
     Ok(())
 }
 

@@ -60,6 +60,14 @@ impl Exporter for MarkdownExporter {
                     let (header, rows) = super::object::cells(&runs, systems);
                     out.push_str(&markdown_table(&header, &rows, 1));
                 }
+                Section::Train(runs) => {
+                    for run in &runs {
+                        let caption = super::train::caption(run, systems).replace('\n', "\n\n");
+                        out.push_str(&format!("{caption}\n\n"));
+                    }
+                    let (header, rows) = super::train::cells(&runs, systems);
+                    out.push_str(&markdown_table(&header, &rows, 1));
+                }
                 Section::Streams(groups) => {
                     for s in groups {
                         let (header, rows) = table::streams_cells(&s, systems);

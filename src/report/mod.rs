@@ -27,6 +27,7 @@ pub mod object;
 pub mod pts;
 pub mod sections;
 pub mod table;
+pub mod train;
 pub mod text;
 
 pub use sections::{Labelled, Report, Section, System};

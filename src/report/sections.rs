@@ -56,6 +56,7 @@ pub enum Section<'a> {
     Pts(Vec<Labelled<'a, crate::result::pts::PtsResult>>),
     Tree(Vec<Labelled<'a, crate::result::tree::TreeResult>>),
     Object(Vec<Labelled<'a, crate::result::object::ObjectResult>>),
+    Train(Vec<Labelled<'a, crate::result::train::TrainResult>>),
 }
 
 impl Report {
@@ -240,6 +241,10 @@ impl Report {
                             _ => None,
                         })
                     }
+                    RunResult::Train(t) => gather(&mut out, label, t, Section::Train, |s| match s {
+                        Section::Train(v) => Some(v),
+                        _ => None,
+                    }),
                 }
             }
         }

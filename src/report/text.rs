@@ -39,6 +39,11 @@ impl Exporter for TextExporter {
                     let captions = runs.iter().map(|r| super::object::caption(r, systems));
                     out.push_str(&captioned_table(captions, header, rows));
                 }
+                Section::Train(runs) => {
+                    let (header, rows) = super::train::cells(&runs, systems);
+                    let captions = runs.iter().map(|r| super::train::caption(r, systems));
+                    out.push_str(&captioned_table(captions, header, rows));
+                }
                 Section::Certify(certifications) => {
                     for c in certifications {
                         if systems {

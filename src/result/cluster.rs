@@ -188,6 +188,7 @@ fn started_and_runtime(r: &RunResult) -> Option<(f64, f64)> {
         RunResult::Streams(s) => Some((s.streams.first()?.started_unix_s?, s.runtime_s)),
         RunResult::Tree(t) => Some((t.started_unix_s?, t.elapsed_s())),
         RunResult::Object(o) => Some((o.started_unix_s?, o.elapsed_s)),
+        RunResult::Train(t) => Some((t.started_unix_s()?, t.elapsed_s())),
         RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) | RunResult::Pts(_) => {
             None
         }
@@ -255,6 +256,19 @@ fn concurrent_result(
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(RunResult::Object(
                 super::object::concurrent(&runs).map_err(|e| format!("result {}: {e}", k + 1))?,
+            ))
+        }
+        RunResult::Train(_) => {
+            let runs = parts
+                .iter()
+                .zip(ranks)
+                .map(|(p, name)| match p {
+                    RunResult::Train(t) => Ok((name.number, t)),
+                    _ => Err(differ()),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(RunResult::Train(
+                super::train::concurrent(&runs).map_err(|e| format!("result {}: {e}", k + 1))?,
             ))
         }
         RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) | RunResult::Pts(_) => {

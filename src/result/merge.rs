@@ -36,7 +36,8 @@ pub fn sequential(mut documents: Vec<Document>) -> Result<Document, String> {
                 | RunResult::Capacity(_)
                 | RunResult::Pts(_)
                 | RunResult::Tree(_)
-                | RunResult::Object(_)) => out.results.push(other),
+                | RunResult::Object(_)
+                | RunResult::Train(_)) => out.results.push(other),
             }
         }
     }

@@ -18,6 +18,7 @@ pub mod repeats;
 pub mod replay;
 pub mod settings;
 pub mod streams;
+pub mod train;
 pub mod tree;
 pub mod warning;
 pub mod workload;
@@ -99,6 +100,9 @@ pub enum RunResult {
     Tree(tree::TreeResult),
     /// `fathom run s3://...`: requests to an object store.
     Object(object::ObjectResult),
+    /// `fathom train`: training data read through simulated
+    /// accelerators, or a model's checkpoint written and read back.
+    Train(train::TrainResult),
 }
 
 impl Document {
@@ -151,6 +155,7 @@ impl Document {
                 RunResult::Capacity(_) | RunResult::Pts(_) => false,
                 RunResult::Tree(t) => t.failure.is_some(),
                 RunResult::Object(o) => o.failure.is_some() || o.total_errors() > 0,
+                RunResult::Train(t) => t.failed(),
             })
     }
 
@@ -183,7 +188,8 @@ impl Document {
                     RunResult::Certify(_)
                     | RunResult::Pts(_)
                     | RunResult::Tree(_)
-                    | RunResult::Object(_) => Vec::new(),
+                    | RunResult::Object(_)
+                    | RunResult::Train(_) => Vec::new(),
                     RunResult::Streams(s) => s
                         .streams
                         .iter()

@@ -16,6 +16,7 @@ pub mod object;
 pub mod priority;
 pub mod pts;
 pub mod replay;
+pub mod train;
 pub mod tree;
 mod validate;
 pub mod zbd;

@@ -24,6 +24,16 @@ impl Buffers {
     /// `slots` buffers of `slot_len` bytes, filled with random bytes so that
     /// written blocks cannot be compressed or deduplicated by the device.
     pub fn new(slots: usize, slot_len: usize, rng: &mut impl Rng) -> Self {
+        let mut buffers = Buffers::zeroed(slots, slot_len);
+        for slot in 0..slots {
+            rng.fill_bytes(buffers.slot_mut(slot));
+        }
+        buffers
+    }
+
+    /// `slots` buffers of `slot_len` bytes, zeroed: for reads alone,
+    /// where filling them would cost time for nothing.
+    pub fn zeroed(slots: usize, slot_len: usize) -> Self {
         let slot_len = slot_len.next_multiple_of(BUFFER_ALIGN);
         let size = slot_len.checked_mul(slots).expect("buffer size overflows");
         let layout =
@@ -31,16 +41,12 @@ impl Buffers {
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         let base = NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        let mut buffers = Buffers {
+        Buffers {
             base,
             layout,
             slot_len,
             slots,
-        };
-        for slot in 0..slots {
-            rng.fill_bytes(buffers.slot_mut(slot));
         }
-        buffers
     }
 
     pub fn slots(&self) -> usize {

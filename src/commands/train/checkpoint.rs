@@ -1,0 +1,361 @@
+//! Checkpoints: every rank writes its share of a model's checkpoint (a
+//! model-state file and an optimizer-state file, each made durable with
+//! fsync), all ranks at once; the checkpoints are then read back, after
+//! their pages are dropped from the cache. They live in
+//! `DIR/fathom-checkpoint`, marked as fathom's as a dataset is, and only
+//! the names this layout makes are ever removed.
+
+use crate::gate::remove::{DirId, MadeDir};
+use crate::gate::workload;
+use crate::measure::histogram::LatencyHistogram;
+use crate::result::train::{CheckpointPhase, Tails};
+use crate::spec::train::{CheckpointModel, CheckpointSpec};
+use crate::util::error::UsageError;
+use crate::util::stop::StopFlag;
+use crate::util::units::format_bytes;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const MARKER: &str = "fathom.marker";
+const CHUNK: usize = 4 << 20;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Marker {
+    model: CheckpointModel,
+    ranks: u32,
+    checkpoint_bytes: u64,
+    /// Checkpoints whole on disk.
+    written: u32,
+    root: DirId,
+}
+
+pub fn root_in(dir: &Path) -> PathBuf {
+    dir.join("fathom-checkpoint")
+}
+
+fn file_name(checkpoint: u32, rank: u32, part: &str) -> String {
+    format!("global_step{checkpoint}_rank{rank:04}_{part}.pt")
+}
+
+/// The checkpoints' directory while the run goes.
+pub struct Checkpoints {
+    spec: CheckpointSpec,
+    dir: MadeDir,
+    root: PathBuf,
+    written: u32,
+}
+
+/// Checks DIR for a run: a directory of checkpoints there must be
+/// fathom's; one kept by an earlier run is read back (`--writes 0`) or,
+/// with `--overwrite`, replaced. Also checks the room for what is written.
+pub fn check(spec: &CheckpointSpec, overwrite: bool) -> Result<(), UsageError> {
+    let root = root_in(Path::new(&spec.dir));
+    let kept = kept(&root)?;
+    match (&kept, spec.writes) {
+        (Some(m), 0) if m.written == 0 || !same_shape(m, spec) => {
+            return Err(UsageError(format!(
+                "{}: holds no checkpoint of this shape to read back: write one first (--writes 1 --keep)",
+                root.display()
+            )));
+        }
+        (None, 0) => {
+            return Err(UsageError(format!(
+                "--writes 0: nothing to read back in {} (write a checkpoint first with --keep)",
+                spec.dir
+            )));
+        }
+        (Some(_), w) if w > 0 && !overwrite => {
+            return Err(UsageError(format!(
+                "{}: checkpoints of fathom's are there already (kept with --keep): read them with --writes 0, or pass --overwrite to replace them",
+                root.display()
+            )));
+        }
+        _ => {}
+    }
+    let need = spec.bytes() * u64::from(spec.writes);
+    if let Some(space) = crate::util::space::of(Path::new(&spec.dir))
+        && need > space.free_bytes
+    {
+        return Err(UsageError(format!(
+            "{}: {} checkpoint(s) of {} need {} and the file system has {} free: pass --checkpoint-size to scale them down",
+            spec.dir,
+            spec.writes,
+            format_bytes(spec.bytes()),
+            format_bytes(need),
+            format_bytes(space.free_bytes)
+        )));
+    }
+    Ok(())
+}
+
+fn same_shape(m: &Marker, spec: &CheckpointSpec) -> bool {
+    m.model == spec.model && m.ranks == spec.ranks && m.checkpoint_bytes == spec.checkpoint_bytes
+}
+
+fn kept(root: &Path) -> Result<Option<Marker>, UsageError> {
+    let err = |m: String| UsageError(format!("{}: {m}", root.display()));
+    match std::fs::symlink_metadata(root) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(err(e.to_string())),
+        Ok(_) => {}
+    }
+    let text =
+        crate::gate::read::text(&root.join(MARKER), crate::gate::read::MARKER).map_err(|_| {
+            err("holds files fathom did not make (no marker of fathom's in it): fathom leaves it alone; give another DIR".into())
+        })?;
+    let marker: Marker = serde_json::from_str(&text)
+        .map_err(|e| err(format!("its marker cannot be read ({e})")))?;
+    MadeDir::reopen(root, marker.root).map_err(|why| {
+        err(format!(
+            "is not a directory fathom can prove it made ({why}): remove it yourself or give another DIR"
+        ))
+    })?;
+    Ok(Some(marker))
+}
+
+impl Checkpoints {
+    /// Makes the directory, or (after `check`) holds the kept one: read
+    /// back as it is, or emptied to be written again.
+    pub fn open(spec: &CheckpointSpec) -> anyhow::Result<Checkpoints> {
+        let root = root_in(Path::new(&spec.dir));
+        if let Some(marker) = kept(&root)? {
+            let dir = MadeDir::reopen(&root, marker.root).map_err(anyhow::Error::msg)?;
+            let mut found = Checkpoints {
+                spec: CheckpointSpec {
+                    model: marker.model,
+                    ranks: marker.ranks,
+                    checkpoint_bytes: marker.checkpoint_bytes,
+                    ..spec.clone()
+                },
+                dir,
+                root,
+                written: marker.written,
+            };
+            if spec.writes > 0 {
+                found.remove_files();
+                found.spec = spec.clone();
+                found.written = 0;
+            }
+            found.save()?;
+            return Ok(found);
+        }
+        let dir = MadeDir::make(&root)
+            .map_err(|e| anyhow::anyhow!("{}: cannot be made: {e}", root.display()))?;
+        let made = Checkpoints {
+            spec: spec.clone(),
+            dir,
+            root,
+            written: 0,
+        };
+        made.save()?;
+        Ok(made)
+    }
+
+    fn save(&self) -> anyhow::Result<()> {
+        let marker = Marker {
+            model: self.spec.model,
+            ranks: self.spec.ranks,
+            checkpoint_bytes: self.spec.checkpoint_bytes,
+            written: self.written,
+            root: self.dir.id(),
+        };
+        self.dir
+            .write_file(Path::new(MARKER), serde_json::to_string(&marker)?.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{}: the marker: {e}", self.root.display()))
+    }
+
+    /// Writes checkpoint after checkpoint, `interval` apart.
+    pub fn write_all(&mut self, stop: &StopFlag) -> (Option<CheckpointPhase>, Option<String>) {
+        let mut phase = Timing::default();
+        for c in 0..self.spec.writes {
+            if c > 0 && pause(self.spec.interval_s, stop) {
+                break;
+            }
+            match self.one(c, true, stop) {
+                Ok(Some(t)) => {
+                    self.written = c + 1;
+                    phase.add(t);
+                    if let Err(e) = self.save() {
+                        return (phase.result(&self.spec), Some(e.to_string()));
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => return (phase.result(&self.spec), Some(e)),
+            }
+        }
+        (phase.result(&self.spec), None)
+    }
+
+    /// Drops the checkpoints' cached pages: every page with
+    /// `drop_caches` where fathom may write it (root), else each file's
+    /// own. Says which.
+    pub fn drop_cached(&self) -> String {
+        if workload::write_kernel_knob("/proc/sys/vm/drop_caches", b"3").is_ok() {
+            return "dropped (every cached page, drop_caches)".into();
+        }
+        for c in 0..self.written {
+            for r in 0..self.spec.ranks {
+                for (part, _) in self.spec.rank_files() {
+                    if let Ok(f) =
+                        workload::open_for_reading(&self.root.join(file_name(c, r, part)), false)
+                    {
+                        workload::drop_cached_pages(&f);
+                    }
+                }
+            }
+        }
+        "each file's pages dropped (posix_fadvise; tmpfs keeps them)".into()
+    }
+
+    /// Reads the written checkpoints back, the first again after the last.
+    pub fn read_all(&self, stop: &StopFlag) -> (Option<CheckpointPhase>, Option<String>) {
+        let mut phase = Timing::default();
+        for c in 0..self.spec.reads {
+            if self.written == 0 {
+                break;
+            }
+            match self.one(c % self.written, false, stop) {
+                Ok(Some(t)) => phase.add(t),
+                Ok(None) => break,
+                Err(e) => return (phase.result(&self.spec), Some(e)),
+            }
+        }
+        (phase.result(&self.spec), None)
+    }
+
+    /// One checkpoint written or read by every rank at once: its time and
+    /// each file's; None when a signal cut it.
+    fn one(&self, c: u32, write: bool, stop: &StopFlag) -> Result<Option<Taken>, String> {
+        let began = Instant::now();
+        let results: Vec<Result<LatencyHistogram, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..self.spec.ranks)
+                .map(|r| s.spawn(move || self.rank(c, r, write, stop)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a rank's thread"))
+                .collect()
+        });
+        let took = began.elapsed();
+        let mut files = LatencyHistogram::new();
+        for r in results {
+            files.add(&r?);
+        }
+        if stop.is_set() {
+            return Ok(None);
+        }
+        Ok(Some(Taken { took, files }))
+    }
+
+    fn rank(&self, c: u32, r: u32, write: bool, stop: &StopFlag) -> Result<LatencyHistogram, String> {
+        let mut files = LatencyHistogram::new();
+        let mut buffer = vec![0u8; CHUNK];
+        if write {
+            rand::rngs::SmallRng::seed_from_u64(u64::from(c) << 32 | u64::from(r))
+                .fill_bytes(&mut buffer);
+        }
+        for (part, bytes) in self.spec.rank_files() {
+            if stop.is_set() {
+                break;
+            }
+            let path = self.root.join(file_name(c, r, part));
+            let named = |e: std::io::Error| format!("{}: {e}", path.display());
+            let began = Instant::now();
+            if write {
+                let mut f = workload::new_file(&path).map_err(named)?;
+                let mut left = bytes;
+                while left > 0 && !stop.is_set() {
+                    let n = left.min(CHUNK as u64) as usize;
+                    f.write_all(&buffer[..n]).map_err(named)?;
+                    left -= n as u64;
+                }
+                if self.spec.fsync {
+                    f.sync_all().map_err(named)?;
+                }
+            } else {
+                let mut f = workload::open_for_reading(&path, false).map_err(named)?;
+                loop {
+                    let n = f.read(&mut buffer).map_err(named)?;
+                    if n == 0 || stop.is_set() {
+                        break;
+                    }
+                }
+            }
+            files.record(began.elapsed().as_nanos() as u64);
+        }
+        Ok(files)
+    }
+
+    fn remove_files(&self) {
+        for c in 0..self.written.max(self.spec.writes) {
+            for r in 0..self.spec.ranks {
+                for (part, _) in self.spec.rank_files() {
+                    let _ = self.dir.remove_file(Path::new(&file_name(c, r, part)));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Checkpoints {
+    fn drop(&mut self) {
+        if self.spec.keep || !self.dir.still_there() {
+            return;
+        }
+        self.remove_files();
+        let _ = self.dir.remove_file(Path::new(MARKER));
+        if let Ok(dir) = self.dir.try_clone() {
+            let _ = dir.remove();
+        }
+    }
+}
+
+/// Sleeps `seconds`, waking for a signal: whether one came.
+fn pause(seconds: f64, stop: &StopFlag) -> bool {
+    let until = Instant::now() + Duration::from_secs_f64(seconds);
+    while Instant::now() < until {
+        if stop.is_set() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20).min(until - Instant::now()));
+    }
+    stop.is_set()
+}
+
+struct Taken {
+    took: Duration,
+    files: LatencyHistogram,
+}
+
+#[derive(Default)]
+struct Timing {
+    seconds: Vec<f64>,
+    files: LatencyHistogram,
+}
+
+impl Timing {
+    fn add(&mut self, t: Taken) {
+        self.seconds.push(t.took.as_secs_f64());
+        self.files.add(&t.files);
+    }
+
+    fn result(&self, spec: &CheckpointSpec) -> Option<CheckpointPhase> {
+        if self.seconds.is_empty() {
+            return None;
+        }
+        let total: f64 = self.seconds.iter().sum();
+        let n = self.seconds.len();
+        Some(CheckpointPhase {
+            checkpoints: n as u32,
+            bytes: spec.bytes(),
+            mean_s: total / n as f64,
+            bytes_per_s: spec.bytes() as f64 * n as f64 / total.max(1e-9),
+            seconds: self.seconds.clone(),
+            file: Tails::of(&self.files),
+            files: self.files.count(),
+        })
+    }
+}

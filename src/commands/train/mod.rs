@@ -1,0 +1,520 @@
+//! `fathom train`: the storage side of AI training as MLPerf Storage
+//! measures it. A training run makes (untimed) or finds a dataset of
+//! sample files, reads it epoch by epoch through simulated accelerators
+//! and their data loaders (`reader.rs`), and judges the accelerator
+//! utilization (AU) against the workload's threshold; with
+//! `--find-max-accelerators` it looks for the most accelerators that
+//! still pass, doubling and then halving the gap as `capacity` does. A
+//! checkpoint run writes a model's checkpoint rank by rank and reads it
+//! back (`checkpoint.rs`).
+
+pub mod checkpoint;
+pub mod dataset;
+pub mod reader;
+
+use crate::measure::cpu::CpuTime;
+use crate::measure::live::LiveBoard;
+use crate::result::train::{
+    AcceleratorSearch, CheckpointResult, DatasetFacts, SearchStep, Tails, TrainResult,
+    TrainingResult,
+};
+use crate::spec::train::{
+    AcceleratorType, CheckpointModel, CheckpointSpec, SampleFormat, TrainSpec, TrainingModel,
+    TrainingSpec, dataset_files,
+};
+use crate::util::error::UsageError;
+use crate::util::stop::StopFlag;
+use crate::util::units::thousands;
+use dataset::{Dataset, Found, Layout};
+use std::path::Path;
+use std::time::Instant;
+
+/// A training run as asked: a preset and what was changed of it.
+#[derive(Debug, Clone, Default)]
+pub struct TrainingAsk {
+    pub dir: String,
+    pub accelerators: u32,
+    pub files: Option<u64>,
+    pub sample_bytes: Option<u64>,
+    pub batch_size: Option<u64>,
+    pub read_threads: Option<u32>,
+    pub prefetch: Option<u32>,
+    pub epochs: Option<u32>,
+    pub compute_s: Option<f64>,
+    pub direct: bool,
+    pub read_rate: Option<u64>,
+    pub seed: u64,
+    pub keep: bool,
+}
+
+/// The spec of a training run: the preset's figures, changed where
+/// asked, and the dataset sized by MLPerf's rule from this host's memory
+/// unless `--files` says otherwise.
+pub fn training_spec(
+    model: TrainingModel,
+    accelerator: AcceleratorType,
+    ask: &TrainingAsk,
+) -> TrainingSpec {
+    let mut shape = model.shape();
+    if let Some(b) = ask.sample_bytes {
+        shape.sample_bytes = b;
+        // The deviation scales with the mean it was given for.
+        shape.sample_bytes_stdev = (model.shape().sample_bytes_stdev as f64 * b as f64
+            / model.shape().sample_bytes as f64) as u64;
+    }
+    if let Some(b) = ask.batch_size {
+        shape.batch_size = b;
+    }
+    if let Some(t) = ask.read_threads {
+        shape.read_threads = t;
+    }
+    if let Some(p) = ask.prefetch {
+        shape.prefetch = p;
+    }
+    if let Some(e) = ask.epochs {
+        shape.epochs = e;
+    }
+    let memory = crate::measure::facts::host_facts().memory_bytes;
+    let rule = dataset_files(&shape, memory, ask.accelerators.max(1));
+    let files = ask.files.unwrap_or(rule);
+    TrainingSpec {
+        dir: ask.dir.clone(),
+        model,
+        accelerator,
+        accelerators: ask.accelerators,
+        rule_files: (files < rule || ask.sample_bytes.is_some()).then_some(rule),
+        files,
+        shape,
+        compute_s: ask.compute_s.unwrap_or(model.compute_s(accelerator)),
+        direct: ask.direct,
+        read_rate: ask.read_rate,
+        seed: ask.seed,
+        keep: ask.keep,
+    }
+}
+
+/// A training run checked against its flags and what DIR holds.
+pub struct CheckedTraining {
+    pub spec: TrainingSpec,
+    layout: Layout,
+    kept: bool,
+    overwrite: bool,
+}
+
+/// Everything checked before anything is written.
+pub fn check_training(spec: &TrainingSpec, overwrite: bool) -> Result<CheckedTraining, UsageError> {
+    let fail = |m: String| Err(UsageError(m));
+    if spec.accelerators == 0 {
+        return fail("--accelerators 0: a run feeds one accelerator at least".into());
+    }
+    if spec.shape.batch_size == 0 || spec.shape.epochs == 0 || spec.files == 0 {
+        return fail("--batch-size, --epochs and --files: each at least 1".into());
+    }
+    if spec.shape.sample_bytes == 0 {
+        return fail("--sample-size 0: a sample holds a byte at least".into());
+    }
+    if !(spec.compute_s >= 0.0 && spec.compute_s.is_finite()) {
+        return fail(format!("--compute-time {}: a time of 0 or more", spec.compute_s));
+    }
+    if spec.read_rate == Some(0) {
+        return fail("--read-rate 0: a rate above zero".into());
+    }
+    if spec.direct && spec.shape.samples_per_file > 1 {
+        return fail(format!(
+            "--direct: {}'s samples sit at unaligned places in {} files, which O_DIRECT cannot read",
+            spec.model.name(),
+            match spec.shape.format {
+                SampleFormat::Npz => "npz",
+                SampleFormat::Tfrecord => "TFRecord",
+            }
+        ));
+    }
+    if spec.steps_per_epoch() == 0 {
+        return fail(format!(
+            "a batch of {} samples for each of {} accelerator(s) is more than the dataset's {} samples: give more --files or fewer --accelerators",
+            spec.shape.batch_size,
+            spec.accelerators,
+            thousands(spec.samples())
+        ));
+    }
+    let dir = Path::new(&spec.dir);
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return fail(format!("{}: not a directory", spec.dir)),
+        Err(e) => return fail(format!("{}: {e}", spec.dir)),
+    }
+    let layout = Layout::new(spec.model, &spec.shape, spec.files, spec.seed);
+    let kept = match dataset::inspect(dir)? {
+        Found::Nothing => false,
+        Found::Kept(found) if found == layout => true,
+        Found::Kept(found) if overwrite => {
+            let _ = found;
+            false
+        }
+        Found::Kept(found) => {
+            return fail(format!(
+                "{}: holds a dataset of fathom's of another shape ({} {} files of {} samples of {} B, seed {}): pass --overwrite to replace it",
+                dataset::root_in(dir).display(),
+                thousands(found.files),
+                found.model.name(),
+                found.samples_per_file,
+                found.sample_bytes,
+                found.seed
+            ));
+        }
+    };
+    if !kept {
+        let replacing = matches!(dataset::inspect(dir)?, Found::Kept(_));
+        if !replacing {
+            dataset::check_room(dir, &layout)?;
+        }
+    }
+    Ok(CheckedTraining {
+        spec: spec.clone(),
+        layout,
+        kept,
+        overwrite,
+    })
+}
+
+/// The dataset a checked run reads: the kept one, or one made now
+/// (replacing a kept one of another shape with `--overwrite`).
+fn dataset_for(
+    checked: &CheckedTraining,
+    stop: &StopFlag,
+) -> anyhow::Result<(Dataset, f64)> {
+    let dir = Path::new(&checked.spec.dir);
+    if checked.kept {
+        let found = Dataset::open_kept(dir)?;
+        found.drop_cached();
+        return Ok((found, 0.0));
+    }
+    if checked.overwrite && matches!(dataset::inspect(dir)?, Found::Kept(_)) {
+        Dataset::replace(dir)?;
+        dataset::check_room(dir, &checked.layout)?;
+    }
+    let began = Instant::now();
+    let threads = checked.spec.shape.read_threads.clamp(1, 8);
+    let made = Dataset::make(
+        dir,
+        checked.layout.clone(),
+        threads,
+        checked.spec.keep,
+        stop,
+    )?;
+    Ok((made, began.elapsed().as_secs_f64()))
+}
+
+fn dataset_facts(spec: &TrainingSpec, dataset: &Dataset, generation_s: f64) -> DatasetFacts {
+    let memory = crate::measure::facts::host_facts().memory_bytes;
+    let bytes = dataset.layout.total_bytes();
+    let times = bytes as f64 / memory.max(1) as f64;
+    let shrunk = (times < 5.0).then(|| {
+        let mut why = format!(
+            "the dataset is {times:.2} x this host's memory (MLPerf asks 5 x or more): after the first epoch the page cache may serve its reads"
+        );
+        if let Some(rule) = spec.rule_files {
+            why.push_str(&format!(
+                "; it was shrunk from the {} files the rule asks for",
+                thousands(rule)
+            ));
+        }
+        why
+    });
+    DatasetFacts {
+        files: dataset.layout.files,
+        bytes,
+        made: dataset.made_here(),
+        generation_s,
+        memory_bytes: memory,
+        times_memory: times,
+        shrunk,
+    }
+}
+
+/// Runs a checked training run: the dataset, then every epoch.
+pub fn run_training(
+    checked: &CheckedTraining,
+    stop: &StopFlag,
+    board: Option<&LiveBoard>,
+) -> anyhow::Result<TrainingResult> {
+    if let Some(board) = board {
+        board.workload(checked.spec.model.name());
+        board.phase(format!("train: making the dataset in {}", checked.spec.dir), None);
+    }
+    let (dataset, generation_s) = dataset_for(checked, stop)?;
+    let facts = dataset_facts(&checked.spec, &dataset, generation_s);
+    Ok(measure(&checked.spec, &dataset, facts, stop, board))
+}
+
+/// One measured run of `spec` over a dataset in hand.
+fn measure(
+    spec: &TrainingSpec,
+    dataset: &Dataset,
+    facts: DatasetFacts,
+    stop: &StopFlag,
+    board: Option<&LiveBoard>,
+) -> TrainingResult {
+    if let Some(board) = board {
+        board.phase(
+            format!(
+                "train: {} on {} accelerator(s)",
+                spec.model.name(),
+                spec.accelerators
+            ),
+            None,
+        );
+    }
+    let gate = spec.read_rate.map(reader::RateGate::new);
+    let started_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs_f64());
+    let cpu_before = CpuTime::now();
+    let m = reader::train(dataset, spec, gate.as_ref(), stop, board);
+    let cpu = CpuTime::now().since(cpu_before);
+    let elapsed_s = m.elapsed.as_secs_f64();
+    let au = match m.epochs.is_empty() {
+        true => 0.0,
+        false => m.epochs.iter().map(|e| e.au).sum::<f64>() / m.epochs.len() as f64,
+    };
+    let n = f64::from(spec.accelerators);
+    let au_intervals = m
+        .compute_per_second
+        .iter()
+        .take(elapsed_s.floor() as usize)
+        .map(|s| s / n)
+        .collect();
+    TrainingResult {
+        spec: spec.clone(),
+        filesystem: crate::measure::facts::mount_of(Path::new(&spec.dir)).map(|(fs, _)| fs),
+        dataset: facts,
+        started_unix_s,
+        elapsed_s,
+        au,
+        au_threshold: spec.shape.au_threshold,
+        passed: !m.epochs.is_empty() && au >= spec.shape.au_threshold && m.error.is_none(),
+        epochs: m.epochs,
+        accelerators: m.accelerators,
+        samples: m.samples,
+        bytes: m.bytes,
+        samples_per_s: m.samples as f64 / elapsed_s.max(1e-9),
+        bytes_per_s: m.bytes as f64 / elapsed_s.max(1e-9),
+        batch_wait: Tails::of(&m.batch_wait),
+        sample_read: Tails::of(&m.sample_read),
+        au_intervals,
+        cpu_ns_per_sample: cpu.total_s() * 1e9 / m.samples.max(1) as f64,
+        cpu,
+        search: None,
+        interrupted: stop.is_set(),
+        failure: m.error,
+    }
+}
+
+/// The most accelerators whose AU meets the threshold: from the count
+/// asked, doubling while it passes, then halving the gap between the
+/// last count that passed and the first that failed. Counts whose
+/// batches the dataset cannot fill end the climb. Returns the run of the
+/// largest count that passed (else of the last measured) with the curve.
+pub fn find_max_accelerators(
+    checked: &CheckedTraining,
+    stop: &StopFlag,
+    board: Option<&LiveBoard>,
+    said: &dyn Fn(&str),
+) -> anyhow::Result<TrainingResult> {
+    const MOST: u32 = 4096;
+    let (dataset, generation_s) = dataset_for(checked, stop)?;
+    let mut steps: Vec<SearchStep> = Vec::new();
+    let mut best: Option<TrainingResult> = None;
+    let mut last: Option<TrainingResult> = None;
+    let (mut low, mut high) = (0u32, None::<u32>);
+    let mut n = checked.spec.accelerators;
+    loop {
+        let mut spec = checked.spec.clone();
+        spec.accelerators = n;
+        let facts = dataset_facts(&spec, &dataset, generation_s);
+        let run = measure(&spec, &dataset, facts, stop, board);
+        said(&format!(
+            "{n} accelerator(s): AU {:.1}% ({})",
+            run.au * 100.0,
+            if run.passed { "passed" } else { "failed" }
+        ));
+        steps.push(SearchStep {
+            accelerators: n,
+            au: run.au,
+            passed: run.passed,
+            samples_per_s: run.samples_per_s,
+            bytes_per_s: run.bytes_per_s,
+            batch_wait_p99_ns: run.batch_wait.lat_ns.p99,
+        });
+        if run.interrupted || run.failure.is_some() {
+            last = Some(run);
+            break;
+        }
+        if run.passed {
+            low = n;
+            best = Some(run);
+        } else {
+            high = Some(n);
+            last = Some(run);
+        }
+        let next = match high {
+            None => {
+                let up = n.saturating_mul(2).min(MOST);
+                let mut probe = checked.spec.clone();
+                probe.accelerators = up;
+                if up == n || probe.steps_per_epoch() == 0 {
+                    break;
+                }
+                up
+            }
+            Some(h) if h - low > 1 => low + (h - low) / 2,
+            Some(_) => break,
+        };
+        n = next;
+    }
+    let mut result = best.or(last).expect("one step at least");
+    result.search = Some(AcceleratorSearch {
+        max_accelerators: (low > 0).then_some(low),
+        steps,
+    });
+    Ok(result)
+}
+
+/// A `fathom train` run checked, ready to run.
+pub enum Checked {
+    Training(Box<CheckedTraining>),
+    Checkpoint(CheckpointSpec),
+}
+
+/// Everything about a run checked before anything is written.
+pub fn check(spec: &TrainSpec, overwrite: bool) -> Result<Checked, UsageError> {
+    match spec {
+        TrainSpec::Training(t) => Ok(Checked::Training(Box::new(check_training(t, overwrite)?))),
+        TrainSpec::Checkpoint(c) => {
+            check_checkpoint(c, overwrite)?;
+            Ok(Checked::Checkpoint(c.clone()))
+        }
+    }
+}
+
+/// Runs a checked run; `find_max`: a training run's search for the most
+/// accelerators, each step said through `say`.
+pub fn run(
+    checked: Checked,
+    stop: &StopFlag,
+    board: Option<&LiveBoard>,
+    find_max: bool,
+    say: &dyn Fn(&str),
+) -> anyhow::Result<TrainResult> {
+    match checked {
+        Checked::Training(t) if find_max => {
+            find_max_accelerators(&t, stop, board, say).map(TrainResult::Training)
+        }
+        Checked::Training(t) => run_training(&t, stop, board).map(TrainResult::Training),
+        Checked::Checkpoint(c) => run_checkpoint(&c, stop, board).map(TrainResult::Checkpoint),
+    }
+}
+
+/// A checkpoint run as asked.
+#[derive(Debug, Clone)]
+pub struct CheckpointAsk {
+    pub dir: String,
+    pub ranks: Option<u32>,
+    pub checkpoint_bytes: Option<u64>,
+    pub writes: u32,
+    pub reads: u32,
+    pub fsync: bool,
+    pub interval_s: f64,
+    pub keep: bool,
+}
+
+pub fn checkpoint_spec(model: CheckpointModel, ask: &CheckpointAsk) -> CheckpointSpec {
+    CheckpointSpec {
+        dir: ask.dir.clone(),
+        model,
+        ranks: ask.ranks.unwrap_or(model.ranks()),
+        checkpoint_bytes: ask.checkpoint_bytes.unwrap_or(model.checkpoint_bytes()),
+        scaled: ask
+            .checkpoint_bytes
+            .is_some_and(|b| b != model.checkpoint_bytes()),
+        writes: ask.writes,
+        reads: ask.reads,
+        fsync: ask.fsync,
+        interval_s: ask.interval_s,
+        keep: ask.keep,
+    }
+}
+
+pub fn check_checkpoint(spec: &CheckpointSpec, overwrite: bool) -> Result<(), UsageError> {
+    let most = spec.model.ranks();
+    if spec.ranks == 0 || spec.ranks > most {
+        return Err(UsageError(format!(
+            "--accelerators {}: {} is written by {most} ranks; give 1 to {most} (fewer: a host's subset of it)",
+            spec.ranks,
+            spec.model.name()
+        )));
+    }
+    if spec.rank_bytes() < 2 {
+        return Err(UsageError(format!(
+            "--checkpoint-size {}: too small to share among {most} ranks",
+            spec.checkpoint_bytes
+        )));
+    }
+    if spec.writes == 0 && spec.reads == 0 {
+        return Err(UsageError(
+            "--writes 0 --reads 0: nothing to do".into(),
+        ));
+    }
+    if !(spec.interval_s >= 0.0 && spec.interval_s.is_finite()) {
+        return Err(UsageError(format!(
+            "--checkpoint-interval {}: a time of 0 or more",
+            spec.interval_s
+        )));
+    }
+    match std::fs::metadata(&spec.dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(UsageError(format!("{}: not a directory", spec.dir))),
+        Err(e) => return Err(UsageError(format!("{}: {e}", spec.dir))),
+    }
+    checkpoint::check(spec, overwrite)
+}
+
+pub fn run_checkpoint(
+    spec: &CheckpointSpec,
+    stop: &StopFlag,
+    board: Option<&LiveBoard>,
+) -> anyhow::Result<CheckpointResult> {
+    if let Some(board) = board {
+        board.workload(&format!("checkpoint-{}", spec.model.name()));
+        board.phase("checkpoint: writing", None);
+    }
+    let started = Instant::now();
+    let started_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs_f64());
+    let mut store = checkpoint::Checkpoints::open(spec)?;
+    let (write, mut failure) = store.write_all(stop);
+    let cache = store.drop_cached();
+    let mut read = None;
+    if failure.is_none() && !stop.is_set() {
+        if let Some(board) = board {
+            board.phase("checkpoint: reading back", None);
+        }
+        let (r, f) = store.read_all(stop);
+        read = r;
+        failure = f;
+    }
+    Ok(CheckpointResult {
+        spec: spec.clone(),
+        filesystem: crate::measure::facts::mount_of(Path::new(&spec.dir)).map(|(fs, _)| fs),
+        started_unix_s,
+        elapsed_s: started.elapsed().as_secs_f64(),
+        write,
+        read,
+        cache,
+        interrupted: stop.is_set(),
+        failure,
+    })
+}

@@ -1,0 +1,551 @@
+//! The training loop: each simulated accelerator takes its batches in
+//! order, waiting for each until its data-loader threads have read it,
+//! then computes for the workload's time per batch. Loader thread k of
+//! an accelerator reads batches k, k + T, k + 2T ... (PyTorch's
+//! DataLoader hands whole batches to its workers so), each at most
+//! `prefetch` batches per thread ahead of the accelerator; with a
+//! prefetch of 0 a batch is read only once the accelerator asks for it,
+//! so reads and compute never overlap.
+//!
+//! AU is MLPerf's: of each accelerator's time from the end of its first
+//! step to the end of its last, the share spent computing; averaged over
+//! accelerators, then over epochs.
+
+use super::dataset::Dataset;
+use crate::gate::workload;
+use crate::measure::histogram::LatencyHistogram;
+use crate::measure::direction::Direction;
+use crate::measure::intervals::{CompletedSecond, DirectionSample};
+use crate::measure::live::LiveBoard;
+use crate::result::train::{AcceleratorResult, EpochResult};
+use crate::spec::train::{Shuffle, TrainingSpec};
+use crate::util::buffers::{BUFFER_ALIGN, Buffers};
+use crate::util::stop::StopFlag;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Bytes read in one call: a sample larger than this is read in pieces,
+/// each passing the rate cap on its own.
+const CHUNK: usize = 4 << 20;
+
+/// A cap on the bytes per second of every loader together: each read
+/// takes its turn of the path's time, and ends no sooner than its turn
+/// does.
+pub struct RateGate {
+    bytes_per_s: f64,
+    next_free: Mutex<Option<Instant>>,
+}
+
+impl RateGate {
+    pub fn new(bytes_per_s: u64) -> RateGate {
+        RateGate {
+            bytes_per_s: bytes_per_s as f64,
+            next_free: Mutex::new(None),
+        }
+    }
+
+    /// Books `bytes` of the path's time; returns when the booking ends.
+    fn book(&self, bytes: u64) -> Instant {
+        let mut next = self.next_free.lock().unwrap();
+        let now = Instant::now();
+        let start = next.map_or(now, |n| n.max(now));
+        let end = start + Duration::from_secs_f64(bytes as f64 / self.bytes_per_s);
+        *next = Some(end);
+        end
+    }
+}
+
+/// What every accelerator did over the whole run.
+pub struct Measured {
+    pub epochs: Vec<EpochResult>,
+    pub accelerators: Vec<AcceleratorResult>,
+    pub batch_wait: LatencyHistogram,
+    pub sample_read: LatencyHistogram,
+    pub samples: u64,
+    pub bytes: u64,
+    pub elapsed: Duration,
+    /// Compute time of all accelerators in each whole second.
+    pub compute_per_second: Vec<f64>,
+    pub error: Option<String>,
+}
+
+/// One accelerator's queue of batches.
+struct Queue {
+    state: Mutex<QueueState>,
+    changed: Condvar,
+}
+
+struct QueueState {
+    ready: Vec<bool>,
+    /// Batches the accelerator has taken off the queue.
+    taken: u64,
+    /// Whether it waits for batch `taken` now.
+    waiting: bool,
+}
+
+/// What is shared by every thread of one epoch.
+struct Epoch<'a> {
+    dataset: &'a Dataset,
+    spec: &'a TrainingSpec,
+    order: Vec<u64>,
+    steps: u64,
+    gate: Option<&'a RateGate>,
+    stop: &'a StopFlag,
+    /// Set by the first failure, to end every thread of the epoch.
+    cut: AtomicBool,
+    error: Mutex<Option<String>>,
+    started: Instant,
+    samples: AtomicU64,
+    bytes: AtomicU64,
+    live: Option<&'a Mutex<DirectionSample>>,
+}
+
+impl Epoch<'_> {
+    fn ended(&self) -> bool {
+        self.cut.load(Ordering::Relaxed) || self.stop.is_set()
+    }
+
+    fn fail(&self, why: String) {
+        self.error.lock().unwrap().get_or_insert(why);
+        self.cut.store(true, Ordering::Relaxed);
+    }
+
+    /// The global sample index of accelerator `a`'s batch `b`, item `k`.
+    fn sample(&self, a: u32, b: u64, k: u64) -> u64 {
+        let batch = self.spec.shape.batch_size;
+        self.order[((a as u64 * self.steps + b) * batch + k) as usize]
+    }
+}
+
+/// What one accelerator's thread measured in an epoch.
+#[derive(Default)]
+struct AcceleratorPart {
+    waits: Vec<Duration>,
+    computes: Vec<Duration>,
+    batch_wait: LatencyHistogram,
+    /// Compute time by whole second since the run's start.
+    per_second: Vec<f64>,
+}
+
+impl AcceleratorPart {
+    /// MLPerf's AU: the first step left out.
+    fn au(&self) -> f64 {
+        let skip = usize::from(self.computes.len() > 1);
+        let compute: f64 = self.computes[skip..].iter().map(Duration::as_secs_f64).sum();
+        let wait: f64 = self.waits[skip..].iter().map(Duration::as_secs_f64).sum();
+        if compute + wait > 0.0 {
+            compute / (compute + wait)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Runs every epoch of `spec` over `dataset`: the figures, or what was
+/// measured until a signal or a failure.
+pub fn train(
+    dataset: &Dataset,
+    spec: &TrainingSpec,
+    gate: Option<&RateGate>,
+    stop: &StopFlag,
+    board: Option<&LiveBoard>,
+) -> Measured {
+    let n = spec.accelerators;
+    let mut measured = Measured {
+        epochs: Vec::new(),
+        accelerators: (0..n)
+            .map(|_| AcceleratorResult {
+                rank: None,
+                au: 0.0,
+                steps: 0,
+                compute_s: 0.0,
+                wait_s: 0.0,
+            })
+            .collect(),
+        batch_wait: LatencyHistogram::new(),
+        sample_read: LatencyHistogram::new(),
+        samples: 0,
+        bytes: 0,
+        elapsed: Duration::ZERO,
+        compute_per_second: Vec::new(),
+        error: None,
+    };
+    let started = Instant::now();
+    let live = board.map(|_| Mutex::new(DirectionSample::default()));
+    let done = AtomicBool::new(false);
+    let mut au_sums = vec![0.0; n as usize];
+    std::thread::scope(|s| {
+        if let (Some(board), Some(live)) = (board, &live) {
+            let done = &done;
+            s.spawn(move || show_seconds(board, live, done, started));
+        }
+        for e in 0..spec.shape.epochs {
+            if stop.is_set() {
+                break;
+            }
+            let epoch = Epoch {
+                dataset,
+                spec,
+                order: order(spec, e),
+                steps: spec.steps_per_epoch(),
+                gate,
+                stop,
+                cut: AtomicBool::new(false),
+                error: Mutex::new(None),
+                started,
+                samples: AtomicU64::new(0),
+                bytes: AtomicU64::new(0),
+                live: live.as_ref(),
+            };
+            let epoch_start = Instant::now();
+            let (parts, reads) = run_epoch(&epoch);
+            let elapsed = epoch_start.elapsed();
+            for h in reads {
+                measured.sample_read.add(&h);
+            }
+            let mut au = 0.0;
+            for (a, part) in parts.iter().enumerate() {
+                let acc = &mut measured.accelerators[a];
+                acc.steps += part.computes.len() as u64;
+                acc.compute_s += part.computes.iter().map(Duration::as_secs_f64).sum::<f64>();
+                acc.wait_s += part.waits.iter().map(Duration::as_secs_f64).sum::<f64>();
+                au_sums[a] += part.au();
+                au += part.au();
+                measured.batch_wait.add(&part.batch_wait);
+                merge_seconds(&mut measured.compute_per_second, &part.per_second);
+            }
+            let whole = parts.iter().all(|p| p.computes.len() as u64 == epoch.steps);
+            measured.samples += epoch.samples.load(Ordering::Relaxed);
+            measured.bytes += epoch.bytes.load(Ordering::Relaxed);
+            if let Some(why) = epoch.error.into_inner().unwrap() {
+                measured.error = Some(why);
+                break;
+            }
+            if !whole {
+                break;
+            }
+            measured.epochs.push(EpochResult {
+                epoch: e + 1,
+                steps: epoch.steps,
+                elapsed_s: elapsed.as_secs_f64(),
+                au: au / n as f64,
+                samples: epoch.samples.load(Ordering::Relaxed),
+                bytes: epoch.bytes.load(Ordering::Relaxed),
+            });
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+    let epochs = measured.epochs.len().max(1) as f64;
+    for (acc, sum) in measured.accelerators.iter_mut().zip(au_sums) {
+        acc.au = sum / epochs;
+    }
+    measured.elapsed = started.elapsed();
+    measured
+}
+
+/// The epoch's order of the dataset's samples.
+fn order(spec: &TrainingSpec, epoch: u32) -> Vec<u64> {
+    let mut order: Vec<u64> = (0..spec.samples()).collect();
+    if spec.shape.shuffle == Shuffle::Sample {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(
+            spec.seed ^ (u64::from(epoch) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        );
+        order.shuffle(&mut rng);
+    }
+    order
+}
+
+fn merge_seconds(into: &mut Vec<f64>, from: &[f64]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0.0);
+    }
+    for (i, v) in from.iter().enumerate() {
+        into[i] += v;
+    }
+}
+
+/// One epoch: every accelerator's thread and its loaders, all started
+/// together; returns each accelerator's part and each loader's sample
+/// reads.
+fn run_epoch(epoch: &Epoch) -> (Vec<AcceleratorPart>, Vec<LatencyHistogram>) {
+    let n = epoch.spec.accelerators;
+    let threads = epoch.spec.shape.read_threads.max(1);
+    let queues: Vec<Queue> = (0..n)
+        .map(|_| Queue {
+            state: Mutex::new(QueueState {
+                ready: vec![false; epoch.steps as usize],
+                taken: 0,
+                waiting: false,
+            }),
+            changed: Condvar::new(),
+        })
+        .collect();
+    std::thread::scope(|s| {
+        let loaders: Vec<_> = (0..n)
+            .flat_map(|a| (0..threads).map(move |k| (a, k)))
+            .map(|(a, k)| {
+                let queue = &queues[a as usize];
+                s.spawn(move || load(epoch, queue, a, k, threads))
+            })
+            .collect();
+        let accelerators: Vec<_> = (0..n)
+            .map(|a| {
+                let queue = &queues[a as usize];
+                s.spawn(move || accelerate(epoch, queue))
+            })
+            .collect();
+        let parts = accelerators
+            .into_iter()
+            .map(|h| h.join().expect("an accelerator thread"))
+            .collect();
+        // Loaders still waiting for room once their accelerator stopped
+        // are woken to end.
+        epoch.cut.store(true, Ordering::Relaxed);
+        for q in &queues {
+            q.changed.notify_all();
+        }
+        let reads = loaders
+            .into_iter()
+            .map(|h| h.join().expect("a loader thread"))
+            .collect();
+        (parts, reads)
+    })
+}
+
+/// An accelerator: takes each batch when ready, then computes.
+fn accelerate(epoch: &Epoch, queue: &Queue) -> AcceleratorPart {
+    let mut part = AcceleratorPart::default();
+    let compute = Duration::from_secs_f64(epoch.spec.compute_s);
+    for b in 0..epoch.steps {
+        let asked = Instant::now();
+        {
+            let mut state = queue.state.lock().unwrap();
+            state.waiting = true;
+            queue.changed.notify_all();
+            while !state.ready[b as usize] {
+                if epoch.ended() {
+                    return part;
+                }
+                state = queue
+                    .changed
+                    .wait_timeout(state, Duration::from_millis(50))
+                    .unwrap()
+                    .0;
+            }
+            state.waiting = false;
+            state.taken = b + 1;
+            queue.changed.notify_all();
+        }
+        let began = Instant::now();
+        let wait = began - asked;
+        part.batch_wait.record(wait.as_nanos() as u64);
+        part.waits.push(wait);
+        std::thread::sleep(compute);
+        let ended = Instant::now();
+        part.computes.push(ended - began);
+        spread_over_seconds(
+            &mut part.per_second,
+            began - epoch.started,
+            ended - epoch.started,
+        );
+    }
+    part
+}
+
+/// Adds the span from `from` to `to` (since the run's start) to the
+/// seconds it covers.
+fn spread_over_seconds(seconds: &mut Vec<f64>, from: Duration, to: Duration) {
+    let (mut at, end) = (from.as_secs_f64(), to.as_secs_f64());
+    while at < end {
+        let second = at.floor();
+        let upto = end.min(second + 1.0);
+        let i = second as usize;
+        if seconds.len() <= i {
+            seconds.resize(i + 1, 0.0);
+        }
+        seconds[i] += upto - at;
+        at = upto;
+    }
+}
+
+/// Loader thread `k` of accelerator `a`: its batches, each when there is
+/// room for it in the queue.
+fn load(epoch: &Epoch, queue: &Queue, a: u32, k: u32, threads: u32) -> LatencyHistogram {
+    let mut reads = LatencyHistogram::new();
+    let mut reader = SampleReader::new(epoch.dataset, epoch.spec.direct);
+    let room = u64::from(threads * epoch.spec.shape.prefetch);
+    let mut b = u64::from(k);
+    while b < epoch.steps {
+        {
+            let mut state = queue.state.lock().unwrap();
+            while !(b < state.taken + room || (b == state.taken && state.waiting)) {
+                if epoch.ended() {
+                    return reads;
+                }
+                state = queue
+                    .changed
+                    .wait_timeout(state, Duration::from_millis(50))
+                    .unwrap()
+                    .0;
+            }
+        }
+        for item in 0..epoch.spec.shape.batch_size {
+            if epoch.ended() {
+                return reads;
+            }
+            let sample = epoch.sample(a, b, item);
+            let began = Instant::now();
+            match reader.read(sample, epoch.gate) {
+                Ok(bytes) => {
+                    let ns = began.elapsed().as_nanos() as u64;
+                    reads.record(ns);
+                    epoch.samples.fetch_add(1, Ordering::Relaxed);
+                    epoch.bytes.fetch_add(bytes, Ordering::Relaxed);
+                    if let Some(live) = epoch.live {
+                        let mut l = live.lock().unwrap();
+                        l.ios += 1;
+                        l.bytes += bytes;
+                        l.latency.record(ns);
+                    }
+                }
+                Err(e) => {
+                    epoch.fail(e);
+                    queue.changed.notify_all();
+                    return reads;
+                }
+            }
+        }
+        queue.state.lock().unwrap().ready[b as usize] = true;
+        queue.changed.notify_all();
+        b += u64::from(threads);
+    }
+    reads
+}
+
+/// Reads samples: a whole file, or a record at its place in one, the
+/// last file read kept open (a TFRecord reader streams its file).
+struct SampleReader<'a> {
+    dataset: &'a Dataset,
+    direct: bool,
+    open: Option<(u64, File)>,
+    buffer: Buffers,
+}
+
+impl<'a> SampleReader<'a> {
+    fn new(dataset: &'a Dataset, direct: bool) -> Self {
+        SampleReader {
+            dataset,
+            direct,
+            open: None,
+            buffer: Buffers::zeroed(1, CHUNK),
+        }
+    }
+
+    /// Reads sample `sample` to its end; its bytes.
+    fn read(&mut self, sample: u64, gate: Option<&RateGate>) -> Result<u64, String> {
+        let layout = &self.dataset.layout;
+        let file = sample / layout.samples_per_file;
+        let record = layout.record_bytes(file);
+        let offset = (sample % layout.samples_per_file) * record;
+        if self.open.as_ref().map(|(i, _)| *i) != Some(file) {
+            let path = self.dataset.path(file);
+            let f = workload::open_for_reading(&path, self.direct)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            self.open = Some((file, f));
+        }
+        let (_, f) = self.open.as_ref().expect("opened above");
+        let mut done = 0u64;
+        while done < record {
+            let want = (record - done).min(CHUNK as u64) as usize;
+            // O_DIRECT reads whole blocks; the file's last is short.
+            let len = match self.direct {
+                true => want.next_multiple_of(BUFFER_ALIGN),
+                false => want,
+            };
+            let due = gate.map(|g| g.book(want as u64));
+            let got = f
+                .read_at(&mut self.buffer.slot_mut(0)[..len], offset + done)
+                .map_err(|e| format!("{}: {e}", self.dataset.path(file).display()))?;
+            if got == 0 {
+                return Err(format!(
+                    "{}: ends before its sample {} (the dataset was changed)",
+                    self.dataset.path(file).display(),
+                    sample % layout.samples_per_file
+                ));
+            }
+            done += (got as u64).min(want as u64);
+            if let Some(due) = due {
+                let now = Instant::now();
+                if due > now {
+                    std::thread::sleep(due - now);
+                }
+            }
+        }
+        Ok(record)
+    }
+}
+
+/// Each second's sample reads to the board, as a read stream.
+fn show_seconds(
+    board: &LiveBoard,
+    live: &Mutex<DirectionSample>,
+    done: &AtomicBool,
+    started: Instant,
+) {
+    let mut second = 1u64;
+    while !done.load(Ordering::Relaxed) {
+        let due = started + Duration::from_secs(second);
+        let now = Instant::now();
+        if now < due {
+            std::thread::sleep((due - now).min(Duration::from_millis(20)));
+            continue;
+        }
+        let sample = std::mem::take(&mut *live.lock().unwrap());
+        let mut completed = CompletedSecond {
+            index: second - 1,
+            dur_s: 1.0,
+            directions: Default::default(),
+        };
+        completed.directions[Direction::Read as usize] = sample;
+        board.second("read", &completed);
+        second += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_is_spread_over_the_seconds_it_covers() {
+        let mut s = Vec::new();
+        spread_over_seconds(&mut s, Duration::from_millis(500), Duration::from_millis(2250));
+        assert_eq!(s.len(), 3);
+        assert!((s[0] - 0.5).abs() < 1e-9 && (s[1] - 1.0).abs() < 1e-9);
+        assert!((s[2] - 0.25).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_rate_gate_books_the_path_back_to_back() {
+        let gate = RateGate::new(1_000_000);
+        let first = gate.book(500_000);
+        let second = gate.book(500_000);
+        let gap = second - first;
+        assert!((gap.as_secs_f64() - 0.5).abs() < 1e-6, "{gap:?}");
+    }
+
+    #[test]
+    fn au_leaves_the_first_step_out() {
+        let part = AcceleratorPart {
+            waits: vec![Duration::from_secs(10), Duration::from_secs(1)],
+            computes: vec![Duration::from_secs(1), Duration::from_secs(3)],
+            ..Default::default()
+        };
+        assert!((part.au() - 0.75).abs() < 1e-9);
+    }
+}

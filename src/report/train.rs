@@ -1,0 +1,227 @@
+//! A `fathom train` run as the reports show it: a caption (AU and its
+//! verdict, the dataset, a search's curve; a checkpoint's times and
+//! rates) and a row of tails per figure, the same cells for the
+//! terminal, Markdown, HTML and CSV.
+
+use super::sections::Labelled;
+use super::table::tail_cells as tails;
+use crate::result::train::{CheckpointPhase, CheckpointResult, TrainResult, TrainingResult};
+use crate::util::units::{format_bytes, thousands};
+
+pub const HEADER: [&str; 8] = [
+    "figure", "count", "mean", "p50", "p99", "p99.9", "p99.99", "max",
+];
+
+/// The header and rows of every run given (each row led by its system
+/// when there are several).
+pub fn cells(runs: &[Labelled<TrainResult>], named: bool) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
+    if named {
+        header.insert(0, "system".into());
+    }
+    let mut rows = Vec::new();
+    for run in runs {
+        let mut row = |name: &str, t: &crate::result::train::Tails| {
+            let mut row = Vec::new();
+            if named {
+                row.push(run.system.to_string());
+            }
+            row.push(name.to_string());
+            row.push(thousands(t.count));
+            row.extend(tails(&t.lat_ns));
+            rows.push(row);
+        };
+        match run.result {
+            TrainResult::Training(t) => {
+                row("batch wait", &t.batch_wait);
+                row("sample read", &t.sample_read);
+            }
+            TrainResult::Checkpoint(c) => {
+                if let Some(w) = &c.write {
+                    row("checkpoint file written", &w.file);
+                }
+                if let Some(r) = &c.read {
+                    row("checkpoint file read", &r.file);
+                }
+            }
+        }
+    }
+    (header, rows)
+}
+
+/// The lines above a run's table.
+pub fn caption(run: &Labelled<TrainResult>, named: bool) -> String {
+    let lead = match named {
+        true => format!("{}: ", run.system),
+        false => String::new(),
+    };
+    match run.result {
+        TrainResult::Training(t) => format!("{lead}{}", training_caption(t)),
+        TrainResult::Checkpoint(c) => format!("{lead}{}", checkpoint_caption(c)),
+    }
+}
+
+fn percent(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+fn training_caption(t: &TrainingResult) -> String {
+    let s = &t.spec;
+    let mut text = format!(
+        "fathom train: {} on {} {} accelerator{} in {}{}: AU {} against {} to pass: {}",
+        s.model.name(),
+        s.accelerators,
+        s.accelerator,
+        if s.accelerators == 1 { "" } else { "s" },
+        s.dir,
+        t.filesystem
+            .as_ref()
+            .map_or(String::new(), |fs| format!(" ({fs})")),
+        percent(t.au),
+        percent(t.au_threshold),
+        if t.passed { "passed" } else { "FAILED" }
+    );
+    text.push_str(&format!(
+        "\n{} epoch{} of {} steps, batch {}, {} loader threads each, compute {:.4} s a batch; {} samples/s, {}/s; CPU {:.1} µs a sample",
+        t.epochs.len(),
+        if t.epochs.len() == 1 { "" } else { "s" },
+        t.epochs.first().map_or(0, |e| e.steps),
+        s.shape.batch_size,
+        s.shape.read_threads,
+        s.compute_s,
+        thousands(t.samples_per_s as u64),
+        format_bytes(t.bytes_per_s as u64),
+        t.cpu_ns_per_sample / 1e3,
+    ));
+    if t.accelerators.len() > 1 {
+        let each: Vec<String> = t.accelerators.iter().map(|a| percent(a.au)).collect();
+        text.push_str(&format!(
+            "\nAU per accelerator: {}",
+            super::sections::abridged(&each)
+        ));
+    }
+    let d = &t.dataset;
+    text.push_str(&format!(
+        "\ndataset: {} files, {} ({:.3} x memory), {}",
+        thousands(d.files),
+        format_bytes(d.bytes),
+        d.times_memory,
+        match d.made {
+            true => format!("made untimed in {:.1} s", d.generation_s),
+            false => "kept from an earlier run".into(),
+        }
+    ));
+    if let Some(why) = &d.shrunk {
+        text.push_str(&format!("\nsuspect: {why}"));
+    }
+    if let Some(rate) = s.read_rate {
+        text.push_str(&format!(
+            "\nreads capped at {}/s in all",
+            format_bytes(rate)
+        ));
+    }
+    if let Some(search) = &t.search {
+        text.push_str(&format!(
+            "\nmost accelerators that pass: {}",
+            search
+                .max_accelerators
+                .map_or("none (not even one)".into(), |n| n.to_string())
+        ));
+        for step in &search.steps {
+            text.push_str(&format!(
+                "\n  {} accelerator{}: AU {} {}, {} samples/s, batch wait p99 {}",
+                step.accelerators,
+                if step.accelerators == 1 { "" } else { "s" },
+                percent(step.au),
+                if step.passed { "passed" } else { "failed" },
+                thousands(step.samples_per_s as u64),
+                crate::util::units::latency(step.batch_wait_p99_ns as f64)
+            ));
+        }
+    }
+    if t.interrupted {
+        text.push_str("\ninterrupted: the figures are of what was measured");
+    }
+    if let Some(why) = &t.failure {
+        text.push_str(&format!("\nfailed: {why}"));
+    }
+    text
+}
+
+fn phase_text(name: &str, p: &CheckpointPhase) -> String {
+    format!(
+        "\n{name}: {} checkpoint{} of {}, {:.2} s each on average, {}/s",
+        p.checkpoints,
+        if p.checkpoints == 1 { "" } else { "s" },
+        format_bytes(p.bytes),
+        p.mean_s,
+        format_bytes(p.bytes_per_s as u64)
+    )
+}
+
+fn checkpoint_caption(c: &CheckpointResult) -> String {
+    let s = &c.spec;
+    let mut text = format!(
+        "fathom train: checkpoint of {} in {}{}: {} of its {} ranks, {} a rank in 2 files{}",
+        s.model.name(),
+        s.dir,
+        c.filesystem
+            .as_ref()
+            .map_or(String::new(), |fs| format!(" ({fs})")),
+        s.ranks,
+        s.model.ranks(),
+        format_bytes(s.rank_bytes()),
+        if s.fsync { ", each made durable" } else { "" }
+    );
+    if s.scaled {
+        text.push_str(&format!(
+            "\nsuspect: scaled down to {} a checkpoint from the model's {}",
+            format_bytes(s.checkpoint_bytes),
+            format_bytes(s.model.checkpoint_bytes())
+        ));
+    }
+    if let Some(w) = &c.write {
+        text.push_str(&phase_text("written", w));
+    }
+    if let Some(r) = &c.read {
+        text.push_str(&phase_text("read back", r));
+        text.push_str(&format!("\ncache before reading: {}", c.cache));
+    }
+    if c.interrupted {
+        text.push_str("\ninterrupted: the figures are of what was measured");
+    }
+    if let Some(why) = &c.failure {
+        text.push_str(&format!("\nfailed: {why}"));
+    }
+    text
+}
+
+/// Batches by how long they waited for their data, in buckets doubling
+/// from a millisecond: the bars of the HTML report's histogram.
+pub fn wait_buckets(t: &TrainingResult) -> Vec<(String, u64)> {
+    let Ok(h) = crate::measure::histogram::LatencyHistogram::decode(&t.batch_wait.histogram)
+    else {
+        return Vec::new();
+    };
+    let mut buckets: Vec<(String, u64)> = Vec::new();
+    let mut counts = [0u64; 16];
+    for (ns, n) in h.recorded() {
+        let ms = ns as f64 / 1e6;
+        let i = if ms < 1.0 {
+            0
+        } else {
+            (ms.log2().floor() as usize + 1).min(counts.len() - 1)
+        };
+        counts[i] += n;
+    }
+    let last = counts.iter().rposition(|&n| n > 0).unwrap_or(0);
+    for (i, &n) in counts.iter().enumerate().take(last + 1) {
+        let name = match i {
+            0 => "< 1 ms".to_string(),
+            _ if i == counts.len() - 1 => format!(">= {} ms", 1u64 << (i - 1)),
+            _ => format!("{}-{} ms", 1u64 << (i - 1), 1u64 << i),
+        };
+        buckets.push((name, n));
+    }
+    buckets
+}

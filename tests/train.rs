@@ -1,0 +1,286 @@
+//! `fathom train`: training presets read through simulated accelerators,
+//! AU against MLPerf's arithmetic on a path whose rate fathom sets, the
+//! search for the most accelerators, checkpoints, and bad input refused
+//! with nothing written.
+
+mod common;
+
+use common::{fathom, names_the_problem};
+use serde_json::Value;
+use std::path::Path;
+
+/// Runs `fathom train DIR ARGS -o json`: the exit code and the result.
+fn train(dir: &Path, args: &[&str]) -> (i32, Value) {
+    let out = fathom()
+        .arg("train")
+        .arg(dir)
+        .args(args)
+        .args(["--output-format", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {stderr}"));
+    (out.status.code().unwrap(), doc["results"][0].clone())
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A directory on tmpfs where the machine has one, else under target/.
+fn tmpfs_dir() -> tempfile::TempDir {
+    match Path::new("/dev/shm").is_dir() {
+        true => tempfile::tempdir_in("/dev/shm").unwrap(),
+        false => tempfile::tempdir().unwrap(),
+    }
+}
+
+fn disk_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+/// Bytes of an average batch, from what the run read.
+fn batch_bytes(r: &Value) -> f64 {
+    r["bytes"].as_f64().unwrap() / r["samples"].as_f64().unwrap()
+        * r["spec"]["shape"]["batch_size"].as_f64().unwrap()
+}
+
+#[test]
+fn every_training_preset_runs_on_tmpfs_and_on_the_disk_and_leaves_nothing() {
+    for dir in [tmpfs_dir(), disk_dir()] {
+        for args in [
+            &["--workload", "unet3d", "--files", "14", "--sample-size", "256k"][..],
+            &["--workload", "resnet50", "--files", "2", "--sample-size", "4k"][..],
+            &["--workload", "cosmoflow", "--files", "200", "--sample-size", "16k"][..],
+        ] {
+            let mut all = args.to_vec();
+            all.extend(["--epochs", "1"]);
+            let (rc, r) = train(dir.path(), &all);
+            assert_eq!(r["run"], "training", "{r}");
+            assert!(r["failure"].is_null(), "{r}");
+            let epoch = &r["epochs"][0];
+            let steps = epoch["steps"].as_u64().unwrap();
+            let batch = r["spec"]["shape"]["batch_size"].as_u64().unwrap();
+            // Every step's batch was read, once.
+            assert_eq!(epoch["samples"].as_u64().unwrap(), steps * batch, "{r}");
+            assert_eq!(r["batch_wait"]["count"].as_u64().unwrap(), steps, "{r}");
+            assert_eq!(rc, if r["passed"] == true { 0 } else { 1 }, "{r}");
+            // A dataset this small is said to be one the cache may serve.
+            assert!(r["dataset"]["shrunk"].is_string(), "{r}");
+            assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+        }
+    }
+}
+
+/// With no prefetch a batch is read only when asked for, so each step
+/// takes compute + bytes / rate; with prefetch the reads overlap the
+/// compute, and AU is compute x rate / bytes, at most 1.
+#[test]
+fn au_follows_the_arithmetic_on_a_rate_capped_path() {
+    let dir = tmpfs_dir();
+    let base = [
+        "--workload",
+        "unet3d",
+        "--files",
+        "280",
+        "--sample-size",
+        "16k",
+        "--epochs",
+        "1",
+        "--compute-time",
+        "50ms",
+        "--read-rate",
+        "1m",
+        // One loader: the batches more loaders would read ahead during
+        // the first step (which AU leaves out) would flatter a short run.
+        "--read-threads",
+        "1",
+        "--keep",
+    ];
+    for (prefetch, overlap) in [("0", false), ("2", true)] {
+        let mut args = base.to_vec();
+        args.extend(["--prefetch", prefetch]);
+        let (_, r) = train(dir.path(), &args);
+        let compute = r["spec"]["compute_s"].as_f64().unwrap();
+        let rate = r["spec"]["read_rate"].as_f64().unwrap();
+        let b = batch_bytes(&r);
+        let expected = match overlap {
+            false => compute / (compute + b / rate),
+            true => (compute * rate / b).min(1.0),
+        };
+        let au = r["au"].as_f64().unwrap();
+        println!("prefetch {prefetch}: AU {au:.3}, arithmetic {expected:.3}");
+        assert!((au - expected).abs() <= 0.05, "{au} vs {expected}: {r}");
+    }
+    // The kept dataset was used again, not made again.
+    let (_, r) = train(dir.path(), &base);
+    assert_eq!(r["dataset"]["made"], false, "{r}");
+}
+
+#[test]
+fn the_most_accelerators_that_pass_is_the_arithmetics() {
+    let dir = tmpfs_dir();
+    let (rc, r) = train(
+        dir.path(),
+        &[
+            "--workload",
+            "unet3d",
+            "--files",
+            "1792",
+            "--sample-size",
+            "16k",
+            "--epochs",
+            "1",
+            "--compute-time",
+            "20ms",
+            "--read-rate",
+            "24m",
+            "--read-threads",
+            "1",
+            "--find-max-accelerators",
+        ],
+    );
+    assert_eq!(rc, 0, "{r}");
+    let compute = 0.02;
+    let rate = 24.0 * 1048576.0;
+    let b = batch_bytes(&r);
+    // Each step's AU against min(1, compute x rate / (N x bytes)).
+    let feeds = compute * rate / b;
+    let steps = r["search"]["steps"].as_array().unwrap();
+    for step in steps {
+        let n = step["accelerators"].as_f64().unwrap();
+        let au = step["au"].as_f64().unwrap();
+        let expected = (feeds / n).min(1.0);
+        println!("{n} accelerators: AU {au:.3}, arithmetic {expected:.3}");
+        assert!((au - expected).abs() <= 0.05, "{n}: {au} vs {expected}");
+    }
+    let most = r["search"]["max_accelerators"].as_u64().unwrap();
+    let arithmetic = (feeds / 0.9).floor() as u64;
+    assert!(most.abs_diff(arithmetic) <= 1, "{most} vs {arithmetic}");
+    // It is the largest count measured that passed.
+    let passed = steps
+        .iter()
+        .filter(|s| s["passed"] == true)
+        .map(|s| s["accelerators"].as_u64().unwrap())
+        .max();
+    assert_eq!(passed, Some(most));
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn a_checkpoint_is_written_read_back_and_removed() {
+    let dir = disk_dir();
+    let args = [
+        "--workload",
+        "checkpoint-llama3-8b",
+        "--accelerators",
+        "2",
+        "--checkpoint-size",
+        "32m",
+        "--writes",
+        "2",
+        "--reads",
+        "3",
+        "--checkpoint-interval",
+        "0s",
+    ];
+    let (rc, r) = train(dir.path(), &args);
+    assert_eq!(rc, 0, "{r}");
+    assert_eq!(r["run"], "checkpoint");
+    assert_eq!(r["spec"]["scaled"], true);
+    let write = &r["write"];
+    assert_eq!(write["checkpoints"], 2);
+    // 2 ranks of 8, each 2 files: a quarter of 32 MiB a checkpoint.
+    assert_eq!(write["bytes"].as_u64().unwrap(), 2 * ((32 << 20) / 8));
+    assert_eq!(write["files"], 8);
+    assert_eq!(r["read"]["checkpoints"], 3);
+    assert_eq!(r["read"]["files"], 12);
+    assert!(write["bytes_per_s"].as_f64().unwrap() > 0.0);
+    assert!(entries(dir.path()).is_empty());
+    // Kept, then read back alone.
+    let mut keep = args.to_vec();
+    keep.push("--keep");
+    assert_eq!(train(dir.path(), &keep).0, 0);
+    let mut again = args[..6].to_vec();
+    again.extend(["--writes", "0", "--reads", "1", "--keep"]);
+    let (rc, r) = train(dir.path(), &again);
+    assert_eq!(rc, 0, "{r}");
+    assert!(r["write"].is_null() && r["read"]["checkpoints"] == 1, "{r}");
+}
+
+#[test]
+fn bad_input_is_refused_with_one_line_and_nothing_written() {
+    let dir = tmpfs_dir();
+    let stranger = dir.path().join("fathom-train");
+    std::fs::create_dir(&stranger).unwrap();
+    std::fs::write(stranger.join("mine.npz"), "not fathom's").unwrap();
+    let d = dir.path().to_str().unwrap();
+    let other = tmpfs_dir();
+    let o = other.path().to_str().unwrap();
+    for (args, needle) in [
+        (vec![d, "--files", "14", "--sample-size", "4k"], "fathom did not make"),
+        (vec![o, "--files", "100000000"], "free"),
+        (vec![o, "--accelerators", "0"], "--accelerators 0"),
+        (vec![o, "--files", "3", "--sample-size", "4k"], "more than the dataset"),
+        (vec![o, "--workload", "bert"], "bert"),
+        (vec![o, "--workload", "resnet50", "--direct", "--files", "2"], "--direct"),
+        (vec![o, "--workload", "checkpoint", "--accelerators", "9"], "--accelerators 9"),
+        (vec![o, "--workload", "unet3d", "--writes", "0", "--checkpoint-size", "1m"], "--checkpoint-size"),
+    ] {
+        let out = fathom().arg("train").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        names_the_problem(&err, needle);
+    }
+    assert_eq!(entries(&stranger), ["mine.npz"]);
+    assert!(entries(other.path()).is_empty());
+}
+
+/// Every field of a training, search and checkpoint result is in
+/// docs/json-schema.md.
+#[test]
+fn every_field_of_a_train_result_is_documented() {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json-schema.md"))
+        .unwrap();
+    let dir = tmpfs_dir();
+    let mut missing = std::collections::BTreeSet::new();
+    for args in [
+        &[
+            "--files", "28", "--sample-size", "4k", "--epochs", "1", "--accelerators", "2",
+            "--find-max-accelerators", "--compute-time", "1ms", "--read-rate", "64m",
+        ][..],
+        &[
+            "--workload", "checkpoint", "--accelerators", "1", "--checkpoint-size", "8m",
+            "--writes", "1", "--reads", "1", "--checkpoint-interval", "0s",
+        ][..],
+    ] {
+        let (_, r) = train(dir.path(), args);
+        let mut keys = Vec::new();
+        collect_keys(&r, &mut keys);
+        for k in keys {
+            if !docs.contains(&format!("`{k}`")) {
+                missing.insert(k);
+            }
+        }
+    }
+    assert!(missing.is_empty(), "undocumented: {missing:?}");
+}
+
+fn collect_keys(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                collect_keys(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_keys(i, out)),
+        _ => {}
+    }
+}
