@@ -43,6 +43,7 @@ pages! {
     engine: "docs/guide/engine.md", 0;
     benchmarks: "docs/guide/benchmarks.md", 0;
     objects: "docs/guide/objects.md", 3;
+    training: "docs/guide/training.md", 3;
 }
 
 #[test]
@@ -205,32 +206,44 @@ fn run_page(page: &str, at_least: usize) {
     }
 
     // (flag, value) each subcommand is shortened to, replacing the README's.
-    let shorter = |sub: &str, verify: bool| -> &'static [(&'static str, &'static str)] {
-        match sub {
-            "run" => &[("--size", "1m"), ("--runtime", "100ms"), ("--ramp", "0")],
-            "capacity" => &[
-                ("--size", "1m"),
-                ("--runtime", "100ms"),
-                ("--ramp", "0"),
-                ("--max-time", "2s"),
-                // A first step any machine meets, busy or not.
-                ("--start", "50"),
-            ],
-            "certify" => &[("--size", "1m"), ("--duration", "2s"), ("--interval", "1s")],
-            "seqread" => &[("--size", "4m"), ("--duration", "200ms")],
-            "crashcheck" if !verify => &[("--size", "1m"), ("--runtime", "300ms")],
-            // fio's own spelling, --size=1g: sizes in bytes, times in seconds.
-            "fio" => &[("--size", "1m"), ("--runtime", "1")],
-            "tree" => &[("--files", "4"), ("--phase-time", "1s")],
-            "pts" => &[
-                ("--round", "1s"),
-                ("--max-rounds", "5"),
-                ("--block-sizes", "4k"),
-                ("--mixes", "0"),
-            ],
-            _ => &[],
-        }
-    };
+    let shorter =
+        |sub: &str, verify: bool, checkpoint: bool| -> &'static [(&'static str, &'static str)] {
+            match sub {
+                "run" => &[("--size", "1m"), ("--runtime", "100ms"), ("--ramp", "0")],
+                "capacity" => &[
+                    ("--size", "1m"),
+                    ("--runtime", "100ms"),
+                    ("--ramp", "0"),
+                    ("--max-time", "2s"),
+                    // A first step any machine meets, busy or not.
+                    ("--start", "50"),
+                ],
+                "certify" => &[("--size", "1m"), ("--duration", "2s"), ("--interval", "1s")],
+                "seqread" => &[("--size", "4m"), ("--duration", "200ms")],
+                "crashcheck" if !verify => &[("--size", "1m"), ("--runtime", "300ms")],
+                // fio's own spelling, --size=1g: sizes in bytes, times in seconds.
+                "fio" => &[("--size", "1m"), ("--runtime", "1")],
+                "tree" => &[("--files", "4"), ("--phase-time", "1s")],
+                "train" if checkpoint => &[
+                    ("--checkpoint-size", "16m"),
+                    ("--writes", "1"),
+                    ("--reads", "1"),
+                    ("--checkpoint-interval", "0s"),
+                ],
+                "train" => &[
+                    ("--files", "28"),
+                    ("--sample-size", "16k"),
+                    ("--epochs", "1"),
+                ],
+                "pts" => &[
+                    ("--round", "1s"),
+                    ("--max-rounds", "5"),
+                    ("--block-sizes", "4k"),
+                    ("--mixes", "0"),
+                ],
+                _ => &[],
+            }
+        };
     // An object store's commands run against a real one on 127.0.0.1.
     let s3 = needs("s3://")
         .then(|| s3_server::Server::start("seaweedfs"))
@@ -270,7 +283,11 @@ fn run_page(page: &str, at_least: usize) {
                 skip_value = false;
                 continue;
             }
-            let short = shorter(sub, words.contains(&"--verify"));
+            let short = shorter(
+                sub,
+                words.contains(&"--verify"),
+                command.contains("checkpoint"),
+            );
             if let Some((flag, value)) = short.iter().find(|(f, _)| f == word) {
                 args.extend([flag.to_string(), value.to_string()]);
                 skip_value = true;
@@ -331,7 +348,11 @@ fn run_page(page: &str, at_least: usize) {
         {
             args.extend(["--iodepth".to_string(), depths]);
         }
-        for (flag, value) in shorter(sub, args.iter().any(|a| a == "--verify")) {
+        for (flag, value) in shorter(
+            sub,
+            args.iter().any(|a| a == "--verify"),
+            command.contains("checkpoint"),
+        ) {
             let given = |a: &String| a == flag || a.starts_with(&format!("{flag}="));
             if !args.iter().any(given) {
                 args.extend([flag.to_string(), value.to_string()]);

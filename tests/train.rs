@@ -19,8 +19,8 @@ fn train(dir: &Path, args: &[&str]) -> (i32, Value) {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let doc: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{args:?}: {e}: {stderr}"));
+    let doc: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stderr}"));
     (out.status.code().unwrap(), doc["results"][0].clone())
 }
 
@@ -55,9 +55,30 @@ fn batch_bytes(r: &Value) -> f64 {
 fn every_training_preset_runs_on_tmpfs_and_on_the_disk_and_leaves_nothing() {
     for dir in [tmpfs_dir(), disk_dir()] {
         for args in [
-            &["--workload", "unet3d", "--files", "14", "--sample-size", "256k"][..],
-            &["--workload", "resnet50", "--files", "2", "--sample-size", "4k"][..],
-            &["--workload", "cosmoflow", "--files", "200", "--sample-size", "16k"][..],
+            &[
+                "--workload",
+                "unet3d",
+                "--files",
+                "14",
+                "--sample-size",
+                "256k",
+            ][..],
+            &[
+                "--workload",
+                "resnet50",
+                "--files",
+                "2",
+                "--sample-size",
+                "4k",
+            ][..],
+            &[
+                "--workload",
+                "cosmoflow",
+                "--files",
+                "200",
+                "--sample-size",
+                "16k",
+            ][..],
         ] {
             let mut all = args.to_vec();
             all.extend(["--epochs", "1"]);
@@ -224,14 +245,37 @@ fn bad_input_is_refused_with_one_line_and_nothing_written() {
     let other = tmpfs_dir();
     let o = other.path().to_str().unwrap();
     for (args, needle) in [
-        (vec![d, "--files", "14", "--sample-size", "4k"], "fathom did not make"),
+        (
+            vec![d, "--files", "14", "--sample-size", "4k"],
+            "fathom did not make",
+        ),
         (vec![o, "--files", "100000000"], "free"),
         (vec![o, "--accelerators", "0"], "--accelerators 0"),
-        (vec![o, "--files", "3", "--sample-size", "4k"], "more than the dataset"),
+        (
+            vec![o, "--files", "3", "--sample-size", "4k"],
+            "more than the dataset",
+        ),
         (vec![o, "--workload", "bert"], "bert"),
-        (vec![o, "--workload", "resnet50", "--direct", "--files", "2"], "--direct"),
-        (vec![o, "--workload", "checkpoint", "--accelerators", "9"], "--accelerators 9"),
-        (vec![o, "--workload", "unet3d", "--writes", "0", "--checkpoint-size", "1m"], "--checkpoint-size"),
+        (
+            vec![o, "--workload", "resnet50", "--direct", "--files", "2"],
+            "--direct",
+        ),
+        (
+            vec![o, "--workload", "checkpoint", "--accelerators", "9"],
+            "--accelerators 9",
+        ),
+        (
+            vec![
+                o,
+                "--workload",
+                "unet3d",
+                "--writes",
+                "0",
+                "--checkpoint-size",
+                "1m",
+            ],
+            "--checkpoint-size",
+        ),
     ] {
         let out = fathom().arg("train").args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -252,12 +296,33 @@ fn every_field_of_a_train_result_is_documented() {
     let mut missing = std::collections::BTreeSet::new();
     for args in [
         &[
-            "--files", "28", "--sample-size", "4k", "--epochs", "1", "--accelerators", "2",
-            "--find-max-accelerators", "--compute-time", "1ms", "--read-rate", "64m",
+            "--files",
+            "28",
+            "--sample-size",
+            "4k",
+            "--epochs",
+            "1",
+            "--accelerators",
+            "2",
+            "--find-max-accelerators",
+            "--compute-time",
+            "1ms",
+            "--read-rate",
+            "64m",
         ][..],
         &[
-            "--workload", "checkpoint", "--accelerators", "1", "--checkpoint-size", "8m",
-            "--writes", "1", "--reads", "1", "--checkpoint-interval", "0s",
+            "--workload",
+            "checkpoint",
+            "--accelerators",
+            "1",
+            "--checkpoint-size",
+            "8m",
+            "--writes",
+            "1",
+            "--reads",
+            "1",
+            "--checkpoint-interval",
+            "0s",
         ][..],
     ] {
         let (_, r) = train(dir.path(), args);

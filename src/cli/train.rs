@@ -100,7 +100,11 @@ pub struct TrainArgs {
     pub reads: u32,
 
     /// Time between checkpoints written.
-    #[arg(long = "checkpoint-interval", value_name = "DURATION", default_value = "5s")]
+    #[arg(
+        long = "checkpoint-interval",
+        value_name = "DURATION",
+        default_value = "5s"
+    )]
     pub checkpoint_interval: String,
 
     /// Write checkpoints without fsync (MLPerf's rules ask for it).
@@ -153,7 +157,11 @@ fn stray_flags(args: &TrainArgs, checkpoint: bool) -> Option<&'static str> {
         ("--checkpoint-size", args.checkpoint_size.is_some()),
         ("--no-fsync", args.no_fsync),
     ];
-    let unused: &[(&str, bool)] = if checkpoint { &training } else { &checkpointing };
+    let unused: &[(&str, bool)] = if checkpoint {
+        &training
+    } else {
+        &checkpointing
+    };
     unused.iter().find(|(_, given)| *given).map(|(f, _)| *f)
 }
 
@@ -275,4 +283,3 @@ fn mpi_train(_: &TrainArgs, _: TrainSpec) -> anyhow::Result<i32> {
     )
     .into())
 }
-

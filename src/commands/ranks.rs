@@ -545,15 +545,13 @@ pub fn train(
     }
     let checked = checked.expect("no rank failed its check");
     ranks.vote(true);
-    let result = train::run(checked, &stop, None, false, &|_| {}).and_then(|r| {
-        match r.failure() {
-            Some(why) => Err(anyhow::anyhow!("{why}")),
-            None => {
-                let mut doc = document;
-                doc.interrupted = r.interrupted();
-                doc.results.push(crate::result::RunResult::Train(r));
-                Ok(doc)
-            }
+    let result = train::run(checked, &stop, None, false, &|_| {}).and_then(|r| match r.failure() {
+        Some(why) => Err(anyhow::anyhow!("{why}")),
+        None => {
+            let mut doc = document;
+            doc.interrupted = r.interrupted();
+            doc.results.push(crate::result::RunResult::Train(r));
+            Ok(doc)
         }
     });
     ranks.vote(result.is_ok());

@@ -1164,7 +1164,10 @@ fn train_charts(
         let threshold = t.au_threshold * 100.0;
         let seconds = t.au_intervals.len();
         let mut chart = LineChart::new(
-            format!("{}: accelerator utilization each second", run.result.named()),
+            format!(
+                "{}: accelerator utilization each second",
+                run.result.named()
+            ),
             "seconds",
             "AU %",
             vec![

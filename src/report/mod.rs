@@ -27,8 +27,8 @@ pub mod object;
 pub mod pts;
 pub mod sections;
 pub mod table;
-pub mod train;
 pub mod text;
+pub mod train;
 
 pub use sections::{Labelled, Report, Section, System};
 use std::str::FromStr;

@@ -241,10 +241,12 @@ impl Report {
                             _ => None,
                         })
                     }
-                    RunResult::Train(t) => gather(&mut out, label, t, Section::Train, |s| match s {
-                        Section::Train(v) => Some(v),
-                        _ => None,
-                    }),
+                    RunResult::Train(t) => {
+                        gather(&mut out, label, t, Section::Train, |s| match s {
+                            Section::Train(v) => Some(v),
+                            _ => None,
+                        })
+                    }
                 }
             }
         }

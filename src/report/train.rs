@@ -199,8 +199,7 @@ fn checkpoint_caption(c: &CheckpointResult) -> String {
 /// Batches by how long they waited for their data, in buckets doubling
 /// from a millisecond: the bars of the HTML report's histogram.
 pub fn wait_buckets(t: &TrainingResult) -> Vec<(String, u64)> {
-    let Ok(h) = crate::measure::histogram::LatencyHistogram::decode(&t.batch_wait.histogram)
-    else {
+    let Ok(h) = crate::measure::histogram::LatencyHistogram::decode(&t.batch_wait.histogram) else {
         return Vec::new();
     };
     let mut buckets: Vec<(String, u64)> = Vec::new();

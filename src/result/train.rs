@@ -175,6 +175,8 @@ pub struct CheckpointResult {
 /// `"checkpoint"` beside the result's `"kind": "train"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "run", rename_all = "lowercase")]
+// A document holds a result or two: boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
 pub enum TrainResult {
     Training(TrainingResult),
     Checkpoint(CheckpointResult),
@@ -379,12 +381,10 @@ fn concurrent_training(ranks: &[(u32, &TrainingResult)]) -> Result<TrainingResul
     Ok(out)
 }
 
-fn concurrent_phase(
-    phases: &[&CheckpointPhase],
-) -> Result<Option<CheckpointPhase>, String> {
-    let Some(first) = phases.first() else {
+fn concurrent_phase(phases: &[&CheckpointPhase]) -> Result<Option<CheckpointPhase>, String> {
+    if phases.is_empty() {
         return Ok(None);
-    };
+    }
     let n = phases.iter().map(|p| p.seconds.len()).min().unwrap_or(0);
     let seconds: Vec<f64> = (0..n)
         .map(|i| phases.iter().map(|p| p.seconds[i]).fold(0.0, f64::max))
@@ -399,17 +399,15 @@ fn concurrent_phase(
         seconds,
         file: Tails::merged(phases.iter().map(|p| &p.file))?,
         files: phases.iter().map(|p| p.files).sum(),
-        ..(*first).clone()
     }))
 }
 
-fn concurrent_checkpoint(
-    ranks: &[(u32, &CheckpointResult)],
-) -> Result<CheckpointResult, String> {
+fn concurrent_checkpoint(ranks: &[(u32, &CheckpointResult)]) -> Result<CheckpointResult, String> {
     let mut out = ranks[0].1.clone();
     out.elapsed_s = ranks.iter().map(|(_, r)| r.elapsed_s).fold(0.0, f64::max);
     out.spec.ranks = ranks.iter().map(|(_, r)| r.spec.ranks).sum();
-    let writes: Vec<&CheckpointPhase> = ranks.iter().filter_map(|(_, r)| r.write.as_ref()).collect();
+    let writes: Vec<&CheckpointPhase> =
+        ranks.iter().filter_map(|(_, r)| r.write.as_ref()).collect();
     let reads: Vec<&CheckpointPhase> = ranks.iter().filter_map(|(_, r)| r.read.as_ref()).collect();
     out.write = concurrent_phase(&writes)?;
     out.read = concurrent_phase(&reads)?;

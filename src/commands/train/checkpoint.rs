@@ -106,8 +106,8 @@ fn kept(root: &Path) -> Result<Option<Marker>, UsageError> {
         crate::gate::read::text(&root.join(MARKER), crate::gate::read::MARKER).map_err(|_| {
             err("holds files fathom did not make (no marker of fathom's in it): fathom leaves it alone; give another DIR".into())
         })?;
-    let marker: Marker = serde_json::from_str(&text)
-        .map_err(|e| err(format!("its marker cannot be read ({e})")))?;
+    let marker: Marker =
+        serde_json::from_str(&text).map_err(|e| err(format!("its marker cannot be read ({e})")))?;
     MadeDir::reopen(root, marker.root).map_err(|why| {
         err(format!(
             "is not a directory fathom can prove it made ({why}): remove it yourself or give another DIR"
@@ -163,7 +163,10 @@ impl Checkpoints {
             root: self.dir.id(),
         };
         self.dir
-            .write_file(Path::new(MARKER), serde_json::to_string(&marker)?.as_bytes())
+            .write_file(
+                Path::new(MARKER),
+                serde_json::to_string(&marker)?.as_bytes(),
+            )
             .map_err(|e| anyhow::anyhow!("{}: the marker: {e}", self.root.display()))
     }
 
@@ -250,7 +253,13 @@ impl Checkpoints {
         Ok(Some(Taken { took, files }))
     }
 
-    fn rank(&self, c: u32, r: u32, write: bool, stop: &StopFlag) -> Result<LatencyHistogram, String> {
+    fn rank(
+        &self,
+        c: u32,
+        r: u32,
+        write: bool,
+        stop: &StopFlag,
+    ) -> Result<LatencyHistogram, String> {
         let mut files = LatencyHistogram::new();
         let mut buffer = vec![0u8; CHUNK];
         if write {

@@ -62,9 +62,8 @@ impl Layout {
         if self.sample_bytes_stdev == 0 {
             return self.sample_bytes.max(1);
         }
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(
-            self.seed ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15),
-        );
+        let mut rng =
+            rand::rngs::SmallRng::seed_from_u64(self.seed ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let normal = rand_distr::Normal::new(mean, self.sample_bytes_stdev as f64)
             .expect("a finite deviation");
         let drawn: f64 = rng.sample(normal);
@@ -143,8 +142,8 @@ fn open_marked(root: &Path) -> Result<(Marker, MadeDir), UsageError> {
         .map_err(|_| {
             err("holds files fathom did not make (no marker of fathom's in it): fathom leaves it alone; give another DIR".into())
         })?;
-    let marker: Marker = serde_json::from_str(&text)
-        .map_err(|e| err(format!("its marker cannot be read ({e})")))?;
+    let marker: Marker =
+        serde_json::from_str(&text).map_err(|e| err(format!("its marker cannot be read ({e})")))?;
     let dir = MadeDir::reopen(root, marker.root).map_err(|why| {
         err(format!(
             "is not a dataset fathom can prove it made ({why}): remove it yourself or give another DIR"
@@ -363,8 +362,15 @@ mod tests {
     fn record_lengths_are_drawn_from_the_seed_within_their_bounds() {
         let l = layout(200);
         let sizes: Vec<u64> = (0..200).map(|i| l.record_bytes(i)).collect();
-        assert_eq!(sizes, (0..200).map(|i| l.record_bytes(i)).collect::<Vec<_>>());
-        assert!(sizes.iter().all(|&s| (4096..=(64 << 10) + 4 * (16 << 10)).contains(&s)));
+        assert_eq!(
+            sizes,
+            (0..200).map(|i| l.record_bytes(i)).collect::<Vec<_>>()
+        );
+        assert!(
+            sizes
+                .iter()
+                .all(|&s| (4096..=(64 << 10) + 4 * (16 << 10)).contains(&s))
+        );
         let mean = sizes.iter().sum::<u64>() as f64 / 200.0;
         assert!((mean - 65536.0).abs() < 65536.0 * 0.1, "{mean}");
     }
@@ -387,7 +393,11 @@ mod tests {
         let stranger = root_in(tmp.path()).join("notes.txt");
         std::fs::write(&stranger, "mine").unwrap();
         let e = inspect(tmp.path()).err().unwrap();
-        assert!(e.0.contains("notes.txt, which fathom did not make"), "{}", e.0);
+        assert!(
+            e.0.contains("notes.txt, which fathom did not make"),
+            "{}",
+            e.0
+        );
         std::fs::remove_file(&stranger).unwrap();
         Dataset::replace(tmp.path()).unwrap();
         assert!(!root_in(tmp.path()).exists());

@@ -114,7 +114,10 @@ pub fn check_training(spec: &TrainingSpec, overwrite: bool) -> Result<CheckedTra
         return fail("--sample-size 0: a sample holds a byte at least".into());
     }
     if !(spec.compute_s >= 0.0 && spec.compute_s.is_finite()) {
-        return fail(format!("--compute-time {}: a time of 0 or more", spec.compute_s));
+        return fail(format!(
+            "--compute-time {}: a time of 0 or more",
+            spec.compute_s
+        ));
     }
     if spec.read_rate == Some(0) {
         return fail("--read-rate 0: a rate above zero".into());
@@ -179,10 +182,7 @@ pub fn check_training(spec: &TrainingSpec, overwrite: bool) -> Result<CheckedTra
 
 /// The dataset a checked run reads: the kept one, or one made now
 /// (replacing a kept one of another shape with `--overwrite`).
-fn dataset_for(
-    checked: &CheckedTraining,
-    stop: &StopFlag,
-) -> anyhow::Result<(Dataset, f64)> {
+fn dataset_for(checked: &CheckedTraining, stop: &StopFlag) -> anyhow::Result<(Dataset, f64)> {
     let dir = Path::new(&checked.spec.dir);
     if checked.kept {
         let found = Dataset::open_kept(dir)?;
@@ -240,7 +240,10 @@ pub fn run_training(
 ) -> anyhow::Result<TrainingResult> {
     if let Some(board) = board {
         board.workload(checked.spec.model.name());
-        board.phase(format!("train: making the dataset in {}", checked.spec.dir), None);
+        board.phase(
+            format!("train: making the dataset in {}", checked.spec.dir),
+            None,
+        );
     }
     let (dataset, generation_s) = dataset_for(checked, stop)?;
     let facts = dataset_facts(&checked.spec, &dataset, generation_s);
@@ -462,9 +465,7 @@ pub fn check_checkpoint(spec: &CheckpointSpec, overwrite: bool) -> Result<(), Us
         )));
     }
     if spec.writes == 0 && spec.reads == 0 {
-        return Err(UsageError(
-            "--writes 0 --reads 0: nothing to do".into(),
-        ));
+        return Err(UsageError("--writes 0 --reads 0: nothing to do".into()));
     }
     if !(spec.interval_s >= 0.0 && spec.interval_s.is_finite()) {
         return Err(UsageError(format!(

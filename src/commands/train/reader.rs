@@ -13,8 +13,8 @@
 
 use super::dataset::Dataset;
 use crate::gate::workload;
-use crate::measure::histogram::LatencyHistogram;
 use crate::measure::direction::Direction;
+use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::{CompletedSecond, DirectionSample};
 use crate::measure::live::LiveBoard;
 use crate::result::train::{AcceleratorResult, EpochResult};
@@ -136,7 +136,10 @@ impl AcceleratorPart {
     /// MLPerf's AU: the first step left out.
     fn au(&self) -> f64 {
         let skip = usize::from(self.computes.len() > 1);
-        let compute: f64 = self.computes[skip..].iter().map(Duration::as_secs_f64).sum();
+        let compute: f64 = self.computes[skip..]
+            .iter()
+            .map(Duration::as_secs_f64)
+            .sum();
         let wait: f64 = self.waits[skip..].iter().map(Duration::as_secs_f64).sum();
         if compute + wait > 0.0 {
             compute / (compute + wait)
@@ -524,7 +527,11 @@ mod tests {
     #[test]
     fn a_span_is_spread_over_the_seconds_it_covers() {
         let mut s = Vec::new();
-        spread_over_seconds(&mut s, Duration::from_millis(500), Duration::from_millis(2250));
+        spread_over_seconds(
+            &mut s,
+            Duration::from_millis(500),
+            Duration::from_millis(2250),
+        );
         assert_eq!(s.len(), 3);
         assert!((s[0] - 0.5).abs() < 1e-9 && (s[1] - 1.0).abs() < 1e-9);
         assert!((s[2] - 0.25).abs() < 1e-9);
