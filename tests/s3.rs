@@ -415,7 +415,7 @@ fn every_field_of_an_object_result_is_documented() {
     ] {
         let result = s3_json(&server, &args);
         let mut keys = Vec::new();
-        collect_keys(&result, &mut keys);
+        common::collect_keys(&result, &mut keys);
         for k in keys {
             if !docs.contains(&format!("`{k}`")) {
                 missing.insert(k);
@@ -423,24 +423,6 @@ fn every_field_of_an_object_result_is_documented() {
         }
     }
     assert!(missing.is_empty(), "undocumented: {missing:?}");
-}
-
-fn collect_keys(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(map) => {
-            for (k, v) in map {
-                // Counts keyed by operation or error are values, not fields.
-                if !["errors", "ops"].contains(&k.as_str()) || v.is_array() || v.is_number() {
-                    out.push(k.clone());
-                }
-                if k != "errors" && !(k == "ops" && v.is_object()) {
-                    collect_keys(v, out);
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|i| collect_keys(i, out)),
-        _ => {}
-    }
 }
 
 /// fio's http engine in S3 mode (its own example, on this server): the

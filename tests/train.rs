@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{fathom, names_the_problem};
+use common::{entries, fathom, names_the_problem};
 use serde_json::Value;
 use std::path::Path;
 
@@ -22,15 +22,6 @@ fn train(dir: &Path, args: &[&str]) -> (i32, Value) {
     let doc: Value =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stderr}"));
     (out.status.code().unwrap(), doc["results"][0].clone())
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// A directory on tmpfs where the machine has one, else under target/.
@@ -327,7 +318,7 @@ fn every_field_of_a_train_result_is_documented() {
     ] {
         let (_, r) = train(dir.path(), args);
         let mut keys = Vec::new();
-        collect_keys(&r, &mut keys);
+        common::collect_keys(&r, &mut keys);
         for k in keys {
             if !docs.contains(&format!("`{k}`")) {
                 missing.insert(k);
@@ -335,17 +326,4 @@ fn every_field_of_a_train_result_is_documented() {
         }
     }
     assert!(missing.is_empty(), "undocumented: {missing:?}");
-}
-
-fn collect_keys(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(map) => {
-            for (k, v) in map {
-                out.push(k.clone());
-                collect_keys(v, out);
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|i| collect_keys(i, out)),
-        _ => {}
-    }
 }

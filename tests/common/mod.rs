@@ -224,6 +224,20 @@ pub fn entries(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Every key of a JSON value, nested ones included, in document order.
+pub fn collect_keys(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                collect_keys(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_keys(i, out)),
+        _ => {}
+    }
+}
+
 pub fn u(v: &Value) -> u64 {
     v.as_u64()
         .unwrap_or_else(|| panic!("{v} is not an unsigned integer"))
