@@ -1032,3 +1032,75 @@ fn ranks_on_an_object_store_merge_into_one_result() {
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("{rank}"));
 }
+
+/// Two ranks, each a host of two accelerators with a dataset of its own:
+/// one document whose AU is over all four accelerators, whose tails hold
+/// every rank's batches, and nothing left behind; a DIR the ranks would
+/// share is refused on every rank.
+#[test]
+fn ranks_of_a_training_run_merge_into_one_au() {
+    let _serial = serial();
+    let dir = tempdir();
+    let out = dir.path().join("cluster.json");
+    let per_rank = format!("{}/{{rank}}", dir.path().display());
+    for r in 0..2 {
+        std::fs::create_dir(dir.path().join(r.to_string())).unwrap();
+    }
+    let Some(o) = mpirun_with(
+        2,
+        &[
+            "train",
+            &per_rank,
+            "--files",
+            "56",
+            "--sample-size",
+            "16k",
+            "--epochs",
+            "1",
+            "--accelerators",
+            "2",
+            "--compute-time",
+            "10ms",
+            "--mpi",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = document(&out);
+    let r = &doc["results"][0];
+    assert_eq!(r["run"], "training", "{r}");
+    let accelerators = r["accelerators"].as_array().unwrap();
+    assert_eq!(accelerators.len(), 4, "{r}");
+    let ranks: std::collections::BTreeSet<u64> = accelerators
+        .iter()
+        .map(|a| a["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks.into_iter().collect::<Vec<_>>(), [0, 1]);
+    let mean = accelerators
+        .iter()
+        .map(|a| a["au"].as_f64().unwrap())
+        .sum::<f64>()
+        / 4.0;
+    assert!((r["au"].as_f64().unwrap() - mean).abs() < 1e-9, "{r}");
+    // 56 samples, batches of 7 for 2 accelerators: 4 steps each, on each
+    // rank.
+    assert_eq!(r["batch_wait"]["count"], 16, "{r}");
+    assert_eq!(r["samples"], 112, "{r}");
+    for rank in ["0", "1"] {
+        let left: Vec<_> = std::fs::read_dir(dir.path().join(rank)).unwrap().collect();
+        assert!(left.is_empty(), "rank {rank} left {left:?}");
+    }
+    let shared = dir.path().to_str().unwrap();
+    let Some(o) = mpirun_with(2, &["train", shared, "--files", "14", "--mpi"]) else {
+        return;
+    };
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("{rank} or {host}"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -327,3 +327,54 @@ fn every_field_of_a_train_result_is_documented() {
     }
     assert!(missing.is_empty(), "undocumented: {missing:?}");
 }
+
+/// Ctrl-C in the middle of an epoch: exit 130, the result says it was
+/// interrupted and holds what was measured, and the dataset is removed.
+#[test]
+fn ctrl_c_reports_what_was_measured_and_removes_the_dataset() {
+    let dir = tmpfs_dir();
+    let out_file = dir.path().join("r.json");
+    let child = fathom()
+        .arg("train")
+        .arg(dir.path())
+        .args([
+            "--files",
+            "56",
+            "--sample-size",
+            "16k",
+            "--compute-time",
+            "400ms",
+            "--epochs",
+            "3",
+            "-o",
+        ])
+        .arg(&out_file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let marker = dir.path().join("fathom-train/fathom.marker");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(&marker).is_ok_and(|t| t.contains("\"complete\":true")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the dataset was never made"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let r = &doc["results"][0];
+    assert_eq!(r["interrupted"], true, "{r}");
+    assert!(r["batch_wait"]["count"].as_u64().unwrap() >= 1, "{r}");
+    assert_eq!(entries(dir.path()), ["r.json"]);
+}

@@ -105,6 +105,54 @@ pub(crate) fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
     mpi_finish(kept, document, &args.output, &stop)
 }
 
+/// One rank of an MPI job of a single run (a tree, an object-store run,
+/// a training run): nothing watched, rank 0's spec and its -o checked
+/// where it is written, then `work` with the ranks, that spec, a stop
+/// flag and this rank's document; ended as every rank ends.
+#[cfg(feature = "mpi")]
+pub(crate) fn mpi_rank<S>(
+    mpi: &MpiArgs,
+    output: &OutputArgs,
+    overwrite: bool,
+    what: &str,
+    spec: Result<S, String>,
+    work: impl FnOnce(
+        std::rc::Rc<fathom::commands::ranks::Ranks>,
+        Result<S, String>,
+        StopFlag,
+        fathom::result::Document,
+        &dyn Fn(String),
+    ) -> anyhow::Result<Option<fathom::result::Document>>,
+) -> anyhow::Result<i32> {
+    use fathom::commands::ranks;
+    use fathom::report::destination;
+    use fathom::util::error::UsageError;
+    if output.watch.options().any() {
+        return Err(UsageError(format!(
+            "--mpi: --metrics-listen, --live and --metrics-push watch {what} without MPI"
+        ))
+        .into());
+    }
+    let ranks = std::rc::Rc::new(ranks::Ranks::join(mpi.mpi_timeout).map_err(UsageError)?);
+    // Rank 0's spec runs everywhere; its -o is checked where it is written.
+    let spec = match &output.output {
+        Some(path) if ranks.rank() == 0 => spec.and_then(|s| {
+            destination::check(path, overwrite)
+                .map(|()| s)
+                .map_err(|e| e.0)
+        }),
+        _ => spec,
+    };
+    let stop = StopFlag::on_signals()?;
+    let document =
+        fathom::result::Document::new(fathom::measure::facts::host_facts(), output.label.clone());
+    let kept = ranks.clone();
+    let cluster = work(ranks, spec, stop.clone(), document, &|said| {
+        eprintln!("fathom: {said}")
+    });
+    mpi_finish(kept, cluster, output, &stop)
+}
+
 /// How every rank of an MPI job ends, whatever it ran: rank 0 emits the
 /// cluster document (or says the error every rank shares); the other ranks
 /// wait until it has, then leave; a job with a lost rank, or one being

@@ -66,37 +66,19 @@ pub(crate) fn object_command(args: &RunArgs, specs: &[ObjectSpec]) -> anyhow::Re
 /// its own; rank 0 writes the cluster document.
 #[cfg(feature = "mpi")]
 pub(crate) fn mpi_objects(args: &RunArgs, specs: Vec<ObjectSpec>) -> anyhow::Result<i32> {
-    use fathom::commands::ranks;
-    use fathom::report::destination;
-    use fathom::util::error::UsageError;
-    if args.output.watch.options().any() {
-        return Err(UsageError(
-            "--mpi: --metrics-listen, --live and --metrics-push watch an object-store run without MPI".into(),
-        )
-        .into());
-    }
-    let ranks = std::rc::Rc::new(ranks::Ranks::join(args.mpi.mpi_timeout).map_err(UsageError)?);
     let spec = match specs.as_slice() {
         [one] => Ok(one.clone()),
         _ => Err("--mpi: one object-store run at a time (no sweep)".to_string()),
     };
-    // Rank 0's spec runs everywhere; its -o is checked where it is written.
-    let spec = match &args.output.output {
-        Some(path) if ranks.rank() == 0 => spec.and_then(|s| {
-            destination::check(path, s.overwrite)
-                .map(|()| s)
-                .map_err(|e| e.0)
-        }),
-        _ => spec,
-    };
-    let stop = fathom::util::stop::StopFlag::on_signals()?;
-    let document = fathom::result::Document::new(
-        fathom::measure::facts::host_facts(),
-        args.output.label.clone(),
-    );
-    let kept = ranks.clone();
-    let cluster = ranks::objects(ranks, spec, stop.clone(), document, &|said| {
-        eprintln!("fathom: {said}")
-    });
-    super::mpi_finish(kept, cluster, &args.output, &stop)
+    let overwrite = specs.iter().any(|s| s.overwrite);
+    super::mpi::mpi_rank(
+        &args.mpi,
+        &args.output,
+        overwrite,
+        "an object-store run",
+        spec,
+        |ranks, spec, stop, document, say| {
+            fathom::commands::ranks::objects(ranks, spec, stop, document, say)
+        },
+    )
 }

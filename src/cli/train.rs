@@ -243,37 +243,22 @@ pub fn train_command(args: &TrainArgs) -> anyhow::Result<i32> {
 /// document, AU and tails merged over every rank's accelerators.
 #[cfg(feature = "mpi")]
 fn mpi_train(args: &TrainArgs, spec: TrainSpec) -> anyhow::Result<i32> {
-    use fathom::commands::ranks;
-    use fathom::report::destination;
-    if args.output.watch.options().any() || args.find_max {
+    if args.find_max {
         return Err(UsageError(
-            "--mpi: --find-max-accelerators, --metrics-listen, --live and --metrics-push work on a training run without MPI"
-                .into(),
+            "--mpi: --find-max-accelerators searches on one host; run it without MPI".into(),
         )
         .into());
     }
-    let ranks = std::rc::Rc::new(ranks::Ranks::join(args.mpi.mpi_timeout).map_err(UsageError)?);
-    let spec = match &args.output.output {
-        Some(path) if ranks.rank() == 0 => destination::check(path, args.overwrite)
-            .map(|()| spec)
-            .map_err(|e| e.0),
-        _ => Ok(spec),
-    };
-    let stop = fathom::util::stop::StopFlag::on_signals()?;
-    let document = fathom::result::Document::new(
-        fathom::measure::facts::host_facts(),
-        args.output.label.clone(),
-    );
-    let kept = ranks.clone();
-    let cluster = ranks::train(
-        ranks,
-        spec,
+    super::mpi::mpi_rank(
+        &args.mpi,
+        &args.output,
         args.overwrite,
-        stop.clone(),
-        document,
-        &|said| eprintln!("fathom: {said}"),
-    );
-    super::mpi_finish(kept, cluster, &args.output, &stop)
+        "a training run",
+        Ok(spec),
+        |ranks, spec, stop, document, say| {
+            fathom::commands::ranks::train(ranks, spec, args.overwrite, stop, document, say)
+        },
+    )
 }
 
 #[cfg(not(feature = "mpi"))]

@@ -221,38 +221,16 @@ pub(super) fn run_fio_tree(
 /// rank 0 writes the cluster document.
 #[cfg(feature = "mpi")]
 fn mpi_tree(args: &TreeArgs, spec: TreeSpec) -> anyhow::Result<i32> {
-    use fathom::commands::ranks;
-    use fathom::report::destination;
-    if args.output.watch.options().any() {
-        return Err(UsageError(
-            "--mpi: --metrics-listen, --live and --metrics-push watch a tree run without MPI"
-                .into(),
-        )
-        .into());
-    }
-    let ranks = std::rc::Rc::new(ranks::Ranks::join(args.mpi.mpi_timeout).map_err(UsageError)?);
-    // Rank 0's spec runs everywhere; its -o is checked where it is written.
-    let spec = match &args.output.output {
-        Some(path) if ranks.rank() == 0 => destination::check(path, args.overwrite)
-            .map(|()| spec)
-            .map_err(|e| e.0),
-        _ => Ok(spec),
-    };
-    let stop = fathom::util::stop::StopFlag::on_signals()?;
-    let document = fathom::result::Document::new(
-        fathom::measure::facts::host_facts(),
-        args.output.label.clone(),
-    );
-    let kept = ranks.clone();
-    let cluster = ranks::tree(
-        ranks,
-        spec,
+    super::mpi::mpi_rank(
+        &args.mpi,
+        &args.output,
         args.overwrite,
-        stop.clone(),
-        document,
-        &|said| eprintln!("fathom: {said}"),
-    );
-    super::mpi_finish(kept, cluster, &args.output, &stop)
+        "a tree run",
+        Ok(spec),
+        |ranks, spec, stop, document, say| {
+            fathom::commands::ranks::tree(ranks, spec, args.overwrite, stop, document, say)
+        },
+    )
 }
 
 #[cfg(not(feature = "mpi"))]
