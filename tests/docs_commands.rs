@@ -371,15 +371,16 @@ fn run_page(page: &str, at_least: usize) {
             .output()
             .unwrap();
         let code = out.status.code();
-        // A certification or a crash check may judge FAIL (exit 1) on a
-        // busy machine; what matters is that the command was understood.
+        // A certification, a crash check or a training run may judge FAIL
+        // (exit 1) on a busy machine, or by design (a path capped to show
+        // AU falling); what matters is that the command was understood.
         // Nor can any start promise to meet a 1 ms objective on a shared
         // virtual disk: a first step measured and missed was understood.
         let err = String::from_utf8_lossy(&out.stderr);
         // A check whose runs a busy host limited cannot judge (exit 2, and
         // it says why).
         let understood = code == Some(0)
-            || (code == Some(1) && ["certify", "crashcheck", "check"].contains(&sub))
+            || (code == Some(1) && ["certify", "crashcheck", "check", "train"].contains(&sub))
             || (sub == "capacity" && err.contains("already misses the objective"))
             || (sub == "check" && code == Some(2) && err.contains("by something not the target"));
         assert!(
