@@ -102,10 +102,13 @@ fn training_caption(t: &TrainingResult) -> String {
     }
     let d = &t.dataset;
     text.push_str(&format!(
-        "\ndataset: {} files, {} ({:.3} x memory), {}",
+        "\ndataset: {} files, {} ({} of memory), {}",
         thousands(d.files),
         format_bytes(d.bytes),
-        d.times_memory,
+        match d.times_memory >= 0.1 {
+            true => format!("{:.2} x", d.times_memory),
+            false => "a small part".into(),
+        },
         match d.made {
             true => format!("made untimed in {:.1} s", d.generation_s),
             false => "kept from an earlier run".into(),

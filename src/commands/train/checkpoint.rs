@@ -20,7 +20,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const MARKER: &str = "fathom.marker";
-const CHUNK: usize = 4 << 20;
+/// Bytes written or read in one call.
+const CHUNK: usize = 1 << 20;
+/// Random bytes every rank writes from, each chunk from a place of its
+/// own, so that no two chunks of a checkpoint share their blocks (an
+/// array that deduplicates would otherwise store one).
+const POOL: usize = 8 << 20;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Marker {
@@ -232,10 +237,16 @@ impl Checkpoints {
     /// One checkpoint written or read by every rank at once: its time and
     /// each file's; None when a signal cut it.
     fn one(&self, c: u32, write: bool, stop: &StopFlag) -> Result<Option<Taken>, String> {
+        let pool = write.then(|| {
+            let mut pool = vec![0u8; POOL];
+            rand::rngs::SmallRng::seed_from_u64(u64::from(c)).fill_bytes(&mut pool);
+            pool
+        });
         let began = Instant::now();
         let results: Vec<Result<LatencyHistogram, String>> = std::thread::scope(|s| {
+            let pool = pool.as_deref();
             let handles: Vec<_> = (0..self.spec.ranks)
-                .map(|r| s.spawn(move || self.rank(c, r, write, stop)))
+                .map(|r| s.spawn(move || self.rank(c, r, pool, stop)))
                 .collect();
             handles
                 .into_iter()
@@ -253,19 +264,17 @@ impl Checkpoints {
         Ok(Some(Taken { took, files }))
     }
 
+    /// Rank `r`'s files of checkpoint `c`: written from `pool`, or read
+    /// when there is none.
     fn rank(
         &self,
         c: u32,
         r: u32,
-        write: bool,
+        pool: Option<&[u8]>,
         stop: &StopFlag,
     ) -> Result<LatencyHistogram, String> {
         let mut files = LatencyHistogram::new();
-        let mut buffer = vec![0u8; CHUNK];
-        if write {
-            rand::rngs::SmallRng::seed_from_u64(u64::from(c) << 32 | u64::from(r))
-                .fill_bytes(&mut buffer);
-        }
+        let mut at = (r as usize).wrapping_mul(4099) % (POOL - CHUNK);
         for (part, bytes) in self.spec.rank_files() {
             if stop.is_set() {
                 break;
@@ -273,18 +282,20 @@ impl Checkpoints {
             let path = self.root.join(file_name(c, r, part));
             let named = |e: std::io::Error| format!("{}: {e}", path.display());
             let began = Instant::now();
-            if write {
+            if let Some(pool) = pool {
                 let mut f = workload::new_file(&path).map_err(named)?;
                 let mut left = bytes;
                 while left > 0 && !stop.is_set() {
                     let n = left.min(CHUNK as u64) as usize;
-                    f.write_all(&buffer[..n]).map_err(named)?;
+                    f.write_all(&pool[at..at + n]).map_err(named)?;
                     left -= n as u64;
+                    at = (at + 4099 * 7) % (POOL - CHUNK);
                 }
                 if self.spec.fsync {
                     f.sync_all().map_err(named)?;
                 }
             } else {
+                let mut buffer = vec![0u8; CHUNK];
                 let mut f = workload::open_for_reading(&path, false).map_err(named)?;
                 loop {
                     let n = f.read(&mut buffer).map_err(named)?;

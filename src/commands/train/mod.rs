@@ -147,13 +147,11 @@ pub fn check_training(spec: &TrainingSpec, overwrite: bool) -> Result<CheckedTra
         Err(e) => return fail(format!("{}: {e}", spec.dir)),
     }
     let layout = Layout::new(spec.model, &spec.shape, spec.files, spec.seed);
-    let kept = match dataset::inspect(dir)? {
+    let found = dataset::inspect(dir)?;
+    let kept = match &found {
         Found::Nothing => false,
-        Found::Kept(found) if found == layout => true,
-        Found::Kept(found) if overwrite => {
-            let _ = found;
-            false
-        }
+        Found::Kept(found) if *found == layout => true,
+        Found::Kept(_) if overwrite => false,
         Found::Kept(found) => {
             return fail(format!(
                 "{}: holds a dataset of fathom's of another shape ({} {} files of {} samples of {} B, seed {}): pass --overwrite to replace it",
@@ -166,11 +164,9 @@ pub fn check_training(spec: &TrainingSpec, overwrite: bool) -> Result<CheckedTra
             ));
         }
     };
-    if !kept {
-        let replacing = matches!(dataset::inspect(dir)?, Found::Kept(_));
-        if !replacing {
-            dataset::check_room(dir, &layout)?;
-        }
+    // A dataset replaced frees its room first: its run checks then.
+    if matches!(found, Found::Nothing) {
+        dataset::check_room(dir, &layout)?;
     }
     Ok(CheckedTraining {
         spec: spec.clone(),
@@ -211,7 +207,9 @@ fn dataset_facts(spec: &TrainingSpec, dataset: &Dataset, generation_s: f64) -> D
     let times = bytes as f64 / memory.max(1) as f64;
     let shrunk = (times < 5.0).then(|| {
         let mut why = format!(
-            "the dataset is {times:.2} x this host's memory (MLPerf asks 5 x or more): after the first epoch the page cache may serve its reads"
+            "the dataset ({}) is smaller than MLPerf's 5 x this host's memory ({}): after the first epoch the page cache may serve its reads",
+            crate::util::units::format_bytes(bytes),
+            crate::util::units::format_bytes(5 * memory)
         );
         if let Some(rule) = spec.rule_files {
             why.push_str(&format!(
@@ -325,7 +323,9 @@ pub fn find_max_accelerators(
     board: Option<&LiveBoard>,
     said: &dyn Fn(&str),
 ) -> anyhow::Result<TrainingResult> {
-    const MOST: u32 = 4096;
+    // Each accelerator is a thread and its loaders more: past this the
+    // host's threads, not the storage, would be measured.
+    const MOST: u32 = 1024;
     let (dataset, generation_s) = dataset_for(checked, stop)?;
     let mut steps: Vec<SearchStep> = Vec::new();
     let mut best: Option<TrainingResult> = None;

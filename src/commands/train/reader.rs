@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 /// Bytes read in one call: a sample larger than this is read in pieces,
 /// each passing the rate cap on its own.
-const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 1 << 20;
 
 /// A cap on the bytes per second of every loader together: each read
 /// takes its turn of the path's time, and ends no sooner than its turn
