@@ -50,6 +50,11 @@ pub struct TrainArgs {
     #[arg(long = "sample-size", value_name = "SIZE")]
     pub sample_size: Option<String>,
 
+    /// Standard deviation of the samples' sizes (default the workload's,
+    /// scaled with --sample-size; 0: every sample the same size).
+    #[arg(long = "sample-size-stdev", value_name = "SIZE")]
+    pub sample_size_stdev: Option<String>,
+
     /// Samples in a batch (default the workload's).
     #[arg(long = "batch-size")]
     pub batch_size: Option<u64>,
@@ -145,6 +150,7 @@ fn stray_flags(args: &TrainArgs, checkpoint: bool) -> Option<&'static str> {
         ("--find-max-accelerators", args.find_max),
         ("--files", args.files.is_some()),
         ("--sample-size", args.sample_size.is_some()),
+        ("--sample-size-stdev", args.sample_size_stdev.is_some()),
         ("--batch-size", args.batch_size.is_some()),
         ("--read-threads", args.read_threads.is_some()),
         ("--prefetch", args.prefetch.is_some()),
@@ -181,6 +187,7 @@ pub fn spec_of(args: &TrainArgs) -> Result<TrainSpec, UsageError> {
                 accelerators: args.accelerators.unwrap_or(1),
                 files: args.files,
                 sample_bytes: size("--sample-size", &args.sample_size)?,
+                sample_bytes_stdev: size("--sample-size-stdev", &args.sample_size_stdev)?,
                 batch_size: args.batch_size,
                 read_threads: args.read_threads,
                 prefetch: args.prefetch,

@@ -36,6 +36,7 @@ pub struct TrainingAsk {
     pub accelerators: u32,
     pub files: Option<u64>,
     pub sample_bytes: Option<u64>,
+    pub sample_bytes_stdev: Option<u64>,
     pub batch_size: Option<u64>,
     pub read_threads: Option<u32>,
     pub prefetch: Option<u32>,
@@ -61,6 +62,9 @@ pub fn training_spec(
         // The deviation scales with the mean it was given for.
         shape.sample_bytes_stdev = (model.shape().sample_bytes_stdev as f64 * b as f64
             / model.shape().sample_bytes as f64) as u64;
+    }
+    if let Some(d) = ask.sample_bytes_stdev {
+        shape.sample_bytes_stdev = d;
     }
     if let Some(b) = ask.batch_size {
         shape.batch_size = b;
