@@ -19,7 +19,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-const MARKER: &str = "fathom.marker";
+use super::dataset::MARKER;
 /// Bytes written or read in one call.
 const CHUNK: usize = 1 << 20;
 /// Random bytes every rank writes from, each chunk from a place of its
@@ -58,7 +58,7 @@ pub struct Checkpoints {
 /// with `--overwrite`, replaced. Also checks the room for what is written.
 pub fn check(spec: &CheckpointSpec, overwrite: bool) -> Result<(), UsageError> {
     let root = root_in(Path::new(&spec.dir));
-    let kept = kept(&root)?;
+    let kept = kept(&root)?.map(|(m, _)| m);
     match (&kept, spec.writes) {
         (Some(m), 0) if m.written == 0 || !same_shape(m, spec) => {
             return Err(UsageError(format!(
@@ -100,25 +100,14 @@ fn same_shape(m: &Marker, spec: &CheckpointSpec) -> bool {
     m.model == spec.model && m.ranks == spec.ranks && m.checkpoint_bytes == spec.checkpoint_bytes
 }
 
-fn kept(root: &Path) -> Result<Option<Marker>, UsageError> {
-    let err = |m: String| UsageError(format!("{}: {m}", root.display()));
+/// The checkpoints' directory kept by an earlier run, held, if there is
+/// one.
+fn kept(root: &Path) -> Result<Option<(Marker, MadeDir)>, UsageError> {
     match std::fs::symlink_metadata(root) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(err(e.to_string())),
-        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(UsageError(format!("{}: {e}", root.display()))),
+        Ok(_) => super::dataset::read_marked(root, |m: &Marker| m.root).map(Some),
     }
-    let text =
-        crate::gate::read::text(&root.join(MARKER), crate::gate::read::MARKER).map_err(|_| {
-            err("holds files fathom did not make (no marker of fathom's in it): fathom leaves it alone; give another DIR".into())
-        })?;
-    let marker: Marker =
-        serde_json::from_str(&text).map_err(|e| err(format!("its marker cannot be read ({e})")))?;
-    MadeDir::reopen(root, marker.root).map_err(|why| {
-        err(format!(
-            "is not a directory fathom can prove it made ({why}): remove it yourself or give another DIR"
-        ))
-    })?;
-    Ok(Some(marker))
 }
 
 impl Checkpoints {
@@ -126,8 +115,7 @@ impl Checkpoints {
     /// back as it is, or emptied to be written again.
     pub fn open(spec: &CheckpointSpec) -> anyhow::Result<Checkpoints> {
         let root = root_in(Path::new(&spec.dir));
-        if let Some(marker) = kept(&root)? {
-            let dir = MadeDir::reopen(&root, marker.root).map_err(anyhow::Error::msg)?;
+        if let Some((marker, dir)) = kept(&root)? {
             let mut found = Checkpoints {
                 spec: CheckpointSpec {
                     model: marker.model,

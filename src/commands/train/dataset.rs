@@ -137,16 +137,26 @@ pub fn inspect(dir: &Path) -> Result<Found, UsageError> {
 }
 
 fn open_marked(root: &Path) -> Result<(Marker, MadeDir), UsageError> {
+    read_marked(root, |m: &Marker| m.root)
+}
+
+/// A directory of fathom's at `root` (a dataset's, checkpoints'): its
+/// marker `M` read, and the directory the marker names (`root_of`) held;
+/// one without a marker, or not the directory it names, is refused.
+pub(super) fn read_marked<M: serde::de::DeserializeOwned>(
+    root: &Path,
+    root_of: impl Fn(&M) -> DirId,
+) -> Result<(M, MadeDir), UsageError> {
     let err = |m: String| UsageError(format!("{}: {m}", root.display()));
     let text = crate::gate::read::text(&root.join(MARKER), crate::gate::read::MARKER)
         .map_err(|_| {
             err("holds files fathom did not make (no marker of fathom's in it): fathom leaves it alone; give another DIR".into())
         })?;
-    let marker: Marker =
+    let marker: M =
         serde_json::from_str(&text).map_err(|e| err(format!("its marker cannot be read ({e})")))?;
-    let dir = MadeDir::reopen(root, marker.root).map_err(|why| {
+    let dir = MadeDir::reopen(root, root_of(&marker)).map_err(|why| {
         err(format!(
-            "is not a dataset fathom can prove it made ({why}): remove it yourself or give another DIR"
+            "is not a directory fathom can prove it made ({why}): remove it yourself or give another DIR"
         ))
     })?;
     Ok((marker, dir))
