@@ -581,14 +581,7 @@ fn sample_seconds(
 ) -> Vec<ObjectInterval> {
     let mut out = Vec::new();
     let mut last = [0u64; 5];
-    let mut second = 1u64;
-    while !done.load(Ordering::Relaxed) {
-        let due = started + Duration::from_secs(second);
-        let now = Instant::now();
-        if now < due {
-            std::thread::sleep((due - now).min(Duration::from_millis(20)));
-            continue;
-        }
+    crate::measure::intervals::each_whole_second(started, done, |second| {
         let mut ops = BTreeMap::new();
         for (i, op) in ObjectOp::ALL.iter().enumerate() {
             let n = shared.requests[i].load(Ordering::Relaxed);
@@ -604,8 +597,7 @@ fn sample_seconds(
         if let (Some(board), Some(live)) = (board, &shared.live) {
             show_second(board, live, second - 1);
         }
-        second += 1;
-    }
+    });
     out
 }
 

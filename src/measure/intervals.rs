@@ -274,6 +274,28 @@ impl IntervalSeries {
     }
 }
 
+/// Calls `tick(n)` at the end of each whole second n (from 1) since
+/// `started`, until `done`: the clock of a run's per-second sampler
+/// thread, which wakes at least every 20 ms to notice the end.
+pub fn each_whole_second(
+    started: std::time::Instant,
+    done: &std::sync::atomic::AtomicBool,
+    mut tick: impl FnMut(u64),
+) {
+    use std::time::{Duration, Instant};
+    let mut second = 1u64;
+    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+        let due = started + Duration::from_secs(second);
+        let now = Instant::now();
+        if now < due {
+            std::thread::sleep((due - now).min(Duration::from_millis(20)));
+            continue;
+        }
+        tick(second);
+        second += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -500,14 +500,7 @@ fn show_seconds(
     done: &AtomicBool,
     started: Instant,
 ) {
-    let mut second = 1u64;
-    while !done.load(Ordering::Relaxed) {
-        let due = started + Duration::from_secs(second);
-        let now = Instant::now();
-        if now < due {
-            std::thread::sleep((due - now).min(Duration::from_millis(20)));
-            continue;
-        }
+    crate::measure::intervals::each_whole_second(started, done, |second| {
         let sample = std::mem::take(&mut *live.lock().unwrap());
         let mut completed = CompletedSecond {
             index: second - 1,
@@ -516,8 +509,7 @@ fn show_seconds(
         };
         completed.directions[Direction::Read as usize] = sample;
         board.second("read", &completed);
-        second += 1;
-    }
+    });
 }
 
 #[cfg(test)]
