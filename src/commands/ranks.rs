@@ -508,6 +508,22 @@ pub fn tree(
     cluster_document(&ranks, result, say)
 }
 
+/// Makes `path` (a directory, a prefix) this rank's own, its `{rank}`
+/// and `{host}` filled in; one that names neither would be shared by
+/// every rank, and is refused with `refusal`.
+fn made_own(
+    path: &mut String,
+    ranks: &Ranks,
+    host: &str,
+    refusal: &str,
+) -> Result<(), crate::util::error::UsageError> {
+    if !["{rank}", "{host}"].into_iter().any(|n| path.contains(n)) {
+        return Err(crate::util::error::UsageError(refusal.into()));
+    }
+    *path = crate::input::plan::rank_path(path, ranks.rank(), host);
+    Ok(())
+}
+
 /// `fathom train --mpi`: every rank (a host of accelerators) runs rank
 /// 0's training or checkpoint run at once, each in a directory of its
 /// own (`{rank}` or `{host}` in DIR); rank 0 merges the results: AU over
@@ -530,16 +546,13 @@ pub fn train(
         TrainSpec::Training(t) => &mut t.dir,
         TrainSpec::Checkpoint(c) => &mut c.dir,
     };
-    let own = ["{rank}", "{host}"].into_iter().any(|n| dir.contains(n));
-    let checked = match own {
-        false => Err(UsageError(
-            "--mpi: name each rank's directory with {rank} or {host} (DIR/{rank}): ranks sharing one directory would each find the others' files there".into(),
-        )),
-        true => {
-            *dir = crate::input::plan::rank_path(dir, ranks.rank(), &host);
-            train::check(&spec, overwrite)
-        }
-    };
+    let checked = made_own(
+        dir,
+        &ranks,
+        &host,
+        "--mpi: name each rank's directory with {rank} or {host} (DIR/{rank}): ranks sharing one directory would each find the others' files there",
+    )
+    .and_then(|()| train::check(&spec, overwrite));
     if let Some(e) = ranks.first_error(checked.as_ref().err().map(|e| e.0.as_str())) {
         return Err(UsageError(e).into());
     }
@@ -574,19 +587,13 @@ pub fn objects(
     ranks.stop_with(stop.clone());
     let mut spec = ranks.rank_0s(&spec, "the object-store run")?;
     let host = crate::measure::facts::host_facts().hostname;
-    let own = ["{rank}", "{host}"]
-        .into_iter()
-        .any(|n| spec.target.prefix.contains(n));
-    let checked = match own {
-        false => Err(UsageError(
-            "--mpi: name each rank's prefix with {rank} (s3://BUCKET/PREFIX-{rank}): ranks sharing one prefix would each find the others' objects there".into(),
-        )),
-        true => {
-            spec.target.prefix =
-                crate::input::plan::rank_path(&spec.target.prefix, ranks.rank(), &host);
-            object::check(&spec)
-        }
-    };
+    let checked = made_own(
+        &mut spec.target.prefix,
+        &ranks,
+        &host,
+        "--mpi: name each rank's prefix with {rank} (s3://BUCKET/PREFIX-{rank}): ranks sharing one prefix would each find the others' objects there",
+    )
+    .and_then(|()| object::check(&spec));
     if let Some(e) = ranks.first_error(checked.as_ref().err().map(|e| e.0.as_str())) {
         return Err(UsageError(e).into());
     }
