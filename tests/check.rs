@@ -365,3 +365,162 @@ fn compare_names_the_settings_that_differ() {
     assert!(text.contains("vs 9.9.9-elsewhere"), "{text}");
     assert!(text.contains("completion wait auto vs sleep"), "{text}");
 }
+
+/// Runs `fathom KIND DIR ARGS`, its result in `out` (a training run
+/// under its AU threshold exits 1 with its result written).
+fn kind_run(kind: &str, target: &std::path::Path, out: &std::path::Path, args: &[&str]) -> String {
+    let mut full = vec![kind, target.to_str().unwrap()];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["-o", out.to_str().unwrap()]);
+    let o = run(&full);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)) && out.exists(),
+        "{full:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out.to_str().unwrap().to_string()
+}
+
+/// `check`'s verdict on NEW against BASELINE as JSON, with its exit code.
+fn check_json(new: &str, baseline: &str, extra: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let mut args = vec![
+        "check",
+        new,
+        "--against",
+        baseline,
+        "--output-format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), v)
+}
+
+/// Every part of `v` has an interval around its change for each figure.
+fn every_part_judged(v: &serde_json::Value, rate: &str, parts: &[&str]) {
+    let directions = v["directions"].as_array().unwrap();
+    for part in parts {
+        let d = directions
+            .iter()
+            .find(|d| d["direction"] == *part)
+            .unwrap_or_else(|| panic!("no part {part}: {v}"));
+        assert_eq!(d["rate"], rate, "{d}");
+        let changes = d["changes"].as_array().unwrap();
+        for figure in ["iops", "p50", "p99"] {
+            let c = changes
+                .iter()
+                .find(|c| c["figure"] == figure)
+                .unwrap_or_else(|| panic!("{part}: no {figure}: {d}"));
+            assert!(
+                c["low"].as_f64().unwrap() <= c["change"].as_f64().unwrap()
+                    && c["change"].as_f64().unwrap() <= c["high"].as_f64().unwrap(),
+                "{c}"
+            );
+        }
+    }
+}
+
+/// Tree and metadata runs are judged phase by phase with intervals, as a
+/// disk run's directions are: their phases' operations are kept in
+/// slices short enough that a phase of milliseconds has several.
+#[test]
+fn tree_and_metadata_runs_are_checked_phase_by_phase() {
+    let dir = tempdir();
+    let target = tempdir();
+    let tree = ["--depth", "1", "--width", "2", "--files", "300"];
+    let a = kind_run("tree", target.path(), &dir.path().join("ta.json"), &tree);
+    let b = kind_run("tree", target.path(), &dir.path().join("tb.json"), &tree);
+    let (code, v) = check_json(&b, &a, &[]);
+    assert_eq!(code, Some(0), "{v}");
+    every_part_judged(&v, "operations", &["create", "stat", "read", "delete"]);
+
+    let meta = ["-n", "1"];
+    let a = kind_run("meta", target.path(), &dir.path().join("ma.json"), &meta);
+    let b = kind_run("meta", target.path(), &dir.path().join("mb.json"), &meta);
+    let (code, v) = check_json(&b, &a, &[]);
+    assert_eq!(code, Some(0), "{v}");
+    every_part_judged(
+        &v,
+        "operations",
+        &["create seq", "stat seq", "delete random"],
+    );
+    // The text names the slices and the rate in the kind's own words.
+    let text = run(&["check", &b, "--against", &a]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("slices of"), "{text}");
+    assert!(text.contains("ops/s"), "{text}");
+
+    // A tree and a metadata run are not the same workload.
+    let tree_a = dir.path().join("ta.json");
+    let out = run(&["check", &b, "--against", tree_a.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    names_the_problem(
+        &String::from_utf8_lossy(&out.stderr),
+        "no result of its kind",
+    );
+}
+
+/// A training run is judged on its samples a second, their reads' tails,
+/// its batches' waits and its AU: at half the read rate every one of them
+/// is past the gate.
+#[test]
+fn a_training_run_at_half_the_read_rate_regressed_in_au_and_samples() {
+    let dir = tempdir();
+    let data = tempdir_in_shm();
+    let run_at = |name: &str, rate: &str| {
+        let out = dir.path().join(name);
+        kind_run(
+            "train",
+            data.path(),
+            &out,
+            &[
+                "--workload",
+                "unet3d",
+                "--files",
+                "140",
+                "--sample-size",
+                "16k",
+                "--epochs",
+                "1",
+                "--compute-time",
+                "50ms",
+                "--read-threads",
+                "1",
+                "--prefetch",
+                "2",
+                "--keep",
+                "--read-rate",
+                rate,
+            ],
+        )
+    };
+    let a = run_at("a.json", "1m");
+    let half = run_at("half.json", "512k");
+    let (code, v) = check_json(&half, &a, &["--fail-on-regression", "10%"]);
+    assert_eq!(code, Some(1), "{v}");
+    every_part_judged(&v, "samples", &["samples"]);
+    let samples = v["directions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["direction"] == "samples")
+        .unwrap();
+    for figure in ["iops", "au"] {
+        let c = samples["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["figure"] == figure)
+            .unwrap_or_else(|| panic!("no {figure}: {samples}"));
+        assert_eq!(c["verdict"], "regressed", "{c}");
+        assert!(c["high"].as_f64().unwrap() < -0.1, "{c}");
+    }
+    // compare draws the same judgement beside its ratios.
+    let out = run_ok(&["compare", &a, &half]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let au = text.lines().find(|l| l.contains("AU")).unwrap();
+    assert!(au.contains("regressed"), "{text}");
+}

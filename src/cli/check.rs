@@ -6,7 +6,7 @@ use super::load_document;
 use clap::Args;
 use fathom::report::destination;
 use fathom::result::change::{self, Bootstrap, Checked};
-use fathom::result::{Document, WorkloadResult};
+use fathom::result::{Document, RunResult};
 use fathom::util::error::UsageError;
 use std::path::PathBuf;
 
@@ -155,9 +155,9 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
     let mut last_runs;
     let earlier = match (last, history.as_mut()) {
         (Some(n), Some(h)) => {
-            last_runs = move |w: &WorkloadResult| -> Result<Vec<WorkloadResult>, UsageError> {
-                let runs = h.last_runs(w, hostname, n, itself).map_err(usage)?;
-                Ok(runs.into_iter().map(|(_, w)| w).collect())
+            last_runs = move |r: &RunResult| -> Result<Vec<RunResult>, UsageError> {
+                let runs = h.last_runs(r, hostname, n, itself).map_err(usage)?;
+                Ok(runs.into_iter().map(|(_, r)| r).collect())
             };
             Some(&mut last_runs as change::EarlierRuns)
         }
@@ -173,10 +173,10 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
         "json" => serde_json::to_string_pretty(&result)? + "\n",
         _ => fathom::report::change::text(&result, args.fail_on_regression),
     };
-    for u in &unmatched {
-        text.push_str(&format!("not checked: {u}\n"));
-    }
     if args.format != "json" {
+        for u in &unmatched {
+            text.push_str(&format!("not checked: {u}\n"));
+        }
         let mut said: Vec<String> = Vec::new();
         for b in &baselines {
             let differ = fathom::result::settings::of_documents(b, &new);

@@ -8,8 +8,9 @@ use crate::gate::bucket::{self, PrefixClaim};
 use crate::measure::cpu::{thread_cpu_ns, thread_runnable_wait_ns};
 use crate::measure::direction::Direction;
 use crate::measure::histogram::LatencyHistogram;
-use crate::measure::intervals::{CompletedSecond, DirectionSample};
+use crate::measure::intervals::CompletedSecond;
 use crate::measure::live::LiveBoard;
+use crate::measure::op_seconds::{OpSample, OpSeconds, OpSeries, Slicing};
 use crate::result::object::{
     Cleanup, ClientTime, EndpointResult, ObjectInterval, ObjectResult, OpTally, PartsResult,
     Preparation,
@@ -254,19 +255,11 @@ struct Shared {
     claim: PrefixClaim,
     pool: Mutex<Pool>,
     next_id: AtomicU64,
-    /// Requests completed, by operation (index in ObjectOp::ALL).
-    requests: [AtomicU64; 5],
     data: Vec<u8>,
     stop: StopFlag,
     /// Deletes took every object: the run cannot go on as asked.
     ran_dry: AtomicBool,
-    /// Watched runs (`--live`, `--metrics-listen`, `--metrics-push`):
-    /// each worker's requests of the second going on, by operation,
-    /// taken each second for the board.
-    live: Option<Vec<Mutex<LiveSecond>>>,
 }
-
-type LiveSecond = BTreeMap<ObjectOp, DirectionSample>;
 
 /// The direction an operation's seconds are shown under, beside a
 /// disk's: what it does to the store's data.
@@ -276,10 +269,6 @@ fn direction_of(op: ObjectOp) -> Direction {
         ObjectOp::Put => Direction::Write,
         ObjectOp::Delete => Direction::Trim,
     }
-}
-
-fn op_index(op: ObjectOp) -> usize {
-    ObjectOp::ALL.iter().position(|o| *o == op).unwrap_or(0)
 }
 
 /// One worker's measurements.
@@ -323,15 +312,9 @@ pub fn run(checked: Checked, stop: &StopFlag, board: Option<&LiveBoard>) -> Obje
         claim: checked.claim.clone(),
         pool: Mutex::new(Pool::default()),
         next_id: AtomicU64::new(0),
-        requests: Default::default(),
         data,
         stop: stop.clone(),
         ran_dry: AtomicBool::new(false),
-        live: board.map(|_| {
-            (0..spec.workers)
-                .map(|_| Mutex::new(LiveSecond::new()))
-                .collect()
-        }),
     });
     if let Some(board) = board {
         board.workload(&spec.name);
@@ -363,10 +346,10 @@ pub fn run(checked: Checked, stop: &StopFlag, board: Option<&LiveBoard>) -> Obje
     if let Some(board) = board {
         board.planned(spec.runtime_s, None);
     }
-    let (tallies, intervals, elapsed_s) = if failure.is_none() && !stop.is_set() {
+    let (tallies, series, elapsed_s) = if failure.is_none() && !stop.is_set() {
         timed(&shared, &checked.addresses, board)
     } else {
-        (Vec::new(), Vec::new(), 0.0)
+        (Vec::new(), BTreeMap::new(), 0.0)
     };
     if shared.ran_dry.load(Ordering::Relaxed) && failure.is_none() {
         failure = Some(format!(
@@ -385,7 +368,7 @@ pub fn run(checked: Checked, stop: &StopFlag, board: Option<&LiveBoard>) -> Obje
         &shared,
         preparation,
         &tallies,
-        intervals,
+        series,
         elapsed_s,
         cleanup,
         failure,
@@ -533,12 +516,11 @@ impl MixTurns {
     }
 }
 
-type Timed = (Vec<WorkerTally>, Vec<ObjectInterval>, f64);
+type Timed = (Vec<WorkerTally>, OpSeries<ObjectOp>, f64);
 
 fn timed(shared: &Arc<Shared>, addresses: &[StoreAddress], board: Option<&LiveBoard>) -> Timed {
     let spec = &shared.spec;
     let started = Instant::now();
-    let done = Arc::new(AtomicBool::new(false));
     let deadline = spec.runtime_s.map(|s| started + Duration::from_secs_f64(s));
     let workers = u64::from(spec.workers);
     // Without a time bound, the workers make `objects` requests between
@@ -548,76 +530,61 @@ fn timed(shared: &Arc<Shared>, addresses: &[StoreAddress], board: Option<&LiveBo
         (Some(_), None) => u64::MAX,
         _ => total / workers + u64::from((w as u64) < total % workers),
     };
-    std::thread::scope(|s| {
-        let sampler = {
-            let shared = shared.clone();
-            let done = done.clone();
-            s.spawn(move || sample_seconds(&shared, &done, started, board))
-        };
-        let workers: Vec<_> = (0..spec.workers as usize)
-            .map(|w| {
-                let shared = shared.clone();
-                let quota = quota(w);
-                s.spawn(move || work(&shared, addresses, w, (started, deadline), quota))
-            })
-            .collect();
-        let tallies: Vec<WorkerTally> = workers
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect();
-        let elapsed = started.elapsed().as_secs_f64();
-        done.store(true, Ordering::Relaxed);
-        let intervals = sampler.join().unwrap_or_default();
-        (tallies, intervals, elapsed)
-    })
+    let recorder = OpSeconds::new(spec.workers as usize, Slicing::Seconds, started);
+    let show = |index: u64, dur_s: f64, merged: &BTreeMap<ObjectOp, OpSample>| {
+        if let Some(board) = board {
+            show_second(board, index, dur_s, merged);
+        }
+    };
+    let ((tallies, elapsed), series) = recorder.sampled(show, |seconds| {
+        let tallies: Vec<WorkerTally> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..spec.workers as usize)
+                .map(|w| {
+                    let shared = shared.clone();
+                    let quota = quota(w);
+                    s.spawn(move || {
+                        work(&shared, addresses, seconds, w, (started, deadline), quota)
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        (tallies, started.elapsed().as_secs_f64())
+    });
+    (tallies, series, elapsed)
 }
 
-/// Each whole second's requests, by operation.
-fn sample_seconds(
-    shared: &Shared,
-    done: &AtomicBool,
-    started: Instant,
-    board: Option<&LiveBoard>,
-) -> Vec<ObjectInterval> {
-    let mut out = Vec::new();
-    let mut last = [0u64; 5];
-    crate::measure::intervals::each_whole_second(started, done, |second| {
-        let mut ops = BTreeMap::new();
-        for (i, op) in ObjectOp::ALL.iter().enumerate() {
-            let n = shared.requests[i].load(Ordering::Relaxed);
-            if shared.spec.mix.has(*op) {
-                ops.insert(*op, n - last[i]);
-            }
-            last[i] = n;
-        }
-        out.push(ObjectInterval {
-            t_s: second as f64,
-            ops,
-        });
-        if let (Some(board), Some(live)) = (board, &shared.live) {
-            show_second(board, live, second - 1);
-        }
-    });
-    out
+/// Each whole second's requests, by operation, failed ones too: what the
+/// report draws.
+fn per_second_requests(series: &OpSeries<ObjectOp>) -> Vec<ObjectInterval> {
+    let seconds = series.values().map(Vec::len).max().unwrap_or(0);
+    (0..seconds)
+        .filter_map(|i| {
+            let whole = series.values().filter_map(|s| s.get(i)).next()?;
+            (whole.dur_s >= 0.999).then(|| ObjectInterval {
+                t_s: whole.t_s + whole.dur_s,
+                ops: series
+                    .iter()
+                    .map(|(op, s)| (*op, s.get(i).map_or(0, |x| x.ios + x.errors)))
+                    .collect(),
+            })
+        })
+        .collect()
 }
 
 /// Every worker's requests of the second just ended, by operation, to
 /// the board: each operation a stream of its own.
-fn show_second(board: &LiveBoard, live: &[Mutex<LiveSecond>], index: u64) {
-    let mut merged = LiveSecond::new();
-    for worker in live {
-        let taken = std::mem::take(&mut *worker.lock().unwrap());
-        for (op, sample) in taken {
-            merged.entry(op).or_default().add(&sample);
-        }
-    }
+fn show_second(board: &LiveBoard, index: u64, dur_s: f64, merged: &BTreeMap<ObjectOp, OpSample>) {
     for (op, sample) in merged {
         let mut second = CompletedSecond {
             index,
-            dur_s: 1.0,
+            dur_s,
             directions: Default::default(),
         };
-        second.directions[direction_of(op) as usize] = sample;
+        second.directions[direction_of(*op) as usize] = sample.as_direction();
         board.second(op.name(), &second);
     }
 }
@@ -657,6 +624,7 @@ fn wait_until(due: Instant, stop: &StopFlag) {
 fn work(
     shared: &Shared,
     addresses: &[StoreAddress],
+    seconds: &OpSeconds<ObjectOp>,
     worker: usize,
     (started, deadline): (Instant, Option<Instant>),
     quota: u64,
@@ -732,24 +700,15 @@ fn work(
                 None => break,
             },
         };
-        if let Some(live) = &shared.live {
-            let mut second = live[worker].lock().unwrap();
-            let sample = second.entry(op).or_default();
-            match &outcome {
-                Ok(t) => {
-                    sample.ios += 1;
-                    sample.bytes += t.bytes;
-                    sample.latency.record(t.last_byte_ns);
-                }
-                Err(_) => sample.errors += 1,
-            }
+        match &outcome {
+            Ok(t) => seconds.record(worker, op, t.last_byte_ns, t.bytes),
+            Err(_) => seconds.failed(worker, op),
         }
         let op_tally = tally.ops.entry(op).or_default();
         if let (Some(due), true) = (due, outcome.is_ok()) {
             op_tally.from_due.record(due.elapsed().as_nanos() as u64);
         }
         record(op_tally, op, outcome);
-        shared.requests[op_index(op)].fetch_add(1, Ordering::Relaxed);
         done += 1;
     }
     tally.cpu_ns = thread_cpu_ns().saturating_sub(cpu_before);
@@ -1114,7 +1073,7 @@ fn assemble(
     shared: &Shared,
     preparation: Preparation,
     tallies: &[WorkerTally],
-    intervals: Vec<ObjectInterval>,
+    mut series: OpSeries<ObjectOp>,
     elapsed_s: f64,
     cleanup: Cleanup,
     failure: Option<String>,
@@ -1138,14 +1097,18 @@ fn assemble(
         .iter()
         .filter(|(_, w)| *w > 0)
         .map(|(op, _)| {
-            by_op.get(op).cloned().unwrap_or_default().result(
+            let mut result = by_op.get(op).cloned().unwrap_or_default().result(
                 *op,
                 elapsed_s,
                 all,
                 spec.mix.share(*op),
-            )
+            );
+            result.intervals = series.get(op).cloned().unwrap_or_default();
+            result
         })
         .collect();
+    let intervals = per_second_requests(&series);
+    series.clear();
     let (client, limited_by) = client_time(spec, tallies, elapsed_s, all);
     let endpoints = if checked.addresses.len() > 1 {
         per_endpoint(&checked.addresses, tallies)

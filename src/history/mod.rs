@@ -17,7 +17,7 @@ mod sqlite;
 pub use postgres::is_url;
 
 use crate::result::change;
-use crate::result::{Document, RunResult, WorkloadResult};
+use crate::result::{Document, RunResult};
 use std::path::{Path, PathBuf};
 
 /// The store's layout; a store of a later layout is refused.
@@ -183,10 +183,7 @@ struct ResultKeys {
 }
 
 fn keys_of(result: &RunResult) -> ResultKeys {
-    let kind = serde_json::to_value(result)
-        .ok()
-        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(String::from))
-        .unwrap_or_else(|| "unknown".into());
+    let kind = result.kind_name().to_string();
     let mut keys = ResultKeys {
         kind,
         workload: None,
@@ -194,60 +191,13 @@ fn keys_of(result: &RunResult) -> ResultKeys {
         model: None,
         filesystem: None,
     };
-    match result {
-        RunResult::Workload(w) => {
-            let target = w.targets.first();
-            keys.workload = Some(change::workload_key(&w.spec));
-            keys.target = target_key(w);
-            keys.model = target
-                .and_then(|t| t.facts.device.as_ref())
-                .and_then(|d| d.model.clone());
-            keys.filesystem = target.and_then(|t| t.facts.filesystem.clone());
-        }
-        RunResult::Tree(t) => {
-            keys.target = Some(t.spec.dir.clone());
-            keys.filesystem = t.filesystem.clone();
-        }
-        // A store by its bucket and prefix; runs alike by mix and sizes.
-        // A training run by its directory; runs alike by workload,
-        // accelerators and dataset.
-        RunResult::Train(t) => {
-            keys.target = Some(t.dir().to_string());
-            keys.filesystem = t.filesystem().cloned();
-            keys.workload = Some(t.named());
-        }
-        RunResult::Object(o) => {
-            keys.target = Some(o.spec.target.to_string());
-            keys.workload = Some(format!(
-                "mix {} of {} objects, {} workers",
-                o.spec.mix, o.spec.object_size, o.spec.workers
-            ));
-        }
-        _ => {}
+    let kind = result.kind();
+    keys.workload = kind.workload_key();
+    keys.target = kind.target_key();
+    if let Some(place) = kind.place() {
+        (keys.filesystem, keys.model) = (place.filesystem, place.model);
     }
     keys
-}
-
-/// The name a workload's target is kept under: a whole drive by its model
-/// and serial, which stay when the kernel names it otherwise after a
-/// reboot or a new drive; anything else (a file, a partition, a drive that
-/// gave no serial) by its path.
-fn target_key(w: &WorkloadResult) -> Option<String> {
-    let t = w.targets.first()?;
-    let whole_drive =
-        t.facts.kind == crate::measure::facts::TargetKind::BlockDevice && !t.facts.partition;
-    let drive = whole_drive
-        .then(|| {
-            let name = &t.facts.device.as_ref()?.name;
-            w.devices
-                .iter()
-                .find(|r| &r.name == name)?
-                .identity
-                .as_ref()?
-                .history_key()
-        })
-        .flatten();
-    Some(drive.unwrap_or_else(|| t.name.clone()))
 }
 
 /// The document's start, in seconds since the Unix epoch (RFC 3339 in
@@ -621,25 +571,29 @@ impl History {
         })
     }
 
-    /// The last `n` results of `workload` on its target (from `host`),
-    /// most recent last, leaving out document `except` (the run itself).
+    /// The last `n` results of `result`'s workload on its target (from
+    /// `host`), most recent last, leaving out document `except` (the run
+    /// itself).
     pub fn last_runs(
         &mut self,
-        workload: &WorkloadResult,
+        result: &RunResult,
         host: &str,
         n: usize,
         except: Option<i64>,
-    ) -> Result<Vec<(i64, WorkloadResult)>, HistoryError> {
-        let key = change::workload_key(&workload.spec);
-        let target = target_key(workload);
+    ) -> Result<Vec<(i64, RunResult)>, HistoryError> {
+        let kind = result.kind();
+        let Some(key) = kind.workload_key() else {
+            return Ok(Vec::new());
+        };
         let found = self.query(
             "SELECT d.id, r.idx FROM results r JOIN documents d ON d.id = r.document
-             WHERE r.workload = $1 AND r.target IS NOT DISTINCT FROM $2 AND d.host = $3
-               AND d.id IS DISTINCT FROM $4
-             ORDER BY d.at_unix_s DESC, d.id DESC LIMIT $5",
+             WHERE r.kind = $1 AND r.workload = $2 AND r.target IS NOT DISTINCT FROM $3
+               AND d.host = $4 AND d.id IS DISTINCT FROM $5
+             ORDER BY d.at_unix_s DESC, d.id DESC LIMIT $6",
             &[
+                Value::Text(result.kind_name().into()),
                 Value::Text(key),
-                target.into(),
+                kind.target_key().into(),
                 host.into(),
                 except.map_or(Value::Null, Value::Int),
                 Value::Int(n as i64),
@@ -648,10 +602,10 @@ impl History {
         let mut out = Vec::new();
         for r in found.into_iter().rev() {
             let (id, idx) = (r[0].int(), r[1].int());
-            if let Some(RunResult::Workload(w)) =
-                self.document(id)?.results.into_iter().nth(idx as usize)
+            if let Some(earlier) = self.document(id)?.results.into_iter().nth(idx as usize)
+                && earlier.kind_name() == result.kind_name()
             {
-                out.push((id, w));
+                out.push((id, earlier));
             }
         }
         Ok(out)
@@ -683,9 +637,10 @@ pub struct Earlier {
     pub differing: Vec<String>,
 }
 
-/// Each workload of `doc` (stored as `id`) against the last `n` runs of
-/// the same workload on the same target from the same host before it;
-/// workloads never run before are left out.
+/// Each result of `doc` (stored as `id`) against the last `n` runs of the
+/// same workload on the same target from the same host before it;
+/// results never run before, and kinds with no per-second figures, are
+/// left out.
 pub fn against_earlier(
     history: &mut History,
     doc: &Document,
@@ -694,18 +649,18 @@ pub fn against_earlier(
     settings: change::Bootstrap,
 ) -> Result<Vec<Earlier>, HistoryError> {
     let mut out = Vec::new();
-    for w in doc.workloads() {
+    for r in doc.results.iter().filter(|r| !r.kind().series().is_empty()) {
         // Runs of other settings are looked past, up to a few times as
         // many as are compared.
-        let earlier = history.last_runs(w, &doc.host.hostname, n * 4, Some(id))?;
+        let earlier = history.last_runs(r, &doc.host.hostname, n * 4, Some(id))?;
         if earlier.is_empty() {
             continue;
         }
-        let mut base: Vec<WorkloadResult> = Vec::new();
+        let mut base: Vec<RunResult> = Vec::new();
         let (mut set_apart, mut differing) = (0, Vec::new());
         for (earlier_id, e) in earlier.into_iter().rev() {
             let then = history.document(earlier_id)?;
-            let differ = crate::result::settings::of_runs((&then, &e.spec), (doc, &w.spec));
+            let differ = crate::result::settings::of_runs((&then, e.kind()), (doc, r.kind()));
             if differ.is_empty() {
                 if base.len() < n {
                     base.push(e);
@@ -720,13 +675,13 @@ pub fn against_earlier(
             }
         }
         base.reverse();
-        let base: Vec<&WorkloadResult> = base.iter().collect();
+        let base: Vec<&dyn crate::result::kind::Kind> = base.iter().map(RunResult::kind).collect();
         out.push(Earlier {
-            workload: w.spec.title(),
+            workload: r.kind().described(),
             runs: base.len(),
             changes: match base.is_empty() {
                 true => Vec::new(),
-                false => change::compare(&base, w, settings),
+                false => change::compare(&base, r.kind(), settings),
             },
             set_apart,
             differing,
@@ -768,10 +723,7 @@ mod tests {
             .unwrap();
         assert_eq!(tagged.len(), 1);
         assert_eq!(tagged[0].tags, [("kernel".to_string(), "6.1".to_string())]);
-        let w = match &doc(100).results[0] {
-            RunResult::Workload(w) => w.clone(),
-            _ => unreachable!(),
-        };
+        let w = doc(100).results[0].clone();
         let host = crate::measure::facts::host_facts().hostname;
         assert_eq!(h.last_runs(&w, &host, 5, Some(b)).unwrap().len(), 1);
         assert_eq!(h.remove(&[a]).unwrap(), 1);

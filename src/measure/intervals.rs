@@ -34,6 +34,10 @@ pub struct Interval {
     /// older results, fio's, and seconds without I/O.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<String>,
+    /// Operations that failed in the interval (not in `ios`): an object
+    /// store's requests answered with an error.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub errors: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -262,6 +266,7 @@ impl IntervalSeries {
                 mean_ns: sample.latency.summary().mean,
                 lag_p99_ns: sample.issue_lag.value_at_percentile(99.0),
                 histogram: (sample.latency.count() > 0).then(|| sample.latency.encode()),
+                errors: sample.errors,
             });
         }
         if let Some(samples) = &mut self.samples {
@@ -280,20 +285,9 @@ impl IntervalSeries {
 pub fn each_whole_second(
     started: std::time::Instant,
     done: &std::sync::atomic::AtomicBool,
-    mut tick: impl FnMut(u64),
+    tick: impl FnMut(u64),
 ) {
-    use std::time::{Duration, Instant};
-    let mut second = 1u64;
-    while !done.load(std::sync::atomic::Ordering::Relaxed) {
-        let due = started + Duration::from_secs(second);
-        let now = Instant::now();
-        if now < due {
-            std::thread::sleep((due - now).min(Duration::from_millis(20)));
-            continue;
-        }
-        tick(second);
-        second += 1;
-    }
+    super::op_seconds::each_slice(started, super::op_seconds::SECOND, done, tick)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod intervals;
 pub mod issue;
 pub mod live;
 pub mod live_merge;
+pub mod op_seconds;
 pub mod queue;
 pub mod reduction;
 pub mod snia_window;

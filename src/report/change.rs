@@ -6,7 +6,10 @@ use crate::util::units::{format_bytes, latency, thousands};
 
 fn value(figure: Figure, x: f64) -> String {
     match figure {
+        // A training run's few samples a second keep their decimal.
+        Figure::Iops if x < 100.0 => format!("{x:.1}"),
         Figure::Iops => thousands(x.round() as u64),
+        Figure::Au => format!("{:.1}%", x * 100.0),
         Figure::Bandwidth => format!("{}/s", format_bytes(x.round() as u64)),
         _ => latency(x),
     }
@@ -30,19 +33,26 @@ pub fn judged(c: &Change) -> String {
 pub fn text(result: &CheckResult, fail_on: Option<f64>) -> String {
     let mut out = String::new();
     for d in &result.directions {
+        let slices = match (d.slice_s - 1.0).abs() < 1e-3 {
+            true => format!("{} s against {} s", d.seconds.1, d.seconds.0),
+            false => format!(
+                "{} slices of {} against {}",
+                d.seconds.1,
+                latency(d.slice_s * 1e9),
+                d.seconds.0
+            ),
+        };
         out.push_str(&format!(
-            "{} ({}), {} s against {} s, {:.0}% intervals:\n",
+            "{} ({}), {slices}, {:.0}% intervals:\n",
             d.workload,
             d.direction,
-            d.seconds.1,
-            d.seconds.0,
             result.confidence * 100.0
         ));
         for c in &d.changes {
             let past = fail_on.filter(|&t| c.regressed_beyond(t));
             out.push_str(&format!(
                 "  {:<10} {:>12} -> {:<12} {} [{} {}]  {}{}\n",
-                c.figure.name(),
+                d.figure_name(c.figure),
                 value(c.figure, c.baseline),
                 value(c.figure, c.new),
                 percent(c.change),
@@ -66,15 +76,23 @@ pub fn text(result: &CheckResult, fail_on: Option<f64>) -> String {
 /// last runs of it in the history: IOPS and p99, each change with its
 /// interval and verdict, one line per direction.
 pub fn against_earlier(id: i64, earlier: &crate::history::Earlier) -> Vec<String> {
+    // A result of many parts (a tree's phases) says each part that moved,
+    // and the rest in one line.
+    let many = earlier.changes.len() > 2;
+    let moved = |d: &crate::result::change::DirectionChange| {
+        d.changes
+            .iter()
+            .any(|c| c.verdict != crate::result::change::Verdict::WithinNoise)
+    };
     let mut lines: Vec<String> = earlier
         .changes
         .iter()
-        .filter_map(|d| {
-            let said: Vec<String> = d
+        .filter(|d| !many || moved(d))
+        .filter_map(|d| {            let said: Vec<String> = d
                 .changes
                 .iter()
                 .filter(|c| matches!(c.figure, Figure::Iops | Figure::P99))
-                .map(|c| format!("{} {}", c.figure.name(), judged(c)))
+                .map(|c| format!("{} {}", d.figure_name(c.figure), judged(c)))
                 .collect();
             // A change the host or fathom may owe says whose it may be.
             let not_the_targets = d
@@ -96,6 +114,20 @@ pub fn against_earlier(id: i64, earlier: &crate::history::Earlier) -> Vec<String
             })
         })
         .collect();
+    let steady: Vec<&str> = earlier
+        .changes
+        .iter()
+        .filter(|d| many && !moved(d) && !d.changes.is_empty())
+        .map(|d| d.direction.as_str())
+        .collect();
+    if !steady.is_empty() {
+        lines.push(format!(
+            "history run {id}: {} vs the last {} run(s) of it on this target with the same settings: within noise in {}",
+            earlier.workload,
+            earlier.runs,
+            steady.join(", ")
+        ));
+    }
     if earlier.set_apart > 0 {
         let compared = match earlier.runs {
             0 => "none of the same settings to compare with".to_string(),

@@ -6,6 +6,7 @@ use super::System;
 use crate::result::capacity::CapacityResult;
 use crate::result::certify::{CertifyResult, StreamInterval, THRESHOLDS_MS};
 use crate::result::change::{self as judge, Bootstrap, Figure};
+use crate::result::kind::Kind;
 use crate::result::meta::MetaResult;
 use crate::result::object::ObjectResult;
 use crate::result::train::TrainResult;
@@ -27,19 +28,7 @@ pub struct Comparison {
 /// What a result is called when matching: a workload by its name and
 /// label, the rest by kind and name.
 fn described(result: &RunResult) -> String {
-    match result {
-        RunResult::Workload(w) => w.spec.named(),
-        RunResult::Meta(_) => "metadata run".into(),
-        RunResult::Tree(t) => tree_named(t),
-        RunResult::Certify(c) => format!("certification {}", c.profile.name),
-        RunResult::Streams(s) => format!("streams workload {}", s.spec.name),
-        RunResult::Capacity(c) => {
-            format!("capacity search of {} for {}", c.spec.name, c.search.slo)
-        }
-        RunResult::Pts(p) => format!("pts {}", p.spec.test),
-        RunResult::Object(o) => format!("object-store run {} of {}", o.spec.name, o.spec.target),
-        RunResult::Train(t) => format!("train {}", t.named()),
-    }
+    result.kind().listed()
 }
 
 /// Why two files have nothing to compare, in a few lines: what each holds
@@ -182,6 +171,8 @@ impl Tables {
                 "p99 A",
                 "p99 B",
                 "p99 B/A",
+                "rate change",
+                "p99 change",
             ]),
             objects: table(&[
                 "object op",
@@ -191,9 +182,19 @@ impl Tables {
                 "p99 A",
                 "p99 B",
                 "p99 B/A",
+                "rate change",
+                "p99 change",
             ]),
             train: table(&[
-                "train", "figure A", "figure B", "B/A", "p99 A", "p99 B", "p99 B/A",
+                "train",
+                "figure A",
+                "figure B",
+                "B/A",
+                "p99 A",
+                "p99 B",
+                "p99 B/A",
+                "change",
+                "p99 change",
             ]),
             meta: table(&[
                 "operation",
@@ -203,6 +204,8 @@ impl Tables {
                 "p99 A",
                 "p99 B",
                 "p99 B/A",
+                "rate change",
+                "p99 change",
             ]),
             certify: table(&[
                 "profile",
@@ -274,7 +277,7 @@ fn counterpart(
                 RunResult::Meta(m) => Some(m),
                 _ => None,
             })
-            .map(|mb| meta_rows(&mut t.meta, ma, mb))
+            .map(|mb| meta_rows(&mut t.meta, notes, ma, mb))
             .ok_or_else(|| "metadata run".to_string()),
         RunResult::Certify(ca) => b
             .document
@@ -336,8 +339,8 @@ fn counterpart(
                 RunResult::Tree(t) if t.spec.shape == ta.spec.shape => Some(t),
                 _ => None,
             })
-            .map(|tb| tree_rows(&mut t.tree, ta, tb))
-            .ok_or_else(|| tree_named(ta)),
+            .map(|tb| tree_rows(&mut t.tree, notes, ta, tb))
+            .ok_or_else(|| ta.described()),
         RunResult::Pts(pa) => b
             .document
             .results
@@ -356,7 +359,7 @@ fn counterpart(
                 RunResult::Object(o) if o.spec.name == oa.spec.name => Some(o),
                 _ => None,
             })
-            .map(|ob| object_rows(&mut t.objects, oa, ob))
+            .map(|ob| object_rows(&mut t.objects, notes, oa, ob))
             .ok_or_else(|| format!("object-store run {}", oa.spec.name)),
         RunResult::Train(ta) => b
             .document
@@ -366,7 +369,7 @@ fn counterpart(
                 RunResult::Train(tb) if tb.named() == ta.named() => Some(tb),
                 _ => None,
             })
-            .map(|tb| train_rows(&mut t.train, ta, tb))
+            .map(|tb| train_rows(&mut t.train, notes, ta, tb))
             .ok_or_else(|| format!("train {}", ta.named())),
     }
 }
@@ -559,17 +562,34 @@ fn workload_rows(
     }
 }
 
-/// A tree run, named by its shape: trees of the same shape are compared.
-fn tree_named(t: &TreeResult) -> String {
-    format!(
-        "tree of depth {}, width {}, {} files a leaf",
-        t.spec.shape.depth, t.spec.shape.width, t.spec.shape.files
-    )
+/// Each part of B against A as `fathom check` judges it, its notes added
+/// to `notes`: a part's figure's change in a few words, or "noise unknown"
+/// where it was not judged (too few seconds, an older result).
+fn judged_parts(a: &dyn Kind, b: &dyn Kind, notes: &mut Vec<String>) -> Judged {
+    let judged = judge::compare_sides(&[a], b, ["A", "B"], Bootstrap::default());
+    for note in judged.iter().flat_map(|d| &d.notes) {
+        if !notes.contains(note) {
+            notes.push(note.clone());
+        }
+    }
+    Judged(judged)
+}
+
+struct Judged(Vec<judge::DirectionChange>);
+
+impl Judged {
+    fn change(&self, part: &str, figure: Figure) -> String {
+        self.0
+            .iter()
+            .find(|d| d.direction == part)
+            .and_then(|d| d.changes.iter().find(|c| c.figure == figure))
+            .map_or("noise unknown".into(), super::change::judged)
+    }
 }
 
 /// A row of operations a second and p99 latency, A's and B's, each
-/// with B's ratio to A.
-fn rate_and_p99(name: &str, rates: (f64, f64), p99s: (u64, u64)) -> Vec<String> {
+/// with B's ratio to A, and the part's judged changes.
+fn rate_and_p99(name: &str, rates: (f64, f64), p99s: (u64, u64), judged: &Judged) -> Vec<String> {
     vec![
         name.to_string(),
         crate::util::units::ops_per_s(rates.0),
@@ -578,11 +598,14 @@ fn rate_and_p99(name: &str, rates: (f64, f64), p99s: (u64, u64)) -> Vec<String> 
         latency(p99s.0 as f64),
         latency(p99s.1 as f64),
         ratio(p99s.0 as f64, p99s.1 as f64),
+        judged.change(name, Figure::Iops),
+        judged.change(name, Figure::P99),
     ]
 }
 
 /// The phases both tree runs measured.
-fn tree_rows(table: &mut Table, a: &TreeResult, b: &TreeResult) {
+fn tree_rows(table: &mut Table, notes: &mut Vec<String>, a: &TreeResult, b: &TreeResult) {
+    let judged = judged_parts(a, b, notes);
     for pa in &a.phases {
         let Some(pb) = b.phase(pa.phase) else {
             continue;
@@ -591,12 +614,14 @@ fn tree_rows(table: &mut Table, a: &TreeResult, b: &TreeResult) {
             pa.phase.name(),
             (pa.ops_per_s, pb.ops_per_s),
             (pa.lat_ns.p99, pb.lat_ns.p99),
+            &judged,
         ));
     }
 }
 
 /// The operations both object-store runs made.
-fn object_rows(table: &mut Table, a: &ObjectResult, b: &ObjectResult) {
+fn object_rows(table: &mut Table, notes: &mut Vec<String>, a: &ObjectResult, b: &ObjectResult) {
+    let judged = judged_parts(a, b, notes);
     for oa in &a.ops {
         let Some(ob) = b.op(oa.op) else {
             continue;
@@ -605,6 +630,7 @@ fn object_rows(table: &mut Table, a: &ObjectResult, b: &ObjectResult) {
             oa.op.name(),
             (oa.ops_per_s, ob.ops_per_s),
             (oa.lat_ns.p99, ob.lat_ns.p99),
+            &judged,
         ));
     }
 }
@@ -612,10 +638,11 @@ fn object_rows(table: &mut Table, a: &ObjectResult, b: &ObjectResult) {
 /// Two training runs: AU, then samples a second with the batch wait's
 /// p99; two checkpoint runs: each phase's bytes a second with its files'
 /// p99.
-fn train_rows(table: &mut Table, a: &TrainResult, b: &TrainResult) {
+fn train_rows(table: &mut Table, notes: &mut Vec<String>, a: &TrainResult, b: &TrainResult) {
     use crate::util::units::format_bytes;
     match (a, b) {
         (TrainResult::Training(ta), TrainResult::Training(tb)) => {
+            let judged = judged_parts(a, b, notes);
             let au = |t: &crate::result::train::TrainingResult| format!("{:.1}%", t.au * 100.0);
             table.add_row(vec![
                 "AU".into(),
@@ -625,12 +652,18 @@ fn train_rows(table: &mut Table, a: &TrainResult, b: &TrainResult) {
                 String::new(),
                 String::new(),
                 String::new(),
+                judged.change("samples", Figure::Au),
+                String::new(),
             ]);
-            table.add_row(rate_and_p99(
+            let mut row = rate_and_p99(
                 "samples/s (batch wait)",
                 (ta.samples_per_s, tb.samples_per_s),
                 (ta.batch_wait.lat_ns.p99, tb.batch_wait.lat_ns.p99),
-            ));
+                &judged,
+            );
+            row[7] = judged.change("samples", Figure::Iops);
+            row[8] = judged.change("batch wait", Figure::P99);
+            table.add_row(row);
         }
         (TrainResult::Checkpoint(ca), TrainResult::Checkpoint(cb)) => {
             for (name, pa, pb) in [
@@ -648,6 +681,8 @@ fn train_rows(table: &mut Table, a: &TrainResult, b: &TrainResult) {
                     latency(pa.file.lat_ns.p99 as f64),
                     latency(pb.file.lat_ns.p99 as f64),
                     ratio(pa.file.lat_ns.p99 as f64, pb.file.lat_ns.p99 as f64),
+                    "noise unknown".into(),
+                    "noise unknown".into(),
                 ]);
             }
         }
@@ -655,19 +690,23 @@ fn train_rows(table: &mut Table, a: &TrainResult, b: &TrainResult) {
     }
 }
 
-fn meta_rows(table: &mut Table, a: &MetaResult, b: &MetaResult) {
+fn meta_rows(table: &mut Table, notes: &mut Vec<String>, a: &MetaResult, b: &MetaResult) {
+    let judged = judged_parts(a, b, notes);
     for oa in &a.ops {
         let Some(ob) = b.ops.iter().find(|o| o.name == oa.name) else {
             continue;
         };
+        let part = oa.name.replace('_', " ");
         table.add_row(vec![
-            oa.name.replace('_', " "),
+            part.clone(),
             super::table::meta_rate(oa),
             super::table::meta_rate(ob),
             ratio(oa.rate().0, ob.rate().0),
             latency(oa.lat_ns.p99 as f64),
             latency(ob.lat_ns.p99 as f64),
             ratio(oa.lat_ns.p99 as f64, ob.lat_ns.p99 as f64),
+            judged.change(&part, Figure::Iops),
+            judged.change(&part, Figure::P99),
         ]);
     }
 }

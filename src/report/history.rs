@@ -2,7 +2,7 @@
 //! workload's figures run by run.
 
 use crate::history::Entry;
-use crate::result::Document;
+use crate::result::{Document, RunResult};
 use crate::util::units::{latency, thousands};
 use comfy_table::Table;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
@@ -72,11 +72,10 @@ pub fn csv(entries: &[Entry]) -> anyhow::Result<String> {
     Ok(String::from_utf8(w.into_inner()?)?)
 }
 
-/// The smallest and largest of a run's whole seconds' IOPS: how far its
-/// seconds spread.
-fn spread(d: &crate::result::workload::DirectionResult) -> String {
-    let full: Vec<f64> = d
-        .intervals
+/// The smallest and largest of a part's whole seconds' rates: how far
+/// its seconds spread.
+fn spread(seconds: &[crate::measure::intervals::Interval]) -> String {
+    let full: Vec<f64> = seconds
         .iter()
         .filter(|i| i.dur_s >= 0.999)
         .map(|i| i.iops)
@@ -94,68 +93,78 @@ fn spread(d: &crate::result::workload::DirectionResult) -> String {
     }
 }
 
-/// Each workload (on each target) run by run, oldest first.
+/// A result's key in the trend: its workload and its target.
+fn trend_key(r: &RunResult) -> (String, String) {
+    let kind = r.kind();
+    (
+        kind.workload_key().unwrap_or_else(|| kind.described()),
+        kind.target_key().unwrap_or_default(),
+    )
+}
+
+/// The results of every run that have parts to follow (every kind with
+/// per-second figures), in order.
+fn followed(doc: &Document) -> impl Iterator<Item = &RunResult> {
+    doc.results.iter().filter(|r| !r.kind().series().is_empty())
+}
+
+/// Each workload (on each target) run by run, oldest first: every kind
+/// with per-second figures, a row per run and part (a disk's direction,
+/// an object store's operation, a phase, a training run's samples).
 pub fn trend(runs: &[(Entry, Document)]) -> String {
     let mut out = String::new();
     let mut keys: Vec<(String, String)> = Vec::new();
     for (_, doc) in runs {
-        for w in doc.workloads() {
-            let key = (
-                crate::result::change::workload_key(&w.spec),
-                w.targets
-                    .first()
-                    .map(|t| t.name.clone())
-                    .unwrap_or_default(),
-            );
+        for r in followed(doc) {
+            let key = trend_key(r);
             if !keys.contains(&key) {
                 keys.push(key);
             }
         }
     }
-    for (key, target) in keys {
+    for key in keys {
         let mut table = Table::new();
         table.load_style(UTF8_FULL_CONDENSED).set_header([
             "id",
             "started",
-            "direction",
-            "IOPS",
-            "seconds' IOPS",
+            "part",
+            "rate",
+            "seconds' rate",
             "p50",
             "p99",
             "p99.9",
         ]);
         for (e, doc) in runs {
-            for w in doc.workloads().filter(|w| {
-                crate::result::change::workload_key(&w.spec) == key
-                    && w.targets
-                        .first()
-                        .map(|t| t.name.as_str())
-                        .unwrap_or_default()
-                        == target
-            }) {
-                for (name, d) in [("read", &w.total.read), ("write", &w.total.write)] {
-                    if d.ios == 0 {
-                        continue;
-                    }
+            for r in followed(doc).filter(|r| trend_key(r) == key) {
+                for part in r.kind().series().into_iter().filter(|p| p.ops > 0) {
                     table.add_row([
                         e.id.to_string(),
                         e.started_at.clone(),
-                        name.to_string(),
-                        thousands(d.iops.round() as u64),
-                        spread(d),
-                        latency(d.lat_ns.p50 as f64),
-                        latency(d.lat_ns.p99 as f64),
-                        latency(d.lat_ns.p99_9 as f64),
+                        part.part.clone(),
+                        format!("{} {}", rate(part.per_s), part.rate.name()),
+                        spread(part.seconds),
+                        latency(part.lat_ns.p50 as f64),
+                        latency(part.lat_ns.p99 as f64),
+                        latency(part.lat_ns.p99_9 as f64),
                     ]);
                 }
             }
         }
-        out.push_str(&format!("{key} on {target}\n{table}\n"));
+        let (workload, target) = key;
+        out.push_str(&format!("{workload} on {target}\n{table}\n"));
     }
     if out.is_empty() {
-        out.push_str("no workload runs kept match\n");
+        out.push_str("no runs kept match\n");
     }
     out
+}
+
+/// A rate as the trend shows it: a few a second keep a decimal.
+fn rate(x: f64) -> String {
+    match x < 100.0 {
+        true => format!("{x:.1}"),
+        false => thousands(x.round() as u64),
+    }
 }
 
 /// Each workload's figures run by run as one self-contained HTML page:
@@ -163,21 +172,18 @@ pub fn trend(runs: &[(Entry, Document)]) -> String {
 /// its slowest and fastest second, so a run's spread shows beside its
 /// value.
 pub fn trend_html(runs: &[(Entry, Document)]) -> anyhow::Result<String> {
-    use super::charts::{LineChart, Series, XAxis, line_chart};
+    use super::charts::{LineChart, XAxis, line_chart};
     use super::html::{STYLE, escape};
-    type Figure = (
-        &'static str,
-        &'static str,
-        fn(&crate::result::workload::DirectionResult) -> f64,
-    );
+    use crate::result::kind::Series;
+    type Figure = (&'static str, &'static str, fn(&Series) -> f64);
     let figures: [Figure; 4] = [
-        ("IOPS", "I/Os a second", |d| d.iops),
-        ("p50", "µs", |d| d.lat_ns.p50 as f64 / 1000.0),
-        ("p99", "µs", |d| d.lat_ns.p99 as f64 / 1000.0),
-        ("p99.9", "µs", |d| d.lat_ns.p99_9 as f64 / 1000.0),
+        ("rate", "operations a second", |p| p.per_s),
+        ("p50", "µs", |p| p.lat_ns.p50 as f64 / 1000.0),
+        ("p99", "µs", |p| p.lat_ns.p99 as f64 / 1000.0),
+        ("p99.9", "µs", |p| p.lat_ns.p99_9 as f64 / 1000.0),
     ];
-    let seconds = |d: &crate::result::workload::DirectionResult, most: bool| {
-        d.intervals
+    let seconds = |p: &Series, most: bool| {
+        p.seconds
             .iter()
             .filter(|i| i.dur_s >= 0.999)
             .map(|i| i.iops)
@@ -185,33 +191,25 @@ pub fn trend_html(runs: &[(Entry, Document)]) -> anyhow::Result<String> {
     };
     let mut charts = String::new();
     for (figure, unit, of) in figures {
-        let mut series: Vec<Series> = Vec::new();
+        let mut series: Vec<super::charts::Series> = Vec::new();
         let mut add =
             |name: String, x: f64, y: f64| match series.iter_mut().find(|s| s.name == name) {
                 Some(s) => s.points.push((x, y)),
-                None => series.push(Series {
+                None => series.push(super::charts::Series {
                     name,
                     points: vec![(x, y)],
                 }),
             };
         for (n, (_, doc)) in runs.iter().enumerate() {
             let x = (n + 1) as f64;
-            for w in doc.workloads() {
-                let target = w
-                    .targets
-                    .first()
-                    .map(|t| t.name.as_str())
-                    .unwrap_or_default();
-                let key = crate::result::change::workload_key(&w.spec);
-                for (direction, d) in [("read", &w.total.read), ("write", &w.total.write)] {
-                    if d.ios == 0 {
-                        continue;
-                    }
-                    let name = format!("{key} {direction} on {target}");
-                    add(name.clone(), x, of(d));
-                    if figure == "IOPS" {
+            for r in followed(doc) {
+                let (key, target) = trend_key(r);
+                for part in r.kind().series().into_iter().filter(|p| p.ops > 0) {
+                    let name = format!("{key} {} on {target}", part.part);
+                    add(name.clone(), x, of(&part));
+                    if figure == "rate" {
                         for (most, said) in [(false, "slowest second"), (true, "fastest second")] {
-                            if let Some(v) = seconds(d, most) {
+                            if let Some(v) = seconds(&part, most) {
                                 add(format!("{name}: {said}"), x, v);
                             }
                         }

@@ -7,9 +7,9 @@
 //! collection lasts several): blocks keep that correlation, so a run that
 //! wanders gets the wide interval it deserves.
 
-use super::Document;
-use super::limit::HOST_HINT;
+use super::kind::{Kind, Rate, Series};
 use super::workload::{DirectionPair, WorkloadResult};
+use super::{Document, RunResult};
 use crate::measure::histogram::{LatencyHistogram, percentile_of_counts};
 use crate::measure::intervals::Interval;
 use crate::util::error::UsageError;
@@ -27,19 +27,24 @@ pub enum Figure {
     P99,
     #[serde(rename = "p99.9")]
     P999,
+    /// A training run's accelerator utilization.
+    Au,
 }
 
 impl Figure {
-    pub const ALL: [Figure; 5] = [
+    pub const ALL: [Figure; 6] = [
         Figure::Iops,
         Figure::Bandwidth,
         Figure::P50,
         Figure::P99,
         Figure::P999,
+        Figure::Au,
     ];
 
+    /// The figure's name; the rate's is the series' own (`Rate::name`).
     pub fn name(self) -> &'static str {
         match self {
+            Figure::Au => "AU",
             Figure::Iops => "IOPS",
             Figure::Bandwidth => "bandwidth",
             Figure::P50 => "p50",
@@ -50,7 +55,7 @@ impl Figure {
 
     /// Whether more is better (rates) or worse (latencies).
     pub fn more_is_better(self) -> bool {
-        matches!(self, Figure::Iops | Figure::Bandwidth)
+        matches!(self, Figure::Iops | Figure::Bandwidth | Figure::Au)
     }
 
     /// How far this figure differs between runs of one workload on one
@@ -62,7 +67,7 @@ impl Figure {
     /// to +172%; p99 moves less).
     pub fn noise_floor(self, noise: f64) -> f64 {
         match self {
-            Figure::Iops | Figure::Bandwidth | Figure::P50 => noise,
+            Figure::Iops | Figure::Bandwidth | Figure::P50 | Figure::Au => noise,
             Figure::P99 => noise.max(0.10),
             Figure::P999 => noise.max(0.25),
         }
@@ -136,9 +141,20 @@ impl Change {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DirectionChange {
     pub workload: String,
+    /// The part compared: a disk's direction, an object store's
+    /// operation, a tree or metadata phase, a training run's samples.
     pub direction: String,
-    /// Seconds each run had to resample.
+    /// What the part's rate counts (its `iops` figure): I/Os, requests,
+    /// samples, operations.
+    #[serde(default)]
+    pub rate: Rate,
+    /// Slices (seconds, unless `slice_s` says otherwise) each side had to
+    /// resample.
     pub seconds: (usize, usize),
+    /// The new run's slice length: a second, or less for the short
+    /// phases of tree and metadata runs.
+    #[serde(default = "one_second")]
+    pub slice_s: f64,
     pub changes: Vec<Change>,
     /// Why figures are missing (a result without per-second histograms
     /// has no percentile intervals).
@@ -151,6 +167,10 @@ pub struct CheckResult {
     pub confidence: f64,
     pub resamples: usize,
     pub directions: Vec<DirectionChange>,
+    /// What was left out, each with why: results without a counterpart,
+    /// parts with too few slices to resample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_checked: Vec<String>,
 }
 
 impl CheckResult {
@@ -171,6 +191,10 @@ impl CheckResult {
             .flat_map(|d| &d.changes)
             .any(|c| c.verdict == Verdict::Inconclusive && c.worse_beyond(threshold))
     }
+}
+
+fn one_second() -> f64 {
+    1.0
 }
 
 /// Settings of the bootstrap.
@@ -195,61 +219,60 @@ impl Default for Bootstrap {
     }
 }
 
-/// The knobs that make a workload the workload it is (not its target or
-/// the target's speed), named and written out.
-fn knobs(spec: &crate::spec::WorkloadSpec) -> [(&'static str, String); 4] {
-    [
-        ("workload", spec.label()),
-        ("O_DIRECT", spec.direct.to_string()),
-        (
-            "rate",
-            spec.rate_iops
-                .map_or("none".into(), |r| format!("{r} IOPS")),
-        ),
-        (
-            "bandwidth rate",
-            spec.rate_bw.map_or("none".into(), |r| format!("{r} B/s")),
-        ),
-    ]
-}
+/// A disk workload's key: equal for runs of the same workload, whatever
+/// they ran on (the history finds earlier runs by it).
+pub use super::kind::workload_key;
 
-/// A workload's key: equal for runs of the same workload, whatever they
-/// ran on (the history finds earlier runs by it).
-pub fn workload_key(spec: &crate::spec::WorkloadSpec) -> String {
-    let [(_, label), (_, direct), (_, rate), (_, bw)] = knobs(spec);
-    let mut key = label;
-    if direct != "true" {
-        key.push_str(" buffered");
-    }
-    for r in [rate, bw].into_iter().filter(|r| r != "none") {
-        key.push_str(&format!(" at {r}"));
-    }
-    key
-}
-
-/// Why two workloads cannot be compared, if they cannot: the knobs that
+/// Why two results cannot be compared, if they cannot: the knobs that
 /// make them different workloads.
-pub fn differences(baseline: &WorkloadResult, new: &WorkloadResult) -> Vec<String> {
-    knobs(&baseline.spec)
-        .into_iter()
-        .zip(knobs(&new.spec))
+pub fn differences(baseline: &dyn Kind, new: &dyn Kind) -> Vec<String> {
+    let (a, b) = (baseline.knobs(), new.knobs());
+    if a.len() != b.len() {
+        return vec![format!(
+            "workload: {} against {}",
+            baseline.described(),
+            new.described()
+        )];
+    }
+    a.into_iter()
+        .zip(b)
         .filter(|((_, x), (_, y))| x != y)
         .map(|((what, x), (_, y))| format!("{what}: {x} against {y}"))
         .collect()
 }
 
-/// Compares `new` with `baseline`, direction by direction (those either
-/// did I/O in). `baseline` may be several runs of the workload: then runs
-/// are resampled too, so that how much they differ from each other widens
-/// the intervals (a noise no single run's seconds show).
+/// Compares `new` with `baseline`, part by part (those either did
+/// anything in): a disk workload's directions, an object store's
+/// operations, a tree's phases, a training run's samples. `baseline` may
+/// be several runs of the workload: then runs are resampled too, so that
+/// how much they differ from each other widens the intervals (a noise no
+/// single run's seconds show).
 pub fn compare(
-    baseline: &[&WorkloadResult],
-    new: &WorkloadResult,
+    baseline: &[&dyn Kind],
+    new: &dyn Kind,
     settings: Bootstrap,
 ) -> Vec<DirectionChange> {
-    let tables: Vec<&DirectionPair> = baseline.iter().map(|b| &b.total).collect();
-    let sides = ["a baseline run", "the new run"];
-    compare_tables(baseline, &tables, new, &new.total, sides, settings)
+    compare_sides(baseline, new, ["a baseline run", "the new run"], settings)
+}
+
+/// [`compare`], its notes calling a baseline run `sides[0]` and the new
+/// one `sides[1]` (`fathom compare`'s "A" and "B").
+pub fn compare_sides(
+    baseline: &[&dyn Kind],
+    new: &dyn Kind,
+    sides: [&str; 2],
+    settings: Bootstrap,
+) -> Vec<DirectionChange> {
+    let (notes, limited) = notes_on(baseline, new, sides);
+    let base: Vec<Vec<Series>> = baseline.iter().map(|b| b.series()).collect();
+    judge(
+        new.described(),
+        &base,
+        &new.series(),
+        notes,
+        limited,
+        settings,
+    )
 }
 
 /// Compares one direction table of `new` (its total, or one target's)
@@ -264,24 +287,83 @@ pub fn compare_tables(
     sides: [&str; 2],
     settings: Bootstrap,
 ) -> Vec<DirectionChange> {
-    let (notes, limited) = notes_on(baseline, new, sides);
-    // The same direction of each baseline run, by its place in the table.
-    fn of(b: &DirectionPair, k: usize) -> &[Interval] {
-        b.named()[k].1.intervals.as_slice()
-    }
-    let did_io = |b: &DirectionPair, k: usize| b.named()[k].1.ios > 0;
-    new_table
-        .named()
+    let kinds: Vec<&dyn Kind> = baseline.iter().map(|b| *b as &dyn Kind).collect();
+    let (notes, limited) = notes_on(&kinds, new, sides);
+    let base: Vec<Vec<Series>> = baseline_tables.iter().map(|t| table_series(t)).collect();
+    let new_series = table_series(new_table);
+    judge(
+        new.described(),
+        &base,
+        &new_series,
+        notes,
+        limited,
+        settings,
+    )
+}
+
+/// A direction table's directions as series.
+fn table_series(t: &DirectionPair) -> Vec<Series<'_>> {
+    t.named()
         .into_iter()
-        .enumerate()
-        .filter(|&(k, (_, d))| d.ios > 0 || baseline_tables.iter().any(|b| did_io(b, k)))
-        .map(|(k, (direction, d))| {
-            let base: Vec<&[Interval]> = baseline_tables.iter().map(|b| of(b, k)).collect();
-            let (sa, sb) = (Seconds::of(&base), Seconds::of(&[&d.intervals]));
+        .map(|(direction, d)| Series {
+            part: direction.into(),
+            rate: Rate::Iops,
+            seconds: &d.intervals,
+            utilization: None,
+            ops: d.ios,
+            per_s: d.iops,
+            lat_ns: d.lat_ns,
+        })
+        .collect()
+}
+
+/// A document's results with parts to judge: every kind but
+/// certifications, capacity searches and PTS tests, which keep no
+/// per-second figures.
+fn judged(d: &Document) -> Vec<&RunResult> {
+    d.results
+        .iter()
+        .filter(|r| !r.kind().series().is_empty())
+        .collect()
+}
+
+/// Each part of `new` that it or a baseline run did anything in, judged
+/// against the same part of every baseline run.
+fn judge(
+    workload: String,
+    base: &[Vec<Series>],
+    new: &[Series],
+    notes: Vec<String>,
+    limited: bool,
+    settings: Bootstrap,
+) -> Vec<DirectionChange> {
+    let same = |run: &'_ [Series<'_>], part: &str| -> Option<usize> {
+        run.iter().position(|s| s.part == part)
+    };
+    new.iter()
+        .filter(|n| {
+            n.ops > 0
+                || base
+                    .iter()
+                    .any(|run| same(run, &n.part).is_some_and(|k| run[k].ops > 0))
+        })
+        .map(|n| {
+            let theirs: Vec<&Series> = base
+                .iter()
+                .filter_map(|run| same(run, &n.part).map(|k| &run[k]))
+                .collect();
+            let runs: Vec<(&[Interval], Option<&[f64]>)> =
+                theirs.iter().map(|s| (s.seconds, s.utilization)).collect();
+            let (sa, sb) = (
+                Seconds::of(&runs),
+                Seconds::of(&[(n.seconds, n.utilization)]),
+            );
             let mut d = DirectionChange {
-                workload: new.spec.title(),
-                direction: direction.into(),
+                workload: workload.clone(),
+                direction: n.part.clone(),
+                rate: n.rate,
                 seconds: (sa.len(), sb.len()),
+                slice_s: n.seconds.first().map_or(1.0, |i| i.dur_s),
                 changes: Vec::new(),
                 notes: notes.clone(),
             }
@@ -303,60 +385,34 @@ pub fn compare_tables(
 /// What a comparison of `new` with `baseline` must say beside its figures,
 /// and whether a side was limited or held back by something not the
 /// target (then no change past the noise is the target's).
-fn notes_on(
-    baseline: &[&WorkloadResult],
-    new: &WorkloadResult,
-    [then, now]: [&str; 2],
-) -> (Vec<String>, bool) {
+fn notes_on(baseline: &[&dyn Kind], new: &dyn Kind, [then, now]: [&str; 2]) -> (Vec<String>, bool) {
     // A change in a figure the target did not decide says nothing of the
-    // target: say which run the host or fathom limited, or held back (a
-    // worker waiting for a CPU adds the wait to every I/O it times: two
-    // identical null-engine runs beside stress-ng, their workers waiting
-    // 3% and 7% of the time, differed at p99 by +36% [+13% +150%]).
+    // target: say which run the host or fathom limited, or held back.
     let mut not_the_targets: Vec<String> = baseline
         .iter()
-        .map(|b| (then, b))
-        .chain([(now, &new)])
-        .filter_map(|(which, w)| {
-            if let Some(l) = w.limited_by.as_ref().filter(|l| !l.by.is_the_targets()) {
-                return Some(format!(
-                    "{which} was limited by {}, not the target: the change may be the host's",
-                    l.by.name()
-                ));
-            }
-            let waited = w.cpu.waited_for_cpu_share.filter(|&s| s >= HOST_HINT)?;
-            Some(format!(
-                "{which}'s workers waited for a CPU {:.0}% of the time they ran (a busy host): the change may be the host's",
-                waited * 100.0
-            ))
+        .map(|b| (then, *b))
+        .chain([(now, new)])
+        .filter_map(|(which, r)| {
+            let why = r.not_the_targets()?;
+            Some(format!("{which}{why}: the change may be the host's"))
         })
         .collect();
     not_the_targets.dedup();
-    // Runs of one workload on different targets are compared as asked, but
-    // never without saying so: a change may be the target's kind.
-    let place = |w: &WorkloadResult| -> String {
-        let Some(t) = w.targets.first() else {
-            return "no target".into();
-        };
-        let fs = t.facts.filesystem.as_deref().unwrap_or("no file system");
-        let model = t.facts.device.as_ref().and_then(|d| d.model.as_deref());
-        match model {
-            Some(m) => format!("{} ({fs} on {m})", t.name),
-            None => format!("{} ({fs})", t.name),
-        }
-    };
-    let kind = |w: &WorkloadResult| {
-        w.targets.first().map(|t| {
-            let model = t.facts.device.as_ref().and_then(|d| d.model.clone());
-            (t.facts.filesystem.clone(), model)
-        })
-    };
     let limited = !not_the_targets.is_empty();
     let mut notes = not_the_targets;
-    let here = place(new);
+    // Runs of one workload on different targets are compared as asked, but
+    // never without saying so: a change may be the target's kind.
+    let shown = |p: Option<super::kind::Place>| p.map_or("no target".into(), |p| p.shown);
+    let here = new.place();
     for b in baseline {
-        let said = format!("the targets differ: {} against {here}", place(b));
-        if kind(b) != kind(new) && !notes.contains(&said) {
+        let there = b.place();
+        let said = format!(
+            "the targets differ: {} against {}",
+            shown(there.clone()),
+            shown(here.clone())
+        );
+        let differ = there.as_ref().map(|p| p.identity()) != here.as_ref().map(|p| p.identity());
+        if differ && !notes.contains(&said) {
             notes.push(said);
         }
     }
@@ -371,9 +427,9 @@ pub struct Checked {
     pub unmatched: Vec<String>,
 }
 
-/// Finds the earlier runs of a workload (a history's last runs of it).
-pub type EarlierRuns<'a> =
-    &'a mut dyn FnMut(&WorkloadResult) -> Result<Vec<WorkloadResult>, UsageError>;
+/// Finds the earlier runs of a result's workload (a history's last runs
+/// of it).
+pub type EarlierRuns<'a> = &'a mut dyn FnMut(&RunResult) -> Result<Vec<RunResult>, UsageError>;
 
 /// Each workload of `new` against the same workload in every baseline
 /// document (the one of the same name, else the one in the same place)
@@ -386,12 +442,11 @@ pub fn check(
     mut earlier: Option<EarlierRuns>,
     settings: Bootstrap,
 ) -> Result<Checked, UsageError> {
-    let base_runs: Vec<Vec<&WorkloadResult>> =
-        baselines.iter().map(|d| d.workloads().collect()).collect();
-    let new_w: Vec<&WorkloadResult> = new.workloads().collect();
-    if base_runs.iter().any(Vec::is_empty) || new_w.is_empty() {
+    let base_runs: Vec<Vec<&RunResult>> = baselines.iter().map(judged).collect();
+    let new_r = judged(new);
+    if base_runs.iter().any(Vec::is_empty) || new_r.is_empty() {
         return Err(UsageError(
-            "check compares workloads' results (fathom run); one of the files holds none".into(),
+            "check compares results with per-second figures (run, s3, train, tree, meta); one of the files holds none (certify, capacity and pts results keep none)".into(),
         ));
     }
     let mut checked = Checked {
@@ -399,49 +454,65 @@ pub fn check(
             confidence: settings.confidence,
             resamples: settings.resamples,
             directions: Vec::new(),
+            not_checked: Vec::new(),
         },
         unmatched: Vec::new(),
     };
-    'workloads: for (i, n) in new_w.iter().enumerate() {
-        let mut matched = Vec::new();
-        for base_w in &base_runs {
-            let b = base_w
+    'results: for n in &new_r {
+        let kind = n.kind();
+        // The same kind's results of a baseline, in order: a result's
+        // counterpart is the one of its workload, else the one in its place.
+        let place = new_r
+            .iter()
+            .filter(|r| r.kind_name() == n.kind_name())
+            .position(|r| std::ptr::eq(*r, *n))
+            .unwrap_or(0);
+        let mut matched: Vec<RunResult> = Vec::new();
+        for base in &base_runs {
+            let alike: Vec<&&RunResult> = base
                 .iter()
-                .find(|b| b.spec.name == n.spec.name && differences(b, n).is_empty())
-                .or_else(|| base_w.get(i))
+                .filter(|b| b.kind_name() == n.kind_name())
+                .collect();
+            let b = alike
+                .iter()
+                .find(|b| differences(b.kind(), kind).is_empty())
+                .or_else(|| alike.get(place))
                 .copied();
             let Some(b) = b else {
-                let why = format!("{}: no workload in the baseline", n.spec.title());
+                let why = format!(
+                    "{}: no result of its kind in the baseline",
+                    kind.described()
+                );
                 checked.unmatched.push(why);
-                continue 'workloads;
+                continue 'results;
             };
-            let differ = differences(b, n);
+            let differ = differences(b.kind(), kind);
             if !differ.is_empty() {
                 checked.unmatched.push(format!(
                     "{}: not the baseline's workload ({})",
-                    n.spec.title(),
+                    kind.described(),
                     differ.join("; ")
                 ));
-                continue 'workloads;
+                continue 'results;
             }
-            matched.push(b.clone());
+            matched.push((*b).clone());
         }
         if let Some(find) = earlier.as_mut() {
             let runs = find(n)?;
             if runs.is_empty() {
                 checked.unmatched.push(format!(
                     "{}: no earlier run of it on this target in the history",
-                    n.spec.title()
+                    kind.described()
                 ));
-                continue 'workloads;
+                continue 'results;
             }
             matched.extend(runs);
         }
-        let matched: Vec<&WorkloadResult> = matched.iter().collect();
+        let matched: Vec<&dyn Kind> = matched.iter().map(RunResult::kind).collect();
         checked
             .result
             .directions
-            .extend(compare(&matched, n, settings));
+            .extend(compare(&matched, kind, settings));
     }
     if checked.result.directions.is_empty() {
         return Err(UsageError(format!(
@@ -449,32 +520,54 @@ pub fn check(
             checked.unmatched.join("; ")
         )));
     }
-    // A gate that cannot judge says so: a direction with no figure compared
-    // (runs under 2 s, no I/O) would otherwise pass with nothing changed.
-    let unjudged: Vec<String> = checked
-        .result
-        .directions
+    // A gate that cannot judge says so: a result none of whose parts had
+    // a figure compared (runs under 2 s, no I/O) would otherwise pass with
+    // nothing changed. A part of a result judged otherwise (a tree's phase
+    // of a few milliseconds) is named as not checked.
+    let why = |d: &DirectionChange| match d.notes.is_empty() {
+        true => "no I/O to compare".to_string(),
+        false => d.notes.join("; "),
+    };
+    let directions = &checked.result.directions;
+    let judged_any = |workload: &str| {
+        directions
+            .iter()
+            .any(|d| d.workload == workload && !d.changes.is_empty())
+    };
+    let (unjudged, partly): (Vec<&DirectionChange>, Vec<&DirectionChange>) = directions
         .iter()
         .filter(|d| d.changes.is_empty())
-        .map(|d| {
-            let why = match d.notes.is_empty() {
-                true => "no I/O to compare".to_string(),
-                false => d.notes.join("; "),
-            };
-            format!("{} {}: {why}", d.workload, d.direction)
-        })
-        .collect();
+        .partition(|d| !judged_any(&d.workload));
+    for d in partly {
+        checked
+            .unmatched
+            .push(format!("{} {}: {}", d.workload, d.direction, why(d)));
+    }
     if !unjudged.is_empty() {
+        let said: Vec<String> = unjudged
+            .iter()
+            .map(|d| format!("{} {}: {}", d.workload, d.direction, why(d)))
+            .collect();
         return Err(UsageError(format!(
             "cannot judge {} (run each side for 2 s or more, with I/O): {}",
-            crate::util::units::counted(unjudged.len() as u64, "direction"),
-            unjudged.join("; ")
+            crate::util::units::counted(said.len() as u64, "direction"),
+            said.join("; ")
         )));
     }
+    checked.result.not_checked = checked.unmatched.clone();
     Ok(checked)
 }
 
 impl DirectionChange {
+    /// A figure's name for this part: its rate in the part's own words
+    /// ("requests/s"), the others as they are.
+    pub fn figure_name(&self, figure: Figure) -> &'static str {
+        match figure {
+            Figure::Iops => self.rate.name(),
+            other => other.name(),
+        }
+    }
+
     fn filled(mut self, sa: Seconds, sb: Seconds, settings: Bootstrap) -> Self {
         let none = sa.runs.is_empty()
             || sb.runs.is_empty()
@@ -497,9 +590,11 @@ impl DirectionChange {
                     .into(),
             );
         }
+        let utilization = sa.utilization.is_some() && sb.utilization.is_some();
         let figures: Vec<Figure> = Figure::ALL
             .into_iter()
             .filter(|f| histograms || f.percentile().is_none())
+            .filter(|f| utilization || *f != Figure::Au)
             .collect();
         let values = Values::of(&sa, &sb);
         let all = |s: &Seconds| (0..s.len()).collect::<Vec<usize>>();
@@ -566,6 +661,8 @@ struct Seconds {
     dur: Vec<f64>,
     /// Each second's latencies: (value, count), lowest first.
     histograms: Option<Vec<Vec<(u64, u64)>>>,
+    /// Each second's utilization (training's AU), where every run has it.
+    utilization: Option<Vec<f64>>,
     /// Each run's seconds (a range of the above) and its block length.
     runs: Vec<(std::ops::Range<usize>, usize)>,
 }
@@ -593,25 +690,38 @@ impl Values {
 }
 
 impl Seconds {
-    fn of(runs: &[&[Interval]]) -> Seconds {
+    /// The seconds of each run, with each second's utilization where
+    /// the run has one (only the seconds it covers are kept).
+    fn of(runs: &[(&[Interval], Option<&[f64]>)]) -> Seconds {
         let mut out = Seconds {
             ios: Vec::new(),
             bytes: Vec::new(),
             dur: Vec::new(),
             histograms: Some(Vec::new()),
+            utilization: Some(Vec::new()),
             runs: Vec::new(),
         };
-        for intervals in runs {
-            // Seconds with no time (a zero-length tail) say nothing.
-            let kept: Vec<&Interval> = intervals.iter().filter(|i| i.dur_s > 0.0).collect();
+        for (intervals, utilization) in runs {
+            // Seconds with no time (a zero-length tail) say nothing; with a
+            // utilization, only the seconds it covers.
+            let covered = utilization.map_or(intervals.len(), |u| u.len().min(intervals.len()));
+            let kept: Vec<(usize, &Interval)> = intervals[..covered]
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| i.dur_s > 0.0)
+                .collect();
             if kept.is_empty() {
                 continue;
             }
             let start = out.ios.len();
-            for i in &kept {
+            for (k, i) in &kept {
                 out.ios.push(i.ios);
                 out.bytes.push(i.bytes);
                 out.dur.push(i.dur_s);
+                match (utilization, out.utilization.as_mut()) {
+                    (Some(u), Some(us)) => us.push(u[*k]),
+                    _ => out.utilization = None,
+                }
                 let decoded = i
                     .histogram
                     .as_deref()
@@ -627,6 +737,9 @@ impl Seconds {
             // Künsch's rule of thumb: blocks of about n^(1/3) seconds.
             let block = ((n as f64).cbrt().round() as usize).clamp(1, n);
             out.runs.push((start..start + n, block));
+        }
+        if out.runs.is_empty() {
+            out.utilization = None;
         }
         out
     }
@@ -680,6 +793,10 @@ impl Seconds {
                 None if f == Figure::Iops => {
                     pick.iter().map(|&i| self.ios[i]).sum::<u64>() as f64 / dur
                 }
+                None if f == Figure::Au => match &self.utilization {
+                    Some(u) => pick.iter().map(|&i| u[i] * self.dur[i]).sum::<f64>() / dur,
+                    None => 0.0,
+                },
                 None => pick.iter().map(|&i| self.bytes[i]).sum::<u64>() as f64 / dur,
                 Some(q) => percentile_of_counts(&counts, &values.0, q) as f64,
             })
@@ -715,11 +832,17 @@ mod tests {
         DirectionChange {
             workload: "w".into(),
             direction: "read".into(),
+            rate: Rate::Iops,
             seconds: (0, 0),
+            slice_s: 1.0,
             changes: Vec::new(),
             notes: Vec::new(),
         }
-        .filled(Seconds::of(base), Seconds::of(&[new]), settings)
+        .filled(
+            Seconds::of(&base.iter().map(|b| (*b, None)).collect::<Vec<_>>()),
+            Seconds::of(&[(new, None)]),
+            settings,
+        )
         .changes
     }
 

@@ -52,7 +52,6 @@ pub fn sequential(mut documents: Vec<Document>) -> Result<Document, String> {
 pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionResult, String> {
     let mut out = DirectionResult::default();
     let mut latency = LatencyHistogram::new();
-    let mut seconds_latency: Vec<Option<LatencyHistogram>> = Vec::new();
     let mut scheduled: Option<LatencyHistogram> = None;
     let mut submission: Option<LatencyHistogram> = None;
     let mut by_priority: [Option<(u64, LatencyHistogram)>; 2] = [None, None];
@@ -77,43 +76,8 @@ pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionRe
                 .get_or_insert_with(LatencyHistogram::new)
                 .add(&LatencyHistogram::decode(s)?);
         }
-        for (i, second) in part.intervals.iter().enumerate() {
-            if out.intervals.len() <= i {
-                out.intervals.push(Interval {
-                    t_s: second.t_s,
-                    dur_s: second.dur_s,
-                    ..Default::default()
-                });
-            }
-            let sum = &mut out.intervals[i];
-            let ios = sum.ios + second.ios;
-            if ios > 0 {
-                sum.mean_ns = (sum.mean_ns * sum.ios as f64 + second.mean_ns * second.ios as f64)
-                    / ios as f64;
-            }
-            sum.ios += second.ios;
-            sum.bytes += second.bytes;
-            sum.dur_s = sum.dur_s.max(second.dur_s);
-            sum.iops = per_second(sum.ios, sum.dur_s);
-            sum.bw_bytes = per_second(sum.bytes, sum.dur_s);
-            sum.p99_ns = sum.p99_ns.max(second.p99_ns);
-            seconds_latency.resize_with(out.intervals.len(), || Some(LatencyHistogram::new()));
-            // A second is merged exactly only when every part's has its
-            // histogram.
-            let merged = &mut seconds_latency[i];
-            match (merged.as_mut(), &second.histogram) {
-                (Some(h), Some(text)) => h.add(&LatencyHistogram::decode(text)?),
-                (Some(_), None) if second.ios > 0 => *merged = None,
-                _ => {}
-            }
-        }
     }
-    for (second, h) in out.intervals.iter_mut().zip(seconds_latency) {
-        if let Some(h) = h.filter(|h| h.count() > 0) {
-            second.p99_ns = h.value_at_percentile(99.0);
-            second.histogram = Some(h.encode());
-        }
-    }
+    out.intervals = concurrent_intervals(parts.iter().map(|p| p.intervals.as_slice()))?;
     out.iops = per_second(out.ios, span_s);
     out.bw_bytes = per_second(out.bytes, span_s);
     out.lat_ns = latency.summary();
@@ -135,6 +99,54 @@ pub fn concurrent(parts: &[&DirectionResult], span_s: f64) -> Result<DirectionRe
     out.sched_histogram = scheduled.as_ref().map(|s| s.encode());
     out.slat_ns = submission.as_ref().map(|s| s.summary());
     out.slat_histogram = submission.as_ref().map(|s| s.encode());
+    Ok(out)
+}
+
+/// Concurrent parts' seconds as one series: second i of every part
+/// added, its histograms merged exactly where every part kept one.
+pub fn concurrent_intervals<'a>(
+    parts: impl IntoIterator<Item = &'a [Interval]>,
+) -> Result<Vec<Interval>, String> {
+    let mut out: Vec<Interval> = Vec::new();
+    let mut seconds_latency: Vec<Option<LatencyHistogram>> = Vec::new();
+    for part in parts {
+        for (i, second) in part.iter().enumerate() {
+            if out.len() <= i {
+                out.push(Interval {
+                    t_s: second.t_s,
+                    dur_s: second.dur_s,
+                    ..Default::default()
+                });
+            }
+            let sum = &mut out[i];
+            let ios = sum.ios + second.ios;
+            if ios > 0 {
+                sum.mean_ns = (sum.mean_ns * sum.ios as f64 + second.mean_ns * second.ios as f64)
+                    / ios as f64;
+            }
+            sum.ios += second.ios;
+            sum.bytes += second.bytes;
+            sum.dur_s = sum.dur_s.max(second.dur_s);
+            sum.iops = per_second(sum.ios, sum.dur_s);
+            sum.bw_bytes = per_second(sum.bytes, sum.dur_s);
+            sum.p99_ns = sum.p99_ns.max(second.p99_ns);
+            seconds_latency.resize_with(out.len(), || Some(LatencyHistogram::new()));
+            // A second is merged exactly only when every part's has its
+            // histogram.
+            let merged = &mut seconds_latency[i];
+            match (merged.as_mut(), &second.histogram) {
+                (Some(h), Some(text)) => h.add(&LatencyHistogram::decode(text)?),
+                (Some(_), None) if second.ios > 0 => *merged = None,
+                _ => {}
+            }
+        }
+    }
+    for (second, h) in out.iter_mut().zip(seconds_latency) {
+        if let Some(h) = h.filter(|h| h.count() > 0) {
+            second.p99_ns = h.value_at_percentile(99.0);
+            second.histogram = Some(h.encode());
+        }
+    }
     Ok(out)
 }
 

@@ -24,6 +24,11 @@ pub struct MetaOp {
     pub bw_bytes: Option<f64>,
     pub lat_ns: LatencySummary,
     pub histogram: String,
+    /// The phase's operations in each tenth of a second, with their
+    /// histogram: what `fathom check` resamples. Absent in older results
+    /// and in the block tests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<crate::measure::intervals::Interval>,
 }
 
 impl MetaOp {

@@ -9,6 +9,7 @@ pub mod certify;
 pub mod change;
 pub mod cluster;
 pub mod from_fio;
+pub mod kind;
 pub mod limit;
 pub mod merge;
 pub mod meta;
@@ -142,21 +143,7 @@ impl Document {
     /// did: the run did not do or prove what was asked.
     pub fn failed(&self) -> bool {
         let rank_failed = self.cluster.as_ref().is_some_and(|c| !c.failed.is_empty());
-        rank_failed
-            || self.failure.is_some()
-            || self.results.iter().any(|r| match r {
-                RunResult::Workload(w) => w.targets.iter().any(TargetResult::failed),
-                RunResult::Meta(_) => false,
-                RunResult::Certify(c) => c.pass == Some(false),
-                RunResult::Streams(s) => s
-                    .streams
-                    .iter()
-                    .any(|w| w.targets.iter().any(TargetResult::failed)),
-                RunResult::Capacity(_) | RunResult::Pts(_) => false,
-                RunResult::Tree(t) => t.failure.is_some(),
-                RunResult::Object(o) => o.failure.is_some() || o.total_errors() > 0,
-                RunResult::Train(t) => t.failed(),
-            })
+        rank_failed || self.failure.is_some() || self.results.iter().any(|r| r.kind().failed())
     }
 
     /// Every warning of every result, with the run it concerns (a workload's

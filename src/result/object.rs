@@ -45,6 +45,11 @@ pub struct ObjectOpResult {
     pub due_ns: Option<LatencySummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due_histogram: Option<String>,
+    /// Each second's successful requests with their histogram (failed
+    /// ones in `errors`): what `fathom check` resamples. Absent in older
+    /// results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<crate::measure::intervals::Interval>,
 }
 
 /// A multipart PUT's parts: each one's latency beside the whole object's.
@@ -215,6 +220,7 @@ impl OpTally {
             ttfb_histogram: with_ttfb.then(|| self.ttfb.encode()),
             due_ns: (self.from_due.count() > 0).then(|| self.from_due.summary()),
             due_histogram: (self.from_due.count() > 0).then(|| self.from_due.encode()),
+            intervals: Vec::new(),
         }
     }
 }
@@ -268,8 +274,18 @@ pub fn concurrent(ranks: &[(u32, &ObjectResult)]) -> Result<ObjectResult, String
         .ops
         .iter()
         .zip(&tallies)
-        .map(|(op, t)| t.result(op.op, out.elapsed_s, all, op.share_asked))
-        .collect();
+        .enumerate()
+        .map(|(i, (op, t))| {
+            let mut result = t.result(op.op, out.elapsed_s, all, op.share_asked);
+            result.intervals = super::merge::concurrent_intervals(
+                ranks
+                    .iter()
+                    .filter_map(|(_, r)| r.ops.get(i))
+                    .map(|o| o.intervals.as_slice()),
+            )?;
+            Ok(result)
+        })
+        .collect::<Result<_, String>>()?;
     out.intervals = first
         .intervals
         .iter()

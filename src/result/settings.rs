@@ -5,6 +5,7 @@
 //! reader does not take a new kernel for a faster disk.
 
 use super::Document;
+use super::kind::Kind;
 use crate::spec::WorkloadSpec;
 
 /// The host and fathom settings in which `a` and `b` differ, each as
@@ -28,32 +29,42 @@ pub fn of_documents(a: &Document, b: &Document) -> Vec<String> {
     differing(&pairs)
 }
 
+/// A disk workload's engine settings, each named.
+pub fn engine(spec: &WorkloadSpec) -> Vec<(&'static str, String)> {
+    let cache = if spec.direct { "O_DIRECT" } else { "buffered" };
+    vec![
+        ("engine", spec.engine.to_string()),
+        ("completion wait", spec.completion_wait.to_string()),
+        ("hipri", spec.hipri.to_string()),
+        ("sqpoll", spec.sqpoll.to_string()),
+        ("cache", cache.to_string()),
+    ]
+}
+
 /// The engine settings in which two runs of one workload differ.
 pub fn of_engines(a: &WorkloadSpec, b: &WorkloadSpec) -> Vec<String> {
-    let cache = |s: &WorkloadSpec| if s.direct { "O_DIRECT" } else { "buffered" }.to_string();
-    let pairs = [
-        ("engine", a.engine.to_string(), b.engine.to_string()),
-        (
-            "completion wait",
-            a.completion_wait.to_string(),
-            b.completion_wait.to_string(),
-        ),
-        ("hipri", a.hipri.to_string(), b.hipri.to_string()),
-        ("sqpoll", a.sqpoll.to_string(), b.sqpoll.to_string()),
-        ("cache", cache(a), cache(b)),
-    ];
+    of_pairs(&engine(a), &engine(b))
+}
+
+/// The settings of two results' own (`Kind::settings`) that differ.
+fn of_pairs(a: &[(&'static str, String)], b: &[(&'static str, String)]) -> Vec<String> {
+    let pairs: Vec<(&str, String, String)> = a
+        .iter()
+        .zip(b)
+        .map(|((name, x), (_, y))| (*name, x.clone(), y.clone()))
+        .collect();
     differing(&pairs)
 }
 
 /// What two runs of one workload must share for a change between them to
-/// be the target's: the engine settings, and the fathom release and kernel
-/// that measured them (not the commit: a build of the same release
-/// measures alike). Each difference as "NAME A vs B".
+/// be the target's: their own settings (a disk workload's engine), and the
+/// fathom release and kernel that measured them (not the commit: a build
+/// of the same release measures alike). Each difference as "NAME A vs B".
 pub fn of_runs(
-    (a_doc, a): (&Document, &WorkloadSpec),
-    (b_doc, b): (&Document, &WorkloadSpec),
+    (a_doc, a): (&Document, &dyn Kind),
+    (b_doc, b): (&Document, &dyn Kind),
 ) -> Vec<String> {
-    let mut differ = of_engines(a, b);
+    let mut differ = of_pairs(&a.settings(), &b.settings());
     differ.extend(differing(&[
         (
             "fathom",
@@ -87,11 +98,13 @@ mod tests {
         let a = Document::new(crate::measure::facts::host_facts(), None);
         let mut b = a.clone();
         b.fathom_commit = Some("abc".into());
-        assert!(of_runs((&a, &spec), (&b, &spec)).is_empty());
+        let mut w = crate::result::test_support::empty_workload();
+        w.spec = spec.clone();
+        assert!(of_runs((&a, &w), (&b, &w)).is_empty());
         b.host.kernel = "6.1.0".into();
-        let mut other = spec.clone();
-        other.engine = crate::spec::EngineKind::Sync;
-        let said = of_runs((&a, &spec), (&b, &other));
+        let mut other = w.clone();
+        other.spec.engine = crate::spec::EngineKind::Sync;
+        let said = of_runs((&a, &w), (&b, &other));
         assert_eq!(said.len(), 2, "{said:?}");
         assert!(said[0].starts_with("engine ") && said[1].starts_with("kernel "));
     }

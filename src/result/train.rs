@@ -17,6 +17,10 @@ pub struct Tails {
     pub count: u64,
     pub lat_ns: LatencySummary,
     pub histogram: String,
+    /// Each second's operations with their histogram: what `fathom
+    /// check` resamples. Absent in older results and checkpoints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<crate::measure::intervals::Interval>,
 }
 
 impl Tails {
@@ -25,6 +29,7 @@ impl Tails {
             count: h.count(),
             lat_ns: h.summary(),
             histogram: h.encode(),
+            intervals: Vec::new(),
         }
     }
 }
@@ -257,14 +262,17 @@ impl TrainResult {
 }
 
 impl Tails {
-    fn merged<'a>(all: impl Iterator<Item = &'a Tails>) -> Result<Tails, String> {
+    fn merged<'a>(all: impl Iterator<Item = &'a Tails> + Clone) -> Result<Tails, String> {
         let mut h = crate::measure::histogram::LatencyHistogram::new();
-        for t in all {
+        for t in all.clone() {
             h.add(&crate::measure::histogram::LatencyHistogram::decode(
                 &t.histogram,
             )?);
         }
-        Ok(Tails::of(&h))
+        Ok(Tails {
+            intervals: super::merge::concurrent_intervals(all.map(|t| t.intervals.as_slice()))?,
+            ..Tails::of(&h)
+        })
     }
 }
 

@@ -44,6 +44,10 @@ pub struct TreePhaseResult {
     /// rate over the fastest alone would hide.
     #[serde(default)]
     pub behind: u64,
+    /// Every thread's operations in each tenth of a second, with their
+    /// histogram: what `fathom check` resamples. Absent in older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<crate::measure::intervals::Interval>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -138,6 +142,12 @@ pub fn concurrent(ranks: &[(u32, &TreeResult)]) -> Result<TreeResult, String> {
                 }));
         }
         merged.ops_per_s = crate::measure::per_second(merged.ops, merged.elapsed_s);
+        merged.intervals = super::merge::concurrent_intervals(
+            ranks
+                .iter()
+                .filter_map(|(_, r)| r.phases.get(i))
+                .map(|q| q.intervals.as_slice()),
+        )?;
         merged.lat_ns = latency.summary();
         merged.histogram = latency.encode();
         let most = merged.threads.iter().map(|t| t.ops).max().unwrap_or(0);

@@ -8,6 +8,8 @@
 pub mod block;
 
 use crate::measure::histogram::LatencyHistogram;
+use crate::measure::intervals::Interval;
+use crate::measure::op_seconds::{OpSeconds, Slicing};
 use crate::result::meta::{MetaOp, MetaResult};
 use crate::result::warning::{Warning, WarningKind};
 use crate::spec::meta::MetaSpec;
@@ -151,6 +153,7 @@ pub fn run(
                 bw_bytes: p.bytes.map(|b| crate::measure::per_second(b, p.elapsed_s)),
                 lat_ns: p.latency.summary(),
                 histogram: p.latency.encode(),
+                intervals: Vec::new(),
             });
         }
         workspace.dir.remove_file(Path::new(block::NAME))?;
@@ -190,7 +193,7 @@ pub fn run(
         if let Some(board) = board {
             board.phase(format!("meta {name}"), Some((done_phases as u64, planned)));
         }
-        let (done, elapsed, h) = time_phase(order, op, &payload, stop)?;
+        let (done, elapsed, h, intervals) = time_phase(order, op, &payload, stop)?;
         interrupted |= done < order.len();
         ops.push(MetaOp {
             name: name.to_string(),
@@ -201,6 +204,7 @@ pub fn run(
             bw_bytes: None,
             lat_ns: h.summary(),
             histogram: h.encode(),
+            intervals,
         });
         if interrupted {
             break;
@@ -224,31 +228,43 @@ enum Op {
     Delete,
 }
 
+/// One phase's operations in `order`: how many were done, in how long,
+/// their latencies, and each tenth of a second's.
 fn time_phase(
     order: &[PathBuf],
     op: Op,
     payload: &[u8],
     stop: &StopFlag,
-) -> anyhow::Result<(usize, f64, LatencyHistogram)> {
+) -> anyhow::Result<(usize, f64, LatencyHistogram, Vec<Interval>)> {
     let mut h = LatencyHistogram::new();
     let start = Instant::now();
-    let mut done = 0;
-    for path in order {
-        if done % 256 == 0 && stop.is_set() {
-            break;
-        }
-        let t = Instant::now();
-        match op {
-            Op::Create => crate::gate::workload::create_file(path, payload)?,
-            Op::Stat => {
-                fs::metadata(path)?;
+    let recorder = OpSeconds::new(1, Slicing::Adaptive, start);
+    let (done, mut series) = recorder.sampled(
+        |_, _, _| {},
+        |seconds| -> anyhow::Result<usize> {
+            let mut done = 0;
+            for path in order {
+                if done % 256 == 0 && stop.is_set() {
+                    break;
+                }
+                let t = Instant::now();
+                match op {
+                    Op::Create => crate::gate::workload::create_file(path, payload)?,
+                    Op::Stat => {
+                        fs::metadata(path)?;
+                    }
+                    Op::Delete => crate::gate::workload::remove_file(path)?,
+                }
+                let ns = t.elapsed().as_nanos() as u64;
+                h.record(ns);
+                seconds.record(0, (), ns, 0);
+                done += 1;
             }
-            Op::Delete => crate::gate::workload::remove_file(path)?,
-        }
-        h.record(t.elapsed().as_nanos() as u64);
-        done += 1;
-    }
-    Ok((done, start.elapsed().as_secs_f64(), h))
+            Ok(done)
+        },
+    );
+    let elapsed = start.elapsed().as_secs_f64();
+    Ok((done?, elapsed, h, series.remove(&()).unwrap_or_default()))
 }
 
 #[cfg(test)]

@@ -276,7 +276,13 @@ fn measure(
         .ok()
         .map(|d| d.as_secs_f64());
     let cpu_before = CpuTime::now();
-    let m = reader::train(dataset, spec, gate.as_ref(), stop, board);
+    let mut m = reader::train(dataset, spec, gate.as_ref(), stop, board);
+    let mut tails = |op: reader::TrainOp, h: &crate::measure::histogram::LatencyHistogram| Tails {
+        intervals: m.seconds.remove(&op).unwrap_or_default(),
+        ..Tails::of(h)
+    };
+    let batch_wait = tails(reader::TrainOp::BatchWait, &m.batch_wait);
+    let sample_read = tails(reader::TrainOp::SampleRead, &m.sample_read);
     let cpu = CpuTime::now().since(cpu_before);
     let elapsed_s = m.elapsed.as_secs_f64();
     let au = match m.epochs.is_empty() {
@@ -305,8 +311,8 @@ fn measure(
         bytes: m.bytes,
         samples_per_s: m.samples as f64 / elapsed_s.max(1e-9),
         bytes_per_s: m.bytes as f64 / elapsed_s.max(1e-9),
-        batch_wait: Tails::of(&m.batch_wait),
-        sample_read: Tails::of(&m.sample_read),
+        batch_wait,
+        sample_read,
         au_intervals,
         cpu_ns_per_sample: cpu.total_s() * 1e9 / m.samples.max(1) as f64,
         cpu,

@@ -15,8 +15,9 @@ use super::dataset::Dataset;
 use crate::gate::workload;
 use crate::measure::direction::Direction;
 use crate::measure::histogram::LatencyHistogram;
-use crate::measure::intervals::{CompletedSecond, DirectionSample};
+use crate::measure::intervals::CompletedSecond;
 use crate::measure::live::LiveBoard;
+use crate::measure::op_seconds::{OpSample, OpSeconds, OpSeries, Slicing};
 use crate::result::train::{AcceleratorResult, EpochResult};
 use crate::spec::train::{Shuffle, TrainingSpec};
 use crate::util::buffers::{BUFFER_ALIGN, Buffers};
@@ -71,7 +72,18 @@ pub struct Measured {
     pub elapsed: Duration,
     /// Compute time of all accelerators in each whole second.
     pub compute_per_second: Vec<f64>,
+    /// Each second's sample reads and batch waits, with their histograms.
+    pub seconds: OpSeries<TrainOp>,
     pub error: Option<String>,
+}
+
+/// What a training run's recorder keeps each second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TrainOp {
+    /// A loader's read of one sample.
+    SampleRead,
+    /// An accelerator's wait for its next batch.
+    BatchWait,
 }
 
 /// One accelerator's queue of batches.
@@ -102,7 +114,7 @@ struct Epoch<'a> {
     started: Instant,
     samples: AtomicU64,
     bytes: AtomicU64,
-    live: Option<&'a Mutex<DirectionSample>>,
+    seconds: &'a OpSeconds<TrainOp>,
 }
 
 impl Epoch<'_> {
@@ -176,17 +188,25 @@ pub fn train(
         bytes: 0,
         elapsed: Duration::ZERO,
         compute_per_second: Vec::new(),
+        seconds: OpSeries::new(),
         error: None,
     };
     let started = Instant::now();
-    let live = board.map(|_| Mutex::new(DirectionSample::default()));
-    let done = AtomicBool::new(false);
     let mut au_sums = vec![0.0; n as usize];
-    std::thread::scope(|s| {
-        if let (Some(board), Some(live)) = (board, &live) {
-            let done = &done;
-            s.spawn(move || show_seconds(board, live, done, started));
+    let workers = n as usize * (spec.shape.read_threads.max(1) as usize + 1);
+    let recorder = OpSeconds::new(workers, Slicing::Seconds, started);
+    let show = |index: u64, dur_s: f64, merged: &std::collections::BTreeMap<TrainOp, OpSample>| {
+        if let (Some(board), Some(reads)) = (board, merged.get(&TrainOp::SampleRead)) {
+            let mut completed = CompletedSecond {
+                index,
+                dur_s,
+                directions: Default::default(),
+            };
+            completed.directions[Direction::Read as usize] = reads.as_direction();
+            board.second("read", &completed);
         }
+    };
+    let ((), seconds) = recorder.sampled(show, |recorder| {
         for e in 0..spec.shape.epochs {
             if stop.is_set() {
                 break;
@@ -203,7 +223,7 @@ pub fn train(
                 started,
                 samples: AtomicU64::new(0),
                 bytes: AtomicU64::new(0),
-                live: live.as_ref(),
+                seconds: recorder,
             };
             let epoch_start = Instant::now();
             let (parts, reads) = run_epoch(&epoch);
@@ -241,8 +261,8 @@ pub fn train(
                 bytes: epoch.bytes.load(Ordering::Relaxed),
             });
         }
-        done.store(true, Ordering::Relaxed);
     });
+    measured.seconds = seconds;
     let epochs = measured.epochs.len().max(1) as f64;
     for (acc, sum) in measured.accelerators.iter_mut().zip(au_sums) {
         acc.au = sum / epochs;
@@ -299,7 +319,7 @@ fn run_epoch(epoch: &Epoch) -> (Vec<AcceleratorPart>, Vec<LatencyHistogram>) {
         let accelerators: Vec<_> = (0..n)
             .map(|a| {
                 let queue = &queues[a as usize];
-                s.spawn(move || accelerate(epoch, queue))
+                s.spawn(move || accelerate(epoch, queue, a))
             })
             .collect();
         let parts = accelerators
@@ -321,7 +341,8 @@ fn run_epoch(epoch: &Epoch) -> (Vec<AcceleratorPart>, Vec<LatencyHistogram>) {
 }
 
 /// An accelerator: takes each batch when ready, then computes.
-fn accelerate(epoch: &Epoch, queue: &Queue) -> AcceleratorPart {
+fn accelerate(epoch: &Epoch, queue: &Queue, a: u32) -> AcceleratorPart {
+    let loaders = epoch.spec.accelerators * epoch.spec.shape.read_threads.max(1);
     let mut part = AcceleratorPart::default();
     let compute = Duration::from_secs_f64(epoch.spec.compute_s);
     for b in 0..epoch.steps {
@@ -347,6 +368,12 @@ fn accelerate(epoch: &Epoch, queue: &Queue) -> AcceleratorPart {
         let began = Instant::now();
         let wait = began - asked;
         part.batch_wait.record(wait.as_nanos() as u64);
+        epoch.seconds.record(
+            (loaders + a) as usize,
+            TrainOp::BatchWait,
+            wait.as_nanos() as u64,
+            0,
+        );
         part.waits.push(wait);
         std::thread::sleep(compute);
         let ended = Instant::now();
@@ -409,12 +436,8 @@ fn load(epoch: &Epoch, queue: &Queue, a: u32, k: u32, threads: u32) -> LatencyHi
                     reads.record(ns);
                     epoch.samples.fetch_add(1, Ordering::Relaxed);
                     epoch.bytes.fetch_add(bytes, Ordering::Relaxed);
-                    if let Some(live) = epoch.live {
-                        let mut l = live.lock().unwrap();
-                        l.ios += 1;
-                        l.bytes += bytes;
-                        l.latency.record(ns);
-                    }
+                    let loader = (a * threads + k) as usize;
+                    epoch.seconds.record(loader, TrainOp::SampleRead, ns, bytes);
                 }
                 Err(e) => {
                     epoch.fail(e);
@@ -491,25 +514,6 @@ impl<'a> SampleReader<'a> {
         }
         Ok(record)
     }
-}
-
-/// Each second's sample reads to the board, as a read stream.
-fn show_seconds(
-    board: &LiveBoard,
-    live: &Mutex<DirectionSample>,
-    done: &AtomicBool,
-    started: Instant,
-) {
-    crate::measure::intervals::each_whole_second(started, done, |second| {
-        let sample = std::mem::take(&mut *live.lock().unwrap());
-        let mut completed = CompletedSecond {
-            index: second - 1,
-            dur_s: 1.0,
-            directions: Default::default(),
-        };
-        completed.directions[Direction::Read as usize] = sample;
-        board.second("read", &completed);
-    });
 }
 
 #[cfg(test)]

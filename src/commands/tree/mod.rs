@@ -18,6 +18,8 @@ pub mod layout;
 use crate::gate::remove::{DirId, MadeDir};
 use crate::gate::workload;
 use crate::measure::histogram::LatencyHistogram;
+use crate::measure::intervals::Interval;
+use crate::measure::op_seconds::{OpSeconds, Slicing};
 use crate::result::tree::{ThreadOps, TreePhaseResult, TreeResult};
 use crate::spec::tree::{TreePhase, TreeShape, TreeSpec, TreeSync, TreeWorkers};
 use crate::util::error::UsageError;
@@ -483,6 +485,8 @@ struct Part {
 /// What the threads of one phase (or one level of a directory phase) did.
 struct Outcome {
     parts: Vec<Part>,
+    /// Every thread's operations in each tenth of a second.
+    intervals: Vec<Interval>,
     elapsed: Duration,
     stonewalled: bool,
     error: Option<String>,
@@ -500,58 +504,67 @@ fn run_threads(
     let cut = AtomicBool::new(false);
     let error: Mutex<Option<String>> = Mutex::new(None);
     let start = Instant::now();
-    let parts = std::thread::scope(|scope| {
-        let handles: Vec<_> = counts
-            .iter()
-            .enumerate()
-            .map(|(t, &count)| {
-                let (cut, error) = (&cut, &error);
-                scope.spawn(move || {
-                    let mut part = Part {
-                        ops: 0,
-                        bytes: 0,
-                        elapsed: Duration::ZERO,
-                        latency: LatencyHistogram::new(),
-                    };
-                    for j in 0..count {
-                        if cut.load(Ordering::Relaxed) || stop.is_set() {
-                            break;
-                        }
-                        let began = Instant::now();
-                        match op(t as u32, j) {
-                            Ok(bytes) => {
-                                let ended = Instant::now();
-                                part.latency.record((ended - began).as_nanos() as u64);
-                                part.ops += 1;
-                                part.bytes += bytes;
-                                if deadline.is_some_and(|d| ended - start >= d) {
-                                    cut.store(true, Ordering::Relaxed);
+    let recorder = OpSeconds::new(counts.len(), Slicing::Adaptive, start);
+    let (parts, mut series) = recorder.sampled(
+        |_, _, _| {},
+        |seconds| {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = counts
+                    .iter()
+                    .enumerate()
+                    .map(|(t, &count)| {
+                        let (cut, error) = (&cut, &error);
+                        scope.spawn(move || {
+                            let mut part = Part {
+                                ops: 0,
+                                bytes: 0,
+                                elapsed: Duration::ZERO,
+                                latency: LatencyHistogram::new(),
+                            };
+                            for j in 0..count {
+                                if cut.load(Ordering::Relaxed) || stop.is_set() {
+                                    break;
+                                }
+                                let began = Instant::now();
+                                match op(t as u32, j) {
+                                    Ok(bytes) => {
+                                        let ended = Instant::now();
+                                        let ns = (ended - began).as_nanos() as u64;
+                                        part.latency.record(ns);
+                                        seconds.record(t, (), ns, bytes);
+                                        part.ops += 1;
+                                        part.bytes += bytes;
+                                        if deadline.is_some_and(|d| ended - start >= d) {
+                                            cut.store(true, Ordering::Relaxed);
+                                        }
+                                    }
+                                    Err(e) => {
+                                        let mut first = error.lock().expect("not poisoned");
+                                        first.get_or_insert_with(|| e.to_string());
+                                        cut.store(true, Ordering::Relaxed);
+                                        break;
+                                    }
                                 }
                             }
-                            Err(e) => {
-                                let mut first = error.lock().expect("not poisoned");
-                                first.get_or_insert_with(|| e.to_string());
-                                cut.store(true, Ordering::Relaxed);
-                                break;
-                            }
-                        }
-                    }
-                    part.elapsed = start.elapsed();
-                    part
-                })
+                            part.elapsed = start.elapsed();
+                            part
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a tree thread panicked"))
+                    .collect::<Vec<Part>>()
             })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a tree thread panicked"))
-            .collect::<Vec<Part>>()
-    });
+        },
+    );
     let elapsed = start.elapsed();
     let stonewalled = parts.iter().zip(counts).any(|(p, &c)| p.ops < c)
         && deadline.is_some_and(|d| elapsed >= d)
         && !stop.is_set();
     Outcome {
         parts,
+        intervals: series.remove(&()).unwrap_or_default(),
         elapsed,
         stonewalled,
         error: error.into_inner().expect("not poisoned"),
@@ -563,6 +576,12 @@ fn add_level(total: &mut Option<Outcome>, level: Outcome) {
     match total {
         None => *total = Some(level),
         Some(t) => {
+            // A level's slices follow the levels before it.
+            let offset = t.elapsed.as_secs_f64();
+            t.intervals.extend(level.intervals.into_iter().map(|mut i| {
+                i.t_s += offset;
+                i
+            }));
             for (a, b) in t.parts.iter_mut().zip(level.parts) {
                 a.ops += b.ops;
                 a.elapsed += b.elapsed;
@@ -605,6 +624,7 @@ fn phase_result(phase: TreePhase, planned: u64, outcome: &Outcome) -> TreePhaseR
             .collect(),
         stonewalled: outcome.stonewalled,
         behind: if outcome.stonewalled { most - least } else { 0 },
+        intervals: outcome.intervals.clone(),
     }
 }
 
