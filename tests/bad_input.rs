@@ -1,5 +1,8 @@
 //! Bad input: one line naming the problem, exit code 2, nothing created.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 use common::*;
 

@@ -1,6 +1,9 @@
 //! `fathom certify`: streams at fixed rates, per-interval slow-I/O shares,
 //! a verdict, and the result file written as intervals finish.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

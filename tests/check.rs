@@ -1,6 +1,9 @@
 //! `fathom check NEW --against BASELINE`: verdicts that know the noise, on
 //! real runs of the null engine (whose device time is set exactly).
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

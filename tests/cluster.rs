@@ -1,6 +1,9 @@
 //! Several hosts at once without MPI: runs started at one agreed time
 //! (`--start-at`) and merged into one cluster document (`fathom merge`).
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

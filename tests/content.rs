@@ -2,6 +2,9 @@
 //! measured afterwards with real compressors; verification with repeated
 //! blocks; and a compressing file system that stores less of it.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

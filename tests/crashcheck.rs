@@ -3,6 +3,9 @@
 //! read-back passes; a file system that drops acknowledged writes (the
 //! tests' FUSE layer) fails, naming the blocks.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 #[path = "common/faultfs.rs"]
 mod faultfs;

@@ -3,6 +3,9 @@
 //! sizes), its normal text has fio's lines, and fio-plot's bench-fio, which
 //! runs a `fio` binary, runs fathom and draws from what it wrote.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

@@ -2,6 +2,9 @@
 //! other, the jobs of a group at the same time, fio's defaults kept, and
 //! options fathom does not carry out refused before anything is created.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

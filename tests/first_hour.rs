@@ -3,6 +3,9 @@
 //! everywhere, refusals instead of silently empty output, the exit codes
 //! in --help, and completions and a man page made from the same flags.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

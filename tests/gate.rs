@@ -4,7 +4,14 @@
 //! opened files its own way has re-opened, each time, a defect an older
 //! path had closed; this test fails instead. Test modules are exempt.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::Path;
+
+#[path = "common/source.rs"]
+mod source;
+use source::production;
 
 /// The calls that only the gate may make, wherever they are written.
 const GATED: &[&str] = &[
@@ -60,11 +67,16 @@ fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
             sources(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap().to_string();
-            out.push((path.display().to_string(), code));
+            out.push((path.display().to_string(), production(&text)));
         }
     }
 }
+
+/// Where a helper program may be started: each place, and why.
+const HELPERS: &[(&str, &str)] = &[
+    ("src/measure/drive/smartctl.rs", "a drive's SMART counters"),
+    ("src/gate/device.rs", "blkid: what a device holds"),
+];
 
 /// `file:line: call` for each gated call in `code` outside comments.
 fn gated_calls(name: &str, code: &str) -> Vec<String> {
@@ -117,6 +129,93 @@ fn gated_calls(name: &str, code: &str) -> Vec<String> {
         }
     }
     found
+}
+
+#[test]
+fn production_code_after_a_test_module_is_read() {
+    let text = "fn a() {}\n#[cfg(test)]\nmod tests {\n    fn t() { let x = \"{ \\\" \"; let c = '{'; }\n}\nfn b() { std::fs::write(p, x); }\n";
+    let code = production(text);
+    assert!(code.contains("fn b() { std::fs::write"), "{code}");
+    assert!(!code.contains("fn t()"), "{code}");
+    assert_eq!(code.lines().count(), text.lines().count());
+    let found = gated_calls("x.rs", &code);
+    assert_eq!(found, ["x.rs:6: fs::write("], "{found:?}");
+}
+
+/// Helpers are started only where `HELPERS` says.
+#[test]
+fn helper_programs_are_started_only_where_listed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let stray: Vec<String> = files
+        .iter()
+        .filter(|(name, _)| !HELPERS.iter().any(|(f, _)| name.ends_with(f)))
+        .flat_map(|(name, code)| {
+            code.lines()
+                .enumerate()
+                .filter(|(_, l)| l.split("//").next().unwrap().contains("Command::new("))
+                .map(move |(i, _)| format!("{name}:{}", i + 1))
+        })
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "helpers started outside HELPERS: {stray:?}"
+    );
+}
+
+/// clippy.toml makes the gate a compiler rule: a `std::fs::write` planted
+/// in a copy of a source file fails `cargo clippy -- -D warnings`, naming
+/// the lint, and the same call inside a `gate` module passes.
+#[test]
+fn a_planted_write_outside_the_gate_fails_clippy() {
+    let clippy = std::process::Command::new(env!("CARGO"))
+        .args(["clippy", "--version"])
+        .output();
+    if !clippy.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: cargo clippy is not installed");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let krate = dir.path();
+    std::fs::create_dir(krate.join("src")).unwrap();
+    std::fs::copy(root.join("clippy.toml"), krate.join("clippy.toml")).unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"planted\"\nversion = \"0.0.0\"\nedition = \"2024\"\n[workspace]\n",
+    )
+    .unwrap();
+    // A real file of fathom's with no dependencies, and a write planted in it.
+    let original = std::fs::read_to_string(root.join("src/util/error.rs")).unwrap();
+    let gate = "pub mod gate {\n    #![allow(clippy::disallowed_methods)]\n    pub fn allowed() {\n        let _ = std::fs::write(\"/nonexistent/a\", \"x\");\n    }\n}\n";
+    let clippy_on = |lib: &str| {
+        std::fs::write(krate.join("src/lib.rs"), lib).unwrap();
+        std::process::Command::new(env!("CARGO"))
+            .args(["clippy", "--quiet", "--", "-D", "warnings"])
+            .current_dir(krate)
+            .env("CARGO_TARGET_DIR", krate.join("target"))
+            .env_remove("RUSTFLAGS")
+            .output()
+            .unwrap()
+    };
+    let clean = clippy_on(&format!("{original}\n{gate}"));
+    assert!(
+        clean.status.success(),
+        "the copy without a planted call: {}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    let planted = format!(
+        "{original}\n{gate}\npub fn planted() {{\n    let _ = std::fs::write(\"/nonexistent/b\", \"x\");\n}}\n"
+    );
+    let out = clippy_on(&planted);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "clippy passed a planted write");
+    assert!(
+        said.contains("disallowed_methods") || said.contains("disallowed method"),
+        "{said}"
+    );
+    assert!(said.contains("write files through src/gate/"), "{said}");
 }
 
 #[test]

@@ -3,6 +3,9 @@
 //! at once, when a writer is killed, and when the disk is full. The same
 //! tests run against SQLite (a file) and a real PostgreSQL server.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 #[path = "common/postgres.rs"]
 mod postgres_server;

@@ -3,6 +3,9 @@
 //! or an error; they never panic and never allocate what the input claims.
 //! Case counts are bounded so the suite stays within seconds in CI.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use fathom::input::jobfile::{self, Overrides};

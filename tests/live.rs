@@ -3,6 +3,9 @@
 //! endpoint and computes quantiles from its histogram, a real Pushgateway
 //! takes the pushes (each skipped, saying so, where it is not installed).
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

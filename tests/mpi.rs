@@ -2,6 +2,9 @@
 //! totals, disjoint slices of a shared file. Built and run only with
 //! `--features mpi` (CI: `cargo test --features mpi --test mpi`), and skipped
 //! with the reason printed where mpirun is missing.
+
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
 #![cfg(feature = "mpi")]
 
 mod common;

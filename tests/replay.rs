@@ -3,6 +3,9 @@
 //! from when each I/O was due, a slow target makes late I/Os and never a
 //! shorter trace, and bad traces are refused before anything is created.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 use common::*;
 use fathom::trace::{self, Op};

@@ -2,6 +2,9 @@
 //! runtime), reports render in every format, the HTML draws its charts in a
 //! real browser, merged files merge histograms, and sweeps resume.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

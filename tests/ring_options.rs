@@ -3,6 +3,9 @@
 //! anything is created, where the device, the engine or the other flags
 //! cannot do them; run and recorded in the result where they can.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 use common::*;
 

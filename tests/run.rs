@@ -1,5 +1,8 @@
 //! `fathom run` end to end on small real files.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 use common::*;
 use serde_json::Value;

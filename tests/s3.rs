@@ -2,6 +2,9 @@
 //! on 127.0.0.1 (SeaweedFS, s3s-fs), read back with boto3. A server that
 //! is not installed skips its tests, saying so (`.ci/run` installs both).
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 #[path = "common/s3_server.rs"]
 mod s3_server;
@@ -791,4 +794,80 @@ fn deletes_in_batches_leave_nothing() {
     if let Some(keys) = keys_under(&server, "batch/") {
         assert!(keys.is_empty(), "{keys:?}");
     }
+}
+
+/// Two object-store runs are judged operation by operation, with
+/// intervals from their seconds, as disk runs are by direction; `compare`
+/// draws the same judgement beside its ratios.
+#[test]
+fn check_judges_object_store_runs_operation_by_operation() {
+    let Some(server) = Server::start("seaweedfs").or_else(|| Server::start("s3s-fs")) else {
+        return;
+    };
+    let dir = tempdir();
+    let run_to = |name: &str| {
+        let out = dir.path().join(name);
+        let o = s3_run(
+            &server,
+            SECRET,
+            &[
+                "s3://bench/judged",
+                "--mix",
+                "get=80,stat=20",
+                "--object-size",
+                "4k",
+                "--objects",
+                "20",
+                "--numjobs",
+                "2",
+                "--runtime",
+                "3s",
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out.to_str().unwrap().to_string()
+    };
+    let (a, b) = (run_to("a.json"), run_to("b.json"));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    let get = op(&doc["results"][0], "get");
+    let seconds = get["intervals"].as_array().unwrap();
+    assert!(seconds.len() >= 3, "{get}");
+    let counted: u64 = seconds.iter().map(|s| s["ios"].as_u64().unwrap()).sum();
+    assert_eq!(
+        counted,
+        get["ops"].as_u64().unwrap(),
+        "every GET in a second"
+    );
+
+    let out = run(&["check", &b, "--against", &a, "--output-format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for part in ["get", "stat"] {
+        let d = v["directions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["direction"] == part)
+            .unwrap_or_else(|| panic!("no {part}: {v}"));
+        assert_eq!(d["rate"], "requests", "{d}");
+        let figures: Vec<&str> = d["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["figure"].as_str().unwrap())
+            .collect();
+        for f in ["iops", "p50", "p99"] {
+            assert!(figures.contains(&f), "{part}: {figures:?}");
+        }
+    }
+    let text = String::from_utf8_lossy(&run_ok(&["compare", &a, &b]).stdout).to_string();
+    let get_row = text.lines().find(|l| l.contains(" get ")).unwrap();
+    assert!(get_row.contains('['), "no interval: {text}");
 }

@@ -2,6 +2,9 @@
 //! --overwrite, devices with signs of data need --i-know-this-destroys-data,
 //! and writes never leave [offset, offset + size).
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 use common::*;
 use std::process::Command;

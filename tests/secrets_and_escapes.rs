@@ -2,6 +2,9 @@
 //! escape sequences: passwords in a history's connection string are
 //! hidden, and control characters in tags and names are shown escaped.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 use common::{run, run_ok, tempdir};
 

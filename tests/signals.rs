@@ -1,6 +1,9 @@
 //! Ctrl-C and SIGTERM stop a run cleanly: it reports what it measured,
 //! removes what it created and exits 130 / 143.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 use common::*;
 use std::process::Stdio;

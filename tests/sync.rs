@@ -1,6 +1,9 @@
 //! Flushes (`--fsync N`, `--fdatasync N`) are timed into a histogram of
 //! their own and shown as a `sync` direction in every format.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

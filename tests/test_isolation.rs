@@ -3,6 +3,9 @@
 //! a test that starts fathom some other way (a `fio` link, bench-fio,
 //! mpirun) cannot write into ~/.local/share/fathom.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::Path;
 
 #[test]

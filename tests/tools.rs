@@ -1,6 +1,9 @@
 //! `fathom meta` (bonnie++ -n style) and `fathom seqread` (hdparm -tT
 //! style), with small counts.
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

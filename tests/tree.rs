@@ -4,6 +4,9 @@
 //! reports. File systems: the work disk's, tmpfs, and ext4 and xfs on loop
 //! devices where they can be made (skipped with the reason otherwise).
 
+// Tests make their fixtures by hand, around the gate.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::*;

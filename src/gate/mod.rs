@@ -21,6 +21,9 @@
 //!
 //! docs/SAFETY.md lists each rule with the test that holds it.
 
+// The gate is where the calls clippy.toml refuses elsewhere are made.
+#![allow(clippy::disallowed_methods)]
+
 pub mod bucket;
 pub mod claims;
 pub mod device;

@@ -287,7 +287,29 @@ pub fn each_whole_second(
     done: &std::sync::atomic::AtomicBool,
     tick: impl FnMut(u64),
 ) {
-    super::op_seconds::each_slice(started, super::op_seconds::SECOND, done, tick)
+    each_slice(started, std::time::Duration::from_secs(1), done, tick)
+}
+
+/// Calls `tick(n)` at the end of each slice n (from 1) since `started`,
+/// until `done`; wakes at least every 20 ms to notice the end.
+pub fn each_slice(
+    started: std::time::Instant,
+    slice: std::time::Duration,
+    done: &std::sync::atomic::AtomicBool,
+    mut tick: impl FnMut(u64),
+) {
+    use std::time::{Duration, Instant};
+    let mut n = 1u32;
+    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+        let due = started + slice * n;
+        let now = Instant::now();
+        if now < due {
+            std::thread::sleep((due - now).min(Duration::from_millis(20)));
+            continue;
+        }
+        tick(u64::from(n));
+        n += 1;
+    }
 }
 
 #[cfg(test)]

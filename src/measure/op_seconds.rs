@@ -264,25 +264,6 @@ fn interval(t_s: f64, dur_s: f64, s: &OpSample) -> Interval {
     }
 }
 
-/// A whole second: the slice of the per-second samplers.
-pub const SECOND: Duration = Duration::from_secs(1);
-
-/// Calls `tick(n)` at the end of each slice n (from 1) since `started`,
-/// until `done`; wakes at least every 20 ms to notice the end.
-pub fn each_slice(started: Instant, slice: Duration, done: &AtomicBool, mut tick: impl FnMut(u64)) {
-    let mut n = 1u32;
-    while !done.load(Ordering::Relaxed) {
-        let due = started + slice * n;
-        let now = Instant::now();
-        if now < due {
-            std::thread::sleep((due - now).min(Duration::from_millis(20)));
-            continue;
-        }
-        tick(u64::from(n));
-        n += 1;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

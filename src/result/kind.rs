@@ -17,6 +17,7 @@ use super::train::TrainResult;
 use super::tree::TreeResult;
 use super::workload::{LatencySummary, WorkloadResult};
 use crate::measure::intervals::Interval;
+use crate::spec::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 
 /// What an operation of a series is, for the words of its rate.
@@ -214,6 +215,18 @@ fn workload_knobs(spec: &crate::spec::WorkloadSpec) -> Vec<(&'static str, String
     ]
 }
 
+/// A disk workload's engine settings, each named.
+pub fn engine_settings(spec: &WorkloadSpec) -> Vec<(&'static str, String)> {
+    let cache = if spec.direct { "O_DIRECT" } else { "buffered" };
+    vec![
+        ("engine", spec.engine.to_string()),
+        ("completion wait", spec.completion_wait.to_string()),
+        ("hipri", spec.hipri.to_string()),
+        ("sqpoll", spec.sqpoll.to_string()),
+        ("cache", cache.to_string()),
+    ]
+}
+
 /// A disk workload's key: "randread 4k QD32 buffered at 1000 IOPS".
 pub fn workload_key(spec: &crate::spec::WorkloadSpec) -> String {
     let knobs = workload_knobs(spec);
@@ -255,7 +268,7 @@ impl Kind for WorkloadResult {
     }
 
     fn settings(&self) -> Vec<(&'static str, String)> {
-        super::settings::engine(&self.spec)
+        engine_settings(&self.spec)
     }
 
     /// A whole drive by its model and serial, which stay when the kernel

@@ -5,7 +5,7 @@
 //! reader does not take a new kernel for a faster disk.
 
 use super::Document;
-use super::kind::Kind;
+use super::kind::{Kind, engine_settings};
 use crate::spec::WorkloadSpec;
 
 /// The host and fathom settings in which `a` and `b` differ, each as
@@ -29,21 +29,9 @@ pub fn of_documents(a: &Document, b: &Document) -> Vec<String> {
     differing(&pairs)
 }
 
-/// A disk workload's engine settings, each named.
-pub fn engine(spec: &WorkloadSpec) -> Vec<(&'static str, String)> {
-    let cache = if spec.direct { "O_DIRECT" } else { "buffered" };
-    vec![
-        ("engine", spec.engine.to_string()),
-        ("completion wait", spec.completion_wait.to_string()),
-        ("hipri", spec.hipri.to_string()),
-        ("sqpoll", spec.sqpoll.to_string()),
-        ("cache", cache.to_string()),
-    ]
-}
-
 /// The engine settings in which two runs of one workload differ.
 pub fn of_engines(a: &WorkloadSpec, b: &WorkloadSpec) -> Vec<String> {
-    of_pairs(&engine(a), &engine(b))
+    of_pairs(&engine_settings(a), &engine_settings(b))
 }
 
 /// The settings of two results' own (`Kind::settings`) that differ.
