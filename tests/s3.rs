@@ -204,18 +204,75 @@ fn a_multipart_run_uploads_every_part_and_boto3_reads_whole_objects() {
     for k in &objects {
         assert!(k.ends_with(" 11534336"), "{k}");
     }
-    // The bytes read back are the bytes sent: the whole object, in order.
-    let key = objects[0].split(' ').next().unwrap();
+    // The whole object reads back, and no two parts, nor two objects,
+    // carry the same bytes (a deduplicating store is not flattered).
+    let keys: Vec<&str> = objects
+        .iter()
+        .map(|k| k.split(' ').next().unwrap())
+        .collect();
     let read = boto3(
         &server,
-        &format!("b = s3.get_object(Bucket='{BUCKET}', Key='{key}')['Body'].read()\nprint(len(b), b[:5242880] == b[5242880:10485760])"),
+        &format!(
+            "import hashlib\nparts = set()\nfor k in {keys:?}:\n    b = s3.get_object(Bucket='{BUCKET}', Key=k)['Body'].read()\n    assert len(b) == 11534336, len(b)\n    for i in range(0, len(b), 5242880): parts.add(hashlib.md5(b[i:i + 5242880]).hexdigest())\nprint(len(parts))"
+        ),
     )
     .unwrap();
     assert_eq!(
         read.trim(),
-        "11534336 True",
-        "each part carries the same bytes"
+        "9",
+        "three objects of three parts, all different"
     );
+}
+
+/// Every PUT carries bytes of its own, as the disk path's writes do:
+/// sixteen objects, sixteen ETags; `--compress 50` makes half of each
+/// chunk zeros, which zlib finds.
+#[test]
+fn every_put_carries_its_own_bytes_and_the_content_asked() {
+    let Some(server) = Server::start("seaweedfs").or_else(|| Server::start("s3s-fs")) else {
+        return;
+    };
+    for (prefix, extra) in [("unique", None), ("half", Some("50"))] {
+        let mut args = vec![
+            format!("s3://bench/{prefix}"),
+            "--rw".into(),
+            "write".into(),
+            "--object-size".into(),
+            "64k".into(),
+            "--objects".into(),
+            "16".into(),
+            "--numjobs".into(),
+            "2".into(),
+            "--keep".into(),
+        ];
+        if let Some(pct) = extra {
+            args.extend(["--compress".into(), pct.into()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let result = s3_json(&server, &args);
+        assert!(result["failure"].is_null(), "{result}");
+        let Some(seen) = boto3(
+            &server,
+            &format!(
+                "import zlib\nr = s3.list_objects_v2(Bucket='{BUCKET}', Prefix='{prefix}/')\nkeys = [o['Key'] for o in r['Contents'] if not o['Key'].endswith('fathom.marker')]\ntags = set(o['ETag'] for o in r['Contents'] if o['Key'] in keys)\nb = s3.get_object(Bucket='{BUCKET}', Key=keys[0])['Body'].read()\nprint(len(keys), len(tags), round(len(b) / len(zlib.compress(b)), 1))"
+            ),
+        ) else {
+            return;
+        };
+        let words: Vec<f64> = seen
+            .split_whitespace()
+            .map(|w| w.parse().unwrap())
+            .collect();
+        assert_eq!(
+            words[..2],
+            [16.0, 16.0],
+            "{prefix}: objects and distinct ETags"
+        );
+        match extra {
+            None => assert!(words[2] < 1.1, "{prefix}: compressed {}x", words[2]),
+            Some(_) => assert!((1.7..2.3).contains(&words[2]), "{prefix}: {}x", words[2]),
+        }
+    }
 }
 
 #[test]
@@ -870,4 +927,44 @@ fn check_judges_object_store_runs_operation_by_operation() {
     let text = String::from_utf8_lossy(&run_ok(&["compare", &a, &b]).stdout).to_string();
     let get_row = text.lines().find(|l| l.contains(" get ")).unwrap();
     assert!(get_row.contains('['), "no interval: {text}");
+}
+
+/// The marker is fathom's by its content, not its name: an object named
+/// `fathom.marker` that does not name its prefix lets no run in beside a
+/// user's objects, and under `--overwrite` it is left as it was.
+#[test]
+fn a_marker_forged_by_name_is_refused_and_left_alone() {
+    let Some(server) = Server::start("seaweedfs").or_else(|| Server::start("s3s-fs")) else {
+        return;
+    };
+    let Some(_) = boto3(
+        &server,
+        &format!(
+            "s3.put_object(Bucket='{BUCKET}', Key='forged/fathom.marker', Body=b'anything')\ns3.put_object(Bucket='{BUCKET}', Key='forged/report.csv', Body=b'a,b')"
+        ),
+    ) else {
+        return;
+    };
+    let write = ["s3://bench/forged", "--rw", "write", "--objects", "4"];
+    let out = s3_run(&server, SECRET, &write);
+    assert_eq!(out.status.code(), Some(2));
+    names_the_problem(&String::from_utf8_lossy(&out.stderr), "not fathom's marker");
+    let mut over = write.to_vec();
+    over.push("--overwrite");
+    let out = s3_run(&server, SECRET, &over);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = boto3(
+        &server,
+        &format!(
+            "print(s3.get_object(Bucket='{BUCKET}', Key='forged/fathom.marker')['Body'].read().decode())"
+        ),
+    )
+    .unwrap();
+    assert_eq!(left.trim(), "anything", "the user's object stays as it was");
+    let keys = keys_under(&server, "forged/").unwrap();
+    assert_eq!(keys.len(), 2, "only the user's two objects: {keys:?}");
 }

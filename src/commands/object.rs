@@ -22,7 +22,7 @@ use crate::spec::object::{
 use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
 use rand::rngs::SmallRng;
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -136,6 +136,7 @@ pub fn spec_of(spec: &WorkloadSpec, bs_given: bool) -> Result<ObjectSpec, UsageE
         overwrite: spec.overwrite,
         credentials: None,
         seed: spec.seed,
+        content: spec.content.clone(),
     };
     object_spec.check().map_err(UsageError)?;
     Ok(object_spec)
@@ -155,6 +156,7 @@ pub struct Checked {
 pub fn check(spec: &ObjectSpec) -> Result<Checked, UsageError> {
     let overwrite = spec.overwrite;
     spec.check().map_err(UsageError)?;
+    check_bodies(spec)?;
     let creds = match &spec.credentials {
         Some(given) => given.clone(),
         None => crate::input::aws::credentials(spec.profile.as_deref())
@@ -207,8 +209,14 @@ pub fn check(spec: &ObjectSpec) -> Result<Checked, UsageError> {
                     .as_millis()
             );
             claim = Some(
-                bucket::check_prefix(&mut client, &spec.target.prefix, &run_id, overwrite, &shown)
-                    .map_err(UsageError)?,
+                bucket::check_prefix(
+                    &mut client,
+                    (&spec.target.bucket, &spec.target.prefix),
+                    &run_id,
+                    overwrite,
+                    &shown,
+                )
+                .map_err(UsageError)?,
             );
         }
     }
@@ -219,6 +227,33 @@ pub fn check(spec: &ObjectSpec) -> Result<Checked, UsageError> {
         bucket_created,
         claim: claim.ok_or_else(|| UsageError("no --s3-endpoint".into()))?,
     })
+}
+
+/// Each worker (or part lane) sends its PUTs from a body of its own: a
+/// run whose bodies would take more than half the free memory is refused
+/// before anything is sent.
+fn check_bodies(spec: &ObjectSpec) -> Result<(), UsageError> {
+    if !spec.mix.has(ObjectOp::Put) {
+        return Ok(());
+    }
+    let workers = u64::from(spec.workers);
+    let (each, how) = match spec.part_size {
+        Some(part) => (
+            part * u64::from(spec.connections),
+            "its --s3-connections parts",
+        ),
+        None => (spec.object_size.largest(), "its largest object"),
+    };
+    let bodies = workers.saturating_mul(each);
+    match crate::run::warnings::available_memory() {
+        Some(free) if bodies > free / 2 => Err(UsageError(format!(
+            "{}: each of the {workers} workers sends its PUTs from a body of {how}, {} in all, more than half the free memory ({}): give a smaller --part-size, fewer --s3-connections or fewer --numjobs",
+            spec.target,
+            crate::util::units::format_bytes(bodies),
+            crate::util::units::format_bytes(free)
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// What the first request's failure says, with what to do about it.
@@ -255,7 +290,6 @@ struct Shared {
     claim: PrefixClaim,
     pool: Mutex<Pool>,
     next_id: AtomicU64,
-    data: Vec<u8>,
     stop: StopFlag,
     /// Deletes took every object: the run cannot go on as asked.
     ran_dry: AtomicBool,
@@ -290,29 +324,18 @@ pub fn run(checked: Checked, stop: &StopFlag, board: Option<&LiveBoard>) -> Obje
     let mut failure = None;
     let mut marker_client = S3Client::new(&checked.addresses[0], 1).ok();
     if let Some(c) = marker_client.as_mut()
-        && let Err(e) = bucket::mark(c, &checked.claim)
+        && let Err(e) = bucket::mark(c, &checked.spec.target.bucket, &checked.claim)
     {
         failure = Some(format!(
             "writing the marker {}: {e}",
             checked.claim.marker_key()
         ));
     }
-    let data_len = spec
-        .part_size
-        .unwrap_or(0)
-        .max(if spec.part_size.is_some() {
-            0
-        } else {
-            spec.object_size.largest()
-        });
-    let mut data = vec![0u8; data_len as usize];
-    SmallRng::seed_from_u64(spec.seed).fill_bytes(&mut data);
     let shared = Arc::new(Shared {
         spec: spec.clone(),
         claim: checked.claim.clone(),
         pool: Mutex::new(Pool::default()),
         next_id: AtomicU64::new(0),
-        data,
         stop: stop.clone(),
         ran_dry: AtomicBool::new(false),
     });
@@ -407,6 +430,7 @@ fn prepare(shared: &Arc<Shared>, addresses: &[StoreAddress]) -> Result<Preparati
                     let mut rng = SmallRng::seed_from_u64(spec.seed ^ (w << 32) ^ 0x5eed);
                     let mut tally = WorkerTally::default();
                     let mut lanes = PartLanes::new();
+                    let mut body = worker_body(spec, w as usize);
                     let mut made = Vec::new();
                     let mut bytes = 0;
                     let mut id = w;
@@ -418,11 +442,11 @@ fn prepare(shared: &Arc<Shared>, addresses: &[StoreAddress]) -> Result<Preparati
                         let key = shared.claim.key(id);
                         match put_object(
                             &shared,
-                            &mut client,
+                            (&mut client, &mut body),
                             &mut lanes,
                             addresses,
                             w as usize,
-                            &key,
+                            (id, &key),
                             size,
                             &mut tally,
                         ) {
@@ -642,6 +666,7 @@ fn work(
     let mut turns = MixTurns::new(&spec.mix, worker * 7);
     let mut cursor: Option<(u64, u64)> = None;
     let mut lanes = PartLanes::new();
+    let mut body = worker_body(spec, worker);
     let mut done = 0u64;
     let schedule = Schedule::of(spec, worker, started);
     while done < quota && !shared.stop.is_set() {
@@ -668,11 +693,11 @@ fn work(
                 let key = shared.claim.key(id);
                 let r = put_object(
                     shared,
-                    &mut client,
+                    (&mut client, &mut body),
                     &mut lanes,
                     addresses,
                     worker,
-                    &key,
+                    (id, &key),
                     size,
                     &mut tally,
                 );
@@ -890,29 +915,84 @@ fn get(
 
 /// A worker's connections for the parts of its multipart uploads, kept
 /// from one upload to the next (a part is timed, not a connection's
-/// making).
-type PartLanes = Vec<S3Client>;
+/// making), each with the body its parts are sent from.
+type PartLanes = Vec<(S3Client, Body)>;
+
+/// The body a worker's single PUTs are sent from: as large as the largest
+/// object (none where the run writes in parts, whose lanes have theirs).
+fn worker_body(spec: &ObjectSpec, worker: usize) -> Body {
+    let len = match spec.part_size {
+        Some(_) => 0,
+        None => spec.object_size.largest(),
+    };
+    Body::new(
+        &spec.content,
+        len,
+        spec.seed ^ ((worker as u64) << 40) ^ 0xb0d1,
+    )
+}
+
+/// What a worker's PUTs (or one part lane's) send: the disk path's data
+/// content, each body stamped for its object and part, so that no two
+/// objects or parts share bytes unless `--dedupe` asks, and `--compress`
+/// zeroes the share of each chunk it asks. Shaped once; a PUT changes a
+/// few words a sector.
+pub struct Body {
+    buffers: crate::util::buffers::Buffers,
+    writer: crate::engine::content::ContentWriter,
+    rng: SmallRng,
+}
+
+impl Body {
+    pub fn new(content: &crate::spec::content::DataContent, len: u64, seed: u64) -> Body {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut buffers = crate::util::buffers::Buffers::new(1, len.max(1) as usize, &mut rng);
+        let writer = crate::engine::content::ContentWriter::new(content, &mut buffers, 4096, 0);
+        Body {
+            buffers,
+            writer,
+            rng,
+        }
+    }
+
+    /// The `len` bytes of part `part` of object `id`.
+    pub fn of(&mut self, id: u64, part: u64, len: u64) -> &[u8] {
+        let len = len as usize;
+        let sequence = (id << 20) | (part & 0xf_ffff);
+        self.writer.prepare(
+            &mut self.buffers,
+            0,
+            len,
+            part * len as u64,
+            sequence,
+            &mut self.rng,
+        );
+        &self.buffers.slot_mut(0)[..len]
+    }
+}
 
 /// One object PUT: in one request, or in parts `--s3-connections` at a
 /// time on the worker's `lanes`, each part's latency in `tally.parts`.
 #[allow(clippy::too_many_arguments)]
 fn put_object(
     shared: &Shared,
-    client: &mut S3Client,
+    (client, body): (&mut S3Client, &mut Body),
     lanes: &mut PartLanes,
     addresses: &[StoreAddress],
     worker: usize,
-    key: &str,
+    (id, key): (u64, &str),
     size: u64,
     tally: &mut WorkerTally,
 ) -> Result<Timing, Failure> {
     let Some(part) = shared.spec.part_size else {
-        return client.put(key, &shared.data[..size as usize]);
+        return client.put(key, body.of(id, 0, size));
     };
     let parts = size.div_ceil(part).max(1);
     let wanted = u64::from(shared.spec.connections).min(parts) as usize;
     while lanes.len() < wanted {
-        lanes.push(client_for(addresses, worker, 1).map_err(Failure::Transport)?);
+        let lane = client_for(addresses, worker, 1).map_err(Failure::Transport)?;
+        let seed = shared.spec.seed ^ ((worker as u64) << 24) ^ lanes.len() as u64;
+        lanes.push((lane, Body::new(&shared.spec.content, part, seed)));
     }
     let started = Instant::now();
     let (_, upload_id) = client.create_multipart(key)?;
@@ -923,7 +1003,7 @@ fn put_object(
             let handles: Vec<_> = lanes
                 .iter_mut()
                 .take(wanted)
-                .map(|lane| {
+                .map(|(lane, body)| {
                     let (next, etags, upload_id) = (&next, &etags, &upload_id);
                     s.spawn(move || {
                         let mut hist = LatencyHistogram::new();
@@ -938,7 +1018,7 @@ fn put_object(
                                 key,
                                 upload_id,
                                 (n + 1) as u16,
-                                &shared.data[..len as usize],
+                                body.of(id, n, len),
                             ) {
                                 Ok((t, etag)) => {
                                     hist.record(t.last_byte_ns);

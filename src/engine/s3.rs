@@ -427,6 +427,21 @@ impl crate::gate::bucket::Keys for S3Client {
         self.head(key).is_ok()
     }
 
+    fn read_small(&mut self, key: &str, max: u64) -> Result<Vec<u8>, String> {
+        let url = self.signed_for_reading(false, key);
+        let (mut response, _) =
+            send_once_more(|| self.agent.get(url.as_str()).call()).map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(max)
+            .read_to_vec()
+            .map_err(|e| e.to_string())?;
+        check_status(status, &String::from_utf8_lossy(&body)).map_err(|e| e.to_string())?;
+        Ok(body)
+    }
+
     fn put_small(&mut self, key: &str, body: &[u8]) -> Result<(), String> {
         self.put(key, body).map(|_| ()).map_err(|e| e.to_string())
     }

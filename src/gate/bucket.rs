@@ -8,6 +8,8 @@ pub trait Keys {
     /// The first `max` keys under `prefix`, and whether more follow.
     fn keys_under(&mut self, prefix: &str, max: u32) -> Result<(Vec<String>, bool), String>;
     fn holds(&mut self, key: &str) -> bool;
+    /// The body of `key`, at most `max` bytes (more is an error).
+    fn read_small(&mut self, key: &str, max: u64) -> Result<Vec<u8>, String>;
     fn put_small(&mut self, key: &str, body: &[u8]) -> Result<(), String>;
     /// Deletes `key`; a key already gone is deleted too.
     fn delete_key(&mut self, key: &str) -> Result<(), String>;
@@ -45,11 +47,35 @@ impl PrefixClaim {
     }
 }
 
-/// Looks under `prefix` and says whether fathom may work there: empty, or
-/// holding fathom's marker, or `overwrite`. Writes nothing.
+/// The marker's body: it names the bucket and prefix it marks, so that
+/// an object of that name with other content (a user's, or fathom's
+/// marker copied from elsewhere) is not taken for it.
+pub fn marker_body(bucket: &str, claim: &PrefixClaim) -> String {
+    serde_json::json!({
+        "fathom_marker": 1,
+        "bucket": bucket,
+        "prefix": claim.prefix,
+        "fathom_version": env!("CARGO_PKG_VERSION"),
+        "run_prefix": claim.run_prefix,
+    })
+    .to_string()
+        + "\n"
+}
+
+/// Whether `body` is fathom's marker of `prefix` in `bucket`.
+fn is_marker_of(body: &[u8], bucket: &str, prefix: &str) -> bool {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return false;
+    };
+    v["fathom_marker"] == 1 && v["bucket"] == bucket && v["prefix"] == prefix
+}
+
+/// Looks under `prefix` of `bucket` and says whether fathom may work
+/// there: empty, or holding fathom's marker (checked by its content, not
+/// its name), or `overwrite`. Writes nothing.
 pub fn check_prefix(
     client: &mut impl Keys,
-    prefix: &str,
+    (bucket, prefix): (&str, &str),
     run_id: &str,
     overwrite: bool,
     shown: &str,
@@ -58,7 +84,19 @@ pub fn check_prefix(
     let (keys, more) = client
         .keys_under(prefix, 1000)
         .map_err(|e| format!("{shown}: listing the prefix failed: {e}"))?;
-    let marker_found = keys.contains(&marker) || (more && client.holds(&marker));
+    let named = keys.contains(&marker) || (more && client.holds(&marker));
+    let ours = named
+        && client
+            .read_small(&marker, 64 << 10)
+            .is_ok_and(|body| is_marker_of(&body, bucket, prefix));
+    if named && !ours && !overwrite {
+        return Err(format!(
+            "{shown}: {marker} is not fathom's marker of this prefix (its content does not name it): give --overwrite to work beside it (fathom deletes only what it made), or another prefix"
+        ));
+    }
+    // A foreign object of the marker's name is left as it is: with
+    // --overwrite it stays, neither replaced nor deleted.
+    let marker_found = named;
     if !keys.is_empty() && !marker_found && !overwrite {
         let count = if more {
             "more than 1000 objects".to_string()
@@ -81,17 +119,13 @@ pub fn check_prefix(
     })
 }
 
-/// Writes the marker (unless it was there).
-pub fn mark(client: &mut impl Keys, claim: &PrefixClaim) -> Result<(), String> {
+/// Writes the marker of `claim`'s prefix in `bucket` (unless one was
+/// there).
+pub fn mark(client: &mut impl Keys, bucket: &str, claim: &PrefixClaim) -> Result<(), String> {
     if claim.marker_found {
         return Ok(());
     }
-    let body = format!(
-        "{{\"fathom_version\":\"{}\",\"run_prefix\":\"{}\"}}\n",
-        env!("CARGO_PKG_VERSION"),
-        claim.run_prefix
-    );
-    client.put_small(&claim.marker_key(), body.as_bytes())
+    client.put_small(&claim.marker_key(), marker_body(bucket, claim).as_bytes())
 }
 
 /// Whether every key is one this run made (and may delete).
@@ -144,5 +178,24 @@ mod tests {
         assert!(!claim.owns("bench/data.csv"));
         assert!(!claim.owns("bench/fathom-1b/o0000000007"));
         assert_eq!(claim.marker_key(), "bench/fathom.marker");
+    }
+
+    #[test]
+    fn a_marker_is_ours_only_for_its_own_bucket_and_prefix() {
+        let claim = PrefixClaim {
+            prefix: "p/".into(),
+            run_prefix: "p/fathom-1/".into(),
+            marker_found: false,
+        };
+        let body = marker_body("bench", &claim);
+        assert!(is_marker_of(body.as_bytes(), "bench", "p/"));
+        assert!(!is_marker_of(body.as_bytes(), "other", "p/"));
+        assert!(!is_marker_of(body.as_bytes(), "bench", "q/"));
+        assert!(!is_marker_of(b"whatever it holds", "bench", "p/"));
+        assert!(!is_marker_of(
+            b"{\"fathom_version\":\"0.1.0\",\"run_prefix\":\"p/fathom-1/\"}",
+            "bench",
+            "p/"
+        ));
     }
 }

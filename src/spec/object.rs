@@ -428,6 +428,10 @@ pub struct ObjectSpec {
     #[serde(default)]
     pub overwrite: bool,
     pub seed: u64,
+    /// What PUTs carry: the disk path's data content (`--compress`,
+    /// `--dedupe`, `--buffer-pattern`).
+    #[serde(default)]
+    pub content: crate::spec::content::DataContent,
     /// Keys given with the workload (an fio http job's), never written
     /// out; None: the environment's or a profile's.
     #[serde(skip)]
