@@ -968,3 +968,104 @@ fn a_marker_forged_by_name_is_refused_and_left_alone() {
     let keys = keys_under(&server, "forged/").unwrap();
     assert_eq!(keys.len(), 2, "only the user's two objects: {keys:?}");
 }
+
+/// A proxy on 127.0.0.1 before `upstream` that holds the answer to the
+/// `nth` GET it passes for `hold`, once: a store that stalls one request.
+fn stalling_proxy(upstream: &str, nth: u64, hold: std::time::Duration) -> String {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let upstream = upstream.trim_start_matches("http://").to_string();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = format!("http://{}", listener.local_addr().unwrap());
+    let gets = Arc::new(AtomicU64::new(0));
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(&upstream) else {
+                return;
+            };
+            let hold_next = Arc::new(AtomicBool::new(false));
+            let (mut c_in, mut s_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (gets, flag) = (gets.clone(), hold_next.clone());
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 1 << 16];
+                while let Ok(n) = c_in.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    if buf.starts_with(b"GET ") && gets.fetch_add(1, Ordering::SeqCst) + 1 == nth {
+                        flag.store(true, Ordering::SeqCst);
+                    }
+                    if s_out.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = s_out.shutdown(std::net::Shutdown::Write);
+            });
+            let (mut s_in, mut c_out) = (server, client);
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 1 << 16];
+                while let Ok(n) = s_in.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    if hold_next.swap(false, Ordering::SeqCst) {
+                        std::thread::sleep(hold);
+                    }
+                    if c_out.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = c_out.shutdown(std::net::Shutdown::Write);
+            });
+        }
+    });
+    address
+}
+
+/// A GET the store holds for 10 s in a 3 s run is cut at the run's end:
+/// the run takes its time, not the stall's, the request is unfinished
+/// (not an error), and the rates are over the time measured.
+#[test]
+fn a_request_held_past_the_runtime_is_unfinished_and_bounds_nothing() {
+    let Some(server) = Server::start("seaweedfs").or_else(|| Server::start("s3s-fs")) else {
+        return;
+    };
+    let proxy = stalling_proxy(&server.endpoint, 20, std::time::Duration::from_secs(10));
+    let started = std::time::Instant::now();
+    let result = s3_json(
+        &server,
+        &[
+            "s3://bench/stalled",
+            "--s3-endpoint",
+            &proxy,
+            "--rw",
+            "read",
+            "--object-size",
+            "4k",
+            "--objects",
+            "10",
+            "--numjobs",
+            "2",
+            "--runtime",
+            "3s",
+        ],
+    );
+    let took = started.elapsed().as_secs_f64();
+    assert!(result["failure"].is_null(), "{result}");
+    let get = op(&result, "get");
+    assert_eq!(get["unfinished"], 1, "{get}");
+    assert!(get["errors"].is_null(), "not an error: {get}");
+    let elapsed = result["elapsed_s"].as_f64().unwrap();
+    assert!(elapsed <= 3.0 + 1e-6, "measured {elapsed} s");
+    let rate = get["ops"].as_f64().unwrap() / elapsed;
+    assert!(
+        (get["ops_per_s"].as_f64().unwrap() / rate - 1.0).abs() < 1e-6,
+        "{get}"
+    );
+    // Setting up, 3 s of requests with half a second's grace, cleaning
+    // up: far less than the 10 s the store held its answer.
+    assert!(took < 8.0, "the run took {took:.1} s");
+}

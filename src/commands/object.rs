@@ -293,6 +293,13 @@ struct Shared {
     stop: StopFlag,
     /// Deletes took every object: the run cannot go on as asked.
     ran_dry: AtomicBool,
+    /// The timed run's end, once it started (a time-bound run's).
+    deadline: std::sync::OnceLock<Instant>,
+}
+
+/// Where a worker's requests are cut: the run's end and its grace.
+fn client_bound(shared: &Shared) -> Option<Instant> {
+    shared.deadline.get().map(|d| *d + GRACE)
 }
 
 /// The direction an operation's seconds are shown under, beside a
@@ -305,9 +312,14 @@ fn direction_of(op: ObjectOp) -> Direction {
     }
 }
 
+/// How long after the run's end a request still in flight may finish.
+const GRACE: Duration = Duration::from_millis(500);
+
 /// One worker's measurements.
 #[derive(Default)]
 struct WorkerTally {
+    /// Requests cut at the run's end or by a stop, by operation.
+    unfinished: BTreeMap<ObjectOp, u64>,
     ops: BTreeMap<ObjectOp, OpTally>,
     parts: LatencyHistogram,
     part_bytes: u64,
@@ -338,6 +350,7 @@ pub fn run(checked: Checked, stop: &StopFlag, board: Option<&LiveBoard>) -> Obje
         next_id: AtomicU64::new(0),
         stop: stop.clone(),
         ran_dry: AtomicBool::new(false),
+        deadline: std::sync::OnceLock::new(),
     });
     if let Some(board) = board {
         board.workload(&spec.name);
@@ -546,6 +559,9 @@ fn timed(shared: &Arc<Shared>, addresses: &[StoreAddress], board: Option<&LiveBo
     let spec = &shared.spec;
     let started = Instant::now();
     let deadline = spec.runtime_s.map(|s| started + Duration::from_secs_f64(s));
+    if let Some(d) = deadline {
+        let _ = shared.deadline.set(d);
+    }
     let workers = u64::from(spec.workers);
     // Without a time bound, the workers make `objects` requests between
     // them.
@@ -576,7 +592,11 @@ fn timed(shared: &Arc<Shared>, addresses: &[StoreAddress], board: Option<&LiveBo
                 .map(|h| h.join().unwrap_or_default())
                 .collect()
         });
-        (tallies, started.elapsed().as_secs_f64())
+        // Rates are over the time measured: a request held past the
+        // run's end (cut within its grace) does not stretch it.
+        let elapsed = started.elapsed().as_secs_f64();
+        let measured = spec.runtime_s.map_or(elapsed, |r| elapsed.min(r));
+        (tallies, measured)
     });
     (tallies, series, elapsed)
 }
@@ -661,6 +681,9 @@ fn work(
     let Ok(mut client) = client_for(addresses, worker, spec.connections) else {
         return tally;
     };
+    // A request the store holds past the run's end is cut there (with a
+    // grace for those in flight) and counted unfinished, as a disk's I/O.
+    client.bound(client_bound(shared), &shared.stop);
     let (cpu_before, wait_before) = (thread_cpu_ns(), thread_runnable_wait_ns());
     let mut rng = SmallRng::seed_from_u64(spec.seed ^ ((worker as u64) << 40) ^ 0x0b1ec7);
     let mut turns = MixTurns::new(&spec.mix, worker * 7);
@@ -727,6 +750,10 @@ fn work(
         };
         match &outcome {
             Ok(t) => seconds.record(worker, op, t.last_byte_ns, t.bytes),
+            Err(Failure::Unfinished) => {
+                *tally.unfinished.entry(op).or_default() += 1;
+                break;
+            }
             Err(_) => seconds.failed(worker, op),
         }
         let op_tally = tally.ops.entry(op).or_default();
@@ -990,7 +1017,8 @@ fn put_object(
     let parts = size.div_ceil(part).max(1);
     let wanted = u64::from(shared.spec.connections).min(parts) as usize;
     while lanes.len() < wanted {
-        let lane = client_for(addresses, worker, 1).map_err(Failure::Transport)?;
+        let mut lane = client_for(addresses, worker, 1).map_err(Failure::Transport)?;
+        lane.bound(client_bound(shared), &shared.stop);
         let seed = shared.spec.seed ^ ((worker as u64) << 24) ^ lanes.len() as u64;
         lanes.push((lane, Body::new(&shared.spec.content, part, seed)));
     }
@@ -1009,6 +1037,11 @@ fn put_object(
                         let mut hist = LatencyHistogram::new();
                         let (mut bytes, mut retries) = (0u64, 0u32);
                         loop {
+                            // A stop ends the upload at the part in flight.
+                            if shared.stop.is_set() {
+                                next.store(parts, Ordering::Relaxed);
+                                return (hist, bytes, retries, Some(Failure::Unfinished));
+                            }
                             let n = next.fetch_add(1, Ordering::Relaxed);
                             if n >= parts {
                                 return (hist, bytes, retries, None);
@@ -1184,6 +1217,7 @@ fn assemble(
                 spec.mix.share(*op),
             );
             result.intervals = series.get(op).cloned().unwrap_or_default();
+            result.unfinished = tallies.iter().filter_map(|t| t.unfinished.get(op)).sum();
             result
         })
         .collect();

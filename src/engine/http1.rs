@@ -8,6 +8,7 @@
 //! httparse.
 
 use super::request::{Failure, Outcome, Timing, status_failure};
+use crate::util::stop::StopFlag;
 use std::io::{IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
@@ -22,6 +23,11 @@ pub struct Http1Connection {
     address: SocketAddr,
     host: String,
     timeout: Duration,
+    /// Requests end by then, and at a stop (`bound`).
+    until: Option<Instant>,
+    stop: Option<StopFlag>,
+    /// The stream's read and write time limits as last set.
+    limits: [Option<Duration>; 2],
     stream: Option<TcpStream>,
     head: Vec<u8>,
     input: Vec<u8>,
@@ -39,6 +45,14 @@ enum Framing {
 impl Http1Connection {
     /// A connection to the host and port of `endpoint` (http://HOST:PORT),
     /// made at its first request.
+    /// Requests from now on end by `until` (the run's end), and at a stop
+    /// within half a second: a store that holds a request, or sends its
+    /// answer a byte a second, holds the run no longer.
+    pub fn bound(&mut self, until: Option<Instant>, stop: Option<StopFlag>) {
+        self.until = until;
+        self.stop = stop;
+    }
+
     pub fn new(endpoint: &url::Url, timeout: Duration) -> Result<Http1Connection, String> {
         let host = endpoint
             .host_str()
@@ -57,6 +71,9 @@ impl Http1Connection {
             address,
             host,
             timeout,
+            until: None,
+            stop: None,
+            limits: [None, None],
             stream: None,
             head: Vec::with_capacity(1024),
             input: vec![0; MAX_HEAD],
@@ -70,12 +87,7 @@ impl Http1Connection {
             let stream =
                 TcpStream::connect_timeout(&self.address, self.timeout).map_err(transport)?;
             stream.set_nodelay(true).map_err(transport)?;
-            stream
-                .set_read_timeout(Some(self.timeout))
-                .map_err(transport)?;
-            stream
-                .set_write_timeout(Some(self.timeout))
-                .map_err(transport)?;
+            self.limits = [None, None];
             self.stream = Some(stream);
         }
         Ok(())
@@ -138,9 +150,28 @@ impl Http1Connection {
         if let Err(f) = self.connect() {
             return Ok(Err(f));
         }
-        let stream = self.stream.as_mut().expect("connected above");
-        if let Err(e) = write_all_vectored(stream, &self.head, body) {
+        let until = match self.until {
+            Some(end) => end.min(started + self.timeout),
+            None => started + self.timeout,
+        };
+        let bounded = self.until.is_some() || self.stop.is_some();
+        let stop = self.stop.as_ref();
+        // A failure at the bound (the run's end, a stop) is an unfinished
+        // request, not a failed one.
+        let cut = |e: &std::io::Error| {
+            bounded
+                && e.kind() == std::io::ErrorKind::TimedOut
+                && (Instant::now() >= until || stop.is_some_and(StopFlag::is_set))
+        };
+        let mut stream = Bounded {
+            stream: self.stream.as_mut().expect("connected above"),
+            until,
+            stop,
+            limits: &mut self.limits,
+        };
+        if let Err(e) = write_all_vectored(&mut stream, &self.head, body) {
             return match e.kind() {
+                _ if cut(&e) => Ok(Err(Failure::Unfinished)),
                 std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset => Err(Stale),
                 _ => Ok(Err(Failure::Transport(format!("sending: {e}")))),
             };
@@ -158,11 +189,11 @@ impl Http1Connection {
                     "an answer's head over 64 KiB".into(),
                 )));
             }
-            let stream = self.stream.as_mut().expect("connected");
             let n = match stream.read(&mut self.input[filled..]) {
                 Ok(0) if first_byte_ns.is_none() => return Err(Stale),
                 Ok(0) => return Ok(Err(Failure::Transport("the answer broke off".into()))),
                 Ok(n) => n,
+                Err(e) if cut(&e) => return Ok(Err(Failure::Unfinished)),
                 Err(e)
                     if first_byte_ns.is_none()
                         && e.kind() == std::io::ErrorKind::ConnectionReset =>
@@ -194,7 +225,6 @@ impl Http1Connection {
         let ok = (200..300).contains(&status);
         let mut error_body = Vec::new();
         let buffered = filled - head_len;
-        let stream = self.stream.as_mut().expect("connected");
         let read = match framing {
             Framing::None => Ok(0),
             Framing::Length(len) => {
@@ -203,7 +233,7 @@ impl Http1Connection {
                     error_body.extend_from_slice(&self.input[head_len..head_len + first]);
                 }
                 read_exactly(
-                    stream,
+                    &mut stream,
                     len - first as u64,
                     sink,
                     (!ok).then_some(&mut error_body),
@@ -212,22 +242,26 @@ impl Http1Connection {
             }
             Framing::Chunked => {
                 let pending = self.input[head_len..filled].to_vec();
-                read_chunked(stream, pending, sink, (!ok).then_some(&mut error_body))
+                read_chunked(&mut stream, pending, sink, (!ok).then_some(&mut error_body))
             }
             Framing::Close => {
                 let first = buffered;
                 if !ok {
                     error_body.extend_from_slice(&self.input[head_len..filled]);
                 }
-                read_to_end(stream, sink, (!ok).then_some(&mut error_body))
+                read_to_end(&mut stream, sink, (!ok).then_some(&mut error_body))
                     .map(|n| n + first as u64)
             }
         };
         let bytes = match read {
             Ok(n) => n,
             Err(e) => {
+                let unfinished = cut(&e);
                 self.stream = None;
-                return Ok(Err(Failure::Transport(format!("the body broke off: {e}"))));
+                return Ok(Err(match unfinished {
+                    true => Failure::Unfinished,
+                    false => Failure::Transport(format!("the body broke off: {e}")),
+                }));
             }
         };
         if close || matches!(framing, Framing::Close) {
@@ -243,6 +277,80 @@ impl Http1Connection {
             bytes,
             retries: 0,
         }))
+    }
+}
+
+/// A connection's stream during one request: each read and write waits
+/// at most until the request's bound, and notices a stop within half a
+/// second; the stream's time limits are set only when they change.
+struct Bounded<'a> {
+    stream: &'a mut TcpStream,
+    until: Instant,
+    stop: Option<&'a StopFlag>,
+    limits: &'a mut [Option<Duration>; 2],
+}
+
+impl Bounded<'_> {
+    /// How long the next read (0) or write (1) may wait: an error once
+    /// the bound has passed or a stop was asked.
+    fn limit(&mut self, which: usize) -> std::io::Result<()> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() || self.stop.is_some_and(StopFlag::is_set) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the request's time ran out",
+            ));
+        }
+        let wait = left.min(Duration::from_millis(500));
+        // Within 10 ms of the last limit set: no call to set it again.
+        let near = self.limits[which].is_some_and(|l| l.abs_diff(wait) < Duration::from_millis(10));
+        if !near {
+            match which {
+                0 => self.stream.set_read_timeout(Some(wait))?,
+                _ => self.stream.set_write_timeout(Some(wait))?,
+            }
+            self.limits[which] = Some(wait);
+        }
+        Ok(())
+    }
+}
+
+fn waited(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
+impl Read for Bounded<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            self.limit(0)?;
+            match self.stream.read(buf) {
+                Err(e) if waited(&e) => continue,
+                r => return r,
+            }
+        }
+    }
+}
+
+impl Write for Bounded<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_vectored(&[IoSlice::new(buf)])
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
+        loop {
+            self.limit(1)?;
+            match self.stream.write_vectored(bufs) {
+                Err(e) if waited(&e) => continue,
+                r => return r,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.stream.flush()
     }
 }
 
@@ -272,7 +380,7 @@ fn framing_of(response: &httparse::Response, method: &str, status: u16) -> (Fram
     (framing, close)
 }
 
-fn write_all_vectored(stream: &mut TcpStream, head: &[u8], body: &[u8]) -> std::io::Result<()> {
+fn write_all_vectored(stream: &mut impl Write, head: &[u8], body: &[u8]) -> std::io::Result<()> {
     let (mut head, mut body) = (head, body);
     while !head.is_empty() || !body.is_empty() {
         let n = stream.write_vectored(&[IoSlice::new(head), IoSlice::new(body)])?;
@@ -296,7 +404,7 @@ fn keep(kept: &mut Option<&mut Vec<u8>>, bytes: &[u8]) {
 }
 
 fn read_exactly(
-    stream: &mut TcpStream,
+    stream: &mut impl Read,
     mut left: u64,
     sink: &mut [u8],
     mut kept: Option<&mut Vec<u8>>,
@@ -316,7 +424,7 @@ fn read_exactly(
 }
 
 fn read_to_end(
-    stream: &mut TcpStream,
+    stream: &mut impl Read,
     sink: &mut [u8],
     mut kept: Option<&mut Vec<u8>>,
 ) -> std::io::Result<u64> {
@@ -333,7 +441,7 @@ fn read_to_end(
 
 /// A chunked body: its data bytes, counted (and kept, for an error).
 fn read_chunked(
-    stream: &mut TcpStream,
+    stream: &mut impl Read,
     mut pending: Vec<u8>,
     sink: &mut [u8],
     mut kept: Option<&mut Vec<u8>>,
@@ -367,7 +475,7 @@ fn read_chunked(
 
 /// A line of a chunked body (a chunk's size, a trailer), read through
 /// more input as needed.
-fn line(stream: &mut TcpStream, pending: &mut Vec<u8>, pos: &mut usize) -> std::io::Result<String> {
+fn line(stream: &mut impl Read, pending: &mut Vec<u8>, pos: &mut usize) -> std::io::Result<String> {
     loop {
         if let Some(end) = pending[*pos..].windows(2).position(|w| w == b"\r\n") {
             let text = String::from_utf8_lossy(&pending[*pos..*pos + end]).to_string();

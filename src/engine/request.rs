@@ -10,6 +10,9 @@ pub enum Failure {
     Status { status: u16, code: Option<String> },
     /// No answer: refused, reset, timed out, TLS.
     Transport(String),
+    /// Cut at the run's end, or by a stop, before its answer ended: a
+    /// request the store held past the runtime is unfinished, not failed.
+    Unfinished,
 }
 
 impl Failure {
@@ -23,6 +26,7 @@ impl Failure {
             } => format!("{status} {c}"),
             Failure::Status { status, code: None } => status.to_string(),
             Failure::Transport(_) => "transport".into(),
+            Failure::Unfinished => "unfinished".into(),
         }
     }
 }
@@ -36,6 +40,7 @@ impl std::fmt::Display for Failure {
             } => write!(f, "HTTP {status} {c}"),
             Failure::Status { status, code: None } => write!(f, "HTTP {status}"),
             Failure::Transport(why) => f.write_str(why),
+            Failure::Unfinished => f.write_str("unfinished at the run's end"),
         }
     }
 }

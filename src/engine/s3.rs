@@ -71,6 +71,9 @@ pub struct S3Client {
     signed: Signed,
     /// Object requests to an http:// endpoint go this way (see http1.rs).
     plain: Option<super::http1::Http1Connection>,
+    /// Object requests end by then (the run's end), and at a stop.
+    until: Option<Instant>,
+    stop: Option<crate::util::stop::StopFlag>,
 }
 
 impl S3Client {
@@ -117,7 +120,38 @@ impl S3Client {
             sink: vec![0; 256 << 10],
             signed: Signed::default(),
             plain,
+            until: None,
+            stop: None,
         })
+    }
+
+    /// Object requests from now on end by `until` (the run's end, with
+    /// its grace), and a plain connection's at `stop` within half a
+    /// second; one cut there is `Failure::Unfinished`.
+    pub fn bound(&mut self, until: Option<Instant>, stop: &crate::util::stop::StopFlag) {
+        self.until = until;
+        self.stop = Some(stop.clone());
+        if let Some(plain) = self.plain.as_mut() {
+            plain.bound(until, Some(stop.clone()));
+        }
+    }
+
+    /// The most a request sent now may take, by the bound.
+    fn limit(&self) -> Option<Duration> {
+        self.until.map(|u| {
+            u.saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1))
+        })
+    }
+
+    /// A failure at the bound or after a stop is an unfinished request.
+    fn settled<T>(&self, outcome: Result<T, Failure>) -> Result<T, Failure> {
+        let cut = self.until.is_some_and(|u| Instant::now() >= u)
+            || self.stop.as_ref().is_some_and(|s| s.is_set());
+        match outcome {
+            Err(Failure::Transport(_)) if cut => Err(Failure::Unfinished),
+            other => other,
+        }
     }
 
     /// The signed URL of a GET (or a HEAD) of `key`, kept for reuse.
@@ -138,18 +172,19 @@ impl S3Client {
         if let Some(plain) = self.plain.as_mut() {
             return plain.request("GET", path_and_query(&url), range, &[], &mut self.sink);
         }
-        let agent = self.agent.clone();
+        let (agent, limit) = (self.agent.clone(), self.limit());
         let sink = &mut self.sink;
-        timed(
+        let outcome = timed(
             || {
                 let mut req = agent.get(url.as_str());
                 if let Some((off, len)) = range {
                     req = req.header("Range", format!("bytes={off}-{}", off + len - 1));
                 }
-                req.call()
+                req.config().timeout_global(limit).build().call()
             },
             sink,
-        )
+        );
+        self.settled(outcome)
     }
 
     /// PUT of `body` as `key`, in one request.
@@ -166,9 +201,20 @@ impl S3Client {
             t.bytes = body.len() as u64;
             return Ok(t);
         }
-        let agent = self.agent.clone();
+        let (agent, limit) = (self.agent.clone(), self.limit());
         let sink = &mut self.sink;
-        let mut t = timed(|| agent.put(url.as_str()).send(body), sink)?;
+        let outcome = timed(
+            || {
+                agent
+                    .put(url.as_str())
+                    .config()
+                    .timeout_global(limit)
+                    .build()
+                    .send(body)
+            },
+            sink,
+        );
+        let mut t = self.settled(outcome)?;
         t.bytes = body.len() as u64;
         Ok(t)
     }
@@ -178,9 +224,20 @@ impl S3Client {
         if let Some(plain) = self.plain.as_mut() {
             return plain.request("HEAD", path_and_query(&url), None, &[], &mut self.sink);
         }
-        let agent = self.agent.clone();
+        let (agent, limit) = (self.agent.clone(), self.limit());
         let sink = &mut self.sink;
-        let mut t = timed(|| agent.head(url.as_str()).call(), sink)?;
+        let outcome = timed(
+            || {
+                agent
+                    .head(url.as_str())
+                    .config()
+                    .timeout_global(limit)
+                    .build()
+                    .call()
+            },
+            sink,
+        );
+        let mut t = self.settled(outcome)?;
         t.bytes = 0;
         Ok(t)
     }
@@ -198,9 +255,20 @@ impl S3Client {
             t.bytes = 0;
             return Ok(t);
         }
-        let agent = self.agent.clone();
+        let (agent, limit) = (self.agent.clone(), self.limit());
         let sink = &mut self.sink;
-        let mut t = timed(|| agent.delete(url.as_str()).call(), sink)?;
+        let outcome = timed(
+            || {
+                agent
+                    .delete(url.as_str())
+                    .config()
+                    .timeout_global(limit)
+                    .build()
+                    .call()
+            },
+            sink,
+        );
+        let mut t = self.settled(outcome)?;
         t.bytes = 0;
         Ok(t)
     }
@@ -328,9 +396,18 @@ impl S3Client {
         )
         .sign(SIGNED_FOR);
         let started = Instant::now();
-        let (mut response, retries) = send_once_more(|| self.agent.put(url.as_str()).send(body))?;
+        let limit = self.limit();
+        let sent = send_once_more(|| {
+            self.agent
+                .put(url.as_str())
+                .config()
+                .timeout_global(limit)
+                .build()
+                .send(body)
+        });
+        let (mut response, retries) = self.settled(sent)?;
         let first_byte_ns = elapsed_ns(started);
-        let text = read_text(&mut response)?;
+        let text = self.settled(read_text(&mut response))?;
         check_status(response.status().as_u16(), &text)?;
         let etag = response
             .headers()

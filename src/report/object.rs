@@ -132,6 +132,13 @@ pub fn caption(run: &Labelled<ObjectResult>, named: bool) -> String {
                 .collect();
             text.push_str(&format!("\n{} errors: {}", op.op, each.join(", ")));
         }
+        if op.unfinished > 0 {
+            text.push_str(&format!(
+                "\n{} unfinished: {} held by the store past the run's end (cut there, in no figure; the rates are over the run's time)",
+                op.op,
+                thousands(op.unfinished)
+            ));
+        }
         if op.retries > 0 {
             text.push_str(&format!(
                 "\n{} sent again after a dropped connection: {}",

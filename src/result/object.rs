@@ -22,6 +22,11 @@ pub struct ObjectOpResult {
     /// any answer (each counted once, in `ops` or `errors`).
     #[serde(default)]
     pub retries: u64,
+    /// Requests the store had not answered by the run's end (and its
+    /// half-second grace), or when a signal stopped it: cut there, as a
+    /// disk's unfinished I/Os are, in neither `ops` nor `errors`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unfinished: u64,
     /// Object bytes read (get) or written (put).
     pub bytes: u64,
     pub ops_per_s: f64,
@@ -50,6 +55,10 @@ pub struct ObjectOpResult {
     /// results.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<crate::measure::intervals::Interval>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A multipart PUT's parts: each one's latency beside the whole object's.
@@ -209,6 +218,7 @@ impl OpTally {
             ops: self.ops,
             errors: self.errors.clone(),
             retries: self.retries,
+            unfinished: 0,
             bytes: self.bytes,
             ops_per_s: per_s(self.ops),
             bytes_per_s: per_s(self.bytes),
@@ -277,6 +287,11 @@ pub fn concurrent(ranks: &[(u32, &ObjectResult)]) -> Result<ObjectResult, String
         .enumerate()
         .map(|(i, (op, t))| {
             let mut result = t.result(op.op, out.elapsed_s, all, op.share_asked);
+            result.unfinished = ranks
+                .iter()
+                .filter_map(|(_, r)| r.ops.get(i))
+                .map(|o| o.unfinished)
+                .sum();
             result.intervals = super::merge::concurrent_intervals(
                 ranks
                     .iter()
