@@ -229,6 +229,36 @@ fn a_checkpoint_is_written_read_back_and_removed() {
     assert!(r["write"].is_null() && r["read"]["checkpoints"] == 1, "{r}");
 }
 
+/// A checkpoint written without fsync is synced before its pages are
+/// dropped (a dirty page is not dropped, so it would be read back from
+/// memory), and only its own pages go: never the host's whole cache.
+#[test]
+fn a_checkpoint_without_fsync_is_synced_before_its_pages_are_dropped() {
+    let dir = disk_dir();
+    let (rc, r) = train(
+        dir.path(),
+        &[
+            "--workload",
+            "checkpoint-llama3-8b",
+            "--accelerators",
+            "2",
+            "--checkpoint-size",
+            "16m",
+            "--writes",
+            "1",
+            "--reads",
+            "1",
+            "--checkpoint-interval",
+            "0s",
+            "--no-fsync",
+        ],
+    );
+    assert_eq!(rc, 0, "{r}");
+    let cache = r["cache"].as_str().unwrap();
+    assert!(cache.contains("synced"), "{cache}");
+    assert!(!cache.contains("drop_caches"), "{cache}");
+}
+
 #[test]
 fn bad_input_is_refused_with_one_line_and_nothing_written() {
     let dir = tmpfs_dir();

@@ -117,6 +117,13 @@ fn training_caption(t: &TrainingResult) -> String {
     if let Some(why) = &d.shrunk {
         text.push_str(&format!("\nsuspect: {why}"));
     }
+    let lag = t.host_lag_share();
+    if lag >= crate::result::limit::HOST_HINT {
+        text.push_str(&format!(
+            "\nsuspect: the host held the accelerators back {:.1}% of their time (their steps took that long past the compute time: a busy host); AU counts it as lost, as DLIO does",
+            lag * 100.0
+        ));
+    }
     if let Some(rate) = s.read_rate {
         text.push_str(&format!(
             "\nreads capped at {}/s in all",

@@ -489,6 +489,19 @@ impl Kind for TrainResult {
         ]
     }
 
+    fn not_the_targets(&self) -> Option<String> {
+        let TrainResult::Training(t) = self else {
+            return None;
+        };
+        let lag = t.host_lag_share();
+        (lag >= HOST_HINT).then(|| {
+            format!(
+                "'s accelerators were held back by the host {:.0}% of their time (a busy host)",
+                lag * 100.0
+            )
+        })
+    }
+
     fn failed(&self) -> bool {
         TrainResult::failed(self)
     }

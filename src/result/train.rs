@@ -78,6 +78,10 @@ pub struct AcceleratorResult {
     pub steps: u64,
     pub compute_s: f64,
     pub wait_s: f64,
+    /// Time its steps took past their compute time: the host held it
+    /// back (lost, as a wait is, not counted as compute).
+    #[serde(default)]
+    pub overslept_s: f64,
 }
 
 /// One step of `--find-max-accelerators`.
@@ -241,6 +245,17 @@ impl TrainResult {
             ),
             TrainResult::Checkpoint(c) => format!("checkpoint-{}", c.spec.model.name()),
         }
+    }
+}
+
+impl TrainingResult {
+    /// The share of the accelerators' time the host took past their
+    /// compute (a busy host's oversleep): AU counts it as lost.
+    pub fn host_lag_share(&self) -> f64 {
+        let (lag, all) = self.accelerators.iter().fold((0.0, 0.0), |(l, a), x| {
+            (l + x.overslept_s, a + x.compute_s + x.wait_s + x.overslept_s)
+        });
+        if all > 0.0 { lag / all } else { 0.0 }
     }
 }
 

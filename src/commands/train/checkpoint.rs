@@ -185,25 +185,32 @@ impl Checkpoints {
         (phase.result(&self.spec), None)
     }
 
-    /// Drops the checkpoints' cached pages: every page with
-    /// `drop_caches` where fathom may write it (root), else each file's
-    /// own. Says which.
+    /// Drops the checkpoints' own cached pages, each file synced first
+    /// (a `--no-fsync` checkpoint's pages are still dirty, and a dirty
+    /// page is not dropped): never the host's whole cache, which on a
+    /// database host is the database's. Says what was done.
     pub fn drop_cached(&self) -> String {
-        if workload::write_kernel_knob("/proc/sys/vm/drop_caches", b"3").is_ok() {
-            return "dropped (every cached page, drop_caches)".into();
-        }
+        let mut unsynced = 0u64;
         for c in 0..self.written {
             for r in 0..self.spec.ranks {
                 for (part, _) in self.spec.rank_files() {
                     if let Ok(f) =
                         workload::open_for_reading(&self.root.join(file_name(c, r, part)), false)
                     {
+                        if f.sync_data().is_err() {
+                            unsynced += 1;
+                        }
                         workload::drop_cached_pages(&f);
                     }
                 }
             }
         }
-        "each file's pages dropped (posix_fadvise; tmpfs keeps them)".into()
+        match unsynced {
+            0 => "each file synced and its pages dropped (posix_fadvise; tmpfs keeps them)".into(),
+            n => format!(
+                "each file's pages dropped (posix_fadvise; tmpfs keeps them), but {n} could not be synced: their dirty pages stayed cached"
+            ),
+        }
     }
 
     /// Reads the written checkpoints back, the first again after the last.

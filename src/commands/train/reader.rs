@@ -139,6 +139,9 @@ impl Epoch<'_> {
 struct AcceleratorPart {
     waits: Vec<Duration>,
     computes: Vec<Duration>,
+    /// Each step's time past its compute time: the host held the
+    /// accelerator back (a busy host oversleeps), lost as a wait is.
+    overslept: Vec<Duration>,
     batch_wait: LatencyHistogram,
     /// Compute time by whole second since the run's start.
     per_second: Vec<f64>,
@@ -152,7 +155,11 @@ impl AcceleratorPart {
             .iter()
             .map(Duration::as_secs_f64)
             .sum();
-        let wait: f64 = self.waits[skip..].iter().map(Duration::as_secs_f64).sum();
+        let wait: f64 = self.waits[skip..]
+            .iter()
+            .chain(self.overslept.get(skip..).unwrap_or_default())
+            .map(Duration::as_secs_f64)
+            .sum();
         if compute + wait > 0.0 {
             compute / (compute + wait)
         } else {
@@ -180,6 +187,7 @@ pub fn train(
                 steps: 0,
                 compute_s: 0.0,
                 wait_s: 0.0,
+                overslept_s: 0.0,
             })
             .collect(),
         batch_wait: LatencyHistogram::new(),
@@ -237,6 +245,7 @@ pub fn train(
                 acc.steps += part.computes.len() as u64;
                 acc.compute_s += part.computes.iter().map(Duration::as_secs_f64).sum::<f64>();
                 acc.wait_s += part.waits.iter().map(Duration::as_secs_f64).sum::<f64>();
+                acc.overslept_s += part.overslept.iter().map(Duration::as_secs_f64).sum::<f64>();
                 au_sums[a] += part.au();
                 au += part.au();
                 measured.batch_wait.add(&part.batch_wait);
@@ -377,11 +386,14 @@ fn accelerate(epoch: &Epoch, queue: &Queue, a: u32) -> AcceleratorPart {
         part.waits.push(wait);
         std::thread::sleep(compute);
         let ended = Instant::now();
-        part.computes.push(ended - began);
+        // The compute asked is the accelerator's; what the host added to
+        // it is time lost, as DLIO counts it.
+        part.computes.push(compute.min(ended - began));
+        part.overslept.push((ended - began).saturating_sub(compute));
         spread_over_seconds(
             &mut part.per_second,
             began - epoch.started,
-            ended - epoch.started,
+            (began + compute).min(ended) - epoch.started,
         );
     }
     part
@@ -550,5 +562,18 @@ mod tests {
             ..Default::default()
         };
         assert!((part.au() - 0.75).abs() < 1e-9);
+    }
+
+    /// A host that wakes an accelerator late takes that time from it:
+    /// lost, as a wait for data is, never compute.
+    #[test]
+    fn oversleep_is_lost_time_not_compute() {
+        let part = AcceleratorPart {
+            waits: vec![Duration::ZERO; 3],
+            computes: vec![Duration::from_secs(1); 3],
+            overslept: vec![Duration::ZERO, Duration::from_secs(1), Duration::ZERO],
+            ..Default::default()
+        };
+        assert!((part.au() - 2.0 / 3.0).abs() < 1e-9, "{}", part.au());
     }
 }
