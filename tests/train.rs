@@ -411,3 +411,47 @@ fn ctrl_c_reports_what_was_measured_and_removes_the_dataset() {
     assert!(r["batch_wait"]["count"].as_u64().unwrap() >= 1, "{r}");
     assert_eq!(entries(dir.path()), ["r.json"]);
 }
+
+/// A scaled-down run quotes MLPerf's rule at the workload's own sample
+/// size (the dataset it really needs), says what it cut, and says how many
+/// samples each epoch leaves out (each accelerator's last partial batch).
+#[test]
+fn a_scaled_down_run_quotes_the_full_size_rule_and_its_cuts() {
+    let dir = tmpfs_dir();
+    let (_, r) = train(
+        dir.path(),
+        &[
+            "--workload",
+            "resnet50",
+            "--files",
+            "4",
+            "--sample-size",
+            "16k",
+            "--epochs",
+            "1",
+            "--compute-time",
+            "1ms",
+        ],
+    );
+    let spec = &r["spec"];
+    let full = spec["full_sample_bytes"].as_u64().unwrap();
+    assert_eq!(full, 114_660, "resnet50's own sample: {spec}");
+    let per_file = spec["shape"]["samples_per_file"].as_u64().unwrap();
+    let rule_bytes = spec["rule_files"].as_u64().unwrap() * per_file * full;
+    let memory = r["dataset"]["memory_bytes"].as_u64().unwrap();
+    let file = per_file * full;
+    assert!(
+        // mlpstorage's whole files: within a file of 5 x memory.
+        rule_bytes + file > 5 * memory && rule_bytes <= 5 * memory,
+        "the rule at MLPerf's sample size: {rule_bytes} against 5 x {memory}"
+    );
+    let scaled = r["dataset"]["scaled"].as_str().unwrap();
+    assert!(scaled.contains("samples cut to 16 KiB"), "{scaled}");
+    let samples = 4 * per_file;
+    let batch = spec["shape"]["batch_size"].as_u64().unwrap();
+    assert_eq!(
+        r["dataset"]["dropped_per_epoch"].as_u64().unwrap(),
+        samples % batch
+    );
+    assert_eq!(r["samples"].as_u64().unwrap(), samples - samples % batch);
+}

@@ -117,10 +117,19 @@ fn training_caption(t: &TrainingResult) -> String {
     if let Some(why) = &d.shrunk {
         text.push_str(&format!("\nsuspect: {why}"));
     }
+    if let Some(what) = &d.scaled {
+        text.push_str(&format!("\nscaled down: {what}"));
+    }
+    if d.dropped_per_epoch > 0 {
+        text.push_str(&format!(
+            "\neach epoch leaves out {} samples: each accelerator's last partial batch, as DLIO drops it",
+            thousands(d.dropped_per_epoch)
+        ));
+    }
     let lag = t.host_lag_share();
     if lag >= crate::result::limit::HOST_HINT {
         text.push_str(&format!(
-            "\nsuspect: the host held the accelerators back {:.1}% of their time (their steps took that long past the compute time: a busy host); AU counts it as lost, as DLIO does",
+            "\nsuspect: the host held the accelerators back {:.1}% of their time (their steps took that long past the compute time: a busy host, or steps so short that its wake-ups show); AU counts it as lost, as DLIO does",
             lag * 100.0
         ));
     }

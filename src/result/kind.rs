@@ -442,7 +442,17 @@ impl Kind for ObjectResult {
     }
 
     fn not_the_targets(&self) -> Option<String> {
-        limited(self.limited_by.as_ref())
+        if let Some(said) = limited(self.limited_by.as_ref()) {
+            return Some(said);
+        }
+        let span = f64::from(self.spec.workers) * self.elapsed_s;
+        let waited = self.client.as_ref()?.cpu_wait_s? / span.max(1e-9);
+        (waited >= HOST_HINT).then(|| {
+            format!(
+                "'s workers waited for a CPU {:.0}% of the time they ran (a busy host)",
+                waited * 100.0
+            )
+        })
     }
 
     fn failed(&self) -> bool {

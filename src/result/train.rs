@@ -52,6 +52,19 @@ pub struct DatasetFacts {
     /// they may.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shrunk: Option<String>,
+    /// What was scaled down from MLPerf's workload (`--files`,
+    /// `--sample-size`), beside the full-size dataset MLPerf's rule asks
+    /// for at the workload's own sample size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaled: Option<String>,
+    /// Samples each epoch leaves out: each accelerator's last partial
+    /// batch, dropped as DLIO drops it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_per_epoch: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One epoch, all accelerators together.
@@ -253,7 +266,10 @@ impl TrainingResult {
     /// compute (a busy host's oversleep): AU counts it as lost.
     pub fn host_lag_share(&self) -> f64 {
         let (lag, all) = self.accelerators.iter().fold((0.0, 0.0), |(l, a), x| {
-            (l + x.overslept_s, a + x.compute_s + x.wait_s + x.overslept_s)
+            (
+                l + x.overslept_s,
+                a + x.compute_s + x.wait_s + x.overslept_s,
+            )
         });
         if all > 0.0 { lag / all } else { 0.0 }
     }

@@ -276,7 +276,13 @@ pub fn judge_object_run(
         share(waited),
         share(answers)
     );
-    Some(if waited >= HOST_HINT.max(on_cpu) {
+    // The largest share of the workers' time limited their requests: a
+    // host that kept them from a CPU 4% of a run they spent 95% waiting
+    // for the store's answers did not limit it (the wait is still said,
+    // and `check` takes it as a busy host's).
+    Some(if answers >= 0.5 {
+        verdict(Limiter::Store, evidence)
+    } else if waited >= HOST_HINT.max(on_cpu) {
         verdict(Limiter::Host, evidence)
     } else if on_cpu >= CLIENT_BUSY {
         verdict(Limiter::Fathom, evidence)
@@ -337,6 +343,20 @@ fn p50(result: &WorkloadResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Of the workers' time, whichever share is largest limited an object
+    /// run: mostly waiting for answers is the store, however busy the host.
+    #[test]
+    fn an_object_run_waiting_for_its_store_is_the_stores() {
+        let by = |cpu: f64, wait: f64| judge_object_run(1, 10.0, cpu, Some(wait)).unwrap().by;
+        assert_eq!(
+            by(0.1, 0.4),
+            Limiter::Store,
+            "95% waiting for answers, 4% for a CPU"
+        );
+        assert_eq!(by(0.3, 6.0), Limiter::Host);
+        assert_eq!(by(6.0, 0.1), Limiter::Fathom);
+    }
     use crate::measure::issue::IssueTiming;
     use crate::result::warning::Warning;
 

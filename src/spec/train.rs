@@ -312,9 +312,13 @@ pub struct TrainingSpec {
     /// Files the dataset has (sized by MLPerf's rule unless `--files`).
     pub files: u64,
     /// What the rule asked for, when `--files` or `--sample-size` shrank
-    /// the dataset below it: the result says so.
+    /// the dataset below it: the result says so. At the workload's own
+    /// sample size, never the one given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule_files: Option<u64>,
+    /// The workload's own sample size, when `--sample-size` cut it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_sample_bytes: Option<u64>,
     pub compute_s: f64,
     /// O_DIRECT reads.
     pub direct: bool,
@@ -340,6 +344,12 @@ impl TrainingSpec {
     /// out and the last partial batch dropped, as DLIO does.
     pub fn steps_per_epoch(&self) -> u64 {
         self.samples() / (self.shape.batch_size * self.accelerators.max(1) as u64)
+    }
+
+    /// Samples an epoch leaves out: what no accelerator's whole batch holds.
+    pub fn dropped_per_epoch(&self) -> u64 {
+        self.samples()
+            - self.steps_per_epoch() * self.shape.batch_size * self.accelerators.max(1) as u64
     }
 }
 

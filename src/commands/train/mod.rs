@@ -79,14 +79,23 @@ pub fn training_spec(
         shape.epochs = e;
     }
     let memory = crate::measure::facts::host_facts().memory_bytes;
-    let rule = dataset_files(&shape, memory, ask.accelerators.max(1));
-    let files = ask.files.unwrap_or(rule);
+    // MLPerf's rule at the workload's own sample size (the dataset it
+    // really needs); a cut sample size sizes a dataset by the same rule.
+    let full = model.shape();
+    let rule = dataset_files(&full, memory, ask.accelerators.max(1));
+    let files = ask
+        .files
+        .unwrap_or_else(|| dataset_files(&shape, memory, ask.accelerators.max(1)));
     TrainingSpec {
         dir: ask.dir.clone(),
         model,
         accelerator,
         accelerators: ask.accelerators,
         rule_files: (files < rule || ask.sample_bytes.is_some()).then_some(rule),
+        full_sample_bytes: ask
+            .sample_bytes
+            .filter(|&b| b != full.sample_bytes)
+            .map(|_| full.sample_bytes),
         files,
         shape,
         compute_s: ask.compute_s.unwrap_or(model.compute_s(accelerator)),
@@ -215,13 +224,29 @@ fn dataset_facts(spec: &TrainingSpec, dataset: &Dataset, generation_s: f64) -> D
             crate::util::units::format_bytes(bytes),
             crate::util::units::format_bytes(5 * memory)
         );
-        if let Some(rule) = spec.rule_files {
-            why.push_str(&format!(
-                "; it was shrunk from the {} files the rule asks for",
-                thousands(rule)
-            ));
+        if spec.rule_files.is_some() {
+            why.push_str("; it was scaled down (below)");
         }
         why
+    });
+    let scaled = spec.rule_files.map(|rule| {
+        let full = spec.model.shape();
+        let full_bytes = rule * full.samples_per_file * full.sample_bytes;
+        let mut said = format!(
+            "{} files of the {} MLPerf's rule asks for ({}, at the workload's {} samples)",
+            thousands(dataset.layout.files),
+            thousands(rule),
+            crate::util::units::format_bytes(full_bytes),
+            crate::util::units::format_bytes(full.sample_bytes)
+        );
+        if let Some(b) = spec.full_sample_bytes {
+            said.push_str(&format!(
+                "; samples cut to {} from {}",
+                crate::util::units::format_bytes(spec.shape.sample_bytes),
+                crate::util::units::format_bytes(b)
+            ));
+        }
+        said
     });
     DatasetFacts {
         files: dataset.layout.files,
@@ -231,6 +256,8 @@ fn dataset_facts(spec: &TrainingSpec, dataset: &Dataset, generation_s: f64) -> D
         memory_bytes: memory,
         times_memory: times,
         shrunk,
+        scaled,
+        dropped_per_epoch: spec.dropped_per_epoch(),
     }
 }
 
