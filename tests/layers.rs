@@ -218,6 +218,49 @@ fn every_folder_is_placed_in_the_map_and_the_rules() {
     }
 }
 
+/// Every source file over 200 lines is named in ARCHITECTURE.md, by its
+/// name (in its folder's paragraph) or its path: a newcomer finds every
+/// large file on the map.
+#[test]
+fn every_file_over_200_lines_is_on_the_map() {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let mut files = Vec::new();
+    walk(&root.join("src"), &mut files);
+    let missing: Vec<String> = files
+        .iter()
+        .filter(|p| std::fs::read_to_string(p).unwrap().lines().count() > 200)
+        .map(|p| {
+            p.strip_prefix(root.join("src"))
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .filter(|rel| {
+            let name = rel.rsplit('/').next().unwrap();
+            let folder = rel.trim_end_matches("/mod.rs");
+            !(map.contains(&format!("`{name}`"))
+                || map.contains(rel.as_str())
+                || (rel.ends_with("/mod.rs") && map.contains(&format!("`{folder}/`")))
+                || map.contains(&format!("{}.rs", name.trim_end_matches(".rs"))))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "files over 200 lines that ARCHITECTURE.md does not name: {missing:?}"
+    );
+}
+
 /// What each folder may not import: the data flow runs one way, from
 /// flags (`cli`) through specs and runs to the document and its reports,
 /// with the gate and the utilities beneath everything.
