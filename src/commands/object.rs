@@ -3,6 +3,7 @@
 //! requests for the run's time, each second's requests counted, and
 //! every object it made deleted at the end.
 
+use crate::engine::pace::{self, Schedule};
 use crate::engine::s3::{Failure, S3Client, StoreAddress, Timing};
 use crate::gate::bucket::{self, PrefixClaim};
 use crate::measure::cpu::{thread_cpu_ns, thread_runnable_wait_ns};
@@ -633,36 +634,12 @@ fn show_second(board: &LiveBoard, index: u64, dur_s: f64, merged: &BTreeMap<Obje
     }
 }
 
-/// When each of a rated worker's requests is due: its share of the rate,
-/// evenly, the workers' schedules staggered.
-struct Schedule {
-    first: Instant,
-    every: Duration,
-}
-
-impl Schedule {
-    fn of(spec: &ObjectSpec, worker: usize, started: Instant) -> Option<Schedule> {
-        let rate = spec.rate?;
-        Some(Schedule {
-            first: started + Duration::from_secs_f64(worker as f64 / rate),
-            every: Duration::from_secs_f64(f64::from(spec.workers) / rate),
-        })
-    }
-
-    fn due(&self, n: u64) -> Instant {
-        self.first + self.every.mul_f64(n as f64)
-    }
-}
-
-/// Sleeps until `due`, waking for a stop.
-fn wait_until(due: Instant, stop: &StopFlag) {
-    loop {
-        let now = Instant::now();
-        if now >= due || stop.is_set() {
-            return;
-        }
-        std::thread::sleep((due - now).min(Duration::from_millis(50)));
-    }
+/// When a rated worker's requests are due: its share of the rate,
+/// evenly, the workers' schedules staggered (the disk path's pacer).
+fn schedule_of(spec: &ObjectSpec, worker: usize, started: Instant) -> Option<Schedule> {
+    let rate = spec.rate?;
+    let first = started + Duration::from_secs_f64(worker as f64 / rate);
+    Some(Schedule::even(first, rate / f64::from(spec.workers)))
 }
 
 fn work(
@@ -691,7 +668,7 @@ fn work(
     let mut lanes = PartLanes::new();
     let mut body = worker_body(spec, worker);
     let mut done = 0u64;
-    let schedule = Schedule::of(spec, worker, started);
+    let schedule = schedule_of(spec, worker, started);
     while done < quota && !shared.stop.is_set() {
         let due = schedule.as_ref().map(|s| s.due(done));
         // A request due after the deadline is not made.
@@ -699,7 +676,7 @@ fn work(
             break;
         }
         if let Some(due) = due {
-            wait_until(due, &shared.stop);
+            pace::sleep_until(due, &shared.stop);
             if shared.stop.is_set() {
                 break;
             }

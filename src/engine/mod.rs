@@ -10,6 +10,7 @@ pub mod inline;
 pub mod io_uring;
 pub mod io_uring_cmd;
 pub mod null;
+pub mod pace;
 pub mod pattern;
 pub mod request;
 pub mod s3;

@@ -297,7 +297,7 @@ fn measure(
             None,
         );
     }
-    let gate = spec.read_rate.map(reader::RateGate::new);
+    let gate = spec.read_rate.map(crate::engine::pace::SharedRate::new);
     let started_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()

@@ -12,6 +12,7 @@
 //! accelerators, then over epochs.
 
 use super::dataset::Dataset;
+use crate::engine::pace::SharedRate;
 use crate::gate::workload;
 use crate::measure::direction::Direction;
 use crate::measure::histogram::LatencyHistogram;
@@ -33,33 +34,6 @@ use std::time::{Duration, Instant};
 /// Bytes read in one call: a sample larger than this is read in pieces,
 /// each passing the rate cap on its own.
 const CHUNK: usize = 1 << 20;
-
-/// A cap on the bytes per second of every loader together: each read
-/// takes its turn of the path's time, and ends no sooner than its turn
-/// does.
-pub struct RateGate {
-    bytes_per_s: f64,
-    next_free: Mutex<Option<Instant>>,
-}
-
-impl RateGate {
-    pub fn new(bytes_per_s: u64) -> RateGate {
-        RateGate {
-            bytes_per_s: bytes_per_s as f64,
-            next_free: Mutex::new(None),
-        }
-    }
-
-    /// Books `bytes` of the path's time; returns when the booking ends.
-    fn book(&self, bytes: u64) -> Instant {
-        let mut next = self.next_free.lock().unwrap();
-        let now = Instant::now();
-        let start = next.map_or(now, |n| n.max(now));
-        let end = start + Duration::from_secs_f64(bytes as f64 / self.bytes_per_s);
-        *next = Some(end);
-        end
-    }
-}
 
 /// What every accelerator did over the whole run.
 pub struct Measured {
@@ -106,7 +80,7 @@ struct Epoch<'a> {
     spec: &'a TrainingSpec,
     order: Vec<u64>,
     steps: u64,
-    gate: Option<&'a RateGate>,
+    gate: Option<&'a SharedRate>,
     stop: &'a StopFlag,
     /// Set by the first failure, to end every thread of the epoch.
     cut: AtomicBool,
@@ -173,7 +147,7 @@ impl AcceleratorPart {
 pub fn train(
     dataset: &Dataset,
     spec: &TrainingSpec,
-    gate: Option<&RateGate>,
+    gate: Option<&SharedRate>,
     stop: &StopFlag,
     board: Option<&LiveBoard>,
 ) -> Measured {
@@ -505,7 +479,7 @@ impl<'a> SampleReader<'a> {
     }
 
     /// Reads sample `sample` to its end; its bytes.
-    fn read(&mut self, sample: u64, gate: Option<&RateGate>) -> Result<u64, String> {
+    fn read(&mut self, sample: u64, gate: Option<&SharedRate>) -> Result<u64, String> {
         let layout = &self.dataset.layout;
         let file = sample / layout.samples_per_file;
         let record = layout.record_bytes(file);
@@ -563,15 +537,6 @@ mod tests {
         assert_eq!(s.len(), 3);
         assert!((s[0] - 0.5).abs() < 1e-9 && (s[1] - 1.0).abs() < 1e-9);
         assert!((s[2] - 0.25).abs() < 1e-9);
-    }
-
-    #[test]
-    fn the_rate_gate_books_the_path_back_to_back() {
-        let gate = RateGate::new(1_000_000);
-        let first = gate.book(500_000);
-        let second = gate.book(500_000);
-        let gap = second - first;
-        assert!((gap.as_secs_f64() - 0.5).abs() < 1e-6, "{gap:?}");
     }
 
     #[test]

@@ -10,14 +10,13 @@
 
 mod check;
 mod contract;
-mod pace;
 
+use crate::engine::pace::{BACKLOG_STEPS, Schedule, count_backlog};
 use check::{Checker, describe_failure};
 pub use contract::{
     ByteRange, FlowGroup, GRACE_AFTER_SIGNAL, GRACE_AT_END, StartAfter, StartGate, StreamEnd,
     Trims, Unfinished, WorkerConfig, WorkerEvent, WorkerPulse, WorkerTotals, WorkerVerify,
 };
-use pace::{Schedule, count_backlog};
 
 use super::content::ContentWriter;
 use super::zones::{TrimPlace, WritePlace};
@@ -40,10 +39,6 @@ use std::time::{Duration, Instant};
 const INTERVAL: Duration = Duration::from_secs(1);
 /// Offsets a verifying writer tries before waiting for a block to be free.
 const CLAIM_TRIES: usize = 16;
-/// At most this many histogram entries stand for the backlog of a rated
-/// worker at its deadline (each entry carries its share of the count), so a
-/// long stall cannot make the end of a run slow.
-const BACKLOG_STEPS: u64 = 10_000;
 /// How long before an idle replay worker's next I/O is due it stops
 /// sleeping and spins: about what waking from a sleep takes (its timer
 /// slack is set to nothing).

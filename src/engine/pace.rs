@@ -1,22 +1,26 @@
-//! A rated worker's schedule: when each I/O is due, and the I/Os due by
-//! a deadline that were never issued.
+//! The one pacer of every kind of run: a rated worker's schedule (when
+//! each I/O or request is due, evenly or as a Poisson process, and those
+//! due by a deadline that were never issued), the wait until one is due,
+//! and a rate of bytes a second that workers share (a path's time each
+//! transfer books in turn: training's `--read-rate`).
 
-use super::BACKLOG_STEPS;
 use crate::measure::histogram::LatencyHistogram;
+use crate::util::stop::StopFlag;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// When rated I/Os are due: evenly, I/O `n` at `start + n / rate`, or as
 /// a Poisson process (fio's `rate_process=poisson`), the gaps between them
 /// drawn from an exponential distribution of mean `1 / rate`.
-pub(super) struct Schedule {
-    pub(super) start: Instant,
-    pub(super) rate: f64,
+pub struct Schedule {
+    pub start: Instant,
+    pub rate: f64,
     /// I/Os issued so far (the index of the next one).
-    pub(super) issued: u64,
+    pub issued: u64,
     poisson: Option<RefCell<PoissonTimes>>,
 }
 
@@ -52,7 +56,7 @@ impl PoissonTimes {
 
 impl Schedule {
     /// Even: I/O `n` due at `start + n / rate`.
-    pub(super) fn even(start: Instant, rate: f64) -> Schedule {
+    pub fn even(start: Instant, rate: f64) -> Schedule {
         Schedule {
             start,
             rate,
@@ -63,7 +67,7 @@ impl Schedule {
 
     /// A Poisson process of `rate` arrivals a second, I/O 0 at `start`;
     /// `seed` makes the same worker draw the same gaps.
-    pub(super) fn poisson(start: Instant, rate: f64, seed: u64) -> Schedule {
+    pub fn poisson(start: Instant, rate: f64, seed: u64) -> Schedule {
         Schedule {
             poisson: Some(RefCell::new(PoissonTimes {
                 rng: SmallRng::seed_from_u64(seed),
@@ -74,7 +78,7 @@ impl Schedule {
         }
     }
 
-    pub(super) fn due(&self, n: u64) -> Instant {
+    pub fn due(&self, n: u64) -> Instant {
         let seconds = match &self.poisson {
             None => n as f64 / self.rate,
             Some(times) => times.borrow_mut().time(n, self.rate),
@@ -83,7 +87,7 @@ impl Schedule {
     }
 
     /// How many I/Os were due at or before `at`.
-    pub(super) fn due_by(&self, at: Instant) -> u64 {
+    pub fn due_by(&self, at: Instant) -> u64 {
         let seconds = at.saturating_duration_since(self.start).as_secs_f64();
         let Some(times) = &self.poisson else {
             return (seconds * self.rate).floor() as u64 + 1;
@@ -97,7 +101,7 @@ impl Schedule {
     }
 
     /// One more I/O went out.
-    pub(super) fn advance(&mut self) {
+    pub fn advance(&mut self) {
         self.issued += 1;
         if let Some(times) = &self.poisson {
             times.borrow_mut().forget_before(self.issued);
@@ -105,9 +109,50 @@ impl Schedule {
     }
 }
 
+/// The most entries a backlog's count records: beyond, I/Os are counted
+/// in steps of as many.
+pub const BACKLOG_STEPS: u64 = 10_000;
+
+/// Sleeps until `due`, waking for a stop at least every 50 ms.
+pub fn sleep_until(due: Instant, stop: &StopFlag) {
+    loop {
+        let now = Instant::now();
+        if now >= due || stop.is_set() {
+            return;
+        }
+        std::thread::sleep((due - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// A cap on the bytes a second of every worker together: each transfer
+/// books its turn of the path's time, and ends no sooner than its turn.
+pub struct SharedRate {
+    bytes_per_s: f64,
+    next_free: Mutex<Option<Instant>>,
+}
+
+impl SharedRate {
+    pub fn new(bytes_per_s: u64) -> SharedRate {
+        SharedRate {
+            bytes_per_s: bytes_per_s as f64,
+            next_free: Mutex::new(None),
+        }
+    }
+
+    /// Books `bytes` of the path's time; returns when the booking ends.
+    pub fn book(&self, bytes: u64) -> Instant {
+        let mut next = self.next_free.lock().expect("not poisoned");
+        let now = Instant::now();
+        let start = next.map_or(now, |n| n.max(now));
+        let end = start + Duration::from_secs_f64(bytes as f64 / self.bytes_per_s);
+        *next = Some(end);
+        end
+    }
+}
+
 /// The I/Os `schedule` owed by `deadline` and never issued, at their age
 /// then, into `late` (at most [`BACKLOG_STEPS`] entries).
-pub(super) fn count_backlog(schedule: &Schedule, deadline: Instant, late: &mut LatencyHistogram) {
+pub fn count_backlog(schedule: &Schedule, deadline: Instant, late: &mut LatencyHistogram) {
     let backlog = schedule.due_by(deadline).saturating_sub(schedule.issued);
     if backlog == 0 {
         return;
@@ -125,6 +170,15 @@ pub(super) fn count_backlog(schedule: &Schedule, deadline: Instant, late: &mut L
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_rate_books_the_path_back_to_back() {
+        let gate = SharedRate::new(1_000_000);
+        let first = gate.book(500_000);
+        let second = gate.book(500_000);
+        let gap = second - first;
+        assert!((gap.as_secs_f64() - 0.5).abs() < 1e-6, "{gap:?}");
+    }
 
     #[test]
     fn poisson_arrivals_keep_the_rate_with_exponential_gaps() {
