@@ -224,22 +224,7 @@ impl S3Client {
         if let Some(plain) = self.plain.as_mut() {
             return plain.request("HEAD", path_and_query(&url), None, &[], &mut self.sink);
         }
-        let (agent, limit) = (self.agent.clone(), self.limit());
-        let sink = &mut self.sink;
-        let outcome = timed(
-            || {
-                agent
-                    .head(url.as_str())
-                    .config()
-                    .timeout_global(limit)
-                    .build()
-                    .call()
-            },
-            sink,
-        );
-        let mut t = self.settled(outcome)?;
-        t.bytes = 0;
-        Ok(t)
+        self.without_body("HEAD", &url)
     }
 
     pub fn delete(&mut self, key: &str) -> Outcome {
@@ -255,16 +240,20 @@ impl S3Client {
             t.bytes = 0;
             return Ok(t);
         }
+        self.without_body("DELETE", url.as_str())
+    }
+
+    /// A HEAD or DELETE through ureq, bounded as every object request is.
+    fn without_body(&mut self, method: &str, url: &str) -> Outcome {
         let (agent, limit) = (self.agent.clone(), self.limit());
         let sink = &mut self.sink;
         let outcome = timed(
             || {
-                agent
-                    .delete(url.as_str())
-                    .config()
-                    .timeout_global(limit)
-                    .build()
-                    .call()
+                let request = match method {
+                    "HEAD" => agent.head(url),
+                    _ => agent.delete(url),
+                };
+                request.config().timeout_global(limit).build().call()
             },
             sink,
         );
