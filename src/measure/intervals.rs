@@ -44,6 +44,33 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+impl Interval {
+    /// A slice from `t_s` of `dur_s` seconds: its operations, bytes and
+    /// failures (`counts`), its rates, and its latencies' p99, mean and
+    /// histogram.
+    pub fn of(
+        t_s: f64,
+        dur_s: f64,
+        (ios, bytes, errors): (u64, u64, u64),
+        latency: &LatencyHistogram,
+    ) -> Interval {
+        let dur = dur_s.max(1e-9);
+        Interval {
+            t_s,
+            dur_s,
+            ios,
+            bytes,
+            iops: ios as f64 / dur,
+            bw_bytes: bytes as f64 / dur,
+            p99_ns: latency.value_at_percentile(99.0),
+            mean_ns: latency.summary().mean,
+            lag_p99_ns: 0,
+            histogram: (latency.count() > 0).then(|| latency.encode()),
+            errors,
+        }
+    }
+}
+
 /// What one worker did in one direction during one interval.
 #[derive(Clone, Debug, Default)]
 pub struct DirectionSample {
@@ -251,22 +278,13 @@ impl IntervalSeries {
 
     fn push(&mut self, index: u64, pending: Pending) {
         for (series, sample) in self.complete.iter_mut().zip(&pending.directions) {
-            let dur = pending.dur_s.max(1e-9);
             if !self.keep_all {
                 series.clear();
             }
+            let counts = (sample.ios, sample.bytes, sample.errors);
             series.push(Interval {
-                t_s: index as f64,
-                dur_s: pending.dur_s,
-                ios: sample.ios,
-                bytes: sample.bytes,
-                iops: sample.ios as f64 / dur,
-                bw_bytes: sample.bytes as f64 / dur,
-                p99_ns: sample.latency.value_at_percentile(99.0),
-                mean_ns: sample.latency.summary().mean,
                 lag_p99_ns: sample.issue_lag.value_at_percentile(99.0),
-                histogram: (sample.latency.count() > 0).then(|| sample.latency.encode()),
-                errors: sample.errors,
+                ..Interval::of(index as f64, pending.dur_s, counts, &sample.latency)
             });
         }
         if let Some(samples) = &mut self.samples {
@@ -285,30 +303,19 @@ impl IntervalSeries {
 pub fn each_whole_second(
     started: std::time::Instant,
     done: &std::sync::atomic::AtomicBool,
-    tick: impl FnMut(u64),
-) {
-    each_slice(started, std::time::Duration::from_secs(1), done, tick)
-}
-
-/// Calls `tick(n)` at the end of each slice n (from 1) since `started`,
-/// until `done`; wakes at least every 20 ms to notice the end.
-pub fn each_slice(
-    started: std::time::Instant,
-    slice: std::time::Duration,
-    done: &std::sync::atomic::AtomicBool,
     mut tick: impl FnMut(u64),
 ) {
     use std::time::{Duration, Instant};
-    let mut n = 1u32;
+    let mut second = 1u64;
     while !done.load(std::sync::atomic::Ordering::Relaxed) {
-        let due = started + slice * n;
+        let due = started + Duration::from_secs(second);
         let now = Instant::now();
         if now < due {
             std::thread::sleep((due - now).min(Duration::from_millis(20)));
             continue;
         }
-        tick(u64::from(n));
-        n += 1;
+        tick(second);
+        second += 1;
     }
 }
 

@@ -248,20 +248,7 @@ fn idle(t_s: f64, dur_s: f64) -> Interval {
 
 /// A slice's interval: counts, rates and the histogram.
 fn interval(t_s: f64, dur_s: f64, s: &OpSample) -> Interval {
-    let dur = dur_s.max(1e-9);
-    Interval {
-        t_s,
-        dur_s,
-        ios: s.ops,
-        bytes: s.bytes,
-        errors: s.errors,
-        iops: s.ops as f64 / dur,
-        bw_bytes: s.bytes as f64 / dur,
-        p99_ns: s.latency.value_at_percentile(99.0),
-        mean_ns: s.latency.summary().mean,
-        lag_p99_ns: 0,
-        histogram: (s.latency.count() > 0).then(|| s.latency.encode()),
-    }
+    Interval::of(t_s, dur_s, (s.ops, s.bytes, s.errors), &s.latency)
 }
 
 #[cfg(test)]
