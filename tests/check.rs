@@ -117,6 +117,21 @@ fn the_same_workload_is_within_noise_and_a_slower_device_regressed() {
         v["directions"][0]["seconds"][0], 6,
         "two baseline runs of 3 s"
     );
+
+    // Three times the latency is 200% worse: a gate of 1000% is not
+    // passed by any figure, whatever their verdicts, so it passes.
+    let lenient = run(&[
+        "check",
+        &slow,
+        "--against",
+        &a,
+        "--against",
+        &b,
+        "--fail-on-regression",
+        "1000%",
+    ]);
+    let text = String::from_utf8_lossy(&lenient.stdout);
+    assert_eq!(lenient.status.code(), Some(0), "{text}");
 }
 
 /// IOPS, where more is better: a device three times slower at depth 1

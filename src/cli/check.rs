@@ -87,8 +87,10 @@ fn parse_baseline(text: &str) -> Result<Baseline, String> {
 fn parse_percent_share(text: &str) -> Result<f64, String> {
     let number = text.strip_suffix('%').unwrap_or(text);
     match number.parse::<f64>() {
-        Ok(p) if (0.0..1000.0).contains(&p) => Ok(p / 100.0),
-        _ => Err(format!("'{text}' is not a percentage such as 5%")),
+        Ok(p) if (0.0..=1000.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(format!(
+            "'{text}' is not a percentage from 0% to 1000%, such as 5%"
+        )),
     }
 }
 
