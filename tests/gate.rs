@@ -551,7 +551,7 @@ fn a_tree_is_removed_only_where_fathom_made_it_and_never_through_a_link() {
     }
     let copied = Command::new("cp")
         .args(["-a"])
-        .arg(base.join("fathom-tree/.fathom-tree"))
+        .arg(base.join("fathom-tree/fathom.marker"))
         .arg(&user_tree)
         .status()
         .unwrap();
@@ -669,12 +669,12 @@ fn a_tree_planted_by_another_user_is_refused_even_to_root() {
     std::os::unix::fs::symlink(&roots, planted.join("d0")).unwrap();
     let meta = std::fs::metadata(&planted).unwrap();
     let mut marker: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(model.join("fathom-tree/.fathom-tree")).unwrap(),
+        &std::fs::read_to_string(model.join("fathom-tree/fathom.marker")).unwrap(),
     )
     .unwrap();
     marker["root"] = serde_json::json!({"dev": meta.dev(), "ino": meta.ino()});
     marker["files_present"] = serde_json::json!(true);
-    std::fs::write(planted.join(".fathom-tree"), marker.to_string()).unwrap();
+    std::fs::write(planted.join("fathom.marker"), marker.to_string()).unwrap();
     let chowned = Command::new("chown")
         .args(["-hR", "65534:65534"])
         .arg(&planted)

@@ -33,7 +33,7 @@ fn find(root: &Path, kind: &str) -> u64 {
             kind,
             "-not",
             "-name",
-            ".fathom-tree",
+            "fathom.marker*",
         ])
         .output()
         .unwrap();

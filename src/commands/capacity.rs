@@ -14,6 +14,7 @@ use crate::result::capacity::{CapacityResult, CapacityStep, Phase, SearchEnd};
 use crate::result::limit::LimitedBy;
 use crate::result::{RunResult, WorkloadResult};
 use crate::run::Session;
+use crate::run::search::Outcome;
 use crate::spec::WorkloadSpec;
 use crate::spec::capacity::CapacitySpec;
 use crate::util::error::UsageError;
@@ -214,76 +215,71 @@ pub fn search_with(
     }
     // The longest step so far (layout included) stands for the next one.
     let mut step_cost = step_seconds(base);
-    let mut next = Some((search.start_iops, Phase::Climb));
-    let mut repeat = false;
-    while let Some((rate, phase)) = next {
-        if stop.is_set() {
-            result.end = SearchEnd::Interrupted;
-            break;
-        }
-        if started.elapsed().as_secs_f64() + step_cost > search.max_time_s {
-            result.end = SearchEnd::MaxTime;
-            break;
-        }
-        if !queue_carries(base, rate) {
-            result.end = SearchEnd::QueueLimit;
-            break;
-        }
-        let step_started = Instant::now();
-        session.phase(
-            format!(
-                "capacity step {} at {} IOPS",
-                result.steps.len() + 1,
-                crate::util::units::thousands(rate.round() as u64)
-            ),
-            None,
-        );
-        let run = match run_step(session, &at_rate(base, rate)) {
-            Ok(r) => r,
-            Err(e) if e.is::<Interrupted>() => {
-                result.end = SearchEnd::Interrupted;
-                break;
+    let ladder = crate::run::search::rates(search.growth, search.precision);
+    let mut end = SearchEnd::Converged;
+    ladder.search(search.start_iops, |rate, phase| {
+        // A step that misses is run once more at the same rate.
+        for repeat in [false, true] {
+            if stop.is_set() {
+                end = SearchEnd::Interrupted;
+                return Ok(Outcome::End);
             }
-            Err(e) => return Err(e),
-        };
-        step_cost = step_cost.max(step_started.elapsed().as_secs_f64());
-        let mut step = judge(base, search, phase, rate, &run)?;
-        step.repeat = repeat;
-        let (met, interrupted, by_host) = (step.met, step.interrupted, step.missed_by_host);
-        session.verdict(format!(
-            "capacity step {} at {} IOPS: {}",
-            result.steps.len() + 1,
-            crate::util::units::thousands(rate.round() as u64),
-            if met { "met" } else { "missed" }
-        ));
-        result.steps.push(step);
-        if interrupted {
-            result.end = SearchEnd::Interrupted;
-            break;
-        }
-        if !met && !repeat {
-            repeat = true;
+            if started.elapsed().as_secs_f64() + step_cost > search.max_time_s {
+                end = SearchEnd::MaxTime;
+                return Ok(Outcome::End);
+            }
+            if !queue_carries(base, rate) {
+                end = SearchEnd::QueueLimit;
+                return Ok(Outcome::End);
+            }
+            let step_started = Instant::now();
+            let number = result.steps.len() + 1;
+            let shown = crate::util::units::thousands(rate.round() as u64);
+            session.phase(format!("capacity step {number} at {shown} IOPS"), None);
+            let run = match run_step(session, &at_rate(base, rate)) {
+                Ok(r) => r,
+                Err(e) if e.is::<Interrupted>() => {
+                    end = SearchEnd::Interrupted;
+                    return Ok(Outcome::End);
+                }
+                Err(e) => return Err(e),
+            };
+            step_cost = step_cost.max(step_started.elapsed().as_secs_f64());
+            let mut step = judge(base, search, phase, rate, &run)?;
+            step.repeat = repeat;
+            let (met, interrupted, by_host) = (step.met, step.interrupted, step.missed_by_host);
+            let said = if met { "met" } else { "missed" };
+            session.verdict(format!("capacity step {number} at {shown} IOPS: {said}"));
+            result.steps.push(step);
+            if interrupted {
+                end = SearchEnd::Interrupted;
+                return Ok(Outcome::End);
+            }
+            if !met && !repeat {
+                on_step(&result)?;
+                continue;
+            }
+            if by_host {
+                // Twice the host could not issue this rate: bisecting below
+                // it would measure the host, and call it the target's
+                // capacity.
+                end = SearchEnd::HostLimited;
+                return Ok(Outcome::End);
+            }
+            if !met && result.answer_iops.is_none() && result.missed_iops.is_none() {
+                return Err(first_step_missed(search, result.steps.last().expect("a step")).into());
+            }
+            if met {
+                result.answer_iops = Some(rate);
+            } else {
+                result.missed_iops = Some(rate);
+            }
             on_step(&result)?;
-            continue;
+            return Ok(if met { Outcome::Met } else { Outcome::Missed });
         }
-        repeat = false;
-        if by_host {
-            // Twice the host could not issue this rate: bisecting below it
-            // would measure the host, and call it the target's capacity.
-            result.end = SearchEnd::HostLimited;
-            break;
-        }
-        if !met && result.answer_iops.is_none() && result.missed_iops.is_none() {
-            return Err(first_step_missed(search, result.steps.last().expect("a step")).into());
-        }
-        if met {
-            result.answer_iops = Some(rate);
-        } else {
-            result.missed_iops = Some(rate);
-        }
-        next = next_rate(search, result.answer_iops, result.missed_iops);
-        on_step(&result)?;
-    }
+        unreachable!("the second run of a step returns")
+    })?;
+    result.end = end;
     result.interrupted = result.end == SearchEnd::Interrupted;
     result.answer_bw_bytes = result.answer_iops.map(|r| bandwidth_at(base, r));
     result.knee_iops = knee(&curve(&result));
@@ -299,20 +295,6 @@ pub fn steps_left(search: &CapacitySpec, met: f64, missed: f64) -> u32 {
         ..search.clone()
     }
     .bisection_steps()
-}
-
-/// The next rate to offer: climbing while nothing has missed, then the
-/// middle of the bracket until it is as narrow as the precision.
-fn next_rate(search: &CapacitySpec, met: Option<f64>, missed: Option<f64>) -> Option<(f64, Phase)> {
-    match (met, missed) {
-        (Some(lo), None) => Some((lo * search.growth, Phase::Climb)),
-        // The epsilon keeps a bracket exactly at the precision (2100/2000)
-        // from counting as wider through rounding.
-        (Some(lo), Some(hi)) if hi / lo - 1.0 > search.precision + 1e-9 => {
-            Some(((lo + hi) / 2.0, Phase::Bisect))
-        }
-        _ => None,
-    }
 }
 
 fn first_step_missed(search: &CapacitySpec, step: &CapacityStep) -> UsageError {
@@ -531,6 +513,7 @@ pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::search::Bracket;
     use crate::spec::EngineKind;
     use crate::spec::capacity::Slo;
 
@@ -543,6 +526,10 @@ mod tests {
             max_time_s: 600.0,
             self_check: false,
         }
+    }
+
+    fn next_rate(s: &CapacitySpec, met: Option<f64>, missed: Option<f64>) -> Option<(f64, Phase)> {
+        crate::run::search::rates(s.growth, s.precision).next(Bracket { met, missed })
     }
 
     #[test]
@@ -566,19 +553,18 @@ mod tests {
 
     /// A device of known capacity, as a step would find it: met below it.
     fn simulate(capacity: f64, s: &CapacitySpec) -> (f64, usize) {
-        let (mut met, mut missed) = (None, None);
-        let mut next = Some((s.start_iops, Phase::Climb));
         let mut steps = 0;
-        while let Some((rate, _)) = next {
-            steps += 1;
-            if rate <= capacity {
-                met = Some(rate);
-            } else {
-                missed = Some(rate);
-            }
-            next = next_rate(s, met, missed);
-        }
-        (met.unwrap(), steps)
+        let bracket = crate::run::search::rates(s.growth, s.precision)
+            .search(s.start_iops, |rate, _| {
+                steps += 1;
+                Ok(if rate <= capacity {
+                    Outcome::Met
+                } else {
+                    Outcome::Missed
+                })
+            })
+            .unwrap();
+        (bracket.met.unwrap(), steps)
     }
 
     #[test]

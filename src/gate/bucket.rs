@@ -18,7 +18,7 @@ pub trait Keys {
 }
 
 /// The object that marks a prefix as fathom's.
-pub const MARKER: &str = "fathom.marker";
+pub use super::marked::MARKER;
 
 /// A prefix fathom may work in.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,6 +27,7 @@
 pub mod bucket;
 pub mod claims;
 pub mod device;
+pub mod marked;
 pub mod mounts;
 pub mod read;
 pub mod remove;

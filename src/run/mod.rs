@@ -11,6 +11,7 @@ mod check;
 mod collect;
 pub mod limit;
 mod live;
+pub mod search;
 pub mod self_check;
 mod session;
 pub mod status;

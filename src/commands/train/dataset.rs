@@ -5,6 +5,7 @@
 //! `gate::remove::MadeDir`). Each file's size is drawn from the seed, so
 //! the layout is computed, never listed.
 
+use crate::gate::marked::{self, Unmarked};
 use crate::gate::remove::{DirId, MadeDir};
 use crate::gate::workload;
 use crate::spec::train::{SampleFormat, TrainingModel, TrainingShape};
@@ -17,7 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub const MARKER: &str = "fathom.marker";
+pub use crate::gate::marked::MARKER;
 
 /// What a dataset holds: enough to name and size every file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -148,18 +149,13 @@ pub(super) fn read_marked<M: serde::de::DeserializeOwned>(
     root_of: impl Fn(&M) -> DirId,
 ) -> Result<(M, MadeDir), UsageError> {
     let err = |m: String| UsageError(format!("{}: {m}", root.display()));
-    let text = crate::gate::read::text(&root.join(MARKER), crate::gate::read::MARKER)
-        .map_err(|_| {
-            err("holds files fathom did not make (no marker of fathom's in it): fathom leaves it alone; give another DIR".into())
-        })?;
-    let marker: M =
-        serde_json::from_str(&text).map_err(|e| err(format!("its marker cannot be read ({e})")))?;
-    let dir = MadeDir::reopen(root, root_of(&marker)).map_err(|why| {
-        err(format!(
+    marked::open(root, |m| Some(root_of(m))).map_err(|why| match why {
+        Unmarked::Missing => err("holds files fathom did not make (no marker of fathom's in it): fathom leaves it alone; give another DIR".into()),
+        Unmarked::Unreadable(e) => err(format!("its marker cannot be read ({e})")),
+        Unmarked::NotMadeHere(why) => err(format!(
             "is not a directory fathom can prove it made ({why}): remove it yourself or give another DIR"
-        ))
-    })?;
-    Ok((marker, dir))
+        )),
+    })
 }
 
 /// A dataset in use: removed when dropped if this run made it, unless

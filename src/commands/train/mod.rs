@@ -18,6 +18,7 @@ use crate::result::train::{
     AcceleratorSearch, CheckpointResult, DatasetFacts, SearchStep, Tails, TrainResult,
     TrainingResult,
 };
+use crate::run::search::Outcome;
 use crate::spec::train::{
     AcceleratorType, CheckpointModel, CheckpointSpec, SampleFormat, TrainSpec, TrainingModel,
     TrainingSpec, dataset_files,
@@ -367,9 +368,16 @@ pub fn find_max_accelerators(
     let mut steps: Vec<SearchStep> = Vec::new();
     let mut best: Option<TrainingResult> = None;
     let mut last: Option<TrainingResult> = None;
-    let (mut low, mut high) = (0u32, None::<u32>);
-    let mut n = checked.spec.accelerators;
-    loop {
+    let probe = checked.spec.clone();
+    let ladder = crate::run::search::counts(MOST, move |n| {
+        TrainingSpec {
+            accelerators: n,
+            ..probe.clone()
+        }
+        .steps_per_epoch()
+            > 0
+    });
+    let bracket = ladder.search(checked.spec.accelerators, |n, _| {
         let mut spec = checked.spec.clone();
         spec.accelerators = n;
         let facts = dataset_facts(&spec, &dataset, generation_s);
@@ -387,32 +395,21 @@ pub fn find_max_accelerators(
             bytes_per_s: run.bytes_per_s,
             batch_wait_p99_ns: run.batch_wait.lat_ns.p99,
         });
-        if run.interrupted || run.failure.is_some() {
-            last = Some(run);
-            break;
-        }
-        if run.passed {
-            low = n;
+        let outcome = if run.interrupted || run.failure.is_some() {
+            Outcome::End
+        } else if run.passed {
+            Outcome::Met
+        } else {
+            Outcome::Missed
+        };
+        if outcome == Outcome::Met {
             best = Some(run);
         } else {
-            high = Some(n);
             last = Some(run);
         }
-        let next = match high {
-            None => {
-                let up = n.saturating_mul(2).min(MOST);
-                let mut probe = checked.spec.clone();
-                probe.accelerators = up;
-                if up == n || probe.steps_per_epoch() == 0 {
-                    break;
-                }
-                up
-            }
-            Some(h) if h - low > 1 => low + (h - low) / 2,
-            Some(_) => break,
-        };
-        n = next;
-    }
+        Ok(outcome)
+    })?;
+    let low = bracket.met.unwrap_or(0);
     let mut result = best.or(last).expect("one step at least");
     result.search = Some(AcceleratorSearch {
         max_accelerators: (low > 0).then_some(low),

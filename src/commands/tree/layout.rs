@@ -55,24 +55,7 @@ impl Layout {
     /// for rank 0 (or a tree of one process), a part of it for the other
     /// ranks sharing it (their threads' counts).
     pub fn marker(&self, rank: u32) -> PathBuf {
-        marker_in(&self.root, rank)
-    }
-}
-
-/// The file that makes a directory a tree of fathom's, with what a later
-/// run on it must know.
-pub const MARKER: &str = ".fathom-tree";
-
-/// Rank `rank`'s marker (or part of it) in the tree's directory `root`.
-pub fn marker_in(root: &Path, rank: u32) -> PathBuf {
-    root.join(marker_name(rank))
-}
-
-/// The name of rank `rank`'s marker (or part of it) in the tree's directory.
-pub fn marker_name(rank: u32) -> String {
-    match rank {
-        0 => MARKER.to_string(),
-        r => format!("{MARKER}.rank{r}"),
+        crate::gate::marked::part_in(&self.root, rank)
     }
 }
 

@@ -15,6 +15,7 @@
 
 pub mod layout;
 
+use crate::gate::marked::{self, Unmarked};
 use crate::gate::remove::{DirId, MadeDir};
 use crate::gate::workload;
 use crate::measure::histogram::LatencyHistogram;
@@ -229,25 +230,16 @@ fn kept_tree(root: &Path, rank: u32) -> Result<Option<(Marker, MadeDir)>, UsageE
         }
         Ok(_) => {}
     }
-    let read = |path: &Path| -> Result<Marker, String> {
-        let text = crate::gate::read::text(path, crate::gate::read::MARKER).map_err(|e| e.0)?;
-        serde_json::from_str::<Marker>(&text)
-            .map_err(|e| format!("its marker cannot be read ({e})"))
-    };
-    let main =
-        read(&layout::marker_in(root, 0)).map_err(|e| match e.contains("cannot be read") {
-            true => err(e),
-            false => err("exists and is not a tree of fathom's (no marker in it)".into()),
-        })?;
     let untrusted = |why: String| {
         err(format!(
             "is not a tree fathom can prove it made ({why}): fathom leaves it alone; remove it yourself or give another --dir"
         ))
     };
-    let Some(id) = main.root else {
-        return Err(untrusted("its marker names no directory".into()));
-    };
-    let dir = MadeDir::reopen(root, id).map_err(untrusted)?;
+    let (main, dir) = marked::open(root, |m: &Marker| m.root).map_err(|why| match why {
+        Unmarked::Missing => err("exists and is not a tree of fathom's (no marker in it)".into()),
+        Unmarked::Unreadable(e) => err(format!("its marker cannot be read ({e})")),
+        Unmarked::NotMadeHere(why) => untrusted(why),
+    })?;
     if !main.bounded() {
         return Err(untrusted(
             "its marker's counts are beyond what fathom makes".into(),
@@ -256,12 +248,16 @@ fn kept_tree(root: &Path, rank: u32) -> Result<Option<(Marker, MadeDir)>, UsageE
     if rank == 0 || rank >= main.ranks {
         return Ok(Some((main, dir)));
     }
-    let part = read(&layout::marker_in(root, rank)).map_err(|e| {
+    let part: Marker = marked::read(&marked::part_in(root, rank)).map_err(|e| {
+        let e = match e {
+            Unmarked::Unreadable(e) => e,
+            _ => "no such file".into(),
+        };
         err(format!(
             "its marker's part for rank {rank} cannot be read ({e}): the tree is not whole"
         ))
     })?;
-    if part.root != Some(id) || !part.bounded() {
+    if part.root != main.root || !part.bounded() {
         return Err(untrusted(format!(
             "its marker's part for rank {rank} was not made here"
         )));
@@ -374,7 +370,7 @@ impl Tree {
             ..self.marker.clone()
         };
         let text = serde_json::to_string(&marker).expect("a marker serialises");
-        let name = layout::marker_name(self.workers.rank);
+        let name = marked::part_name(self.workers.rank);
         self.dir.write_file(Path::new(&name), text.as_bytes())
     }
 
@@ -399,7 +395,7 @@ impl Tree {
         if !self.workers.leads() {
             let _ = self
                 .dir
-                .remove_file(Path::new(&layout::marker_name(self.workers.rank)));
+                .remove_file(Path::new(&marked::part_name(self.workers.rank)));
             return;
         }
         for rank in 1..self.marker.ranks {
@@ -418,7 +414,7 @@ impl Tree {
                     tree.remove_files();
                 }
             }
-            let _ = self.dir.remove_file(Path::new(&layout::marker_name(rank)));
+            let _ = self.dir.remove_file(Path::new(&marked::part_name(rank)));
         }
         let shape = self.layout.shape;
         for level in (1..=shape.depth).rev() {
@@ -426,7 +422,7 @@ impl Tree {
                 let _ = self.dir.remove_dir(self.inside(&self.layout.dir(level, d)));
             }
         }
-        let _ = self.dir.remove_file(Path::new(&layout::marker_name(0)));
+        let _ = self.dir.remove_file(Path::new(&marked::part_name(0)));
         if let Ok(dir) = self.dir.try_clone() {
             let _ = dir.remove();
         }
