@@ -93,13 +93,11 @@ pub(crate) fn mpi_run(args: &RunArgs) -> anyhow::Result<i32> {
     // (Ctrl-C on mpirun sends each rank SIGTERM, then SIGKILL a second
     // later) never completes a finalise, so a stopped rank skips it.
     let kept = ranks.clone();
-    let document = ranks::run(
+    let document = ranks::on_every_rank(
         ranks,
+        ranks::PlanRanks::new(shared, args.output.label.clone(), board),
         plan,
-        shared,
         stop.clone(),
-        args.output.label.clone(),
-        board,
         &|said| eprintln!("fathom: {said}"),
     );
     mpi_finish(kept, document, &args.output, &stop)

@@ -78,7 +78,13 @@ pub(crate) fn mpi_objects(args: &RunArgs, specs: Vec<ObjectSpec>) -> anyhow::Res
         "an object-store run",
         spec,
         |ranks, spec, stop, document, say| {
-            fathom::commands::ranks::objects(ranks, spec, stop, document, say)
+            fathom::commands::ranks::on_every_rank(
+                ranks,
+                fathom::commands::ranks::ObjectRanks { document },
+                spec,
+                stop,
+                say,
+            )
         },
     )
 }

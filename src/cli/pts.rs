@@ -97,10 +97,11 @@ fn earlier(
     let text = fathom::gate::read::text(path, fathom::gate::read::RESUMED)?;
     let doc = fathom::result::Document::from_json(&text)
         .map_err(|e| UsageError(format!("--resume: {}: {e}", path.display())))?;
-    let found = doc.results.into_iter().find_map(|r| match r {
-        RunResult::Pts(p) if p.spec == *spec => Some(p),
-        _ => None,
-    });
+    let found = doc
+        .results
+        .into_iter()
+        .filter_map(RunResult::into_kind::<fathom::result::pts::PtsResult>)
+        .find(|p| p.spec == *spec);
     match found {
         Some(p) if p.interrupted => Ok(Some(p)),
         Some(_) => Err(UsageError(format!(

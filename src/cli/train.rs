@@ -263,7 +263,16 @@ fn mpi_train(args: &TrainArgs, spec: TrainSpec) -> anyhow::Result<i32> {
         "a training run",
         Ok(spec),
         |ranks, spec, stop, document, say| {
-            fathom::commands::ranks::train(ranks, spec, args.overwrite, stop, document, say)
+            fathom::commands::ranks::on_every_rank(
+                ranks,
+                fathom::commands::ranks::TrainRanks {
+                    overwrite: args.overwrite,
+                    document,
+                },
+                spec,
+                stop,
+                say,
+            )
         },
     )
 }

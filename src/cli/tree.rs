@@ -228,7 +228,16 @@ fn mpi_tree(args: &TreeArgs, spec: TreeSpec) -> anyhow::Result<i32> {
         "a tree run",
         Ok(spec),
         |ranks, spec, stop, document, say| {
-            fathom::commands::ranks::tree(ranks, spec, args.overwrite, stop, document, say)
+            fathom::commands::ranks::on_every_rank(
+                ranks,
+                fathom::commands::ranks::TreeRanks {
+                    overwrite: args.overwrite,
+                    document,
+                },
+                spec,
+                stop,
+                say,
+            )
         },
     )
 }

@@ -12,6 +12,8 @@
 use crate::measure::histogram::LatencyHistogram;
 use crate::result::capacity::{CapacityResult, CapacityStep, Phase, SearchEnd};
 use crate::result::limit::LimitedBy;
+use crate::result::object::ObjectResult;
+use crate::result::streams::StreamsResult;
 use crate::result::{RunResult, WorkloadResult};
 use crate::run::Session;
 use crate::run::search::Outcome;
@@ -327,17 +329,17 @@ fn first_step_missed(search: &CapacitySpec, step: &CapacityStep) -> UsageError {
 /// The runs of a step whose latency is judged: the workload, or a streams
 /// workload's rated streams.
 fn judged<'a>(base: &WorkloadSpec, run: &'a RunResult) -> Vec<&'a WorkloadResult> {
-    match run {
-        RunResult::Workload(w) => vec![w],
-        RunResult::Streams(s) => s
-            .streams
+    if let Some(w) = run.get::<WorkloadResult>() {
+        return vec![w];
+    }
+    run.get::<StreamsResult>().map_or_else(Vec::new, |s| {
+        s.streams
             .iter()
             .zip(&base.streams)
             .filter(|(_, spec)| spec.target_rate().is_some())
             .map(|(w, _)| w)
-            .collect(),
-        _ => Vec::new(),
-    }
+            .collect()
+    })
 }
 
 /// What a step measured, whatever ran it: latency from due and from
@@ -357,7 +359,7 @@ struct Measured {
 }
 
 /// An object-store run's requests as a step: every operation's.
-fn measured_objects(o: &crate::result::object::ObjectResult) -> anyhow::Result<Measured> {
+fn measured_objects(o: &ObjectResult) -> anyhow::Result<Measured> {
     let mut m = Measured {
         interrupted: o.interrupted,
         limited_by: o.limited_by.clone(),
@@ -430,9 +432,9 @@ fn judge(
         interrupted,
         limited_by,
         waited,
-    } = match run {
-        RunResult::Object(o) => measured_objects(o)?,
-        _ => measured_workloads(base, run)?,
+    } = match run.get::<ObjectResult>() {
+        Some(o) => measured_objects(o)?,
+        None => measured_workloads(base, run)?,
     };
     let slo_ns: Vec<u64> = search
         .slo

@@ -375,10 +375,8 @@ fn prepare(
 }
 
 fn workload(run: anyhow::Result<RunResult>) -> anyhow::Result<WorkloadResult> {
-    match run? {
-        RunResult::Workload(w) => Ok(w),
-        _ => anyhow::bail!("a pts cell ran as something other than one workload"),
-    }
+    run?.into_kind()
+        .ok_or_else(|| anyhow::anyhow!("a pts cell ran as something other than one workload"))
 }
 
 /// One cell's figures from its workload: every direction together.

@@ -452,73 +452,156 @@ impl LiveRelay {
     }
 }
 
-/// What a rank does with `fathom tree --mpi`: rank 0's `spec` is run by
-/// every rank on a tree of its own (`DIR/fathom-tree.rankN`, DIR's
-/// `{rank}` and `{host}` its own) or, with `--shared-dir`, on one tree
-/// they share; every phase started on a vote, so the ranks' phases run at
-/// the same time and a cut phase (`--phase-time`) ends on every rank's
-/// clock together. Rank 0 returns the cluster document (the ranks'
-/// histograms merged exactly, every rank's threads kept); other ranks
-/// None.
-pub fn tree(
+/// One kind of run under MPI: what every rank does between receiving
+/// rank 0's spec and sending rank 0 its document. [`on_every_rank`] is
+/// the one driver: every kind's ranks meet in the same order (the spec
+/// broadcast, one check, the votes, one gather).
+pub trait RankRun {
+    /// What rank 0 sends every rank.
+    type Spec: serde::Serialize + serde::de::DeserializeOwned;
+    /// This rank's part of the spec, checked, ready to run.
+    type Checked;
+    /// What the spec is, in a rank's error ("the tree").
+    const WHAT: &'static str;
+    /// This rank's part of `spec` (its own directory, prefix or slice),
+    /// checked before any rank creates anything.
+    fn check(
+        &mut self,
+        spec: Self::Spec,
+        ranks: &Ranks,
+        host: &str,
+    ) -> Result<Self::Checked, String>;
+    /// Runs it, starting with the other ranks (a vote), into this rank's
+    /// document.
+    fn run(
+        &mut self,
+        checked: Self::Checked,
+        ranks: &std::rc::Rc<Ranks>,
+        stop: &crate::util::stop::StopFlag,
+        say: &dyn Fn(String),
+    ) -> anyhow::Result<crate::result::Document>;
+    /// After the last vote, before the gather.
+    fn finish(&mut self) {}
+}
+
+/// What a rank does with `--mpi`, for every kind of run: rank 0's `spec`
+/// (other ranks pass anything) is checked by every rank for its part, a
+/// usage error on any rank being one on every rank before anything is
+/// created; then run on every rank at once. A rank whose run stopped
+/// short (a target gone, a store that failed) has failed, whatever it
+/// measured: it votes no and sends its error. Rank 0 returns the cluster
+/// document, other ranks None.
+pub fn on_every_rank<R: RankRun>(
     ranks: std::rc::Rc<Ranks>,
-    spec: Result<crate::spec::tree::TreeSpec, String>,
-    overwrite: bool,
+    mut kind: R,
+    spec: Result<R::Spec, String>,
     stop: crate::util::stop::StopFlag,
-    document: crate::result::Document,
     say: &dyn Fn(String),
 ) -> anyhow::Result<Option<crate::result::Document>> {
-    use crate::commands::tree;
     use crate::util::error::UsageError;
     ranks.stop_with(stop.clone());
-    let mut spec = ranks.rank_0s(&spec, "the tree")?;
-    spec.rank = Some(ranks.rank());
-    spec.ranks = Some(ranks.size());
+    let spec = ranks.rank_0s(&spec, R::WHAT)?;
     let host = crate::measure::facts::host_facts().hostname;
-    let named = ["{rank}", "{host}"]
-        .into_iter()
-        .find(|n| spec.dir.contains(n));
-    let phases = match named {
-        Some(n) if spec.shared_dir => Err(UsageError(format!(
-            "--shared-dir: DIR names {n}, so the ranks would not share it"
-        ))),
-        _ => {
-            spec.dir = crate::input::plan::rank_path(&spec.dir, ranks.rank(), &host);
-            tree::check(&spec, overwrite)
-        }
-    };
-    if let Some(e) = ranks.first_error(phases.as_ref().err().map(|e| e.0.as_str())) {
+    let checked = kind.check(spec, &ranks, &host);
+    if let Some(e) = ranks.first_error(checked.as_ref().err().map(String::as_str)) {
         return Err(UsageError(e).into());
     }
-    let phases = phases.expect("no rank failed its check");
-    let voter = ranks.clone();
-    let meet = move |ok: bool| voter.vote(ok);
-    let result = tree::run(&spec, &phases, overwrite, &stop, None, Some(&meet)).and_then(|r| {
-        match &r.failure {
+    let checked = checked.expect("no rank failed its check");
+    let result = kind
+        .run(checked, &ranks, &stop, say)
+        .and_then(|doc| match stopped_short(&doc) {
             Some(why) => Err(anyhow::anyhow!("{why}")),
-            None => {
-                let mut doc = document;
-                doc.interrupted = r.interrupted;
-                doc.results.push(crate::result::RunResult::Tree(r));
-                Ok(doc)
-            }
-        }
-    });
+            None => Ok(doc),
+        });
+    // The vote after the run; a rank that failed votes no here, and the
+    // others learn it at their next vote.
     ranks.vote(result.is_ok());
+    kind.finish();
     cluster_document(&ranks, result, say)
+}
+
+/// Why a rank's document stopped short, if it did.
+fn stopped_short(doc: &crate::result::Document) -> Option<String> {
+    doc.failure
+        .clone()
+        .or_else(|| doc.results.iter().find_map(|r| r.kind().failure()))
+}
+
+/// A document of one result.
+fn holding(
+    mut document: crate::result::Document,
+    result: crate::result::RunResult,
+) -> crate::result::Document {
+    document.interrupted = result.kind().interrupted();
+    document.results.push(result);
+    document
+}
+
+/// `fathom tree --mpi`: rank 0's spec is run by every rank on a tree of
+/// its own (`DIR/fathom-tree.rankN`, DIR's `{rank}` and `{host}` its
+/// own) or, with `--shared-dir`, on one tree they share; every phase
+/// started on a vote, so the ranks' phases run at the same time and a cut
+/// phase (`--phase-time`) ends on every rank's clock together. The
+/// cluster document merges the ranks' histograms exactly and keeps every
+/// rank's threads.
+pub struct TreeRanks {
+    pub overwrite: bool,
+    pub document: crate::result::Document,
+}
+
+impl RankRun for TreeRanks {
+    type Spec = crate::spec::tree::TreeSpec;
+    type Checked = (
+        crate::spec::tree::TreeSpec,
+        Vec<crate::spec::tree::TreePhase>,
+    );
+    const WHAT: &'static str = "the tree";
+
+    fn check(
+        &mut self,
+        mut spec: Self::Spec,
+        ranks: &Ranks,
+        host: &str,
+    ) -> Result<Self::Checked, String> {
+        spec.rank = Some(ranks.rank());
+        spec.ranks = Some(ranks.size());
+        let named = ["{rank}", "{host}"]
+            .into_iter()
+            .find(|n| spec.dir.contains(n));
+        if let Some(n) = named.filter(|_| spec.shared_dir) {
+            return Err(format!(
+                "--shared-dir: DIR names {n}, so the ranks would not share it"
+            ));
+        }
+        spec.dir = crate::input::plan::rank_path(&spec.dir, ranks.rank(), host);
+        let phases = crate::commands::tree::check(&spec, self.overwrite).map_err(|e| e.0)?;
+        Ok((spec, phases))
+    }
+
+    fn run(
+        &mut self,
+        (spec, phases): Self::Checked,
+        ranks: &std::rc::Rc<Ranks>,
+        stop: &crate::util::stop::StopFlag,
+        _: &dyn Fn(String),
+    ) -> anyhow::Result<crate::result::Document> {
+        let voter = ranks.clone();
+        let meet = move |ok: bool| voter.vote(ok);
+        let r =
+            crate::commands::tree::run(&spec, &phases, self.overwrite, stop, None, Some(&meet))?;
+        Ok(holding(
+            self.document.clone(),
+            crate::result::RunResult::Tree(r),
+        ))
+    }
 }
 
 /// Makes `path` (a directory, a prefix) this rank's own, its `{rank}`
 /// and `{host}` filled in; one that names neither would be shared by
 /// every rank, and is refused with `refusal`.
-fn made_own(
-    path: &mut String,
-    ranks: &Ranks,
-    host: &str,
-    refusal: &str,
-) -> Result<(), crate::util::error::UsageError> {
+fn made_own(path: &mut String, ranks: &Ranks, host: &str, refusal: &str) -> Result<(), String> {
     if !["{rank}", "{host}"].into_iter().any(|n| path.contains(n)) {
-        return Err(crate::util::error::UsageError(refusal.into()));
+        return Err(refusal.into());
     }
     *path = crate::input::plan::rank_path(path, ranks.rank(), host);
     Ok(())
@@ -526,87 +609,97 @@ fn made_own(
 
 /// `fathom train --mpi`: every rank (a host of accelerators) runs rank
 /// 0's training or checkpoint run at once, each in a directory of its
-/// own (`{rank}` or `{host}` in DIR); rank 0 merges the results: AU over
-/// every rank's accelerators, tails exactly.
-pub fn train(
-    ranks: std::rc::Rc<Ranks>,
-    spec: Result<crate::spec::train::TrainSpec, String>,
-    overwrite: bool,
-    stop: crate::util::stop::StopFlag,
-    document: crate::result::Document,
-    say: &dyn Fn(String),
-) -> anyhow::Result<Option<crate::result::Document>> {
-    use crate::commands::train;
-    use crate::spec::train::TrainSpec;
-    use crate::util::error::UsageError;
-    ranks.stop_with(stop.clone());
-    let mut spec = ranks.rank_0s(&spec, "the training run")?;
-    let host = crate::measure::facts::host_facts().hostname;
-    let dir = match &mut spec {
-        TrainSpec::Training(t) => &mut t.dir,
-        TrainSpec::Checkpoint(c) => &mut c.dir,
-    };
-    let checked = made_own(
-        dir,
-        &ranks,
-        &host,
-        "--mpi: name each rank's directory with {rank} or {host} (DIR/{rank}): ranks sharing one directory would each find the others' files there",
-    )
-    .and_then(|()| train::check(&spec, overwrite));
-    if let Some(e) = ranks.first_error(checked.as_ref().err().map(|e| e.0.as_str())) {
-        return Err(UsageError(e).into());
-    }
-    let checked = checked.expect("no rank failed its check");
-    ranks.vote(true);
-    let result = train::run(checked, &stop, None, false, &|_| {}).and_then(|r| match r.failure() {
-        Some(why) => Err(anyhow::anyhow!("{why}")),
-        None => {
-            let mut doc = document;
-            doc.interrupted = r.interrupted();
-            doc.results.push(crate::result::RunResult::Train(r));
-            Ok(doc)
-        }
-    });
-    ranks.vote(result.is_ok());
-    cluster_document(&ranks, result, say)
+/// own (`{rank}` or `{host}` in DIR); the cluster document's AU is over
+/// every rank's accelerators, its tails exact.
+pub struct TrainRanks {
+    pub overwrite: bool,
+    pub document: crate::result::Document,
 }
 
-/// `fathom run s3://... --mpi`: every rank runs rank 0's object-store
-/// run at once, `{rank}` and `{host}` in the target's prefix made its
-/// own (each rank's objects under a prefix of its own, as the gate asks);
-/// rank 0 merges the results exactly.
-pub fn objects(
-    ranks: std::rc::Rc<Ranks>,
-    spec: Result<crate::spec::object::ObjectSpec, String>,
-    stop: crate::util::stop::StopFlag,
-    document: crate::result::Document,
-    say: &dyn Fn(String),
-) -> anyhow::Result<Option<crate::result::Document>> {
-    use crate::commands::object;
-    use crate::util::error::UsageError;
-    ranks.stop_with(stop.clone());
-    let mut spec = ranks.rank_0s(&spec, "the object-store run")?;
-    let host = crate::measure::facts::host_facts().hostname;
-    let checked = made_own(
-        &mut spec.target.prefix,
-        &ranks,
-        &host,
-        "--mpi: name each rank's prefix with {rank} (s3://BUCKET/PREFIX-{rank}): ranks sharing one prefix would each find the others' objects there",
-    )
-    .and_then(|()| object::check(&spec));
-    if let Some(e) = ranks.first_error(checked.as_ref().err().map(|e| e.0.as_str())) {
-        return Err(UsageError(e).into());
+impl RankRun for TrainRanks {
+    type Spec = crate::spec::train::TrainSpec;
+    type Checked = crate::commands::train::Checked;
+    const WHAT: &'static str = "the training run";
+
+    fn check(
+        &mut self,
+        mut spec: Self::Spec,
+        ranks: &Ranks,
+        host: &str,
+    ) -> Result<Self::Checked, String> {
+        use crate::spec::train::TrainSpec;
+        let dir = match &mut spec {
+            TrainSpec::Training(t) => &mut t.dir,
+            TrainSpec::Checkpoint(c) => &mut c.dir,
+        };
+        made_own(
+            dir,
+            ranks,
+            host,
+            "--mpi: name each rank's directory with {rank} or {host} (DIR/{rank}): ranks sharing one directory would each find the others' files there",
+        )?;
+        crate::commands::train::check(&spec, self.overwrite).map_err(|e| e.0)
     }
-    let checked = checked.expect("no rank failed its check");
-    // The ranks start together, once every one has checked its store.
-    ranks.vote(true);
-    let result = object::run(checked, &stop, None);
-    let ok = result.failure.is_none();
-    let mut doc = document;
-    doc.interrupted = result.interrupted;
-    doc.results.push(crate::result::RunResult::Object(result));
-    ranks.vote(ok);
-    cluster_document(&ranks, Ok(doc), say)
+
+    fn run(
+        &mut self,
+        checked: Self::Checked,
+        ranks: &std::rc::Rc<Ranks>,
+        stop: &crate::util::stop::StopFlag,
+        _: &dyn Fn(String),
+    ) -> anyhow::Result<crate::result::Document> {
+        ranks.vote(true);
+        let r = crate::commands::train::run(checked, stop, None, false, &|_| {})?;
+        Ok(holding(
+            self.document.clone(),
+            crate::result::RunResult::Train(r),
+        ))
+    }
+}
+
+/// `fathom run s3://... --mpi`: every rank runs rank 0's object-store run
+/// at once, `{rank}` and `{host}` in the target's prefix made its own
+/// (each rank's objects under a prefix of its own, as the gate asks); the
+/// cluster document merges the ranks exactly.
+pub struct ObjectRanks {
+    pub document: crate::result::Document,
+}
+
+impl RankRun for ObjectRanks {
+    type Spec = crate::spec::object::ObjectSpec;
+    type Checked = crate::commands::object::Checked;
+    const WHAT: &'static str = "the object-store run";
+
+    fn check(
+        &mut self,
+        mut spec: Self::Spec,
+        ranks: &Ranks,
+        host: &str,
+    ) -> Result<Self::Checked, String> {
+        made_own(
+            &mut spec.target.prefix,
+            ranks,
+            host,
+            "--mpi: name each rank's prefix with {rank} (s3://BUCKET/PREFIX-{rank}): ranks sharing one prefix would each find the others' objects there",
+        )?;
+        crate::commands::object::check(&spec).map_err(|e| e.0)
+    }
+
+    fn run(
+        &mut self,
+        checked: Self::Checked,
+        ranks: &std::rc::Rc<Ranks>,
+        stop: &crate::util::stop::StopFlag,
+        _: &dyn Fn(String),
+    ) -> anyhow::Result<crate::result::Document> {
+        // The ranks start together, once every one has checked its store.
+        ranks.vote(true);
+        let r = crate::commands::object::run(checked, stop, None);
+        Ok(holding(
+            self.document.clone(),
+            crate::result::RunResult::Object(r),
+        ))
+    }
 }
 
 /// The MPI library's own name and version ("Open MPI v4.1.4"): the first
@@ -627,74 +720,90 @@ pub fn allowed_cpus() -> Option<usize> {
     }
 }
 
-/// What a rank does with `--mpi`: rank 0's `plan` (resolved from its
-/// command line; other ranks pass anything) is run by every rank, each on
-/// its own paths or slice (`shared`), every workload started on a vote.
-/// `board` is where this rank's figures go while it runs, or why they
-/// cannot (a port it cannot serve on): said to every rank as any rank's
-/// failed check is.
-/// Rank 0 returns the cluster document; other ranks None. Bad input on any
-/// rank is a usage error on every rank, before anything is created.
-pub fn run(
-    ranks: std::rc::Rc<Ranks>,
-    plan: Result<Vec<crate::spec::WorkloadSpec>, String>,
-    shared: bool,
-    stop: crate::util::stop::StopFlag,
-    label: Option<String>,
-    board: Result<Option<std::sync::Arc<crate::measure::live::LiveBoard>>, String>,
-    say: &dyn Fn(String),
-) -> anyhow::Result<Option<crate::result::Document>> {
-    use crate::util::error::UsageError;
-    ranks.stop_with(stop.clone());
-    let specs = ranks.rank_0s(&plan, "the plan")?;
-    let host = crate::measure::facts::host_facts().hostname;
-    let (board, refused) = match board {
-        Ok(board) => (board, None),
-        Err(why) => (None, Some(why)),
-    };
-    let mine = match refused {
-        Some(why) => Err(why),
-        None => {
-            crate::input::plan::plan_for_rank(&specs, ranks.rank(), ranks.size(), &host, shared)
-                .and_then(|p| crate::run::check_plan(&p).map(|_| p).map_err(|e| e.0))
+/// `fathom run --mpi`: rank 0's plan (resolved from its command line) is
+/// run by every rank, each on its own paths or slice (`shared`), every
+/// workload started on a vote. `board` is where this rank's figures go
+/// while it runs, or why they cannot (a port it cannot serve on): said to
+/// every rank as any rank's failed check is.
+pub struct PlanRanks {
+    pub shared: bool,
+    pub label: Option<String>,
+    pub board: Result<Option<std::sync::Arc<crate::measure::live::LiveBoard>>, String>,
+    relay: Option<std::rc::Rc<LiveRelay>>,
+}
+
+impl PlanRanks {
+    pub fn new(
+        shared: bool,
+        label: Option<String>,
+        board: Result<Option<std::sync::Arc<crate::measure::live::LiveBoard>>, String>,
+    ) -> PlanRanks {
+        PlanRanks {
+            shared,
+            label,
+            board,
+            relay: None,
         }
-    };
-    if let Some(e) = ranks.first_error(mine.as_ref().err().map(String::as_str)) {
-        return Err(UsageError(e).into());
     }
-    let mine = mine.expect("no rank failed its check");
-    if allowed_cpus() == Some(1) && mine.iter().any(|s| s.numjobs > 1) {
-        say(format!(
-            "warning: rank {} may run on one CPU only, so its workers share it (Open MPI binds each rank to a core: mpirun --bind-to none)",
-            ranks.rank()
-        ));
+}
+
+impl RankRun for PlanRanks {
+    type Spec = Vec<crate::spec::WorkloadSpec>;
+    type Checked = Vec<crate::spec::WorkloadSpec>;
+    const WHAT: &'static str = "the plan";
+
+    fn check(
+        &mut self,
+        specs: Self::Spec,
+        ranks: &Ranks,
+        host: &str,
+    ) -> Result<Self::Checked, String> {
+        if let Err(why) = &self.board {
+            return Err(why.clone());
+        }
+        let mine = crate::input::plan::plan_for_rank(
+            &specs,
+            ranks.rank(),
+            ranks.size(),
+            host,
+            self.shared,
+        )?;
+        crate::run::check_plan(&mine).map_err(|e| e.0)?;
+        Ok(mine)
     }
-    let voter = ranks.clone();
-    let relay = board
-        .clone()
-        .map(|b| std::rc::Rc::new(LiveRelay::new(ranks.clone(), b)));
-    let relayed = relay.clone();
-    let session = crate::run::Session::new(stop)
-        .labelled(label)
-        .watched(board)
-        .with_barrier(Box::new(move || voter.vote(true)))
-        .after_each_second(relayed.map(|r| Box::new(move || r.relay()) as Box<dyn Fn()>));
-    // A rank whose plan stopped early (a target gone, a full file system)
-    // has failed, whatever it measured before: it votes no, and sends its
-    // error.
-    let result = session
-        .run(&mine, &mut |_| Ok(()))
-        .and_then(|doc| match &doc.failure {
-            Some(why) => Err(anyhow::anyhow!("{why}")),
-            None => Ok(doc),
-        });
-    // The vote after the last workload; a rank that failed votes no here,
-    // and the others learn it at their next vote.
-    ranks.vote(result.is_ok());
-    if let Some(relay) = &relay {
-        relay.finish();
+
+    fn run(
+        &mut self,
+        mine: Self::Checked,
+        ranks: &std::rc::Rc<Ranks>,
+        stop: &crate::util::stop::StopFlag,
+        say: &dyn Fn(String),
+    ) -> anyhow::Result<crate::result::Document> {
+        if allowed_cpus() == Some(1) && mine.iter().any(|s| s.numjobs > 1) {
+            say(format!(
+                "warning: rank {} may run on one CPU only, so its workers share it (Open MPI binds each rank to a core: mpirun --bind-to none)",
+                ranks.rank()
+            ));
+        }
+        let board = self.board.clone().ok().flatten();
+        self.relay = board
+            .clone()
+            .map(|b| std::rc::Rc::new(LiveRelay::new(ranks.clone(), b)));
+        let relayed = self.relay.clone();
+        let voter = ranks.clone();
+        let session = crate::run::Session::new(stop.clone())
+            .labelled(self.label.clone())
+            .watched(board)
+            .with_barrier(Box::new(move || voter.vote(true)))
+            .after_each_second(relayed.map(|r| Box::new(move || r.relay()) as Box<dyn Fn()>));
+        session.run(&mine, &mut |_| Ok(()))
     }
-    cluster_document(&ranks, result, say)
+
+    fn finish(&mut self) {
+        if let Some(relay) = &self.relay {
+            relay.finish();
+        }
+    }
 }
 
 /// The end every rank's part of a job shares: its document (or its

@@ -4,6 +4,7 @@
 
 use super::Report;
 use crate::result::cluster::{Cluster, Launcher};
+use crate::result::tree::TreeResult;
 use crate::result::{DirectionResult, RunResult};
 use crate::util::units::{latency, thousands};
 
@@ -60,7 +61,9 @@ pub fn cells(c: &Cluster) -> (Vec<String>, Vec<Vec<String>>) {
         }
         // A tree run's phases: operations a second in the IOPS column.
         for result in &r.results {
-            let RunResult::Tree(t) = result else { continue };
+            let Some(t) = result.get::<TreeResult>() else {
+                continue;
+            };
             for p in &t.phases {
                 rows.push(vec![
                     r.rank.to_string(),
@@ -84,20 +87,8 @@ pub const FIRST_FIGURE: usize = 4;
 pub fn directions(results: &[RunResult]) -> Vec<(String, &'static str, &DirectionResult)> {
     let mut pairs = Vec::new();
     for r in results {
-        match r {
-            RunResult::Workload(w) => pairs.push((w.spec.name.clone(), &w.total)),
-            RunResult::Streams(s) => {
-                for w in &s.streams {
-                    pairs.push((format!("{}/{}", s.spec.name, w.spec.name), &w.total));
-                }
-            }
-            RunResult::Meta(_)
-            | RunResult::Certify(_)
-            | RunResult::Capacity(_)
-            | RunResult::Pts(_)
-            | RunResult::Tree(_)
-            | RunResult::Object(_)
-            | RunResult::Train(_) => {}
+        for (name, w) in r.kind().disk_workloads() {
+            pairs.push((name, &w.total));
         }
     }
     let mut out = Vec::new();

@@ -6,12 +6,14 @@ use super::System;
 use crate::result::capacity::CapacityResult;
 use crate::result::certify::{CertifyResult, StreamInterval, THRESHOLDS_MS};
 use crate::result::change::{self as judge, Bootstrap, Figure};
-use crate::result::kind::Kind;
+use crate::result::kind::{Kind, OneKind, Visit};
 use crate::result::meta::MetaResult;
 use crate::result::object::ObjectResult;
+use crate::result::pts::PtsResult;
+use crate::result::streams::StreamsResult;
 use crate::result::train::TrainResult;
 use crate::result::tree::TreeResult;
-use crate::result::{RunResult, WorkloadResult};
+use crate::result::{Document, RunResult, WorkloadResult};
 use crate::util::units::{latency, thousands};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
@@ -237,12 +239,14 @@ impl Tables {
 /// The group of streams in `doc` that fio would report as one job named
 /// `name` (`group_reporting`: the first stream's job name), as that job.
 fn grouped_as_fio(doc: &crate::result::Document, name: &str) -> Option<WorkloadResult> {
-    doc.results.iter().find_map(|r| match r {
-        RunResult::Streams(s) if s.streams.iter().any(|w| w.spec.group_reporting) => s
-            .as_one_workload()
-            .filter(|one| one.spec.fio_jobname() == name),
-        _ => None,
-    })
+    doc.results
+        .iter()
+        .filter_map(RunResult::get::<StreamsResult>)
+        .filter(|s| s.streams.iter().any(|w| w.spec.group_reporting))
+        .find_map(|s| {
+            s.as_one_workload()
+                .filter(|one| one.spec.fio_jobname() == name)
+        })
 }
 
 /// Fills `t` with `result` beside its counterpart in `b`; what `result` is
@@ -253,50 +257,67 @@ fn counterpart(
     t: &mut Tables,
     notes: &mut Vec<String>,
 ) -> Result<(), String> {
-    match result {
-        RunResult::Workload(wa) => {
-            let same = b
-                .document
-                .workloads()
-                .find(|w| w.spec.name == wa.spec.name && w.spec.label() == wa.spec.label());
-            if let Some(wb) = same {
-                workload_rows(&mut t.workloads, notes, &wa.spec.label(), wa, wb);
-                return Ok(());
-            }
-            // fio's one job of a group_reporting group, against the group.
-            let group =
-                grouped_as_fio(&b.document, &wa.spec.name).ok_or_else(|| wa.spec.named())?;
-            workload_rows(&mut t.workloads, notes, &wa.spec.name, wa, &group);
-            Ok(())
+    let mut rows = Counterpart {
+        b: &b.document,
+        t,
+        notes,
+        outcome: Ok(()),
+    };
+    result.visit(&mut rows);
+    rows.outcome
+}
+
+/// The first result of kind `T` in `doc` that `same` accepts.
+fn same_in<'b, T: OneKind>(doc: &'b Document, same: impl Fn(&T) -> bool) -> Option<&'b T> {
+    doc.results
+        .iter()
+        .filter_map(RunResult::get::<T>)
+        .find(|r| same(r))
+}
+
+/// Each kind's rows beside its counterpart in `b`.
+struct Counterpart<'b, 't> {
+    b: &'b Document,
+    t: &'t mut Tables,
+    notes: &'t mut Vec<String>,
+    outcome: Result<(), String>,
+}
+
+impl<'a> Visit<'a> for Counterpart<'_, '_> {
+    fn workload(&mut self, wa: &'a WorkloadResult) {
+        let same = self
+            .b
+            .workloads()
+            .find(|w| w.spec.name == wa.spec.name && w.spec.label() == wa.spec.label());
+        if let Some(wb) = same {
+            workload_rows(&mut self.t.workloads, self.notes, &wa.spec.label(), wa, wb);
+            return;
         }
-        RunResult::Meta(ma) => b
-            .document
-            .results
-            .iter()
-            .find_map(|r| match r {
-                RunResult::Meta(m) => Some(m),
-                _ => None,
-            })
-            .map(|mb| meta_rows(&mut t.meta, notes, ma, mb))
-            .ok_or_else(|| "metadata run".to_string()),
-        RunResult::Certify(ca) => b
-            .document
-            .results
-            .iter()
-            .find_map(|r| match r {
-                RunResult::Certify(c) if c.profile.name == ca.profile.name => Some(c),
-                _ => None,
-            })
-            .map(|cb| certify_rows(&mut t.certify, ca, cb))
-            .ok_or_else(|| format!("certification {}", ca.profile.name)),
-        RunResult::Streams(sa) => b
-            .document
-            .results
-            .iter()
-            .find_map(|r| match r {
-                RunResult::Streams(s) if s.spec.name == sa.spec.name => Some(s),
-                _ => None,
-            })
+        // fio's one job of a group_reporting group, against the group.
+        self.outcome = match grouped_as_fio(self.b, &wa.spec.name) {
+            Some(group) => {
+                workload_rows(&mut self.t.workloads, self.notes, &wa.spec.name, wa, &group);
+                Ok(())
+            }
+            None => Err(wa.spec.named()),
+        };
+    }
+
+    fn meta(&mut self, ma: &'a MetaResult) {
+        self.outcome = same_in::<MetaResult>(self.b, |_| true)
+            .map(|mb| meta_rows(&mut self.t.meta, self.notes, ma, mb))
+            .ok_or_else(|| "metadata run".to_string());
+    }
+
+    fn certify(&mut self, ca: &'a CertifyResult) {
+        self.outcome = same_in::<CertifyResult>(self.b, |c| c.profile.name == ca.profile.name)
+            .map(|cb| certify_rows(&mut self.t.certify, ca, cb))
+            .ok_or_else(|| format!("certification {}", ca.profile.name));
+    }
+
+    fn streams(&mut self, sa: &'a StreamsResult) {
+        let (t, notes) = (&mut *self.t, &mut *self.notes);
+        self.outcome = same_in::<StreamsResult>(self.b, |s| s.spec.name == sa.spec.name)
             .map(|sb| {
                 for wa in &sa.streams {
                     // Streams are matched by name.
@@ -312,65 +333,43 @@ fn counterpart(
                     .as_one_workload()
                     .filter(|_| sa.streams.iter().any(|w| w.spec.group_reporting))?;
                 let name = wa.spec.fio_jobname();
-                let wb = b.document.workloads().find(|w| w.spec.name == name)?;
+                let wb = self.b.workloads().find(|w| w.spec.name == name)?;
                 workload_rows(&mut t.workloads, notes, name, &wa, wb);
                 Some(())
             })
-            .ok_or_else(|| format!("streams workload {}", sa.spec.name)),
-        RunResult::Capacity(ca) => b
-            .document
-            .results
-            .iter()
-            .find_map(|r| match r {
-                RunResult::Capacity(c)
-                    if c.spec.name == ca.spec.name && c.search.slo == ca.search.slo =>
-                {
-                    Some(c)
-                }
-                _ => None,
-            })
-            .map(|cb| capacity_row(&mut t.capacity, ca, cb))
-            .ok_or_else(|| format!("capacity search of {} for {}", ca.spec.name, ca.search.slo)),
-        RunResult::Tree(ta) => b
-            .document
-            .results
-            .iter()
-            .find_map(|r| match r {
-                RunResult::Tree(t) if t.spec.shape == ta.spec.shape => Some(t),
-                _ => None,
-            })
-            .map(|tb| tree_rows(&mut t.tree, notes, ta, tb))
-            .ok_or_else(|| ta.described()),
-        RunResult::Pts(pa) => b
-            .document
-            .results
-            .iter()
-            .find_map(|r| match r {
-                RunResult::Pts(p) if p.spec.test == pa.spec.test => Some(p),
-                _ => None,
-            })
-            .map(|pb| pts_rows(&mut t.pts, pa, pb))
-            .ok_or_else(|| format!("pts {}", pa.spec.test)),
-        RunResult::Object(oa) => b
-            .document
-            .results
-            .iter()
-            .find_map(|r| match r {
-                RunResult::Object(o) if o.spec.name == oa.spec.name => Some(o),
-                _ => None,
-            })
-            .map(|ob| object_rows(&mut t.objects, notes, oa, ob))
-            .ok_or_else(|| format!("object-store run {}", oa.spec.name)),
-        RunResult::Train(ta) => b
-            .document
-            .results
-            .iter()
-            .find_map(|r| match r {
-                RunResult::Train(tb) if tb.named() == ta.named() => Some(tb),
-                _ => None,
-            })
-            .map(|tb| train_rows(&mut t.train, notes, ta, tb))
-            .ok_or_else(|| format!("train {}", ta.named())),
+            .ok_or_else(|| format!("streams workload {}", sa.spec.name));
+    }
+
+    fn capacity(&mut self, ca: &'a CapacityResult) {
+        self.outcome = same_in::<CapacityResult>(self.b, |c| {
+            c.spec.name == ca.spec.name && c.search.slo == ca.search.slo
+        })
+        .map(|cb| capacity_row(&mut self.t.capacity, ca, cb))
+        .ok_or_else(|| format!("capacity search of {} for {}", ca.spec.name, ca.search.slo));
+    }
+
+    fn tree(&mut self, ta: &'a TreeResult) {
+        self.outcome = same_in::<TreeResult>(self.b, |t| t.spec.shape == ta.spec.shape)
+            .map(|tb| tree_rows(&mut self.t.tree, self.notes, ta, tb))
+            .ok_or_else(|| ta.described());
+    }
+
+    fn pts(&mut self, pa: &'a PtsResult) {
+        self.outcome = same_in::<PtsResult>(self.b, |p| p.spec.test == pa.spec.test)
+            .map(|pb| pts_rows(&mut self.t.pts, pa, pb))
+            .ok_or_else(|| format!("pts {}", pa.spec.test));
+    }
+
+    fn object(&mut self, oa: &'a ObjectResult) {
+        self.outcome = same_in::<ObjectResult>(self.b, |o| o.spec.name == oa.spec.name)
+            .map(|ob| object_rows(&mut self.t.objects, self.notes, oa, ob))
+            .ok_or_else(|| format!("object-store run {}", oa.spec.name));
+    }
+
+    fn train(&mut self, ta: &'a TrainResult) {
+        self.outcome = same_in::<TrainResult>(self.b, |tb| tb.named() == ta.named())
+            .map(|tb| train_rows(&mut self.t.train, self.notes, ta, tb))
+            .ok_or_else(|| format!("train {}", ta.named()));
     }
 }
 

@@ -22,8 +22,10 @@
 
 use super::{Exporter, Report};
 use crate::measure::histogram::LatencyHistogram;
+use crate::result::streams::StreamsResult;
+use crate::result::tree::TreeResult;
 use crate::result::{
-    CpuUsage, DirectionResult, DiskUsage, LatencySummary, RunResult, SyncResult, WorkloadResult,
+    CpuUsage, DirectionResult, DiskUsage, LatencySummary, SyncResult, WorkloadResult,
 };
 use serde_json::{Map, Value, json};
 
@@ -74,57 +76,49 @@ pub fn document(report: &Report, plus: bool) -> anyhow::Result<Value> {
             if n > 0 {
                 group += 1;
             }
-            match result {
-                RunResult::Workload(w) => {
-                    jobs.push(job(&format!("{prefix}{}", w.spec.name), group, w, plus)?);
-                    add_disks(&mut disks, &w.disks);
-                }
-                RunResult::Streams(s) => {
-                    let grouped = s.streams.iter().any(|w| w.spec.group_reporting);
-                    let parts = reporting_groups(&s.streams);
-                    if grouped {
-                        for (k, part) in parts.iter().enumerate() {
-                            group += usize::from(k > 0);
-                            let merged = crate::result::streams::StreamsResult::new(
-                                s.spec.clone(),
-                                part.to_vec(),
-                            )
-                            .map_err(anyhow::Error::msg)?
-                            .as_one_workload()
-                            .expect("a group has a stream");
-                            let name = format!("{prefix}{}", merged.spec.fio_jobname());
-                            jobs.push(job(&name, group, &merged, plus)?);
-                        }
-                    } else {
-                        for (i, w) in s.streams.iter().enumerate() {
-                            group += usize::from(i > 0 && w.spec.new_group);
-                            let jobname = w.spec.fio_jobname();
-                            let name = format!("{prefix}{jobname}");
-                            let mut one = job(&name, group, w, plus)?;
-                            // Each clone says the numjobs of its job, as
-                            // fio's do.
-                            let clones = s
-                                .streams
-                                .iter()
-                                .filter(|c| c.spec.fio_jobname() == jobname)
-                                .count();
-                            one["job options"]["numjobs"] = json!(clones.to_string());
-                            jobs.push(one);
-                        }
+            if let Some(w) = result.get::<WorkloadResult>() {
+                jobs.push(job(&format!("{prefix}{}", w.spec.name), group, w, plus)?);
+                add_disks(&mut disks, &w.disks);
+            } else if let Some(s) = result.get::<StreamsResult>() {
+                let grouped = s.streams.iter().any(|w| w.spec.group_reporting);
+                let parts = reporting_groups(&s.streams);
+                if grouped {
+                    for (k, part) in parts.iter().enumerate() {
+                        group += usize::from(k > 0);
+                        let merged = crate::result::streams::StreamsResult::new(
+                            s.spec.clone(),
+                            part.to_vec(),
+                        )
+                        .map_err(anyhow::Error::msg)?
+                        .as_one_workload()
+                        .expect("a group has a stream");
+                        let name = format!("{prefix}{}", merged.spec.fio_jobname());
+                        jobs.push(job(&name, group, &merged, plus)?);
                     }
-                    add_disks(&mut disks, &s.disks);
+                } else {
+                    for (i, w) in s.streams.iter().enumerate() {
+                        group += usize::from(i > 0 && w.spec.new_group);
+                        let jobname = w.spec.fio_jobname();
+                        let name = format!("{prefix}{jobname}");
+                        let mut one = job(&name, group, w, plus)?;
+                        // Each clone says the numjobs of its job, as
+                        // fio's do.
+                        let clones = s
+                            .streams
+                            .iter()
+                            .filter(|c| c.spec.fio_jobname() == jobname)
+                            .count();
+                        one["job options"]["numjobs"] = json!(clones.to_string());
+                        jobs.push(one);
+                    }
                 }
+                add_disks(&mut disks, &s.disks);
+            } else if let Some(t) = result.get::<TreeResult>() {
                 // fio's file-operation jobs: the phase fio times, a job
                 // per thread.
-                RunResult::Tree(t) => jobs.extend(tree_jobs(&prefix, group, t, plus)?),
-                // fio has no such results: its readers would not know them.
-                RunResult::Meta(_)
-                | RunResult::Certify(_)
-                | RunResult::Capacity(_)
-                | RunResult::Pts(_)
-                | RunResult::Object(_)
-                | RunResult::Train(_) => {}
+                jobs.extend(tree_jobs(&prefix, group, t, plus)?);
             }
+            // fio has no other results: its readers would not know them.
         }
     }
     if jobs.is_empty() {

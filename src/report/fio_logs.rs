@@ -12,7 +12,7 @@
 //! stream and every clone is a job, as fio counts them).
 
 use crate::measure::intervals::Interval;
-use crate::result::{Document, RunResult, WorkloadResult};
+use crate::result::{Document, WorkloadResult};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -49,17 +49,12 @@ pub fn write(doc: &Document, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let mut number = 0;
     for result in &doc.results {
-        let jobs: Vec<&WorkloadResult> = match result {
-            RunResult::Workload(w) => vec![w],
-            RunResult::Streams(s) => s.streams.iter().collect(),
-            RunResult::Meta(_)
-            | RunResult::Certify(_)
-            | RunResult::Capacity(_)
-            | RunResult::Pts(_)
-            | RunResult::Tree(_)
-            | RunResult::Object(_)
-            | RunResult::Train(_) => Vec::new(),
-        };
+        let jobs: Vec<&WorkloadResult> = result
+            .kind()
+            .disk_workloads()
+            .into_iter()
+            .map(|(_, w)| w)
+            .collect();
         for w in jobs {
             number += 1;
             for (path, text) in logs(w, number) {

@@ -5,10 +5,15 @@
 
 use crate::result::capacity::CapacityResult;
 use crate::result::certify::CertifyResult;
+use crate::result::kind::Visit;
 use crate::result::meta::MetaResult;
+use crate::result::object::ObjectResult;
+use crate::result::pts::PtsResult;
 use crate::result::streams::StreamsResult;
+use crate::result::train::TrainResult;
+use crate::result::tree::TreeResult;
 use crate::result::warning::{Warning, WarningKind};
-use crate::result::{Document, RaisedBy, RunResult, WorkloadResult, merge};
+use crate::result::{Document, RaisedBy, WorkloadResult, merge};
 use std::ops::Deref;
 
 /// One system's results: every document given under one label, merged.
@@ -197,61 +202,46 @@ impl Report {
         let mut out: Vec<Section<'_>> = Vec::new();
         for system in &self.systems {
             let label = system.label.as_str();
+            let mut by_kind = Gather {
+                out: &mut out,
+                label,
+            };
             for result in &system.document.results {
-                match result {
-                    RunResult::Workload(w) => {
-                        gather(&mut out, label, w, Section::Workloads, |s| match s {
-                            Section::Workloads(v) => Some(v),
-                            _ => None,
-                        })
-                    }
-                    RunResult::Meta(m) => gather(&mut out, label, m, Section::Meta, |s| match s {
-                        Section::Meta(v) => Some(v),
-                        _ => None,
-                    }),
-                    RunResult::Certify(c) => {
-                        gather(&mut out, label, c, Section::Certify, |s| match s {
-                            Section::Certify(v) => Some(v),
-                            _ => None,
-                        })
-                    }
-                    RunResult::Streams(st) => {
-                        gather(&mut out, label, st, Section::Streams, |s| match s {
-                            Section::Streams(v) => Some(v),
-                            _ => None,
-                        })
-                    }
-                    RunResult::Capacity(c) => {
-                        gather(&mut out, label, c, Section::Capacity, |s| match s {
-                            Section::Capacity(v) => Some(v),
-                            _ => None,
-                        })
-                    }
-                    RunResult::Pts(p) => gather(&mut out, label, p, Section::Pts, |s| match s {
-                        Section::Pts(v) => Some(v),
-                        _ => None,
-                    }),
-                    RunResult::Tree(t) => gather(&mut out, label, t, Section::Tree, |s| match s {
-                        Section::Tree(v) => Some(v),
-                        _ => None,
-                    }),
-                    RunResult::Object(o) => {
-                        gather(&mut out, label, o, Section::Object, |s| match s {
-                            Section::Object(v) => Some(v),
-                            _ => None,
-                        })
-                    }
-                    RunResult::Train(t) => {
-                        gather(&mut out, label, t, Section::Train, |s| match s {
-                            Section::Train(v) => Some(v),
-                            _ => None,
-                        })
-                    }
-                }
+                result.visit(&mut by_kind);
             }
         }
         out
     }
+}
+
+/// Each result into the section of its kind.
+struct Gather<'a, 'o> {
+    out: &'o mut Vec<Section<'a>>,
+    label: &'a str,
+}
+
+/// A visitor method that gathers its kind into its section.
+macro_rules! gathered {
+    ($method:ident, $t:ty, $section:ident) => {
+        fn $method(&mut self, r: &'a $t) {
+            gather(self.out, self.label, r, Section::$section, |s| match s {
+                Section::$section(v) => Some(v),
+                _ => None,
+            })
+        }
+    };
+}
+
+impl<'a> Visit<'a> for Gather<'a, '_> {
+    gathered!(workload, WorkloadResult, Workloads);
+    gathered!(meta, MetaResult, Meta);
+    gathered!(certify, CertifyResult, Certify);
+    gathered!(streams, StreamsResult, Streams);
+    gathered!(capacity, CapacityResult, Capacity);
+    gathered!(pts, PtsResult, Pts);
+    gathered!(tree, TreeResult, Tree);
+    gathered!(object, ObjectResult, Object);
+    gathered!(train, TrainResult, Train);
 }
 
 /// Adds `result` to the section of its kind, opening one if none is yet.

@@ -183,16 +183,7 @@ pub fn concurrent_ranks(
 /// When a result started measuring (seconds since the epoch) and for how
 /// long it ran; None for results that do not say.
 fn started_and_runtime(r: &RunResult) -> Option<(f64, f64)> {
-    match r {
-        RunResult::Workload(w) => Some((w.started_unix_s?, w.runtime_s)),
-        RunResult::Streams(s) => Some((s.streams.first()?.started_unix_s?, s.runtime_s)),
-        RunResult::Tree(t) => Some((t.started_unix_s?, t.elapsed_s())),
-        RunResult::Object(o) => Some((o.started_unix_s?, o.elapsed_s)),
-        RunResult::Train(t) => Some((t.started_unix_s()?, t.elapsed_s())),
-        RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) | RunResult::Pts(_) => {
-            None
-        }
-    }
+    r.kind().span()
 }
 
 /// Result `k` of every rank, merged.
@@ -201,87 +192,33 @@ fn concurrent_result(
     parts: &[&RunResult],
     ranks: &[RankName],
 ) -> Result<RunResult, String> {
-    let differ = || format!("result {}: the ranks ran different workloads", k + 1);
-    match parts[0] {
-        RunResult::Workload(_) => {
-            let ws = parts
-                .iter()
-                .map(|p| match p {
-                    RunResult::Workload(w) => Ok(w),
-                    _ => Err(differ()),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(RunResult::Workload(
-                concurrent_workloads(&ws, ranks).map_err(|e| format!("result {}: {e}", k + 1))?,
-            ))
-        }
-        RunResult::Streams(first) => {
-            let ss = parts
-                .iter()
-                .map(|p| match p {
-                    RunResult::Streams(s) if s.streams.len() == first.streams.len() => Ok(s),
-                    _ => Err(differ()),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut streams = Vec::with_capacity(first.streams.len());
-            for i in 0..first.streams.len() {
-                let ws: Vec<&WorkloadResult> = ss.iter().map(|s| &s.streams[i]).collect();
-                streams.push(concurrent_workloads(&ws, ranks)?);
-            }
-            let mut merged = StreamsResult::new(first.spec.clone(), streams)?;
-            merged.disks = ranks_disks(ss.iter().map(|s| s.disks.as_slice()), ranks);
-            Ok(RunResult::Streams(merged))
-        }
-        RunResult::Tree(_) => {
-            let trees = parts
-                .iter()
-                .zip(ranks)
-                .map(|(p, name)| match p {
-                    RunResult::Tree(t) => Ok((name.number, t)),
-                    _ => Err(differ()),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(RunResult::Tree(
-                super::tree::concurrent(&trees).map_err(|e| format!("result {}: {e}", k + 1))?,
-            ))
-        }
-        RunResult::Object(_) => {
-            let runs = parts
-                .iter()
-                .zip(ranks)
-                .map(|(p, name)| match p {
-                    RunResult::Object(o) => Ok((name.number, o)),
-                    _ => Err(differ()),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(RunResult::Object(
-                super::object::concurrent(&runs).map_err(|e| format!("result {}: {e}", k + 1))?,
-            ))
-        }
-        RunResult::Train(_) => {
-            let runs = parts
-                .iter()
-                .zip(ranks)
-                .map(|(p, name)| match p {
-                    RunResult::Train(t) => Ok((name.number, t)),
-                    _ => Err(differ()),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(RunResult::Train(
-                super::train::concurrent(&runs).map_err(|e| format!("result {}: {e}", k + 1))?,
-            ))
-        }
-        RunResult::Meta(_) | RunResult::Certify(_) | RunResult::Capacity(_) | RunResult::Pts(_) => {
-            Err(format!(
-                "result {}: metadata, certification, capacity and pts results of several hosts are not merged (run them per host)",
-                k + 1
-            ))
-        }
+    parts[0]
+        .kind()
+        .concurrent(parts, ranks)
+        .map_err(|e| format!("result {}: {e}", k + 1))
+}
+
+/// A streams run as every rank ran it, at the same time: stream by stream.
+pub(super) fn concurrent_streams(
+    ss: &[&StreamsResult],
+    ranks: &[RankName],
+) -> Result<StreamsResult, String> {
+    let first = ss[0];
+    if ss.iter().any(|s| s.streams.len() != first.streams.len()) {
+        return Err("the ranks ran different workloads".into());
     }
+    let mut streams = Vec::with_capacity(first.streams.len());
+    for i in 0..first.streams.len() {
+        let ws: Vec<&WorkloadResult> = ss.iter().map(|s| &s.streams[i]).collect();
+        streams.push(concurrent_workloads(&ws, ranks)?);
+    }
+    let mut merged = StreamsResult::new(first.spec.clone(), streams)?;
+    merged.disks = ranks_disks(ss.iter().map(|s| s.disks.as_slice()), ranks);
+    Ok(merged)
 }
 
 /// One workload as every rank ran it, at the same time.
-fn concurrent_workloads(
+pub(super) fn concurrent_workloads(
     parts: &[&WorkloadResult],
     ranks: &[RankName],
 ) -> Result<WorkloadResult, String> {
@@ -411,8 +348,8 @@ fn most_limited(parts: &[&WorkloadResult], ranks: &[RankName]) -> Option<super::
 }
 
 /// A rank as merged results name it: `rank3@node7`, and its host.
-struct RankName {
-    number: u32,
+pub struct RankName {
+    pub number: u32,
     label: String,
     host: String,
 }

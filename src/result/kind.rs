@@ -5,9 +5,9 @@
 //! matching on the kind themselves; `RunResult::kind` is the one match.
 //! A new kind of run is one more implementation here.
 
-use super::RunResult;
 use super::capacity::CapacityResult;
 use super::certify::CertifyResult;
+use super::cluster::RankName;
 use super::limit::HOST_HINT;
 use super::meta::MetaResult;
 use super::object::ObjectResult;
@@ -16,6 +16,7 @@ use super::streams::StreamsResult;
 use super::train::TrainResult;
 use super::tree::TreeResult;
 use super::workload::{LatencySummary, WorkloadResult};
+use super::{Raised, RaisedBy, RunResult};
 use crate::measure::intervals::Interval;
 use crate::spec::WorkloadSpec;
 use serde::{Deserialize, Serialize};
@@ -158,9 +159,146 @@ pub trait Kind {
     fn failed(&self) -> bool {
         false
     }
+    /// Why the run stopped short of what was asked (a store that failed,
+    /// a tree it could not make): what it measured is not the whole run.
+    fn failure(&self) -> Option<String> {
+        None
+    }
+    /// Whether it was stopped (Ctrl-C, SIGTERM) before its end.
+    fn interrupted(&self) -> bool {
+        false
+    }
+    /// When it started measuring (seconds since the epoch) and for how
+    /// long it ran; None for results that do not say.
+    fn span(&self) -> Option<(f64, f64)> {
+        None
+    }
+    /// The disk workloads it holds (itself, a run's streams), each named
+    /// as reports name it: what fio's formats, target problems and the
+    /// ranks' table read.
+    fn disk_workloads(&self) -> Vec<(String, &WorkloadResult)> {
+        Vec::new()
+    }
+    /// Its warnings, each with what raised it.
+    fn raised(&self) -> Vec<Raised<'_>> {
+        Vec::new()
+    }
+    /// It (the first rank's) and the same result of every other rank in
+    /// `parts` (its own first), measured at the same time, merged.
+    fn concurrent(&self, parts: &[&RunResult], ranks: &[RankName]) -> Result<RunResult, String> {
+        let _ = (parts, ranks);
+        Err(format!(
+            "{}: results of several hosts are not merged (run it per host)",
+            self.listed()
+        ))
+    }
+}
+
+/// A result kind's own type, to and from the document's [`RunResult`]:
+/// code that needs one kind's fields (fio's format of a disk job, a
+/// tree's phases) asks for it by type, `result.get::<TreeResult>()`,
+/// never by listing the kinds.
+pub trait OneKind: Kind + Sized {
+    fn of(result: &RunResult) -> Option<&Self>;
+    fn of_mut(result: &mut RunResult) -> Option<&mut Self>;
+    fn into_result(self) -> RunResult;
+    fn taken(result: RunResult) -> Option<Self>;
+}
+
+macro_rules! one_kind {
+    ($($kind:ident: $t:ty),* $(,)?) => {$(
+        impl OneKind for $t {
+            fn of(result: &RunResult) -> Option<&Self> {
+                match result {
+                    RunResult::$kind(r) => Some(r),
+                    _ => None,
+                }
+            }
+            fn of_mut(result: &mut RunResult) -> Option<&mut Self> {
+                match result {
+                    RunResult::$kind(r) => Some(r),
+                    _ => None,
+                }
+            }
+            fn into_result(self) -> RunResult {
+                RunResult::$kind(self)
+            }
+            fn taken(result: RunResult) -> Option<Self> {
+                match result {
+                    RunResult::$kind(r) => Some(r),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+one_kind!(
+    Workload: WorkloadResult,
+    Meta: MetaResult,
+    Certify: CertifyResult,
+    Streams: StreamsResult,
+    Capacity: CapacityResult,
+    Pts: PtsResult,
+    Tree: TreeResult,
+    Object: ObjectResult,
+    Train: TrainResult,
+);
+
+/// Every rank's result of one kind, as `T`; an error where a rank's is of
+/// another kind (the ranks ran different workloads).
+pub fn each_of<'a, T: OneKind>(parts: &[&'a RunResult]) -> Result<Vec<&'a T>, String> {
+    parts
+        .iter()
+        .map(|p| T::of(p).ok_or_else(|| "the ranks ran different workloads".to_string()))
+        .collect()
+}
+
+/// The one dispatch to a result's own type, for code that shows every
+/// kind its own way (a report's sections, compare's rows): a method per
+/// kind, each doing nothing unless the visitor shows that kind.
+pub trait Visit<'a> {
+    fn workload(&mut self, _: &'a WorkloadResult) {}
+    fn meta(&mut self, _: &'a MetaResult) {}
+    fn certify(&mut self, _: &'a CertifyResult) {}
+    fn streams(&mut self, _: &'a StreamsResult) {}
+    fn capacity(&mut self, _: &'a CapacityResult) {}
+    fn pts(&mut self, _: &'a PtsResult) {}
+    fn tree(&mut self, _: &'a TreeResult) {}
+    fn object(&mut self, _: &'a ObjectResult) {}
+    fn train(&mut self, _: &'a TrainResult) {}
 }
 
 impl RunResult {
+    /// It as kind `T`, if it is one.
+    pub fn get<T: OneKind>(&self) -> Option<&T> {
+        T::of(self)
+    }
+
+    pub fn get_mut<T: OneKind>(&mut self) -> Option<&mut T> {
+        T::of_mut(self)
+    }
+
+    /// It, taken as kind `T`, if it is one.
+    pub fn into_kind<T: OneKind>(self) -> Option<T> {
+        T::taken(self)
+    }
+
+    /// Hands it to the visitor's method for its kind.
+    pub fn visit<'a>(&'a self, v: &mut dyn Visit<'a>) {
+        match self {
+            RunResult::Workload(w) => v.workload(w),
+            RunResult::Meta(m) => v.meta(m),
+            RunResult::Certify(c) => v.certify(c),
+            RunResult::Streams(s) => v.streams(s),
+            RunResult::Capacity(c) => v.capacity(c),
+            RunResult::Pts(p) => v.pts(p),
+            RunResult::Tree(t) => v.tree(t),
+            RunResult::Object(o) => v.object(o),
+            RunResult::Train(t) => v.train(t),
+        }
+    }
+
     /// The result's kind: the one match on the kinds that the commands
     /// over results need.
     pub fn kind(&self) -> &dyn Kind {
@@ -334,6 +472,26 @@ impl Kind for WorkloadResult {
     fn failed(&self) -> bool {
         self.targets.iter().any(super::TargetResult::failed)
     }
+
+    fn span(&self) -> Option<(f64, f64)> {
+        Some((self.started_unix_s?, self.runtime_s))
+    }
+
+    fn disk_workloads(&self) -> Vec<(String, &WorkloadResult)> {
+        vec![(self.spec.name.clone(), self)]
+    }
+
+    fn raised(&self) -> Vec<Raised<'_>> {
+        self.warnings
+            .iter()
+            .map(|x| Raised::new(self.spec.name.clone(), RaisedBy::Run, x))
+            .collect()
+    }
+
+    fn concurrent(&self, parts: &[&RunResult], ranks: &[RankName]) -> Result<RunResult, String> {
+        let ws = each_of::<WorkloadResult>(parts)?;
+        super::cluster::concurrent_workloads(&ws, ranks).map(RunResult::Workload)
+    }
 }
 
 impl Kind for StreamsResult {
@@ -377,6 +535,33 @@ impl Kind for StreamsResult {
 
     fn failed(&self) -> bool {
         self.streams.iter().any(Kind::failed)
+    }
+
+    fn span(&self) -> Option<(f64, f64)> {
+        Some((self.streams.first()?.started_unix_s?, self.runtime_s))
+    }
+
+    fn disk_workloads(&self) -> Vec<(String, &WorkloadResult)> {
+        self.streams
+            .iter()
+            .map(|w| (format!("{}/{}", self.spec.name, w.spec.name), w))
+            .collect()
+    }
+
+    fn raised(&self) -> Vec<Raised<'_>> {
+        self.disk_workloads()
+            .into_iter()
+            .flat_map(|(name, w)| {
+                w.warnings
+                    .iter()
+                    .map(move |x| Raised::new(name.clone(), RaisedBy::Stream, x))
+            })
+            .collect()
+    }
+
+    fn concurrent(&self, parts: &[&RunResult], ranks: &[RankName]) -> Result<RunResult, String> {
+        let ss = each_of::<StreamsResult>(parts)?;
+        super::cluster::concurrent_streams(&ss, ranks).map(RunResult::Streams)
     }
 }
 
@@ -458,6 +643,24 @@ impl Kind for ObjectResult {
     fn failed(&self) -> bool {
         self.failure.is_some() || self.total_errors() > 0
     }
+
+    fn failure(&self) -> Option<String> {
+        self.failure.clone()
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+
+    fn span(&self) -> Option<(f64, f64)> {
+        Some((self.started_unix_s?, self.elapsed_s))
+    }
+
+    fn concurrent(&self, parts: &[&RunResult], ranks: &[RankName]) -> Result<RunResult, String> {
+        let each = each_of::<ObjectResult>(parts)?;
+        let numbered: Vec<_> = ranks.iter().map(|r| r.number).zip(each).collect();
+        super::object::concurrent(&numbered).map(RunResult::Object)
+    }
 }
 
 impl Kind for TrainResult {
@@ -515,6 +718,24 @@ impl Kind for TrainResult {
     fn failed(&self) -> bool {
         TrainResult::failed(self)
     }
+
+    fn failure(&self) -> Option<String> {
+        TrainResult::failure(self).cloned()
+    }
+
+    fn interrupted(&self) -> bool {
+        TrainResult::interrupted(self)
+    }
+
+    fn span(&self) -> Option<(f64, f64)> {
+        Some((self.started_unix_s()?, self.elapsed_s()))
+    }
+
+    fn concurrent(&self, parts: &[&RunResult], ranks: &[RankName]) -> Result<RunResult, String> {
+        let each = each_of::<TrainResult>(parts)?;
+        let numbered: Vec<_> = ranks.iter().map(|r| r.number).zip(each).collect();
+        super::train::concurrent(&numbered).map(RunResult::Train)
+    }
 }
 
 impl Kind for TreeResult {
@@ -561,6 +782,24 @@ impl Kind for TreeResult {
     fn failed(&self) -> bool {
         self.failure.is_some()
     }
+
+    fn failure(&self) -> Option<String> {
+        self.failure.clone()
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+
+    fn span(&self) -> Option<(f64, f64)> {
+        Some((self.started_unix_s?, self.elapsed_s()))
+    }
+
+    fn concurrent(&self, parts: &[&RunResult], ranks: &[RankName]) -> Result<RunResult, String> {
+        let each = each_of::<TreeResult>(parts)?;
+        let numbered: Vec<_> = ranks.iter().map(|r| r.number).zip(each).collect();
+        super::tree::concurrent(&numbered).map(RunResult::Tree)
+    }
 }
 
 impl Kind for MetaResult {
@@ -604,6 +843,13 @@ impl Kind for MetaResult {
                     o.lat_ns,
                 )
             })
+            .collect()
+    }
+
+    fn raised(&self) -> Vec<Raised<'_>> {
+        self.warnings
+            .iter()
+            .map(|x| Raised::new("meta".into(), RaisedBy::Run, x))
             .collect()
     }
 }
@@ -651,6 +897,22 @@ impl Kind for CapacityResult {
 
     fn place(&self) -> Option<Place> {
         None
+    }
+
+    fn raised(&self) -> Vec<Raised<'_>> {
+        self.steps
+            .iter()
+            .flat_map(|step| {
+                let by = format!(
+                    "{} at {}/s",
+                    self.spec.name,
+                    crate::util::units::thousands(step.offered_iops.round() as u64)
+                );
+                step.warnings
+                    .iter()
+                    .map(move |x| Raised::new(by.clone(), RaisedBy::Step, x))
+            })
+            .collect()
     }
 }
 

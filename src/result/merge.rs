@@ -7,7 +7,7 @@
 //!   wall-clock span.
 
 use super::{CpuUsage, WorkloadResult};
-use super::{DirectionPair, DirectionResult, Document, Interval, RunResult, SyncResult};
+use super::{DirectionPair, DirectionResult, Document, Interval, SyncResult};
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::per_second;
 
@@ -22,22 +22,18 @@ pub fn sequential(mut documents: Vec<Document>) -> Result<Document, String> {
     for doc in documents {
         out.interrupted |= doc.interrupted;
         for result in doc.results {
-            match result {
-                RunResult::Workload(w) => {
-                    if let Some(existing) = out.workloads_mut().find(|o| o.spec == w.spec) {
-                        merge_workload(existing, &w)?;
-                    } else {
-                        out.results.push(RunResult::Workload(w));
-                    }
+            // Runs of the same workload (the same resolved spec) merge.
+            let same = result.get::<WorkloadResult>().and_then(|w| {
+                out.results
+                    .iter()
+                    .position(|o| o.get::<WorkloadResult>().is_some_and(|o| o.spec == w.spec))
+            });
+            match (same, result.get::<WorkloadResult>()) {
+                (Some(i), Some(w)) => {
+                    let existing = out.results[i].get_mut().expect("a workload");
+                    merge_workload(existing, w)?;
                 }
-                other @ (RunResult::Meta(_)
-                | RunResult::Certify(_)
-                | RunResult::Streams(_)
-                | RunResult::Capacity(_)
-                | RunResult::Pts(_)
-                | RunResult::Tree(_)
-                | RunResult::Object(_)
-                | RunResult::Train(_)) => out.results.push(other),
+                _ => out.results.push(result),
             }
         }
     }

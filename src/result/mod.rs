@@ -126,17 +126,11 @@ impl Document {
     }
 
     pub fn workloads(&self) -> impl Iterator<Item = &WorkloadResult> {
-        self.results.iter().filter_map(|r| match r {
-            RunResult::Workload(w) => Some(w),
-            _ => None,
-        })
+        self.results.iter().filter_map(RunResult::get)
     }
 
     pub fn workloads_mut(&mut self) -> impl Iterator<Item = &mut WorkloadResult> {
-        self.results.iter_mut().filter_map(|r| match r {
-            RunResult::Workload(w) => Some(w),
-            _ => None,
-        })
+        self.results.iter_mut().filter_map(RunResult::get_mut)
     }
 
     /// True when a target failed (`TargetResult::failed`) or a certification
@@ -160,69 +154,16 @@ impl Document {
     pub fn raised(&self) -> Vec<Raised<'_>> {
         self.results
             .iter()
-            .flat_map(|r| -> Vec<Raised<'_>> {
-                match r {
-                    RunResult::Workload(w) => w
-                        .warnings
-                        .iter()
-                        .map(|x| Raised::new(w.spec.name.clone(), RaisedBy::Run, x))
-                        .collect(),
-                    RunResult::Meta(m) => m
-                        .warnings
-                        .iter()
-                        .map(|x| Raised::new("meta".into(), RaisedBy::Run, x))
-                        .collect(),
-                    RunResult::Certify(_)
-                    | RunResult::Pts(_)
-                    | RunResult::Tree(_)
-                    | RunResult::Object(_)
-                    | RunResult::Train(_) => Vec::new(),
-                    RunResult::Streams(s) => s
-                        .streams
-                        .iter()
-                        .flat_map(|w| {
-                            w.warnings.iter().map(|x| {
-                                Raised::new(
-                                    format!("{}/{}", s.spec.name, w.spec.name),
-                                    RaisedBy::Stream,
-                                    x,
-                                )
-                            })
-                        })
-                        .collect(),
-                    RunResult::Capacity(c) => c
-                        .steps
-                        .iter()
-                        .flat_map(|step| {
-                            step.warnings.iter().map(|x| {
-                                Raised::new(
-                                    format!(
-                                        "{} at {}/s",
-                                        c.spec.name,
-                                        crate::util::units::thousands(
-                                            step.offered_iops.round() as u64
-                                        )
-                                    ),
-                                    RaisedBy::Step,
-                                    x,
-                                )
-                            })
-                        })
-                        .collect(),
-                }
-            })
+            .flat_map(|r| r.kind().raised())
             .collect()
     }
 
     /// Every problem of every target, prefixed with the target's name.
     pub fn problems(&self) -> Vec<String> {
-        let streams = self.results.iter().flat_map(|r| match r {
-            RunResult::Streams(s) => s.streams.iter().collect(),
-            _ => Vec::new(),
-        });
-        self.workloads()
-            .chain(streams)
-            .flat_map(|w| &w.targets)
+        self.results
+            .iter()
+            .flat_map(|r| r.kind().disk_workloads())
+            .flat_map(|(_, w)| &w.targets)
             .flat_map(|t| {
                 t.problems()
                     .into_iter()
@@ -338,7 +279,7 @@ pub struct Raised<'a> {
 }
 
 impl<'a> Raised<'a> {
-    fn new(by: String, kind: RaisedBy, warning: &'a Warning) -> Self {
+    pub(crate) fn new(by: String, kind: RaisedBy, warning: &'a Warning) -> Self {
         Raised { by, kind, warning }
     }
 }
