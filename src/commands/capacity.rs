@@ -203,10 +203,9 @@ pub fn search_with(
     if search.self_check && base.streams.is_empty() {
         let burst = crate::run::self_check::burst_of(&at_rate(base, search.start_iops));
         match session.run_one(&burst) {
-            Ok(RunResult::Workload(w)) => {
-                result.self_check = Some(crate::run::self_check::of(&w));
+            Ok(run) => {
+                result.self_check = run.get::<WorkloadResult>().map(crate::run::self_check::of);
             }
-            Ok(_) => {}
             Err(e) if e.is::<Interrupted>() => {
                 result.end = SearchEnd::Interrupted;
                 result.interrupted = true;
