@@ -357,3 +357,57 @@ fn no_layer_imports_itself_through_another() {
         .collect();
     assert!(circles.is_empty(), "layers in import circles: {circles:?}");
 }
+
+/// Whether `line` takes a result apart by its kind: a match arm, an `if
+/// let` or a `let ... else` on `RunResult::<kind>(...)`.
+fn takes_kind_apart(line: &str) -> bool {
+    const KINDS: [&str; 9] = [
+        "Workload", "Streams", "Object", "Train", "Tree", "Meta", "Certify", "Capacity", "Pts",
+    ];
+    let named = KINDS
+        .iter()
+        .any(|k| line.contains(&format!("RunResult::{k}(")));
+    let t = line.trim_start();
+    named
+        && (line.contains("=>")
+            || t.starts_with('|')
+            || line.contains("let ")
+            || t.starts_with("other @"))
+}
+
+/// The kinds of result are listed once, in the registry (`Kind`,
+/// `OneKind`, `Visit`): code elsewhere asks a result's `Kind`, takes one
+/// kind by type (`result.get::<TreeResult>()`) or visits, so a new kind is
+/// one more implementation, not arms added across the reports.
+#[test]
+fn result_kinds_are_taken_apart_only_in_the_registry() {
+    let mut known = BTreeMap::new();
+    modules(Path::new("src"), &[], &mut known);
+    let mut found = Vec::new();
+    for (module, code) in &known {
+        if name(module) == "result/kind" {
+            continue;
+        }
+        for line in code.lines().filter(|l| takes_kind_apart(l)) {
+            found.push(format!("{}: {}", name(module), line.trim()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "matches on result kinds outside src/result/kind.rs:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_match_arm_on_a_kind_is_seen() {
+    assert!(takes_kind_apart(
+        "        RunResult::Tree(t) => jobs.extend(t),"
+    ));
+    assert!(takes_kind_apart("            | RunResult::Pts(_)"));
+    assert!(takes_kind_apart(
+        "    let RunResult::Workload(w) = r else {"
+    ));
+    assert!(!takes_kind_apart("    out.push(RunResult::Tree(t));"));
+    assert!(!takes_kind_apart("        .map(RunResult::Workload)"));
+}
