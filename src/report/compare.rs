@@ -268,7 +268,7 @@ fn counterpart(
 }
 
 /// The first result of kind `T` in `doc` that `same` accepts.
-fn same_in<'b, T: OneKind>(doc: &'b Document, same: impl Fn(&T) -> bool) -> Option<&'b T> {
+fn same_in<T: OneKind>(doc: &Document, same: impl Fn(&T) -> bool) -> Option<&T> {
     doc.results
         .iter()
         .filter_map(RunResult::get::<T>)
