@@ -527,13 +527,14 @@ fn stopped_short(doc: &crate::result::Document) -> Option<String> {
         .or_else(|| doc.results.iter().find_map(|r| r.kind().failure()))
 }
 
-/// A document of one result.
+/// A copy of `document` holding `result` alone.
 fn holding(
-    mut document: crate::result::Document,
-    result: crate::result::RunResult,
+    document: &crate::result::Document,
+    result: impl crate::result::kind::OneKind,
 ) -> crate::result::Document {
-    document.interrupted = result.kind().interrupted();
-    document.results.push(result);
+    let mut document = document.clone();
+    document.interrupted = result.interrupted();
+    document.results.push(result.into_result());
     document
 }
 
@@ -589,10 +590,7 @@ impl RankRun for TreeRanks {
         let meet = move |ok: bool| voter.vote(ok);
         let r =
             crate::commands::tree::run(&spec, &phases, self.overwrite, stop, None, Some(&meet))?;
-        Ok(holding(
-            self.document.clone(),
-            crate::result::RunResult::Tree(r),
-        ))
+        Ok(holding(&self.document, r))
     }
 }
 
@@ -650,10 +648,7 @@ impl RankRun for TrainRanks {
     ) -> anyhow::Result<crate::result::Document> {
         ranks.vote(true);
         let r = crate::commands::train::run(checked, stop, None, false, &|_| {})?;
-        Ok(holding(
-            self.document.clone(),
-            crate::result::RunResult::Train(r),
-        ))
+        Ok(holding(&self.document, r))
     }
 }
 
@@ -695,10 +690,7 @@ impl RankRun for ObjectRanks {
         // The ranks start together, once every one has checked its store.
         ranks.vote(true);
         let r = crate::commands::object::run(checked, stop, None);
-        Ok(holding(
-            self.document.clone(),
-            crate::result::RunResult::Object(r),
-        ))
+        Ok(holding(&self.document, r))
     }
 }
 

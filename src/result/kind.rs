@@ -254,6 +254,18 @@ pub fn each_of<'a, T: OneKind>(parts: &[&'a RunResult]) -> Result<Vec<&'a T>, St
         .collect()
 }
 
+/// As [`each_of`], each with its rank's number.
+fn numbered_each<'a, T: OneKind>(
+    parts: &[&'a RunResult],
+    ranks: &[RankName],
+) -> Result<Vec<(u32, &'a T)>, String> {
+    Ok(ranks
+        .iter()
+        .map(|r| r.number)
+        .zip(each_of(parts)?)
+        .collect())
+}
+
 /// The one dispatch to a result's own type, for code that shows every
 /// kind its own way (a report's sections, compare's rows): a method per
 /// kind, each doing nothing unless the visitor shows that kind.
@@ -657,9 +669,8 @@ impl Kind for ObjectResult {
     }
 
     fn concurrent(&self, parts: &[&RunResult], ranks: &[RankName]) -> Result<RunResult, String> {
-        let each = each_of::<ObjectResult>(parts)?;
-        let numbered: Vec<_> = ranks.iter().map(|r| r.number).zip(each).collect();
-        super::object::concurrent(&numbered).map(RunResult::Object)
+        super::object::concurrent(&numbered_each::<ObjectResult>(parts, ranks)?)
+            .map(RunResult::Object)
     }
 }
 
@@ -732,9 +743,7 @@ impl Kind for TrainResult {
     }
 
     fn concurrent(&self, parts: &[&RunResult], ranks: &[RankName]) -> Result<RunResult, String> {
-        let each = each_of::<TrainResult>(parts)?;
-        let numbered: Vec<_> = ranks.iter().map(|r| r.number).zip(each).collect();
-        super::train::concurrent(&numbered).map(RunResult::Train)
+        super::train::concurrent(&numbered_each::<TrainResult>(parts, ranks)?).map(RunResult::Train)
     }
 }
 
@@ -796,9 +805,7 @@ impl Kind for TreeResult {
     }
 
     fn concurrent(&self, parts: &[&RunResult], ranks: &[RankName]) -> Result<RunResult, String> {
-        let each = each_of::<TreeResult>(parts)?;
-        let numbered: Vec<_> = ranks.iter().map(|r| r.number).zip(each).collect();
-        super::tree::concurrent(&numbered).map(RunResult::Tree)
+        super::tree::concurrent(&numbered_each::<TreeResult>(parts, ranks)?).map(RunResult::Tree)
     }
 }
 

@@ -23,17 +23,12 @@ pub fn sequential(mut documents: Vec<Document>) -> Result<Document, String> {
         out.interrupted |= doc.interrupted;
         for result in doc.results {
             // Runs of the same workload (the same resolved spec) merge.
-            let same = result.get::<WorkloadResult>().and_then(|w| {
-                out.results
-                    .iter()
-                    .position(|o| o.get::<WorkloadResult>().is_some_and(|o| o.spec == w.spec))
-            });
-            match (same, result.get::<WorkloadResult>()) {
-                (Some(i), Some(w)) => {
-                    let existing = out.results[i].get_mut().expect("a workload");
-                    merge_workload(existing, w)?;
-                }
-                _ => out.results.push(result),
+            if let Some(w) = result.get::<WorkloadResult>()
+                && let Some(existing) = out.workloads_mut().find(|o| o.spec == w.spec)
+            {
+                merge_workload(existing, w)?;
+            } else {
+                out.results.push(result);
             }
         }
     }
