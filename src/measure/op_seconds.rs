@@ -1,10 +1,13 @@
 //! The per-operation recorder of every run that is not a disk workload's
 //! worker loop: object-store requests, training samples and batches, tree
 //! and metadata operations. Each worker records each operation it finished
-//! under its kind, on a lock of its own; one sampler closes each slice of
-//! time (a second, or a tenth of one for phases that last about a second),
-//! merging the workers' slices into one `Interval` per kind with its
-//! histogram, as the disk path's seconds are. `fathom check` resamples
+//! under its kind, on a lock of its own. A slice of time (a second, or from
+//! 100 µs for phases that last about a second) is closed by the first
+//! worker to finish an operation after its end, or by the sampler when no
+//! worker does, merging the workers' slices into one `Interval` per kind
+//! with its histogram, as the disk path's seconds are. Workers close slices
+//! so that a late-scheduled sampler on a busy host cannot fold a phase of
+//! milliseconds into one slice. `fathom check` resamples
 //! these slices exactly as it does a disk run's seconds, so every kind of
 //! run is judged by the one analysis.
 
@@ -53,7 +56,7 @@ pub enum Slicing {
     /// Whole seconds: object-store and training runs, which run for a
     /// time and whose seconds reports draw.
     Seconds,
-    /// From 1 ms, two slices made one each time there are `MOST`, so
+    /// From 100 µs, two slices made one each time there are `MOST`, so
     /// that a phase of any length has between `MOST / 2` and `MOST`
     /// slices of one length: tree and metadata phases, which run for a
     /// count and often last a second or less.
@@ -67,7 +70,7 @@ impl Slicing {
     fn first(self) -> Duration {
         match self {
             Slicing::Seconds => Duration::from_secs(1),
-            Slicing::Adaptive => Duration::from_millis(1),
+            Slicing::Adaptive => Duration::from_micros(100),
         }
     }
 }
@@ -84,6 +87,10 @@ pub struct OpSeconds<K> {
     started: Instant,
     open: Vec<Mutex<BTreeMap<K, OpSample>>>,
     closed: Mutex<Closed<K>>,
+    /// Held while a slice is found due and closed, so that it is closed once.
+    closing: Mutex<()>,
+    /// Slices closed by workers, for the sampler to hand to `on_slice`.
+    handed: Mutex<Vec<(u64, f64, BTreeMap<K, OpSample>)>>,
 }
 
 impl<K: Ord + Copy + Send> OpSeconds<K> {
@@ -98,12 +105,15 @@ impl<K: Ord + Copy + Send> OpSeconds<K> {
                 count: 0,
                 series: BTreeMap::new(),
             }),
+            closing: Mutex::default(),
+            handed: Mutex::default(),
         }
     }
 
     /// Worker `worker` finished an operation of kind `op` in `ns`, moving
     /// `bytes`.
     pub fn record(&self, worker: usize, op: K, ns: u64, bytes: u64) {
+        self.close_due(Instant::now(), true);
         let mut open = self.open[worker % self.open.len()]
             .lock()
             .expect("not poisoned");
@@ -115,6 +125,7 @@ impl<K: Ord + Copy + Send> OpSeconds<K> {
 
     /// Worker `worker`'s operation of kind `op` failed.
     pub fn failed(&self, worker: usize, op: K) {
+        self.close_due(Instant::now(), true);
         let mut open = self.open[worker % self.open.len()]
             .lock()
             .expect("not poisoned");
@@ -126,6 +137,31 @@ impl<K: Ord + Copy + Send> OpSeconds<K> {
         let closed = self.closed.lock().expect("not poisoned");
         let end = self.started + closed.slice.mul_f64((closed.count + 1) as f64);
         (end, closed.slice)
+    }
+
+    /// Closes every slice that ended by `now`. A worker keeps what it
+    /// closed for the sampler, which gets those and its own, in order.
+    fn close_due(&self, now: Instant, by_worker: bool) -> Vec<(u64, f64, BTreeMap<K, OpSample>)> {
+        let _closing = self.closing.lock().expect("not poisoned");
+        let mut closed = match by_worker {
+            true => Vec::new(),
+            false => std::mem::take(&mut *self.handed.lock().expect("not poisoned")),
+        };
+        loop {
+            let (end, slice) = self.next_end();
+            if now < end {
+                break;
+            }
+            let (index, merged) = self.close(slice.as_secs_f64());
+            closed.push((index, slice.as_secs_f64(), merged));
+        }
+        if by_worker && !closed.is_empty() {
+            self.handed
+                .lock()
+                .expect("not poisoned")
+                .append(&mut closed);
+        }
+        closed
     }
 
     /// Closes the next slice, of `dur_s` seconds: every worker's samples
@@ -184,16 +220,20 @@ impl<K: Ord + Copy + Send> OpSeconds<K> {
         let done = AtomicBool::new(false);
         let (result, on_slice) = std::thread::scope(|s| {
             let sampler = s.spawn(|| {
+                let hand_on = |on_slice: &mut dyn FnMut(u64, f64, &BTreeMap<K, OpSample>)| {
+                    for (index, slice, merged) in self.close_due(Instant::now(), false) {
+                        on_slice(index, slice, &merged);
+                    }
+                };
                 while !done.load(Ordering::Relaxed) {
-                    let (end, slice) = self.next_end();
+                    hand_on(&mut on_slice);
+                    let (end, _) = self.next_end();
                     let now = Instant::now();
                     if now < end {
                         std::thread::sleep((end - now).min(Duration::from_millis(20)));
-                        continue;
                     }
-                    let (index, merged) = self.close(slice.as_secs_f64());
-                    on_slice(index, slice.as_secs_f64(), &merged);
                 }
+                hand_on(&mut on_slice);
                 on_slice
             });
             let result = body(self);
@@ -206,8 +246,9 @@ impl<K: Ord + Copy + Send> OpSeconds<K> {
             (closed.count, closed.slice.as_secs_f64())
         };
         let rest = self.started.elapsed().as_secs_f64() - count as f64 * slice;
-        // A part slice of under a millisecond says nothing a rate could use.
-        if rest > 1e-3 {
+        // A part slice of under a tenth of a slice (or of a millisecond)
+        // says nothing a rate could use.
+        if rest > (slice / 10.0).min(1e-3) {
             let (index, merged) = self.close(rest);
             on_slice(index, rest, &merged);
         }
@@ -290,6 +331,21 @@ mod tests {
                 .filter(|i| i.ios > 0)
                 .all(|i| i.histogram.is_some())
         );
+    }
+
+    /// Workers close the slices they outlive: a phase of milliseconds is
+    /// cut into slices even when the sampler never runs.
+    #[test]
+    fn workers_close_slices_without_the_sampler() {
+        let recorder = OpSeconds::new(1, Slicing::Adaptive, Instant::now());
+        let until = Instant::now() + Duration::from_millis(3);
+        while Instant::now() < until {
+            recorder.record(0, (), 1000, 1);
+        }
+        let handed = recorder.handed.lock().unwrap();
+        assert!(handed.len() >= 10, "{} slices", handed.len());
+        let indices: Vec<u64> = handed.iter().map(|h| h.0).collect();
+        assert!(indices.windows(2).all(|w| w[1] == w[0] + 1), "{indices:?}");
     }
 
     /// A phase far longer than the first slices has them joined, two by
