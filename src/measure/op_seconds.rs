@@ -47,6 +47,9 @@ impl OpSample {
     }
 }
 
+/// A closed slice: its index, its length in seconds, and each kind's sample.
+type ClosedSlice<K> = (u64, f64, BTreeMap<K, OpSample>);
+
 /// Each kind's slices, in time order.
 pub type OpSeries<K> = BTreeMap<K, Vec<Interval>>;
 
@@ -90,7 +93,7 @@ pub struct OpSeconds<K> {
     /// Held while a slice is found due and closed, so that it is closed once.
     closing: Mutex<()>,
     /// Slices closed by workers, for the sampler to hand to `on_slice`.
-    handed: Mutex<Vec<(u64, f64, BTreeMap<K, OpSample>)>>,
+    handed: Mutex<Vec<ClosedSlice<K>>>,
 }
 
 impl<K: Ord + Copy + Send> OpSeconds<K> {
@@ -141,7 +144,7 @@ impl<K: Ord + Copy + Send> OpSeconds<K> {
 
     /// Closes every slice that ended by `now`. A worker keeps what it
     /// closed for the sampler, which gets those and its own, in order.
-    fn close_due(&self, now: Instant, by_worker: bool) -> Vec<(u64, f64, BTreeMap<K, OpSample>)> {
+    fn close_due(&self, now: Instant, by_worker: bool) -> Vec<ClosedSlice<K>> {
         let _closing = self.closing.lock().expect("not poisoned");
         let mut closed = match by_worker {
             true => Vec::new(),
@@ -220,20 +223,20 @@ impl<K: Ord + Copy + Send> OpSeconds<K> {
         let done = AtomicBool::new(false);
         let (result, on_slice) = std::thread::scope(|s| {
             let sampler = s.spawn(|| {
-                let hand_on = |on_slice: &mut dyn FnMut(u64, f64, &BTreeMap<K, OpSample>)| {
+                loop {
+                    let last = done.load(Ordering::Relaxed);
                     for (index, slice, merged) in self.close_due(Instant::now(), false) {
                         on_slice(index, slice, &merged);
                     }
-                };
-                while !done.load(Ordering::Relaxed) {
-                    hand_on(&mut on_slice);
+                    if last {
+                        break;
+                    }
                     let (end, _) = self.next_end();
                     let now = Instant::now();
                     if now < end {
                         std::thread::sleep((end - now).min(Duration::from_millis(20)));
                     }
                 }
-                hand_on(&mut on_slice);
                 on_slice
             });
             let result = body(self);
