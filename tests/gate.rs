@@ -731,3 +731,58 @@ fn live_lines_that_cannot_be_written_are_said_not_lost_silently() {
         "noted in the result"
     );
 }
+
+/// The functions in `code` that read `"FATHOM_TEST_...` without being
+/// built only with the tests' hooks.
+fn hooks_outside_the_feature(name: &str, code: &str) -> Vec<String> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if !line.contains("\"FATHOM_TEST_") || line.trim_start().starts_with("//") {
+            continue;
+        }
+        let Some(f) = (0..i).rev().find(|&j| {
+            let t = lines[j].trim_start();
+            t.starts_with("fn ") || t.starts_with("pub fn ") || t.starts_with("pub(crate) fn ")
+        }) else {
+            found.push(format!("{name}:{}: outside a function", i + 1));
+            continue;
+        };
+        let above = lines[..f]
+            .iter()
+            .rev()
+            .take_while(|l| {
+                let t = l.trim_start();
+                t.starts_with("///") || t.starts_with("#[")
+            })
+            .any(|l| l.contains(r#"#[cfg(feature = "test-hooks")]"#));
+        if !above {
+            found.push(format!("{name}:{}: {}", f + 1, lines[f].trim()));
+        }
+    }
+    found
+}
+
+/// The tests' hooks (a handshake that writes and removes in a directory
+/// an environment variable names) are in the tests' build only: the
+/// binary users build reads no `FATHOM_TEST_` variable.
+#[test]
+fn the_tests_hooks_are_built_only_for_the_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let open: Vec<String> = files
+        .iter()
+        .flat_map(|(name, code)| hooks_outside_the_feature(name, code))
+        .collect();
+    assert!(
+        open.is_empty(),
+        "hooks in every build:\n{}",
+        open.join("\n")
+    );
+    // The check sees a hook outside the feature.
+    let planted = "/// x\nfn hook() {\n    std::env::var(\"FATHOM_TEST_X\");\n}\n";
+    assert_eq!(hooks_outside_the_feature("p.rs", planted).len(), 1);
+    let gated = format!("#[cfg(feature = \"test-hooks\")]\n{planted}");
+    assert!(hooks_outside_the_feature("p.rs", &gated).is_empty());
+}

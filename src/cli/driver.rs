@@ -4,6 +4,7 @@
 //! emitted at the end, its problems said, and the exit code chosen.
 
 use super::{OutputArgs, emit, exit_code, json};
+use fathom::commands::benchmark::{self, Benchmark, Context};
 use fathom::report::destination;
 use fathom::result::Document;
 use fathom::run::Session;
@@ -73,9 +74,68 @@ impl<'a> Driver<'a> {
         Ok(self.exit(failed))
     }
 
+    /// Runs each of `bench`'s `checked` runs in turn, until a signal, into
+    /// the session's document, written as it grows.
+    pub fn measure<B: Benchmark>(
+        &self,
+        bench: &B,
+        checked: Vec<B::Checked>,
+    ) -> anyhow::Result<Document> {
+        let mut document = self.session().document().clone();
+        let board = self.session().board();
+        let say = |line: &str| eprintln!("fathom: {line}");
+        for run in checked {
+            if self.stop.is_set() {
+                break;
+            }
+            let cx = Context {
+                stop: &self.stop,
+                board: board.as_deref(),
+                meet: None,
+                say: &say,
+            };
+            let result = bench.run(run, &cx)?;
+            benchmark::add(&mut document, result);
+            self.progress(&document)?;
+        }
+        Ok(document)
+    }
+
     /// The exit code: the signal's if one stopped the command, else 1 when
     /// `failed`, else 0.
     pub fn exit(&self, failed: bool) -> i32 {
         exit_code(&self.stop, failed)
     }
+}
+
+/// Any kind of run on the benchmark contract, alone on this host: every
+/// spec checked before anything is made; with `dry_run` the plan only;
+/// else each run in turn under one driver, the document written as it
+/// grows, and the exit code of the whole.
+pub(crate) fn drive<B: Benchmark>(
+    bench: &B,
+    specs: &[B::Spec],
+    output: &OutputArgs,
+    overwrite: bool,
+    dry_run: bool,
+) -> anyhow::Result<i32> {
+    if dry_run {
+        // The plan only: nothing is made, opened or removed.
+        let n = specs.len();
+        // "a tree run" is what one is; the plan counts them.
+        let what = B::WHAT.split_once(' ').map_or(B::WHAT, |(_, w)| w);
+        println!("plan: {n} {what}{}", if n == 1 { "" } else { "s" });
+        for (i, spec) in specs.iter().enumerate() {
+            println!("{:>4}. {}", i + 1, bench.plan(spec)?);
+        }
+        return Ok(0);
+    }
+    let mut checked = Vec::new();
+    for spec in specs {
+        checked.push(bench.check(spec)?);
+    }
+    let driver = Driver::start(output, overwrite)?;
+    let document = driver.measure(bench, checked)?;
+    let failed = document.failed();
+    driver.finish(&document, failed)
 }

@@ -3,6 +3,7 @@
 //! fio writes them, so tools that run `fio` run fathom.
 
 use super::{OutputArgs, driver::Driver};
+use fathom::commands::benchmark::Benchmark;
 use fathom::input::fio::cmdline::{self, FioAction, FioOutput};
 use fathom::input::resolve;
 use fathom::measure::live::LiveBoard;
@@ -96,10 +97,11 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
         if command.action == FioAction::ParseOnly {
             return Ok(0);
         }
-        let phases = fathom::commands::tree::check(&spec, false)?;
+        let bench = fathom::commands::benchmark::TreeBench { overwrite: false };
+        let checked = bench.check(&spec)?;
         let output = fio_output(&command)?;
         let driver = Driver::start(&output, false)?;
-        let document = super::tree::measure(&spec, &phases, false, &driver)?;
+        let document = driver.measure(&bench, vec![checked])?;
         return emit_as_fio(&command, &document, &driver, &StatusDumps::default());
     }
     let notes = resolved.notes.clone();

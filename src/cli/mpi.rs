@@ -151,6 +151,48 @@ pub(crate) fn mpi_rank<S>(
     mpi_finish(kept, cluster, output, &stop)
 }
 
+/// One rank of an MPI job of any kind of run built on the benchmark
+/// contract (a tree, an object-store run, a training run).
+#[cfg(feature = "mpi")]
+pub(crate) fn mpi_bench<B: fathom::commands::benchmark::Benchmark>(
+    mpi: &MpiArgs,
+    output: &OutputArgs,
+    overwrite: bool,
+    bench: B,
+    spec: Result<B::Spec, String>,
+) -> anyhow::Result<i32> {
+    mpi_rank(
+        mpi,
+        output,
+        overwrite,
+        B::WHAT,
+        spec,
+        |ranks, spec, stop, document, say| {
+            fathom::commands::ranks::on_every_rank(
+                ranks,
+                fathom::commands::ranks::Ranked { bench, document },
+                spec,
+                stop,
+                say,
+            )
+        },
+    )
+}
+
+#[cfg(not(feature = "mpi"))]
+pub(crate) fn mpi_bench<B: fathom::commands::benchmark::Benchmark>(
+    _: &MpiArgs,
+    _: &OutputArgs,
+    _: bool,
+    _: B,
+    _: Result<B::Spec, String>,
+) -> anyhow::Result<i32> {
+    Err(fathom::util::error::UsageError(
+        "--mpi: this fathom was built without MPI (cargo build --release --features mpi)".into(),
+    )
+    .into())
+}
+
 /// How every rank of an MPI job ends, whatever it ran: rank 0 emits the
 /// cluster document (or says the error every rank shares); the other ranks
 /// wait until it has, then leave; a job with a lost rank, or one being

@@ -4,7 +4,6 @@
 use super::OutputArgs;
 use super::driver::Driver;
 use clap::Args;
-use fathom::commands::meta;
 use fathom::report::destination;
 use fathom::report::{self, OutputFormat, Report};
 use fathom::result::RunResult;
@@ -65,14 +64,8 @@ pub fn meta_command(args: &MetaArgs) -> anyhow::Result<i32> {
             .map_err(|e| UsageError(format!("--block: {e}")))?
             .unwrap_or(0),
     };
-    meta::validate(&spec)?;
-    let driver = Driver::start(&args.output, args.replace.overwrite)?;
-    let mut document = driver.session().document().clone();
-    let board = driver.session().board();
-    let result = meta::run(&spec, &driver.stop, board.as_deref())?;
-    document.interrupted = result.interrupted;
-    document.results.push(RunResult::Meta(result));
-    driver.finish(&document, false)
+    let bench = fathom::commands::benchmark::MetaBench;
+    super::driver::drive(&bench, &[spec], &args.output, args.replace.overwrite, false)
 }
 
 #[derive(Args, Debug)]

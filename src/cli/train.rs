@@ -2,10 +2,10 @@
 //! library's checks and run, and the document out.
 
 use super::OutputArgs;
-use super::driver::Driver;
+use super::driver::drive;
 use clap::Args;
+use fathom::commands::benchmark::TrainBench;
 use fathom::commands::train::{self, CheckpointAsk, TrainingAsk};
-use fathom::result::RunResult;
 use fathom::spec::train::{AcceleratorType, TrainSpec, TrainWorkload};
 use fathom::util::error::UsageError;
 use fathom::util::units::{parse_duration, parse_size};
@@ -227,60 +227,12 @@ pub fn spec_of(args: &TrainArgs) -> Result<TrainSpec, UsageError> {
 pub fn train_command(args: &TrainArgs) -> anyhow::Result<i32> {
     super::no_fio_form(&args.output, "a training run")?;
     let spec = spec_of(args)?;
+    let bench = TrainBench {
+        overwrite: args.overwrite,
+        find_max: args.find_max,
+    };
     if args.mpi.mpi {
-        return mpi_train(args, spec);
+        return super::mpi_bench(&args.mpi, &args.output, args.overwrite, bench, Ok(spec));
     }
-    let checked = train::check(&spec, args.overwrite)?;
-    let driver = Driver::start(&args.output, args.overwrite)?;
-    let board = driver.session().board();
-    let say = |line: &str| eprintln!("fathom: {line}");
-    let result = train::run(checked, &driver.stop, board.as_deref(), args.find_max, &say)?;
-    let mut document = driver.session().document().clone();
-    document.interrupted = result.interrupted();
-    if let Some(why) = result.failure() {
-        document.failure = Some(why.clone());
-    }
-    let failed = result.failed();
-    document.results.push(RunResult::Train(result));
-    driver.finish(&document, failed)
-}
-
-/// `fathom train --mpi`: this process is one rank (a host of
-/// accelerators) in a directory of its own; rank 0 writes the cluster
-/// document, AU and tails merged over every rank's accelerators.
-#[cfg(feature = "mpi")]
-fn mpi_train(args: &TrainArgs, spec: TrainSpec) -> anyhow::Result<i32> {
-    if args.find_max {
-        return Err(UsageError(
-            "--mpi: --find-max-accelerators searches on one host; run it without MPI".into(),
-        )
-        .into());
-    }
-    super::mpi::mpi_rank(
-        &args.mpi,
-        &args.output,
-        args.overwrite,
-        "a training run",
-        Ok(spec),
-        |ranks, spec, stop, document, say| {
-            fathom::commands::ranks::on_every_rank(
-                ranks,
-                fathom::commands::ranks::TrainRanks {
-                    overwrite: args.overwrite,
-                    document,
-                },
-                spec,
-                stop,
-                say,
-            )
-        },
-    )
-}
-
-#[cfg(not(feature = "mpi"))]
-fn mpi_train(_: &TrainArgs, _: TrainSpec) -> anyhow::Result<i32> {
-    Err(UsageError(
-        "--mpi: this fathom was built without MPI (cargo build --release --features mpi)".into(),
-    )
-    .into())
+    drive(&bench, &[spec], &args.output, args.overwrite, false)
 }

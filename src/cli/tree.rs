@@ -2,10 +2,9 @@
 //! and the document out.
 
 use super::OutputArgs;
-use super::driver::Driver;
+use super::driver::drive;
 use clap::Args;
-use fathom::commands::tree;
-use fathom::result::RunResult;
+use fathom::commands::benchmark::TreeBench;
 use fathom::spec::tree::{TreePhase, TreeShape, TreeSpec, TreeSync};
 use fathom::util::error::UsageError;
 use fathom::util::units::{parse_duration, parse_size};
@@ -148,8 +147,11 @@ pub fn tree_command(args: &TreeArgs) -> anyhow::Result<i32> {
         seed: args.seed,
         fio: None,
     };
+    let bench = TreeBench {
+        overwrite: args.overwrite,
+    };
     if args.mpi.mpi {
-        return mpi_tree(args, spec);
+        return super::mpi_bench(&args.mpi, &args.output, args.overwrite, bench, Ok(spec));
     }
     if args.shared_dir {
         return Err(UsageError(
@@ -157,36 +159,7 @@ pub fn tree_command(args: &TreeArgs) -> anyhow::Result<i32> {
         )
         .into());
     }
-    let phases = tree::check(&spec, args.overwrite)?;
-    let driver = Driver::start(&args.output, args.overwrite)?;
-    let document = measure(&spec, &phases, args.overwrite, &driver)?;
-    driver.finish(&document, document.failure.is_some())
-}
-
-/// Runs the checked `phases` of `spec` under `driver` (its signals and
-/// watchers) into a document.
-pub(super) fn measure(
-    spec: &TreeSpec,
-    phases: &[TreePhase],
-    overwrite: bool,
-    driver: &Driver,
-) -> anyhow::Result<fathom::result::Document> {
-    let mut document = driver.session().document().clone();
-    let board = driver.session().board();
-    let result = tree::run(
-        spec,
-        phases,
-        overwrite,
-        &driver.stop,
-        board.as_deref(),
-        None,
-    )?;
-    document.interrupted = result.interrupted;
-    if let Some(why) = &result.failure {
-        document.failure = Some(why.clone());
-    }
-    document.results.push(RunResult::Tree(result));
-    Ok(document)
+    drive(&bench, &[spec], &args.output, args.overwrite, false)
 }
 
 /// fio's file-operation jobs (`ioengine=filecreate` and the like) as
@@ -196,56 +169,6 @@ pub(super) fn run_fio_tree(
     output: &OutputArgs,
     dry_run: bool,
 ) -> anyhow::Result<i32> {
-    let phases = tree::check(spec, false)?;
-    if dry_run {
-        // The plan only: nothing is made, opened or removed.
-        let names: Vec<&str> = phases.iter().map(|p| p.name()).collect();
-        println!(
-            "plan: 1 tree run in {}: {} thread{}, depth {}, width {}, {} files per directory; phases {}",
-            spec.dir,
-            spec.threads,
-            if spec.threads == 1 { "" } else { "s" },
-            spec.shape.depth,
-            spec.shape.width,
-            spec.shape.files,
-            names.join(", ")
-        );
-        return Ok(0);
-    }
-    let driver = Driver::start(output, false)?;
-    let document = measure(spec, &phases, false, &driver)?;
-    driver.finish(&document, document.failure.is_some())
-}
-
-/// `fathom tree --mpi`: this process is one rank, on a tree of its own;
-/// rank 0 writes the cluster document.
-#[cfg(feature = "mpi")]
-fn mpi_tree(args: &TreeArgs, spec: TreeSpec) -> anyhow::Result<i32> {
-    super::mpi::mpi_rank(
-        &args.mpi,
-        &args.output,
-        args.overwrite,
-        "a tree run",
-        Ok(spec),
-        |ranks, spec, stop, document, say| {
-            fathom::commands::ranks::on_every_rank(
-                ranks,
-                fathom::commands::ranks::TreeRanks {
-                    overwrite: args.overwrite,
-                    document,
-                },
-                spec,
-                stop,
-                say,
-            )
-        },
-    )
-}
-
-#[cfg(not(feature = "mpi"))]
-fn mpi_tree(_: &TreeArgs, _: TreeSpec) -> anyhow::Result<i32> {
-    Err(UsageError(
-        "--mpi: this fathom was built without MPI (cargo build --release --features mpi)".into(),
-    )
-    .into())
+    let bench = TreeBench { overwrite: false };
+    drive(&bench, std::slice::from_ref(spec), output, false, dry_run)
 }

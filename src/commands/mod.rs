@@ -1,6 +1,7 @@
 //! The library side of the commands built on runs: each takes specs,
 //! drives runs through [`crate::run`], and returns its result; none prints.
 
+pub mod benchmark;
 pub mod capacity;
 pub mod certify;
 pub mod crashcheck;

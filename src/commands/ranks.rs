@@ -527,36 +527,17 @@ fn stopped_short(doc: &crate::result::Document) -> Option<String> {
         .or_else(|| doc.results.iter().find_map(|r| r.kind().failure()))
 }
 
-/// A copy of `document` holding `result` alone.
-fn holding(
-    document: &crate::result::Document,
-    result: impl crate::result::kind::OneKind,
-) -> crate::result::Document {
-    let mut document = document.clone();
-    document.interrupted = result.interrupted();
-    document.results.push(result.into_result());
-    document
-}
-
-/// `fathom tree --mpi`: rank 0's spec is run by every rank on a tree of
-/// its own (`DIR/fathom-tree.rankN`, DIR's `{rank}` and `{host}` its
-/// own) or, with `--shared-dir`, on one tree they share; every phase
-/// started on a vote, so the ranks' phases run at the same time and a cut
-/// phase (`--phase-time`) ends on every rank's clock together. The
-/// cluster document merges the ranks' histograms exactly and keeps every
-/// rank's threads.
-pub struct TreeRanks {
-    pub overwrite: bool,
+/// Any kind of run under MPI: rank 0's spec made each rank's own part,
+/// checked, and run with the ranks' vote as its barrier.
+pub struct Ranked<B> {
+    pub bench: B,
     pub document: crate::result::Document,
 }
 
-impl RankRun for TreeRanks {
-    type Spec = crate::spec::tree::TreeSpec;
-    type Checked = (
-        crate::spec::tree::TreeSpec,
-        Vec<crate::spec::tree::TreePhase>,
-    );
-    const WHAT: &'static str = "the tree";
+impl<B: crate::commands::benchmark::Benchmark> RankRun for Ranked<B> {
+    type Spec = B::Spec;
+    type Checked = B::Checked;
+    const WHAT: &'static str = B::WHAT;
 
     fn check(
         &mut self,
@@ -564,133 +545,32 @@ impl RankRun for TreeRanks {
         ranks: &Ranks,
         host: &str,
     ) -> Result<Self::Checked, String> {
-        spec.rank = Some(ranks.rank());
-        spec.ranks = Some(ranks.size());
-        let named = ["{rank}", "{host}"]
-            .into_iter()
-            .find(|n| spec.dir.contains(n));
-        if let Some(n) = named.filter(|_| spec.shared_dir) {
-            return Err(format!(
-                "--shared-dir: DIR names {n}, so the ranks would not share it"
-            ));
-        }
-        spec.dir = crate::input::plan::rank_path(&spec.dir, ranks.rank(), host);
-        let phases = crate::commands::tree::check(&spec, self.overwrite).map_err(|e| e.0)?;
-        Ok((spec, phases))
+        let place = crate::commands::benchmark::Place {
+            rank: ranks.rank(),
+            ranks: ranks.size(),
+            host,
+        };
+        self.bench.own_part(&mut spec, &place)?;
+        self.bench.check(&spec).map_err(|e| e.0)
     }
 
     fn run(
         &mut self,
-        (spec, phases): Self::Checked,
+        checked: Self::Checked,
         ranks: &std::rc::Rc<Ranks>,
         stop: &crate::util::stop::StopFlag,
         _: &dyn Fn(String),
     ) -> anyhow::Result<crate::result::Document> {
         let voter = ranks.clone();
         let meet = move |ok: bool| voter.vote(ok);
-        let r =
-            crate::commands::tree::run(&spec, &phases, self.overwrite, stop, None, Some(&meet))?;
-        Ok(holding(&self.document, r))
-    }
-}
-
-/// Makes `path` (a directory, a prefix) this rank's own, its `{rank}`
-/// and `{host}` filled in; one that names neither would be shared by
-/// every rank, and is refused with `refusal`.
-fn made_own(path: &mut String, ranks: &Ranks, host: &str, refusal: &str) -> Result<(), String> {
-    if !["{rank}", "{host}"].into_iter().any(|n| path.contains(n)) {
-        return Err(refusal.into());
-    }
-    *path = crate::input::plan::rank_path(path, ranks.rank(), host);
-    Ok(())
-}
-
-/// `fathom train --mpi`: every rank (a host of accelerators) runs rank
-/// 0's training or checkpoint run at once, each in a directory of its
-/// own (`{rank}` or `{host}` in DIR); the cluster document's AU is over
-/// every rank's accelerators, its tails exact.
-pub struct TrainRanks {
-    pub overwrite: bool,
-    pub document: crate::result::Document,
-}
-
-impl RankRun for TrainRanks {
-    type Spec = crate::spec::train::TrainSpec;
-    type Checked = crate::commands::train::Checked;
-    const WHAT: &'static str = "the training run";
-
-    fn check(
-        &mut self,
-        mut spec: Self::Spec,
-        ranks: &Ranks,
-        host: &str,
-    ) -> Result<Self::Checked, String> {
-        use crate::spec::train::TrainSpec;
-        let dir = match &mut spec {
-            TrainSpec::Training(t) => &mut t.dir,
-            TrainSpec::Checkpoint(c) => &mut c.dir,
+        let cx = crate::commands::benchmark::Context {
+            stop,
+            board: None,
+            meet: Some(&meet),
+            say: &|_| {},
         };
-        made_own(
-            dir,
-            ranks,
-            host,
-            "--mpi: name each rank's directory with {rank} or {host} (DIR/{rank}): ranks sharing one directory would each find the others' files there",
-        )?;
-        crate::commands::train::check(&spec, self.overwrite).map_err(|e| e.0)
-    }
-
-    fn run(
-        &mut self,
-        checked: Self::Checked,
-        ranks: &std::rc::Rc<Ranks>,
-        stop: &crate::util::stop::StopFlag,
-        _: &dyn Fn(String),
-    ) -> anyhow::Result<crate::result::Document> {
-        ranks.vote(true);
-        let r = crate::commands::train::run(checked, stop, None, false, &|_| {})?;
-        Ok(holding(&self.document, r))
-    }
-}
-
-/// `fathom run s3://... --mpi`: every rank runs rank 0's object-store run
-/// at once, `{rank}` and `{host}` in the target's prefix made its own
-/// (each rank's objects under a prefix of its own, as the gate asks); the
-/// cluster document merges the ranks exactly.
-pub struct ObjectRanks {
-    pub document: crate::result::Document,
-}
-
-impl RankRun for ObjectRanks {
-    type Spec = crate::spec::object::ObjectSpec;
-    type Checked = crate::commands::object::Checked;
-    const WHAT: &'static str = "the object-store run";
-
-    fn check(
-        &mut self,
-        mut spec: Self::Spec,
-        ranks: &Ranks,
-        host: &str,
-    ) -> Result<Self::Checked, String> {
-        made_own(
-            &mut spec.target.prefix,
-            ranks,
-            host,
-            "--mpi: name each rank's prefix with {rank} (s3://BUCKET/PREFIX-{rank}): ranks sharing one prefix would each find the others' objects there",
-        )?;
-        crate::commands::object::check(&spec).map_err(|e| e.0)
-    }
-
-    fn run(
-        &mut self,
-        checked: Self::Checked,
-        ranks: &std::rc::Rc<Ranks>,
-        stop: &crate::util::stop::StopFlag,
-        _: &dyn Fn(String),
-    ) -> anyhow::Result<crate::result::Document> {
-        // The ranks start together, once every one has checked its store.
-        ranks.vote(true);
-        let r = crate::commands::object::run(checked, stop, None);
-        Ok(holding(&self.document, r))
+        let r = self.bench.run(checked, &cx)?;
+        Ok(crate::commands::benchmark::holding(&self.document, r))
     }
 }
 

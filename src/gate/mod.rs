@@ -92,7 +92,9 @@ pub fn absolute(path: &Path) -> PathBuf {
 
 /// The tests' handshake (`FATHOM_TEST_VERIFY_HANDSHAKE=DIR`): makes
 /// `DIR/written`, then waits, at most a minute and while `stopped` says
-/// no, for the test to make `DIR/go`, which it then removes.
+/// no, for the test to make `DIR/go`, which it then removes. Only in the
+/// tests' build (`--features test-hooks`).
+#[cfg(feature = "test-hooks")]
 pub fn handshake_for_tests(dir: &Path, stopped: &dyn Fn() -> bool) {
     if std::fs::write(dir.join("written"), b"").is_err() {
         return;

@@ -464,9 +464,13 @@ fn drop_cached(target: &PreparedTarget) -> anyhow::Result<()> {
 /// Lets the tests tamper with a target between the write phase and the
 /// read-back: with `FATHOM_TEST_VERIFY_HANDSHAKE=DIR`, fathom creates
 /// `DIR/written` and waits (at most a minute) for `DIR/go`.
+#[cfg(feature = "test-hooks")]
 fn test_handshake(stop: &StopFlag) {
     let Some(dir) = std::env::var_os("FATHOM_TEST_VERIFY_HANDSHAKE") else {
         return;
     };
     crate::gate::handshake_for_tests(std::path::Path::new(&dir), &|| stop.is_set());
 }
+
+#[cfg(not(feature = "test-hooks"))]
+fn test_handshake(_: &StopFlag) {}

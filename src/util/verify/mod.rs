@@ -392,6 +392,7 @@ impl Gaps {
 /// Lets the tests make each interleaved check slow
 /// (`FATHOM_TEST_CHECK_DELAY_MS=N`), to show that the time it takes is not
 /// counted as latency of the I/Os completing around it.
+#[cfg(feature = "test-hooks")]
 fn test_check_delay() -> Option<std::time::Duration> {
     static DELAY: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
     *DELAY.get_or_init(|| {
@@ -401,6 +402,11 @@ fn test_check_delay() -> Option<std::time::Duration> {
             .ok()
             .map(std::time::Duration::from_millis)
     })
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn test_check_delay() -> Option<std::time::Duration> {
+    None
 }
 
 /// Checks one block right after its write completed (interleaved mode).
