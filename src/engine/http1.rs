@@ -7,7 +7,7 @@
 //! is most of the client's cost on a small GET. Answers are parsed by
 //! httparse.
 
-use super::request::{Failure, Outcome, Timing, status_failure};
+use super::request::{Failure, ObjectMethod, ObjectTransport, Outcome, Timing, status_failure};
 use crate::util::stop::StopFlag;
 use std::io::{IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -31,6 +31,32 @@ pub struct Http1Connection {
     stream: Option<TcpStream>,
     head: Vec<u8>,
     input: Vec<u8>,
+}
+
+impl ObjectTransport for Http1Connection {
+    fn bound(&mut self, until: Option<Instant>, stop: &StopFlag) {
+        Http1Connection::bound(self, until, Some(stop.clone()));
+    }
+
+    fn send(
+        &mut self,
+        method: ObjectMethod,
+        url: &str,
+        range: Option<(u64, u64)>,
+        body: &[u8],
+        sink: &mut [u8],
+    ) -> Outcome {
+        self.request(method.as_str(), path_and_query(url), range, body, sink)
+    }
+}
+
+/// The path and query of a signed URL: what an HTTP/1.1 request line names.
+fn path_and_query(url: &str) -> &str {
+    let after_scheme = url.find("://").map(|i| i + 3).unwrap_or(0);
+    match url[after_scheme..].find('/') {
+        Some(i) => &url[after_scheme + i..],
+        None => "/",
+    }
 }
 
 /// What an answer's head says of its body.

@@ -1,6 +1,50 @@
 //! How a request to an object store ended: its times to the answer's
 //! first and last byte, or its failure (an error status and the S3 code
-//! its body named, or no answer), the same for every S3 engine.
+//! its body named, or no answer), the same for every S3 engine; and the
+//! one way an object request is sent, whatever connection carries it.
+
+use crate::util::stop::StopFlag;
+use std::time::Instant;
+
+/// The requests a worker makes of objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectMethod {
+    Get,
+    Put,
+    Head,
+    Delete,
+}
+
+impl ObjectMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectMethod::Get => "GET",
+            ObjectMethod::Put => "PUT",
+            ObjectMethod::Head => "HEAD",
+            ObjectMethod::Delete => "DELETE",
+        }
+    }
+}
+
+/// How a worker's object requests reach the store: each S3 operation is
+/// written once, over this, and a connection of each kind (plain HTTP/1.1,
+/// ureq's for TLS) implements it.
+pub trait ObjectTransport: Send {
+    /// Requests from now on end by `until` (the run's end, with its
+    /// grace) and at `stop`; one cut there is [`Failure::Unfinished`].
+    fn bound(&mut self, until: Option<Instant>, stop: &StopFlag);
+    /// Sends `method` to the signed `url` (the bytes `range` of the object,
+    /// `body` as its content), the answer's body read into `sink` and
+    /// dropped, and times it.
+    fn send(
+        &mut self,
+        method: ObjectMethod,
+        url: &str,
+        range: Option<(u64, u64)>,
+        body: &[u8],
+        sink: &mut [u8],
+    ) -> Outcome;
+}
 
 /// How a request ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

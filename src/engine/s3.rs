@@ -58,8 +58,8 @@ pub struct StoreAddress {
     pub credentials: Credentials,
 }
 
-use super::request::status_failure;
 pub use super::request::{Failure, Outcome, Timing};
+use super::request::{ObjectMethod, ObjectTransport, status_failure};
 
 /// One worker's connection to a store.
 pub struct S3Client {
@@ -69,8 +69,9 @@ pub struct S3Client {
     pub endpoint: String,
     sink: Vec<u8>,
     signed: Signed,
-    /// Object requests to an http:// endpoint go this way (see http1.rs).
-    plain: Option<super::http1::Http1Connection>,
+    /// How GET, PUT, HEAD and DELETE go: a plain connection to an
+    /// http:// endpoint (see http1.rs), else ureq's.
+    objects: Box<dyn ObjectTransport>,
     /// Object requests end by then (the run's end), and at a stop.
     until: Option<Instant>,
     stop: Option<crate::util::stop::StopFlag>,
@@ -91,12 +92,6 @@ impl S3Client {
             .map_err(|e| format!("--s3-endpoint {}: {e}", address.endpoint))?;
         // The host requests go to, and are signed for: BUCKET.HOST under
         // virtual-hosted addressing.
-        let plain = match bucket.object_url("") {
-            Ok(base) if base.scheme() == "http" => {
-                Some(super::http1::Http1Connection::new(&base, REQUEST_TIMEOUT)?)
-            }
-            _ => None,
-        };
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_idle_connections_per_host(connections.max(1))
@@ -112,6 +107,16 @@ impl S3Client {
             .max_redirects(0)
             .build()
             .into();
+        let objects: Box<dyn ObjectTransport> = match bucket.object_url("") {
+            Ok(base) if base.scheme() == "http" => {
+                Box::new(super::http1::Http1Connection::new(&base, REQUEST_TIMEOUT)?)
+            }
+            _ => Box::new(UreqObjects {
+                agent: agent.clone(),
+                until: None,
+                stop: None,
+            }),
+        };
         Ok(S3Client {
             agent,
             bucket,
@@ -119,7 +124,7 @@ impl S3Client {
             endpoint: address.endpoint.clone(),
             sink: vec![0; 256 << 10],
             signed: Signed::default(),
-            plain,
+            objects,
             until: None,
             stop: None,
         })
@@ -131,27 +136,17 @@ impl S3Client {
     pub fn bound(&mut self, until: Option<Instant>, stop: &crate::util::stop::StopFlag) {
         self.until = until;
         self.stop = Some(stop.clone());
-        if let Some(plain) = self.plain.as_mut() {
-            plain.bound(until, Some(stop.clone()));
-        }
+        self.objects.bound(until, stop);
     }
 
     /// The most a request sent now may take, by the bound.
     fn limit(&self) -> Option<Duration> {
-        self.until.map(|u| {
-            u.saturating_duration_since(Instant::now())
-                .max(Duration::from_millis(1))
-        })
+        bound_left(self.until)
     }
 
     /// A failure at the bound or after a stop is an unfinished request.
     fn settled<T>(&self, outcome: Result<T, Failure>) -> Result<T, Failure> {
-        let cut = self.until.is_some_and(|u| Instant::now() >= u)
-            || self.stop.as_ref().is_some_and(|s| s.is_set());
-        match outcome {
-            Err(Failure::Transport(_)) if cut => Err(Failure::Unfinished),
-            other => other,
-        }
+        settled(self.until, self.stop.as_ref(), outcome)
     }
 
     /// The signed URL of a GET (or a HEAD) of `key`, kept for reuse.
@@ -169,95 +164,38 @@ impl S3Client {
     /// GET of `key`, whole or the bytes `range` (offset, length).
     pub fn get(&mut self, key: &str, range: Option<(u64, u64)>) -> Outcome {
         let url = self.signed_for_reading(false, key);
-        if let Some(plain) = self.plain.as_mut() {
-            return plain.request("GET", path_and_query(&url), range, &[], &mut self.sink);
-        }
-        let (agent, limit) = (self.agent.clone(), self.limit());
-        let sink = &mut self.sink;
-        let outcome = timed(
-            || {
-                let mut req = agent.get(url.as_str());
-                if let Some((off, len)) = range {
-                    req = req.header("Range", format!("bytes={off}-{}", off + len - 1));
-                }
-                req.config().timeout_global(limit).build().call()
-            },
-            sink,
-        );
-        self.settled(outcome)
+        self.objects
+            .send(ObjectMethod::Get, &url, range, &[], &mut self.sink)
     }
 
     /// PUT of `body` as `key`, in one request.
     pub fn put(&mut self, key: &str, body: &[u8]) -> Outcome {
         let url = PutObject::new(&self.bucket, Some(&self.credentials), key).sign(SIGNED_FOR);
-        if let Some(plain) = self.plain.as_mut() {
-            let mut t = plain.request(
-                "PUT",
-                path_and_query(url.as_str()),
-                None,
-                body,
-                &mut self.sink,
-            )?;
-            t.bytes = body.len() as u64;
-            return Ok(t);
-        }
-        let (agent, limit) = (self.agent.clone(), self.limit());
-        let sink = &mut self.sink;
-        let outcome = timed(
-            || {
-                agent
-                    .put(url.as_str())
-                    .config()
-                    .timeout_global(limit)
-                    .build()
-                    .send(body)
-            },
-            sink,
-        );
-        let mut t = self.settled(outcome)?;
+        let mut t =
+            self.objects
+                .send(ObjectMethod::Put, url.as_str(), None, body, &mut self.sink)?;
         t.bytes = body.len() as u64;
         Ok(t)
     }
 
     pub fn head(&mut self, key: &str) -> Outcome {
         let url = self.signed_for_reading(true, key);
-        if let Some(plain) = self.plain.as_mut() {
-            return plain.request("HEAD", path_and_query(&url), None, &[], &mut self.sink);
-        }
-        self.without_body("HEAD", &url)
+        let mut t = self
+            .objects
+            .send(ObjectMethod::Head, &url, None, &[], &mut self.sink)?;
+        t.bytes = 0;
+        Ok(t)
     }
 
     pub fn delete(&mut self, key: &str) -> Outcome {
         let url = DeleteObject::new(&self.bucket, Some(&self.credentials), key).sign(SIGNED_FOR);
-        if let Some(plain) = self.plain.as_mut() {
-            let mut t = plain.request(
-                "DELETE",
-                path_and_query(url.as_str()),
-                None,
-                &[],
-                &mut self.sink,
-            )?;
-            t.bytes = 0;
-            return Ok(t);
-        }
-        self.without_body("DELETE", url.as_str())
-    }
-
-    /// A HEAD or DELETE through ureq, bounded as every object request is.
-    fn without_body(&mut self, method: &str, url: &str) -> Outcome {
-        let (agent, limit) = (self.agent.clone(), self.limit());
-        let sink = &mut self.sink;
-        let outcome = timed(
-            || {
-                let request = match method {
-                    "HEAD" => agent.head(url),
-                    _ => agent.delete(url),
-                };
-                request.config().timeout_global(limit).build().call()
-            },
-            sink,
-        );
-        let mut t = self.settled(outcome)?;
+        let mut t = self.objects.send(
+            ObjectMethod::Delete,
+            url.as_str(),
+            None,
+            &[],
+            &mut self.sink,
+        )?;
         t.bytes = 0;
         Ok(t)
     }
@@ -472,15 +410,6 @@ impl S3Client {
     }
 }
 
-/// `/bucket/key?X-Amz-...` of a signed URL.
-fn path_and_query(url: &str) -> &str {
-    let after_scheme = url.find("://").map(|i| i + 3).unwrap_or(0);
-    match url[after_scheme..].find('/') {
-        Some(i) => &url[after_scheme + i..],
-        None => "/",
-    }
-}
-
 /// The gate's questions about keys, answered by this client.
 impl crate::gate::bucket::Keys for S3Client {
     fn keys_under(&mut self, prefix: &str, max: u32) -> Result<(Vec<String>, bool), String> {
@@ -525,6 +454,79 @@ impl crate::gate::bucket::Keys for S3Client {
             Ok(_) | Err(Failure::Status { status: 404, .. }) => Ok(()),
             Err(e) => Err(e.to_string()),
         }
+    }
+}
+
+/// Object requests through ureq's pool: TLS endpoints.
+struct UreqObjects {
+    agent: ureq::Agent,
+    until: Option<Instant>,
+    stop: Option<crate::util::stop::StopFlag>,
+}
+
+impl ObjectTransport for UreqObjects {
+    fn bound(&mut self, until: Option<Instant>, stop: &crate::util::stop::StopFlag) {
+        self.until = until;
+        self.stop = Some(stop.clone());
+    }
+
+    fn send(
+        &mut self,
+        method: ObjectMethod,
+        url: &str,
+        range: Option<(u64, u64)>,
+        body: &[u8],
+        sink: &mut [u8],
+    ) -> Outcome {
+        let limit = bound_left(self.until);
+        let agent = &self.agent;
+        let outcome = timed(
+            || {
+                let request = match method {
+                    ObjectMethod::Get => agent.get(url),
+                    ObjectMethod::Head => agent.head(url),
+                    ObjectMethod::Delete => agent.delete(url),
+                    ObjectMethod::Put => {
+                        return agent
+                            .put(url)
+                            .config()
+                            .timeout_global(limit)
+                            .build()
+                            .send(body);
+                    }
+                };
+                let request = match range {
+                    Some((off, len)) => {
+                        request.header("Range", format!("bytes={off}-{}", off + len - 1))
+                    }
+                    None => request,
+                };
+                request.config().timeout_global(limit).build().call()
+            },
+            sink,
+        );
+        settled(self.until, self.stop.as_ref(), outcome)
+    }
+}
+
+/// The most a request sent now may take, by the bound `until`.
+fn bound_left(until: Option<Instant>) -> Option<Duration> {
+    until.map(|u| {
+        u.saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1))
+    })
+}
+
+/// A failure at the bound or after a stop is an unfinished request.
+fn settled<T>(
+    until: Option<Instant>,
+    stop: Option<&crate::util::stop::StopFlag>,
+    outcome: Result<T, Failure>,
+) -> Result<T, Failure> {
+    let cut = until.is_some_and(|u| Instant::now() >= u) || stop.is_some_and(|s| s.is_set());
+    match outcome {
+        Err(Failure::Transport(_)) if cut => Err(Failure::Unfinished),
+        other => other,
     }
 }
 
@@ -611,5 +613,98 @@ mod tests {
         assert_eq!(f.key(), "403 SignatureDoesNotMatch");
         assert_eq!(check_status(500, "").unwrap_err().key(), "500");
         assert!(check_status(206, "").is_ok());
+    }
+
+    /// Answers each of `answers` once on 127.0.0.1, returning what each
+    /// request sent (its head and body).
+    fn store(answers: Vec<&'static str>) -> (String, std::thread::JoinHandle<Vec<String>>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = format!("http://{}", listener.local_addr().unwrap());
+        let served = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            for answer in answers {
+                let (mut conn, _) = listener.accept().unwrap();
+                conn.set_read_timeout(Some(Duration::from_millis(300)))
+                    .unwrap();
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                // Until the client waits for the answer: its head, and a body
+                // as long as it said.
+                while let Ok(n) = conn.read(&mut buf) {
+                    got.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&got).to_lowercase();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length = text
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length: "))
+                            .map_or(0, |n| n.trim().parse().unwrap());
+                        if got.len() >= end + 4 + length {
+                            break;
+                        }
+                    }
+                    if n == 0 {
+                        break;
+                    }
+                }
+                conn.write_all(answer.as_bytes()).unwrap();
+                seen.push(String::from_utf8_lossy(&got).into_owned());
+            }
+            seen
+        });
+        (address, served)
+    }
+
+    /// ureq's way (an https:// store's) sends each object request as the
+    /// plain connection does: the method, the range, the body; it reads
+    /// and counts the answer, and names an error's code.
+    #[test]
+    fn object_requests_through_ureq_are_sent_and_timed() {
+        let (address, served) = store(vec![
+            "HTTP/1.1 206 Partial Content\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            "HTTP/1.1 404 Not Found\r\nContent-Length: 46\r\nConnection: close\r\n\r\n<Error><Code>NoSuchKey</Code></Error>         ",
+        ]);
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let mut objects = UreqObjects {
+            agent,
+            until: None,
+            stop: None,
+        };
+        let mut sink = vec![0; 64];
+        let url = format!("{address}/b/k?X-Amz-Signature=s");
+        let got = objects
+            .send(ObjectMethod::Get, &url, Some((10, 5)), &[], &mut sink)
+            .unwrap();
+        assert_eq!(got.bytes, 5);
+        assert!(got.first_byte_ns <= got.last_byte_ns);
+        objects
+            .send(ObjectMethod::Put, &url, None, b"data!", &mut sink)
+            .unwrap();
+        let missing = objects
+            .send(ObjectMethod::Head, &url, None, &[], &mut sink)
+            .unwrap_err();
+        assert_eq!(
+            missing.key(),
+            "404",
+            "a HEAD's answer has no body to name a code"
+        );
+        let seen = served.join().unwrap();
+        assert!(
+            seen[0].starts_with("GET /b/k?X-Amz-Signature=s "),
+            "{}",
+            seen[0]
+        );
+        assert!(
+            seen[0].to_lowercase().contains("range: bytes=10-14"),
+            "{}",
+            seen[0]
+        );
+        assert!(seen[1].starts_with("PUT /b/k"), "{}", seen[1]);
+        assert!(seen[1].ends_with("data!"), "{}", seen[1]);
+        assert!(seen[2].starts_with("HEAD /b/k"), "{}", seen[2]);
     }
 }
