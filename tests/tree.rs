@@ -534,3 +534,53 @@ fn a_kept_tree_stays_kept_and_a_failure_names_its_path() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("fathom-tree"));
 }
+
+/// A kept tree whose leaf was swapped for a link to a user's directory:
+/// the timed phases walk down from the tree's own directory without
+/// following a link, so delete and rename never reach the user's files,
+/// and a rename never replaces a name.
+#[test]
+fn a_leaf_swapped_for_a_link_leads_the_timed_phases_nowhere() {
+    let dir = tempdir_in_shm();
+    let d = dir.path().to_str().unwrap();
+    let shape = ["--depth", "1", "--width", "2", "--files", "5"];
+    run_ok(
+        &[
+            &["tree", d],
+            &shape[..],
+            &["--phases", "mkdir,create", "--leave"],
+        ]
+        .concat(),
+    );
+    let root = dir.path().join("fathom-tree");
+    let users = tempdir_in_shm();
+    for i in 0..5 {
+        std::fs::write(users.path().join(format!("f{i}")), "mine").unwrap();
+        std::fs::write(users.path().join(format!("r{i}")), "mine too").unwrap();
+    }
+    std::fs::remove_dir_all(root.join("d1")).unwrap();
+    std::os::unix::fs::symlink(users.path(), root.join("d1")).unwrap();
+    for phase in ["rename", "delete"] {
+        let o = run(&[&["tree", d], &shape[..], &["--phases", phase, "--leave"]].concat());
+        assert_ne!(
+            o.status.code(),
+            Some(0),
+            "{phase}: the swapped leaf is an error"
+        );
+        for i in 0..5 {
+            let f = users.path().join(format!("f{i}"));
+            let r = users.path().join(format!("r{i}"));
+            assert_eq!(
+                std::fs::read_to_string(&f).unwrap(),
+                "mine",
+                "{phase}: {f:?}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(&r).unwrap(),
+                "mine too",
+                "{phase}: {r:?}"
+            );
+        }
+    }
+    std::fs::remove_file(root.join("d1")).unwrap();
+}

@@ -155,6 +155,22 @@ impl MadeDir {
         )
     }
 
+    /// The directory `relative` names below this one (this one itself when
+    /// it is empty), walked down to without following a link or leaving
+    /// this file system, held for a workload's timed operations.
+    pub fn open_below(&self, relative: &Path) -> io::Result<super::workload::WorkDir> {
+        if relative.as_os_str().is_empty() {
+            return Ok(super::workload::WorkDir::new(self.fd.try_clone()?));
+        }
+        let (dir, name) = self.parent_of(relative)?;
+        let from = dir.as_ref().map_or(self.fd.as_raw_fd(), |f| f.as_raw_fd());
+        let fd = open_at(from, Path::new(name))?;
+        if File::from(fd.try_clone()?).metadata()?.dev() != self.id.dev {
+            return Err(io::Error::other("leads onto another file system"));
+        }
+        Ok(super::workload::WorkDir::new(fd))
+    }
+
     fn unlink(&self, relative: &Path, flags: libc::c_int) -> io::Result<()> {
         let (dir, name) = self.parent_of(relative)?;
         let from = dir.as_ref().map_or(self.fd.as_raw_fd(), |f| f.as_raw_fd());
@@ -199,7 +215,7 @@ fn split(relative: &Path) -> io::Result<(Vec<&std::ffi::OsStr>, &std::ffi::OsStr
     Ok((names, last))
 }
 
-fn cstring(bytes: &[u8]) -> io::Result<CString> {
+pub(super) fn cstring(bytes: &[u8]) -> io::Result<CString> {
     CString::new(bytes).map_err(|_| io::Error::other("a name with a NUL byte"))
 }
 
@@ -228,7 +244,7 @@ fn open_dir(dirfd: libc::c_int, path: &Path, follow: bool) -> io::Result<OwnedFd
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn stat_at(dirfd: libc::c_int, name: &CString) -> io::Result<libc::stat> {
+pub(super) fn stat_at(dirfd: libc::c_int, name: &CString) -> io::Result<libc::stat> {
     // SAFETY: zeroed is a valid stat; fstatat fills it.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: a valid descriptor, C string and stat buffer.
@@ -239,7 +255,7 @@ fn stat_at(dirfd: libc::c_int, name: &CString) -> io::Result<libc::stat> {
     Ok(st)
 }
 
-fn unlink_at(dirfd: libc::c_int, name: &CString, flags: libc::c_int) -> io::Result<()> {
+pub(super) fn unlink_at(dirfd: libc::c_int, name: &CString, flags: libc::c_int) -> io::Result<()> {
     // SAFETY: a valid descriptor and C string.
     if unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) } < 0 {
         return Err(io::Error::last_os_error());

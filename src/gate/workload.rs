@@ -1,14 +1,106 @@
-//! The timed operations of the metadata workloads (`tree`, `meta`): made,
-//! read and removed by path, one system call each, because a path lookup
-//! is part of what mdtest and bonnie++ measure and what these workloads
-//! reproduce. They act only on names a layout made below a directory
-//! fathom made ([`super::remove::MadeDir`]) and checked by inode; the
-//! untimed clean-up after them goes through that directory instead.
+//! The timed operations of the metadata workloads (`tree`, `meta`), one
+//! system call each. A tree's act on a name in a [`WorkDir`]: a directory
+//! of the tree opened below the directory fathom made
+//! ([`super::remove::MadeDir::open_below`]) without following a link or
+//! leaving its file system, so a directory swapped for a link to a user's
+//! files, even mid-phase, leads nowhere; nothing is renamed over an
+//! existing name. `meta`'s act by path, below a directory this run made;
+//! the untimed clean-up after both goes through the made directory.
 
+use super::remove::{cstring, stat_at, unlink_at};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+
+/// A directory of a workload's, held open: its operations name a file in it.
+#[derive(Debug)]
+pub struct WorkDir {
+    fd: OwnedFd,
+}
+
+impl WorkDir {
+    pub(super) fn new(fd: OwnedFd) -> WorkDir {
+        WorkDir { fd }
+    }
+
+    fn open(&self, name: &str, flags: libc::c_int) -> io::Result<File> {
+        let c = cstring(name.as_bytes())?;
+        // SAFETY: a valid descriptor and C string; the descriptor returned
+        // is owned here.
+        let fd = unsafe {
+            libc::openat(
+                self.fd.as_raw_fd(),
+                c.as_ptr(),
+                flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0o644 as libc::c_uint,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a descriptor just opened and owned by nothing else.
+        Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Makes the new file `name` (never an existing one), open for writing
+    /// and reading.
+    pub fn new_file(&self, name: &str) -> io::Result<File> {
+        self.open(name, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL)
+    }
+
+    /// Opens the file `name` for reading.
+    pub fn open_file(&self, name: &str) -> io::Result<File> {
+        self.open(name, libc::O_RDONLY | libc::O_NONBLOCK)
+    }
+
+    /// Looks `name` up, as `stat` does, not following a link.
+    pub fn stat(&self, name: &str) -> io::Result<()> {
+        stat_at(self.fd.as_raw_fd(), &cstring(name.as_bytes())?).map(|_| ())
+    }
+
+    pub fn remove_file(&self, name: &str) -> io::Result<()> {
+        unlink_at(self.fd.as_raw_fd(), &cstring(name.as_bytes())?, 0)
+    }
+
+    pub fn make_dir(&self, name: &str) -> io::Result<()> {
+        let c = cstring(name.as_bytes())?;
+        // SAFETY: a valid descriptor and C string.
+        if unsafe { libc::mkdirat(self.fd.as_raw_fd(), c.as_ptr(), 0o755) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    pub fn remove_dir(&self, name: &str) -> io::Result<()> {
+        unlink_at(
+            self.fd.as_raw_fd(),
+            &cstring(name.as_bytes())?,
+            libc::AT_REMOVEDIR,
+        )
+    }
+
+    /// Renames `from` to `to` in this directory, never over a name there.
+    pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        let (a, b) = (cstring(from.as_bytes())?, cstring(to.as_bytes())?);
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: valid descriptors and C strings.
+        if unsafe { libc::renameat2(fd, a.as_ptr(), fd, b.as_ptr(), libc::RENAME_NOREPLACE) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Makes what the directory holds durable.
+    pub fn sync(&self) -> io::Result<()> {
+        // SAFETY: a valid descriptor.
+        if unsafe { libc::fsync(self.fd.as_raw_fd()) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
 
 /// Makes a new file (never an existing one) holding `payload`.
 pub fn create_file(path: &Path, payload: &[u8]) -> io::Result<()> {

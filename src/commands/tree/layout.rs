@@ -15,7 +15,13 @@ impl Layout {
     /// Directory `index` of level `level` (1 or deeper): `d3/d0/d7`, one
     /// digit in base `width` per level.
     pub fn dir(&self, level: u32, index: u64) -> PathBuf {
-        let mut path = self.root.clone();
+        self.root.join(self.dir_below(level, index))
+    }
+
+    /// Directory `index` of level `level`, below the root (level 0: the
+    /// root, an empty path).
+    pub fn dir_below(&self, level: u32, index: u64) -> PathBuf {
+        let mut path = PathBuf::new();
         let width = self.shape.width as u64;
         let mut digits = Vec::with_capacity(level as usize);
         let mut rest = index;
@@ -27,6 +33,21 @@ impl Layout {
             path.push(format!("d{d}"));
         }
         path
+    }
+
+    /// Directory `index` of level `level` (1 or deeper) as the directory
+    /// it is in (its level and index) and its name there.
+    pub fn parent_of_dir(&self, level: u32, index: u64) -> ((u32, u64), String) {
+        let width = self.shape.width as u64;
+        ((level - 1, index / width), format!("d{}", index % width))
+    }
+
+    /// The leaf's level and index, as `dir_below` takes them.
+    pub fn leaf_dir(&self, leaf: u64) -> (u32, u64) {
+        (
+            self.shape.depth,
+            if self.shape.depth == 0 { 0 } else { leaf },
+        )
     }
 
     /// The directory leaf `leaf`'s files are in.
