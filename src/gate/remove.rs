@@ -157,10 +157,11 @@ impl MadeDir {
 
     /// The directory `relative` names below this one (this one itself when
     /// it is empty), walked down to without following a link or leaving
-    /// this file system, held for a workload's timed operations.
-    pub fn open_below(&self, relative: &Path) -> io::Result<super::workload::WorkDir> {
+    /// this file system, held for a workload's timed operations
+    /// (`workload::WorkDir::below`).
+    pub(super) fn open_below(&self, relative: &Path) -> io::Result<OwnedFd> {
         if relative.as_os_str().is_empty() {
-            return Ok(super::workload::WorkDir::new(self.fd.try_clone()?));
+            return self.fd.try_clone();
         }
         let (dir, name) = self.parent_of(relative)?;
         let from = dir.as_ref().map_or(self.fd.as_raw_fd(), |f| f.as_raw_fd());
@@ -168,7 +169,7 @@ impl MadeDir {
         if File::from(fd.try_clone()?).metadata()?.dev() != self.id.dev {
             return Err(io::Error::other("leads onto another file system"));
         }
-        Ok(super::workload::WorkDir::new(fd))
+        Ok(fd)
     }
 
     fn unlink(&self, relative: &Path, flags: libc::c_int) -> io::Result<()> {

@@ -1,13 +1,13 @@
 //! The timed operations of the metadata workloads (`tree`, `meta`), one
 //! system call each. A tree's act on a name in a [`WorkDir`]: a directory
 //! of the tree opened below the directory fathom made
-//! ([`super::remove::MadeDir::open_below`]) without following a link or
+//! ([`WorkDir::below`]) without following a link or
 //! leaving its file system, so a directory swapped for a link to a user's
 //! files, even mid-phase, leads nowhere; nothing is renamed over an
 //! existing name. `meta`'s act by path, below a directory this run made;
 //! the untimed clean-up after both goes through the made directory.
 
-use super::remove::{cstring, stat_at, unlink_at};
+use super::remove::{MadeDir, cstring, stat_at, unlink_at};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -21,8 +21,13 @@ pub struct WorkDir {
 }
 
 impl WorkDir {
-    pub(super) fn new(fd: OwnedFd) -> WorkDir {
-        WorkDir { fd }
+    /// The directory `relative` names below `made` (`made` itself when it
+    /// is empty), walked down to without following a link or leaving its
+    /// file system.
+    pub fn below(made: &MadeDir, relative: &Path) -> io::Result<WorkDir> {
+        Ok(WorkDir {
+            fd: made.open_below(relative)?,
+        })
     }
 
     fn open(&self, name: &str, flags: libc::c_int) -> io::Result<File> {

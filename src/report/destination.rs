@@ -159,6 +159,7 @@ pub fn is_fathom_output(head: &[u8], tail: &[u8]) -> bool {
     });
     first_key("\"fathom_version\"")
         || first_key("\"fio version\": \"fathom-")
+        || first_key("\"fio version\": \"fio-") && head.contains("\"fathom version\": \"fathom-")
         || head.starts_with("<!DOCTYPE html>") && head.contains("<title>fathom report</title>")
         || head.starts_with("system,")
         || markdown_footer
@@ -196,9 +197,13 @@ mod tests {
 
     #[test]
     fn each_format_fathom_writes_is_recognised_and_nothing_else() {
-        let ours: [(&str, &str); 5] = [
+        let ours: [(&str, &str); 6] = [
             ("{\n  \"fathom_version\": \"0.1.0\",\n  \"schema\": 2", "}"),
             ("{\n  \"fio version\": \"fathom-0.1.0\",", "}"),
+            (
+                "{\n  \"fio version\": \"fio-3.42\",\n  \"fathom version\": \"fathom-0.1.0\",",
+                "}",
+            ),
             (
                 "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fathom report</title>",
                 "</html>",

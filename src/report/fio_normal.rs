@@ -18,9 +18,7 @@ use std::fmt::Write as _;
 
 pub struct FioNormalExporter;
 
-/// The fio release whose command line, job files and outputs fathom
-/// follows (and names in the outputs that carry fio's version).
-pub const FIO_RELEASE: &str = "fio-3.33";
+pub use super::fio_json::FIO_RELEASE;
 
 /// fio's `sig_figs` default: four significant digits.
 const SIG_FIGS: usize = 4;

@@ -1069,7 +1069,7 @@ fn sync_leaves(tree: &Tree, shares: &[std::ops::Range<u64>]) {
     leaves.dedup();
     for leaf in leaves {
         let (level, index) = tree.layout.leaf_dir(leaf);
-        if let Ok(d) = tree.dir.open_below(&tree.layout.dir_below(level, index)) {
+        if let Ok(d) = workload::WorkDir::below(&tree.dir, &tree.layout.dir_below(level, index)) {
             let _ = d.sync();
         }
     }
@@ -1110,7 +1110,7 @@ impl<'a> OpenDirs<'a> {
             if open.len() >= self.most {
                 open.clear();
             }
-            let dir = self.made.open_below(&self.layout.dir_below(at.0, at.1))?;
+            let dir = workload::WorkDir::below(self.made, &self.layout.dir_below(at.0, at.1))?;
             open.insert(at, dir);
         }
         f(&open[&at])

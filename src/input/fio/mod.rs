@@ -1124,6 +1124,49 @@ mod tests {
         assert!(missing.is_empty(), "not in the option table: {missing:?}");
     }
 
+    /// Every job option of fio 3.42 is in the table, and none added after
+    /// fio 3.33 reaches the "not an fio option" path: each is translated,
+    /// accepted with a note, or refused naming the release that added it.
+    #[test]
+    fn the_table_covers_fio_3_42() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/fio-3.42-options.txt"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let names: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .collect();
+        assert!(names.len() > 380, "{} names", names.len());
+        let missing: Vec<&&str> = names.iter().filter(|n| table::find(n).is_none()).collect();
+        assert!(missing.is_empty(), "not in the option table: {missing:?}");
+        let mut newer = 0;
+        for row in OPTIONS.iter().filter(|r| r.since.is_some()) {
+            newer += 1;
+            let said = table::apply(
+                &mut Job::default(),
+                &Opt {
+                    key: row.name.into(),
+                    value: Some(row.sample.into()),
+                    at: "x:1".into(),
+                },
+            );
+            match (row.handling, said) {
+                (table::Handling::Refused, Err(e)) => assert!(
+                    e.contains(&format!("(fio {})", row.since.unwrap()))
+                        && !e.contains("not an fio option"),
+                    "{}: {e}",
+                    row.name
+                ),
+                (table::Handling::Refused, Ok(_)) => panic!("{} is refused by the table", row.name),
+                (_, Err(e)) => panic!("{}={}: {e}", row.name, row.sample),
+                (_, Ok(_)) => {}
+            }
+        }
+        assert!(newer >= 57, "{newer} options added after fio 3.33");
+    }
+
     /// docs/fio-options.md shows the option table, row for row; with
     /// FATHOM_BLESS=1 the test writes the table's rows into it.
     #[test]

@@ -72,6 +72,8 @@ pub struct FioOption {
     pub(super) how: How,
     /// How fio's JSON (`--output-format fio`) lists a spec with it.
     pub written: Option<Writer>,
+    /// The fio release that added it, for options newer than fio 3.33.
+    pub since: Option<&'static str>,
 }
 
 /// What the translator does with an option.
@@ -101,6 +103,7 @@ const fn knob(
         doc,
         how: How::Knob(knob, form),
         written: None,
+        since: None,
     }
 }
 
@@ -142,6 +145,14 @@ impl FioOption {
         }
     }
 
+    /// Added to fio in release `version` (after fio 3.33).
+    const fn since(self, version: &'static str) -> FioOption {
+        FioOption {
+            since: Some(version),
+            ..self
+        }
+    }
+
     const fn written(self, written: Writer) -> FioOption {
         FioOption {
             written: Some(written),
@@ -152,8 +163,9 @@ impl FioOption {
     /// Its row in docs/fio-options.md.
     pub fn doc_row(&self) -> String {
         format!(
-            "| `{}` | {} | `{}` | {} |",
+            "| `{}` | {} | {} | `{}` | {} |",
             self.name,
+            self.since.unwrap_or(""),
             self.handling.name(),
             self.sample,
             self.doc
@@ -207,7 +219,10 @@ pub(super) fn apply(job: &mut Job, opt: &Opt) -> Result<Action, String> {
             done => Ok(done),
         },
         How::Note => Ok(Action::Note(format!("{key} is accepted: {}", row.doc))),
-        How::Refuse => translate::unsupported(opt, &format!(": {}", row.doc)),
+        How::Refuse => match row.since {
+            Some(v) => translate::unsupported(opt, &format!(" (fio {v}): {}", row.doc)),
+            None => translate::unsupported(opt, &format!(": {}", row.doc)),
+        },
     }
 }
 
@@ -228,7 +243,8 @@ mod written {
     }
 }
 
-/// Every job option of fio's HOWTO (fio 3.33), in its order.
+/// Every job option of fio's HOWTO (fio 3.42), in its order, those added
+/// after fio 3.33 last, each with the release that added it.
 pub static OPTIONS: &[FioOption] = &[
     accepted("kb_base", "1024", "1024 only: fathom's k is 1024").with(translate::kb_base),
     accepted("unit_base", "8", "reporting only"),
@@ -275,7 +291,7 @@ pub static OPTIONS: &[FioOption] = &[
     translated("zone_reset_threshold", translate::zone_reset, "0.7", "`--zone-reset THRESHOLD:FREQUENCY` (with zonemode=zbd; the threshold is 1 unless given)"),
     translated("zone_reset_frequency", translate::zone_reset, "0.125", "`--zone-reset THRESHOLD:FREQUENCY` (with zonemode=zbd; no resets by the rule unless given)"),
     knob("direct", "buffered", Form::NotFlag, "1", "`--direct`").written(|s| Some(u8::from(s.direct).to_string())),
-    refused("atomic", "1", "O_ATOMIC is not supported"),
+    refused("atomic", "1", "atomic writes (RWF_ATOMIC since fio 3.38; O_ATOMIC before) are not built in fathom yet"),
     knob("buffered", "buffered", Form::Flag, "1", "`--buffered`"),
     translated("readwrite", translate::rw, "randread", "`--rw`; `randread:8` as `--sequential-run 8`, `read:8k`/`read:-8k` as `--stride`"),
     translated("rw", translate::rw, "randread", "`--rw` (`trim`, `randtrim`, `trimwrite` and `randtrimwrite` too); `randread:8` as `--sequential-run 8`, `read:8k`/`read:-8k` as `--stride`").written(|s| Some(s.rw.to_string())),
@@ -300,8 +316,8 @@ pub static OPTIONS: &[FioOption] = &[
     knob("fsync_on_close", "end_fsync", Form::Flag, "1", "`--end-fsync`: fathom closes a target once, at the end, and flushes it then"),
     knob("rwmixread", "rwmix_read", Form::AsIs, "70", "`--rwmix-read`").written(|s| s.rw.is_mixed().then(|| s.rwmix_read.to_string())),
     translated("rwmixwrite", translate::rwmixwrite, "30", "`--rwmix-read` of 100 minus it"),
-    translated("random_distribution", translate::random_distribution, "zoned:60/10:30/20:10/70", "`--random-distribution` (random, zipf, pareto, normal, zoned, zoned_abs, and fio 3.36's sequence; one for both directions; a sequence counts the I/Os of every direction together, where fio counts each direction's)"),
-    translated("random_sequence_stride", translate::random_sequence_stride, "1", "fio 3.36 and later: `sequence:…:strided`"),
+    translated("random_distribution", translate::random_distribution, "zoned:60/10:30/20:10/70", "`--random-distribution` (random, zipf, pareto, normal, zoned, zoned_abs, and fio's sequence, which is in fio after 3.42 and in no release yet; one for both directions; a sequence counts the I/Os of every direction together, where fio counts each direction's)"),
+    translated("random_sequence_stride", translate::random_sequence_stride, "1", "in fio after 3.42 (no release yet): `sequence:…:strided`"),
     knob("percentage_random", "random_percent", Form::SameForBoth, "50", "`--random-percent`"),
     translated("norandommap", translate::norandommap, "1", "random offsets drawn with replacement; without it a uniform random job gets `--random-map`, each block once a pass, as fio's random map (a non-uniform one is drawn with replacement, and a note says so)"),
     refused("softrandommap", "1", "fathom keeps no random map"),
@@ -405,8 +421,8 @@ pub static OPTIONS: &[FioOption] = &[
     translated("http_s3_region", super::http::region, "us-east-1", "`--s3-region`"),
     translated("http_s3_key", super::http::key, "secret", "with http_s3_keyid: the credentials the run signs with (never written into the translation)"),
     translated("http_s3_keyid", super::http::key_id, "AKID", "with http_s3_key: the credentials the run signs with"),
-    translated("http_s3_security_token", super::http::security_token, "token", "with the keys: a session token the run signs with"),
-    translated("http_object_mode", super::http::object_mode, "block", "`block`: an object of `bs` per block (`--object-size`, `--objects` size/bs); `range`: one object of `size` read in `bs` ranges (`--s3-ranges`)"),
+    translated("http_s3_security_token", super::http::security_token, "token", "with the keys: a session token the run signs with").since("3.41"),
+    translated("http_object_mode", super::http::object_mode, "block", "`block`: an object of `bs` per block (`--object-size`, `--objects` size/bs); `range`: one object of `size` read in `bs` ranges (`--s3-ranges`)").since("3.41"),
     refused("http_s3_sse_customer_key", "1", "server-side encryption with a customer key: not sent by fathom"),
     refused("http_s3_sse_customer_algorithm", "1", "server-side encryption with a customer key: not sent by fathom"),
     refused("http_s3_storage_class", "1", "a storage class: not sent by fathom"),
@@ -507,14 +523,14 @@ pub static OPTIONS: &[FioOption] = &[
     refused("trim_backlog", "1", "trims of verified blocks: fathom refuses trims with --verify"),
     refused("trim_backlog_batch", "1", "trims of verified blocks: fathom refuses trims with --verify"),
     refused("experimental_verify", "1", "fathom verifies with its own header and pattern (verify=1)"),
-    translated("steadystate", translate::steadystate, "iops_slope:0.1%", "`--steady-state`: iops and iops_slope, as a share of the mean or an amount; bw and bw_slope judged on IOPS as a share of the mean; lat and lat_slope (fio 3.36 and later) on the mean latency (`mean_lat`)"),
+    translated("steadystate", translate::steadystate, "iops_slope:0.1%", "`--steady-state`: iops and iops_slope, as a share of the mean or an amount; bw and bw_slope judged on IOPS as a share of the mean; lat and lat_slope (fio 3.42 and later) on the mean latency (`mean_lat`)"),
     translated("ss", translate::steadystate, "iops:2%", "`--steady-state`"),
     translated("steadystate_duration", translate::steadystate_duration, "30", "the window of `--steady-state`"),
     translated("ss_dur", translate::steadystate_duration, "30", "the window of `--steady-state`"),
     accepted("steadystate_ramp_time", "5", "fathom judges steadiness over its last window only").with(translate::steadystate_ramp_time),
     accepted("ss_ramp", "5", "fathom judges steadiness over its last window only").with(translate::steadystate_ramp_time),
-    accepted("steadystate_check_interval", "10", "fio 3.36 and later: fathom judges steadiness after every second").with(translate::steadystate_check_interval),
-    accepted("ss_interval", "10", "fio 3.36 and later: fathom judges steadiness after every second").with(translate::steadystate_check_interval),
+    accepted("steadystate_check_interval", "10", "fathom judges steadiness after every second").with(translate::steadystate_check_interval).since("3.35"),
+    accepted("ss_interval", "10", "fathom judges steadiness after every second").with(translate::steadystate_check_interval).since("3.35"),
     accepted("per_job_logs", "1", "fathom writes the bandwidth, latency and IOPS logs with a line per second, and no histogram logs; every I/O is in its JSON histograms"),
     knob("group_reporting", "group_reporting", Form::Flag, "1", "`--group-reporting`").written(|s| s.group_reporting.then(|| "1".to_string())),
     knob("new_group", "new_group", Form::Flag, "1", "`new_group` on its stream: a reporting group of its own in fio's outputs (with group_reporting, one job per group)"),
@@ -566,4 +582,59 @@ pub static OPTIONS: &[FioOption] = &[
     refused("numruns", "1", "an option of fio's act and tiobench profiles (fathom certify runs ACT)"),
     refused("dir", "1", "an option of fio's act and tiobench profiles (fathom certify runs ACT)"),
     accepted("threads", "1", "fathom's workers are threads"),
+    // Added after fio 3.33, release by release.
+    refused("fdp", "1", "NVMe flexible data placement is not built in fathom").since("3.34"),
+    refused("fdp_pli", "0", "NVMe flexible data placement is not built in fathom (fdp_pli is fio's first name of plids)").since("3.34"),
+    refused("libblkio_driver", "io_uring", "an option of the libblkio engine, which fathom does not have").since("3.34"),
+    refused("libblkio_path", "/dev/x", "an option of the libblkio engine, which fathom does not have").since("3.34"),
+    refused("libblkio_pre_connect_props", "x=1", "an option of the libblkio engine, which fathom does not have").since("3.34"),
+    refused("libblkio_num_entries", "1", "an option of the libblkio engine, which fathom does not have").since("3.34"),
+    refused("libblkio_queue_size", "1", "an option of the libblkio engine, which fathom does not have").since("3.34"),
+    refused("libblkio_pre_start_props", "x=1", "an option of the libblkio engine, which fathom does not have").since("3.34"),
+    refused("libblkio_vectored", "1", "an option of the libblkio engine, which fathom does not have").since("3.34"),
+    refused("libblkio_write_zeroes_on_trim", "1", "an option of the libblkio engine, which fathom does not have").since("3.34"),
+    refused("libblkio_wait_mode", "block", "an option of the libblkio engine, which fathom does not have").since("3.34"),
+    refused("libblkio_force_enable_completion_eventfd", "1", "an option of the libblkio engine, which fathom does not have").since("3.34"),
+    refused("xnvme_dev_subnqn", "x", "an option of the xnvme engine, which fathom does not have").since("3.34"),
+    refused("xnvme_mem", "posix", "an option of the xnvme engine, which fathom does not have").since("3.34"),
+    refused("no_completion_thread", "1", "an option of the windowsaio engine, which fathom does not have").since("3.34"),
+    accepted("job_start_clock_id", "0", "fathom's job start is the wall clock (CLOCK_REALTIME, fio's default)").since("3.36"),
+    refused("priohint", "1", "I/O priority hints (command duration limits) are not built in fathom: it sets a class and a level (prio, prioclass)").since("3.36"),
+    refused("cmdprio_hint", "1", "I/O priority hints (command duration limits) are not built in fathom: --cmdprio sets a class and a level").since("3.36"),
+    refused("fdp_pli_select", "random", "NVMe flexible data placement is not built in fathom (fdp_pli_select is fio's first name of plid_select)").since("3.36"),
+    refused("md_per_io_size", "8", "NVMe metadata buffers are not built in fathom").since("3.36"),
+    refused("pi_act", "1", "NVMe protection information is not built in fathom").since("3.36"),
+    refused("pi_chk", "GUARD", "NVMe protection information is not built in fathom").since("3.36"),
+    refused("apptag", "0x1234", "NVMe protection information is not built in fathom").since("3.36"),
+    refused("apptag_mask", "0xffff", "NVMe protection information is not built in fathom").since("3.36"),
+    accepted("log_window_value", "avg", "fathom writes the bandwidth, latency and IOPS logs with a line per second, and no histogram logs; every I/O is in its JSON histograms").since("3.37"),
+    refused("num_range", "2", "trims of several ranges in one command are not built in fathom's io_uring_cmd (one range a trim)").since("3.37"),
+    refused("thinkcycles", "1000", "a stall counted in CPU cycles is not built in fathom: its think time is a time (thinktime)").since("3.37"),
+    refused("dataplacement", "fdp", "NVMe flexible data placement and streams are not built in fathom").since("3.38"),
+    refused("data_placement", "fdp", "NVMe flexible data placement and streams are not built in fathom (data_placement is fio's other name of dataplacement)").since("3.38"),
+    refused("plids", "0", "NVMe flexible data placement is not built in fathom").since("3.38"),
+    refused("plid_select", "random", "NVMe flexible data placement is not built in fathom").since("3.38"),
+    refused("dp_scheme", "/tmp/x", "NVMe flexible data placement is not built in fathom").since("3.38"),
+    refused("log_issue_time", "1", "fathom's latency logs have no issue-time column").since("3.38"),
+    refused("write_mode", "uncor", "io_uring_cmd's other write commands (write uncorrectable, write zeroes, verify) are not built in fathom: it writes with Write").since("3.38"),
+    refused("verify_mode", "compare", "io_uring_cmd's Compare command is not built in fathom: it verifies by reading").since("3.38"),
+    accepted("verify_write_sequence", "0", "fathom checks its own header in each block (its write's sequence and place), whatever this says").since("3.38"),
+    refused("deac", "1", "io_uring_cmd's write zeroes (with deallocate) is not built in fathom").since("3.39"),
+    accepted("libaio_vectored", "1", "fathom's libaio jobs run on io_uring, one buffer an I/O").since("3.39"),
+    refused("recover_zbd_write_error", "1", "fathom stops a zoned drive's job at a write's error; it does not move write pointers").since("3.40"),
+    accepted("verify_header_seed", "0", "fathom checks its own header in each block, whatever this says").since("3.40"),
+    refused("verify_pattern_interval", "4096", "a pattern begun again every N bytes is not built in fathom: its pattern fills each block").since("3.40"),
+    accepted("filetype", "file", "fathom looks at each target once before it runs, whatever this says").since("3.41"),
+    refused("sprandom", "1", "SPRandom preconditioning is not built in fathom (fathom pts preconditions as SNIA PTS does)").since("3.41"),
+    refused("spr_num_regions", "100", "SPRandom preconditioning is not built in fathom (fathom pts preconditions as SNIA PTS does)").since("3.41"),
+    refused("spr_op", "0.15", "SPRandom preconditioning is not built in fathom (fathom pts preconditions as SNIA PTS does)").since("3.41"),
+    accepted("comm", "fio", "the process's name: fathom's workers are threads of fathom").since("3.42"),
+    knob("end_syncfs", "end_fsync", Form::Flag, "1", "`--end-fsync`: each target flushed once its workers are done (fathom flushes each file, where fio makes one syncfs call for all)").since("3.42"),
+    refused("ramp_size", "1m", "a ramp by amount is not built in fathom: it ramps by time (ramp_time)").since("3.42"),
+    refused("rbd_encryption_format", "luks2", "an option of the rbd engine, which fathom does not have").since("3.42"),
+    refused("rbd_encryption_passphrase", "x", "an option of the rbd engine, which fathom does not have").since("3.42"),
+    refused("spr_cs", "0", "SPRandom preconditioning is not built in fathom (fathom pts preconditions as SNIA PTS does)").since("3.42"),
+    refused("write_zone_remainder", "1", "fathom writes whole blocks into zones; a zone's remainder is left unwritten").since("3.42"),
+    refused("write_zone_remainders", "1", "fathom writes whole blocks into zones; a zone's remainder is left unwritten").since("3.42"),
+    refused("uncached", "1", "uncached buffered I/O (RWF_DONTCACHE) is not built in fathom yet: buffered=1 or direct=1"),
 ];
