@@ -853,6 +853,10 @@ impl Kind for MetaResult {
             .collect()
     }
 
+    fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+
     fn raised(&self) -> Vec<Raised<'_>> {
         self.warnings
             .iter()
