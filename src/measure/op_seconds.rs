@@ -15,7 +15,7 @@ use super::histogram::LatencyHistogram;
 use super::intervals::{DirectionSample, Interval};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// What the workers did of one kind of operation in one slice.
@@ -92,6 +92,9 @@ pub struct OpSeconds<K> {
     closed: Mutex<Closed<K>>,
     /// Held while a slice is found due and closed, so that it is closed once.
     closing: Mutex<()>,
+    /// When the open slice ends, in nanoseconds from `started`: a worker
+    /// reads it without a lock, and takes `closing` only once it passed.
+    due_ns: AtomicU64,
     /// Slices closed by workers, for the sampler to hand to `on_slice`.
     handed: Mutex<Vec<ClosedSlice<K>>>,
 }
@@ -109,6 +112,7 @@ impl<K: Ord + Copy + Send> OpSeconds<K> {
                 series: BTreeMap::new(),
             }),
             closing: Mutex::default(),
+            due_ns: AtomicU64::new(slicing.first().as_nanos() as u64),
             handed: Mutex::default(),
         }
     }
@@ -145,6 +149,10 @@ impl<K: Ord + Copy + Send> OpSeconds<K> {
     /// Closes every slice that ended by `now`. A worker keeps what it
     /// closed for the sampler, which gets those and its own, in order.
     fn close_due(&self, now: Instant, by_worker: bool) -> Vec<ClosedSlice<K>> {
+        let since = now.saturating_duration_since(self.started).as_nanos() as u64;
+        if by_worker && since < self.due_ns.load(Ordering::Relaxed) {
+            return Vec::new();
+        }
         let _closing = self.closing.lock().expect("not poisoned");
         let mut closed = match by_worker {
             true => Vec::new(),
@@ -206,6 +214,8 @@ impl<K: Ord + Copy + Send> OpSeconds<K> {
             closed.count /= 2;
             closed.slice *= 2;
         }
+        let due = closed.slice.mul_f64((closed.count + 1) as f64);
+        self.due_ns.store(due.as_nanos() as u64, Ordering::Relaxed);
         (index, merged)
     }
 
