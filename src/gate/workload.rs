@@ -4,15 +4,18 @@
 //! ([`WorkDir::below`]) without following a link or
 //! leaving its file system, so a directory swapped for a link to a user's
 //! files, even mid-phase, leads nowhere; nothing is renamed over an
-//! existing name. `meta`'s act by path, below a directory this run made;
-//! the untimed clean-up after both goes through the made directory.
+//! existing name. The untimed clean-up after them goes through the made
+//! directory.
 
 use super::remove::{MadeDir, cstring, stat_at, unlink_at};
-use std::fs::{self, File, OpenOptions};
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::hash::Hash;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::Mutex;
 
 /// A directory of a workload's, held open: its operations name a file in it.
 #[derive(Debug)]
@@ -107,13 +110,46 @@ impl WorkDir {
     }
 }
 
-/// Makes a new file (never an existing one) holding `payload`.
-pub fn create_file(path: &Path, payload: &[u8]) -> io::Result<()> {
-    let mut f = new_file(path)?;
-    if !payload.is_empty() {
-        f.write_all(payload)?;
+/// The directories a workload's threads act in, held open by each thread
+/// (at most [`WorkDirs::BUDGET`] descriptors across threads), opened below
+/// the directory fathom made when first needed, so the walk down is timed
+/// with the operation that needed it, as a path lookup would be.
+pub struct WorkDirs<'a, K> {
+    made: &'a MadeDir,
+    most: usize,
+    threads: Vec<Mutex<HashMap<K, WorkDir>>>,
+}
+
+impl<'a, K: Hash + Eq + Copy> WorkDirs<'a, K> {
+    /// Descriptors the threads hold at the most, together.
+    pub const BUDGET: usize = 512;
+
+    pub fn new(made: &'a MadeDir, threads: u32) -> Self {
+        WorkDirs {
+            made,
+            most: (Self::BUDGET / threads.max(1) as usize).max(4),
+            threads: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
+        }
     }
-    Ok(())
+
+    /// `f` on thread `t`'s directory `key`, which `relative` names below
+    /// the made directory.
+    pub fn with<R>(
+        &self,
+        t: u32,
+        key: K,
+        relative: impl FnOnce() -> std::path::PathBuf,
+        f: impl FnOnce(&WorkDir) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let mut open = self.threads[t as usize].lock().expect("not poisoned");
+        if !open.contains_key(&key) {
+            if open.len() >= self.most {
+                open.clear();
+            }
+            open.insert(key, WorkDir::below(self.made, &relative())?);
+        }
+        f(&open[&key])
+    }
 }
 
 /// Makes a new file (never an existing one), open for writing and reading.
@@ -124,30 +160,6 @@ pub fn new_file(path: &Path) -> io::Result<File> {
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
-}
-
-/// Opens a file of the workload's for reading, never through a link.
-pub fn open_file(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-}
-
-pub fn remove_file(path: &Path) -> io::Result<()> {
-    fs::remove_file(path)
-}
-
-pub fn make_dir(path: &Path) -> io::Result<()> {
-    fs::create_dir(path)
-}
-
-pub fn remove_dir(path: &Path) -> io::Result<()> {
-    fs::remove_dir(path)
-}
-
-pub fn rename(from: &Path, to: &Path) -> io::Result<()> {
-    fs::rename(from, to)
 }
 
 /// Writes the kernel's knob at `path` (`/proc/sys/vm/drop_caches`), or

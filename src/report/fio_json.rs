@@ -233,6 +233,8 @@ fn disk_util(d: &DiskUsage) -> Value {
         "name": d.name,
         "read_ios": d.read_ios,
         "write_ios": d.write_ios,
+        "read_sectors": d.read_bytes / 512,
+        "write_sectors": d.write_bytes / 512,
         "read_merges": d.read_merges,
         "write_merges": d.write_merges,
         "read_ticks": d.read_ticks_ms,
@@ -278,6 +280,9 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
     let mut job = json!({
         "jobname": name,
         "groupid": group,
+        // fio 3.42's: when the job started, in milliseconds of the
+        // real-time clock (its job_start_clock_id's default).
+        "job_start": w.started_unix_s.map_or(0, |s| (s * 1000.0).round() as u64),
         "error": u8::from(errors > 0),
         "eta": 0,
         "elapsed": w.runtime_s.ceil() as u64,
@@ -363,6 +368,7 @@ fn tree_jobs(
         jobs.push(json!({
             "jobname": format!("{prefix}{name}"),
             "groupid": group,
+            "job_start": t.started_unix_s.map_or(0, |s| (s * 1000.0).round() as u64),
             "error": u8::from(t.failure.is_some()),
             "eta": 0,
             "elapsed": thread.elapsed_s.ceil() as u64,

@@ -20,9 +20,31 @@ pub fn claim_targets(specs: &[WorkloadSpec]) {
     }
 }
 
+/// What checking a plan found of each target, for the session to prepare
+/// each from, so that a target is inspected once (here) and prepared once.
+#[derive(Debug, Default)]
+pub struct CheckedPlan {
+    /// Each run (a workload, or a stream of one), its target's name and
+    /// what inspecting it found, in the plan's order.
+    targets: Vec<(WorkloadSpec, String, TargetPlan)>,
+}
+
+impl CheckedPlan {
+    /// What checking found of `target` for `run`, once: the first run to
+    /// prepare it takes it; a later one finds it prepared.
+    pub(super) fn take(&mut self, run: &WorkloadSpec, target: &str) -> Option<TargetPlan> {
+        let at = self
+            .targets
+            .iter()
+            .position(|(r, t, _)| t == target && r == run)?;
+        Some(self.targets.swap_remove(at).2)
+    }
+}
+
 /// Checks every workload against every target before anything is created, so
 /// a mistake in the last workload does not leave files behind.
-pub fn check_plan(specs: &[WorkloadSpec]) -> Result<(), UsageError> {
+pub fn check_plan(specs: &[WorkloadSpec]) -> Result<CheckedPlan, UsageError> {
+    let mut checked = CheckedPlan::default();
     for spec in specs {
         spec.validate()?;
         check_cache_modes(spec)?;
@@ -47,10 +69,11 @@ pub fn check_plan(specs: &[WorkloadSpec]) -> Result<(), UsageError> {
                     true => e,
                     false => UsageError(format!("stream {}: {}", run.name, e.0)),
                 })?;
+                checked.targets.push((run.clone(), name.clone(), plan));
             }
         }
     }
-    Ok(())
+    Ok(checked)
 }
 
 /// What a target is, whatever path names it: a device by its number, a
@@ -142,4 +165,27 @@ pub(super) fn check_region(spec: &WorkloadSpec, plan: &TargetPlan) -> Result<(),
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_target_is_inspected_once_and_its_plan_taken_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("t.dat").display().to_string();
+        let mut spec = WorkloadSpec::defaults(vec![target.clone()]);
+        spec.size = Some(1 << 20);
+        let mut other = spec.clone();
+        other.name = "other".into();
+        let mut checked = check_plan(&[spec.clone(), other.clone()]).unwrap();
+        // Checking made nothing: the plan says fathom creates the file.
+        assert!(!std::path::Path::new(&target).exists());
+        let plan = checked.take(&spec, &target).unwrap();
+        assert!(plan.create);
+        assert!(checked.take(&spec, &target).is_none());
+        assert!(checked.take(&other, &target).is_some());
+        assert!(checked.take(&other, "elsewhere").is_none());
+    }
 }

@@ -1,7 +1,7 @@
 //! The session: the targets a plan's runs share, prepared once, and what
 //! is left of them when it ends.
 
-use super::check::check_plan;
+use super::check::{CheckedPlan, check_plan};
 use super::{Barrier, RunOptions, Stream, run_streams, run_workload};
 use crate::measure::facts;
 use crate::result::repeats::Repeats;
@@ -23,6 +23,9 @@ pub struct Session {
     /// Targets laid out, by absolute path: `t.dat`, `./t.dat` and a link
     /// to it are one target, laid out once.
     prepared: HashMap<std::path::PathBuf, PreparedTarget>,
+    /// What checking the plan found of each target, taken as each is
+    /// prepared: a target is inspected once and prepared once.
+    checked: CheckedPlan,
     /// Targets whose overridden refusal has been said.
     announced: std::collections::HashSet<String>,
     document: Document,
@@ -46,6 +49,7 @@ impl Session {
             previous: Vec::new(),
             live: std::io::stderr().is_terminal(),
             prepared: HashMap::new(),
+            checked: CheckedPlan::default(),
             announced: Default::default(),
             document: Document::new(facts::host_facts(), None),
             start_at: None,
@@ -203,7 +207,7 @@ impl Session {
         specs: &[WorkloadSpec],
         progress: &mut dyn FnMut(&Document) -> anyhow::Result<()>,
     ) -> anyhow::Result<Document> {
-        check_plan(specs)?;
+        self.checked = check_plan(specs)?;
         for (i, spec) in specs.iter().enumerate() {
             if self.stop.is_set() {
                 break;
@@ -364,13 +368,16 @@ impl Session {
     /// workers themselves (certify). The session removes what it created
     /// when dropped.
     pub fn prepare(&mut self, spec: &WorkloadSpec) -> anyhow::Result<Vec<PreparedTarget>> {
-        check_plan(std::slice::from_ref(spec))?;
+        self.checked = check_plan(std::slice::from_ref(spec))?;
         self.prepare_targets(spec)
     }
 
-    /// Prepares this workload's targets. A target used by an earlier workload
-    /// is reused (and extended if this one needs more of it) rather than laid
-    /// out again; the session owns it and removes it at the end.
+    /// Prepares this workload's targets, each from what checking the plan
+    /// found of it (inspected again only where the run was not in the
+    /// plan: a capacity search's steps). A target used by an earlier
+    /// workload is reused (and extended if this one needs more of it)
+    /// rather than laid out again; the session owns it and removes it at
+    /// the end.
     pub(super) fn prepare_targets(
         &mut self,
         spec: &WorkloadSpec,
@@ -378,28 +385,43 @@ impl Session {
         let mut out = Vec::with_capacity(spec.targets.len());
         for (i, name) in spec.targets.iter().enumerate() {
             let key = crate::gate::absolute(std::path::Path::new(name));
-            if !self.prepared.contains_key(&key) {
-                let plan = target::inspect(spec, name, i)?;
-                if let Some(notice) = plan.own_file_notice(spec.keep) {
-                    eprintln!("fathom: {notice}");
+            let prepared = match self.prepared.get(&key) {
+                None => {
+                    let plan = match self.checked.take(spec, name) {
+                        Some(plan) => plan,
+                        None => target::inspect(spec, name, i)?,
+                    };
+                    if let Some(notice) = plan.own_file_notice(spec.keep) {
+                        eprintln!("fathom: {notice}");
+                    }
+                    self.announce(&plan);
+                    let created = target::prepare(plan, spec.keep, &self.stop)?;
+                    let shared = created.shared();
+                    self.prepared.insert(key, created);
+                    shared
                 }
-                let created = target::prepare(plan, spec.keep, &self.stop)?;
-                self.prepared.insert(key.clone(), created);
-            }
-            let first = &self.prepared[&key].plan;
-            let plan = if first.create {
-                target::inspect_own_file(spec, name, &first.path)?
-            } else {
-                target::inspect(spec, name, i)?
+                Some(first) => {
+                    let plan = if first.plan.create {
+                        target::inspect_own_file(spec, name, &first.plan.path)?
+                    } else {
+                        target::inspect(spec, name, i)?
+                    };
+                    self.announce(&plan);
+                    target::prepare(plan, true, &self.stop)?
+                }
             };
-            if let Some(notice) = plan.override_notice()
-                && self.announced.insert(name.clone())
-            {
-                eprintln!("fathom: {notice}");
-            }
-            out.push(target::prepare(plan, true, &self.stop)?);
+            out.push(prepared);
         }
         Ok(out)
+    }
+
+    /// Says what an override lifted for a target, once a session.
+    fn announce(&mut self, plan: &target::TargetPlan) {
+        if let Some(notice) = plan.override_notice()
+            && self.announced.insert(plan.name.clone())
+        {
+            eprintln!("fathom: {notice}");
+        }
     }
 }
 

@@ -585,6 +585,18 @@ pub struct PreparedTarget {
     owned: Option<CreatedFile>,
 }
 
+impl PreparedTarget {
+    /// The same target for a run to use, owning nothing: the session's
+    /// first copy removes what fathom made.
+    pub fn shared(&self) -> PreparedTarget {
+        PreparedTarget {
+            plan: self.plan.clone(),
+            facts: self.facts.clone(),
+            owned: None,
+        }
+    }
+}
+
 /// A file fathom created, known by its inode rather than its path: the path
 /// may come to name someone else's file (replaced during the run), and
 /// fathom's file may move (renamed during the run).

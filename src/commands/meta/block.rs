@@ -14,7 +14,6 @@ use crate::util::stop::StopFlag;
 use rand::{Rng, RngExt, SeedableRng};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
 use std::time::Instant;
 
 /// bonnie++'s chunk size.
@@ -41,9 +40,14 @@ pub const NAME: &str = "block";
 
 /// Runs the four phases on a new file of `size` bytes at `path`; stops
 /// after the phase a signal interrupts (returning what it did).
-pub fn run(path: &Path, size: u64, seed: u64, stop: &StopFlag) -> anyhow::Result<Vec<Phase>> {
+pub fn run(
+    dir: &crate::gate::workload::WorkDir,
+    size: u64,
+    seed: u64,
+    stop: &StopFlag,
+) -> anyhow::Result<Vec<Phase>> {
     let chunks = size / CHUNK;
-    let file = crate::gate::workload::new_file(path)?;
+    let file = dir.new_file(NAME)?;
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let mut phases = Vec::new();
     let mut buf = vec![0u8; CHUNK as usize];
@@ -159,12 +163,23 @@ fn seeks(file: &File, chunks: u64, seed: u64, stop: &StopFlag) -> anyhow::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gate::remove::MadeDir;
+    use crate::gate::workload::WorkDir;
+    use std::path::Path;
+
+    /// A directory made as a run makes its own, and it held open.
+    fn made(dir: &tempfile::TempDir) -> (MadeDir, WorkDir, std::path::PathBuf) {
+        let made = MadeDir::make(&dir.path().join("w")).unwrap();
+        let work = WorkDir::below(&made, Path::new("")).unwrap();
+        let path = made.path().join(NAME);
+        (made, work, path)
+    }
 
     #[test]
     fn four_phases_over_the_whole_file() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("b");
-        let phases = run(&path, 64 * CHUNK, 7, &StopFlag::default()).unwrap();
+        let (_made, work, path) = made(&dir);
+        let phases = run(&work, 64 * CHUNK, 7, &StopFlag::default()).unwrap();
         let names: Vec<&str> = phases.iter().map(|p| p.name).collect();
         assert_eq!(names, ["seq_write", "rewrite", "seq_read", "random_seeks"]);
         for p in &phases[..3] {
@@ -186,9 +201,9 @@ mod tests {
     #[test]
     fn an_existing_file_is_never_used() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("b");
+        let (_made, work, path) = made(&dir);
         std::fs::write(&path, b"keep").unwrap();
-        assert!(run(&path, 8 * CHUNK, 7, &StopFlag::default()).is_err());
+        assert!(run(&work, 8 * CHUNK, 7, &StopFlag::default()).is_err());
         assert_eq!(std::fs::read(&path).unwrap(), b"keep");
     }
 }

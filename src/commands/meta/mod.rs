@@ -7,6 +7,8 @@
 
 pub mod block;
 
+use crate::gate::remove::MadeDir;
+use crate::gate::workload::{WorkDir, WorkDirs};
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::Interval;
 use crate::measure::op_seconds::{OpSeconds, Slicing};
@@ -17,7 +19,7 @@ use crate::util::stop::StopFlag;
 use crate::util::units::format_bytes;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
-use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -119,21 +121,27 @@ pub fn run(
         spec.files_per_dir as usize
     };
     let dirs = count.div_ceil(per_dir);
+    let top = WorkDir::below(&workspace.dir, Path::new(""))?;
     for d in 0..dirs {
-        let name = PathBuf::from(format!("d{d:05}"));
-        crate::gate::workload::make_dir(&workspace.path().join(&name))?;
-        workspace.dirs.push(name);
+        let name = dir_name(d);
+        top.make_dir(&name)?;
+        workspace.dirs.push(PathBuf::from(name));
     }
     // Names in order, as bonnie's sequential phase (a counter), laid out
     // over the subdirectories.
-    workspace.files.extend(
-        (0..count).map(|i| Path::new(&format!("d{:05}", i / per_dir)).join(format!("{i:010}"))),
-    );
-    let paths: Vec<PathBuf> = workspace.files[1..]
-        .iter()
-        .map(|f| workspace.path().join(f))
+    let files: Vec<MetaFile> = (0..count)
+        .map(|i| MetaFile {
+            dir: i / per_dir,
+            name: format!("{i:010}"),
+        })
         .collect();
-    let mut shuffled = paths.clone();
+    workspace.files.extend(
+        files
+            .iter()
+            .map(|f| Path::new(&dir_name(f.dir)).join(&f.name)),
+    );
+    let in_order: Vec<&MetaFile> = files.iter().collect();
+    let mut shuffled = in_order.clone();
     shuffled.shuffle(&mut rand::rngs::SmallRng::seed_from_u64(spec.seed));
     let payload = vec![0x5a_u8; spec.file_size as usize];
 
@@ -141,8 +149,7 @@ pub fn run(
     let mut warnings = Vec::new();
     let mut interrupted = false;
     if spec.block_size > 0 {
-        let file = workspace.path().join(block::NAME);
-        for p in block::run(&file, spec.block_size, spec.seed, stop)? {
+        for p in block::run(&top, spec.block_size, spec.seed, stop)? {
             interrupted |= stop.is_set();
             ops.push(MetaOp {
                 name: p.name.to_string(),
@@ -173,10 +180,10 @@ pub fn run(
             });
         }
     }
-    let phases: [(&str, &[PathBuf], Op); 6] = [
-        ("create_seq", &paths, Op::Create),
-        ("stat_seq", &paths, Op::Stat),
-        ("delete_seq", &paths, Op::Delete),
+    let phases: [(&str, &[&MetaFile], Op); 6] = [
+        ("create_seq", &in_order, Op::Create),
+        ("stat_seq", &in_order, Op::Stat),
+        ("delete_seq", &in_order, Op::Delete),
         ("create_random", &shuffled, Op::Create),
         ("stat_random", &shuffled, Op::Stat),
         ("delete_random", &shuffled, Op::Delete),
@@ -193,7 +200,7 @@ pub fn run(
         if let Some(board) = board {
             board.phase(format!("meta {name}"), Some((done_phases as u64, planned)));
         }
-        let (done, elapsed, h, intervals) = time_phase(order, op, &payload, stop)?;
+        let (done, elapsed, h, intervals) = time_phase(&workspace.dir, order, op, &payload, stop)?;
         interrupted |= done < order.len();
         ops.push(MetaOp {
             name: name.to_string(),
@@ -221,6 +228,17 @@ pub fn run(
     })
 }
 
+/// A file of the creation tests: its subdirectory's number and its name.
+struct MetaFile {
+    dir: usize,
+    name: String,
+}
+
+/// The name of subdirectory `d` of the workspace.
+fn dir_name(d: usize) -> String {
+    format!("d{d:05}")
+}
+
 #[derive(Clone, Copy)]
 enum Op {
     Create,
@@ -231,7 +249,8 @@ enum Op {
 /// One phase's operations in `order`: how many were done, in how long,
 /// their latencies, and each tenth of a second's.
 fn time_phase(
-    order: &[PathBuf],
+    made: &MadeDir,
+    order: &[&MetaFile],
     op: Op,
     payload: &[u8],
     stop: &StopFlag,
@@ -242,19 +261,30 @@ fn time_phase(
     let (done, mut series) = recorder.sampled(
         |_, _, _| {},
         |seconds| -> anyhow::Result<usize> {
+            let dirs = WorkDirs::new(made, 1);
             let mut done = 0;
-            for path in order {
+            for file in order {
                 if done % 256 == 0 && stop.is_set() {
                     break;
                 }
                 let t = Instant::now();
-                match op {
-                    Op::Create => crate::gate::workload::create_file(path, payload)?,
-                    Op::Stat => {
-                        fs::metadata(path)?;
-                    }
-                    Op::Delete => crate::gate::workload::remove_file(path)?,
-                }
+                let name = file.name.as_str();
+                dirs.with(
+                    0,
+                    file.dir,
+                    || PathBuf::from(dir_name(file.dir)),
+                    |dir| match op {
+                        Op::Create => dir.new_file(name).and_then(|mut f| f.write_all(payload)),
+                        Op::Stat => dir.stat(name),
+                        Op::Delete => dir.remove_file(name),
+                    },
+                )
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "{}: {e}",
+                        made.path().join(dir_name(file.dir)).join(name).display()
+                    )
+                })?;
                 let ns = t.elapsed().as_nanos() as u64;
                 h.record(ns);
                 seconds.record(0, (), ns, 0);
@@ -300,8 +330,30 @@ mod tests {
             ]
         );
         assert!(r.ops.iter().all(|o| o.ops == 1024 && o.ops_per_s > 0.0));
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         assert!(!r.interrupted);
+    }
+
+    #[test]
+    fn a_subdirectory_swapped_for_a_link_leads_the_phases_nowhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user");
+        std::fs::create_dir(&user).unwrap();
+        std::fs::write(user.join("0000000000"), b"keep").unwrap();
+        let made = MadeDir::make(&dir.path().join("w")).unwrap();
+        std::os::unix::fs::symlink(&user, made.path().join(dir_name(0))).unwrap();
+        let file = MetaFile {
+            dir: 0,
+            name: "0000000000".into(),
+        };
+        let stop = StopFlag::default();
+        for op in [Op::Delete, Op::Stat, Op::Create] {
+            assert!(time_phase(&made, &[&file], op, b"x", &stop).is_err());
+        }
+        assert_eq!(std::fs::read(user.join("0000000000")).unwrap(), b"keep");
+        assert_eq!(std::fs::read_dir(&user).unwrap().count(), 1);
+        std::fs::remove_file(made.path().join(dir_name(0))).unwrap();
+        made.remove().unwrap();
     }
 
     #[test]

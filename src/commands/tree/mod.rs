@@ -919,15 +919,20 @@ fn directory_phase(
             .collect();
         planned += counts.iter().sum::<u64>();
         let layout = &tree.layout;
-        let dirs = OpenDirs::new(&tree.dir, layout, threads);
+        let dirs = workload::WorkDirs::new(&tree.dir, threads);
         let op = |t: u32, j: u64| -> std::io::Result<u64> {
             let index = share(t).start + j;
             let (parent, name) = layout.parent_of_dir(level, index);
-            dirs.with(t, parent, |p| match phase {
-                TreePhase::Mkdir => p.make_dir(&name),
-                TreePhase::Dirstat => p.stat(&name),
-                _ => p.remove_dir(&name),
-            })
+            dirs.with(
+                t,
+                parent,
+                || layout.dir_below(parent.0, parent.1),
+                |p| match phase {
+                    TreePhase::Mkdir => p.make_dir(&name),
+                    TreePhase::Dirstat => p.stat(&name),
+                    _ => p.remove_dir(&name),
+                },
+            )
             .map(|()| 0)
             .map_err(|e| named(&layout.dir(level, index), e))
         };
@@ -982,40 +987,45 @@ fn file_phase(
         .collect();
     let (layout, marker) = (&tree.layout, &tree.marker);
     let renamed = marker.renamed;
-    let dirs = OpenDirs::new(&tree.dir, layout, threads);
+    let dirs = workload::WorkDirs::new(&tree.dir, threads);
     let op = |t: u32, j: u64| -> std::io::Result<u64> {
         let item =
             shares[t as usize].start + create_orders[t as usize].at(visits[t as usize].at(j));
         let files = layout.shape.files.max(1);
         let name = layout::file_name(item % files, renamed);
         let leaf = layout.leaf_dir(layout.leaf_of(item));
-        let done = dirs.with(t, leaf, |d| match phase {
-            TreePhase::Create => {
-                let size = file_size(marker, item) as usize;
-                d.new_file(&name).and_then(|mut f| {
-                    f.write_all(&payload[..size])?;
-                    if spec.fsync == TreeSync::File {
-                        f.sync_all()?;
-                    }
-                    Ok(size as u64)
-                })
-            }
-            TreePhase::Stat => d.stat(&name).map(|()| 0),
-            TreePhase::Read => d.open_file(&name).and_then(|mut f| {
-                let mut buf = [0u8; 64 << 10];
-                let mut read = 0u64;
-                loop {
-                    match f.read(&mut buf)? {
-                        0 => return Ok(read),
-                        n => read += n as u64,
-                    }
+        let done = dirs.with(
+            t,
+            leaf,
+            || layout.dir_below(leaf.0, leaf.1),
+            |d| match phase {
+                TreePhase::Create => {
+                    let size = file_size(marker, item) as usize;
+                    d.new_file(&name).and_then(|mut f| {
+                        f.write_all(&payload[..size])?;
+                        if spec.fsync == TreeSync::File {
+                            f.sync_all()?;
+                        }
+                        Ok(size as u64)
+                    })
                 }
-            }),
-            TreePhase::Rename => d
-                .rename(&name, &layout::file_name(item % files, true))
-                .map(|()| 0),
-            _ => d.remove_file(&name).map(|()| 0),
-        });
+                TreePhase::Stat => d.stat(&name).map(|()| 0),
+                TreePhase::Read => d.open_file(&name).and_then(|mut f| {
+                    let mut buf = [0u8; 64 << 10];
+                    let mut read = 0u64;
+                    loop {
+                        match f.read(&mut buf)? {
+                            0 => return Ok(read),
+                            n => read += n as u64,
+                        }
+                    }
+                }),
+                TreePhase::Rename => d
+                    .rename(&name, &layout::file_name(item % files, true))
+                    .map(|()| 0),
+                _ => d.remove_file(&name).map(|()| 0),
+            },
+        );
         done.map_err(|e| named(&layout.file(item, renamed), e))
     };
     // Renaming is not cut short: the files after it are known
@@ -1072,48 +1082,6 @@ fn sync_leaves(tree: &Tree, shares: &[std::ops::Range<u64>]) {
         if let Ok(d) = workload::WorkDir::below(&tree.dir, &tree.layout.dir_below(level, index)) {
             let _ = d.sync();
         }
-    }
-}
-
-/// Each thread's directories of the tree, opened below the tree's own as
-/// each is first used (the walk down timed with the operation that needed
-/// it, as a path's lookup would be), kept for the operations after it.
-struct OpenDirs<'a> {
-    made: &'a MadeDir,
-    layout: &'a Layout,
-    most: usize,
-    threads: Vec<Mutex<std::collections::HashMap<(u32, u64), workload::WorkDir>>>,
-}
-
-impl<'a> OpenDirs<'a> {
-    /// Descriptors the threads hold at the most, together.
-    const BUDGET: usize = 512;
-
-    fn new(made: &'a MadeDir, layout: &'a Layout, threads: u32) -> Self {
-        OpenDirs {
-            made,
-            layout,
-            most: (Self::BUDGET / threads.max(1) as usize).max(4),
-            threads: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
-        }
-    }
-
-    /// `f` on thread `t`'s directory `at` (its level and index).
-    fn with<R>(
-        &self,
-        t: u32,
-        at: (u32, u64),
-        f: impl FnOnce(&workload::WorkDir) -> std::io::Result<R>,
-    ) -> std::io::Result<R> {
-        let mut open = self.threads[t as usize].lock().expect("not poisoned");
-        if !open.contains_key(&at) {
-            if open.len() >= self.most {
-                open.clear();
-            }
-            let dir = workload::WorkDir::below(self.made, &self.layout.dir_below(at.0, at.1))?;
-            open.insert(at, dir);
-        }
-        f(&open[&at])
     }
 }
 

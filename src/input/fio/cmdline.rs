@@ -9,6 +9,7 @@
 //! through the same translation as a job file's lines.
 
 use super::ini::{Opt, Section, expand_expressions, read_sections};
+use super::table;
 use crate::util::error::UsageError;
 use std::path::PathBuf;
 
@@ -131,8 +132,113 @@ const ACCEPTED: [&str; 8] = [
     "aux-path",
 ];
 
+/// fio's one-letter options (init.c's `l_opts`, each long option's `val`),
+/// by letter: the long option each stands for.
+const SHORT_OPTIONS: [(char, &str); 40] = [
+    ('o', "output"),
+    ('l', "latency-log"),
+    ('b', "bandwidth-log"),
+    ('m', "minimal"),
+    ('F', "output-format"),
+    ('f', "append-terse"),
+    ('v', "version"),
+    ('h', "help"),
+    ('c', "cmdhelp"),
+    ('i', "enghelp"),
+    ('s', "showcmd"),
+    ('r', "readonly"),
+    ('e', "eta"),
+    ('O', "eta-interval"),
+    ('E', "eta-newline"),
+    ('d', "debug"),
+    ('P', "parse-only"),
+    ('x', "section"),
+    ('X', "inflate-log"),
+    ('a', "alloc-size"),
+    ('p', "profile"),
+    ('w', "warnings-fatal"),
+    ('j', "max-jobs"),
+    ('V', "terse-version"),
+    ('S', "server"),
+    ('N', "server-internal"),
+    ('D', "daemonize"),
+    ('C', "client"),
+    ('R', "remote-config"),
+    ('T', "cpuclock-test"),
+    ('G', "crctest"),
+    ('M', "memcpytest"),
+    ('I', "idle-prof"),
+    ('L', "status-interval"),
+    ('W', "trigger-file"),
+    ('B', "trigger-timeout"),
+    ('H', "trigger"),
+    ('J', "trigger-remote"),
+    ('K', "aux-path"),
+    ('A', "merge-blktrace-only"),
+];
+
+/// fio's own (not a job's) long options that take no value.
+const SWITCHES: [&str; 11] = [
+    "minimal",
+    "version",
+    "help",
+    "showcmd",
+    "readonly",
+    "parse-only",
+    "warnings-fatal",
+    "cpuclock-test",
+    "merge-blktrace-only",
+    "fathom-overwrite",
+    "no-history",
+];
+
+/// fio's arguments as `--` options, read as fio's getopt_long_only reads
+/// them: `-name=x` is `--name=x`, as is any long option or job option
+/// given with one dash; otherwise `-v` is its letter's long option, and a
+/// letter that takes a value takes the rest of the argument (`-ojson.out`)
+/// or the next one.
+fn long_only(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    for arg in args {
+        let Some(body) = arg
+            .strip_prefix('-')
+            .filter(|b| !b.is_empty() && !b.starts_with('-'))
+        else {
+            out.push(arg.clone());
+            continue;
+        };
+        let name = body.split_once('=').map_or(body, |(n, _)| n);
+        let long = |n: &str| {
+            table::find(n).is_some()
+                || SHORT_OPTIONS.iter().any(|(_, l)| *l == n)
+                || ACCEPTED.contains(&n)
+                || SWITCHES.contains(&n)
+        };
+        let mut letters = body.chars();
+        let letter = letters.next().expect("not empty");
+        let short = SHORT_OPTIONS.iter().find(|(c, _)| *c == letter);
+        match short {
+            Some((_, l)) if !long(name) => {
+                let rest = letters.as_str();
+                if rest.is_empty() {
+                    out.push(format!("--{l}"));
+                } else if SWITCHES.contains(l) {
+                    // Letters run together (-rv): each its own.
+                    out.push(format!("--{l}"));
+                    out.extend(long_only(&[format!("-{rest}")]));
+                } else {
+                    out.push(format!("--{l}={rest}"));
+                }
+            }
+            _ => out.push(format!("-{arg}")),
+        }
+    }
+    out
+}
+
 /// Reads fio's arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
+    let args = &long_only(args);
     let mut command = FioCommand {
         sections: vec![Section {
             name: "global".into(),
@@ -157,7 +263,7 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
         i += 1;
         let Some(option) = arg.strip_prefix("--").filter(|o| !o.is_empty()) else {
             if arg.starts_with('-') && arg.len() > 1 {
-                problems.push(format!("{arg}: fio's options are long ones (--name=VALUE)"));
+                problems.push(format!("{arg}: not an option of fio's"));
             } else {
                 files.push(PathBuf::from(arg));
             }
@@ -398,6 +504,30 @@ mod tests {
             parse(&args("--version")).unwrap().action,
             FioAction::Version
         );
+    }
+
+    #[test]
+    fn one_dash_is_read_as_fios_getopt_long_only_reads_it() {
+        let c = parse(&args(
+            "-name=x -rw=read -size=1m -filename=F -o out.json -minimal",
+        ))
+        .unwrap();
+        assert_eq!(c.output, Some(PathBuf::from("out.json")));
+        assert_eq!(c.outputs, vec![FioOutput::Terse]);
+        let job = &c.sections[1];
+        assert_eq!(job.name, "x");
+        let keys: Vec<&str> = job.opts.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(keys, ["rw", "size", "filename"]);
+        assert_eq!(parse(&args("-v")).unwrap().action, FioAction::Version);
+        assert_eq!(parse(&args("-h")).unwrap().action, FioAction::Help);
+        assert_eq!(
+            parse(&args("-name=a -ojson.out")).unwrap().output,
+            Some(PathBuf::from("json.out"))
+        );
+        // A name fio does not know is the translation's to refuse, as
+        // with two dashes.
+        let one = parse(&args("-name=a -zzz=1")).unwrap();
+        assert_eq!(one.sections[1].opts[0].key, "zzz");
     }
 
     #[test]
