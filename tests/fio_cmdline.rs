@@ -1339,3 +1339,46 @@ fn status_interval_prints_the_figures_so_far_as_fio_does() {
         ours.len()
     );
 }
+
+#[test]
+fn one_dash_options_run_and_the_engine_named_is_echoed_as_fio_echoes_it() {
+    let dir = tempdir();
+    let file = dir.path().join("f");
+    let fio = fio_link(dir.path());
+    let out = Command::new(&fio)
+        .args([
+            "-name=x",
+            "-rw=read",
+            "-size=1m",
+            &format!("-filename={}", file.display()),
+            "-ioengine=libaio",
+            "-iodepth=4",
+            "-direct=1",
+            "-output-format=json,normal",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json_start = text.find("{\n").expect("a JSON document");
+    let json_end = json_start + text[json_start..].find("\n}\n").expect("its end") + 3;
+    let ours: Value = serde_json::from_str(&text[json_start..json_end]).unwrap();
+    let job = &ours["jobs"][0];
+    assert_eq!(job["job options"]["ioengine"], "libaio");
+    assert_eq!(u(&job["read"]["io_bytes"]), 1 << 20);
+    assert!(u(&job["job_start"]) > 1_700_000_000_000);
+    assert!(text.contains("ioengine=libaio, iodepth=4"), "{text}");
+    let v = Command::new(&fio).arg("-v").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&v.stdout)
+            .trim_end()
+            .split(' ')
+            .next(),
+        Some("fio-3.42")
+    );
+}

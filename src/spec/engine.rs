@@ -8,6 +8,46 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+/// The engine an fio job named where fathom runs it on one of its own
+/// (libaio on io_uring, sync on pread/pwrite): fio's outputs echo the name
+/// the job gave, as fio echoes its options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FioEngine {
+    Libzbc,
+    Libaio,
+    Posixaio,
+    Sync,
+    Pvsync,
+    Pvsync2,
+}
+
+impl FioEngine {
+    pub const ALL: [FioEngine; 6] = [
+        FioEngine::Libzbc,
+        FioEngine::Libaio,
+        FioEngine::Posixaio,
+        FioEngine::Sync,
+        FioEngine::Pvsync,
+        FioEngine::Pvsync2,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FioEngine::Libzbc => "libzbc",
+            FioEngine::Libaio => "libaio",
+            FioEngine::Posixaio => "posixaio",
+            FioEngine::Sync => "sync",
+            FioEngine::Pvsync => "pvsync",
+            FioEngine::Pvsync2 => "pvsync2",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<FioEngine> {
+        FioEngine::ALL.into_iter().find(|e| e.name() == name)
+    }
+}
+
 /// How an io_uring engine submits and completes: by interrupts and
 /// `io_uring_enter` unless told otherwise.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

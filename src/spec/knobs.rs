@@ -29,6 +29,8 @@ pub struct Knob {
     pub table: Option<fn(&WorkloadSpec) -> String>,
     /// The values it names, for shell completion (None: free text).
     pub offers: Option<fn() -> Vec<&'static str>>,
+    /// Kept out of `--help`: a knob fio's translation sets, not a user.
+    pub hidden: bool,
     set: fn(&mut SpecBuilder, &str) -> Result<(), String>,
 }
 
@@ -66,7 +68,15 @@ impl Knob {
             csv: None,
             table: None,
             offers: None,
+            hidden: false,
             set,
+        }
+    }
+
+    const fn hidden(self) -> Knob {
+        Knob {
+            hidden: true,
+            ..self
         }
     }
 
@@ -370,6 +380,19 @@ pub const KNOBS: &[Knob] = &[
     .offers(|| EngineKind::ALL.iter().map(|e| e.name()).collect())
     .csv(|s| s.engine.to_string())
     .table(|s| s.engine.to_string()),
+    Knob::value(
+        "fio_ioengine",
+        "ENGINE",
+        "The engine an fio job named where fathom runs it on another (libaio on io_uring): fio's outputs echo it",
+        |b, v| {
+            b.spec.fio_ioengine = Some(
+                crate::spec::engine::FioEngine::parse(v)
+                    .ok_or_else(|| format!("{v}: not an fio engine fathom runs on another"))?,
+            );
+            Ok(())
+        },
+    )
+    .hidden(),
     Knob::switch(
         "hipri",
         "io_uring: complete I/O by polling the device instead of waiting for its interrupt (IORING_SETUP_IOPOLL; needs --direct and a device with poll queues, e.g. NVMe with nvme.poll_queues)",

@@ -234,6 +234,10 @@ pub struct WorkloadSpec {
     #[serde(default, skip_serializing_if = "CpuPolicy::is_shared")]
     pub cpus_allowed_policy: CpuPolicy,
     pub engine: EngineKind,
+    /// The engine an fio job named, where fathom runs it on another
+    /// (`engine`): fio's outputs say the job's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_ioengine: Option<engine::FioEngine>,
     /// The null engine's service time per I/O, in ns (`--null-latency`);
     /// 0 completes at once.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -693,6 +697,7 @@ impl WorkloadSpec {
             cpus_allowed_policy: CpuPolicy::Shared,
             ioprio: None,
             engine: EngineKind::IoUring,
+            fio_ioengine: None,
             null_latency_ns: 0,
             hipri: false,
             sqpoll: false,

@@ -537,7 +537,11 @@ pub(super) fn ioengine(job: &mut Job, opt: &Opt) -> Result<Action, String> {
     };
     job.set("engine", engine);
     if same {
+        job.unset("fio_ioengine");
         return Ok(Action::Done);
+    }
+    if crate::spec::engine::FioEngine::parse(v).is_some() {
+        job.set("fio_ioengine", v);
     }
     Ok(Action::Note(format!(
         "ioengine={v} runs on fathom's {engine} engine{}",

@@ -239,7 +239,10 @@ pub(super) fn did_you_mean(key: &str) -> Option<&'static str> {
 /// How fio's JSON names the engine a spec runs on.
 mod written {
     pub(super) fn engine(s: &crate::spec::WorkloadSpec) -> Option<String> {
-        Some(super::translate::fio_engine(s.engine).to_string())
+        Some(match s.fio_ioengine {
+            Some(given) => given.name().to_string(),
+            None => super::translate::fio_engine(s.engine).to_string(),
+        })
     }
 }
 
