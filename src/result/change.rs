@@ -958,6 +958,8 @@ mod tests {
         let d = changes(&[&base], &slow, Bootstrap::default());
         let p99 = d.iter().find(|c| c.figure == Figure::P99).unwrap();
         assert!((p99.change - 0.5).abs() < 0.01, "{p99:?}");
+        // A latency is worse higher: past 20% on that side, not past 60%.
+        assert!(p99.worse_beyond(0.2) && !p99.worse_beyond(0.6), "{p99:?}");
         assert_eq!(p99.verdict, Verdict::Regressed);
         let iops = d.iter().find(|c| c.figure == Figure::Iops).unwrap();
         assert_eq!(iops.verdict, Verdict::WithinNoise);
