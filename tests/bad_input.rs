@@ -22,6 +22,30 @@ fn assert_rejected(args: &[&str], needle: &str) {
 }
 
 #[test]
+fn a_knob_that_does_nothing_for_the_target_is_refused_by_its_category() {
+    for flag in [
+        "--hipri",
+        "--buffered",
+        "--fsync=1",
+        "--zonemode=zbd",
+        "--ioprio=idle",
+    ] {
+        let name = flag.split('=').next().unwrap();
+        assert_rejected(
+            &[
+                "run",
+                "s3://bucket/p",
+                "--s3-endpoint",
+                "http://127.0.0.1:1",
+                flag,
+            ],
+            &format!("{name}: does nothing for an s3:// target"),
+        );
+    }
+    assert_rejected(&["run", "f.dat", "--s3-region", "eu-west-1"], "--s3-region");
+}
+
+#[test]
 fn bad_flags_are_named() {
     assert_rejected(&["run", ".", "--rw", "randomread"], "--rw");
     assert_rejected(&["run", ".", "--bs", "4q"], "--bs");

@@ -89,7 +89,11 @@ impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Offer
 impl clap::Args for KnobArgs {
     fn augment_args(cmd: Command) -> Command {
         KNOBS.iter().fold(cmd, |cmd, k| {
-            let mut arg = Arg::new(k.name).long(k.flag()).help(help(k)).hide(k.hidden);
+            let mut arg = Arg::new(k.name)
+                .long(k.flag())
+                .help(help(k))
+                .help_heading(k.category.heading())
+                .hide(k.hidden);
             if let Some(names) = k.offers {
                 // Any text reaches the knob (a comma list sweeps); the
                 // names are for completion, and the help already has them.

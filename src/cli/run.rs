@@ -215,7 +215,7 @@ impl WorkloadArgs {
         let credentials = resolved.credentials.clone();
         let asked = match resolved.tree {
             Some(tree) => Asked::Tree(tree),
-            None => match objects_or_workloads(as_run(resolved)?, bs_given)? {
+            None => match objects_or_workloads(as_run(resolved)?, bs_given, &self.knobs.given)? {
                 Asked::Objects(mut specs) => {
                     for s in &mut specs {
                         s.credentials = credentials.clone();
@@ -242,8 +242,13 @@ impl WorkloadArgs {
 
 /// Object-store runs when the workloads' targets are `s3://` (every
 /// workload's), the workloads as they are otherwise.
-fn objects_or_workloads(specs: Vec<WorkloadSpec>, bs_given: bool) -> Result<Asked, UsageError> {
+fn objects_or_workloads(
+    specs: Vec<WorkloadSpec>,
+    bs_given: bool,
+    given: &[(String, String)],
+) -> Result<Asked, UsageError> {
     use fathom::commands::object;
+    use fathom::spec::knobs::{TargetClass, refuse_unused};
     let mut stores = Vec::new();
     for spec in &specs {
         if object::is_object_workload(spec)? {
@@ -251,8 +256,13 @@ fn objects_or_workloads(specs: Vec<WorkloadSpec>, bs_given: bool) -> Result<Aske
         }
     }
     match stores.len() {
+        // A file's object-store knobs are refused by is_object_workload,
+        // from the spec (job files' too).
         0 => Ok(Asked::Workloads(specs)),
-        n if n == specs.len() => Ok(Asked::Objects(stores)),
+        n if n == specs.len() => {
+            refuse_unused(given, TargetClass::ObjectStore)?;
+            Ok(Asked::Objects(stores))
+        }
         _ => Err(UsageError(
             "an s3:// target runs alone: give file and device targets a run of their own".into(),
         )),

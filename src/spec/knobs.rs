@@ -3,6 +3,7 @@
 //! through this one table, so a knob means the same everywhere.
 
 use crate::spec::{EngineKind, RwMode, VerifyMode, WorkloadSpec};
+use crate::util::error::UsageError;
 use crate::util::units::{
     format_bytes, format_duration, parse_duration, parse_percent, parse_size,
 };
@@ -31,6 +32,9 @@ pub struct Knob {
     pub offers: Option<fn() -> Vec<&'static str>>,
     /// Kept out of `--help`: a knob fio's translation sets, not a user.
     pub hidden: bool,
+    /// What it is about: its heading in `--help`, and the targets it does
+    /// anything for.
+    pub category: KnobCategory,
     set: fn(&mut SpecBuilder, &str) -> Result<(), String>,
 }
 
@@ -45,6 +49,112 @@ impl Knob {
         let show = self.table.or(self.csv)?;
         Some(show(&WorkloadSpec::defaults(Vec::new())))
     }
+}
+
+/// What a knob is about, as ripgrep's flags have a `doc_category`: it
+/// groups `--help`, and says for which targets a knob does anything, so
+/// that a knob given for a target it does nothing for is refused rather
+/// than ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnobCategory {
+    Pattern,
+    Amount,
+    Streams,
+    Cache,
+    Engine,
+    Cpus,
+    Priority,
+    Rate,
+    Zones,
+    ObjectStore,
+    Content,
+    Durability,
+    Verify,
+    Errors,
+    Checks,
+    FioOutput,
+    Safety,
+    Devices,
+}
+
+/// The kinds of target whose knobs differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetClass {
+    /// Files and block devices (and the null engine's nothing).
+    Disk,
+    /// An `s3://` bucket or prefix.
+    ObjectStore,
+}
+
+impl TargetClass {
+    fn described(self) -> &'static str {
+        match self {
+            TargetClass::Disk => "a file or device target",
+            TargetClass::ObjectStore => "an s3:// target",
+        }
+    }
+}
+
+impl KnobCategory {
+    /// Its heading in `--help`.
+    pub fn heading(self) -> &'static str {
+        match self {
+            KnobCategory::Pattern => "Access pattern",
+            KnobCategory::Amount => "How much and how long",
+            KnobCategory::Streams => "Streams of a group",
+            KnobCategory::Cache => "Page cache",
+            KnobCategory::Engine => "I/O engine",
+            KnobCategory::Cpus => "CPUs",
+            KnobCategory::Priority => "I/O priority",
+            KnobCategory::Rate => "Rate and pauses",
+            KnobCategory::Zones => "Zones",
+            KnobCategory::ObjectStore => "Object store (s3://)",
+            KnobCategory::Content => "Data content",
+            KnobCategory::Durability => "Flushes",
+            KnobCategory::Verify => "Verification",
+            KnobCategory::Errors => "Errors",
+            KnobCategory::Checks => "Steady state and drift",
+            KnobCategory::FioOutput => "fio outputs",
+            KnobCategory::Safety => "Files fathom made",
+            KnobCategory::Devices => "Devices that hold data",
+        }
+    }
+
+    /// Whether its knobs do anything for a target of `class`.
+    pub fn applies_to(self, class: TargetClass) -> bool {
+        use KnobCategory::*;
+        match class {
+            TargetClass::Disk => self != ObjectStore,
+            // Requests go over a connection: no page cache, engine,
+            // device queue, zones or flush of a store's.
+            TargetClass::ObjectStore => !matches!(
+                self,
+                Cache | Engine | Priority | Zones | Durability | Verify | Devices
+            ),
+        }
+    }
+}
+
+/// Refuses a knob given for a target its category does nothing for (an
+/// engine's `--hipri` for an s3:// target, `--s3-region` for a file),
+/// which would otherwise be ignored without a word.
+pub fn refuse_unused(given: &[(String, String)], class: TargetClass) -> Result<(), UsageError> {
+    for (name, _) in given {
+        let Some(knob) = find(name) else { continue };
+        if !knob.category.applies_to(class) {
+            return Err(UsageError(format!(
+                "--{}: does nothing for {} (a knob of {}, {})",
+                knob.flag(),
+                class.described(),
+                knob.category.heading().to_lowercase(),
+                match class {
+                    TargetClass::Disk => "for s3:// targets",
+                    TargetClass::ObjectStore => "for files and devices",
+                }
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn optional<T: ToString>(v: Option<T>) -> String {
@@ -69,8 +179,13 @@ impl Knob {
             table: None,
             offers: None,
             hidden: false,
+            category: KnobCategory::Pattern,
             set,
         }
+    }
+
+    const fn category(self, category: KnobCategory) -> Knob {
+        Knob { category, ..self }
     }
 
     const fn hidden(self) -> Knob {
@@ -134,7 +249,8 @@ pub const KNOBS: &[Knob] = &[
         b.spec.name = v.to_string();
         Ok(())
     })
-    .csv(|s| s.name.clone()),
+    .csv(|s| s.name.clone())
+    .category(KnobCategory::Pattern),
     Knob::value(
         "rw",
         "MODE",
@@ -147,7 +263,8 @@ pub const KNOBS: &[Knob] = &[
     .sweeps()
     .offers(|| RwMode::ALL.iter().map(|m| m.name()).collect())
     .csv(|s| s.rw.to_string())
-    .table(|s| s.rw.to_string()),
+    .table(|s| s.rw.to_string())
+    .category(KnobCategory::Pattern),
     Knob::value(
         "rwmix_read",
         "PCT",
@@ -169,14 +286,16 @@ pub const KNOBS: &[Knob] = &[
         } else {
             "-".into()
         }
-    }),
+    })
+    .category(KnobCategory::Pattern),
     Knob::value("bs", "SIZE", "Block size, 512 to 16m, k/m suffixes", |b, v| {
         b.spec.bs = parse_size(v)?;
         Ok(())
     })
     .sweeps()
     .csv(|s| s.bs.to_string())
-    .table(|s| s.block_size_label()),
+    .table(|s| s.block_size_label())
+    .category(KnobCategory::Pattern),
     Knob::value(
         "bssplit",
         "SPLIT",
@@ -188,21 +307,24 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .conflicts_with("bs"),
+    .conflicts_with("bs")
+    .category(KnobCategory::Pattern),
     Knob::value("iodepth", "N", "I/Os in flight per worker", |b, v| {
         b.spec.iodepth = parse_count(v)?;
         Ok(())
     })
     .sweeps()
     .csv(|s| s.iodepth.to_string())
-    .table(|s| s.iodepth.to_string()),
+    .table(|s| s.iodepth.to_string())
+    .category(KnobCategory::Pattern),
     Knob::value("numjobs", "N", "Worker threads per target", |b, v| {
         b.spec.numjobs = parse_count(v)?;
         Ok(())
     })
     .sweeps()
     .csv(|s| s.numjobs.to_string())
-    .table(|s| s.numjobs.to_string()),
+    .table(|s| s.numjobs.to_string())
+    .category(KnobCategory::Pattern),
     // CSV has the region each target resolved size and offset to.
     Knob::value(
         "size",
@@ -213,7 +335,8 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .table(|s| s.size.map_or("auto".into(), format_bytes)),
+    .table(|s| s.size.map_or("auto".into(), format_bytes))
+    .category(KnobCategory::Amount),
     Knob::value(
         "io_size",
         "SIZE",
@@ -222,7 +345,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.io_size = Some(parse_size(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Amount),
     Knob::value(
         "number_ios",
         "N",
@@ -231,7 +355,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.number_ios = Some(parse_count(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Amount),
     Knob::value(
         "block_align",
         "SIZE",
@@ -240,7 +365,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.block_align = Some(parse_size(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Pattern),
     Knob::value(
         "offset",
         "SIZE",
@@ -250,7 +376,8 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .table(|s| format_bytes(s.offset)),
+    .table(|s| format_bytes(s.offset))
+    .category(KnobCategory::Amount),
     Knob::value(
         "runtime",
         "DURATION",
@@ -261,7 +388,8 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .csv(|s| optional(s.runtime_s))
-    .table(|s| s.runtime_s.map_or("one pass".into(), format_duration)),
+    .table(|s| s.runtime_s.map_or("one pass".into(), format_duration))
+    .category(KnobCategory::Amount),
     Knob::value(
         "ramp",
         "DURATION",
@@ -272,7 +400,8 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .csv(|s| s.ramp_s.to_string())
-    .table(|s| format_duration(s.ramp_s)),
+    .table(|s| format_duration(s.ramp_s))
+    .category(KnobCategory::Amount),
     Knob::switch(
         "ramp_in_pass",
         "With --ramp on a size-bound workload: the ramp's I/O is part of the pass, so what follows the ramp is measured and the pass is not begun again (fio's ramp_time); by default a whole pass follows the ramp",
@@ -280,7 +409,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.ramp_in_pass = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Amount),
     Knob::value(
         "start_delay",
         "DURATION",
@@ -289,7 +419,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.start_delay_s = parse_duration(v)?.as_secs_f64();
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Streams),
     Knob::value(
         "wait_for",
         "STREAM[:STREAM...]",
@@ -304,7 +435,8 @@ pub const KNOBS: &[Knob] = &[
                 .collect::<Result<_, _>>()?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Streams),
     Knob::switch(
         "direct",
         "O_DIRECT: bypass the page cache (the default)",
@@ -315,7 +447,8 @@ pub const KNOBS: &[Knob] = &[
     )
     .conflicts_with("buffered")
     .csv(|s| s.direct.to_string())
-    .table(|s| s.direct.to_string()),
+    .table(|s| s.direct.to_string())
+    .category(KnobCategory::Cache),
     Knob::switch(
         "buffered",
         "Go through the page cache instead of O_DIRECT",
@@ -324,7 +457,8 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .conflicts_with("direct"),
+    .conflicts_with("direct")
+    .category(KnobCategory::Cache),
     Knob::switch(
         "invalidate",
         "With --buffered: drop the targets' cached pages before measuring, and again each time a worker has gone once over its region in a time-bound run, so that reads come from the device (fio's invalidate, on in fio job files by default)",
@@ -332,7 +466,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.invalidate = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Cache),
     Knob::value(
         "ioprio",
         "CLASS[:LEVEL]",
@@ -341,7 +476,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.ioprio = Some(v.parse()?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Priority),
     Knob::value(
         "cpus_allowed",
         "LIST",
@@ -350,7 +486,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.cpus_allowed = Some(v.parse()?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Cpus),
     Knob::value(
         "cpus_allowed_policy",
         "POLICY",
@@ -359,7 +496,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.cpus_allowed_policy = v.parse()?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Cpus),
     Knob::switch(
         "no_fadvise",
         "With --buffered: give the kernel no access hint (by default each worker tells it random or sequential, as fio's fadvise_hint, so random reads get no readahead)",
@@ -367,7 +505,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.fadvise = !parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Cache),
     Knob::value(
         "engine",
         "ENGINE",
@@ -379,7 +518,8 @@ pub const KNOBS: &[Knob] = &[
     )
     .offers(|| EngineKind::ALL.iter().map(|e| e.name()).collect())
     .csv(|s| s.engine.to_string())
-    .table(|s| s.engine.to_string()),
+    .table(|s| s.engine.to_string())
+    .category(KnobCategory::Engine),
     Knob::value(
         "fio_ioengine",
         "ENGINE",
@@ -392,7 +532,8 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .hidden(),
+    .hidden()
+    .category(KnobCategory::Engine),
     Knob::switch(
         "hipri",
         "io_uring: complete I/O by polling the device instead of waiting for its interrupt (IORING_SETUP_IOPOLL; needs --direct and a device with poll queues, e.g. NVMe with nvme.poll_queues)",
@@ -400,7 +541,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.hipri = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Engine),
     Knob::switch(
         "sqpoll",
         "io_uring: a kernel thread submits I/O from the ring, so workers make no system call to submit (IORING_SETUP_SQPOLL; it keeps a CPU busy)",
@@ -408,7 +550,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.sqpoll = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Engine),
     Knob::switch(
         "group_reporting",
         "fio JSON output (--output-format fio-json): the streams of a workload as one job, as fio's group_reporting; without it one job per stream",
@@ -416,7 +559,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.group_reporting = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::FioOutput),
     Knob::switch(
         "new_group",
         "fio outputs: this stream starts a new reporting group (fio's new_group): with --group-reporting, it and the streams after it are one job apart from those before",
@@ -424,7 +568,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.new_group = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::FioOutput),
     Knob::value(
         "percentile_list",
         "LIST",
@@ -446,7 +591,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.percentile_list = list;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::FioOutput),
     Knob::value(
         "write_bw_log",
         "NAME",
@@ -455,7 +601,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.fio_logs.bw = Some(log_name(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::FioOutput),
     Knob::value(
         "write_lat_log",
         "NAME",
@@ -464,7 +611,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.fio_logs.lat = Some(log_name(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::FioOutput),
     Knob::value(
         "write_iops_log",
         "NAME",
@@ -473,7 +621,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.fio_logs.iops = Some(log_name(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::FioOutput),
     Knob::value(
         "log_avg_msec",
         "MS",
@@ -486,7 +635,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.fio_logs.avg_s = ms / 1000;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::FioOutput),
     Knob::value(
         "completion_wait",
         "WAIT",
@@ -495,7 +645,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.completion_wait = v.parse()?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Engine),
     Knob::value(
         "null_latency",
         "TIME",
@@ -504,7 +655,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.null_latency_ns = parse_duration(v)?.as_nanos() as u64;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Engine),
     Knob::value(
         "fsync",
         "N",
@@ -516,7 +668,8 @@ pub const KNOBS: &[Knob] = &[
     )
     .conflicts_with("fdatasync")
     .csv(|s| s.fsync.to_string())
-    .table(|s| s.fsync.to_string()),
+    .table(|s| s.fsync.to_string())
+    .category(KnobCategory::Durability),
     Knob::value(
         "fdatasync",
         "N",
@@ -528,7 +681,8 @@ pub const KNOBS: &[Knob] = &[
     )
     .conflicts_with("fsync")
     .csv(|s| s.fdatasync.to_string())
-    .table(|s| s.fdatasync.to_string()),
+    .table(|s| s.fdatasync.to_string())
+    .category(KnobCategory::Durability),
     Knob::value(
         "random_distribution",
         "DIST",
@@ -539,7 +693,8 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .csv(|s| s.random_distribution.to_string())
-    .table(|s| s.random_distribution.to_string()),
+    .table(|s| s.random_distribution.to_string())
+    .category(KnobCategory::Pattern),
     Knob::switch(
         "random_map",
         "Uniform random modes: each block once a pass, in an order drawn afresh for each pass and shared by the workers of a target (fio's random map, on in fio job files unless norandommap); by default offsets are drawn with replacement, so a pass touches about 63% of the blocks",
@@ -547,7 +702,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.random_map = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Pattern),
     Knob::value(
         "random_percent",
         "PCT",
@@ -556,7 +712,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.random_percent = parse_percent(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Pattern),
     Knob::value(
         "sequential_run",
         "N",
@@ -565,7 +722,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.sequential_run = parse_count(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Pattern),
     Knob::value(
         "stride",
         "SIZE",
@@ -578,7 +736,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.stride = sign * i64::try_from(parse_size(size)?).map_err(|_| format!("'{v}' is too large"))?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Pattern),
     Knob::value(
         "zones",
         "IO[:RANGE[:SKIP]]",
@@ -587,7 +746,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.zones = Some(v.parse()?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Zones),
     Knob::value(
         "zonemode",
         "MODE",
@@ -596,7 +756,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.zoned.mode = v.parse()?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Zones),
     Knob::value(
         "zone_size",
         "SIZE",
@@ -605,7 +766,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.zoned.zone_bytes = Some(parse_size(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Zones),
     Knob::value(
         "max_open_zones",
         "N",
@@ -614,7 +776,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.zoned.max_open = Some(parse_count::<u32>(v)?.max(1));
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Zones),
     Knob::value(
         "job_max_open_zones",
         "N",
@@ -623,7 +786,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.zoned.worker_max_open = Some(parse_count::<u32>(v)?.max(1));
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Zones),
     Knob::value(
         "zone_reset",
         "THRESHOLD:FREQUENCY",
@@ -632,7 +796,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.zoned.reset = Some(crate::spec::zbd::parse_reset(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Zones),
     Knob::switch(
         "read_beyond_wp",
         "With --zonemode zbd: reads go anywhere in a zone, written or not (fio's read_beyond_wp)",
@@ -640,7 +805,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.zoned.read_beyond_wp = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Zones),
     Knob::value(
         "s3_endpoint",
         "URL[,URL...]",
@@ -649,7 +815,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.endpoints = v.split(',').map(|e| e.trim_end_matches('/').to_string()).collect();
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::value(
         "s3_region",
         "REGION",
@@ -658,7 +825,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.region = Some(v.to_string());
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::value(
         "s3_profile",
         "NAME",
@@ -667,7 +835,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.profile = Some(v.to_string());
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::switch(
         "s3_virtual_host",
         "For an s3:// target: address the bucket as BUCKET.HOST instead of HOST/BUCKET",
@@ -675,7 +844,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.virtual_host = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::switch(
         "s3_ranges",
         "For an s3:// target: GETs read --bs ranges of each object (in --rw's order: read walks each object, randread picks a random range), not whole objects; --bs on the command line sets it",
@@ -683,7 +853,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.ranges = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::value(
         "s3_connections",
         "N",
@@ -692,7 +863,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.connections = Some(parse_count(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::value(
         "mix",
         "OP=SHARE,...",
@@ -701,7 +873,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.mix = Some(v.parse()?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::value(
         "object_size",
         "SIZE|LOW-HIGH|SIZE/SHARE:...",
@@ -711,7 +884,8 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .sweeps(),
+    .sweeps()
+    .category(KnobCategory::ObjectStore),
     Knob::value(
         "objects",
         "N",
@@ -720,7 +894,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.objects = Some(parse_count(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::value(
         "part_size",
         "SIZE",
@@ -729,7 +904,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.part_size = Some(parse_size(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::value(
         "list_keys",
         "N",
@@ -738,7 +914,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.list_keys = Some(parse_count(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::value(
         "delete_batch",
         "N",
@@ -747,7 +924,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.delete_batch = Some(parse_count(v)?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::switch(
         "create_bucket",
         "For an s3:// target: make the bucket when it does not exist (it is left in place)",
@@ -755,7 +933,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.objects.create_bucket = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::ObjectStore),
     Knob::value(
         "compress",
         "PCT",
@@ -766,7 +945,8 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .csv(|s| s.content.compress_pct.to_string())
-    .table(|s| format!("{}%", s.content.compress_pct)),
+    .table(|s| format!("{}%", s.content.compress_pct))
+    .category(KnobCategory::Content),
     Knob::value(
         "compress_chunk",
         "SIZE",
@@ -779,7 +959,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.content.compress_chunk = n;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Content),
     Knob::value(
         "dedupe",
         "PCT",
@@ -790,7 +971,8 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .csv(|s| s.content.dedupe_pct.to_string())
-    .table(|s| format!("{}%", s.content.dedupe_pct)),
+    .table(|s| format!("{}%", s.content.dedupe_pct))
+    .category(KnobCategory::Content),
     Knob::value(
         "dedupe_working_set",
         "PCT",
@@ -803,7 +985,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.content.dedupe_working_set_pct = p;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Content),
     Knob::value(
         "pattern",
         "PATTERN",
@@ -813,7 +996,8 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .csv(|s| s.content.pattern.to_string()),
+    .csv(|s| s.content.pattern.to_string())
+    .category(KnobCategory::Content),
     Knob::value(
         "think_time",
         "TIME",
@@ -824,7 +1008,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.think_time = Some(crate::spec::ThinkTime { pause_ns, every });
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Rate),
     Knob::value(
         "think_every",
         "N",
@@ -835,7 +1020,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.think_time = Some(crate::spec::ThinkTime { pause_ns, every });
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Rate),
     Knob::value(
         "seed",
         "N",
@@ -847,7 +1033,8 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .csv(|s| s.seed.to_string()),
+    .csv(|s| s.seed.to_string())
+    .category(KnobCategory::Content),
     Knob::value(
         "flow",
         "WEIGHT",
@@ -860,7 +1047,8 @@ pub const KNOBS: &[Knob] = &[
                 .ok_or_else(|| format!("'{v}' is not a weight from 1 to 1000000"))?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Streams),
     Knob::value(
         "flow_id",
         "N",
@@ -871,7 +1059,8 @@ pub const KNOBS: &[Knob] = &[
                 .map_err(|_| format!("'{v}' is not a whole number"))?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Streams),
     Knob::value(
         "flow_sleep",
         "DURATION",
@@ -880,7 +1069,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.flow_sleep_us = parse_duration(v)?.as_micros() as u64;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Streams),
     Knob::value(
         "repeat",
         "N",
@@ -892,7 +1082,8 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .table(|s| s.repeat.to_string()),
+    .table(|s| s.repeat.to_string())
+    .category(KnobCategory::Amount),
     Knob::value(
         "pick",
         "median|best",
@@ -902,7 +1093,8 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .table(|s| s.pick.to_string()),
+    .table(|s| s.pick.to_string())
+    .category(KnobCategory::Amount),
     Knob::value(
         "cmdprio",
         "PCT:CLASS[:LEVEL]",
@@ -911,7 +1103,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.cmdprio = Some(v.parse()?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Priority),
     Knob::value(
         "arrivals",
         "even|poisson",
@@ -920,7 +1113,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.arrivals = v.parse()?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Rate),
     Knob::value(
         "rate_iops",
         "N",
@@ -936,7 +1130,8 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .csv(|s| optional(s.rate_iops))
-    .table(|s| optional(s.rate_iops)),
+    .table(|s| optional(s.rate_iops))
+    .category(KnobCategory::Rate),
     Knob::value(
         "rate_bw",
         "SIZE/s",
@@ -951,7 +1146,8 @@ pub const KNOBS: &[Knob] = &[
     .table(|s| {
         s.rate_bw
             .map_or(String::new(), |b| format!("{}/s", format_bytes(b)))
-    }),
+    })
+    .category(KnobCategory::Rate),
     Knob::value(
         "rate_read",
         "RATE",
@@ -960,7 +1156,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.direction_rates.read = Some(v.parse()?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Rate),
     Knob::value(
         "rate_write",
         "RATE",
@@ -969,7 +1166,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.direction_rates.write = Some(v.parse()?);
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Rate),
     Knob::value(
         "steady_state",
         "METRIC:LIMIT",
@@ -983,7 +1181,8 @@ pub const KNOBS: &[Knob] = &[
         s.steady_state
             .map(|c| c.to_string())
             .unwrap_or_default()
-    }),
+    })
+    .category(KnobCategory::Checks),
     Knob::value(
         "drift",
         "BAND%:WINDOW",
@@ -992,7 +1191,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.drift = v.parse()?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Checks),
     Knob::switch(
         "verify",
         "Stamp every written block with a checked header and read everything back after the workload (intact, stale, misplaced, corrupt); with a read-only --rw, check what an earlier --verify --keep run wrote",
@@ -1011,7 +1211,8 @@ pub const KNOBS: &[Knob] = &[
         },
     )
     .conflicts_with("verify_interleaved")
-    .csv(|s| crate::util::json_name(&s.verify)),
+    .csv(|s| crate::util::json_name(&s.verify))
+    .category(KnobCategory::Verify),
     Knob::switch(
         "verify_interleaved",
         "As --verify, reading each block back as soon as its write completes",
@@ -1022,7 +1223,8 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .conflicts_with("verify"),
+    .conflicts_with("verify")
+    .category(KnobCategory::Verify),
     Knob::switch(
         "continue_on_error",
         "Count I/O errors and keep going instead of ending the target at the first one",
@@ -1031,7 +1233,8 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     )
-    .csv(|s| s.continue_on_error.to_string()),
+    .csv(|s| s.continue_on_error.to_string())
+    .category(KnobCategory::Errors),
     Knob::switch(
         "end_fsync",
         "Flush each target (fsync) once the workers are done, so that what was written is on the device when the run ends (fio's end_fsync); the flush is in the disks' counters, not in the I/O figures",
@@ -1039,7 +1242,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.end_fsync = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Durability),
     Knob::switch(
         "exitall",
         "For a stream: when it finishes, stop the workload's other streams (fio's exitall)",
@@ -1047,11 +1251,13 @@ pub const KNOBS: &[Knob] = &[
             b.spec.exitall = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Errors),
     Knob::switch("keep", "Keep the files fathom created (marked as fathom's: a later run writes to one without --overwrite, where the file system keeps birth times), or the objects of an s3:// run with its marker", |b, v| {
         b.spec.keep = parse_bool(v)?;
         Ok(())
-    }),
+    })
+    .category(KnobCategory::Safety),
     Knob::switch(
         "overwrite",
         "Allow writes to an existing file that fathom did not create",
@@ -1059,7 +1265,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.overwrite = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Safety),
     Knob::switch(
         "i_know_this_destroys_data",
         "Allow writes to a block device that carries a file system, partition table or volume signature (one in use also needs --even-if-mounted)",
@@ -1067,7 +1274,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.destroy_data = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Devices),
     Knob::switch(
         "even_if_mounted",
         "Allow writes to a block device that is mounted, swap, or held by LVM, RAID or dm-crypt right now (with --i-know-this-destroys-data; it corrupts what uses the device)",
@@ -1075,7 +1283,8 @@ pub const KNOBS: &[Knob] = &[
             b.spec.even_if_mounted = parse_bool(v)?;
             Ok(())
         },
-    ),
+    )
+    .category(KnobCategory::Devices),
 ];
 
 pub fn normalize(key: &str) -> String {
