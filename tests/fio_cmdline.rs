@@ -1382,3 +1382,36 @@ fn one_dash_options_run_and_the_engine_named_is_echoed_as_fio_echoes_it() {
         Some("fio-3.42")
     );
 }
+
+#[test]
+fn showcmd_prints_a_job_file_as_fios_command_line() {
+    let dir = tempdir();
+    let job = dir.path().join("j.fio");
+    std::fs::write(
+        &job,
+        "[global]\nsize=1m\nioengine=psync\ntime_based\n[a]\nrw=read\n[b]\nrw=write\nbs=8k\n",
+    )
+    .unwrap();
+    let out = Command::new(fio_link(dir.path()))
+        .args(["--showcmd", job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        ours,
+        "fio --size=1m --ioengine=psync --time_based --name=a --rw=read --name=b --rw=write --bs=8k \n"
+    );
+    assert_eq!(entries(dir.path()), ["bin", "j.fio"], "nothing run");
+    if fio_installed() {
+        let fio = Command::new("fio")
+            .args(["--showcmd", job.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&fio.stdout), ours, "fio's own");
+    }
+}

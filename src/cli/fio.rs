@@ -70,6 +70,10 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
             println!("{FIO_RELEASE} (fathom {})", env!("CARGO_PKG_VERSION"));
             return Ok(0);
         }
+        FioAction::ShowCmd => {
+            print!("{}", command.shown);
+            return Ok(0);
+        }
         FioAction::Run | FioAction::ParseOnly => {}
     }
     let resolved = resolve::from_fio_command(&mut command)?;

@@ -31,6 +31,9 @@ pub enum FioAction {
     ParseOnly,
     Version,
     Help,
+    /// `--showcmd`: each job file as the command line that says the same,
+    /// printed, nothing run.
+    ShowCmd,
 }
 
 /// fio's command line, read.
@@ -52,6 +55,8 @@ pub struct FioCommand {
     pub status_interval: Option<std::time::Duration>,
     /// What fathom does differently for an fio option given (one line each).
     pub notes: Vec<String>,
+    /// `--showcmd`'s lines, a job file each.
+    pub shown: String,
 }
 
 /// fio's job options that take no value (`FIO_OPT_STR_SET`, and the
@@ -78,7 +83,7 @@ const FLAG_OPTIONS: [&str; 17] = [
 ];
 
 /// fio's own options fathom refuses, with why.
-const REFUSED: [(&str, &str); 12] = [
+const REFUSED: [(&str, &str); 11] = [
     (
         "client",
         "fathom runs on many hosts through MPI (fathom run --mpi) or --start-at, not fio's client/server protocol",
@@ -113,10 +118,6 @@ const REFUSED: [(&str, &str); 12] = [
     (
         "enghelp",
         "fathom's table of fio options is docs/fio-options.md",
-    ),
-    (
-        "showcmd",
-        "fathom fio --parse-only checks a job file, and fathom run JOB.fio --explain shows what it runs",
     ),
 ];
 
@@ -236,6 +237,26 @@ fn long_only(args: &[String]) -> Vec<String> {
     out
 }
 
+/// A job file's sections as fio's `--showcmd` prints them: `fio `, then
+/// each job's `--name=NAME` (none for `[global]`) and its options as
+/// `--key=value ` (`--key ` alone for a flag), the line ended once.
+fn show_command(sections: &[Section]) -> String {
+    let mut line = String::from("fio ");
+    for section in sections {
+        if section.name != "global" {
+            line += &format!("--name={} ", section.name);
+        }
+        for opt in &section.opts {
+            line += &match &opt.value {
+                Some(v) if opt.key == "description" => format!("--{}=\"{v}\" ", opt.key),
+                Some(v) => format!("--{}={v} ", opt.key),
+                None => format!("--{} ", opt.key),
+            };
+        }
+    }
+    line + "\n"
+}
+
 /// Reads fio's arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
     let args = &long_only(args);
@@ -253,6 +274,7 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
         no_history: false,
         status_interval: None,
         notes: Vec::new(),
+        shown: String::new(),
     };
     let mut files: Vec<PathBuf> = Vec::new();
     let mut only: Vec<String> = Vec::new();
@@ -298,6 +320,7 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
                 Err(p) => problems.push(p),
             },
             "parse-only" => command.action = FioAction::ParseOnly,
+            "showcmd" => command.action = FioAction::ShowCmd,
             // fathom's own, named so that fio's parser claims neither.
             "fathom-overwrite" => command.overwrite = true,
             "no-history" => command.no_history = true,
@@ -425,9 +448,11 @@ impl FioCommand {
     ) -> Result<FioCommand, UsageError> {
         let command = &mut self;
         for file in files {
+            let first = command.sections.len();
             if let Err(e) = read_sections(file, 0, &mut command.sections) {
                 problems.push(e.0);
             }
+            command.shown += &show_command(&command.sections[first..]);
         }
         if !problems.is_empty() {
             return Err(UsageError(problems.join("\n")));
@@ -451,7 +476,7 @@ impl FioCommand {
             .iter()
             .filter(|s| s.name != "global")
             .count();
-        if jobs == 0 && command.action == FioAction::Run {
+        if jobs == 0 && matches!(command.action, FioAction::Run) {
             return Err(UsageError(
                 "no job(s) defined: give a job file, or --name=NAME and the job's options".into(),
             ));
