@@ -1359,12 +1359,8 @@ fn one_dash_options_run_and_the_engine_named_is_echoed_as_fio_echoes_it() {
         .current_dir(dir.path())
         .output()
         .unwrap();
+    succeeded(&out);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let json_start = text.find("{\n").expect("a JSON document");
     let json_end = json_start + text[json_start..].find("\n}\n").expect("its end") + 3;
     let ours: Value = serde_json::from_str(&text[json_start..json_end]).unwrap();
@@ -1396,11 +1392,7 @@ fn showcmd_prints_a_job_file_as_fios_command_line() {
         .args(["--showcmd", job.to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let ours = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(
         ours,

@@ -244,6 +244,12 @@ fn disk_util(d: &DiskUsage) -> Value {
     })
 }
 
+/// fio 3.42's `job_start`: when the job started, in milliseconds of the
+/// real-time clock (its `job_start_clock_id`'s default).
+fn job_start(started_unix_s: Option<f64>) -> u64 {
+    started_unix_s.map_or(0, |s| (s * 1000.0).round() as u64)
+}
+
 fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Result<Value> {
     let spec = &w.spec;
     let runtime_ms = (w.runtime_s * 1000.0).round() as u64;
@@ -280,9 +286,7 @@ fn job(name: &str, group: usize, w: &WorkloadResult, plus: bool) -> anyhow::Resu
     let mut job = json!({
         "jobname": name,
         "groupid": group,
-        // fio 3.42's: when the job started, in milliseconds of the
-        // real-time clock (its job_start_clock_id's default).
-        "job_start": w.started_unix_s.map_or(0, |s| (s * 1000.0).round() as u64),
+        "job_start": job_start(w.started_unix_s),
         "error": u8::from(errors > 0),
         "eta": 0,
         "elapsed": w.runtime_s.ceil() as u64,
@@ -368,7 +372,7 @@ fn tree_jobs(
         jobs.push(json!({
             "jobname": format!("{prefix}{name}"),
             "groupid": group,
-            "job_start": t.started_unix_s.map_or(0, |s| (s * 1000.0).round() as u64),
+            "job_start": job_start(t.started_unix_s),
             "error": u8::from(t.failure.is_some()),
             "eta": 0,
             "elapsed": thread.elapsed_s.ceil() as u64,

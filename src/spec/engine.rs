@@ -46,6 +46,18 @@ impl FioEngine {
     pub fn parse(name: &str) -> Option<FioEngine> {
         FioEngine::ALL.into_iter().find(|e| e.name() == name)
     }
+
+    /// fathom's engine that runs the job.
+    pub fn runs_on(self) -> EngineKind {
+        match self {
+            // libzbc's reads and writes of a zoned drive are the block
+            // layer's here; its zone commands are the kernel's
+            // (BLKREPORTZONE, BLKRESETZONE).
+            FioEngine::Libzbc => EngineKind::Sync,
+            FioEngine::Libaio | FioEngine::Posixaio => EngineKind::IoUring,
+            FioEngine::Sync | FioEngine::Pvsync | FioEngine::Pvsync2 => EngineKind::Sync,
+        }
+    }
 }
 
 /// How an io_uring engine submits and completes: by interrupts and

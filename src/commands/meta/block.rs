@@ -38,8 +38,9 @@ pub struct Phase {
 /// The block file's name in the workspace.
 pub const NAME: &str = "block";
 
-/// Runs the four phases on a new file of `size` bytes at `path`; stops
-/// after the phase a signal interrupts (returning what it did).
+/// Runs the four phases on a new file of `size` bytes, named [`NAME`] in
+/// the run's directory `dir`; stops after the phase a signal interrupts
+/// (returning what it did).
 pub fn run(
     dir: &crate::gate::workload::WorkDir,
     size: u64,

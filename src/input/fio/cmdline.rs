@@ -133,65 +133,53 @@ const ACCEPTED: [&str; 8] = [
     "aux-path",
 ];
 
-/// fio's one-letter options (init.c's `l_opts`, each long option's `val`),
-/// by letter: the long option each stands for.
-const SHORT_OPTIONS: [(char, &str); 40] = [
-    ('o', "output"),
-    ('l', "latency-log"),
-    ('b', "bandwidth-log"),
-    ('m', "minimal"),
-    ('F', "output-format"),
-    ('f', "append-terse"),
-    ('v', "version"),
-    ('h', "help"),
-    ('c', "cmdhelp"),
-    ('i', "enghelp"),
-    ('s', "showcmd"),
-    ('r', "readonly"),
-    ('e', "eta"),
-    ('O', "eta-interval"),
-    ('E', "eta-newline"),
-    ('d', "debug"),
-    ('P', "parse-only"),
-    ('x', "section"),
-    ('X', "inflate-log"),
-    ('a', "alloc-size"),
-    ('p', "profile"),
-    ('w', "warnings-fatal"),
-    ('j', "max-jobs"),
-    ('V', "terse-version"),
-    ('S', "server"),
-    ('N', "server-internal"),
-    ('D', "daemonize"),
-    ('C', "client"),
-    ('R', "remote-config"),
-    ('T', "cpuclock-test"),
-    ('G', "crctest"),
-    ('M', "memcpytest"),
-    ('I', "idle-prof"),
-    ('L', "status-interval"),
-    ('W', "trigger-file"),
-    ('B', "trigger-timeout"),
-    ('H', "trigger"),
-    ('J', "trigger-remote"),
-    ('K', "aux-path"),
-    ('A', "merge-blktrace-only"),
+/// fio's own options (init.c's `l_opts`): each one's letter (its `val`),
+/// its long name, and whether it takes no value (`no_argument`).
+const FIO_OPTIONS: [(char, &str, bool); 40] = [
+    ('o', "output", false),
+    ('l', "latency-log", false),
+    ('b', "bandwidth-log", false),
+    ('m', "minimal", true),
+    ('F', "output-format", false),
+    ('f', "append-terse", false),
+    ('v', "version", true),
+    ('h', "help", true),
+    ('c', "cmdhelp", false),
+    ('i', "enghelp", false),
+    ('s', "showcmd", true),
+    ('r', "readonly", true),
+    ('e', "eta", false),
+    ('O', "eta-interval", false),
+    ('E', "eta-newline", false),
+    ('d', "debug", false),
+    ('P', "parse-only", true),
+    ('x', "section", false),
+    ('X', "inflate-log", false),
+    ('a', "alloc-size", false),
+    ('p', "profile", false),
+    ('w', "warnings-fatal", true),
+    ('j', "max-jobs", false),
+    ('V', "terse-version", false),
+    ('S', "server", false),
+    ('N', "server-internal", false),
+    ('D', "daemonize", false),
+    ('C', "client", false),
+    ('R', "remote-config", false),
+    ('T', "cpuclock-test", true),
+    ('G', "crctest", false),
+    ('M', "memcpytest", false),
+    ('I', "idle-prof", false),
+    ('L', "status-interval", false),
+    ('W', "trigger-file", false),
+    ('B', "trigger-timeout", false),
+    ('H', "trigger", false),
+    ('J', "trigger-remote", false),
+    ('K', "aux-path", false),
+    ('A', "merge-blktrace-only", true),
 ];
 
-/// fio's own (not a job's) long options that take no value.
-const SWITCHES: [&str; 11] = [
-    "minimal",
-    "version",
-    "help",
-    "showcmd",
-    "readonly",
-    "parse-only",
-    "warnings-fatal",
-    "cpuclock-test",
-    "merge-blktrace-only",
-    "fathom-overwrite",
-    "no-history",
-];
+/// fathom's own long options of `fathom fio`, which take no value.
+const FATHOM_OPTIONS: [&str; 2] = ["fathom-overwrite", "no-history"];
 
 /// fio's arguments as `--` options, read as fio's getopt_long_only reads
 /// them: `-name=x` is `--name=x`, as is any long option or job option
@@ -211,19 +199,18 @@ fn long_only(args: &[String]) -> Vec<String> {
         let name = body.split_once('=').map_or(body, |(n, _)| n);
         let long = |n: &str| {
             table::find(n).is_some()
-                || SHORT_OPTIONS.iter().any(|(_, l)| *l == n)
-                || ACCEPTED.contains(&n)
-                || SWITCHES.contains(&n)
+                || FIO_OPTIONS.iter().any(|(_, l, _)| *l == n)
+                || FATHOM_OPTIONS.contains(&n)
         };
         let mut letters = body.chars();
         let letter = letters.next().expect("not empty");
-        let short = SHORT_OPTIONS.iter().find(|(c, _)| *c == letter);
+        let short = FIO_OPTIONS.iter().find(|(c, _, _)| *c == letter);
         match short {
-            Some((_, l)) if !long(name) => {
+            Some((_, l, switch)) if !long(name) => {
                 let rest = letters.as_str();
                 if rest.is_empty() {
                     out.push(format!("--{l}"));
-                } else if SWITCHES.contains(l) {
+                } else if *switch {
                     // Letters run together (-rv): each its own.
                     out.push(format!("--{l}"));
                     out.extend(long_only(&[format!("-{rest}")]));
@@ -452,7 +439,9 @@ impl FioCommand {
             if let Err(e) = read_sections(file, 0, &mut command.sections) {
                 problems.push(e.0);
             }
-            command.shown += &show_command(&command.sections[first..]);
+            if command.action == FioAction::ShowCmd {
+                command.shown += &show_command(&command.sections[first..]);
+            }
         }
         if !problems.is_empty() {
             return Err(UsageError(problems.join("\n")));

@@ -144,32 +144,24 @@ pub(super) fn unsupported(opt: &Opt, why: &str) -> Result<Action, String> {
     Err(format!("option '{}' is not supported{why}", opt.key))
 }
 
-/// fio's engines and fathom's for each; `true` where fathom's runs the way
-/// fio's does, so that no note is needed (and fio's JSON names fathom's
-/// engine by it).
-const ENGINES: [(&str, EngineKind, bool); 12] = [
-    ("io_uring", EngineKind::IoUring, true),
-    ("io_uring_cmd", EngineKind::IoUringCmd, true),
-    // libzbc's reads and writes of a zoned drive are the block layer's
-    // here; its zone commands are the kernel's (BLKREPORTZONE, BLKRESETZONE).
-    ("libzbc", EngineKind::Sync, false),
-    ("libaio", EngineKind::IoUring, false),
-    ("posixaio", EngineKind::IoUring, false),
-    ("psync", EngineKind::Sync, true),
-    ("sync", EngineKind::Sync, false),
-    ("pvsync", EngineKind::Sync, false),
-    ("pvsync2", EngineKind::Sync, false),
-    ("null", EngineKind::Null, true),
-    ("falloc", EngineKind::Falloc, true),
-    ("ftruncate", EngineKind::Ftruncate, true),
+/// fio's engines that fathom runs the way fio does, so that no note is
+/// needed (and fio's JSON names fathom's engine by them); the others it
+/// runs on one of these are `spec::engine::FioEngine`.
+const ENGINES: [(&str, EngineKind); 6] = [
+    ("io_uring", EngineKind::IoUring),
+    ("io_uring_cmd", EngineKind::IoUringCmd),
+    ("psync", EngineKind::Sync),
+    ("null", EngineKind::Null),
+    ("falloc", EngineKind::Falloc),
+    ("ftruncate", EngineKind::Ftruncate),
 ];
 
 /// The fio engine that runs as fathom's `engine` does.
 pub(super) fn fio_engine(engine: EngineKind) -> &'static str {
     ENGINES
         .iter()
-        .find(|(_, kind, same)| *kind == engine && *same)
-        .map_or(engine.name(), |(fio, _, _)| fio)
+        .find(|(_, kind)| *kind == engine)
+        .map_or(engine.name(), |(fio, _)| fio)
 }
 
 /// The translations of the options that need their own, named as the
@@ -523,26 +515,26 @@ pub(super) fn ioengine(job: &mut Job, opt: &Opt) -> Result<Action, String> {
         job.http.get_or_insert_with(Default::default);
         return Ok(Action::Done);
     }
-    let (engine, same) = match ENGINES.iter().find(|(fio, _, _)| *fio == v) {
-        Some((_, engine, same)) => (engine.name(), *same),
-        None => match super::job::FileOp::of(v) {
+    let renamed = crate::spec::engine::FioEngine::parse(v);
+    let engine = match (ENGINES.iter().find(|(fio, _)| *fio == v), renamed) {
+        (Some((_, engine)), _) => engine.name(),
+        (None, Some(fio)) => fio.runs_on().name(),
+        (None, None) => match super::job::FileOp::of(v) {
             // The tree run does the work; the job's knobs stay valid for
             // the checks that read them.
             Some(op) => {
                 job.file_op = Some(op);
-                ("null", true)
+                "null"
             }
             None => return Err(format!("ioengine={v} is not supported")),
         },
     };
     job.set("engine", engine);
-    if same {
+    if renamed.is_none() {
         job.unset("fio_ioengine");
         return Ok(Action::Done);
     }
-    if crate::spec::engine::FioEngine::parse(v).is_some() {
-        job.set("fio_ioengine", v);
-    }
+    job.set("fio_ioengine", v);
     Ok(Action::Note(format!(
         "ioengine={v} runs on fathom's {engine} engine{}",
         if engine == "sync" {
