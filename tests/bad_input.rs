@@ -3,7 +3,7 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
+use crate::common;
 use common::*;
 
 fn assert_rejected(args: &[&str], needle: &str) {
@@ -43,6 +43,30 @@ fn a_knob_that_does_nothing_for_the_target_is_refused_by_its_category() {
         );
     }
     assert_rejected(&["run", "f.dat", "--s3-region", "eu-west-1"], "--s3-region");
+}
+
+/// A prefix that a store would resolve elsewhere (`..`, `.`, `//`) is
+/// refused before anything is sent: the run would write beside objects
+/// the check never listed, or into another bucket.
+#[test]
+fn an_object_prefix_that_walks_out_of_itself_is_refused() {
+    for target in [
+        "s3://bench/../victim/x",
+        "s3://bench/zz/../data",
+        "s3://bench/a//b",
+    ] {
+        assert_rejected(
+            &[
+                "run",
+                target,
+                "--s3-endpoint",
+                "http://127.0.0.1:1",
+                "--rw",
+                "write",
+            ],
+            "segment",
+        );
+    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]
@@ -19,7 +19,16 @@ fn loop_device_is_sized_and_described() {
     // The whole 16 MiB device, one pass.
     assert_eq!(u(&t["read"]["bytes"]), 16 << 20);
     let doc = run_json(&[
-        &dev.path, "--rw", "write", "--bs", "64k", "--size", "1m", "--offset", "1m",
+        &dev.path,
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--size",
+        "1m",
+        "--offset",
+        "1m",
+        "--i-know-this-destroys-data",
     ]);
     assert_eq!(u(&doc["results"][0]["total"]["write"]["ios"]), 16);
 }

@@ -6,7 +6,7 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;
@@ -260,6 +260,136 @@ fn csv_trace(path: &Path, n: u64) {
         text.push_str(&format!("{},{},4096,read\n", i * 1_000_000, i * 4096));
     }
     std::fs::write(path, text).unwrap();
+}
+
+// A device node whose name starts with '-' is a path to libblkid, not an
+// option: a ceph BlueStore signature (libblkid's alone) on a node named
+// `-h` is refused as it is under the device's own name.
+#[test]
+fn a_device_named_like_an_option_is_probed_as_a_device() {
+    use std::os::unix::fs::MetadataExt;
+    let Some(dev) = device_with(|i| poke(i, 0, b"bluestore block device\n")) else {
+        return;
+    };
+    let rdev = std::fs::metadata(&dev.path).unwrap().rdev();
+    let dir = tempdir();
+    let made = Command::new("mknod")
+        .current_dir(dir.path())
+        .args(["--", "-h", "b"])
+        .args([libc::major(rdev).to_string(), libc::minor(rdev).to_string()])
+        .status()
+        .ok()
+        .filter(|s| s.success());
+    if made.is_none() {
+        eprintln!("SKIP: cannot make a device node here");
+        return;
+    }
+    let before = std::fs::read(dev.image()).unwrap();
+    let out = fathom()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--rw",
+            "randwrite",
+            "--size",
+            "1m",
+            "--runtime",
+            "1s",
+            "--",
+            "-h",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "the node named -h was written");
+    names_the_problem(&String::from_utf8_lossy(&out.stderr), "ceph_bluestore");
+    assert!(
+        std::fs::read(dev.image()).unwrap() == before,
+        "the image changed"
+    );
+}
+
+// A kept file that later became a file system on a loop device is the
+// device: writing it needs --i-know-this-destroys-data, and once the
+// device is mounted, --even-if-mounted as well (the keep mark survives
+// mkfs, so it cannot be what decides).
+#[test]
+fn a_kept_file_backing_a_loop_device_is_written_only_as_that_device() {
+    let dir = tempdir();
+    let img = dir.path().join("img.dat");
+    let img = img.to_str().unwrap();
+    run_ok(&[
+        "run", img, "--rw", "write", "--bs", "1m", "--size", "16m", "--keep",
+    ]);
+    if !mkfs("mkfs.ext4", &["-q", "-F"], Path::new(img)) {
+        return;
+    }
+    let attached = Command::new("losetup")
+        .args(["--find", "--show", img])
+        .output();
+    let Some(dev) = attached
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    else {
+        eprintln!("SKIP: cannot attach a loop device");
+        return;
+    };
+    let detach = Detach(dev.clone());
+    let before = std::fs::read(img).unwrap();
+    let write = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            img,
+            "--rw",
+            "randwrite",
+            "--size",
+            "16m",
+            "--runtime",
+            "1s",
+        ];
+        args.extend(extra);
+        run(&args)
+    };
+    let out = write(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a file backing {dev} was written"
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    names_the_problem(&said, &format!("it backs the block device {dev}"));
+    names_the_problem(&said, "ext2/ext3/ext4");
+    assert!(std::fs::read(img).unwrap() == before, "the image changed");
+    // (Mounting changes the image itself: only the refusal is checked.)
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    if mount(&dev, &mnt) {
+        let out = write(&["--i-know-this-destroys-data"]);
+        unmount(&mnt);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "the file under a mounted {dev} was written"
+        );
+        names_the_problem(&String::from_utf8_lossy(&out.stderr), "--even-if-mounted");
+    }
+    drop(detach);
+}
+
+struct Detach(String);
+
+impl Drop for Detach {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+fn mount(dev: &str, on: &Path) -> bool {
+    Command::new("mount")
+        .arg(dev)
+        .arg(on)
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 // 3. A recording never replaces the trace being played, whatever names it:

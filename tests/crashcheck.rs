@@ -6,9 +6,8 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
-#[path = "common/faultfs.rs"]
-mod faultfs;
+use crate::common;
+use crate::faultfs;
 
 use common::*;
 use std::os::unix::fs::MetadataExt;

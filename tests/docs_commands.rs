@@ -6,9 +6,8 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
-#[path = "common/s3_server.rs"]
-mod s3_server;
+use crate::common;
+use crate::s3_server;
 
 use common::*;
 

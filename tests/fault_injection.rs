@@ -8,9 +8,8 @@
 // A plan lists byte ranges; one range in a list is what is meant.
 #![allow(clippy::single_range_in_vec_init)]
 
-mod common;
-#[path = "common/faultfs.rs"]
-mod faultfs;
+use crate::common;
+use crate::faultfs;
 
 use common::*;
 use faultfs::{Plan, skip_or_mount};

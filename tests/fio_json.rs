@@ -6,7 +6,7 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde::Deserialize;
@@ -289,6 +289,21 @@ fn a_parser_written_to_fios_documentation_reads_fathoms_figures() {
     assert!(r.clat_ns.min <= p50 && p50 <= p99 && p99 <= r.clat_ns.max);
     assert_eq!((r.lat_ns.n, r.clat_ns.n), (r.total_ios, r.total_ios));
     assert!(r.lat_ns.mean > 0.0);
+    // lat = slat + clat, as tools built on fio add them (libaio submits
+    // apart from queueing: its slat is counted).
+    let slat = &doc["jobs"][0]["read"]["slat_ns"];
+    let slat_mean = slat["mean"].as_f64().unwrap();
+    if slat["N"].as_u64().unwrap() > 0 {
+        assert!(slat_mean > 0.0);
+        let sum = slat_mean + r.clat_ns.mean;
+        assert!(
+            (sum - r.lat_ns.mean).abs() <= 1.0,
+            "slat {slat_mean} + clat {} is not lat {}",
+            r.clat_ns.mean,
+            r.lat_ns.mean
+        );
+        assert!(r.clat_ns.mean < r.lat_ns.mean);
+    }
     // The latency tables cover every I/O once.
     let total: f64 = j.latency_us.values().sum::<f64>()
         + j.latency_ms.values().sum::<f64>()
@@ -502,4 +517,52 @@ fn queue_depths_and_context_switches_are_measured() {
         .sum();
     assert!((complete - 100.0).abs() < 0.01);
     assert!(u(&j["ctx"]) > 0 && u(&j["minf"]) > 0, "{}", j["ctx"]);
+}
+
+/// A `group_reporting` job of two clones: fio's JSON has the group as one
+/// job, fathom's document each clone as a target; compare sets the
+/// group's total beside fathom's total (both about 4,000 IOPS), not beside
+/// one clone (a false 2x).
+#[test]
+fn a_group_reported_as_one_job_is_compared_with_all_its_clones() {
+    let dir = tempdir();
+    let job = dir.path().join("g.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=null\nsize=64m\nruntime=1\ntime_based\ngroup_reporting\nrate_iops=2000\n\
+         [rr]\nrw=randread\nbs=4k\nnumjobs=2\n",
+    )
+    .unwrap();
+    let as_fio = dir.path().join("fio.json");
+    let ours = dir.path().join("fathom.json");
+    let job = job.to_str().unwrap();
+    run_ok(&[
+        "run",
+        job,
+        "--output-format",
+        "fio-json",
+        "-o",
+        as_fio.to_str().unwrap(),
+    ]);
+    run_ok(&["run", job, "-o", ours.to_str().unwrap()]);
+    let out = run(&[
+        "compare",
+        as_fio.to_str().unwrap(),
+        ours.to_str().unwrap(),
+        "--output-format",
+        "csv",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text.lines().skip(1).filter(|l| !l.is_empty()).collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(rows[0].contains("1 target / 2 targets (totals)"), "{text}");
+    // B/A is the first plain decimal after the two quoted IOPS.
+    let ratio: f64 = rows[0]
+        .rsplit_once("\",")
+        .and_then(|(_, rest)| rest.split(',').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        (0.75..1.34).contains(&ratio),
+        "group total against one clone: B/A {ratio}"
+    );
 }

@@ -9,8 +9,7 @@
 
 use std::path::Path;
 
-#[path = "common/source.rs"]
-mod source;
+use crate::source;
 use source::production;
 
 /// The calls that only the gate may make, wherever they are written.
@@ -73,10 +72,10 @@ fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
 }
 
 /// Where a helper program may be started: each place, and why.
-const HELPERS: &[(&str, &str)] = &[
-    ("src/measure/drive/smartctl.rs", "a drive's SMART counters"),
-    ("src/gate/device.rs", "blkid: what a device holds"),
-];
+const HELPERS: &[(&str, &str)] = &[(
+    "src/gate/helper.rs",
+    "blkid and smartctl, from the system's directories",
+)];
 
 /// `file:line: call` for each gated call in `code` outside comments.
 fn gated_calls(name: &str, code: &str) -> Vec<String> {
@@ -256,7 +255,7 @@ fn the_check_finds_a_call_around_the_gate_and_passes_over_names_and_comments() {
 // The third hostile pass's findings, each a way a path outside the gate
 // lost data or hung; each fails on a fathom that opens files its own way.
 
-mod common;
+use crate::common;
 use common::{LoopDevice, fathom, refused, run, run_ok, tempdir};
 use std::process::Command;
 use std::time::{Duration, Instant};

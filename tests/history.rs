@@ -6,9 +6,8 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
-#[path = "common/postgres.rs"]
-mod postgres_server;
+use crate::common;
+use crate::postgres_server;
 
 use common::*;
 use serde_json::Value;
@@ -304,6 +303,34 @@ fn the_same_history_works_in_postgresql() {
     );
     assert!(!said.contains("secret"), "the password is not said: {said}");
     assert_eq!(history(&nowhere, &[]).status.code(), Some(2));
+    // Another program's database: nothing of fathom's is added to it, not
+    // its tables and not an index on the program's own `tags`.
+    let app = server.database("appdb");
+    let mut c = postgres::Client::connect(&app, postgres::NoTls).unwrap();
+    c.batch_execute("CREATE TABLE tags (key text, value text); CREATE TABLE orders (id int);")
+        .unwrap();
+    let o = null_run(&app, &dir.path().join("app.json"), "100us", &[]);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("tables of its own (orders, tags)"), "{said}");
+    let tables: Vec<String> = c
+        .query(
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(tables, ["orders", "tags"]);
+    let indexes: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE schemaname = 'public'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(indexes, 0, "an index was added to the program's tables");
+    assert_eq!(history(&app, &[]).status.code(), Some(2));
 }
 
 #[test]

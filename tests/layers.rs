@@ -11,8 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-#[path = "common/source.rs"]
-mod source;
+use crate::source;
 
 type Module = Vec<String>;
 
@@ -410,4 +409,31 @@ fn a_match_arm_on_a_kind_is_seen() {
     ));
     assert!(!takes_kind_apart("    out.push(RunResult::Tree(t));"));
     assert!(!takes_kind_apart("        .map(RunResult::Workload)"));
+}
+
+/// Cargo finds no test file by itself (`autotests = false`): a file in
+/// tests/ that tests/suite.rs does not name would never run.
+#[test]
+fn every_test_file_is_in_the_suite() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let suite = std::fs::read_to_string(root.join("suite.rs")).unwrap();
+    let declared: BTreeSet<&str> = suite
+        .lines()
+        .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+        .collect();
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let own_binary = ["suite", "nvme", "mpi"].contains(&stem);
+        if path.extension().is_some_and(|e| e == "rs") && !own_binary && !declared.contains(stem) {
+            missing.push(stem.to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "tests/suite.rs does not name {missing:?}: add `mod NAME;` for each"
+    );
 }

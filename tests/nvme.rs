@@ -65,16 +65,16 @@ printf '[global]\nzonemode=zbd\nrw=write\nsize=8m\niodepth=1\nbs=4K\ndirect=1\nt
 sed 's/libzbc$/psync/' /work/libzbc-rand-write.fio > /work/libzbc-rand-write-psync.fio
 sed 's/libzbc$/psync/' /work/libzbc-seq-read.fio > /work/libzbc-seq-read-psync.fio
 check lz_rand_write_fio fio /work/libzbc-rand-write-psync.fio --output-format=json
-check lz_rand_write fathom fio /work/libzbc-rand-write.fio --output-format=json
+check lz_rand_write fathom fio /work/libzbc-rand-write.fio --i-know-this-destroys-data --output-format=json
 check lz_seq_read_fio fio /work/libzbc-seq-read-psync.fio --output-format=json
 check lz_seq_read fathom fio /work/libzbc-seq-read.fio --output-format=json
 check ucmd_zoned_fio fio /work/uring-cmd-zoned.fio --output-format=json
-check ucmd_zoned fathom fio /work/uring-cmd-zoned.fio --output-format=json
+check ucmd_zoned fathom fio /work/uring-cmd-zoned.fio --i-know-this-destroys-data --output-format=json
 check xnvme_zoned_fio fio /work/xnvme-zoned.fio --section=default --ioengine=io_uring --sqthread_poll=1 --filename=/dev/nvme0n3 --output-format=json
-check xnvme_zoned fathom fio /work/xnvme-zoned.fio --section=default --ioengine=io_uring --sqthread_poll=1 --filename=/dev/nvme0n3 --output-format=json
+check xnvme_zoned fathom fio /work/xnvme-zoned.fio --section=default --ioengine=io_uring --sqthread_poll=1 --filename=/dev/nvme0n3 --i-know-this-destroys-data --output-format=json
 printf '[global]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\nsize=8m\niodepth=32\nbs=4K\nthread=1\nstonewall=1\n[rand-write]\nrw=randwrite\nsqthread_poll=1\n[rand-read]\nrw=randread\n[write-opts]\nrw=write\nsqthread_poll=1\nsqthread_poll_cpu=0\nnonvectored=1\nregisterfiles=1\n' > /work/uring-cmd-ng.fio
 check ucmd_ng_fio fio /work/uring-cmd-ng.fio --output-format=json
-check ucmd_ng fathom fio /work/uring-cmd-ng.fio --output-format=json
+check ucmd_ng fathom fio /work/uring-cmd-ng.fio --i-know-this-destroys-data --output-format=json
 check ucmd_flush fathom run /dev/ng0n2 --engine io_uring_cmd --rw write --bs 64k --iodepth 4 --size 8m --fsync 8 --i-know-this-destroys-data -o /work/uf.json
 check ucmd_flush_json cat /work/uf.json
 check ucmd_block_node fathom run /dev/nvme0n1 --engine io_uring_cmd --rw randread --bs 4k --size 16m
@@ -95,7 +95,9 @@ check format_fs_left ls /work
 for i in $(seq 100); do [ -e /dev/sda ] && break; sleep 0.1; done
 check sata fathom run /dev/sda --rw write --bs 64k --size 4m --i-know-this-destroys-data -o /work/s.json
 check sata_json cat /work/s.json
-check no_smartctl env PATH=/nowhere /bin/fathom run /dev/sda --rw read --bs 64k --size 4m -o /work/n.json
+mv /bin/smartctl /tmp/smartctl
+check no_smartctl fathom run /dev/sda --rw read --bs 64k --size 4m -o /work/n.json
+mv /tmp/smartctl /bin/smartctl
 check no_smartctl_json cat /work/n.json
 "#;
 

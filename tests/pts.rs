@@ -6,7 +6,7 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -17,6 +17,8 @@ fn pts(dir: &Path, args: &[&str]) -> Value {
     let json = dir.join("pts.json");
     let mut full = vec!["pts"];
     full.extend_from_slice(args);
+    // Each test's device is a blank loop device: one to destroy.
+    full.extend_from_slice(&["--i-know-this-destroys-data"]);
     full.extend_from_slice(&["--output-format", "json", "-o", json.to_str().unwrap()]);
     succeeded(&run(&full));
     serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
@@ -269,6 +271,7 @@ fn an_interrupted_test_is_resumed_after_its_last_round() {
         "pts",
         "latency",
         dev.path.as_str(),
+        "--i-know-this-destroys-data",
         "--round",
         "1s",
         "--block-sizes",
@@ -332,6 +335,7 @@ fn dry_run_gives_the_plan_and_its_bound_and_writes_nothing() {
         "pts",
         "iops",
         &dev.path,
+        "--i-know-this-destroys-data",
         "--round",
         "2s",
         "--block-sizes",

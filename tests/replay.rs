@@ -6,7 +6,7 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
+use crate::common;
 use common::*;
 use fathom::trace::{self, Op};
 use serde_json::Value;

@@ -5,7 +5,7 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::Command;
 
@@ -95,11 +95,24 @@ fn mkfs_ext4(dev: &str) -> bool {
 }
 
 #[test]
-fn blank_device_accepts_writes_file_system_does_not() {
+fn a_blank_device_needs_the_flag_and_a_file_system_is_named() {
     let Some(dev) = LoopDevice::new(16 << 20, 512) else {
         return;
     };
-    run_json(&[&dev.path, "--rw", "randwrite", "--size", "1m"]);
+    // No signature is not proof of no data: a blank device is written only
+    // when told.
+    refused(
+        &["run", &dev.path, "--rw", "randwrite", "--size", "1m"],
+        "no signature on it does not make it free",
+    );
+    run_json(&[
+        &dev.path,
+        "--rw",
+        "randwrite",
+        "--size",
+        "1m",
+        "--i-know-this-destroys-data",
+    ]);
     if !mkfs_ext4(&dev.path) {
         return;
     }

@@ -3,7 +3,7 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 
@@ -156,6 +156,7 @@ fn other_kinds() -> Vec<Value> {
             "4k",
             "--mixes",
             "0",
+            "--i-know-this-destroys-data",
         ]));
     }
     kinds

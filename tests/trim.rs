@@ -6,7 +6,7 @@
 // Tests make their fixtures by hand, around the gate.
 #![allow(clippy::disallowed_methods)]
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -172,14 +172,31 @@ fn a_loop_device_passes_its_discards_to_the_image_under_it() {
         eprintln!("SKIP: this loop device takes no discards");
         return;
     }
-    let doc = run_json(&[&dev.path, "--rw", "write", "--bs", "1m"]);
+    let doc = run_json(&[
+        &dev.path,
+        "--rw",
+        "write",
+        "--bs",
+        "1m",
+        "--i-know-this-destroys-data",
+    ]);
     assert_eq!(u(&doc["results"][0]["total"]["write"]["bytes"]), 8 * MIB);
     let image = dev.image().to_path_buf();
     assert_eq!(first_hole_and_data(&image, 0).1, Some(0));
     for (engine, rw) in [("io_uring", "randtrim"), ("sync", "trim")] {
         let doc = run_json(&[
-            &dev.path, "--rw", rw, "--bs", "64k", "--size", "2m", "--offset", "4m", "--engine",
+            &dev.path,
+            "--rw",
+            rw,
+            "--bs",
+            "64k",
+            "--size",
+            "2m",
+            "--offset",
+            "4m",
+            "--engine",
             engine,
+            "--i-know-this-destroys-data",
         ]);
         let t = &doc["results"][0]["targets"][0];
         assert_eq!(t["facts"]["device"]["discards"], true, "{t}");

@@ -43,6 +43,10 @@ fathom's own (fio's parser claims neither):
   --no-history         keep the run out of fathom's history (or set
                        FATHOM_NO_HISTORY=1); the history says nothing on
                        stderr either way, as fio prints nothing there
+  --i-know-this-destroys-data
+                       let the jobs write block devices (fathom refuses
+                       one without it, signature or none)
+  --even-if-mounted    with the above, let them write one in use
 
 What fathom does differently for an option is said on stderr as a note; an
 option it does not carry out is refused with its reason (docs/fio-options.md).

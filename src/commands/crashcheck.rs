@@ -396,15 +396,11 @@ fn check_target(spec: &WriterSpec) -> Result<Vec<String>, UsageError> {
             let len = crate::gate::target::open(&spec.target, Default::default())
                 .map_err(|e| err(e.to_string()))
                 .and_then(|f| target_len(&f).map_err(|e| err(e.to_string())))?;
-            let mut risks = crate::gate::device::risks_of_writing(&spec.target, len)
-                .map_err(|e| err(format!("cannot check the device before writing: {e}")))?;
-            // crashcheck overwrites the device whatever it holds.
-            if risks.holds_data.is_empty() {
-                risks
-                    .holds_data
-                    .push("crashcheck overwrites the device".into());
-            }
-            risks.judge(spec.permission).map_err(err)
+            // A device with no signature needs the flag as well (NO_SIGNATURE).
+            crate::gate::device::risks_of_writing(&spec.target, len)
+                .map_err(|e| err(format!("cannot check the device before writing: {e}")))?
+                .judge(spec.permission)
+                .map_err(err)
         }
         Some(m) if m.is_file() && !spec.overwrite => Err(err(
             "refusing to write to an existing file (pass --overwrite)".into(),

@@ -181,7 +181,11 @@ fn check_nvme_purge(purge: Purge, device: &str) -> Result<(), UsageError> {
     let size = crate::gate::read::size_of(std::path::Path::new(device)).map_err(UsageError)?;
     let risks = crate::gate::device::risks_of_writing(std::path::Path::new(device), size)
         .map_err(|e| UsageError(format!("{flag}: {device}: {e}")))?;
-    if let Some(what) = risks.in_use.iter().chain(&risks.holds_data).next() {
+    let signatures = risks
+        .holds_data
+        .iter()
+        .filter(|s| *s != crate::gate::device::NO_SIGNATURE);
+    if let Some(what) = risks.in_use.iter().chain(signatures).next() {
         return Err(UsageError(format!(
             "{flag}: {device}: {what}: fathom formats only a namespace that holds no file system, partition table or volume and is not in use (wipe it first, e.g. wipefs -a)"
         )));

@@ -187,6 +187,68 @@ fn format_dev(rdev: u64) -> String {
     format!("{}:{}", libc::major(rdev), libc::minor(rdev))
 }
 
+/// The loop devices whose backing file is `file` (by device and inode, as
+/// the kernel names it in sysfs): writing the file writes each of them,
+/// and whatever file system is on them.
+pub fn loops_backed_by(file: &Path) -> Vec<PathBuf> {
+    let Ok(meta) = fs::metadata(file) else {
+        return vec![];
+    };
+    let Ok(entries) = fs::read_dir("/sys/block") else {
+        return vec![];
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("loop"))
+        .filter(|e| {
+            let Some(backing) = crate::gate::read::host_text(e.path().join("loop/backing_file"))
+            else {
+                return false;
+            };
+            let backing = backing.trim_end_matches('\n');
+            fs::metadata(backing).is_ok_and(|b| b.dev() == meta.dev() && b.ino() == meta.ino())
+        })
+        .map(|e| Path::new("/dev").join(e.file_name()))
+        .collect();
+    found.sort();
+    found
+}
+
+/// What makes writing to `file` destructive when loop devices are backed
+/// by it: each device's own risks, and the device itself, since what it
+/// holds is not known to be free because no signature was found.
+pub fn risks_of_writing_backing_file(file: &Path) -> io::Result<DeviceRisks> {
+    let mut risks = DeviceRisks::default();
+    for device in loops_backed_by(file) {
+        let name = device.display().to_string();
+        let len = crate::gate::read::host_text(
+            Path::new("/sys/block")
+                .join(device.file_name().unwrap_or_default())
+                .join("size"),
+        )
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .map_or(0, |sectors| sectors * 512);
+        let theirs = risks_of_writing(&device, len)?;
+        risks.in_use.extend(
+            theirs
+                .in_use
+                .into_iter()
+                .map(|s| format!("it backs {name}: {s}")),
+        );
+        risks.holds_data.push(format!(
+            "it backs the block device {name}, which writing the file writes"
+        ));
+        risks.holds_data.extend(
+            theirs
+                .holds_data
+                .into_iter()
+                .filter(|s| s != NO_SIGNATURE)
+                .map(|s| format!("{name} {}", s.trim_start_matches("it "))),
+        );
+    }
+    Ok(risks)
+}
+
 /// What makes writing to a device destructive, in the two kinds that take
 /// different permission: a device in use right now (a live file system
 /// under a write is corrupted at once, and the kernel may crash) and one
@@ -262,22 +324,27 @@ pub fn risks_of_writing(device: &Path, len: u64) -> io::Result<DeviceRisks> {
             holds_data.push(s);
         }
     }
+    if holds_data.is_empty() {
+        holds_data.push(NO_SIGNATURE.to_string());
+    }
     Ok(DeviceRisks { in_use, holds_data })
 }
+
+/// Why a device with no signature is not free to write: what it holds is
+/// not known, only that it is nothing fathom or libblkid recognise.
+pub const NO_SIGNATURE: &str = "it is a block device, and no signature on it does not make it free: it may hold data nothing recognises (raw database files, random or encrypted data)";
 
 /// What libblkid's full probe (`blkid -p`) finds at `offset` of `device`:
 /// file systems, RAID and volume members, partition tables. An ambivalent
 /// result (more than one signature) is data too. Empty where blkid is not
 /// installed: fathom's own magics then stand alone.
 fn libblkid_probe(device: &Path, offset: u64) -> Vec<String> {
-    let out = std::process::Command::new("blkid")
-        .args(["-p", "-o", "export", "-O", &offset.to_string()])
-        .arg(device)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .output();
-    let Ok(out) = out else { return vec![] };
-    match out.status.code() {
+    let offset = offset.to_string();
+    let options = ["-p", "-o", "export", "-O", &offset];
+    let Ok(out) = crate::gate::helper::run("blkid", &options, device, BLKID_BOUND) else {
+        return vec![];
+    };
+    match out.code {
         Some(0) => String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|line| {
@@ -292,6 +359,10 @@ fn libblkid_probe(device: &Path, offset: u64) -> Vec<String> {
         _ => vec![],
     }
 }
+
+/// How long libblkid's probe of one offset may take (a local read of a few
+/// blocks; a device that does not answer in this time is not one to write).
+const BLKID_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// libblkid's name of a format, said as fathom's own probe says it.
 fn blkid_type_name(kind: &str) -> String {

@@ -18,6 +18,8 @@
 //! - [`target`]: targets, which fathom writes on purpose: opened through
 //!   the same refusals of links to nothing and of FIFOs, after [`device`]
 //!   has said what a device holds and whether the user allowed writing it.
+//! - [`helper`]: the programs fathom asks (blkid, smartctl), from the
+//!   system's directories, handed absolute paths, waited for a bounded time.
 //!
 //! docs/SAFETY.md lists each rule with the test that holds it.
 
@@ -27,6 +29,7 @@
 pub mod bucket;
 pub mod claims;
 pub mod device;
+pub mod helper;
 pub mod marked;
 pub mod mounts;
 pub mod read;

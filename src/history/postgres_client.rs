@@ -17,11 +17,33 @@ impl Postgres {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }
-        let client = config
+        let mut client = config
             .connect(NoTls)
             .map_err(|e| format!("cannot connect ({e})"))?;
+        refuse_foreign(&mut client)?;
         Ok(Postgres(client))
     }
+}
+
+/// Refuses a database whose schema has tables and none of them fathom's:
+/// another program's database is left as it was, no tables or indexes of
+/// fathom's added to it (as a SQLite history refuses one).
+fn refuse_foreign(client: &mut postgres::Client) -> Result<(), String> {
+    let rows = client
+        .query(
+            "SELECT table_name::text FROM information_schema.tables
+             WHERE table_schema = current_schema() ORDER BY table_name",
+            &[],
+        )
+        .map_err(said)?;
+    let tables: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+    if !tables.is_empty() && !tables.iter().any(|t| t == "fathom") {
+        return Err(format!(
+            "not a fathom history: a PostgreSQL database with tables of its own ({}); fathom writes only to its own (CREATE DATABASE fathom_history, and name that one)",
+            tables.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 /// The values as the statement's parameters, each of the type the

@@ -199,11 +199,15 @@ pub fn from_fio_command(command: &mut fio::cmdline::FioCommand) -> Result<Resolv
     }
     let source = "fio's command line (as translated)";
     let overrides = jobfile::Overrides {
-        knobs: command
-            .overwrite
-            .then(|| ("overwrite".to_string(), "true".to_string()))
-            .into_iter()
-            .collect(),
+        knobs: [
+            ("overwrite", command.overwrite),
+            ("i_know_this_destroys_data", command.permission.destroy_data),
+            ("even_if_mounted", command.permission.even_if_mounted),
+        ]
+        .into_iter()
+        .filter(|(_, given)| *given)
+        .map(|(knob, _)| (knob.to_string(), "true".to_string()))
+        .collect(),
         ..Default::default()
     };
     let specs = jobfile::parse(&t.toml, source, "fio", &overrides)?;

@@ -14,7 +14,7 @@ use crate::result::streams::StreamsResult;
 use crate::result::train::TrainResult;
 use crate::result::tree::TreeResult;
 use crate::result::{Document, RunResult, WorkloadResult};
-use crate::util::units::{latency, thousands};
+use crate::util::units::{counted, latency, thousands};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
@@ -466,6 +466,53 @@ fn ratio(a: f64, b: f64) -> String {
     }
 }
 
+/// The rows of one pair of targets (or of totals): each direction's IOPS
+/// and p99 side by side, with the change judged on `judged_on`.
+fn io_rows(
+    table: &mut Table,
+    notes: &mut Vec<String>,
+    name: &str,
+    target: &str,
+    (wa, wb): (&WorkloadResult, &WorkloadResult),
+    (ia, ib): (&crate::result::DirectionPair, &crate::result::DirectionPair),
+    (shown_a, shown_b): (&crate::result::DirectionPair, &crate::result::DirectionPair),
+) {
+    let sides = ["A", "B"];
+    let judged = judge::compare_tables(&[wa], &[ia], wb, ib, sides, Bootstrap::default());
+    for note in judged.iter().flat_map(|d| &d.notes) {
+        if !notes.contains(note) {
+            notes.push(note.clone());
+        }
+    }
+    // A figure not judged (too few seconds, no histograms) has a note
+    // saying why.
+    let change = |dir: &str, figure: Figure| -> String {
+        judged
+            .iter()
+            .find(|d| d.direction == dir)
+            .and_then(|d| d.changes.iter().find(|c| c.figure == figure))
+            .map_or("noise unknown".into(), super::change::judged)
+    };
+    for ((dir, da), (_, db)) in shown_a.named().into_iter().zip(shown_b.named()) {
+        if da.ios == 0 || db.ios == 0 {
+            continue;
+        }
+        table.add_row(vec![
+            name.to_string(),
+            target.to_string(),
+            dir.into(),
+            thousands(da.iops.round() as u64),
+            thousands(db.iops.round() as u64),
+            ratio(da.iops, db.iops),
+            latency(da.lat_ns.p99 as f64),
+            latency(db.lat_ns.p99 as f64),
+            ratio(da.lat_ns.p99 as f64, db.lat_ns.p99 as f64),
+            change(dir, Figure::Iops),
+            change(dir, Figure::P99),
+        ]);
+    }
+}
+
 /// Rows of two runs of one workload, the first column `name`; what the
 /// judgement of their changes must say beside them goes to `notes`.
 fn workload_rows(
@@ -485,6 +532,19 @@ fn workload_rows(
             notes.push(said);
         }
     }
+    // Targets that do not pair one to one (fio's group_reporting job is one
+    // target, the clones fathom ran one each): the workloads' totals, on
+    // one row, never one clone against the whole group.
+    if wa.targets.len() != wb.targets.len() {
+        let label = format!(
+            "{} / {} (totals)",
+            counted(wa.targets.len() as u64, "target"),
+            counted(wb.targets.len() as u64, "target")
+        );
+        let totals = (&wa.total, &wb.total);
+        io_rows(table, notes, name, &label, (wa, wb), totals, totals);
+        return;
+    }
     for (i, ta) in wa.targets.iter().enumerate() {
         let Some(tb) = wb
             .targets
@@ -496,49 +556,24 @@ fn workload_rows(
         };
         // A workload's total holds per-second histograms, its targets'
         // tables only counts: one target each is judged by its total.
-        let (ia, ib) = match (wa.targets.len(), wb.targets.len()) {
-            (1, 1) => (&wa.total, &wb.total),
+        let judged_on = match wa.targets.len() {
+            1 => (&wa.total, &wb.total),
             _ => (&ta.io, &tb.io),
         };
-        let sides = ["A", "B"];
-        let judged = judge::compare_tables(&[wa], &[ia], wb, ib, sides, Bootstrap::default());
-        for note in judged.iter().flat_map(|d| &d.notes) {
-            if !notes.contains(note) {
-                notes.push(note.clone());
-            }
-        }
-        // A figure not judged (too few seconds, no histograms) has a note
-        // saying why.
-        let change = |dir: &str, figure: Figure| -> String {
-            judged
-                .iter()
-                .find(|d| d.direction == dir)
-                .and_then(|d| d.changes.iter().find(|c| c.figure == figure))
-                .map_or("noise unknown".into(), super::change::judged)
+        let target = if ta.name == tb.name {
+            ta.name.clone()
+        } else {
+            format!("{} / {}", ta.name, tb.name)
         };
-        for ((dir, da), (_, db)) in ta.io.named().into_iter().zip(tb.io.named()) {
-            if da.ios == 0 || db.ios == 0 {
-                continue;
-            }
-            let target = if ta.name == tb.name {
-                ta.name.clone()
-            } else {
-                format!("{} / {}", ta.name, tb.name)
-            };
-            table.add_row(vec![
-                name.to_string(),
-                target,
-                dir.into(),
-                thousands(da.iops.round() as u64),
-                thousands(db.iops.round() as u64),
-                ratio(da.iops, db.iops),
-                latency(da.lat_ns.p99 as f64),
-                latency(db.lat_ns.p99 as f64),
-                ratio(da.lat_ns.p99 as f64, db.lat_ns.p99 as f64),
-                change(dir, Figure::Iops),
-                change(dir, Figure::P99),
-            ]);
-        }
+        io_rows(
+            table,
+            notes,
+            name,
+            &target,
+            (wa, wb),
+            judged_on,
+            (&ta.io, &tb.io),
+        );
         // Flushes: their rate and latency (the commit latency of a log).
         if let (Some(sa), Some(sb)) = (&ta.sync, &tb.sync)
             && sa.count > 0

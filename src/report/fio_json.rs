@@ -504,6 +504,15 @@ fn direction(
     let (plus, percentiles) = (out.plus, out.percentiles);
     let lat = latency(&d.lat_ns, d.ios, None);
     let mut clat = latency(&d.lat_ns, d.ios, Some((h, percentiles)));
+    let slat = slat(d);
+    // Tools built on fio's JSON add slat and clat to get lat: clat's mean
+    // is lat's less slat's (exact; fathom times each I/O once, from its
+    // submission, so clat's percentiles stay those of the whole latency).
+    if slat["N"].as_u64().is_some_and(|n| n > 0)
+        && let Some(s) = slat["mean"].as_f64()
+    {
+        clat["mean"] = json!((d.lat_ns.mean - s).max(0.0));
+    }
     // As fio: a direction without I/O has no bins.
     if plus && h.count() > 0 {
         clat["bins"] = bins(h);
@@ -523,7 +532,7 @@ fn direction(
         "total_ios": d.ios,
         "short_ios": short_ios,
         "drop_ios": 0,
-        "slat_ns": slat(d),
+        "slat_ns": slat,
         "clat_ns": clat,
         "lat_ns": lat,
         "bw_min": bw_min.round() as u64,

@@ -6,7 +6,7 @@
 use super::sections::Labelled;
 use super::table::tail_cells as tails;
 use crate::result::train::{CheckpointPhase, CheckpointResult, TrainResult, TrainingResult};
-use crate::util::units::{format_bytes, thousands};
+use crate::util::units::{bandwidth, format_bytes, ops_per_s, thousands};
 
 pub const HEADER: [&str; 8] = [
     "figure", "count", "mean", "p50", "p99", "p99.9", "p99.99", "max",
@@ -82,15 +82,15 @@ fn training_caption(t: &TrainingResult) -> String {
         if t.passed { "passed" } else { "FAILED" }
     );
     text.push_str(&format!(
-        "\n{} epoch{} of {} steps, batch {}, {} loader threads each, compute {:.4} s a batch; {} samples/s, {}/s; CPU {:.1} µs a sample",
+        "\n{} epoch{} of {} steps, batch {}, {} loader threads each, compute {:.4} s a batch; {} samples/s, {}; CPU {:.1} µs a sample",
         t.epochs.len(),
         if t.epochs.len() == 1 { "" } else { "s" },
         t.epochs.first().map_or(0, |e| e.steps),
         s.shape.batch_size,
         s.shape.read_threads,
         s.compute_s,
-        thousands(t.samples_per_s as u64),
-        format_bytes(t.bytes_per_s as u64),
+        ops_per_s(t.samples_per_s),
+        bandwidth(t.bytes_per_s),
         t.cpu_ns_per_sample / 1e3,
     ));
     if t.accelerators.len() > 1 {
@@ -153,7 +153,7 @@ fn training_caption(t: &TrainingResult) -> String {
                 if step.accelerators == 1 { "" } else { "s" },
                 percent(step.au),
                 if step.passed { "passed" } else { "failed" },
-                thousands(step.samples_per_s as u64),
+                ops_per_s(step.samples_per_s),
                 crate::util::units::latency(step.batch_wait_p99_ns as f64)
             ));
         }
@@ -169,12 +169,12 @@ fn training_caption(t: &TrainingResult) -> String {
 
 fn phase_text(name: &str, p: &CheckpointPhase) -> String {
     format!(
-        "\n{name}: {} checkpoint{} of {}, {:.2} s each on average, {}/s",
+        "\n{name}: {} checkpoint{} of {}, {:.2} s each on average, {}",
         p.checkpoints,
         if p.checkpoints == 1 { "" } else { "s" },
         format_bytes(p.bytes),
         p.mean_s,
-        format_bytes(p.bytes_per_s as u64)
+        bandwidth(p.bytes_per_s)
     )
 }
 

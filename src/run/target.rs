@@ -374,6 +374,14 @@ fn inspect_path(
             }
             _ => {}
         }
+        // A file that backs a loop device is that device, whoever made the
+        // file and whatever its keep mark says: mkfs and mount leave both.
+        if kind == TargetKind::File && !create {
+            overridden = device::risks_of_writing_backing_file(&file_path)
+                .map_err(|e| err(format!("cannot check the loop devices it backs: {e}")))?
+                .judge(spec.write_permission())
+                .map_err(err)?;
+        }
     }
 
     // After the safety rules: the probe of an existing file opens it for

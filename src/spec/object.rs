@@ -354,6 +354,23 @@ impl ObjectTarget {
             ));
         }
         let prefix = prefix.trim_matches('/');
+        // A store (or a proxy before it) normalizes the request's path: a
+        // `..` would take the run out of the prefix that was checked, into
+        // another one or another bucket.
+        if let Some(bad) = prefix
+            .split('/')
+            .find(|s| matches!(*s, "" | "." | ".."))
+            .filter(|_| !prefix.is_empty())
+        {
+            let said = if bad.is_empty() {
+                "an empty segment (//)".to_string()
+            } else {
+                format!("a '{bad}' segment")
+            };
+            return Err(format!(
+                "{target}: the prefix has {said}, which a store may resolve to another prefix or bucket than the one checked: name the prefix as it is"
+            ));
+        }
         Ok(ObjectTarget {
             bucket: bucket.to_string(),
             prefix: if prefix.is_empty() {
@@ -542,6 +559,17 @@ mod tests {
         let t = ObjectTarget::parse("s3://bench").unwrap();
         assert_eq!(t.prefix, "");
         assert!(ObjectTarget::parse("s3://Bad_Bucket").is_err());
+        for escape in [
+            "s3://bench/../victim/x",
+            "s3://bench/zz/../data",
+            "s3://bench/a//b",
+            "s3://bench/./a",
+            "s3://bench/..",
+        ] {
+            let e = ObjectTarget::parse(escape).unwrap_err();
+            assert!(e.contains("segment"), "{escape}: {e}");
+        }
+        assert!(ObjectTarget::parse("s3://bench/a..b/.c/").is_ok());
         assert!(ObjectTarget::parse("s3://ab").is_err());
     }
 }

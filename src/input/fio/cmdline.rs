@@ -50,6 +50,9 @@ pub struct FioCommand {
     pub overwrite: bool,
     /// `--no-history` (or FATHOM_NO_HISTORY=1).
     pub no_history: bool,
+    /// `--i-know-this-destroys-data` and `--even-if-mounted`: the jobs may
+    /// write block devices, as `fathom run`'s flags of those names allow.
+    pub permission: crate::gate::device::WritePermission,
     /// `--status-interval`: the cumulative report, every so often while
     /// the jobs run.
     pub status_interval: Option<std::time::Duration>,
@@ -179,7 +182,12 @@ const FIO_OPTIONS: [(char, &str, bool); 40] = [
 ];
 
 /// fathom's own long options of `fathom fio`, which take no value.
-const FATHOM_OPTIONS: [&str; 2] = ["fathom-overwrite", "no-history"];
+const FATHOM_OPTIONS: [&str; 4] = [
+    "fathom-overwrite",
+    "no-history",
+    "i-know-this-destroys-data",
+    "even-if-mounted",
+];
 
 /// fio's arguments as `--` options, read as fio's getopt_long_only reads
 /// them: `-name=x` is `--name=x`, as is any long option or job option
@@ -259,6 +267,7 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
         readonly: false,
         overwrite: false,
         no_history: false,
+        permission: Default::default(),
         status_interval: None,
         notes: Vec::new(),
         shown: String::new(),
@@ -311,6 +320,8 @@ pub fn parse(args: &[String]) -> Result<FioCommand, UsageError> {
             // fathom's own, named so that fio's parser claims neither.
             "fathom-overwrite" => command.overwrite = true,
             "no-history" => command.no_history = true,
+            "i-know-this-destroys-data" => command.permission.destroy_data = true,
+            "even-if-mounted" => command.permission.even_if_mounted = true,
             "readonly" => command.readonly = true,
             "minimal" => command.outputs.push(FioOutput::Terse),
             "output" => match value(true) {

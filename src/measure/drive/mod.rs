@@ -207,7 +207,14 @@ fn read(name: &str) -> Result<Reading, String> {
 pub fn history_key_of_device(device: &str) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let name = device.strip_prefix("/dev/")?;
-    let rdev = std::fs::metadata(device).ok()?.rdev();
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(device).ok()?;
+    // Only a block device is asked: opening a tape's node rewinds it, a
+    // watchdog's arms it, a FIFO's waits for a writer.
+    if !meta.file_type().is_block_device() {
+        return None;
+    }
+    let rdev = meta.rdev();
     if name.contains('/')
         || crate::measure::facts::is_partition(libc::major(rdev), libc::minor(rdev))
     {

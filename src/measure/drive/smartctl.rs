@@ -41,16 +41,18 @@ const FTL_PAGES: &str = "FTL_Program_Page_Count";
 
 /// What the drive behind `device` is and has counted so far.
 pub fn read(device: &Path) -> Result<Reading, String> {
-    let out = std::process::Command::new("smartctl")
-        .args(["-j", "-a", "-l", "devstat"])
-        .arg(device)
-        .output()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => "smartctl is not installed (smartmontools): fathom reads a SATA or SAS drive's own counts through it".to_string(),
-            _ => format!("smartctl could not run ({e})"),
+    use crate::gate::helper::{self, HelperError};
+    let out = helper::run("smartctl", &["-j", "-a", "-l", "devstat"], device, SMARTCTL_BOUND)
+        .map_err(|e| match e {
+            HelperError::NotInstalled => "smartctl is not installed (smartmontools): fathom reads a SATA or SAS drive's own counts through it".to_string(),
+            e => format!("smartctl {e}"),
         })?;
     parse(&out.stdout)
 }
+
+/// How long a drive's SMART query may take: a healthy drive answers in well
+/// under a second, and a failing one may not answer at all.
+const SMARTCTL_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn text(v: &Value) -> Option<String> {
     v.as_str()
