@@ -45,6 +45,25 @@ fn a_knob_that_does_nothing_for_the_target_is_refused_by_its_category() {
     assert_rejected(&["run", "f.dat", "--s3-region", "eu-west-1"], "--s3-region");
 }
 
+/// An endpoint with a key and secret written into it is refused, and the
+/// refusal does not repeat them.
+#[test]
+fn an_endpoint_with_credentials_in_it_is_refused_without_echoing_them() {
+    let out = run(&[
+        "run",
+        "s3://bench/p",
+        "--s3-endpoint",
+        "http://AKIDX:s3cr3t@127.0.0.1:1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    names_the_problem(&said, "credentials in the URL");
+    assert!(
+        !said.contains("s3cr3t") && !said.contains("AKIDX"),
+        "{said}"
+    );
+}
+
 /// A prefix that a store would resolve elsewhere (`..`, `.`, `//`) is
 /// refused before anything is sent: the run would write beside objects
 /// the check never listed, or into another bucket.

@@ -153,8 +153,27 @@ fn acknowledgements_sent_to_a_listener_verify_the_same() {
         .to_string();
     let child = writer(&[target.to_str().unwrap(), "--ack-to", &addr, "--size", "4m"]);
     kill_after(child, &log, 200);
+    // Anyone else's lines: one without a run's header (read as an
+    // acknowledgement of the run before, it would fail a good device), and
+    // a megabyte without a newline. Neither reaches the log.
+    use std::io::Write;
+    // (What the killed writer had sent is in the log by now.)
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let before = std::fs::read(&log).unwrap();
+    let mut forged = std::net::TcpStream::connect(&addr).unwrap();
+    forged.write_all(b"3 999999\n").unwrap();
+    drop(forged);
+    let mut endless = std::net::TcpStream::connect(&addr).unwrap();
+    let _ = endless.write_all(&vec![b'7'; 1 << 20]);
+    drop(endless);
+    std::thread::sleep(std::time::Duration::from_millis(500));
     unsafe { libc::kill(listener.id() as i32, libc::SIGINT) };
     listener.wait().unwrap();
+    assert_eq!(
+        std::fs::read(&log).unwrap(),
+        before,
+        "a stranger's lines reached the log"
+    );
     let (code, out) = verify(&target, &log);
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("verdict: PASS"), "{out}");

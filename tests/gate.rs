@@ -361,6 +361,39 @@ fn a_history_is_never_kept_on_a_device_nor_in_another_programs_database() {
     assert_eq!(head_of(&dev.path), before, "the file system is untouched");
 }
 
+/// A history reached through a link, or (as root) a file another user
+/// owns, is refused before the run: the user whose HOME a `sudo -E` run
+/// keeps cannot point root's history at a file of root's.
+#[test]
+fn a_history_through_a_link_or_in_another_users_file_is_refused() {
+    let dir = tempdir();
+    let roots = dir.path().join("roots-file");
+    std::fs::write(&roots, b"").unwrap();
+    let link = dir.path().join("history.db");
+    std::os::unix::fs::symlink(&roots, &link).unwrap();
+    let args = quick(dir.path());
+    refused(&with(&args, &["--history", s(&link)]), "symbolic link");
+    refused(&["history", "--history", s(&link), "list"], "symbolic link");
+    assert_eq!(
+        std::fs::read(&roots).unwrap(),
+        b"",
+        "root's file was written"
+    );
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIP (ownership part): not root");
+        return;
+    }
+    let theirs = dir.path().join("theirs.db");
+    std::fs::write(&theirs, b"").unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    refused(
+        &with(&args, &["--history", s(&theirs)]),
+        "owned by user 65534",
+    );
+    assert_eq!(std::fs::read(&theirs).unwrap(), b"");
+}
+
 #[test]
 fn live_lines_never_replace_an_input_a_target_a_device_or_a_file_of_another_kind() {
     let dir = tempdir();

@@ -18,7 +18,7 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -715,6 +715,9 @@ fn judge(block: &[u8], offset: u64, run_id: u64, acknowledged: u64) -> Found {
     }
 }
 
+/// The longest line a writer sends (its header is about 80 bytes).
+const MAX_ACK_LINE: usize = 1024;
+
 /// `--listen`: takes acknowledgements from writers on other machines and
 /// appends them to `log` (one connection at a time, each a run). Calls
 /// `ready` with the address it listens on.
@@ -742,13 +745,25 @@ pub fn listen(
         stream.set_read_timeout(Some(Duration::from_millis(200)))?;
         let mut reader = BufReader::new(stream);
         let mut line = String::new();
+        let mut lines = 0u64;
         loop {
-            match reader.read_line(&mut line) {
+            // No line of a writer's is longer: a sender of endless bytes
+            // without a newline is cut off, not buffered without bound.
+            let room = (MAX_ACK_LINE - line.len()) as u64;
+            match (&mut reader).take(room).read_line(&mut line) {
                 Ok(0) => break,
                 Ok(_) if line.ends_with('\n') => {
+                    // Each connection is one run, and starts with its
+                    // header: lines sent without one would be read as
+                    // acknowledgements of the run before.
+                    if lines == 0 && !line.starts_with(LOG_MAGIC) {
+                        break;
+                    }
                     out.write_all(line.as_bytes())?;
+                    lines += 1;
                     line.clear();
                 }
+                Ok(_) if line.len() >= MAX_ACK_LINE => break,
                 Ok(_) => {}
                 Err(e)
                     if matches!(

@@ -201,14 +201,9 @@ pub fn check(spec: &ObjectSpec) -> Result<Checked, UsageError> {
             bucket_created = true;
         }
         if claim.is_none() {
-            let run_id = format!(
-                "{:x}{:x}",
-                std::process::id(),
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap_or_default()
-                    .as_millis()
-            );
+            // Random, not the pid and the time: two containers (each its
+            // pid 1) started in the same millisecond would share keys.
+            let run_id = format!("{:016x}", rand::random::<u64>());
             claim = Some(
                 bucket::check_prefix(
                     &mut client,

@@ -19,7 +19,7 @@
 use crate::util::error::UsageError;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// A kind of file fathom writes.
@@ -252,6 +252,27 @@ pub fn database(path: &Path, out: Output) -> Result<PathBuf, UsageError> {
 /// As [`database`], making nothing: for checking before a run.
 pub fn check_database(path: &Path, out: Output) -> Result<PathBuf, UsageError> {
     let err = |m: String| out.refusal(path, m);
+    // A store is written again and again, for months: it is opened where
+    // it is named, never through a link (which whoever owns its directory
+    // can point at any file), and under root never in a file another user
+    // owns (a `sudo -E` run keeps that user's HOME, and so their history).
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() {
+            return Err(err(format!(
+                "is a symbolic link: {} is opened where it is named, never through a link (name the file it points to)",
+                out.what
+            )));
+        }
+        // SAFETY: geteuid has no preconditions.
+        let euid = unsafe { libc::geteuid() };
+        if euid == 0 && meta.uid() != 0 {
+            return Err(err(format!(
+                "is owned by user {} and fathom runs as root: root keeps no {} in another user's file (name one of root's, or run as that user)",
+                meta.uid(),
+                out.what
+            )));
+        }
+    }
     let kept = Output {
         streams: false,
         ..out

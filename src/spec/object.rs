@@ -477,8 +477,14 @@ impl ObjectSpec {
                 self.target
             ));
         }
-        for e in &self.endpoints {
-            let url = url::Url::parse(e).map_err(|err| format!("--s3-endpoint {e}: {err}"))?;
+        for given in &self.endpoints {
+            let e = without_credentials(given);
+            let url = url::Url::parse(given).map_err(|err| format!("--s3-endpoint {e}: {err}"))?;
+            if !url.username().is_empty() || url.password().is_some() {
+                return Err(format!(
+                    "--s3-endpoint {e}: credentials in the URL are neither used nor kept (they would be printed, and stored with the result and in the history): give them as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                ));
+            }
             if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
                 return Err(format!("--s3-endpoint {e}: not an http:// or https:// URL"));
             }
@@ -514,6 +520,26 @@ impl ObjectSpec {
             return Err("--s3-connections 0: a worker needs a connection".into());
         }
         Ok(())
+    }
+}
+
+/// `endpoint` with whatever sits between its scheme and an `@` of its
+/// authority shown as `***`: an endpoint is echoed in refusals, never with
+/// a key or secret written into it.
+fn without_credentials(endpoint: &str) -> String {
+    let Some(scheme_end) = endpoint.find("://").map(|i| i + 3) else {
+        return endpoint.to_string();
+    };
+    let authority_end = endpoint[scheme_end..]
+        .find(['/', '?', '#'])
+        .map_or(endpoint.len(), |i| scheme_end + i);
+    match endpoint[scheme_end..authority_end].rfind('@') {
+        Some(at) => format!(
+            "{}***{}",
+            &endpoint[..scheme_end],
+            &endpoint[scheme_end + at..]
+        ),
+        None => endpoint.to_string(),
     }
 }
 
@@ -570,6 +596,14 @@ mod tests {
             assert!(e.contains("segment"), "{escape}: {e}");
         }
         assert!(ObjectTarget::parse("s3://bench/a..b/.c/").is_ok());
+        assert_eq!(
+            without_credentials("http://KEY:SECRET@host:9000/x"),
+            "http://***@host:9000/x"
+        );
+        assert_eq!(
+            without_credentials("http://host:9000/a@b"),
+            "http://host:9000/a@b"
+        );
         assert!(ObjectTarget::parse("s3://ab").is_err());
     }
 }
