@@ -270,7 +270,24 @@ fn a_later_layout_is_refused(store: &str, dir: &Path) {
 #[test]
 fn runs_are_kept_found_by_tag_and_checked_against_the_runs_before() {
     let dir = tempdir();
+    // A --history in a directory that is not there is refused before the
+    // run, and the directory is not made (only the default one's is).
     let store = dir.path().join("h/history.db");
+    let o = null_run(
+        store.to_str().unwrap(),
+        &dir.path().join("r.json"),
+        "100us",
+        &[],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    names_the_problem(&String::from_utf8_lossy(&o.stderr), "does not exist");
+    assert!(!dir.path().join("h").exists(), "the directory was made");
+    std::fs::create_dir(dir.path().join("h")).unwrap();
     kept_found_and_checked(store.to_str().unwrap(), dir.path());
 }
 
@@ -303,6 +320,12 @@ fn the_same_history_works_in_postgresql() {
     );
     assert!(!said.contains("secret"), "the password is not said: {said}");
     assert_eq!(history(&nowhere, &[]).status.code(), Some(2));
+    // The server's reason is said, not only "db error".
+    let missing = format!("postgres://postgres@127.0.0.1:{}/no_such_db", server.port);
+    let o = history(&missing, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("does not exist"), "{said}");
     // Another program's database: nothing of fathom's is added to it, not
     // its tables and not an index on the program's own `tags`.
     let app = server.database("appdb");

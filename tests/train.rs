@@ -227,6 +227,13 @@ fn a_checkpoint_is_written_read_back_and_removed() {
     let (rc, r) = train(dir.path(), &again);
     assert_eq!(rc, 0, "{r}");
     assert!(r["write"].is_null() && r["read"]["checkpoints"] == 1, "{r}");
+    // A read back without --keep leaves what was kept: it wrote nothing.
+    let mut read_only = args[..6].to_vec();
+    read_only.extend(["--writes", "0", "--reads", "1"]);
+    let (rc, r) = train(dir.path(), &read_only);
+    assert_eq!(rc, 0, "{r}");
+    let (rc, r) = train(dir.path(), &read_only);
+    assert_eq!(rc, 0, "the kept checkpoints were removed by a read: {r}");
 }
 
 /// A checkpoint written without fsync is synced before its pages are

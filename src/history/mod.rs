@@ -705,7 +705,7 @@ mod tests {
     #[test]
     fn documents_come_back_whole_and_filtered_by_tag() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub/history.db");
+        let path = dir.path().join("history.db");
         let mut h = History::open(&path).unwrap();
         let a = h
             .record(&doc(100), &[("kernel".into(), "6.1".into())])

@@ -19,7 +19,9 @@ impl Postgres {
         }
         let mut client = config
             .connect(NoTls)
-            .map_err(|e| format!("cannot connect ({e})"))?;
+            // The server's own words (a wrong password, a database that
+            // is not there): the error's Display is only "db error".
+            .map_err(|e| format!("cannot connect ({})", said(e)))?;
         refuse_foreign(&mut client)?;
         Ok(Postgres(client))
     }

@@ -78,9 +78,23 @@ fn refuse_foreign(conn: &Connection) -> Result<(), String> {
     Ok(())
 }
 
+/// Only the default history's directory is made: a `--history` named in a
+/// directory that is not there is a typo, not a place to make one.
+fn refuse_missing_directory(path: &Path) -> Result<(), String> {
+    let dir = crate::util::directory_of(path);
+    if Some(path) != super::default_path().as_deref() && !dir.is_dir() {
+        return Err(format!(
+            "its directory {} does not exist (fathom makes only the default history's)",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Checks, before a run and writing nothing, that a result could be kept
 /// at `path`: the refusals of [`Sqlite::open`], read-only.
 pub fn check(path: &Path) -> Result<(), String> {
+    refuse_missing_directory(path)?;
     let real = crate::gate::write::check_database(path, STORE).map_err(|e| refused(path, e))?;
     if !is_sqlite(&real) {
         return Ok(());
@@ -92,6 +106,7 @@ pub fn check(path: &Path) -> Result<(), String> {
 
 impl Sqlite {
     pub fn open(path: &Path) -> Result<Sqlite, String> {
+        refuse_missing_directory(path)?;
         let real = crate::gate::write::database(path, STORE).map_err(|e| refused(path, e))?;
         let conn = Connection::open(&real).map_err(said)?;
         conn.busy_timeout(LOCK_WAIT).map_err(said)?;

@@ -1,7 +1,7 @@
 //! `fathom check`'s verdict as text: per workload and direction, each
 //! figure's baseline, new value, change and interval, and the verdict.
 
-use crate::result::change::{Change, CheckResult, Figure};
+use crate::result::change::{Change, CheckResult, Figure, Verdict};
 use crate::util::units::{format_bytes, latency, thousands};
 
 fn value(figure: Figure, x: f64) -> String {
@@ -26,8 +26,20 @@ pub fn judged(c: &Change) -> String {
         percent(c.change),
         percent(c.low),
         percent(c.high),
-        c.verdict
+        verdict(c)
     )
+}
+
+/// The verdict in words: "within noise" beside an interval that leaves
+/// out zero reads as a contradiction unless the floor it was held to (what
+/// runs of one workload differ by) is said.
+fn verdict(c: &Change) -> String {
+    match c.verdict {
+        Verdict::WithinNoise if c.noise_floor > 0.0 && (c.low > 0.0 || c.high < 0.0) => {
+            format!("within noise (not all past ±{:.0}%)", c.noise_floor * 100.0)
+        }
+        v => v.to_string(),
+    }
 }
 
 pub fn text(result: &CheckResult, fail_on: Option<f64>) -> String {
@@ -58,7 +70,7 @@ pub fn text(result: &CheckResult, fail_on: Option<f64>) -> String {
                 percent(c.change),
                 percent(c.low),
                 percent(c.high),
-                c.verdict,
+                verdict(c),
                 match past {
                     Some(t) => format!(", past {:.0}%", t * 100.0),
                     None => String::new(),
@@ -141,4 +153,30 @@ pub fn against_earlier(id: i64, earlier: &crate::history::Earlier) -> Vec<String
         ));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p99(low: f64, high: f64) -> Change {
+        Change {
+            figure: Figure::P99,
+            baseline: 100.0,
+            new: 207.0,
+            change: 1.07,
+            low,
+            high,
+            noise_floor: 0.10,
+            verdict: Verdict::WithinNoise,
+        }
+    }
+
+    #[test]
+    fn an_interval_that_leaves_out_zero_but_not_the_floor_says_the_floor() {
+        let said = judged(&p99(0.021, 4.73));
+        assert!(said.ends_with("within noise (not all past ±10%)"), "{said}");
+        let said = judged(&p99(-0.05, 0.08));
+        assert!(said.ends_with(", within noise"), "{said}");
+    }
 }

@@ -116,6 +116,11 @@ pub struct Change {
     /// The interval's bounds (relative changes), at `confidence`.
     pub low: f64,
     pub high: f64,
+    /// How far past zero the whole interval must reach for a change to
+    /// count (a share): what runs of one workload differ by beyond their
+    /// seconds (`Figure::noise_floor`).
+    #[serde(default)]
+    pub noise_floor: f64,
     pub verdict: Verdict,
 }
 
@@ -647,6 +652,7 @@ impl DirectionChange {
                 change: new / base - 1.0,
                 low,
                 high,
+                noise_floor: noise,
                 verdict,
             });
         }

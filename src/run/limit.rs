@@ -6,7 +6,7 @@
 use crate::result::WorkloadResult;
 use crate::result::limit::{HOST_HINT, LimitedBy, Limiter};
 use crate::result::warning::WarningKind;
-use crate::util::units::{format_bytes, latency, thousands};
+use crate::util::units::{format_bytes, latency, ops_per_s, thousands};
 
 /// A rated run that delivered at least this share of the rate asked, with
 /// almost no I/O late, was limited by its schedule.
@@ -149,8 +149,8 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
             // is not issue lag: these went out late with a slot free.
             return Some(held_back(format!(
                 "{} I/Os a second were asked for and {} delivered; {late}",
-                thousands(asked.round() as u64),
-                thousands(done.round() as u64)
+                ops_per_s(asked),
+                ops_per_s(done)
             )));
         }
         if done >= asked * RATE_KEPT {
@@ -158,8 +158,8 @@ pub fn judge(result: &WorkloadResult) -> Option<LimitedBy> {
                 Limiter::RateAsked,
                 format!(
                     "{} I/Os a second were asked for and {} delivered, on time (p99 issue lag {})",
-                    thousands(asked.round() as u64),
-                    thousands(done.round() as u64),
+                    ops_per_s(asked),
+                    ops_per_s(done),
                     latency(issue.lag_ns.p99 as f64)
                 ),
             ));

@@ -131,6 +131,9 @@ impl Checkpoints {
                 found.remove_files();
                 found.spec = spec.clone();
                 found.written = 0;
+            } else {
+                // Read back, not written: what was kept stays kept.
+                found.spec.keep = true;
             }
             found.save()?;
             return Ok(found);

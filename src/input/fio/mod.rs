@@ -893,6 +893,16 @@ mod tests {
     }
 
     #[test]
+    fn several_directories_are_refused_not_taken_as_one() {
+        let d = tmp();
+        let p = write(&d, "dd.fio", "[j]\ndirectory=dd:dd2\nsize=1m\nrw=read\n");
+        let e = translate(&p, false).unwrap_err();
+        assert!(e.to_string().contains("several directories"), "{e}");
+        let p = write(&d, "esc.fio", "[j]\ndirectory=a\\:b\nsize=1m\nrw=read\n");
+        assert!(translate(&p, false).is_ok());
+    }
+
+    #[test]
     fn the_files_filestat_and_filedelete_handle_are_laid_out_as_fio_lays_them_out() {
         let d = tmp();
         for (engine, laid_out) in [("filestat", 8192), ("filedelete", 8192), ("filecreate", 0)] {

@@ -314,7 +314,17 @@ pub(super) fn filename(job: &mut Job, opt: &Opt) -> Result<Action, String> {
 }
 
 pub(super) fn directory(job: &mut Job, opt: &Opt) -> Result<Action, String> {
-    job.directory = Some(value(opt)?.to_string());
+    // fio spreads a job's files over directories separated by ':' (a ':'
+    // in a name escaped as '\:'): one directory of that name would be
+    // another place than the job names.
+    let v = value(opt)?;
+    if v.replace("\\:", "").contains(':') {
+        return unsupported(
+            opt,
+            " with several directories (a:b): one directory per job",
+        );
+    }
+    job.directory = Some(v.replace("\\:", ":"));
     Ok(Action::Done)
 }
 
