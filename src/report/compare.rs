@@ -466,6 +466,30 @@ fn ratio(a: f64, b: f64) -> String {
     }
 }
 
+/// One row of the workloads' table: what it is, each side's rate and p99
+/// with their ratios, and the changes judged.
+fn rate_row(
+    table: &mut Table,
+    [name, target, dir]: [&str; 3],
+    (rate_a, p99_a): (f64, u64),
+    (rate_b, p99_b): (f64, u64),
+    [rate_change, p99_change]: [String; 2],
+) {
+    table.add_row(vec![
+        name.to_string(),
+        target.to_string(),
+        dir.to_string(),
+        thousands(rate_a.round() as u64),
+        thousands(rate_b.round() as u64),
+        ratio(rate_a, rate_b),
+        latency(p99_a as f64),
+        latency(p99_b as f64),
+        ratio(p99_a as f64, p99_b as f64),
+        rate_change,
+        p99_change,
+    ]);
+}
+
 /// The rows of one pair of targets (or of totals): each direction's IOPS
 /// and p99 side by side, with the change judged on `judged_on`.
 fn io_rows(
@@ -497,19 +521,13 @@ fn io_rows(
         if da.ios == 0 || db.ios == 0 {
             continue;
         }
-        table.add_row(vec![
-            name.to_string(),
-            target.to_string(),
-            dir.into(),
-            thousands(da.iops.round() as u64),
-            thousands(db.iops.round() as u64),
-            ratio(da.iops, db.iops),
-            latency(da.lat_ns.p99 as f64),
-            latency(db.lat_ns.p99 as f64),
-            ratio(da.lat_ns.p99 as f64, db.lat_ns.p99 as f64),
-            change(dir, Figure::Iops),
-            change(dir, Figure::P99),
-        ]);
+        rate_row(
+            table,
+            [name, target, dir],
+            (da.iops, da.lat_ns.p99),
+            (db.iops, db.lat_ns.p99),
+            [change(dir, Figure::Iops), change(dir, Figure::P99)],
+        );
     }
 }
 
@@ -579,19 +597,13 @@ fn workload_rows(
             && sa.count > 0
             && sb.count > 0
         {
-            table.add_row(vec![
-                name.to_string(),
-                ta.name.clone(),
-                "sync".into(),
-                thousands(sa.rate.round() as u64),
-                thousands(sb.rate.round() as u64),
-                ratio(sa.rate, sb.rate),
-                latency(sa.lat_ns.p99 as f64),
-                latency(sb.lat_ns.p99 as f64),
-                ratio(sa.lat_ns.p99 as f64, sb.lat_ns.p99 as f64),
-                "-".into(),
-                "-".into(),
-            ]);
+            rate_row(
+                table,
+                [name, &ta.name, "sync"],
+                (sa.rate, sa.lat_ns.p99),
+                (sb.rate, sb.lat_ns.p99),
+                ["-".into(), "-".into()],
+            );
         }
     }
 }
