@@ -424,3 +424,54 @@ fn remove_counts_what_it_removed_and_keeps_to_its_filter() {
     );
     assert_eq!(counts(store).0, 1, "run 2 is kept");
 }
+
+/// A PostgreSQL history that accepts connections and never answers is a
+/// wait with a bound: `history list` gives up within seconds, naming it,
+/// and a run whose result is written ends within a second of Ctrl-C
+/// while it waits to remember it.
+#[test]
+fn a_history_server_that_never_answers_is_given_up() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let store = format!(
+        "postgres://u@127.0.0.1:{}/db",
+        listener.local_addr().unwrap().port()
+    );
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming().flatten() {
+            held.push(c);
+        }
+    });
+    let began = std::time::Instant::now();
+    let o = run(&["history", "list", "--history", &store]);
+    assert_eq!(o.status.code(), Some(2));
+    names_the_problem(&String::from_utf8_lossy(&o.stderr), "did not answer");
+    assert!(began.elapsed().as_secs() < 20, "{:?}", began.elapsed());
+
+    let dir = tempdir();
+    let out = dir.path().join("r.json");
+    let mut child = fathom()
+        .arg("run")
+        .arg(dir.path().join("t"))
+        .args(["--engine", "null", "--runtime", "1s", "--history", &store, "-o"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The report on stdout comes once the result is emitted, just before
+    // the history is opened.
+    let mut report = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    std::io::Read::read_exact(&mut report, &mut first).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let signalled = std::time::Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let after = signalled.elapsed();
+    // A second is the rule; the other is a busy host's slack.
+    assert!(after.as_secs_f64() < 2.0, "ended {after:?} after the signal");
+    names_the_problem(&String::from_utf8_lossy(&o.stderr), "history not updated");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(!doc["results"].as_array().unwrap().is_empty());
+}

@@ -4,6 +4,15 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
+/// Raised by every handler `on_signals` registers: code that holds no
+/// flag (a history's connection) yields to a signal too.
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+/// Whether SIGINT or SIGTERM came since fathom's handlers were set.
+pub fn signalled() -> bool {
+    SIGNALLED.load(Ordering::Relaxed)
+}
+
 #[derive(Clone, Default)]
 pub struct StopFlag {
     stop: Arc<AtomicBool>,
@@ -35,6 +44,7 @@ impl StopFlag {
                 signal_hook::low_level::register(signal, move || {
                     which.store(signal, Ordering::SeqCst);
                     stop.store(true, Ordering::SeqCst);
+                    SIGNALLED.store(true, Ordering::SeqCst);
                 })?;
             }
         }
