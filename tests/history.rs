@@ -453,7 +453,15 @@ fn a_history_server_that_never_answers_is_given_up() {
     let mut child = fathom()
         .arg("run")
         .arg(dir.path().join("t"))
-        .args(["--engine", "null", "--runtime", "1s", "--history", &store, "-o"])
+        .args([
+            "--engine",
+            "null",
+            "--runtime",
+            "1s",
+            "--history",
+            &store,
+            "-o",
+        ])
         .arg(&out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -470,7 +478,10 @@ fn a_history_server_that_never_answers_is_given_up() {
     let o = child.wait_with_output().unwrap();
     let after = signalled.elapsed();
     // A second is the rule; the other is a busy host's slack.
-    assert!(after.as_secs_f64() < 2.0, "ended {after:?} after the signal");
+    assert!(
+        after.as_secs_f64() < 2.0,
+        "ended {after:?} after the signal"
+    );
     names_the_problem(&String::from_utf8_lossy(&o.stderr), "history not updated");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert!(!doc["results"].as_array().unwrap().is_empty());

@@ -15,6 +15,14 @@ use std::process::{Command, Output};
 use s3_server::{BUCKET, KEY, SECRET, Server};
 
 fn s3_run(server: &Server, secret: &str, args: &[&str]) -> Output {
+    s3_command(server, secret, args)
+        .output()
+        .expect("fathom runs")
+}
+
+/// `fathom run ARGS` against `server` (unless ARGS name an endpoint),
+/// with its credentials.
+fn s3_command(server: &Server, secret: &str, args: &[&str]) -> Command {
     let mut command = fathom();
     command.arg("run").args(args);
     if !args.contains(&"--s3-endpoint") {
@@ -25,9 +33,12 @@ fn s3_run(server: &Server, secret: &str, args: &[&str]) -> Output {
         .env("AWS_SECRET_ACCESS_KEY", secret)
         .env_remove("AWS_PROFILE")
         .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-        .env("AWS_CONFIG_FILE", "/nonexistent")
-        .output()
-        .expect("fathom runs")
+        .env("AWS_CONFIG_FILE", "/nonexistent");
+    command
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
 }
 
 fn s3_json(server: &Server, args: &[&str]) -> Value {
@@ -968,9 +979,19 @@ fn a_marker_forged_by_name_is_refused_and_left_alone() {
     assert_eq!(keys.len(), 2, "only the user's two objects: {keys:?}");
 }
 
-/// A proxy on 127.0.0.1 before `upstream` that holds the answer to the
-/// `nth` GET it passes for `hold`, once: a store that stalls one request.
-fn stalling_proxy(upstream: &str, nth: u64, hold: std::time::Duration) -> String {
+/// How a stalling proxy treats the answer to the one request it stalls.
+#[derive(Clone, Copy)]
+enum Stall {
+    /// Holds it this long, then passes it on.
+    Hold(std::time::Duration),
+    /// Passes it on a byte a second.
+    Trickle,
+}
+
+/// A proxy on 127.0.0.1 before `upstream` that stalls the answer to the
+/// `nth` request of `method` (`b"GET "`, `b"PUT "`, `b"HEAD "`) it
+/// passes, once: a store that stalls one request.
+fn stalling_proxy(upstream: &str, method: &'static [u8], nth: u64, stall: Stall) -> String {
     use std::io::{Read, Write};
     use std::net::{TcpListener, TcpStream};
     use std::sync::Arc;
@@ -978,7 +999,7 @@ fn stalling_proxy(upstream: &str, nth: u64, hold: std::time::Duration) -> String
     let upstream = upstream.trim_start_matches("http://").to_string();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = format!("http://{}", listener.local_addr().unwrap());
-    let gets = Arc::new(AtomicU64::new(0));
+    let seen = Arc::new(AtomicU64::new(0));
     std::thread::spawn(move || {
         for client in listener.incoming() {
             let Ok(client) = client else { return };
@@ -987,14 +1008,14 @@ fn stalling_proxy(upstream: &str, nth: u64, hold: std::time::Duration) -> String
             };
             let hold_next = Arc::new(AtomicBool::new(false));
             let (mut c_in, mut s_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-            let (gets, flag) = (gets.clone(), hold_next.clone());
+            let (seen, flag) = (seen.clone(), hold_next.clone());
             std::thread::spawn(move || {
                 let mut buf = vec![0u8; 1 << 16];
                 while let Ok(n) = c_in.read(&mut buf) {
                     if n == 0 {
                         break;
                     }
-                    if buf.starts_with(b"GET ") && gets.fetch_add(1, Ordering::SeqCst) + 1 == nth {
+                    if buf.starts_with(method) && seen.fetch_add(1, Ordering::SeqCst) + 1 == nth {
                         flag.store(true, Ordering::SeqCst);
                     }
                     if s_out.write_all(&buf[..n]).is_err() {
@@ -1006,14 +1027,25 @@ fn stalling_proxy(upstream: &str, nth: u64, hold: std::time::Duration) -> String
             let (mut s_in, mut c_out) = (server, client);
             std::thread::spawn(move || {
                 let mut buf = vec![0u8; 1 << 16];
+                let mut trickling = false;
                 while let Ok(n) = s_in.read(&mut buf) {
                     if n == 0 {
                         break;
                     }
                     if hold_next.swap(false, Ordering::SeqCst) {
-                        std::thread::sleep(hold);
+                        match stall {
+                            Stall::Hold(hold) => std::thread::sleep(hold),
+                            Stall::Trickle => trickling = true,
+                        }
                     }
-                    if c_out.write_all(&buf[..n]).is_err() {
+                    let sent = match trickling {
+                        false => c_out.write_all(&buf[..n]),
+                        true => buf[..n].iter().try_for_each(|b| {
+                            std::thread::sleep(std::time::Duration::from_secs(1));
+                            c_out.write_all(std::slice::from_ref(b))
+                        }),
+                    };
+                    if sent.is_err() {
                         break;
                     }
                 }
@@ -1032,7 +1064,12 @@ fn a_request_held_past_the_runtime_is_unfinished_and_bounds_nothing() {
     let Some(server) = Server::start("seaweedfs").or_else(|| Server::start("s3s-fs")) else {
         return;
     };
-    let proxy = stalling_proxy(&server.endpoint, 20, std::time::Duration::from_secs(10));
+    let proxy = stalling_proxy(
+        &server.endpoint,
+        b"GET ",
+        20,
+        Stall::Hold(std::time::Duration::from_secs(10)),
+    );
     let started = std::time::Instant::now();
     let result = s3_json(
         &server,
@@ -1067,4 +1104,109 @@ fn a_request_held_past_the_runtime_is_unfinished_and_bounds_nothing() {
     // Setting up, 3 s of requests with half a second's grace, cleaning
     // up: far less than the 10 s the store held its answer.
     assert!(took < 8.0, "the run took {took:.1} s");
+}
+
+/// A GET whose answer comes a byte a second holds a 3 s run no longer
+/// than a GET held whole: it is cut at the run's end, unfinished.
+#[test]
+fn an_answer_sent_a_byte_a_second_is_cut_at_the_runs_end() {
+    let Some(server) = Server::start("seaweedfs").or_else(|| Server::start("s3s-fs")) else {
+        return;
+    };
+    let proxy = stalling_proxy(&server.endpoint, b"GET ", 20, Stall::Trickle);
+    let started = std::time::Instant::now();
+    let result = s3_json(
+        &server,
+        &[
+            "s3://bench/trickled",
+            "--s3-endpoint",
+            &proxy,
+            "--rw",
+            "read",
+            "--object-size",
+            "4k",
+            "--objects",
+            "10",
+            "--runtime",
+            "3s",
+        ],
+    );
+    let took = started.elapsed().as_secs_f64();
+    assert!(result["failure"].is_null(), "{result}");
+    assert_eq!(op(&result, "get")["unfinished"], 1, "{result}");
+    assert!(took < 8.0, "the run took {took:.1} s");
+}
+
+/// Before and after the timed run there is no run's end to cut a request
+/// at: a store silent for 10 s fails the request, and Ctrl-C cuts it
+/// within a second. A first HEAD held, a dataset PUT held and one held
+/// under Ctrl-C each end so, and leave nothing behind.
+#[test]
+fn requests_outside_the_timed_run_are_bounded_and_yield_to_ctrl_c() {
+    let Some(server) = Server::start("seaweedfs").or_else(|| Server::start("s3s-fs")) else {
+        return;
+    };
+    let held = Stall::Hold(std::time::Duration::from_secs(60));
+    let read = |proxy: &str, prefix: &str| -> Vec<String> {
+        let target = format!("s3://bench/{prefix}");
+        [
+            &target,
+            "--s3-endpoint",
+            proxy,
+            "--rw",
+            "read",
+            "--object-size",
+            "4k",
+            "--objects",
+            "8",
+            "--runtime",
+            "2s",
+            "--output-format",
+            "json",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+
+    let proxy = stalling_proxy(&server.endpoint, b"HEAD ", 1, held);
+    let started = std::time::Instant::now();
+    let out = s3_run(&server, SECRET, &strs(&read(&proxy, "head")));
+    let took = started.elapsed().as_secs_f64();
+    assert_eq!(out.status.code(), Some(2));
+    names_the_problem(&String::from_utf8_lossy(&out.stderr), "s3://bench/head");
+    assert!(took < 25.0, "the refusal took {took:.1} s");
+
+    let proxy = stalling_proxy(&server.endpoint, b"PUT ", 3, held);
+    let started = std::time::Instant::now();
+    let out = s3_run(&server, SECRET, &strs(&read(&proxy, "put")));
+    let took = started.elapsed().as_secs_f64();
+    assert_eq!(out.status.code(), Some(1), "a failed run");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    let result = &doc["results"][0];
+    let failure = result["failure"].as_str().unwrap_or_default();
+    assert!(failure.contains("nothing for 10 s"), "{result}");
+    assert!(took < 25.0, "the run took {took:.1} s");
+    assert_eq!(
+        keys_under(&server, "put/").unwrap_or_default(),
+        Vec::<String>::new()
+    );
+
+    let proxy = stalling_proxy(&server.endpoint, b"PUT ", 3, held);
+    let mut child = s3_command(&server, SECRET, &strs(&read(&proxy, "stopped")))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let signalled = std::time::Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let after = signalled.elapsed().as_secs_f64();
+    assert!(!status.success());
+    // Half a second to cut the PUT, then the clean-up's deletes.
+    assert!(after < 5.0, "ended {after:.1} s after Ctrl-C");
+    assert_eq!(
+        keys_under(&server, "stopped/").unwrap_or_default(),
+        Vec::<String>::new()
+    );
 }

@@ -436,6 +436,9 @@ fn prepare(shared: &Arc<Shared>, addresses: &[StoreAddress]) -> Result<Preparati
                 s.spawn(move || {
                     let spec = &shared.spec;
                     let mut client = client_for(addresses, w as usize, spec.connections)?;
+                    // A PUT the store holds yields to Ctrl-C within half a
+                    // second; it has no run's end to be cut at.
+                    client.bound(None, &shared.stop);
                     let mut rng = SmallRng::seed_from_u64(spec.seed ^ (w << 32) ^ 0x5eed);
                     let mut tally = WorkerTally::default();
                     let mut lanes = PartLanes::new();

@@ -9,6 +9,10 @@
 
 use super::request::{Failure, ObjectMethod, ObjectTransport, Outcome, Timing, status_failure};
 use crate::util::stop::StopFlag;
+
+/// A store that neither sends nor takes a byte for this long has
+/// stalled: the request fails, whatever time it has left.
+pub const SILENT_AT_MOST: Duration = Duration::from_secs(10);
 use std::io::{IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
@@ -111,7 +115,8 @@ impl Http1Connection {
             let transport =
                 |e: std::io::Error| Failure::Transport(format!("{}: {e}", self.address));
             let stream =
-                TcpStream::connect_timeout(&self.address, self.timeout).map_err(transport)?;
+                TcpStream::connect_timeout(&self.address, self.timeout.min(SILENT_AT_MOST))
+                    .map_err(transport)?;
             stream.set_nodelay(true).map_err(transport)?;
             self.limits = [None, None];
             self.stream = Some(stream);
@@ -192,6 +197,7 @@ impl Http1Connection {
         let mut stream = Bounded {
             stream: self.stream.as_mut().expect("connected above"),
             until,
+            moved: Instant::now(),
             stop,
             limits: &mut self.limits,
         };
@@ -312,6 +318,9 @@ impl Http1Connection {
 struct Bounded<'a> {
     stream: &'a mut TcpStream,
     until: Instant,
+    /// When a byte last moved: a store silent for `SILENT_AT_MOST` fails
+    /// the request whatever its bound.
+    moved: Instant,
     stop: Option<&'a StopFlag>,
     limits: &'a mut [Option<Duration>; 2],
 }
@@ -320,11 +329,21 @@ impl Bounded<'_> {
     /// How long the next read (0) or write (1) may wait: an error once
     /// the bound has passed or a stop was asked.
     fn limit(&mut self, which: usize) -> std::io::Result<()> {
-        let left = self.until.saturating_duration_since(Instant::now());
+        let now = Instant::now();
+        let left = self.until.saturating_duration_since(now);
         if left.is_zero() || self.stop.is_some_and(StopFlag::is_set) {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 "the request's time ran out",
+            ));
+        }
+        if now.duration_since(self.moved) >= SILENT_AT_MOST {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "the store sent and took nothing for {} s",
+                    SILENT_AT_MOST.as_secs()
+                ),
             ));
         }
         let wait = left.min(Duration::from_millis(500));
@@ -341,6 +360,16 @@ impl Bounded<'_> {
     }
 }
 
+impl Bounded<'_> {
+    /// `moved` is now when a read or write moved a byte.
+    fn moving(&mut self, r: std::io::Result<usize>) -> std::io::Result<usize> {
+        if matches!(r, Ok(n) if n > 0) {
+            self.moved = Instant::now();
+        }
+        r
+    }
+}
+
 fn waited(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
@@ -354,7 +383,7 @@ impl Read for Bounded<'_> {
             self.limit(0)?;
             match self.stream.read(buf) {
                 Err(e) if waited(&e) => continue,
-                r => return r,
+                r => return self.moving(r),
             }
         }
     }
@@ -370,7 +399,7 @@ impl Write for Bounded<'_> {
             self.limit(1)?;
             match self.stream.write_vectored(bufs) {
                 Err(e) if waited(&e) => continue,
-                r => return r,
+                r => return self.moving(r),
             }
         }
     }

@@ -99,10 +99,12 @@ impl S3Client {
             // Each phase but the name's lookup: ureq looks the name up on
             // every request, pooled connection or not, and a lookup with a
             // time limit is a thread of its own (a thread a request).
-            .timeout_connect(Some(REQUEST_TIMEOUT))
-            .timeout_send_request(Some(REQUEST_TIMEOUT))
+            // The phases without a body (to the answer's head) wait as
+            // long as a plain connection waits for a byte.
+            .timeout_connect(Some(super::http1::SILENT_AT_MOST))
+            .timeout_send_request(Some(super::http1::SILENT_AT_MOST))
             .timeout_send_body(Some(REQUEST_TIMEOUT))
-            .timeout_recv_response(Some(REQUEST_TIMEOUT))
+            .timeout_recv_response(Some(super::http1::SILENT_AT_MOST))
             .timeout_recv_body(Some(REQUEST_TIMEOUT))
             .max_redirects(0)
             .build()
