@@ -475,3 +475,68 @@ fn a_stuck_io_ends_with_the_run_and_is_reported() {
         }
     }
 }
+
+/// With the file system slowed to a creation every 3 s, `meta`, `tree`
+/// and `train` give what they measured once the operation in flight at
+/// Ctrl-C ends, not after a batch of them.
+#[test]
+fn metadata_runs_report_soon_after_ctrl_c_on_a_stalled_file_system() {
+    use std::io::Read;
+    let Some(fs) = skip_or_mount() else { return };
+    for (name, args) in [
+        ("meta", vec!["meta", "-n", "1"]),
+        (
+            "tree",
+            vec!["tree", "--depth", "1", "--width", "2", "--files", "8"],
+        ),
+        (
+            "train",
+            vec![
+                "train",
+                "--workload",
+                "unet3d",
+                "--files",
+                "8",
+                "--sample-size",
+                "4k",
+                "--sample-size-stdev",
+                "0",
+            ],
+        ),
+    ] {
+        let dir = fs.path(name);
+        std::fs::create_dir(&dir).unwrap();
+        let before = fs.control.seen().creates;
+        fs.control.set(Plan {
+            armed: true,
+            create_delay: Some(Duration::from_secs(3)),
+            ..Plan::default()
+        });
+        let mut child = fathom()
+            .args(&args[..1])
+            .arg(&dir)
+            .args(&args[1..])
+            .args(["--output-format", "json", "--no-history"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_until("a creation is held", || fs.control.seen().creates > before);
+        std::thread::sleep(Duration::from_millis(300));
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let signalled = std::time::Instant::now();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 1];
+        let got = stdout.read(&mut first).unwrap();
+        let after = signalled.elapsed();
+        fs.control.set(Plan::default());
+        let _ = child.wait();
+        assert_eq!(got, 1, "{name}: no result");
+        eprintln!("{name}: the result came {after:?} after Ctrl-C");
+        // The creation in flight (3 s at most), and a busy host's slack.
+        assert!(
+            after < Duration::from_secs(6),
+            "{name}: the result came {after:?} after Ctrl-C"
+        );
+    }
+}

@@ -93,7 +93,7 @@ fn timed(
     let mut latency = LatencyHistogram::new();
     let start = Instant::now();
     let mut done = 0;
-    while done < chunks && !(done % 256 == 0 && stop.is_set()) {
+    while done < chunks && !stop.is_set() {
         let t = Instant::now();
         op(done)?;
         latency.record(t.elapsed().as_nanos() as u64);
@@ -124,7 +124,7 @@ fn seeks(file: &File, chunks: u64, seed: u64, stop: &StopFlag) -> anyhow::Result
                     let mut buf = vec![0u8; CHUNK as usize];
                     let mut latency = LatencyHistogram::new();
                     let mut done = 0;
-                    while done < per_worker && !(done % 64 == 0 && stop.is_set()) {
+                    while done < per_worker && !stop.is_set() {
                         let offset = rng.random_range(0..chunks.max(1)) * CHUNK;
                         let t = Instant::now();
                         file.read_exact_at(&mut buf, offset)?;
