@@ -49,3 +49,77 @@ fn loop_device_checks_block_size_and_bounds() {
     let doc = run_json(&[&dev.path, "--bs", "512", "--buffered", "--size", "64k"]);
     assert_eq!(u(&doc["results"][0]["total"]["read"]["ios"]), 128);
 }
+
+/// A loop device this test attached, detached on drop (never one another
+/// test may hold).
+struct Attached(String);
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.0])
+            .status();
+    }
+}
+
+/// One loop node over two files is two targets: a run over the second is
+/// not checked against the first's as its last run, and compare says the
+/// targets differ, naming what each is over.
+#[test]
+fn one_loop_node_over_two_files_is_two_targets() {
+    let Some(first) = LoopDevice::new(16 << 20, 512) else {
+        return;
+    };
+    let node = first.path.clone();
+    let dir = tempdir();
+    let store = dir.path().join("h.db");
+    let read = |out: &std::path::Path| {
+        let o = run(&[
+            "run",
+            &node,
+            "--rw",
+            "randread",
+            "--runtime",
+            "1s",
+            "--history",
+            store.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        succeeded(&o);
+    };
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    read(&a);
+    drop(first);
+    let image = tempfile::NamedTempFile::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    image.as_file().set_len(16 << 20).unwrap();
+    let attached = std::process::Command::new("losetup")
+        .arg(&node)
+        .arg(image.path())
+        .status();
+    if !attached.is_ok_and(|s| s.success()) {
+        eprintln!("SKIP: {node} was taken by another test before it could be attached again");
+        return;
+    }
+    let _second = Attached(node.clone());
+    read(&b);
+    let o = run(&[
+        "check",
+        b.to_str().unwrap(),
+        "--against",
+        "last:1",
+        "--history",
+        store.to_str().unwrap(),
+    ]);
+    let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "no earlier run of this target: {said}"
+    );
+    assert!(!said.contains('%'), "nothing compared: {said}");
+    let o = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("the targets differ"), "{said}");
+    assert!(said.contains(&image.path().display().to_string()), "{said}");
+}

@@ -48,6 +48,38 @@ pub struct DeviceFacts {
     /// Its hardware queues (`mq/*`), where the kernel says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hw_queues: Option<u32>,
+    /// A loop device's file and the file system it is on ("/img on
+    /// tmpfs"): one node over two files is two targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing: Option<String>,
+}
+
+impl DeviceFacts {
+    /// What the device is, beside its name: its model, else what a loop
+    /// device is over.
+    pub fn what(&self) -> Option<String> {
+        self.model
+            .clone()
+            .or_else(|| self.backing.as_ref().map(|b| format!("a loop over {b}")))
+    }
+}
+
+/// A device's key in the history when it gave no serial: its path, and
+/// for a loop device what it is over.
+pub fn device_key(path: &str, backing: Option<&str>) -> String {
+    match backing {
+        Some(b) => format!("{path} over {b}"),
+        None => path.to_string(),
+    }
+}
+
+/// A loop device's backing file and its file system, from `sys` (its
+/// directory in /sys/block).
+fn loop_backing(sys: &Path) -> Option<String> {
+    let file = read_trimmed(sys.join("loop/backing_file"))?;
+    let fs = crate::gate::mounts::mount_of(Path::new(file.trim_end_matches(" (deleted)")))
+        .map_or("an unknown file system".to_string(), |(fs, _)| fs);
+    Some(format!("{file} on {fs}"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,6 +215,7 @@ fn device_facts_in(sysfs: &Path, major: u32, minor: u32) -> Option<DeviceFacts> 
             .ok()
             .map(|d| d.count() as u32)
             .filter(|&n| n > 0),
+        backing: loop_backing(&sys),
     })
 }
 

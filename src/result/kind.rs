@@ -17,6 +17,7 @@ use super::train::TrainResult;
 use super::tree::TreeResult;
 use super::workload::{LatencySummary, WorkloadResult};
 use super::{Raised, RaisedBy, RunResult};
+use crate::measure::facts::DeviceFacts;
 use crate::measure::intervals::Interval;
 use crate::spec::WorkloadSpec;
 use serde::{Deserialize, Serialize};
@@ -439,13 +440,16 @@ impl Kind for WorkloadResult {
                     .history_key()
             })
             .flatten();
-        Some(drive.unwrap_or_else(|| t.name.clone()))
+        let over = whole_drive
+            .then(|| t.facts.device.as_ref()?.backing.as_deref())
+            .flatten();
+        Some(drive.unwrap_or_else(|| crate::measure::facts::device_key(&t.name, over)))
     }
 
     fn place(&self) -> Option<Place> {
         let t = self.targets.first()?;
         let fs = t.facts.filesystem.as_deref().unwrap_or("no file system");
-        let model = t.facts.device.as_ref().and_then(|d| d.model.clone());
+        let model = t.facts.device.as_ref().and_then(DeviceFacts::what);
         Some(Place {
             shown: match &model {
                 Some(m) => format!("{} ({fs} on {m})", t.name),

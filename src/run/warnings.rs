@@ -552,6 +552,7 @@ mod tests {
             discards: None,
             nr_requests: None,
             hw_queues: None,
+            backing: None,
         }
     }
 

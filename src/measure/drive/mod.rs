@@ -203,7 +203,8 @@ fn read(name: &str) -> Result<Reading, String> {
 }
 
 /// The history's name for the drive at `device` (`/dev/nvme0n1`) as it is
-/// now, if it is a whole drive that gives its serial.
+/// now, if it is a whole drive: by its serial, else (a loop device) by
+/// what it is over.
 pub fn history_key_of_device(device: &str) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let name = device.strip_prefix("/dev/")?;
@@ -220,7 +221,18 @@ pub fn history_key_of_device(device: &str) -> Option<String> {
     {
         return None;
     }
-    read(name).ok()?.identity.history_key()
+    read(name)
+        .ok()
+        .and_then(|d| d.identity.history_key())
+        .or_else(|| {
+            // A drive without a serial is kept by its path, a loop device's
+            // with what it is over now (as `target_key` keeps it).
+            let facts = crate::measure::facts::device_facts(libc::major(rdev), libc::minor(rdev))?;
+            Some(crate::measure::facts::device_key(
+                device,
+                facts.backing.as_deref(),
+            ))
+        })
 }
 
 impl DriveWatch {
