@@ -823,6 +823,27 @@ fn a_capacity_search_runs_on_an_object_store() {
         );
     }
     assert!(search["answer_iops"].as_f64().unwrap() >= 40.0, "{search}");
+    // Workers that spend most of a step waiting for the store (or for
+    // their next due request) were not held back by the host: a step
+    // blames it only where its own evidence shows the CPU wait largest.
+    for step in steps {
+        let Some(limit) = step.get("limited_by").filter(|l| !l.is_null()) else {
+            continue;
+        };
+        let said = limit["evidence"].as_str().unwrap_or_default();
+        if limit["by"] == "host" {
+            let share = |after: &str| -> f64 {
+                let tail = &said[said.find(after).unwrap() + after.len()..];
+                tail.trim_start()
+                    .split('%')
+                    .next()
+                    .and_then(|n| n.trim_start_matches("under ").parse().ok())
+                    .unwrap_or(0.0)
+            };
+            assert!(share("the store's answers") < 50.0, "{step}");
+        }
+    }
+    assert_ne!(search["end"], "host_limited", "{search}");
     if let Some(keys) = keys_under(&server, "capacity/") {
         assert!(keys.is_empty(), "{keys:?}");
     }
