@@ -683,3 +683,44 @@ fn a_trace_changed_while_it_plays_stops_the_replay_and_keeps_what_it_measured() 
         assert!(played > 0 && played < 300_000, "{change}: {played} reads");
     }
 }
+
+/// A trace short enough for the reader to hold whole before it changes
+/// still stops the replay when it is cut: the worker looks at the file
+/// again as it plays, not only the reader.
+#[test]
+fn a_trace_read_whole_and_then_cut_stops_the_replay() {
+    let _serial = timing();
+    let dir = tempdir();
+    let trace = dir.path().join("t.csv");
+    // 3,000 reads 1 ms apart: 3 s at 1x, read whole at once.
+    let mut text = String::from("time_ns,offset,length,rw\n");
+    for i in 0..3_000u64 {
+        text.push_str(&format!("{},{},4096,r\n", i * 1_000_000, (i % 256) * 4096));
+    }
+    std::fs::write(&trace, &text).unwrap();
+    let target = dir.path().join("d.dat");
+    std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+    let out = dir.path().join("r.json");
+    let child = fathom()
+        .args(["replay", trace.to_str().unwrap(), target.to_str().unwrap()])
+        .args(["--engine", "null", "-o", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_workers(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&trace)
+        .unwrap()
+        .set_len(text.len() as u64 / 2)
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("changed since fathom first read it"), "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let played = u(&result(&doc)["total"]["read"]["ios"]);
+    assert!(played > 0 && played < 3_000, "{played} reads");
+}

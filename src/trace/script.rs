@@ -36,7 +36,18 @@ pub struct Script {
     ahead: VecDeque<ScriptIo>,
     ended: bool,
     failure: Option<String>,
+    /// The trace played, looked at again as the worker goes: the reader
+    /// may have read it whole before it changed.
+    trace: Arc<Trace>,
+    /// Looks since the trace was last looked at.
+    since_checked: u32,
+    /// The trace was looked at once the last I/O was issued.
+    checked_at_end: bool,
 }
+
+/// Every this many looks at the next I/Os, the trace's file is looked at
+/// again (one statx).
+const CHECK_EVERY: u32 = 1024;
 
 /// How a target's region takes offsets beyond it (`--wrap`).
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +79,9 @@ impl Script {
             ahead: VecDeque::with_capacity(BATCH),
             ended: false,
             failure: None,
+            trace: trace.clone(),
+            since_checked: 0,
+            checked_at_end: false,
         };
         if trace.of_device(part.device).ios == 0 {
             // Nothing to read for: the script is over before it starts.
@@ -87,6 +101,11 @@ impl Script {
     /// Waits for the reader only when the queue ahead is empty.
     #[inline]
     pub fn peek(&mut self, k: usize) -> Option<ScriptIo> {
+        self.since_checked += 1;
+        if self.since_checked >= CHECK_EVERY {
+            self.since_checked = 0;
+            self.check();
+        }
         while self.ahead.len() <= k && !self.ended {
             match self.feed.recv() {
                 Ok(Ok(batch)) => self.ahead.extend(batch),
@@ -97,7 +116,24 @@ impl Script {
                 Err(_) => self.ended = true,
             }
         }
-        self.ahead.get(k).copied()
+        let next = self.ahead.get(k).copied();
+        if next.is_none() && !self.checked_at_end && self.failure.is_none() {
+            self.checked_at_end = true;
+            self.check();
+        }
+        next
+    }
+
+    /// Ends the script with the error of a trace that changed since it
+    /// was first read (cut, rewritten, added to), whatever is queued.
+    fn check(&mut self) {
+        if self.failure.is_none()
+            && let Err(e) = self.trace.unchanged()
+        {
+            self.failure = Some(e.to_string());
+            self.ended = true;
+            self.ahead.clear();
+        }
     }
 
     /// The next I/O was issued.
