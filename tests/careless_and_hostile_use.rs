@@ -1057,6 +1057,42 @@ fn disk_counters_cover_the_window_at_a_thousand_workers() {
     );
 }
 
+// fio's cap of 1,024 jobs is memory per job, not a histogram's 270 KiB
+// dozens of times over: a job keeps counts only where it records (11.9 GB
+// of resident memory for this run before, 132 MB after).
+#[test]
+fn a_thousand_jobs_take_memory_for_what_they_record() {
+    let dir = tempdir();
+    let mut child = fathom()
+        .current_dir(dir.path())
+        .args([
+            "fio",
+            "--name=many",
+            "--ioengine=null",
+            "--size=1m",
+            "--runtime=1s",
+            "--time_based",
+            "--numjobs=1024",
+            "--output-format=json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The child's own peak, not the suite's other children's.
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    let mut out = child.stdout.take().unwrap();
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(&mut out, &mut text).unwrap();
+    let pid = child.id() as i32;
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    let doc: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    assert_eq!(doc["jobs"].as_array().unwrap().len(), 1024);
+    let peak_mib = usage.ru_maxrss / 1024;
+    assert!(peak_mib < 1024, "1,024 null jobs took {peak_mib} MiB");
+}
+
 // 23. A target that goes away mid-plan is a run failure (exit 1) with what
 // was measured before it, not bad input (exit 2).
 #[test]

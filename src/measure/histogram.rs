@@ -26,73 +26,83 @@ pub struct LatencySummary {
 pub const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
 const SIGNIFICANT_DIGITS: u8 = 3;
 
-#[derive(Clone, Debug)]
-pub struct LatencyHistogram(Histogram<u64>);
+/// The counts are made at the first value recorded or added: an HDR
+/// histogram of this range holds about 270 KiB, and a job keeps dozens
+/// (each direction, each second, each slice), most never recorded into
+/// (a reader's writes and trims). 1,024 jobs would otherwise take 11 GiB.
+#[derive(Clone, Debug, Default)]
+pub struct LatencyHistogram(Option<Box<Histogram<u64>>>);
 
-impl Default for LatencyHistogram {
-    fn default() -> Self {
-        Self::new()
-    }
+fn empty_hdr() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS)
+        .expect("valid histogram bounds")
 }
 
 impl LatencyHistogram {
     pub fn new() -> Self {
-        LatencyHistogram(
-            Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS)
-                .expect("valid histogram bounds"),
-        )
+        LatencyHistogram(None)
+    }
+
+    /// The counts, made now if they were not yet.
+    #[inline]
+    fn counts(&mut self) -> &mut Histogram<u64> {
+        self.0.get_or_insert_with(|| Box::new(empty_hdr()))
     }
 
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        self.0.saturating_record(ns.max(1));
+        self.counts().saturating_record(ns.max(1));
     }
 
     /// Records `count` values of `ns` at once.
     pub fn record_n(&mut self, ns: u64, count: u64) {
-        self.0.saturating_record_n(ns.max(1), count);
+        self.counts().saturating_record_n(ns.max(1), count);
     }
 
     /// Every recorded value with its count, lowest first; each value is the
     /// highest one equal to it at the histogram's precision.
     pub fn recorded(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.0
-            .iter_recorded()
-            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        self.0.iter().flat_map(|h| {
+            h.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        })
     }
 
     pub fn add(&mut self, other: &LatencyHistogram) {
-        self.0
-            .add(&other.0)
-            .expect("histograms share bounds, so adding cannot fail");
+        if let Some(theirs) = &other.0 {
+            self.counts()
+                .add(theirs.as_ref())
+                .expect("histograms share bounds, so adding cannot fail");
+        }
+    }
+
+    /// The counts, where any value was recorded.
+    fn recorded_into(&self) -> Option<&Histogram<u64>> {
+        self.0.as_deref().filter(|h| !h.is_empty())
     }
 
     pub fn count(&self) -> u64 {
-        self.0.len()
+        self.0.as_ref().map_or(0, |h| h.len())
     }
 
     pub fn value_at_percentile(&self, percentile: f64) -> u64 {
-        if self.0.is_empty() {
-            0
-        } else {
-            self.0.value_at_percentile(percentile)
-        }
+        self.recorded_into()
+            .map_or(0, |h| h.value_at_percentile(percentile))
     }
 
     /// Share (0..=1) of recorded values above `threshold_ns`.
     pub fn share_above(&self, threshold_ns: u64) -> f64 {
-        if self.0.is_empty() {
+        let Some(h) = self.recorded_into() else {
             return 0.0;
-        }
-        let at_or_below = self.0.count_between(0, threshold_ns);
-        (self.0.len() - at_or_below) as f64 / self.0.len() as f64
+        };
+        let at_or_below = h.count_between(0, threshold_ns);
+        (h.len() - at_or_below) as f64 / h.len() as f64
     }
 
     pub fn summary(&self) -> LatencySummary {
-        let h = &self.0;
-        if h.is_empty() {
+        let Some(h) = self.recorded_into() else {
             return LatencySummary::default();
-        }
+        };
         LatencySummary {
             min: h.min(),
             mean: h.mean(),
@@ -109,11 +119,18 @@ impl LatencyHistogram {
     /// HdrHistogram's standard compressed V2 encoding, in base64: readable by
     /// the Java, Go, C and Rust HdrHistogram libraries.
     pub fn encode(&self) -> String {
-        let mut bytes = Vec::new();
-        V2DeflateSerializer::new()
-            .serialize(&self.0, &mut bytes)
-            .expect("serializing to memory cannot fail");
-        BASE64.encode(bytes)
+        static EMPTY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let serialized = |h: &Histogram<u64>| {
+            let mut bytes = Vec::new();
+            V2DeflateSerializer::new()
+                .serialize(h, &mut bytes)
+                .expect("serializing to memory cannot fail");
+            BASE64.encode(bytes)
+        };
+        match &self.0 {
+            Some(h) => serialized(h),
+            None => EMPTY.get_or_init(|| serialized(&empty_hdr())).clone(),
+        }
     }
 
     /// Decodes what `encode` produced; an empty text is an empty histogram
@@ -140,9 +157,11 @@ impl LatencyHistogram {
             .deserialize(&mut plain.as_slice())
             .map_err(|e| format!("histogram cannot be decoded: {e:?}"))?;
         let mut out = LatencyHistogram::new();
-        out.0
-            .add(&h)
-            .map_err(|e| format!("histogram out of range: {e:?}"))?;
+        if !h.is_empty() {
+            out.counts()
+                .add(&h)
+                .map_err(|e| format!("histogram out of range: {e:?}"))?;
+        }
         Ok(out)
     }
 }
