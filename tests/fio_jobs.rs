@@ -976,6 +976,12 @@ fn a_share_of_ios_at_their_own_priority_is_reported_apart_as_in_fio() {
         "io_uring",
     );
     refused(&["run", ".", "--cmdprio", "0:rt"], "'0'");
+    // A share only for a size the workload never issues sets no I/O's
+    // priority.
+    refused(
+        &["run", ".", "--cmdprio", "1g/100:rt", "--size", "1m"],
+        "no I/O of this workload is of a size given a share (it issues 4k)",
+    );
 }
 
 /// fio's falloc and ftruncate engines: the same operations counted as fio

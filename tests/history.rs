@@ -486,3 +486,27 @@ fn a_history_server_that_never_answers_is_given_up() {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert!(!doc["results"].as_array().unwrap().is_empty());
 }
+
+/// `history show -o` replaces a report it wrote before, and a file that
+/// is no fathom result only with `--overwrite`, as every `-o` does.
+#[test]
+fn history_show_replaces_its_report_and_other_files_with_overwrite() {
+    let dir = tempdir();
+    let store = dir.path().join("h.db");
+    let store = store.to_str().unwrap();
+    succeeded(&null_run(store, &dir.path().join("r.json"), "10us", &[]));
+    let report = dir.path().join("rep.html");
+    let report = report.to_str().unwrap();
+    for _ in 0..2 {
+        succeeded(&history(store, &["show", "1", "-o", report]));
+    }
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "mine\n").unwrap();
+    let notes = notes.to_str().unwrap();
+    let o = history(store, &["show", "1", "-o", notes]);
+    assert_eq!(o.status.code(), Some(2));
+    names_the_problem(&String::from_utf8_lossy(&o.stderr), "--overwrite");
+    assert_eq!(std::fs::read_to_string(notes).unwrap(), "mine\n");
+    succeeded(&history(store, &["show", "1", "-o", notes, "--overwrite"]));
+    assert_ne!(std::fs::read_to_string(notes).unwrap(), "mine\n");
+}

@@ -149,6 +149,8 @@ pub enum Action {
         /// Write it there (the text table is still printed).
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<PathBuf>,
+        #[command(flatten)]
+        replace: super::ReplaceOutput,
     },
     /// The runs kept, as JSON (their documents) or CSV (their keys).
     Export {
@@ -281,7 +283,13 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
                 fathom::report::printable(&fathom::report::history::list(&entries))
             );
         }
-        Action::Show { id, format, output } => {
+        Action::Show {
+            id,
+            format,
+            output,
+            replace,
+        } => {
+            checked(output.as_deref(), replace.overwrite)?;
             let doc = h.document(*id).map_err(usage)?;
             let output = super::OutputArgs {
                 output_format: *format,

@@ -34,7 +34,8 @@ impl BlockSizeSplit {
         self.sizes().max().unwrap_or(4096)
     }
 
-    fn sizes(&self) -> impl Iterator<Item = u64> + '_ {
+    /// Every size the split issues, of reads and of writes.
+    pub fn sizes(&self) -> impl Iterator<Item = u64> + '_ {
         self.read.iter().chain(&self.write).map(|s| s.bs)
     }
 

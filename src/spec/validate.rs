@@ -123,6 +123,26 @@ impl WorkloadSpec {
                 self.engine
             ));
         }
+        if let Some(c) = &self.cmdprio
+            && !c.by_size.is_empty()
+        {
+            let issued: Vec<u64> = match &self.bssplit {
+                Some(split) => split.sizes().collect(),
+                None => vec![self.bs],
+            };
+            // A share for sizes the workload never issues puts no I/O at
+            // the priority: its figures would be of nothing.
+            if !c
+                .by_size
+                .iter()
+                .any(|(size, pct)| *pct > 0 && issued.contains(size))
+            {
+                return fail(format!(
+                    "--cmdprio {c}: no I/O of this workload is of a size given a share (it issues {}), so none would go at that priority",
+                    self.block_size_label()
+                ));
+            }
+        }
         if let Some(list) = &self.cpus_allowed
             && let Some(own) = crate::spec::CpuList::of_this_process()
             && let Some(cpu) = list.cpus().iter().find(|c| !own.cpus().contains(c))
