@@ -629,73 +629,24 @@ fn a_trace_cut_by_the_runtime_says_how_much_was_played() {
     assert_eq!((u(&r["trace_ios"]), u(&r["issued_ios"])), (2, 1), "{r}");
 }
 
-/// A trace cut short, or rewritten, while it plays stops the replay with
-/// that error, and what it measured until then is reported and kept.
-#[test]
-fn a_trace_changed_while_it_plays_stops_the_replay_and_keeps_what_it_measured() {
-    let _serial = timing();
-    for change in ["cut", "rewritten"] {
-        let dir = tempdir();
-        let trace = dir.path().join("t.csv");
-        // 300,000 reads 20 µs apart: 6 s at 1x, far more than the reader
-        // takes ahead of the workers.
-        let mut text = String::from("time_ns,offset,length,rw\n");
-        for i in 0..300_000u64 {
-            text.push_str(&format!("{},{},4096,r\n", i * 20_000, (i % 256) * 4096));
-        }
-        std::fs::write(&trace, &text).unwrap();
-        let target = dir.path().join("d.dat");
-        std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
-        let out = dir.path().join("r.json");
-        let child = fathom()
-            .args(["replay", trace.to_str().unwrap(), target.to_str().unwrap()])
-            .args(["--engine", "null", "-o", out.to_str().unwrap()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        wait_for_workers(child.id());
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        match change {
-            "cut" => std::fs::OpenOptions::new()
-                .write(true)
-                .open(&trace)
-                .unwrap()
-                .set_len(text.len() as u64 / 2)
-                .unwrap(),
-            _ => std::fs::write(&trace, text.replace(",r\n", ",w\n")).unwrap(),
-        }
-        let o = child.wait_with_output().unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{change}: {err}");
-        // A rewrite caught half done reads as a broken line of the trace
-        // before the change itself is seen: either stops the replay.
-        assert!(
-            err.contains("changed since fathom first read it")
-                || (change == "rewritten"
-                    && err.contains("t.csv:")
-                    && err.contains("stopped early")),
-            "{change}: {err}"
-        );
-        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-        let r = result(&doc);
-        let played = u(&r["total"]["read"]["ios"]);
-        assert!(played > 0 && played < 300_000, "{change}: {played} reads");
-    }
+/// How a test changes a trace while it plays.
+#[derive(Clone, Copy, PartialEq)]
+enum Change {
+    /// Cut to half its length.
+    Cut,
+    /// Rewritten, its reads now writes.
+    Rewritten,
 }
 
-/// A trace short enough for the reader to hold whole before it changes
-/// still stops the replay when it is cut: the worker looks at the file
-/// again as it plays, not only the reader.
-#[test]
-fn a_trace_read_whole_and_then_cut_stops_the_replay() {
-    let _serial = timing();
+/// Replays a trace of `n` 4 KiB reads `gap_ns` apart on a 1 MiB file
+/// with the null engine, makes `change` to the trace 300 ms in, and gives
+/// the replay's exit code, its stderr and the reads its result kept.
+fn replay_changed(n: u64, gap_ns: u64, change: Change) -> (Option<i32>, String, u64) {
     let dir = tempdir();
     let trace = dir.path().join("t.csv");
-    // 3,000 reads 1 ms apart: 3 s at 1x, read whole at once.
     let mut text = String::from("time_ns,offset,length,rw\n");
-    for i in 0..3_000u64 {
-        text.push_str(&format!("{},{},4096,r\n", i * 1_000_000, (i % 256) * 4096));
+    for i in 0..n {
+        text.push_str(&format!("{},{},4096,r\n", i * gap_ns, (i % 256) * 4096));
     }
     std::fs::write(&trace, &text).unwrap();
     let target = dir.path().join("d.dat");
@@ -710,17 +661,57 @@ fn a_trace_read_whole_and_then_cut_stops_the_replay() {
         .unwrap();
     wait_for_workers(child.id());
     std::thread::sleep(std::time::Duration::from_millis(300));
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&trace)
-        .unwrap()
-        .set_len(text.len() as u64 / 2)
-        .unwrap();
+    match change {
+        Change::Cut => std::fs::OpenOptions::new()
+            .write(true)
+            .open(&trace)
+            .unwrap()
+            .set_len(text.len() as u64 / 2)
+            .unwrap(),
+        Change::Rewritten => std::fs::write(&trace, text.replace(",r\n", ",w\n")).unwrap(),
+    }
     let o = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("changed since fathom first read it"), "{err}");
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let played = u(&result(&doc)["total"]["read"]["ios"]);
+    (
+        o.status.code(),
+        err,
+        u(&result(&doc)["total"]["read"]["ios"]),
+    )
+}
+
+/// A trace cut short, or rewritten, while it plays stops the replay with
+/// that error, and what it measured until then is reported and kept.
+#[test]
+fn a_trace_changed_while_it_plays_stops_the_replay_and_keeps_what_it_measured() {
+    let _serial = timing();
+    for change in [Change::Cut, Change::Rewritten] {
+        // 300,000 reads 20 µs apart: 6 s at 1x, far more than the reader
+        // takes ahead of the workers.
+        let (code, err, played) = replay_changed(300_000, 20_000, change);
+        assert_eq!(code, Some(1), "{err}");
+        // A rewrite caught half done reads as a broken line of the trace
+        // before the change itself is seen: either stops the replay.
+        assert!(
+            err.contains("changed since fathom first read it")
+                || (change == Change::Rewritten
+                    && err.contains("t.csv:")
+                    && err.contains("stopped early")),
+            "{err}"
+        );
+        assert!(played > 0 && played < 300_000, "{played} reads");
+    }
+}
+
+/// A trace short enough for the reader to hold whole before it changes
+/// still stops the replay when it is cut: the worker looks at the file
+/// again as it plays, not only the reader.
+#[test]
+fn a_trace_read_whole_and_then_cut_stops_the_replay() {
+    let _serial = timing();
+    // 3,000 reads 1 ms apart: 3 s at 1x, read whole at once.
+    let (code, err, played) = replay_changed(3_000, 1_000_000, Change::Cut);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("changed since fathom first read it"), "{err}");
     assert!(played > 0 && played < 3_000, "{played} reads");
 }

@@ -1077,85 +1077,56 @@ fn stalling_proxy(upstream: &str, method: &'static [u8], nth: u64, stall: Stall)
     address
 }
 
-/// A GET the store holds for 10 s in a 3 s run is cut at the run's end:
-/// the run takes its time, not the stall's, the request is unfinished
-/// (not an error), and the rates are over the time measured.
+/// A GET the store holds for 10 s in a 3 s run, or whose answer comes a
+/// byte a second, is cut at the run's end: the run takes its time, not
+/// the stall's, the request is unfinished (not an error), and the rates
+/// are over the time measured.
 #[test]
 fn a_request_held_past_the_runtime_is_unfinished_and_bounds_nothing() {
     let Some(server) = Server::start("seaweedfs").or_else(|| Server::start("s3s-fs")) else {
         return;
     };
-    let proxy = stalling_proxy(
-        &server.endpoint,
-        b"GET ",
-        20,
-        Stall::Hold(std::time::Duration::from_secs(10)),
-    );
-    let started = std::time::Instant::now();
-    let result = s3_json(
-        &server,
-        &[
-            "s3://bench/stalled",
-            "--s3-endpoint",
-            &proxy,
-            "--rw",
-            "read",
-            "--object-size",
-            "4k",
-            "--objects",
-            "10",
-            "--numjobs",
-            "2",
-            "--runtime",
-            "3s",
-        ],
-    );
-    let took = started.elapsed().as_secs_f64();
-    assert!(result["failure"].is_null(), "{result}");
-    let get = op(&result, "get");
-    assert_eq!(get["unfinished"], 1, "{get}");
-    assert!(get["errors"].is_null(), "not an error: {get}");
-    let elapsed = result["elapsed_s"].as_f64().unwrap();
-    assert!(elapsed <= 3.0 + 1e-6, "measured {elapsed} s");
-    let rate = get["ops"].as_f64().unwrap() / elapsed;
-    assert!(
-        (get["ops_per_s"].as_f64().unwrap() / rate - 1.0).abs() < 1e-6,
-        "{get}"
-    );
-    // Setting up, 3 s of requests with half a second's grace, cleaning
-    // up: far less than the 10 s the store held its answer.
-    assert!(took < 8.0, "the run took {took:.1} s");
-}
-
-/// A GET whose answer comes a byte a second holds a 3 s run no longer
-/// than a GET held whole: it is cut at the run's end, unfinished.
-#[test]
-fn an_answer_sent_a_byte_a_second_is_cut_at_the_runs_end() {
-    let Some(server) = Server::start("seaweedfs").or_else(|| Server::start("s3s-fs")) else {
-        return;
-    };
-    let proxy = stalling_proxy(&server.endpoint, b"GET ", 20, Stall::Trickle);
-    let started = std::time::Instant::now();
-    let result = s3_json(
-        &server,
-        &[
-            "s3://bench/trickled",
-            "--s3-endpoint",
-            &proxy,
-            "--rw",
-            "read",
-            "--object-size",
-            "4k",
-            "--objects",
-            "10",
-            "--runtime",
-            "3s",
-        ],
-    );
-    let took = started.elapsed().as_secs_f64();
-    assert!(result["failure"].is_null(), "{result}");
-    assert_eq!(op(&result, "get")["unfinished"], 1, "{result}");
-    assert!(took < 8.0, "the run took {took:.1} s");
+    for (prefix, stall) in [
+        ("stalled", Stall::Hold(std::time::Duration::from_secs(10))),
+        ("trickled", Stall::Trickle),
+    ] {
+        let proxy = stalling_proxy(&server.endpoint, b"GET ", 20, stall);
+        let started = std::time::Instant::now();
+        let target = format!("s3://bench/{prefix}");
+        let result = s3_json(
+            &server,
+            &[
+                &target,
+                "--s3-endpoint",
+                &proxy,
+                "--rw",
+                "read",
+                "--object-size",
+                "4k",
+                "--objects",
+                "10",
+                "--numjobs",
+                "2",
+                "--runtime",
+                "3s",
+            ],
+        );
+        let took = started.elapsed().as_secs_f64();
+        assert!(result["failure"].is_null(), "{result}");
+        let get = op(&result, "get");
+        assert_eq!(get["unfinished"], 1, "{prefix}: {get}");
+        assert!(get["errors"].is_null(), "not an error: {get}");
+        let elapsed = result["elapsed_s"].as_f64().unwrap();
+        assert!(elapsed <= 3.0 + 1e-6, "measured {elapsed} s");
+        let rate = get["ops"].as_f64().unwrap() / elapsed;
+        assert!(
+            (get["ops_per_s"].as_f64().unwrap() / rate - 1.0).abs() < 1e-6,
+            "{get}"
+        );
+        // Setting up, 3 s of requests with half a second's grace, cleaning
+        // up: far less than the 10 s the store held its answer.
+        assert!(took < 8.0, "{prefix}: the run took {took:.1} s");
+    }
 }
 
 /// Before and after the timed run there is no run's end to cut a request
