@@ -9,13 +9,13 @@
 
 use super::request::{Failure, ObjectMethod, ObjectTransport, Outcome, Timing, status_failure};
 use crate::util::stop::StopFlag;
+use std::io::{IoSlice, Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
 
 /// A store that neither sends nor takes a byte for this long has
 /// stalled: the request fails, whatever time it has left.
 pub const SILENT_AT_MOST: Duration = Duration::from_secs(10);
-use std::io::{IoSlice, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::time::{Duration, Instant};
 
 /// The most header bytes an answer may have.
 const MAX_HEAD: usize = 64 << 10;
@@ -358,9 +358,7 @@ impl Bounded<'_> {
         }
         Ok(())
     }
-}
 
-impl Bounded<'_> {
     /// `moved` is now when a read or write moved a byte.
     fn moving(&mut self, r: std::io::Result<usize>) -> std::io::Result<usize> {
         if matches!(r, Ok(n) if n > 0) {

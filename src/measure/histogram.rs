@@ -31,7 +31,7 @@ const SIGNIFICANT_DIGITS: u8 = 3;
 /// (each direction, each second, each slice), most never recorded into
 /// (a reader's writes and trims). 1,024 jobs would otherwise take 11 GiB.
 #[derive(Clone, Debug, Default)]
-pub struct LatencyHistogram(Option<Box<Histogram<u64>>>);
+pub struct LatencyHistogram(Option<Histogram<u64>>);
 
 fn empty_hdr() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS)
@@ -46,7 +46,7 @@ impl LatencyHistogram {
     /// The counts, made now if they were not yet.
     #[inline]
     fn counts(&mut self) -> &mut Histogram<u64> {
-        self.0.get_or_insert_with(|| Box::new(empty_hdr()))
+        self.0.get_or_insert_with(empty_hdr)
     }
 
     #[inline]
@@ -71,14 +71,14 @@ impl LatencyHistogram {
     pub fn add(&mut self, other: &LatencyHistogram) {
         if let Some(theirs) = &other.0 {
             self.counts()
-                .add(theirs.as_ref())
+                .add(theirs)
                 .expect("histograms share bounds, so adding cannot fail");
         }
     }
 
     /// The counts, where any value was recorded.
     fn recorded_into(&self) -> Option<&Histogram<u64>> {
-        self.0.as_deref().filter(|h| !h.is_empty())
+        self.0.as_ref().filter(|h| !h.is_empty())
     }
 
     pub fn count(&self) -> u64 {
