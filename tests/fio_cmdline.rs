@@ -82,7 +82,8 @@ fn a_fio_command_line_does_the_work_fio_does() {
     let dir = tempdir();
     let args = command_line(dir.path());
     let fio = json_of(&Command::new("fio").args(&args).output().unwrap(), "fio");
-    // fio leaves its files; fathom lays out its own.
+    // fio leaves its files; fathom lays out its own (laying out is work
+    // compared too).
     for f in ["seq.dat", "rnd.dat", "fs.dat"] {
         std::fs::remove_file(dir.path().join(f)).unwrap();
     }
@@ -123,8 +124,10 @@ fn a_fio_command_line_does_the_work_fio_does() {
             ("seq".to_string(), 1024, 4 << 20, 0)
         ]
     );
-    // fathom removes the files it laid out.
-    assert!(!dir.path().join("seq.dat").exists());
+    // fathom leaves the files it laid out, as fio does.
+    for f in ["seq.dat", "rnd.dat", "fs.dat"] {
+        assert!(dir.path().join(f).exists(), "{f} left as fio leaves it");
+    }
 }
 
 /// A line of fio's text with its figures and units taken out: what a
@@ -1172,44 +1175,80 @@ fn the_logs_a_job_asks_for_are_written_as_fio_names_them_and_stderr_stays_empty(
     assert_eq!(written, fios, "the logs fio writes, by name");
 }
 
-/// An existing file fathom did not create is written only when the fio
-/// command line says so in words fio's parser leaves alone: the refusal
-/// names them, and each works.
+/// In fio's language a job file is the user's word for their files, as
+/// it is to fio: a file made with dd is written (and grown to the job's
+/// size) without a word of fathom's, the file a job laid out stays for the
+/// script's own `rm` (dbench's sequence), and `unlink=1` removes what the
+/// job laid out, never a file that was there before.
 #[test]
-fn an_existing_file_is_written_only_when_said_in_words_fio_leaves_alone() {
+fn files_are_written_and_left_as_fio_writes_and_leaves_them() {
     let dir = tempdir();
     let link = fio_link(dir.path());
-    let data = dir.path().join("existing.dat");
-    std::fs::write(&data, vec![7u8; 1 << 20]).unwrap();
-    let args = [
-        "--name=w".to_string(),
-        format!("--filename={}", data.display()),
-        "--size=1m".into(),
-        "--rw=write".into(),
-        "--output-format=json".into(),
-    ];
-    let refused = Command::new(&link).args(&args).output().unwrap();
-    assert_eq!(refused.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        err.contains("FATHOM_OVERWRITE=1") && err.contains("--fathom-overwrite"),
-        "{err}"
+    let fio = |args: &[&str]| {
+        Command::new(&link)
+            .current_dir(dir.path())
+            .env_remove("FATHOM_OVERWRITE")
+            .args(args)
+            .args(["--size=2m", "--output-format=json"])
+            .output()
+            .unwrap()
+    };
+    let made_by_dd = dir.path().join("dd.dat");
+    std::fs::write(&made_by_dd, vec![7u8; 1 << 20]).unwrap();
+    let dd = format!("--filename={}", made_by_dd.display());
+    let doc = json_of(
+        &fio(&["--name=w", &dd, "--rw=randwrite"]),
+        "randwrite on dd's file",
     );
-    assert_eq!(std::fs::read(&data).unwrap(), vec![7u8; 1 << 20]);
-    let by_switch = Command::new(&link)
-        .arg("--fathom-overwrite")
-        .args(&args)
-        .output()
-        .unwrap();
-    json_of(&by_switch, "--fathom-overwrite");
-    std::fs::write(&data, vec![7u8; 1 << 20]).unwrap();
-    let by_env = Command::new(&link)
-        .env("FATHOM_OVERWRITE", "1")
-        .args(&args)
-        .output()
-        .unwrap();
-    json_of(&by_env, "FATHOM_OVERWRITE=1");
-    assert_ne!(std::fs::read(&data).unwrap(), vec![7u8; 1 << 20]);
+    assert_eq!(u(&doc["jobs"][0]["write"]["io_bytes"]), 2 << 20);
+    let after = std::fs::read(&made_by_dd).unwrap();
+    assert_eq!(
+        after.len(),
+        2 << 20,
+        "grown to the job's size, as fio lays it out"
+    );
+    assert_ne!(&after[..1 << 20], &vec![7u8; 1 << 20][..], "written");
+    // Under --readonly fio does not extend a file, and neither does fathom.
+    let out = fio(&["--name=r", &dd, "--rw=read", "--readonly", "--filesize=4m"]);
+    assert_eq!(out.status.code(), Some(2));
+    names_the_problem(&String::from_utf8_lossy(&out.stderr), "--readonly");
+    assert_eq!(std::fs::metadata(&made_by_dd).unwrap().len(), 2 << 20);
+    // unlink=1 does not take a file that was there before the job.
+    json_of(
+        &fio(&["--name=r", &dd, "--rw=read", "--unlink=1"]),
+        "unlink on dd's file",
+    );
+    assert!(
+        made_by_dd.exists(),
+        "a file that was there before is never removed"
+    );
+
+    // dbench: fio lays out fiotest, and the script removes it after.
+    json_of(
+        &fio(&["--name=d", "--filename=fiotest", "--rw=randrw"]),
+        "dbench's job",
+    );
+    let kept = dir.path().join("fiotest");
+    assert_eq!(
+        std::fs::metadata(&kept).unwrap().len(),
+        2 << 20,
+        "left as fio leaves it"
+    );
+    // Run again, the kept file is the job's own to write.
+    json_of(
+        &fio(&["--name=d", "--filename=fiotest", "--rw=randwrite"]),
+        "again",
+    );
+    std::fs::remove_file(&kept).unwrap();
+    // unlink=1: the file the job laid out is gone when it ends.
+    json_of(
+        &fio(&["--name=u", "--filename=gone", "--rw=write", "--unlink=1"]),
+        "unlink=1",
+    );
+    assert!(
+        !dir.path().join("gone").exists(),
+        "unlink=1 removes what the job laid out"
+    );
 }
 
 /// numjobs as fio reports it: each clone's options say the job's numjobs,

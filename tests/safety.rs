@@ -94,6 +94,54 @@ fn mkfs_ext4(dev: &str) -> bool {
     }
 }
 
+/// Under fio's language a device that holds data stays refused, and the
+/// refusal names fio's ways to say yes, each of which works: the job's
+/// `allow_mounted_write=1` and, for a tool that runs fio and passes no
+/// flags of fathom's, FATHOM_I_KNOW_THIS_DESTROYS_DATA=1.
+#[test]
+fn a_device_holding_data_is_written_under_fios_language_only_when_told_in_it() {
+    let Some(dev) = LoopDevice::new(16 << 20, 512) else {
+        return;
+    };
+    if !mkfs_ext4(&dev.path) {
+        return;
+    }
+    let dir = tempdir();
+    let fio = |extra: &[&str], env: Option<&str>| {
+        let mut c = fathom();
+        c.current_dir(dir.path())
+            .env_remove("FATHOM_I_KNOW_THIS_DESTROYS_DATA")
+            .args(["fio", "--name=w", "--rw=write", "--size=1m", "--offset=8m"])
+            .arg(format!("--filename={}", dev.path))
+            .args(extra);
+        if let Some(v) = env {
+            c.env("FATHOM_I_KNOW_THIS_DESTROYS_DATA", v);
+        }
+        c.output().unwrap()
+    };
+    let out = fio(&[], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    names_the_problem(&err, "allow_mounted_write=1");
+    assert!(err.contains("FATHOM_I_KNOW_THIS_DESTROYS_DATA=1"), "{err}");
+    let probe = Command::new("blkid").arg(&dev.path).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&probe.stdout).contains("ext4"),
+        "file system intact"
+    );
+    for (extra, env) in [
+        (&["--allow_mounted_write=1"][..], None),
+        (&[][..], Some("1")),
+    ] {
+        let out = fio(extra, env);
+        assert!(
+            out.status.success(),
+            "{extra:?} {env:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn a_blank_device_needs_the_flag_and_a_file_system_is_named() {
     let Some(dev) = LoopDevice::new(16 << 20, 512) else {
@@ -328,8 +376,8 @@ fn a_mounted_partition_is_named_when_its_disk_is_the_target() {
 }
 
 /// falloc's reads allocate a file's holes: they change the file, so they
-/// are refused under fio's --readonly, and on a file fathom did not make
-/// without --fathom-overwrite, as writes are.
+/// are refused under fio's --readonly, and by `fathom run` on a file
+/// fathom did not make without --overwrite, as writes are.
 #[test]
 fn falloc_reads_change_a_file_and_are_refused_as_writes() {
     use std::os::unix::fs::MetadataExt;
@@ -350,8 +398,13 @@ fn falloc_reads_change_a_file_and_are_refused_as_writes() {
         "--ioengine=falloc",
     ];
     refused(&[&job[..], &["--readonly"]].concat(), "--readonly");
-    // In fio's words: its own --overwrite means something else.
-    refused(&job, "--fathom-overwrite");
+    let f = file.to_str().unwrap();
+    refused(
+        &[
+            "run", f, "--size", "1m", "--rw", "read", "--engine", "falloc",
+        ],
+        "--overwrite",
+    );
     assert_eq!(
         std::fs::metadata(&file).unwrap().blocks(),
         blocks,

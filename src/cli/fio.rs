@@ -38,15 +38,20 @@ Usage: fathom fio [options] [job options] <job file(s)>
   --version, --help
 
 fathom's own (fio's parser claims neither):
-  --fathom-overwrite   let the jobs write files that exist and that fathom
-                       did not create (or set FATHOM_OVERWRITE=1)
+  --fathom-overwrite   let --output replace a file fathom did not write (or
+                       set FATHOM_OVERWRITE=1); the jobs write the files
+                       they name, as fio does, and keep the files they lay
+                       out unless unlink=1
   --no-history         keep the run out of fathom's history (or set
                        FATHOM_NO_HISTORY=1); the history says nothing on
                        stderr either way, as fio prints nothing there
   --i-know-this-destroys-data
                        let the jobs write block devices (fathom refuses
-                       one without it, signature or none)
-  --even-if-mounted    with the above, let them write one in use
+                       one without it, signature or none; or set
+                       FATHOM_I_KNOW_THIS_DESTROYS_DATA=1, or
+                       allow_mounted_write=1 in the job)
+  --even-if-mounted    with the above, let them write one in use (or
+                       allow_mounted_write=1 in the job)
 
 What fathom does differently for an option is said on stderr as a note; an
 option it does not carry out is refused with its reason (docs/fio-options.md).
@@ -63,6 +68,8 @@ pub fn called_as_fio(program: &std::ffi::OsStr) -> bool {
 pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
     let mut command = cmdline::parse(args)?;
     command.overwrite |= destination::overwrite_from_env();
+    command.permission.destroy_data |= std::env::var("FATHOM_I_KNOW_THIS_DESTROYS_DATA")
+        .is_ok_and(|v| matches!(v.as_str(), "1" | "yes" | "true"));
     command.no_history |= std::env::var("FATHOM_NO_HISTORY")
         .is_ok_and(|v| matches!(v.as_str(), "1" | "yes" | "true"));
     match command.action {
@@ -113,7 +120,14 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
         return emit_as_fio(&command, &document, &driver, &StatusDumps::default());
     }
     let notes = resolved.notes.clone();
-    let specs = super::as_run(resolved)?;
+    let mut specs = super::as_run(resolved)?;
+    if command.readonly {
+        // fio refuses to extend a file under --readonly as well.
+        for spec in specs.iter_mut() {
+            spec.overwrite = false;
+            spec.streams.iter_mut().for_each(|s| s.overwrite = false);
+        }
+    }
     if specs.iter().any(|s| {
         s.targets
             .iter()
@@ -213,10 +227,34 @@ fn with_status(
 /// A refusal as fio's command line can answer it: `--overwrite` is a job
 /// option of fio's, with another meaning.
 fn in_fios_words(e: UsageError) -> UsageError {
-    UsageError(e.0.replace(
-        "pass --overwrite to write anyway",
-        "set FATHOM_OVERWRITE=1 or pass --fathom-overwrite to write anyway",
-    ))
+    let words = [
+        (
+            "pass --overwrite to write anyway",
+            "set FATHOM_OVERWRITE=1 or pass --fathom-overwrite to write anyway",
+        ),
+        // Only --readonly keeps a job from growing the file it names.
+        (
+            "or pass --overwrite to let it grow the file",
+            "as --readonly keeps the file as it is",
+        ),
+        (
+            "pass --i-know-this-destroys-data --even-if-mounted to write anyway",
+            "set allow_mounted_write=1 in the job to write anyway",
+        ),
+        (
+            "or pass --even-if-mounted as well",
+            "or set allow_mounted_write=1 in the job",
+        ),
+        (
+            "pass --i-know-this-destroys-data to write anyway",
+            "pass --i-know-this-destroys-data, set FATHOM_I_KNOW_THIS_DESTROYS_DATA=1 (for a tool that runs fio) or allow_mounted_write=1 in the job to write anyway",
+        ),
+    ];
+    UsageError(
+        words
+            .iter()
+            .fold(e.0, |message, (ours, fios)| message.replace(ours, fios)),
+    )
 }
 
 /// `document` in each of fio's output forms in `outputs`, one after the
@@ -262,11 +300,7 @@ fn say_notes(notes: &[String]) {
 /// it again with the same name expect).
 fn fio_output(command: &cmdline::FioCommand) -> anyhow::Result<OutputArgs> {
     if let Some(path) = &command.output {
-        fathom::gate::write::check(
-            path,
-            destination::FIO_OUTPUT,
-            destination::overwrite_from_env(),
-        )?;
+        fathom::gate::write::check(path, destination::FIO_OUTPUT, command.overwrite)?;
     }
     Ok(OutputArgs {
         output_format: Some(OutputFormat::Json),

@@ -128,6 +128,9 @@ pub(super) struct Job {
     pub(super) size_percent: Option<(f64, String)>,
     pub(super) runtime: bool,
     pub(super) time_based: bool,
+    /// `unlink`: the job's files are removed when it ends (fio keeps them
+    /// otherwise).
+    pub(super) unlink: bool,
     /// `steadystate`'s criterion as fathom spells it (`iops:2%`), and
     /// `ss_dur`, which gives its window.
     pub(super) steady: Option<String>,

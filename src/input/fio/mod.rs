@@ -424,6 +424,17 @@ fn settle_files(job: &mut Job, at: &str, said: &mut Said) {
             job.nrfiles
         ));
     }
+    // fio's language is the user's instruction for their files: fio writes
+    // whatever regular file a job names (and lays out anew one smaller
+    // than the job's region, where fathom only adds the missing part), and
+    // leaves what it laid out unless told to unlink it. Devices keep their
+    // own permission, and objects of an http job their own cleanup.
+    if job.http.is_none() {
+        job.set("overwrite", "true");
+        if !job.unlink {
+            job.set("keep", "true");
+        }
+    }
     // Files of their own first: a pass is over their size (filesize).
     if let Err(m) = job.files_of_their_own() {
         said.problem(format!("{at}: {m}"));

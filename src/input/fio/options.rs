@@ -386,6 +386,23 @@ pub(super) fn time_based(job: &mut Job, opt: &Opt) -> Result<Action, String> {
     Ok(Action::Done)
 }
 
+/// fio refuses to write a mounted device without it; fathom refuses one
+/// that holds data too, and takes fio's word for both.
+pub(super) fn allow_mounted_write(job: &mut Job, opt: &Opt) -> Result<Action, String> {
+    for knob in ["i_know_this_destroys_data", "even_if_mounted"] {
+        match flag(opt)? {
+            true => job.set(knob, "true"),
+            false => job.unset(knob),
+        }
+    }
+    Ok(Action::Done)
+}
+
+pub(super) fn unlink(job: &mut Job, opt: &Opt) -> Result<Action, String> {
+    job.unlink = flag(opt)?;
+    Ok(Action::Done)
+}
+
 pub(super) fn zone_mode(job: &mut Job, opt: &Opt) -> Result<Action, String> {
     job.zone_mode = Some(value(opt)?.to_string());
     Ok(Action::Done)
