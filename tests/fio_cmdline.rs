@@ -1446,3 +1446,59 @@ fn showcmd_prints_a_job_file_as_fios_command_line() {
         assert_eq!(String::from_utf8_lossy(&fio.stdout), ours, "fio's own");
     }
 }
+
+/// fio's introspection is answered in fio's layout, with what fathom does
+/// with each option: the same labels at the same columns, the same lines
+/// for an engine without options, the same exit codes; nothing run.
+#[test]
+fn cmdhelp_and_enghelp_answer_in_fios_layout() {
+    let dir = tempdir();
+    let link = fio_link(dir.path());
+    let ask = |program: &Path, arg: &str| {
+        let out = Command::new(program)
+            .current_dir(dir.path())
+            .arg(arg)
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            out.status.code(),
+        )
+    };
+    let (rw, code) = ask(&link, "--cmdhelp=rw");
+    assert_eq!(code, Some(0));
+    assert!(
+        rw.starts_with("                  rw: translated: `--rw`"),
+        "{rw}"
+    );
+    let (all, _) = ask(&link, "--cmdhelp");
+    assert!(
+        all.lines()
+            .any(|l| l.starts_with("iodepth                 : ")),
+        "{all}"
+    );
+    let (engines, code) = ask(&link, "--enghelp");
+    assert_eq!(
+        (engines.lines().next(), code),
+        (Some("Available IO engines:"), Some(0))
+    );
+    assert!(engines.contains("\n\tlibaio\n"), "{engines}");
+    let (ring, _) = ask(&link, "--enghelp=io_uring");
+    assert!(
+        ring.lines()
+            .any(|l| l.starts_with("sqthread_poll           : ")),
+        "{ring}"
+    );
+    let none = ask(&link, "--enghelp=psync");
+    assert_eq!(none, ("IO engine psync has no options\n".into(), Some(1)));
+    assert_eq!(entries(dir.path()), ["bin"], "nothing run");
+    if fio_installed() {
+        assert_eq!(ask(Path::new("fio"), "--enghelp=psync"), none, "fio's own");
+        let (theirs, _) = ask(Path::new("fio"), "--cmdhelp=rw");
+        assert_eq!(
+            theirs.find(": "),
+            rw.find(": "),
+            "the same column: {theirs}"
+        );
+    }
+}

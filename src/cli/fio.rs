@@ -5,6 +5,7 @@
 use super::{OutputArgs, driver::Driver};
 use fathom::commands::benchmark::Benchmark;
 use fathom::input::fio::cmdline::{self, FioAction, FioOutput};
+use fathom::input::fio::help;
 use fathom::input::resolve;
 use fathom::measure::live::LiveBoard;
 use fathom::report::{OutputFormat, Report, destination, exporter};
@@ -34,10 +35,14 @@ Usage: fathom fio [options] [job options] <job file(s)>
   --status-interval=T  also print the report of the figures so far (from
                        each job's start) every T while the jobs run
   --parse-only         check the jobs, run nothing
+  --showcmd JOB        print a job file as fio's command line
+  --cmdhelp[=OPT]      what fathom does with fio's options (all, or OPT)
+  --enghelp[=ENGINE[,OPT]]
+                       the engines fathom runs, or an engine's options
   --readonly           refuse jobs that write
   --version, --help
 
-fathom's own (fio's parser claims neither):
+fathom's own (fio's parser claims none of them):
   --fathom-overwrite   let --output replace a file fathom did not write (or
                        set FATHOM_OVERWRITE=1); the jobs write the files
                        they name, as fio does, and keep the files they lay
@@ -84,6 +89,15 @@ pub fn fio_command(args: &[String]) -> anyhow::Result<i32> {
         FioAction::ShowCmd => {
             print!("{}", command.shown);
             return Ok(0);
+        }
+        FioAction::CmdHelp | FioAction::EngHelp => {
+            let topic = command.help_topic.as_deref();
+            let answer = match command.action {
+                FioAction::CmdHelp => help::cmdhelp(topic),
+                _ => help::enghelp(topic),
+            };
+            print!("{}", answer.text);
+            return Ok(answer.code);
         }
         FioAction::Run | FioAction::ParseOnly => {}
     }

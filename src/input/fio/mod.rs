@@ -11,6 +11,7 @@
 //! iodepth=1, the psync engine, buffered I/O), so nothing changes silently.
 
 pub mod cmdline;
+pub mod help;
 mod http;
 mod ini;
 mod job;
