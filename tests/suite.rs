@@ -39,6 +39,7 @@ mod first_hour;
 mod gate;
 mod history;
 mod hostile_input;
+mod io_flags;
 mod layers;
 mod limits;
 mod live;

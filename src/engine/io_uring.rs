@@ -61,8 +61,12 @@ pub trait RingIo {
     }
 }
 
-/// Reads and writes of a file or a block device, through the block layer.
-pub struct BlockIo;
+/// Reads and writes of a file or a block device, through the block layer,
+/// each with the flags it passes to the kernel.
+#[derive(Default)]
+pub struct BlockIo {
+    pub flags: crate::spec::IoFlags,
+}
 
 impl RingIo for BlockIo {
     type Sqe = squeue::Entry;
@@ -76,18 +80,22 @@ impl RingIo for BlockIo {
             (Direction::Read, true) => opcode::ReadFixed::new(fd, buf, request.len, slot)
                 .offset(request.offset)
                 .ioprio(request.ioprio)
+                .rw_flags(self.flags.read)
                 .build(),
             (Direction::Read, false) => opcode::Read::new(fd, buf, request.len)
                 .offset(request.offset)
                 .ioprio(request.ioprio)
+                .rw_flags(self.flags.read)
                 .build(),
             (_, true) => opcode::WriteFixed::new(fd, buf, request.len, slot)
                 .offset(request.offset)
                 .ioprio(request.ioprio)
+                .rw_flags(self.flags.write)
                 .build(),
             (_, false) => opcode::Write::new(fd, buf, request.len)
                 .offset(request.offset)
                 .ioprio(request.ioprio)
+                .rw_flags(self.flags.write)
                 .build(),
         }
     }
@@ -565,9 +573,15 @@ mod tests {
             .open(tmp.path())
             .unwrap();
         let buffers = Buffers::new(2, 4096, &mut rand::rngs::SmallRng::seed_from_u64(1));
-        let engine =
-            IoUringEngine::with_io(BlockIo, file, 2, buffers, RingOptions::default(), wait)
-                .unwrap();
+        let engine = IoUringEngine::with_io(
+            BlockIo::default(),
+            file,
+            2,
+            buffers,
+            RingOptions::default(),
+            wait,
+        )
+        .unwrap();
         (tmp, engine)
     }
 

@@ -13,6 +13,7 @@ pub mod null;
 pub mod pace;
 pub mod pattern;
 pub mod request;
+pub mod rw_flags;
 pub mod s3;
 pub mod sizes;
 pub mod sync;
@@ -22,7 +23,7 @@ pub mod wait_probe;
 pub mod worker;
 pub mod zones;
 
-use crate::spec::{EngineKind, RingOptions};
+use crate::spec::{EngineKind, IoFlags, RingOptions};
 use crate::util::buffers::Buffers;
 use std::fs::File;
 use std::io;
@@ -134,20 +135,21 @@ fn sync_file(file: &File, data_only: bool) -> io::Result<()> {
 
 /// Builds the engine of `kind` over an opened target file; `null_latency`
 /// is the null engine's service time per I/O, `ring` how io_uring submits
-/// and completes, `tuning` how io_uring submits and waits.
+/// and completes, `flags` what each read and write passes to the kernel,
+/// `tuning` how io_uring submits and waits.
 pub fn open(
     kind: EngineKind,
     file: File,
     depth: u32,
     buffers: Buffers,
     null_latency: Duration,
-    ring: RingOptions,
+    (ring, flags): (RingOptions, IoFlags),
     tuning: Option<&tuning::EngineTuning>,
 ) -> io::Result<Box<dyn Engine>> {
     let wait = tuning::WaitPolicy::of(tuning);
     Ok(match kind {
         EngineKind::IoUring => Box::new(io_uring::IoUringEngine::with_io(
-            io_uring::BlockIo,
+            io_uring::BlockIo { flags },
             file,
             depth,
             buffers,
@@ -155,7 +157,7 @@ pub fn open(
             wait,
         )?),
         EngineKind::IoUringCmd => Box::new(io_uring_cmd::open(file, depth, buffers, ring, wait)?),
-        EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers)?),
+        EngineKind::Sync => Box::new(sync::SyncEngine::new(file, buffers, flags)?),
         EngineKind::Null => Box::new(null::NullEngine::new(buffers, null_latency)),
         EngineKind::Falloc => Box::new(falloc::engine(file, buffers)),
         EngineKind::Ftruncate => Box::new(ftruncate::engine(file, buffers)),

@@ -3,6 +3,7 @@
 
 use super::trim::TrimMethod;
 use super::{Completion, Direction, Engine, IoRequest};
+use crate::spec::IoFlags;
 use crate::util::buffers::Buffers;
 use std::fs::File;
 use std::io;
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 pub struct SyncEngine {
     file: File,
+    flags: IoFlags,
     trim: TrimMethod,
     buffers: Buffers,
     queued: Vec<IoRequest>,
@@ -18,10 +20,11 @@ pub struct SyncEngine {
 }
 
 impl SyncEngine {
-    pub fn new(file: File, buffers: Buffers) -> io::Result<Self> {
+    pub fn new(file: File, buffers: Buffers, flags: IoFlags) -> io::Result<Self> {
         Ok(SyncEngine {
             trim: TrimMethod::of(&file)?,
             file,
+            flags,
             buffers,
             queued: Vec::with_capacity(1),
             completed: Vec::with_capacity(1),
@@ -56,10 +59,26 @@ impl Engine for SyncEngine {
                 // SAFETY: buf points at a slot of at least `len` bytes owned by
                 // self.buffers, which the worker does not touch until reaped.
                 let n = unsafe {
-                    match request.dir {
-                        Direction::Read => libc::pread(fd, buf.cast(), len, offset),
-                        Direction::Write => libc::pwrite(fd, buf.cast(), len, offset),
-                        Direction::Trim => unreachable!("trims are done above"),
+                    let iov = libc::iovec {
+                        iov_base: buf.cast(),
+                        iov_len: len,
+                    };
+                    // fio's psync calls pread/pwrite, pvsync2 the v2 calls
+                    // with flags: the plain ones unless a flag is asked.
+                    match (request.dir, self.flags) {
+                        (Direction::Read, IoFlags { read: 0, .. }) => {
+                            libc::pread(fd, buf.cast(), len, offset)
+                        }
+                        (Direction::Read, IoFlags { read, .. }) => {
+                            libc::preadv2(fd, &iov, 1, offset, read)
+                        }
+                        (Direction::Write, IoFlags { write: 0, .. }) => {
+                            libc::pwrite(fd, buf.cast(), len, offset)
+                        }
+                        (Direction::Write, IoFlags { write, .. }) => {
+                            libc::pwritev2(fd, &iov, 1, offset, write)
+                        }
+                        (Direction::Trim, _) => unreachable!("trims are done above"),
                     }
                 };
                 if n < 0 {

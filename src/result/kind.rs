@@ -368,13 +368,18 @@ fn workload_knobs(spec: &crate::spec::WorkloadSpec) -> Vec<(&'static str, String
 
 /// A disk workload's engine settings, each named.
 pub fn engine_settings(spec: &WorkloadSpec) -> Vec<(&'static str, String)> {
-    let cache = if spec.direct { "O_DIRECT" } else { "buffered" };
+    let cache = match (spec.direct, spec.uncached) {
+        (true, _) => "O_DIRECT",
+        (false, true) => "buffered, uncached",
+        (false, false) => "buffered",
+    };
     vec![
         ("engine", spec.engine.to_string()),
         ("completion wait", spec.completion_wait.to_string()),
         ("hipri", spec.hipri.to_string()),
         ("sqpoll", spec.sqpoll.to_string()),
         ("cache", cache.to_string()),
+        ("atomic writes", spec.atomic.to_string()),
     ]
 }
 

@@ -358,6 +358,9 @@ fn inspect_path(
     if spec.hipri {
         check_polls(kind, &file_path).map_err(err)?;
     }
+    if spec.uncached || spec.atomic {
+        check_io_flags(spec, kind, &file_path).map_err(err)?;
+    }
     let mut overridden = Vec::new();
     if spec.modifies_target() && does_io {
         match kind {
@@ -467,6 +470,60 @@ fn check_polls(kind: TargetKind, file_path: &Path) -> Result<(), String> {
                 .into(),
         ),
     }
+}
+
+/// `--uncached` and `--atomic` are flags the kernel refuses per I/O where
+/// the file system or device lacks them (every I/O would fail): asked
+/// once, of the target when it exists (opened only to read) or of an
+/// unnamed temporary file beside it. Where neither can be opened, the
+/// first I/O says what failed.
+fn check_io_flags(spec: &WorkloadSpec, kind: TargetKind, file_path: &Path) -> Result<(), String> {
+    use crate::engine::rw_flags;
+    let dir = crate::util::directory_of(file_path);
+    let probe = match file_path.exists() {
+        true => gate::target::open(file_path, Access::default()),
+        false => gate::target::unnamed_in(dir),
+    };
+    let Ok(probe) = probe else {
+        return Ok(());
+    };
+    let under = || match kind {
+        TargetKind::BlockDevice => file_path.display().to_string(),
+        TargetKind::File => {
+            facts::mount_of(dir).map_or_else(|| "its file system".to_string(), |(t, _)| t)
+        }
+    };
+    if spec.uncached {
+        rw_flags::takes_uncached(&probe).map_err(|e| match e.raw_os_error() {
+            Some(libc::EOPNOTSUPP) => format!(
+                "--uncached: {} does not drop pages after the I/O (RWF_DONTCACHE needs Linux 6.14 and a file system that takes it: ext4, xfs, btrfs, a block device)",
+                under()
+            ),
+            _ => format!("--uncached: a read with RWF_DONTCACHE failed ({e})"),
+        })?;
+    }
+    if spec.atomic {
+        let unit = rw_flags::atomic_write_unit(&probe)
+            .map_err(|e| format!("--atomic: statx of its atomic write unit failed ({e})"))?;
+        match unit {
+            None => {
+                return Err(format!(
+                    "--atomic: {} reports no atomic write unit (statx STATX_WRITE_ATOMIC: 0), so every atomic write would fail",
+                    under()
+                ));
+            }
+            Some(unit) if !unit.takes(spec.bs) => {
+                return Err(format!(
+                    "--atomic: --bs {} is not a power of two from {} to {}, the atomic write unit it reports",
+                    format_block_size(spec.bs),
+                    format_block_size(u64::from(unit.min)),
+                    format_block_size(u64::from(unit.max))
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// Trims discard blocks: a device must take discards (`discard_max_bytes`

@@ -128,6 +128,7 @@ pub(super) fn worker_configs(
                 engine: spec.engine,
                 null_latency: Duration::from_nanos(spec.null_latency_ns),
                 ring: spec.ring_options(),
+                io_flags: spec.io_flags(),
                 tuning: None,
                 pattern,
                 sizes: match &spec.bssplit {

@@ -213,6 +213,31 @@ pub struct EngineCaps {
     /// past the block layer and the page cache: its I/O is always direct,
     /// and it has reads, writes and flushes, no trim.
     pub nvme_passthrough: bool,
+    /// Passes each read and write flags of its own to the kernel
+    /// (preadv2/pwritev2's, an io_uring entry's `rw_flags`): `--uncached`
+    /// and `--atomic`.
+    pub rw_flags: bool,
+}
+
+/// The flags each read and each write passes to the kernel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoFlags {
+    pub read: libc::c_int,
+    pub write: libc::c_int,
+}
+
+impl IoFlags {
+    /// `uncached`: buffered I/O whose pages leave the cache once done
+    /// (RWF_DONTCACHE); `atomic`: each write lands whole or not at all
+    /// (RWF_ATOMIC).
+    pub fn of(uncached: bool, atomic: bool) -> IoFlags {
+        let dontcache = if uncached { libc::RWF_DONTCACHE } else { 0 };
+        let whole = if atomic { libc::RWF_ATOMIC } else { 0 };
+        IoFlags {
+            read: dontcache,
+            write: dontcache | whole,
+        }
+    }
 }
 
 impl EngineKind {
@@ -229,6 +254,7 @@ impl EngineKind {
                 opens_read_write: false,
                 only_writes: false,
                 nvme_passthrough: false,
+                rw_flags: true,
             },
             EngineKind::IoUringCmd => EngineCaps {
                 queues: true,
@@ -242,6 +268,7 @@ impl EngineKind {
                 opens_read_write: false,
                 only_writes: false,
                 nvme_passthrough: true,
+                rw_flags: false,
             },
             EngineKind::Sync => EngineCaps {
                 queues: false,
@@ -254,6 +281,7 @@ impl EngineKind {
                 opens_read_write: false,
                 only_writes: false,
                 nvme_passthrough: false,
+                rw_flags: true,
             },
             EngineKind::Null => EngineCaps {
                 queues: true,
@@ -268,6 +296,7 @@ impl EngineKind {
                 opens_read_write: false,
                 only_writes: false,
                 nvme_passthrough: false,
+                rw_flags: false,
             },
             // Allocation and length are a file's: a device's fallocate only
             // punches holes, and it has no length to set.
@@ -282,6 +311,7 @@ impl EngineKind {
                 opens_read_write: true,
                 only_writes: matches!(self, EngineKind::Ftruncate),
                 nvme_passthrough: false,
+                rw_flags: false,
             },
         }
     }

@@ -553,6 +553,24 @@ pub const KNOBS: &[Knob] = &[
     )
     .category(KnobCategory::Engine),
     Knob::switch(
+        "uncached",
+        "io_uring and sync: buffered reads and writes whose pages leave the page cache once done (RWF_DONTCACHE: kernel 6.14 and a file system that takes it; not with --direct)",
+        |b, v| {
+            b.spec.uncached = parse_bool(v)?;
+            Ok(())
+        },
+    )
+    .category(KnobCategory::Engine),
+    Knob::switch(
+        "atomic",
+        "io_uring and sync: each write lands whole or not at all (RWF_ATOMIC; with --direct, and a block size inside the atomic write unit the target reports, statx STATX_WRITE_ATOMIC)",
+        |b, v| {
+            b.spec.atomic = parse_bool(v)?;
+            Ok(())
+        },
+    )
+    .category(KnobCategory::Engine),
+    Knob::switch(
         "group_reporting",
         "fio JSON output (--output-format fio-json): the streams of a workload as one job, as fio's group_reporting; without it one job per stream",
         |b, v| {

@@ -29,7 +29,9 @@ pub use block_sizes::BlockSizeSplit;
 pub use cpus::{CpuList, CpuPolicy};
 pub use direction::Direction;
 pub use distribution::{Distribution, Zone};
-pub use engine::{CompletionWait, EngineCaps, EngineKind, EngineTuning, RingOptions, WaitChoice};
+pub use engine::{
+    CompletionWait, EngineCaps, EngineKind, EngineTuning, IoFlags, RingOptions, WaitChoice,
+};
 pub use priority::{CommandPriority, IoPriority};
 pub use validate::{MAX_IOPS_PER_SLOT, limits};
 
@@ -250,6 +252,14 @@ pub struct WorkloadSpec {
     /// fio's `sqthread_poll`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sqpoll: bool,
+    /// Buffered I/O whose pages leave the page cache once done
+    /// (RWF_DONTCACHE, fio's `uncached`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uncached: bool,
+    /// Each write lands whole or not at all (RWF_ATOMIC, fio's `atomic`):
+    /// direct writes of a size the target's atomic write unit takes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub atomic: bool,
     /// fio's JSON reports the streams of this workload as one job, as fio's
     /// `group_reporting` does (`--group-reporting`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -701,6 +711,8 @@ impl WorkloadSpec {
             null_latency_ns: 0,
             hipri: false,
             sqpoll: false,
+            uncached: false,
+            atomic: false,
             completion_wait: CompletionWait::Auto,
             group_reporting: false,
             new_group: false,
@@ -761,6 +773,10 @@ impl WorkloadSpec {
     }
 
     /// How io_uring submits and completes for this workload.
+    pub fn io_flags(&self) -> IoFlags {
+        IoFlags::of(self.uncached, self.atomic)
+    }
+
     pub fn ring_options(&self) -> RingOptions {
         RingOptions {
             hipri: self.hipri,

@@ -321,6 +321,29 @@ impl WorkloadSpec {
                 ));
             }
         }
+        for (flag, set) in [("--uncached", self.uncached), ("--atomic", self.atomic)] {
+            if set && !self.engine.caps().rw_flags {
+                return fail(format!(
+                    "{flag} is a flag of each read and write: it needs --engine io_uring or sync (this workload uses {})",
+                    self.engine
+                ));
+            }
+        }
+        if self.uncached && self.direct {
+            return fail("--uncached is for buffered I/O (add --buffered): it drops each I/O's pages from the page cache once done, and direct I/O passes the cache by already".into());
+        }
+        if self.atomic && !self.direct {
+            return fail("--atomic: the kernel takes atomic writes with --direct only".into());
+        }
+        if self.atomic && !self.rw.modifies(self.rwmix_read) {
+            return fail(format!(
+                "--atomic is a property of writes: --rw {} writes nothing",
+                self.rw
+            ));
+        }
+        if self.atomic && self.bssplit.is_some() {
+            return fail("--atomic: one block size (--bs), which the target's atomic write unit is checked against; not --bssplit".into());
+        }
         if self.hipri && !self.direct {
             return fail("--hipri polls for completions of direct I/O: it needs --direct".into());
         }

@@ -39,6 +39,9 @@ pub struct WorkerConfig {
     pub null_latency: Duration,
     /// How io_uring submits and completes (`--hipri`, `--sqpoll`).
     pub ring: crate::spec::RingOptions,
+    /// What each read and write passes to the kernel (`--uncached`,
+    /// `--atomic`).
+    pub io_flags: crate::spec::IoFlags,
     /// How an io_uring worker submits and waits (chosen per run:
     /// `tuning.rs`).
     pub tuning: Option<crate::engine::tuning::EngineTuning>,

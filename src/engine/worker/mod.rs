@@ -74,7 +74,7 @@ pub fn run(
         config.depth,
         buffers,
         config.null_latency,
-        config.ring,
+        (config.ring, config.io_flags),
         config.tuning.as_ref(),
     );
     let stream_end = config.stream_end.clone();

@@ -468,6 +468,25 @@ fn settle_notes(job: &mut Job, said: &mut Said) {
             )),
         }
     }
+    // fio passes RWF_DONTCACHE on buffered I/O only, and RWF_ATOMIC on
+    // writes only: elsewhere the option is off, not an error.
+    if job.knob("uncached") == Some("true") && job.knob("buffered") != Some("true") {
+        job.unset("uncached");
+        said.note(format!(
+            "job {}: uncached=1 with direct=1: direct I/O passes the page cache by already; fio and fathom leave it off",
+            job.name
+        ));
+    }
+    let writes = job
+        .knob("rw")
+        .and_then(|rw| rw.parse::<crate::spec::RwMode>().ok())
+        .is_some_and(|rw| {
+            let mix = job.knob("rwmix_read").and_then(|m| m.parse().ok());
+            rw.writes(mix.unwrap_or(50))
+        });
+    if job.knob("atomic") == Some("true") && !writes {
+        job.unset("atomic");
+    }
     let logs = ["write_bw_log", "write_lat_log", "write_iops_log"];
     if logs.iter().any(|l| job.knob(l).is_some()) && job.knob("log_avg_msec").is_none() {
         said.note(format!(

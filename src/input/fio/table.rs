@@ -294,7 +294,7 @@ pub static OPTIONS: &[FioOption] = &[
     translated("zone_reset_threshold", translate::zone_reset, "0.7", "`--zone-reset THRESHOLD:FREQUENCY` (with zonemode=zbd; the threshold is 1 unless given)"),
     translated("zone_reset_frequency", translate::zone_reset, "0.125", "`--zone-reset THRESHOLD:FREQUENCY` (with zonemode=zbd; no resets by the rule unless given)"),
     knob("direct", "buffered", Form::NotFlag, "1", "`--direct`").written(|s| Some(u8::from(s.direct).to_string())),
-    refused("atomic", "1", "atomic writes (RWF_ATOMIC since fio 3.38; O_ATOMIC before) are not built in fathom yet"),
+    knob("atomic", "atomic", Form::Flag, "1", "`--atomic` (RWF_ATOMIC on each write, with direct=1 and a bs inside the atomic write unit the target reports; a job that writes nothing leaves it off, as fio does)").since("3.38"),
     knob("buffered", "buffered", Form::Flag, "1", "`--buffered`"),
     translated("readwrite", translate::rw, "randread", "`--rw`; `randread:8` as `--sequential-run 8`, `read:8k`/`read:-8k` as `--stride`"),
     translated("rw", translate::rw, "randread", "`--rw` (`trim`, `randtrim`, `trimwrite` and `randtrimwrite` too); `randread:8` as `--sequential-run 8`, `read:8k`/`read:-8k` as `--stride`").written(|s| Some(s.rw.to_string())),
@@ -639,5 +639,5 @@ pub static OPTIONS: &[FioOption] = &[
     refused("spr_cs", "0", "SPRandom preconditioning is not built in fathom (fathom pts preconditions as SNIA PTS does)").since("3.42"),
     refused("write_zone_remainder", "1", "fathom writes whole blocks into zones; a zone's remainder is left unwritten").since("3.42"),
     refused("write_zone_remainders", "1", "fathom writes whole blocks into zones; a zone's remainder is left unwritten").since("3.42"),
-    refused("uncached", "1", "uncached buffered I/O (RWF_DONTCACHE) is not built in fathom yet: buffered=1 or direct=1"),
+    knob("uncached", "uncached", Form::Flag, "1", "`--uncached` (RWF_DONTCACHE on each buffered read and write; with direct=1 fio and fathom leave it off)").since("3.40"),
 ];
