@@ -772,11 +772,12 @@ impl WorkloadSpec {
         }
     }
 
-    /// How io_uring submits and completes for this workload.
+    /// What each read and write passes to the kernel for this workload.
     pub fn io_flags(&self) -> IoFlags {
         IoFlags::of(self.uncached, self.atomic)
     }
 
+    /// How io_uring submits and completes for this workload.
     pub fn ring_options(&self) -> RingOptions {
         RingOptions {
             hipri: self.hipri,
