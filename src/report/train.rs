@@ -133,6 +133,15 @@ fn training_caption(t: &TrainingResult) -> String {
             lag * 100.0
         ));
     }
+    if let Some(waited) = t
+        .loaders_waited_for_cpu_share
+        .filter(|&w| w >= crate::result::limit::HOST_HINT)
+    {
+        text.push_str(&format!(
+            "\nsuspect: the loader threads waited for a CPU {:.1}% of the time they ran (a busy host): their reads came later than the storage alone would make them",
+            waited * 100.0
+        ));
+    }
     if let Some(rate) = s.read_rate {
         text.push_str(&format!(
             "\nreads capped at {}/s in all",
@@ -156,6 +165,12 @@ fn training_caption(t: &TrainingResult) -> String {
                 ops_per_s(step.samples_per_s),
                 crate::util::units::latency(step.batch_wait_p99_ns as f64)
             ));
+            if step.host_share >= crate::result::limit::HOST_HINT {
+                text.push_str(&format!(
+                    " (suspect: the host took {:.1}% of it)",
+                    step.host_share * 100.0
+                ));
+            }
         }
     }
     if t.interrupted {

@@ -727,12 +727,20 @@ impl Kind for TrainResult {
             return None;
         };
         let lag = t.host_lag_share();
-        (lag >= HOST_HINT).then(|| {
-            format!(
+        let waited = t.loaders_waited_for_cpu_share.unwrap_or(0.0);
+        if lag >= HOST_HINT && lag >= waited {
+            Some(format!(
                 "'s accelerators were held back by the host {:.0}% of their time (a busy host)",
                 lag * 100.0
-            )
-        })
+            ))
+        } else if waited >= HOST_HINT {
+            Some(format!(
+                "'s loaders waited for a CPU {:.0}% of the time they ran (a busy host)",
+                waited * 100.0
+            ))
+        } else {
+            None
+        }
     }
 
     fn failed(&self) -> bool {

@@ -106,6 +106,11 @@ pub struct SearchStep {
     pub samples_per_s: f64,
     pub bytes_per_s: f64,
     pub batch_wait_p99_ns: u64,
+    /// The share of the step the host took, not the storage: the
+    /// accelerators' oversleep or the loaders' wait for a CPU, whichever
+    /// is larger (a busy host's; its AU is suspect past a few percent).
+    #[serde(default)]
+    pub host_share: f64,
 }
 
 /// The largest count of accelerators whose AU met the threshold.
@@ -144,6 +149,10 @@ pub struct TrainingResult {
     pub sample_read: Tails,
     /// Each second's AU, all accelerators together.
     pub au_intervals: Vec<f64>,
+    /// Of the time the loader threads ran, the share they waited for a
+    /// CPU (None where the kernel does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaders_waited_for_cpu_share: Option<f64>,
     /// The process's CPU time, and per sample read.
     pub cpu: CpuTime,
     pub cpu_ns_per_sample: f64,
@@ -272,6 +281,14 @@ impl TrainingResult {
             )
         });
         if all > 0.0 { lag / all } else { 0.0 }
+    }
+
+    /// The share of the run the host took, not the storage: the
+    /// accelerators' oversleep or the loaders' wait for a CPU, whichever
+    /// is larger.
+    pub fn host_share(&self) -> f64 {
+        self.host_lag_share()
+            .max(self.loaders_waited_for_cpu_share.unwrap_or(0.0))
     }
 }
 
@@ -414,6 +431,11 @@ fn concurrent_training(ranks: &[(u32, &TrainingResult)]) -> Result<TrainingResul
         ..CpuTime::default()
     };
     out.cpu_ns_per_sample = out.cpu.total_s() * 1e9 / out.samples.max(1) as f64;
+    // The busiest host's: one held back holds its accelerators back.
+    out.loaders_waited_for_cpu_share = ranks
+        .iter()
+        .filter_map(|(_, r)| r.loaders_waited_for_cpu_share)
+        .reduce(f64::max);
     out.interrupted = ranks.iter().any(|(_, r)| r.interrupted);
     out.failure = first_failure(ranks.iter().map(|(n, r)| (*n, r.failure.as_ref())));
     out.search = None;

@@ -343,6 +343,7 @@ fn measure(
         sample_read,
         au_intervals,
         cpu_ns_per_sample: cpu.total_s() * 1e9 / m.samples.max(1) as f64,
+        loaders_waited_for_cpu_share: m.loaders.waited_for_cpu_share(),
         cpu,
         search: None,
         interrupted: stop.is_set(),
@@ -394,6 +395,7 @@ pub fn find_max_accelerators(
             samples_per_s: run.samples_per_s,
             bytes_per_s: run.bytes_per_s,
             batch_wait_p99_ns: run.batch_wait.lat_ns.p99,
+            host_share: run.host_share(),
         });
         let outcome = if run.interrupted || run.failure.is_some() {
             Outcome::End

@@ -17,6 +17,7 @@ use crate::gate::workload;
 use crate::measure::direction::Direction;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::CompletedSecond;
+use crate::measure::issue::WorkerTime;
 use crate::measure::live::LiveBoard;
 use crate::measure::op_seconds::{OpSample, OpSeconds, OpSeries, Slicing};
 use crate::result::train::{AcceleratorResult, EpochResult};
@@ -48,6 +49,10 @@ pub struct Measured {
     pub compute_per_second: Vec<f64>,
     /// Each second's sample reads and batch waits, with their histograms.
     pub seconds: OpSeries<TrainOp>,
+    /// The loader threads' time, and how much of it they waited for a
+    /// CPU: a loader kept off the CPU starves its accelerator as a slow
+    /// read would.
+    pub loaders: WorkerTime,
     pub error: Option<String>,
 }
 
@@ -171,6 +176,7 @@ pub fn train(
         elapsed: Duration::ZERO,
         compute_per_second: Vec::new(),
         seconds: OpSeries::new(),
+        loaders: WorkerTime::default(),
         error: None,
     };
     let started = Instant::now();
@@ -208,10 +214,11 @@ pub fn train(
                 seconds: recorder,
             };
             let epoch_start = Instant::now();
-            let (parts, reads) = run_epoch(&epoch);
+            let (parts, loaders) = run_epoch(&epoch);
             let elapsed = epoch_start.elapsed();
-            for h in reads {
+            for (h, time) in loaders {
                 measured.sample_read.add(&h);
+                measured.loaders.add(&time);
             }
             let mut au = 0.0;
             for (a, part) in parts.iter().enumerate() {
@@ -282,7 +289,7 @@ fn merge_seconds(into: &mut Vec<f64>, from: &[f64]) {
 /// One epoch: every accelerator's thread and its loaders, all started
 /// together; returns each accelerator's part and each loader's sample
 /// reads.
-fn run_epoch(epoch: &Epoch) -> (Vec<AcceleratorPart>, Vec<LatencyHistogram>) {
+fn run_epoch(epoch: &Epoch) -> (Vec<AcceleratorPart>, Vec<(LatencyHistogram, WorkerTime)>) {
     let n = epoch.spec.accelerators;
     let threads = epoch.spec.shape.read_threads.max(1);
     let queues: Vec<Queue> = (0..n)
@@ -421,9 +428,32 @@ fn spread_over_seconds(seconds: &mut Vec<f64>, from: Duration, to: Duration) {
     }
 }
 
-/// Loader thread `k` of accelerator `a`: its batches, each when there is
-/// room for it in the queue.
-fn load(epoch: &Epoch, queue: &Queue, a: u32, k: u32, threads: u32) -> LatencyHistogram {
+/// Loader thread `k` of accelerator `a`: its reads' latencies, and its
+/// time with the share it waited for a CPU.
+fn load(
+    epoch: &Epoch,
+    queue: &Queue,
+    a: u32,
+    k: u32,
+    threads: u32,
+) -> (LatencyHistogram, WorkerTime) {
+    let began = Instant::now();
+    let waited_before = crate::measure::cpu::thread_runnable_wait_ns();
+    let reads = load_batches(epoch, queue, a, k, threads);
+    let waited_after = crate::measure::cpu::thread_runnable_wait_ns();
+    let time = WorkerTime {
+        ran_ns: began.elapsed().as_nanos() as u64,
+        waited_for_cpu_ns: waited_before
+            .zip(waited_after)
+            .map(|(before, after)| after.saturating_sub(before)),
+        ..WorkerTime::default()
+    };
+    (reads, time)
+}
+
+/// Loader thread `k`'s batches, each when there is room for it in the
+/// queue.
+fn load_batches(epoch: &Epoch, queue: &Queue, a: u32, k: u32, threads: u32) -> LatencyHistogram {
     let mut reads = LatencyHistogram::new();
     let mut reader = SampleReader::new(epoch.dataset, epoch.spec.direct);
     let room = u64::from(threads * epoch.spec.shape.prefetch);
