@@ -246,6 +246,15 @@ fn fio_habits_are_taken_or_named() {
     assert_eq!(doc["results"][0]["spec"]["direct"], false);
 }
 
+/// `fathom /data` (a path where a subcommand goes) names the run meant.
+#[test]
+fn a_path_where_the_subcommand_goes_names_the_run_meant() {
+    assert_rejected(&["/tmp"], "`fathom run /tmp`");
+    assert_rejected(&["./data"], "`fathom run --preset quick ./data`");
+    // A word that is no path keeps the parser's own "did you mean".
+    assert_rejected(&["fi"], "unrecognized subcommand");
+}
+
 #[test]
 fn bad_targets_are_named() {
     assert_rejected(&["run", "/nonexistent-dir/sub/"], "does not exist");

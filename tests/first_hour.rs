@@ -338,7 +338,11 @@ fn the_examples_headers_run_as_written() {
 /// itself (the rates) or stops by itself (steady state).
 #[test]
 fn capacity_help_is_capacitys_own() {
-    let help = String::from_utf8_lossy(&run_ok(&["capacity", "--help"]).stdout).into_owned();
+    // Wrapped to the width: the words, one space apart.
+    let help = String::from_utf8_lossy(&run_ok(&["capacity", "--help"]).stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         help.contains("Warm-up of each step, excluded from its figures [default: 2s]"),
         "{help}"
@@ -402,6 +406,62 @@ fn on_a_terminal(args: &[&str], columns: u16) -> (bool, String) {
         status.success(),
         String::from_utf8_lossy(&text).replace('\r', ""),
     )
+}
+
+/// The columns a line takes on a terminal: its characters but for the
+/// escape sequences that colour them.
+fn shown_width(line: &str) -> usize {
+    let (mut width, mut escape) = (0, false);
+    for c in line.chars() {
+        match (escape, c) {
+            (false, '\x1b') => escape = true,
+            (true, c) if c.is_ascii_alphabetic() => escape = false,
+            (true, _) => {}
+            (false, _) => width += 1,
+        }
+    }
+    width
+}
+
+/// Help is wrapped at the terminal's width (and at 100 columns in a
+/// pipe); `-h` is each flag's first sentence with examples, `--help` all
+/// of it, both under headings.
+#[test]
+fn help_fits_the_terminal_and_h_is_the_short_one() {
+    for columns in [80u16, 100] {
+        for flag in ["-h", "--help"] {
+            let (ok, text) = on_a_terminal(&["run", flag], columns);
+            assert!(ok, "run {flag}");
+            let widest = text.lines().map(shown_width).max().unwrap_or(0);
+            assert!(
+                widest <= columns as usize,
+                "run {flag} at {columns} columns: a line of {widest}"
+            );
+        }
+    }
+    let piped = |flag: &str| String::from_utf8_lossy(&run_ok(&["run", flag]).stdout).into_owned();
+    let (short, long) = (piped("-h"), piped("--help"));
+    assert!(short.lines().all(|l| l.chars().count() <= 100));
+    assert!(
+        short.lines().count() * 4 < long.lines().count() * 3,
+        "-h ({} lines) should be well short of --help ({})",
+        short.lines().count(),
+        long.lines().count()
+    );
+    assert!(short.contains("Examples:\n  fathom run "), "{short}");
+    assert!(short.contains("(see more with '--help')"), "{short}");
+    for heading in [
+        "Targets and streams:",
+        "Access pattern:",
+        "Output:",
+        "Many hosts:",
+        "History:",
+    ] {
+        assert!(long.contains(heading), "--help lacks {heading}");
+    }
+    // A flag's whole text is in --help only.
+    assert!(long.contains("a comma list sweeps"));
+    assert!(!short.contains("a comma list sweeps"));
 }
 
 #[test]

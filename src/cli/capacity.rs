@@ -12,13 +12,16 @@ use fathom::spec::capacity::{CapacitySpec, Slo};
 use fathom::util::error::UsageError;
 use fathom::util::units;
 
+const STEP_RUNTIME: &str = "Length of each step (30s, 5m) [default: 10s]";
+const STEP_RAMP: &str = "Warm-up of each step, excluded from its figures [default: 2s]";
+
 #[derive(Args, Debug)]
 // capacity sets the rate of each step and stops on its own: the rate and
 // steady-state knobs are not its to take, and its steps have defaults of
 // their own.
 #[command(
-    mut_arg("runtime", |a| a.help("Length of each step (30s, 5m) [default: 10s]")),
-    mut_arg("ramp", |a| a.help("Warm-up of each step, excluded from its figures [default: 2s]")),
+    mut_arg("runtime", |a| a.help(STEP_RUNTIME).long_help(STEP_RUNTIME)),
+    mut_arg("ramp", |a| a.help(STEP_RAMP).long_help(STEP_RAMP)),
     mut_arg("rate_iops", |a| a.hide(true)),
     mut_arg("rate_bw", |a| a.hide(true)),
     mut_arg("rate_read", |a| a.hide(true)),

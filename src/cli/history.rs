@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// Where a result is remembered.
 #[derive(Args, Debug, Default, Clone)]
+#[command(next_help_heading = "History")]
 pub struct HistoryArgs {
     /// The history this result is kept in (SQLite; made when missing).
     /// Default: $XDG_DATA_HOME/fathom/history.db (~/.local/share/...).

@@ -21,21 +21,34 @@ fn help(k: &Knob) -> String {
     if k.sweepable {
         help.push_str(SWEEPS);
     }
-    if k.value.is_some()
-        && !k.help.contains("[default")
-        && let Some(d) = k.default_value().filter(|d| !d.is_empty())
-    {
-        help.push_str(&format!(" [default: {d}]"));
-    }
+    help.push_str(&default_of(k));
     help
+}
+
+/// `-h`'s line for a knob: its first sentence and its default.
+fn short_help(k: &Knob) -> String {
+    match super::help::first_sentence(k.help) {
+        Some(first) => first + &default_of(k),
+        None => k.help.to_string() + &default_of(k),
+    }
+}
+
+fn default_of(k: &Knob) -> String {
+    match k.default_value().filter(|d| !d.is_empty()) {
+        Some(d) if k.value.is_some() && !k.help.contains("[default") => format!(" [default: {d}]"),
+        _ => String::new(),
+    }
 }
 
 /// `cmd`'s knob flags as a command of one workload has them: no sweeps.
 pub fn one_workload(cmd: Command) -> Command {
     KNOBS.iter().filter(|k| k.sweepable).fold(cmd, |cmd, k| {
         cmd.mut_arg(k.name, |arg| {
-            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-            arg.help(help.replace(SWEEPS, ""))
+            let help = arg
+                .get_long_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            arg.long_help(help.replace(SWEEPS, ""))
         })
     })
 }
@@ -91,7 +104,8 @@ impl clap::Args for KnobArgs {
         KNOBS.iter().fold(cmd, |cmd, k| {
             let mut arg = Arg::new(k.name)
                 .long(k.flag())
-                .help(help(k))
+                .help(short_help(k))
+                .long_help(help(k))
                 .help_heading(k.category.heading())
                 .hide(k.hidden);
             if let Some(names) = k.offers {

@@ -7,6 +7,7 @@ mod crashcheck;
 mod documents;
 mod driver;
 mod fio;
+mod help;
 mod history;
 mod knob_args;
 mod mpi;
@@ -56,6 +57,7 @@ pub struct Cli {
 
 /// Running as one rank of an MPI job, for every command that can.
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Many hosts")]
 pub struct MpiArgs {
     /// Run as one rank of an MPI job (mpirun -n N fathom COMMAND --mpi ...):
     /// rank 0's plan runs on every rank, each workload (or phase) starts on
@@ -72,12 +74,21 @@ pub struct MpiArgs {
     pub mpi_timeout: std::time::Duration,
 }
 
+/// What `fathom run -h` ends with: the runs people start from.
+const RUN_EXAMPLES: &str = "Examples:
+  fathom run /var/lib/db --rw randread --bs 8k --iodepth 32 --runtime 30s
+  fathom run --preset database /var/lib/db
+  fathom run /mnt/data --rw randrw --bs 4k,64k --iodepth 1,32 -o sweep.html
+  fathom run /dev/nvme0n1 --rw read --bs 1m --direct --runtime 60s
+  fathom run job.fio --dry-run";
+
 /// The exit codes, as `--help` and the man page give them.
 const EXIT_CODES: &str = "Exit status:\n  0    the run (or report) finished, and every check it made passed\n  1    a certification or crashcheck FAIL, or a run ended by I/O errors or a failure\n  2    bad input (flags, job files, targets): nothing was run or written\n  130  interrupted by Ctrl-C (143 by SIGTERM): what was measured is reported, what fathom created removed";
 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a workload, a sweep (comma lists) or a job file on targets.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(Box<RunArgs>),
     /// Tables and charts from result files: text, markdown, csv, html, fio-json, fio-json+, fio-normal or fio-terse.
     Report(ReportArgs),
@@ -167,7 +178,7 @@ enum Command {
 /// take one workload saying nothing of sweeps.
 fn command() -> clap::Command {
     use clap::CommandFactory;
-    Cli::command().mut_subcommand("capacity", knob_args::one_workload)
+    help::short_and_long(Cli::command().mut_subcommand("capacity", knob_args::one_workload))
 }
 
 /// An unknown `--X` that is one of fio's job options: what fathom's flag
@@ -187,6 +198,25 @@ fn fio_habit(e: &clap::Error) -> Option<String> {
         "{given} is fio's option (in fathom: {}); `fathom fio` takes fio's command line as it is",
         option.doc
     ))
+}
+
+/// A first word that is no subcommand but a path (`fathom /data`): the
+/// run the user most likely meant.
+fn path_habit(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidSubcommand) else {
+        return None;
+    };
+    let looks_like_a_path =
+        given.contains('/') || given.starts_with('.') || Path::new(given).exists();
+    looks_like_a_path.then(|| {
+        format!(
+            "'{given}' is not a subcommand; to benchmark it: `fathom run {given}` (or the quick preset there: `fathom run --preset quick {given}`)"
+        )
+    })
 }
 
 /// Parses the arguments, runs, prints, and returns the exit code.
@@ -219,6 +249,9 @@ pub fn main() -> i32 {
                     missing.push(name.trim());
                 }
                 eprintln!("fathom: missing {}", missing.join(", "));
+            } else if let Some(said) = path_habit(&e) {
+                eprintln!("fathom: {}", report::printable(&said));
+                while lines.next_if(|l| !l.starts_with("Usage:")).is_some() {}
             } else if let Some(said) = fio_habit(&e) {
                 // fio's option on fathom's command line: what fathom calls
                 // it, rather than clap's "-- --time_based" tip.

@@ -32,6 +32,7 @@ pub struct ReplaceOutput {
 }
 
 #[derive(Args, Debug, Default)]
+#[command(next_help_heading = "Output")]
 pub struct OutputArgs {
     /// text, json, markdown, csv, html, fio-json (fio's JSON layout, for tools built on fio) fio-json+ (with fio's latency bins, as fio's json+), fio-normal (fio's text output) or fio-terse (fio's --minimal line, version 3). Default: the --output file's extension (.json, .csv, .md, .html), else text.
     #[arg(long = "output-format", alias = "format", value_name = "FORMAT", hide_possible_values = true,
@@ -95,6 +96,7 @@ impl TextView {
 
 /// Watching a run while it runs.
 #[derive(Args, Debug, Default, Clone)]
+#[command(next_help_heading = "Live metrics")]
 pub struct WatchArgs {
     /// Serve the figures measured so far at http://ADDR:PORT/metrics in
     /// Prometheus' text format while the command runs: I/O and byte

@@ -20,7 +20,11 @@ pub(crate) struct WorkloadArgs {
 
     /// A labelled target, LABEL=PATH (repeatable); the label is its name in
     /// reports.
-    #[arg(long = "target", value_name = "LABEL=PATH")]
+    #[arg(
+        long = "target",
+        value_name = "LABEL=PATH",
+        help_heading = "Targets and streams"
+    )]
     pub(crate) labelled: Vec<String>,
 
     /// fio's spelling of the targets (`--filename=a:b`), taken as they are
@@ -35,7 +39,7 @@ pub(crate) struct WorkloadArgs {
     /// NAME:KNOB=VALUE,... with knobs named as the flags (rw=write,bs=16k,
     /// fsync=1,rate-iops=500); targets=a|b picks targets by label. Each
     /// starts from the other flags. Repeatable.
-    #[arg(long = "stream", value_name = "NAME:KNOB=VALUE,...", value_parser = knobs::parse_stream)]
+    #[arg(long = "stream", value_name = "NAME:KNOB=VALUE,...", value_parser = knobs::parse_stream, help_heading = "Targets and streams")]
     pub(crate) streams: Vec<(String, Vec<(String, String)>)>,
 }
 
@@ -47,12 +51,12 @@ pub(crate) struct RunArgs {
     /// Before measuring, write the whole region sequentially (128k) and then
     /// randomly (4k), as SNIA's performance test specification
     /// preconditions SSDs. Reported as workloads of their own.
-    #[arg(long)]
+    #[arg(long, help_heading = "What to run")]
     pub(crate) precondition: bool,
 
     /// Run a preset (see `fathom presets`): quick, desktop, desktop-nvme,
     /// desktop-mix, database, sas-sweep.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help_heading = "What to run")]
     pub(crate) preset: Option<String>,
 
     #[command(flatten)]
@@ -61,32 +65,38 @@ pub(crate) struct RunArgs {
     /// With --mpi: per-rank (each rank its own paths; {rank} and {host} in
     /// a target expand per rank) or shared (every rank its own disjoint
     /// slice of --size on the same targets).
-    #[arg(long, value_enum, default_value = "per-rank", requires = "mpi")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "per-rank",
+        requires = "mpi",
+        help_heading = "Many hosts"
+    )]
     pub(crate) layout: Layout,
 
     /// Start measuring at this wall-clock time (RFC 3339, or +30s from now),
     /// after the targets are laid out: runs started on several hosts by any
     /// launcher then run together (merge them with `fathom merge`).
-    #[arg(long = "start-at", value_name = "TIME")]
+    #[arg(long = "start-at", value_name = "TIME", help_heading = "Many hosts")]
     pub(crate) start_at: Option<String>,
 
     /// Print the fathom job file an fio job file translates to (with how
     /// the two differ) and stop.
-    #[arg(long)]
+    #[arg(long, help_heading = "What to run")]
     pub(crate) explain: bool,
 
     /// Print the plan (runs and estimated time) and stop.
-    #[arg(long = "dry-run")]
+    #[arg(long = "dry-run", help_heading = "What to run")]
     pub(crate) dry_run: bool,
 
     /// Skip runs whose results are already in --output (an interrupted sweep
     /// goes on where it stopped).
-    #[arg(long, requires = "output")]
+    #[arg(long, requires = "output", help_heading = "What to run")]
     pub(crate) resume: bool,
 
     /// Record every I/O issued into FILE (fathom's trace format), to replay
     /// with `fathom replay FILE TARGET...`. One workload, without --mpi.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "What to run")]
     pub(crate) record: Option<PathBuf>,
 
     #[command(flatten)]
