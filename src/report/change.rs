@@ -30,14 +30,14 @@ pub fn judged(c: &Change) -> String {
     )
 }
 
-/// The verdict in words: "within noise" beside an interval that leaves
-/// out zero reads as a contradiction unless the floor it was held to (what
-/// runs of one workload differ by) is said.
+/// The verdict in words, with the floor it was held to (what runs of one
+/// workload differ by) where the interval reaches past it.
 fn verdict(c: &Change) -> String {
     match c.verdict {
-        Verdict::WithinNoise if c.noise_floor > 0.0 && (c.low > 0.0 || c.high < 0.0) => {
-            format!("within noise (not all past ±{:.0}%)", c.noise_floor * 100.0)
-        }
+        Verdict::Uncertain => format!(
+            "uncertain (reaches past ±{:.0}%, not all of it)",
+            c.noise_floor * 100.0
+        ),
         v => v.to_string(),
     }
 }
@@ -168,14 +168,22 @@ mod tests {
             low,
             high,
             noise_floor: 0.10,
-            verdict: Verdict::WithinNoise,
+            verdict: if low <= 0.0 || high <= 0.10 {
+                Verdict::WithinNoise
+            } else {
+                Verdict::Uncertain
+            },
         }
     }
 
     #[test]
-    fn an_interval_that_leaves_out_zero_but_not_the_floor_says_the_floor() {
+    fn an_interval_past_the_floor_is_never_called_noise() {
         let said = judged(&p99(0.021, 4.73));
-        assert!(said.ends_with("within noise (not all past ±10%)"), "{said}");
+        assert!(
+            said.ends_with("uncertain (reaches past ±10%, not all of it)"),
+            "{said}"
+        );
+        assert!(!said.contains("noise"), "{said}");
         let said = judged(&p99(-0.05, 0.08));
         assert!(said.ends_with(", within noise"), "{said}");
     }

@@ -88,7 +88,11 @@ impl Figure {
 pub enum Verdict {
     Improved,
     Regressed,
+    /// The whole interval inside the noise floor.
     WithinNoise,
+    /// The interval reaches past the noise floor without being all past
+    /// it: it may have changed, by less than it shows or not at all.
+    Uncertain,
     /// Past the noise, but a side was limited by something not the target
     /// (the host, fathom, the rate asked): the change may be theirs, so it
     /// is neither a regression nor an improvement of the target.
@@ -101,6 +105,7 @@ impl std::fmt::Display for Verdict {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
             Verdict::WithinNoise => "within noise",
+            Verdict::Uncertain => "uncertain",
             Verdict::Inconclusive => "inconclusive",
         })
     }
@@ -626,25 +631,8 @@ impl DirectionChange {
             d.sort_by(f64::total_cmp);
             let at = |q: f64| d[((d.len() - 1) as f64 * q).round() as usize];
             let (low, high) = (at(tail), at(1.0 - tail));
-            // A change counts once its whole interval is past the noise
-            // floor: what one run's seconds cannot show of how runs differ.
-            let better = figure.more_is_better();
             let noise = figure.noise_floor(settings.noise);
-            let verdict = if low > noise {
-                if better {
-                    Verdict::Improved
-                } else {
-                    Verdict::Regressed
-                }
-            } else if high < -noise {
-                if better {
-                    Verdict::Regressed
-                } else {
-                    Verdict::Improved
-                }
-            } else {
-                Verdict::WithinNoise
-            };
+            let verdict = verdict_of(low, high, noise, figure.more_is_better());
             self.changes.push(Change {
                 figure,
                 baseline: base,
@@ -657,6 +645,28 @@ impl DirectionChange {
             });
         }
         self
+    }
+}
+
+/// The verdict of a change whose interval is `low..high`: a change once
+/// the whole interval is past the noise floor (what one run's seconds
+/// cannot show of how runs differ); within noise when the interval holds
+/// no change (zero is in it) or only one inside the floor; uncertain when
+/// it leaves out zero and reaches past the floor without being all past
+/// it. The words never deny the interval.
+fn verdict_of(low: f64, high: f64, noise: f64, more_is_better: bool) -> Verdict {
+    let (up, down) = match more_is_better {
+        true => (Verdict::Improved, Verdict::Regressed),
+        false => (Verdict::Regressed, Verdict::Improved),
+    };
+    if low > noise {
+        up
+    } else if high < -noise {
+        down
+    } else if (low <= 0.0 && high >= 0.0) || (low >= -noise && high <= noise) {
+        Verdict::WithinNoise
+    } else {
+        Verdict::Uncertain
     }
 }
 
@@ -812,6 +822,24 @@ impl Seconds {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_verdict_never_denies_its_interval() {
+        // p99 +107% [+2.1% +473%] against a 10% floor: not within noise.
+        assert_eq!(verdict_of(0.021, 4.73, 0.10, false), Verdict::Uncertain);
+        assert_eq!(verdict_of(0.12, 4.73, 0.10, false), Verdict::Regressed);
+        assert_eq!(verdict_of(0.12, 4.73, 0.10, true), Verdict::Improved);
+        assert_eq!(verdict_of(-0.50, -0.11, 0.10, false), Verdict::Improved);
+        assert_eq!(verdict_of(-0.05, 0.08, 0.10, false), Verdict::WithinNoise);
+        // Zero in the interval: no change shown, however wide.
+        assert_eq!(verdict_of(-0.12, 0.08, 0.10, true), Verdict::WithinNoise);
+        // Left out, but only inside the floor.
+        assert_eq!(verdict_of(0.01, 0.015, 0.02, true), Verdict::WithinNoise);
+        assert_eq!(verdict_of(-0.30, -0.05, 0.10, true), Verdict::Uncertain);
+        // Identical runs: an interval of nothing.
+        assert_eq!(verdict_of(0.0, 0.0, 0.02, true), Verdict::WithinNoise);
+    }
+
     use super::*;
     use rand::RngExt;
 
@@ -936,8 +964,8 @@ mod tests {
     }
 
     /// Baseline runs that spread 20% between them: a run 10% below their
-    /// middle is within that noise; the same step against one steady run
-    /// is not.
+    /// middle is no regression (its interval reaches into the floor); the
+    /// same step against one steady run is.
     #[test]
     fn the_spread_between_baseline_runs_is_part_of_the_noise() {
         let runs: Vec<Vec<Interval>> = [0.9, 1.0, 1.1]
@@ -947,7 +975,11 @@ mod tests {
         let base: Vec<&[Interval]> = runs.iter().map(Vec::as_slice).collect();
         let new = seconds(20, |i| 0.9 + 0.01 * (i % 2) as f64);
         let c = iops_change(&base, &new, Bootstrap::default());
-        assert_eq!(c.verdict, Verdict::WithinNoise, "{c:?}");
+        assert!(c.high > -c.noise_floor, "{c:?}");
+        assert!(
+            matches!(c.verdict, Verdict::WithinNoise | Verdict::Uncertain),
+            "{c:?}"
+        );
         let steady = iops_change(&base[1..2], &new, Bootstrap::default());
         assert_eq!(steady.verdict, Verdict::Regressed, "{steady:?}");
     }
