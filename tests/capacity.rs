@@ -228,6 +228,8 @@ fn a_target_that_cannot_carry_the_first_step_is_refused_with_nothing_written() {
     // One slot of 10 ms: 100 I/Os per second, asked for 1,000.
     let out = capacity(&[
         target.to_str().unwrap(),
+        "--iodepth",
+        "1",
         "--null-latency",
         "10ms",
         "--start",
@@ -249,6 +251,31 @@ fn a_target_that_cannot_carry_the_first_step_is_refused_with_nothing_written() {
     );
     assert!(!out_file.exists());
     assert!(!target.exists());
+}
+
+/// A search given no --iodepth has slots enough for its schedule: 16 I/Os
+/// of 2 ms in flight at 1,000 a second need 2; one slot could carry 500.
+#[test]
+fn a_search_has_slots_enough_by_default() {
+    let dir = tempdir();
+    let target = dir.path().join("d.dat");
+    let out = capacity(&[
+        target.to_str().unwrap(),
+        "--null-latency",
+        "2ms",
+        "--start",
+        "1000",
+        "--max-time",
+        "3s",
+        "--output-format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let result = &doc["results"][0];
+    assert_eq!(result["spec"]["iodepth"], 64, "{result}");
+    let first = &result["steps"][0];
+    assert_eq!(first["met"], true, "{first}");
 }
 
 #[test]

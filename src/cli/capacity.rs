@@ -22,6 +22,7 @@ const STEP_RAMP: &str = "Warm-up of each step, excluded from its figures [defaul
 #[command(
     mut_arg("runtime", |a| a.help(STEP_RUNTIME).long_help(STEP_RUNTIME)),
     mut_arg("ramp", |a| a.help(STEP_RAMP).long_help(STEP_RAMP)),
+    mut_arg("iodepth", |a| a.help(STEP_IODEPTH).long_help(STEP_IODEPTH)),
     mut_arg("rate_iops", |a| a.hide(true)),
     mut_arg("rate_bw", |a| a.hide(true)),
     mut_arg("rate_read", |a| a.hide(true)),
@@ -90,7 +91,12 @@ fn parse_share(text: &str) -> Result<f64, String> {
 }
 
 /// Each step's length when neither the flags nor a job file give one.
-const STEP_DEFAULTS: &[(&str, &str)] = &[("runtime", "10s"), ("ramp", "2s")];
+/// A step's defaults: an open-loop schedule needs a slot free for each I/O
+/// when it falls due, or the step measures the wait for a slot (one slot
+/// at 1,000/s on a disk of 3.7 ms tails missed p99 2 ms, where 16 gave
+/// 0.23 ms): 64 slots carry 64k IOPS at 1 ms.
+const STEP_DEFAULTS: &[(&str, &str)] = &[("runtime", "10s"), ("ramp", "2s"), ("iodepth", "64")];
+const STEP_IODEPTH: &str = "I/Os of the schedule in flight at once per worker: too few and a step measures the wait for a slot, not the target [default: 64]";
 
 pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     super::no_fio_form(&args.output, "a capacity search")?;
