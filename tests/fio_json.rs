@@ -465,6 +465,17 @@ fn fios_own_results_are_reported_and_compared_with_fathoms() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("randread 4k QD4"), "{text}");
         assert!(text.contains("1 result in both"), "{text}");
+        // Only what both sides recorded: fio's JSON keeps no kernel, CPU,
+        // memory or file system, so none of them is a difference.
+        let notes = String::from_utf8_lossy(&out.stderr).to_string() + &text;
+        for unrecorded in [
+            "kernel  vs",
+            "memory 0 B",
+            "CPUs 0 vs",
+            "the targets differ",
+        ] {
+            assert!(!notes.contains(unrecorded), "{unrecorded}: {notes}");
+        }
         for format in ["text", "markdown", "csv", "html", "fio-json"] {
             let out = run(&["report", fio.to_str().unwrap(), "--format", format]);
             assert!(

@@ -421,7 +421,17 @@ fn notes_on(baseline: &[&dyn Kind], new: &dyn Kind, [then, now]: [&str; 2]) -> (
             shown(there.clone()),
             shown(here.clone())
         );
-        let differ = there.as_ref().map(|p| p.identity()) != here.as_ref().map(|p| p.identity());
+        // A side that recorded nothing of its target (fio's JSON keeps no
+        // file system or model) differs from no target.
+        let known = |p: &Option<super::kind::Place>| {
+            p.as_ref().is_some_and(|p| {
+                let (fs, model, store) = p.identity();
+                fs.is_some() || model.is_some() || store.is_some()
+            })
+        };
+        let differ = known(&there)
+            && known(&here)
+            && there.as_ref().map(|p| p.identity()) != here.as_ref().map(|p| p.identity());
         if differ && !notes.contains(&said) {
             notes.push(said);
         }

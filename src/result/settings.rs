@@ -11,12 +11,19 @@ use crate::spec::WorkloadSpec;
 /// The host and fathom settings in which `a` and `b` differ, each as
 /// "NAME A vs B".
 pub fn of_documents(a: &Document, b: &Document) -> Vec<String> {
-    let commit = |d: &Document| match &d.fathom_commit {
-        Some(c) => format!("{} ({c})", d.fathom_version),
-        None => d.fathom_version.clone(),
+    // A result read from fio's JSON names fio as what measured it.
+    let tool = |d: &Document| {
+        let version = match d.fathom_version.starts_with("fio") {
+            true => d.fathom_version.clone(),
+            false => format!("fathom {}", d.fathom_version),
+        };
+        match &d.fathom_commit {
+            Some(c) => format!("{version} ({c})"),
+            None => version,
+        }
     };
     let pairs = [
-        ("fathom", commit(a), commit(b)),
+        ("measured by", tool(a), tool(b)),
         ("kernel", a.host.kernel.clone(), b.host.kernel.clone()),
         ("CPU", a.host.cpu_model.clone(), b.host.cpu_model.clone()),
         ("CPUs", a.host.cpus.to_string(), b.host.cpus.to_string()),
@@ -68,10 +75,14 @@ pub fn of_runs(
     differ
 }
 
+/// The pairs that differ, of those both sides recorded: a side that says
+/// nothing of a setting (fio's JSON keeps no kernel, CPU or memory) is not
+/// a difference.
 fn differing(pairs: &[(&str, String, String)]) -> Vec<String> {
+    let recorded = |v: &str| !v.trim().is_empty() && v != "0" && v != "0 B";
     pairs
         .iter()
-        .filter(|(_, a, b)| a != b)
+        .filter(|(_, a, b)| recorded(a) && recorded(b) && a != b)
         .map(|(name, a, b)| format!("{name} {a} vs {b}"))
         .collect()
 }
@@ -95,6 +106,26 @@ mod tests {
         let said = of_runs((&a, &w), (&b, &other));
         assert_eq!(said.len(), 2, "{said:?}");
         assert!(said[0].starts_with("engine ") && said[1].starts_with("kernel "));
+    }
+
+    /// fio's JSON records no kernel, CPU or memory: only what both sides
+    /// recorded is compared, and fio is named as what measured.
+    #[test]
+    fn what_a_side_did_not_record_is_no_difference() {
+        let a = Document::new(crate::measure::facts::host_facts(), None);
+        let mut fio = a.clone();
+        fio.fathom_version = "fio-3.42".into();
+        fio.fathom_commit = None;
+        fio.host.kernel = String::new();
+        fio.host.cpu_model = String::new();
+        fio.host.cpus = 0;
+        fio.host.memory_bytes = 0;
+        let said = of_documents(&fio, &a);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with("measured by fio-3.42 vs fathom "),
+            "{said:?}"
+        );
     }
 
     #[test]
