@@ -58,13 +58,19 @@ pub fn one_workload(cmd: Command) -> Command {
 /// knob's modes.
 #[derive(Clone)]
 pub struct Offered<T: Clone + Send + Sync + 'static> {
-    names: Vec<&'static str>,
+    names: Vec<String>,
     parse: fn(&str) -> Result<T, String>,
 }
 
 impl<T: Clone + Send + Sync + 'static> Offered<T> {
-    pub fn new(names: Vec<&'static str>, parse: fn(&str) -> Result<T, String>) -> Self {
-        Offered { names, parse }
+    pub fn new<N: Into<String>>(
+        names: impl IntoIterator<Item = N>,
+        parse: fn(&str) -> Result<T, String>,
+    ) -> Self {
+        Offered {
+            names: names.into_iter().map(Into::into).collect(),
+            parse,
+        }
     }
 }
 
@@ -94,7 +100,7 @@ impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Offer
         Some(Box::new(
             self.names
                 .iter()
-                .map(|n| clap::builder::PossibleValue::new(*n).hide(false)),
+                .map(|n| clap::builder::PossibleValue::new(n.clone()).hide(false)),
         ))
     }
 }

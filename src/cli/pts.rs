@@ -19,7 +19,7 @@ pub struct PtsArgs {
     /// nines) or write-saturation (4k random writes until 4x the active
     /// range is written).
     #[arg(hide_possible_values = true, value_parser = super::knob_args::Offered::new(
-        PtsTest::ALL.iter().map(|t| t.name()).collect(), str::parse::<PtsTest>))]
+        PtsTest::ALL.iter().map(|t| t.name()), str::parse::<PtsTest>))]
     test: PtsTest,
 
     /// The block device: purged, preconditioned and tested; what it holds

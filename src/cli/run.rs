@@ -56,7 +56,9 @@ pub(crate) struct RunArgs {
 
     /// Run a preset (see `fathom presets`): quick, desktop, desktop-nvme,
     /// desktop-mix, database, sas-sweep.
-    #[arg(long, value_name = "NAME", help_heading = "What to run")]
+    #[arg(long, value_name = "NAME", help_heading = "What to run", hide_possible_values = true,
+          value_parser = super::knob_args::Offered::new(
+              fathom::input::presets::PRESETS.iter().map(|p| p.name), |v| Ok(v.to_string())))]
     pub(crate) preset: Option<String>,
 
     #[command(flatten)]

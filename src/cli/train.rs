@@ -20,7 +20,8 @@ pub struct TrainArgs {
 
     /// unet3d, resnet50, cosmoflow (training), or checkpoint-llama3-8b,
     /// -70b, -405b, -1t (checkpoint alone is checkpoint-llama3-8b).
-    #[arg(long, default_value = "unet3d")]
+    #[arg(long, default_value = "unet3d", hide_possible_values = true,
+          value_parser = super::knob_args::Offered::new(TrainWorkload::names(), str::parse::<TrainWorkload>))]
     pub workload: TrainWorkload,
 
     /// Accelerators to feed (training, default 1), or ranks writing the
