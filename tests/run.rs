@@ -114,6 +114,45 @@ fn every_engine_runs() {
     assert!(entries(dir.path()).is_empty(), "created files are removed");
 }
 
+/// The null engine does no I/O: it makes no file where it is pointed and
+/// names no disk, whose counters would be what others did.
+#[test]
+fn the_null_engine_makes_no_file_and_names_no_disk() {
+    let dir = tempdir();
+    let out = fathom()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--runtime",
+            "300ms",
+            "--output-format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    succeeded(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("a file of fathom's own"), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["results"][0];
+    assert!(
+        r["disks"].as_array().is_none_or(|d| d.is_empty()),
+        "{}",
+        r["disks"]
+    );
+    let text = fathom()
+        .current_dir(dir.path())
+        .args(["run", "--engine", "null", "--runtime", "300ms"])
+        .output()
+        .unwrap();
+    succeeded(&text);
+    let said = String::from_utf8_lossy(&text.stdout);
+    assert!(!said.contains("  disk "), "{said}");
+    assert!(entries(dir.path()).is_empty());
+}
+
 #[test]
 fn time_bound_run_has_per_second_intervals() {
     let dir = tempdir();

@@ -97,11 +97,9 @@ impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Offer
     fn possible_values(
         &self,
     ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
-        Some(Box::new(
-            self.names
-                .iter()
-                .map(|n| clap::builder::PossibleValue::new(n.clone()).hide(false)),
-        ))
+        Some(Box::new(self.names.iter().map(|n| {
+            clap::builder::PossibleValue::new(n.clone()).hide(false)
+        })))
     }
 }
 

@@ -66,7 +66,8 @@ impl TargetPlan {
     pub fn own_file_notice(&self, keep: bool) -> Option<String> {
         let dir = self.path.parent()?;
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        (self.create && Path::new(&self.name).is_dir()).then(|| {
+        // The null engine's file is named, never made.
+        (self.create && !self.absent && Path::new(&self.name).is_dir()).then(|| {
             format!(
                 "target {}: a file of fathom's own, {} of {}, {}",
                 if self.name == "." {
