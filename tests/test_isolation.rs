@@ -26,3 +26,38 @@ fn every_process_of_the_suite_keeps_its_history_under_target() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), xdg);
 }
+
+/// A report drawn in Chromium leaves no profile, crash reports or dconf
+/// folder in the user's home: the browser is given a home of the test's.
+#[test]
+fn chromium_leaves_nothing_in_the_home_directory() {
+    let Ok(home) = std::env::var("HOME") else {
+        eprintln!("SKIP: no HOME");
+        return;
+    };
+    let home = Path::new(&home);
+    let browser_dirs = [
+        ".config/chromium",
+        ".cache/chromium",
+        ".pki",
+        ".config/dconf",
+    ];
+    let before: Vec<bool> = browser_dirs.iter().map(|d| home.join(d).exists()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let out = crate::common::fathom()
+        .current_dir(dir.path())
+        .args(["run", "--engine", "null", "--runtime", "2s", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    crate::common::assert_charts_drawn(&html, 2);
+    for (d, was) in browser_dirs.iter().zip(before) {
+        assert!(was || !home.join(d).exists(), "~/{d} made by the render");
+    }
+}

@@ -9,21 +9,17 @@ pub const LIST_CELL_CHARS: usize = 48;
 
 /// How much a column says, by its heading: the higher, the later it
 /// leaves. Names (workloads, tests, swept knobs) never leave.
-fn worth(heading: &str, headings: &[String]) -> u8 {
+fn worth(heading: &str) -> u8 {
     let figure = heading
         .rsplit_once(' ')
         .map_or(heading, |(_, figure)| figure);
     let direction = heading.split_once(' ').map(|(d, _)| d);
     let sync = direction == Some("sync") || heading == "sync/s";
-    let decimal_too = |d: &str| headings.iter().any(|h| *h == format!("{d} MB/s"));
     let worth: u8 = match figure {
         "IOPS" | "sync/s" | "bandwidth" | "MB/s" => 8,
         "p99" => 7,
         "dir" => 7,
-        "MiB/s" => match direction {
-            Some(d) if decimal_too(d) => 2,
-            _ => 8,
-        },
+        "MiB/s" => 8,
         "target" | "system" => 6,
         "p50" | "mean" => 5,
         "max" => 4,
@@ -61,9 +57,8 @@ pub fn table(
     let mut dropped = Vec::new();
     if let Some(limit) = fit {
         while width(&header, &rows) > limit {
-            let all = header.clone();
             let weakest = (0..header.len())
-                .map(|c| (worth(&header[c], &all), c))
+                .map(|c| (worth(&header[c]), c))
                 .filter(|(w, _)| *w < u8::MAX)
                 // The weakest; of equals, the rightmost.
                 .min_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));

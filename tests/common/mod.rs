@@ -315,8 +315,24 @@ pub fn assert_charts_drawn(html_path: &Path, charts: usize) {
         eprintln!("SKIP: no Chromium to render the HTML report (apt-get install chromium)");
         return;
     };
+    // Its profile, crash reports and dconf in a directory of the test's
+    // own (HOME too), never in the user's home.
+    let profile = tempdir();
     let dom = std::process::Command::new(browser)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .env("HOME", profile.path())
+        .env("XDG_CONFIG_HOME", profile.path().join(".config"))
+        .env("XDG_CACHE_HOME", profile.path().join(".cache"))
         .arg(format!("file://{}", html_path.display()))
         .stderr(std::process::Stdio::null())
         .output()
