@@ -101,10 +101,10 @@ fn the_same_workload_is_within_noise_and_a_slower_device_regressed() {
     let changes = v["directions"][0]["changes"].as_array().unwrap();
     let p50 = changes.iter().find(|c| c["figure"] == "p50").unwrap();
     // Never passed: regressed (exit 1), or, where a busy host limited a
-    // side, inconclusive and the gate cannot judge (exit 2), saying why.
+    // side, inconclusive and the gate cannot judge (exit 3), saying why.
     match worse.status.code() {
         Some(1) => assert_eq!(p50["verdict"], "regressed", "{p50}"),
-        Some(2) => {
+        Some(3) => {
             assert_eq!(p50["verdict"], "inconclusive", "{p50}");
             assert!(text.contains("the change may be the host's"), "{text}");
         }
@@ -172,7 +172,7 @@ fn fewer_iops_are_a_regression_past_the_gate() {
     match o.status.code() {
         Some(1) => assert!(iops.ends_with("regressed, past 10%"), "{text}"),
         // A side the host limited: inconclusive, never passed.
-        Some(2) => assert!(!iops.contains("regressed"), "{text}"),
+        Some(3) => assert!(!iops.contains("regressed"), "{text}"),
         other => panic!("exit {other:?}: {text}"),
     }
 }
@@ -195,7 +195,7 @@ fn results_of_different_workloads_are_not_compared() {
 }
 
 #[test]
-fn a_gate_that_cannot_judge_says_so_and_exits_2() {
+fn a_gate_that_cannot_judge_says_so_and_exits_3() {
     let dir = tempdir();
     let short =
         |name: &str, latency: &str| null_run_for(dir.path(), name, latency, "randread", "1s");
@@ -211,9 +211,10 @@ fn a_gate_that_cannot_judge_says_so_and_exits_2() {
         "--fail-on-regression",
         "5%",
     ]);
+    // Its own exit code, not bad input's: a gate may choose to pass it.
     assert_eq!(
         o.status.code(),
-        Some(2),
+        Some(3),
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
@@ -222,7 +223,7 @@ fn a_gate_that_cannot_judge_says_so_and_exits_2() {
 
 /// A change past the gate on a run that the host or fathom limited is not
 /// the target's: the verdict is "inconclusive" and the gate cannot judge
-/// (exit 2), never "regressed".
+/// (exit 3), never "regressed".
 #[test]
 fn a_change_on_a_run_not_the_target_limited_is_inconclusive() {
     let dir = tempdir();
@@ -246,7 +247,7 @@ fn a_change_on_a_run_not_the_target_limited_is_inconclusive() {
         "5%",
     ]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert_eq!(o.status.code(), Some(3), "{text}");
     assert!(
         text.contains("inconclusive") && !text.contains("regressed"),
         "{text}"

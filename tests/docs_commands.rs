@@ -382,12 +382,12 @@ fn run_page(page: &str, at_least: usize) {
         // Nor can any start promise to meet a 1 ms objective on a shared
         // virtual disk: a first step measured and missed was understood.
         let err = String::from_utf8_lossy(&out.stderr);
-        // A check whose runs a busy host limited cannot judge (exit 2, and
+        // A check whose runs a busy host limited cannot judge (exit 3, and
         // it says why).
         let understood = code == Some(0)
             || (code == Some(1) && ["certify", "crashcheck", "check", "train"].contains(&sub))
             || (sub == "capacity" && err.contains("already misses the objective"))
-            || (sub == "check" && code == Some(2) && err.contains("by something not the target"));
+            || (sub == "check" && code == Some(3) && err.contains("by something not the target"));
         assert!(
             understood,
             "{page}: command failed: {command}\nran: fathom {}\nexit {code:?}\n{}",

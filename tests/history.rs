@@ -138,11 +138,11 @@ fn kept_found_and_checked(store: &str, dir: &Path) {
         "10%",
     ]);
     // Never passed: regressed (exit 1), or, where a busy host limited a
-    // side, the gate cannot judge it (exit 2) and says why.
+    // side, the gate cannot judge it (exit 3) and says why.
     let said = String::from_utf8_lossy(&o.stdout);
     match o.status.code() {
         Some(1) => {}
-        Some(2) => assert!(said.contains("the change may be the host's"), "{said}"),
+        Some(3) => assert!(said.contains("the change may be the host's"), "{said}"),
         other => panic!("exit {other:?}: {said}"),
     }
     let o = run(&[

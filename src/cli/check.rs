@@ -200,8 +200,8 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
         && !result.regressed_beyond(t)
         && result.inconclusive_beyond(t)
     {
-        return Err(UsageError(format!(
-            "cannot judge: a figure is {:.0}% worse or more, but a run was limited or held back by something not the target (see the notes above); run both on a quiet host",
+        return Err(fathom::util::error::CannotJudge(format!(
+            "a figure is {:.0}% worse or more, but a run was limited or held back by something not the target (see the notes above); run both on a quiet host",
             t * 100.0
         ))
         .into());

@@ -461,13 +461,14 @@ pub fn check(
     baselines: &[Document],
     mut earlier: Option<EarlierRuns>,
     settings: Bootstrap,
-) -> Result<Checked, UsageError> {
+) -> anyhow::Result<Checked> {
     let base_runs: Vec<Vec<&RunResult>> = baselines.iter().map(judged).collect();
     let new_r = judged(new);
     if base_runs.iter().any(Vec::is_empty) || new_r.is_empty() {
         return Err(UsageError(
             "check compares results with per-second figures (run, s3, train, tree, meta); one of the files holds none (certify, capacity and pts results keep none)".into(),
-        ));
+        )
+        .into());
     }
     let mut checked = Checked {
         result: CheckResult {
@@ -538,7 +539,8 @@ pub fn check(
         return Err(UsageError(format!(
             "nothing to check: {}",
             checked.unmatched.join("; ")
-        )));
+        ))
+        .into());
     }
     // A gate that cannot judge says so: a result none of whose parts had
     // a figure compared (runs under 2 s, no I/O) would otherwise pass with
@@ -568,11 +570,12 @@ pub fn check(
             .iter()
             .map(|d| format!("{} {}: {}", d.workload, d.direction, why(d)))
             .collect();
-        return Err(UsageError(format!(
-            "cannot judge {} (run each side for 2 s or more, with I/O): {}",
+        return Err(crate::util::error::CannotJudge(format!(
+            "{} (run each side for 2 s or more, with I/O): {}",
             crate::util::units::counted(said.len() as u64, "direction"),
             said.join("; ")
-        )));
+        ))
+        .into());
     }
     checked.result.not_checked = checked.unmatched.clone();
     Ok(checked)
