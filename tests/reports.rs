@@ -191,6 +191,19 @@ fn sas_sweep_gives_the_table_the_chart_and_drawn_charts() {
         "self-contained"
     );
     assert!(html.contains("IOPS vs depth") && html.contains("bandwidth vs block size"));
+    // It says what was run: each run's bound, region, engine and cache.
+    assert!(
+        html.contains("<p class=\"meta\">Settings</p>"),
+        "no settings block"
+    );
+    for said in [
+        "<th>bound</th>",
+        "<th>region</th>",
+        "<th>engine</th>",
+        "<th>cache</th>",
+    ] {
+        assert!(html.contains(said), "{said} missing from the settings");
+    }
     let charts = html.matches("<figure class=\"chart\"").count();
     // 2 directions x (IOPS vs depth + 3 latency + bandwidth); runs this
     // short have no per-second series.

@@ -17,7 +17,7 @@ pub const PALETTE: &[&str] = &[
 ];
 
 /// The plot's own size; a legend adds width beside it.
-const SIZE: (u32, u32) = (640, 400);
+pub(crate) const SIZE: (u32, u32) = (640, 400);
 /// Horizontal bar and dot charts: wide enough for category names on the
 /// left and the values beside them.
 const WIDE: u32 = 860;

@@ -19,10 +19,13 @@ pub struct HtmlExporter;
 /// Per-second charts are drawn for this many runs at most.
 const MAX_TIME_SERIES: usize = 6;
 
+// A chart's column is never narrower than the chart is drawn (640 px, but
+// on a narrower window): its 12-px labels then never shrink (they were
+// 7 px in columns of 420).
 pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1500px}\
 table{border-collapse:collapse;margin:1em 0;font-size:14px}\
 th,td{border:1px solid #ccc;padding:4px 8px}td.n{text-align:right}th{background:#f3f3f3}\
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:12px}\
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(640px,100%),1fr));gap:12px}\
 figure.chart{margin:0;border:1px solid #ddd}figure.chart svg{width:100%;height:auto}\
 .meta{color:#555;font-size:14px}.warn li{color:#8a4b00}";
 
@@ -103,6 +106,10 @@ impl Exporter for HtmlExporter {
                         results.push_str(&html_table(&table));
                     }
                     results.push_str(&notes(&workloads));
+                    // What was run, which the figures' table leaves out.
+                    let (header, rows) = table::settings_cells(&workloads);
+                    results.push_str("<p class=\"meta\">Settings</p>\n");
+                    results.push_str(&cells_table(&header, &rows, header.len()));
                     sweep_charts(&table, &mut charts)?;
                     target_bars(&table, &mut charts)?;
                     time_series(&workloads, systems, &mut charts)?;
@@ -1304,6 +1311,17 @@ pub(crate) fn escape(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::result::warning::Warning;
+
+    /// A chart is never shown narrower than it is drawn, so that its text
+    /// keeps the size it was drawn at.
+    #[test]
+    fn a_charts_column_is_as_wide_as_the_chart() {
+        let width = crate::report::charts::SIZE.0;
+        assert!(
+            STYLE.contains(&format!("minmax(min({width}px,100%),1fr)")),
+            "{STYLE}"
+        );
+    }
 
     #[test]
     fn a_drift_is_a_line_across_its_chart_at_its_second() {

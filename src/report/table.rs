@@ -363,6 +363,46 @@ pub fn meta_rate(op: &crate::result::meta::MetaOp) -> String {
 /// The `fathom meta` table: one row per phase. One system gets its latency
 /// percentiles; several get their rates side by side, and two of them the
 /// ratio of the second to the first.
+/// What each workload ran as (the settings a table of figures leaves
+/// out): how long and how much, the engine and its cache, the depth and
+/// workers.
+pub fn settings_cells(workloads: &[Labelled<WorkloadResult>]) -> (Vec<String>, Vec<Vec<String>>) {
+    use crate::util::units::{format_bytes, format_duration};
+    let header = [
+        "workload", "measured", "bound", "ramp", "region", "engine", "cache", "depth", "jobs",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = workloads
+        .iter()
+        .map(|w| {
+            let s = &w.result.spec;
+            let settings = crate::result::kind::engine_settings(s);
+            let said = |name: &str| {
+                settings
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map_or_else(String::new, |(_, v)| v.clone())
+            };
+            vec![
+                s.named(),
+                format_duration(w.result.runtime_s),
+                match s.runtime_s {
+                    Some(t) => format!("time, {}", format_duration(t)),
+                    None => "size".into(),
+                },
+                format_duration(s.ramp_s),
+                s.size.map_or_else(|| "whole target".into(), format_bytes),
+                said("engine"),
+                said("cache"),
+                s.iodepth.to_string(),
+                s.numjobs.to_string(),
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
 pub fn meta_cells(metas: &[Labelled<MetaResult>]) -> (Vec<String>, Vec<Vec<String>>) {
     use crate::util::units::{latency, thousands};
     if let [meta] = metas {
