@@ -144,9 +144,16 @@ impl Report {
                 what.to_string()
             }
         };
+        // Of several runs (a sweep), a warning only one raised names it.
+        let runs_in_all: usize = self.systems.iter().map(|s| s.document.results.len()).sum();
         groups
             .into_iter()
             .map(|(kind, _, items)| match &items[..] {
+                [(system, run, w, _)]
+                    if runs_in_all > 1 && !w.message.starts_with(run.as_str()) =>
+                {
+                    named(system, &format!("{run}: {}", w.message))
+                }
                 [(system, _, w, _)] => named(system, &w.message),
                 _ if kind == WarningKind::Other => {
                     let systems =
@@ -281,5 +288,40 @@ pub fn abridged(items: &[String]) -> String {
             items[..SHOWN].join(", "),
             items.len() - SHOWN
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::RunResult;
+    use crate::result::test_support::empty_workload;
+
+    /// Of a sweep's runs, a warning only one raised says which.
+    #[test]
+    fn a_warning_one_run_of_several_raised_names_the_run() {
+        let mut doc = Document::new(crate::measure::facts::host_facts(), None);
+        let mut busy = empty_workload();
+        busy.spec.name = "qd32".into();
+        busy.warnings.push(Warning {
+            kind: WarningKind::BusyHost,
+            target: "/tmp/x".into(),
+            figure: Some(0.2),
+            at_s: None,
+            message: "the host held this run back".into(),
+        });
+        let mut quiet = empty_workload();
+        quiet.spec.name = "qd1".into();
+        doc.results = vec![
+            RunResult::Workload(busy.clone()),
+            RunResult::Workload(quiet),
+        ];
+        let said = Report::single(doc.clone(), "a").warnings();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].starts_with("qd32"), "{said:?}");
+        // A run alone needs no name.
+        doc.results = vec![RunResult::Workload(busy)];
+        let said = Report::single(doc, "a").warnings();
+        assert_eq!(said, ["the host held this run back"]);
     }
 }
