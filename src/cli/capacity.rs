@@ -91,11 +91,13 @@ fn parse_share(text: &str) -> Result<f64, String> {
 }
 
 /// Each step's length when neither the flags nor a job file give one.
-/// A step's defaults: an open-loop schedule needs a slot free for each I/O
-/// when it falls due, or the step measures the wait for a slot (one slot
-/// at 1,000/s on a disk of 3.7 ms tails missed p99 2 ms, where 16 gave
-/// 0.23 ms): 64 slots carry 64k IOPS at 1 ms.
-const STEP_DEFAULTS: &[(&str, &str)] = &[("runtime", "10s"), ("ramp", "2s"), ("iodepth", "64")];
+const STEP_DEFAULTS: &[(&str, &str)] = &[("runtime", "10s"), ("ramp", "2s")];
+/// A disk step's slots: an open-loop schedule needs a slot free for each
+/// I/O when it falls due, or the step measures the wait for a slot (one
+/// slot at 1,000/s on a disk of 3.7 ms tails missed p99 2 ms, where 16 gave
+/// 0.23 ms): 64 slots carry 64k IOPS at 1 ms. An object store's requests
+/// have no slots of this kind.
+const STEP_IODEPTH_DEFAULT: u32 = 64;
 const STEP_IODEPTH: &str = "I/Os of the schedule in flight at once per worker: too few and a step measures the wait for a slot, not the target [default: 64]";
 
 pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
@@ -116,6 +118,17 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     }
     let mut base = specs.remove(0);
     let on_store = fathom::commands::object::is_object_workload(&base)?;
+    let iodepth_given = args
+        .workload
+        .knobs
+        .given
+        .iter()
+        .any(|(k, _)| k == "iodepth");
+    // Where neither the flags nor a job file set it (1 is every job's own
+    // default, fio's too).
+    if !on_store && !iodepth_given && base.iodepth == 1 {
+        base.iodepth = STEP_IODEPTH_DEFAULT;
+    }
     if on_store {
         // A step is an object-store run, with no ramp to run first.
         base.ramp_s = 0.0;
