@@ -118,15 +118,9 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     }
     let mut base = specs.remove(0);
     let on_store = fathom::commands::object::is_object_workload(&base)?;
-    let iodepth_given = args
-        .workload
-        .knobs
-        .given
-        .iter()
-        .any(|(k, _)| k == "iodepth");
     // Where neither the flags nor a job file set it (1 is every job's own
     // default, fio's too).
-    if !on_store && !iodepth_given && base.iodepth == 1 {
+    if !on_store && !knob_given(args, "iodepth") && base.iodepth == 1 {
         base.iodepth = STEP_IODEPTH_DEFAULT;
     }
     if on_store {
@@ -231,6 +225,11 @@ pub fn capacity_command(args: &CapacityArgs) -> anyhow::Result<i32> {
     driver.finish(&document, false)
 }
 
+/// Whether the knob's flag was given on the command line.
+fn knob_given(args: &CapacityArgs, knob: &str) -> bool {
+    args.workload.knobs.given.iter().any(|(k, _)| k == knob)
+}
+
 /// `fathom capacity TRACE TARGET...`: the replay whose speed is searched,
 /// made with the other flags (the engine, its depth, safety); each step
 /// plays the whole trace unless --runtime cuts it.
@@ -243,7 +242,7 @@ fn replay_base(args: &CapacityArgs, trace: &str) -> anyhow::Result<fathom::spec:
         knobs: args.workload.knobs.clone(),
         streams: Vec::new(),
     };
-    let given = |knob: &str| args.workload.knobs.given.iter().any(|(k, _)| k == knob);
+    let given = |knob: &str| knob_given(args, knob);
     let mut specs = rest.resolve(None, false, &[])?;
     let flags = specs.remove(0);
     let mut kept = replay::kept(&flags);

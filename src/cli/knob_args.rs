@@ -27,10 +27,7 @@ fn help(k: &Knob) -> String {
 
 /// `-h`'s line for a knob: its first sentence and its default.
 fn short_help(k: &Knob) -> String {
-    match super::help::first_sentence(k.help) {
-        Some(first) => first + &default_of(k),
-        None => k.help.to_string() + &default_of(k),
-    }
+    super::help::first_sentence(k.help).unwrap_or_else(|| k.help.to_string()) + &default_of(k)
 }
 
 fn default_of(k: &Knob) -> String {

@@ -360,9 +360,6 @@ pub fn meta_rate(op: &crate::result::meta::MetaOp) -> String {
     .replace(" /s", "/s")
 }
 
-/// The `fathom meta` table: one row per phase. One system gets its latency
-/// percentiles; several get their rates side by side, and two of them the
-/// ratio of the second to the first.
 /// What each workload ran as (the settings a table of figures leaves
 /// out): how long and how much, the engine and its cache, the depth and
 /// workers.
@@ -403,6 +400,9 @@ pub fn settings_cells(workloads: &[Labelled<WorkloadResult>]) -> (Vec<String>, V
     (header, rows)
 }
 
+/// The `fathom meta` table: one row per phase. One system gets its latency
+/// percentiles; several get their rates side by side, and two of them the
+/// ratio of the second to the first.
 pub fn meta_cells(metas: &[Labelled<MetaResult>]) -> (Vec<String>, Vec<Vec<String>>) {
     use crate::util::units::{latency, thousands};
     if let [meta] = metas {

@@ -835,6 +835,8 @@ impl Seconds {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use rand::RngExt;
 
     #[test]
     fn the_verdict_never_denies_its_interval() {
@@ -852,9 +854,6 @@ mod tests {
         // Identical runs: an interval of nothing.
         assert_eq!(verdict_of(0.0, 0.0, 0.02, true), Verdict::WithinNoise);
     }
-
-    use super::*;
-    use rand::RngExt;
 
     /// `n` seconds at `level` I/Os a second times `wobble(i)`.
     fn seconds(n: usize, mut wobble: impl FnMut(usize) -> f64) -> Vec<Interval> {

@@ -11,6 +11,16 @@ use crate::spec::WorkloadSpec;
 /// The host and fathom settings in which `a` and `b` differ, each as
 /// "NAME A vs B".
 pub fn of_documents(a: &Document, b: &Document) -> Vec<String> {
+    // A count of 0 is one not recorded (fio's JSON keeps none): said as
+    // nothing, as a blank kernel is.
+    let cpus = |d: &Document| match d.host.cpus {
+        0 => String::new(),
+        n => n.to_string(),
+    };
+    let memory = |d: &Document| match d.host.memory_bytes {
+        0 => String::new(),
+        n => crate::util::units::format_bytes(n),
+    };
     // A result read from fio's JSON names fio as what measured it.
     let tool = |d: &Document| {
         let version = match d.fathom_version.starts_with("fio") {
@@ -26,12 +36,8 @@ pub fn of_documents(a: &Document, b: &Document) -> Vec<String> {
         ("measured by", tool(a), tool(b)),
         ("kernel", a.host.kernel.clone(), b.host.kernel.clone()),
         ("CPU", a.host.cpu_model.clone(), b.host.cpu_model.clone()),
-        ("CPUs", a.host.cpus.to_string(), b.host.cpus.to_string()),
-        (
-            "memory",
-            crate::util::units::format_bytes(a.host.memory_bytes),
-            crate::util::units::format_bytes(b.host.memory_bytes),
-        ),
+        ("CPUs", cpus(a), cpus(b)),
+        ("memory", memory(a), memory(b)),
     ];
     differing(&pairs)
 }
@@ -76,10 +82,10 @@ pub fn of_runs(
 }
 
 /// The pairs that differ, of those both sides recorded: a side that says
-/// nothing of a setting (fio's JSON keeps no kernel, CPU or memory) is not
-/// a difference.
+/// nothing of a setting (an empty value: fio's JSON keeps no kernel, CPU
+/// or memory) is not a difference.
 fn differing(pairs: &[(&str, String, String)]) -> Vec<String> {
-    let recorded = |v: &str| !v.trim().is_empty() && v != "0" && v != "0 B";
+    let recorded = |v: &str| !v.trim().is_empty();
     pairs
         .iter()
         .filter(|(_, a, b)| recorded(a) && recorded(b) && a != b)
