@@ -359,73 +359,6 @@ fn capacity_help_is_capacitys_own() {
     }
 }
 
-/// What `args` print on a terminal `columns` wide (a pty), and the exit
-/// status.
-fn on_a_terminal(args: &[&str], columns: u16) -> (bool, String) {
-    use std::io::Read;
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let size = libc::winsize {
-        ws_row: 50,
-        ws_col: columns,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    let (mut controller, mut terminal) = (0, 0);
-    // SAFETY: openpty writes two new descriptors, which are owned below.
-    let made = unsafe {
-        libc::openpty(
-            &mut controller,
-            &mut terminal,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    assert_eq!(made, 0, "openpty: {}", std::io::Error::last_os_error());
-    let (controller, terminal) = unsafe {
-        (
-            OwnedFd::from_raw_fd(controller),
-            OwnedFd::from_raw_fd(terminal),
-        )
-    };
-    let mut child = fathom()
-        .args(args)
-        .stdout(std::process::Stdio::from(terminal))
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut text = Vec::new();
-    let mut reader = std::fs::File::from(controller);
-    // Reading ends with EIO once the child has closed the terminal.
-    let mut chunk = [0u8; 4096];
-    loop {
-        match reader.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => text.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let status = child.wait().unwrap();
-    (
-        status.success(),
-        String::from_utf8_lossy(&text).replace('\r', ""),
-    )
-}
-
-/// The columns a line takes on a terminal: its characters but for the
-/// escape sequences that colour them.
-fn shown_width(line: &str) -> usize {
-    let (mut width, mut escape) = (0, false);
-    for c in line.chars() {
-        match (escape, c) {
-            (false, '\x1b') => escape = true,
-            (true, c) if c.is_ascii_alphabetic() => escape = false,
-            (true, _) => {}
-            (false, _) => width += 1,
-        }
-    }
-    width
-}
-
 /// Help is wrapped at the terminal's width (and at 100 columns in a
 /// pipe); `-h` is each flag's first sentence with examples, `--help` all
 /// of it, both under headings.
@@ -519,4 +452,73 @@ fn tables_fit_the_terminal_and_say_what_they_left_out() {
     assert!(ok);
     assert!(!wide.contains("left out"), "{wide}");
     assert!(wide.lines().any(|l| l.chars().count() > 80), "{wide}");
+}
+
+/// On a terminal 100 columns wide nothing is wider: a run's warnings and
+/// notes (on either stream), its report, a comparison of two runs and
+/// the history's listings; a pipe still gets each line whole.
+#[test]
+fn every_line_fits_a_terminal_of_100_columns() {
+    let dir = tempdir();
+    let history = dir.path().join("history.db");
+    let target = dir.path().join("data");
+    let sweep = |name: &str, label: &str| {
+        let result = dir.path().join(name);
+        let mut command = fathom();
+        command.args([
+            "run",
+            target.to_str().unwrap(),
+            "--size",
+            "1m",
+            "--buffered",
+            "--runtime",
+            "1s",
+            "--bs",
+            "4k,64k",
+            "--rw",
+            "randread,randwrite",
+            "--overwrite",
+            "--label",
+            label,
+            "--tag",
+            "purpose=a-tag-that-takes-room",
+            "--history",
+            history.to_str().unwrap(),
+            "-o",
+            result.to_str().unwrap(),
+        ]);
+        let (ok, shown) = command_on_a_terminal(command, 100, true);
+        assert!(ok, "{shown}");
+        assert!(
+            shown.contains("warning: "),
+            "a buffered read warns:\n{shown}"
+        );
+        assert!(wider_than(&shown, 100).is_empty(), "the run:\n{shown}");
+        result
+    };
+    let a = sweep("a.json", "the-baseline-of-a-long-name");
+    let b = sweep("b.json", "the-candidate-of-a-long-name");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let h = history.to_str().unwrap();
+    for args in [
+        vec!["report", a],
+        vec!["compare", a, b],
+        vec!["history", "--history", h, "list"],
+        vec!["history", "--history", h, "trend"],
+    ] {
+        let (ok, shown) = on_a_terminal(&args, 100);
+        assert!(ok, "{args:?}: {shown}");
+        let wide = wider_than(&shown, 100);
+        assert!(wide.is_empty(), "{args:?}: {wide:#?}\n{shown}");
+    }
+    let (_, compared) = on_a_terminal(&["compare", a, b], 100);
+    assert!(compared.contains("left out to fit 100"), "{compared}");
+    let piped = run_ok(&["compare", a, b]);
+    let piped = String::from_utf8_lossy(&piped.stdout);
+    assert!(
+        !wider_than(&piped, 100).is_empty() && !piped.contains("left out"),
+        "a pipe gets the whole table:\n{piped}"
+    );
+    let (_, wide) = on_a_terminal(&["compare", a, b, "--wide"], 100);
+    assert!(!wider_than(&wide, 100).is_empty(), "--wide:\n{wide}");
 }

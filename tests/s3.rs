@@ -171,6 +171,36 @@ fn a_mixed_run_on_s3s_fs_holds_its_shares_every_second_and_cleans_up() {
     mixed_run_on("s3s-fs");
 }
 
+/// An object-store run on a terminal 100 columns wide: its caption,
+/// limits and table fit, the table saying what it left out.
+#[test]
+fn an_object_store_run_fits_a_terminal_of_100_columns() {
+    let Some(server) = Server::start("s3s-fs").or_else(|| Server::start("seaweedfs")) else {
+        return;
+    };
+    let command = s3_command(
+        &server,
+        SECRET,
+        &[
+            "s3://bench/narrow",
+            "--mix",
+            "get=45,put=15,stat=30,delete=10",
+            "--object-size",
+            "16k",
+            "--objects",
+            "20",
+            "--runtime",
+            "1s",
+        ],
+    );
+    let (ok, shown) = command_on_a_terminal(command, 100, true);
+    assert!(ok, "{shown}");
+    assert!(shown.contains("│ get"), "{shown}");
+    let wide = wider_than(&shown, 100);
+    assert!(wide.is_empty(), "{wide:#?}\n{shown}");
+    assert!(shown.contains("left out to fit 100"), "{shown}");
+}
+
 #[test]
 fn a_multipart_run_uploads_every_part_and_boto3_reads_whole_objects() {
     let Some(server) = Server::start("seaweedfs") else {

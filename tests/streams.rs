@@ -243,3 +243,27 @@ fn streams_that_wait_for_each_other_or_for_no_one_are_refused() {
     refused(&["run", ".", "--wait-for", "x"], "not a stream");
     assert!(entries(dir.path()).is_empty(), "nothing created");
 }
+
+/// Clones of one fio job that one thing limited are named on one line of
+/// the text, not a line each with the same words.
+#[test]
+fn clones_limited_alike_are_said_once() {
+    let dir = tempdir();
+    let job = dir.path().join("clones.fio");
+    std::fs::write(
+        &job,
+        "[j]\nioengine=null\nsize=8m\nrw=randread\nruntime=1\ntime_based\nnumjobs=3\n",
+    )
+    .unwrap();
+    let out = run_ok(&["run", job.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let limits: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains(" limited by "))
+        .collect();
+    assert_eq!(limits.len(), 1, "{text}");
+    assert!(
+        limits[0].starts_with("  j.0, j.1, j.2 (clones of j) limited by "),
+        "{text}"
+    );
+}

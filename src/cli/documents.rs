@@ -40,6 +40,12 @@ pub(crate) struct CompareArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
 
+    /// Print every column, however wide: on a terminal the least telling
+    /// columns are left out to fit it, and named under the table (a pipe
+    /// or a file always gets every column)
+    #[arg(long)]
+    pub(crate) wide: bool,
+
     #[command(flatten)]
     pub(crate) replace: super::ReplaceOutput,
 }
@@ -122,7 +128,11 @@ pub(crate) fn compare_command(args: &CompareArgs) -> anyhow::Result<i32> {
             .and_then(report::compare::Layout::of)
             .unwrap_or(report::compare::Layout::of(OutputFormat::Text).expect("text compares"))
     });
-    let comparison = report::compare::compare(&a.systems[0], &b.systems[0], layout);
+    let fit = match (&args.output, args.wide) {
+        (None, false) => fathom::util::terminal::stdout_columns(),
+        _ => None,
+    };
+    let comparison = report::compare::compare(&a.systems[0], &b.systems[0], layout, fit);
     if comparison.matched == 0 {
         return Err(UsageError(report::compare::nothing_in_common(
             &a.systems[0],

@@ -83,7 +83,7 @@ impl<'a> Driver<'a> {
     ) -> anyhow::Result<Document> {
         let mut document = self.session().document().clone();
         let board = self.session().board();
-        let say = |line: &str| eprintln!("fathom: {line}");
+        let say = |line: &str| fathom::util::terminal::say(&format!("fathom: {line}"));
         for run in checked {
             if self.stop.is_set() {
                 break;

@@ -281,7 +281,10 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
             let entries = h.list(&filter).map_err(usage)?;
             print!(
                 "{}",
-                fathom::report::printable(&fathom::report::history::list(&entries))
+                fathom::report::printable(&fathom::report::history::list(
+                    &entries,
+                    fathom::util::terminal::stdout_columns()
+                ))
             );
         }
         Action::Show {
@@ -346,7 +349,13 @@ pub fn history_command(args: &HistoryCommandArgs) -> anyhow::Result<i32> {
             let runs = runs(&mut h, &filter)?;
             let text = match format.as_str() {
                 "html" => fathom::report::history::trend_html(&runs)?,
-                _ => fathom::report::history::trend(&runs),
+                _ => fathom::report::history::trend(
+                    &runs,
+                    output
+                        .is_none()
+                        .then(fathom::util::terminal::stdout_columns)
+                        .flatten(),
+                ),
             };
             write_out(output.as_deref(), &text)?;
         }

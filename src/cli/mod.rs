@@ -250,16 +250,16 @@ pub fn main() -> i32 {
                 }
                 eprintln!("fathom: missing {}", missing.join(", "));
             } else if let Some(said) = path_habit(&e) {
-                eprintln!("fathom: {}", report::printable(&said));
+                fathom::util::terminal::say(&format!("fathom: {}", report::printable(&said)));
                 while lines.next_if(|l| !l.starts_with("Usage:")).is_some() {}
             } else if let Some(said) = fio_habit(&e) {
                 // fio's option on fathom's command line: what fathom calls
                 // it, rather than clap's "-- --time_based" tip.
-                eprintln!("fathom: {}", report::printable(&said));
+                fathom::util::terminal::say(&format!("fathom: {}", report::printable(&said)));
                 while lines.next_if(|l| !l.starts_with("Usage:")).is_some() {}
             } else {
                 let said = first.trim_start_matches("error: ");
-                eprintln!("fathom: {}", report::printable(said));
+                fathom::util::terminal::say(&format!("fathom: {}", report::printable(said)));
             }
             for line in lines {
                 eprintln!("{}", report::printable(line));
@@ -326,17 +326,23 @@ pub fn main() -> i32 {
             if let Some(usage) = e.downcast_ref::<UsageError>() {
                 // A job file's problems come one per line, each its own.
                 for line in report::printable(&usage.to_string()).lines() {
-                    eprintln!("fathom: {line}");
+                    fathom::util::terminal::say(&format!("fathom: {line}"));
                 }
                 exit::USAGE
             } else if let Some(why) = e.downcast_ref::<fathom::util::error::CannotJudge>() {
-                eprintln!("fathom: {}", report::printable(&why.to_string()));
+                fathom::util::terminal::say(&format!(
+                    "fathom: {}",
+                    report::printable(&why.to_string())
+                ));
                 exit::CANNOT_JUDGE
             } else if e.is::<Interrupted>() {
                 eprintln!("fathom: interrupted");
                 exit::SIGINT
             } else {
-                eprintln!("fathom: {}", report::printable(&format!("{e:#}")));
+                fathom::util::terminal::say(&format!(
+                    "fathom: {}",
+                    report::printable(&format!("{e:#}"))
+                ));
                 exit::RUNTIME_ERROR
             }
         }

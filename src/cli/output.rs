@@ -84,13 +84,10 @@ impl TextView {
     /// the terminal's columns, or None (every column) with `--wide` or
     /// when standard output is not a terminal.
     pub fn fit(self) -> Option<usize> {
-        if self.wide || !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        if self.wide {
             return None;
         }
-        let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-        // SAFETY: TIOCGWINSZ writes a winsize into the one given.
-        let asked = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
-        (asked == 0 && size.ws_col > 0).then_some(size.ws_col as usize)
+        fathom::util::terminal::stdout_columns()
     }
 }
 

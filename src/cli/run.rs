@@ -182,7 +182,7 @@ impl WorkloadArgs {
             return Err(UsageError(TREE_JOBS.into()));
         }
         for n in &resolved.notes {
-            eprintln!("note: {n}");
+            fathom::util::terminal::say(&format!("note: {n}"));
         }
         as_run(resolved)
     }
@@ -238,7 +238,7 @@ impl WorkloadArgs {
             },
         };
         for n in &notes {
-            eprintln!("note: {n}");
+            fathom::util::terminal::say(&format!("note: {n}"));
         }
         if let Some(explained) = explained {
             // What a run would refuse, the explanation refuses too.

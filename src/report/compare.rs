@@ -15,8 +15,8 @@ use crate::result::train::TrainResult;
 use crate::result::tree::TreeResult;
 use crate::result::{Document, RunResult, WorkloadResult};
 use crate::util::units::{counted, latency, thousands};
+use comfy_table::Table;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, Table};
 
 /// What `compare` found: the rendered tables and how many results of A
 /// had a counterpart in B.
@@ -374,8 +374,10 @@ impl<'a> Visit<'a> for Counterpart<'_, '_> {
 }
 
 /// Every result of A beside its counterpart in B: workloads by name and
-/// shape, metadata runs by operation, certifications by profile.
-pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
+/// shape, metadata runs by operation, certifications by profile; text no
+/// wider than `fit` when given (a terminal's columns).
+pub fn compare(a: &System, b: &System, layout: Layout, fit: Option<usize>) -> Comparison {
+    let fit = fit.filter(|_| layout == Layout::Text);
     let mut t = Tables::new();
     let mut matched = 0;
     let mut unmatched: Vec<String> = Vec::new();
@@ -400,21 +402,38 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
         if t.row_count() > 0 {
             // Figures right-aligned, words (targets, directions, "noise
             // unknown") left as they read.
-            let columns = t.column_count();
-            for c in 1..columns {
-                let figures = t.row_iter().all(|row| {
-                    row.cell_iter().nth(c).is_none_or(|cell| {
-                        let text = cell.content();
-                        text.is_empty()
-                            || text
-                                .starts_with(|ch: char| ch.is_ascii_digit() || "+-−".contains(ch))
+            let header: Vec<String> = t
+                .header()
+                .map(|h| h.cell_iter().map(|c| c.content()).collect())
+                .unwrap_or_default();
+            let rows: Vec<Vec<String>> = t
+                .row_iter()
+                .map(|r| r.cell_iter().map(|c| c.content()).collect())
+                .collect();
+            let figures: Vec<String> = (1..header.len())
+                .filter(|&c| {
+                    rows.iter().all(|row| {
+                        row.get(c).is_none_or(|text| {
+                            text.is_empty()
+                                || text.starts_with(|ch: char| {
+                                    ch.is_ascii_digit() || "+-−".contains(ch)
+                                })
+                        })
                     })
-                });
-                if let (true, Some(col)) = (figures, t.column_mut(c)) {
-                    col.set_cell_alignment(CellAlignment::Right);
+                })
+                .map(|c| header[c].clone())
+                .collect();
+            match layout {
+                Layout::Text => {
+                    let (table, left_out) =
+                        super::fit::table(header, rows, fit, |h| figures.iter().any(|f| f == h));
+                    text.push_str(&format!("{table}\n"));
+                    if let Some(line) = left_out {
+                        text.push_str(&format!("{line}\n"));
+                    }
                 }
+                _ => text.push_str(&render(t, layout)),
             }
-            text.push_str(&render(t, layout));
         }
     }
     let (da, db) = (&a.document, &b.document);
@@ -445,7 +464,7 @@ pub fn compare(a: &System, b: &System, layout: Layout) -> Comparison {
         }
     }
     Comparison {
-        text,
+        text: crate::util::terminal::wrap_at(text, fit),
         matched,
         unmatched,
     }

@@ -10,6 +10,13 @@ pub const LIST_CELL_CHARS: usize = 48;
 /// How much a column says, by its heading: the higher, the later it
 /// leaves. Names (workloads, tests, swept knobs) never leave.
 fn worth(heading: &str) -> u8 {
+    // compare's columns: B's p99 against A's says least, as each p99 and
+    // the verdict on it stand beside it.
+    match heading {
+        "p99 B/A" => return 2,
+        "p99 A" | "p99 B" => return 3,
+        _ => {}
+    }
     let figure = heading
         .rsplit_once(' ')
         .map_or(heading, |(_, figure)| figure);
@@ -83,6 +90,7 @@ pub fn table(
             column.set_cell_alignment(comfy_table::CellAlignment::Right);
         }
     }
+    narrow(&mut table, fit);
     let said = (!dropped.is_empty()).then(|| {
         format!(
             "{} column{} left out to fit {} characters: {} (--wide shows every column)",
@@ -93,6 +101,16 @@ pub fn table(
         )
     });
     (table, said)
+}
+
+/// `table` no wider than `fit` when given: its cells wrapped where every
+/// column must stay (names, and tables whose columns all tell).
+pub fn narrow(table: &mut Table, fit: Option<usize>) {
+    if let Some(limit) = fit {
+        table
+            .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+            .set_width(limit.min(u16::MAX as usize) as u16);
+    }
 }
 
 /// A list for one cell: itself when short or of one item, else its count

@@ -40,7 +40,8 @@ const COLUMNS: [&str; 8] = [
     "tags",
 ];
 
-pub fn list(entries: &[Entry]) -> String {
+/// The runs kept, one row each, no wider than `fit` when given.
+pub fn list(entries: &[Entry], fit: Option<usize>) -> String {
     if entries.is_empty() {
         return "no runs kept match\n".into();
     }
@@ -54,6 +55,7 @@ pub fn list(entries: &[Entry]) -> String {
         row[5] = super::fit::list_cell(&e.targets, "targets", ", ");
         table.add_row(row);
     }
+    super::fit::narrow(&mut table, fit);
     format!("{table}\n")
 }
 
@@ -110,8 +112,9 @@ fn followed(doc: &Document) -> impl Iterator<Item = &RunResult> {
 
 /// Each workload (on each target) run by run, oldest first: every kind
 /// with per-second figures, a row per run and part (a disk's direction,
-/// an object store's operation, a phase, a training run's samples).
-pub fn trend(runs: &[(Entry, Document)]) -> String {
+/// an object store's operation, a phase, a training run's samples); no
+/// wider than `fit` when given.
+pub fn trend(runs: &[(Entry, Document)], fit: Option<usize>) -> String {
     let mut out = String::new();
     let mut keys: Vec<(String, String)> = Vec::new();
     for (_, doc) in runs {
@@ -150,13 +153,14 @@ pub fn trend(runs: &[(Entry, Document)]) -> String {
                 }
             }
         }
+        super::fit::narrow(&mut table, fit);
         let (workload, target) = key;
         out.push_str(&format!("{workload} on {target}\n{table}\n"));
     }
     if out.is_empty() {
         out.push_str("no runs kept match\n");
     }
-    out
+    crate::util::terminal::wrap_at(out, fit)
 }
 
 /// A rate as the trend shows it: a few a second keep a decimal.

@@ -175,7 +175,9 @@ impl Report {
                         figures.iter().copied().reduce(f64::min),
                         figures.iter().copied().reduce(f64::max),
                     ) {
-                        (Some(lo), Some(hi)) if lo < hi => {
+                        // Figures that read alike are said once ("18%", not
+                        // "18% to 18%").
+                        (Some(lo), Some(hi)) if kind.format(lo) != kind.format(hi) => {
                             format!("; {} to {}", kind.format(lo), kind.format(hi))
                         }
                         (Some(v), _) => format!("; {}", kind.format(v)),

@@ -32,17 +32,17 @@ impl Exporter for TextExporter {
                     out.push_str(&workload_tables(&workloads, systems, fit, verbose));
                     closing.push_str(&desktop_block(&workloads, systems));
                 }
-                Section::Meta(metas) => out.push_str(&meta_table(&metas, systems)),
-                Section::Tree(trees) => out.push_str(&tree_table(&trees, systems)),
+                Section::Meta(metas) => out.push_str(&meta_table(&metas, systems, fit)),
+                Section::Tree(trees) => out.push_str(&tree_table(&trees, systems, fit)),
                 Section::Object(runs) => {
                     let (header, rows) = super::object::cells(&runs, systems);
                     let captions = runs.iter().map(|r| super::object::caption(r, systems));
-                    out.push_str(&captioned_table(captions, header, rows));
+                    out.push_str(&captioned_table(captions, header, rows, fit));
                 }
                 Section::Train(runs) => {
                     let (header, rows) = super::train::cells(&runs, systems);
                     let captions = runs.iter().map(|r| super::train::caption(r, systems));
-                    out.push_str(&captioned_table(captions, header, rows));
+                    out.push_str(&captioned_table(captions, header, rows, fit));
                 }
                 Section::Certify(certifications) => {
                     for c in certifications {
@@ -54,17 +54,17 @@ impl Exporter for TextExporter {
                 }
                 Section::Streams(groups) => {
                     for s in groups {
-                        out.push_str(&streams_table(&s, systems));
+                        out.push_str(&streams_table(&s, systems, fit));
                     }
                 }
                 Section::Capacity(searches) => {
                     for c in searches {
-                        out.push_str(&capacity_table(&c, systems));
+                        out.push_str(&capacity_table(&c, systems, fit));
                     }
                 }
                 Section::Pts(tests) => {
                     for t in tests {
-                        out.push_str(&pts_tables(&t, systems));
+                        out.push_str(&pts_tables(&t, systems, fit));
                     }
                 }
             }
@@ -77,6 +77,7 @@ impl Exporter for TextExporter {
                 table.add_row(row);
             }
             right_align(&mut table, super::cluster::FIRST_FIGURE..7);
+            super::fit::narrow(&mut table, fit);
             let name = if systems {
                 format!("{label}: ")
             } else {
@@ -94,7 +95,7 @@ impl Exporter for TextExporter {
             out.push_str("interrupted: figures cover what was measured before the stop\n");
         }
         out.push_str(&closing);
-        Ok(out)
+        Ok(crate::util::terminal::wrap_at(out, fit))
     }
 }
 
@@ -108,7 +109,11 @@ fn right_align(table: &mut Table, columns: impl Iterator<Item = usize>) {
 
 /// A capacity search: its caption, one row per step, the answer and knee.
 /// A SNIA PTS test: its caption, then each table of the report.
-fn pts_tables(t: &Labelled<crate::result::pts::PtsResult>, systems: bool) -> String {
+fn pts_tables(
+    t: &Labelled<crate::result::pts::PtsResult>,
+    systems: bool,
+    fit: Option<usize>,
+) -> String {
     let name = if systems {
         format!("{}: ", t.system)
     } else {
@@ -126,12 +131,13 @@ fn pts_tables(t: &Labelled<crate::result::pts::PtsResult>, systems: bool) -> Str
             let columns = table.column_count();
             right_align(&mut table, 1..columns);
         }
+        super::fit::narrow(&mut table, fit);
         out.push_str(&format!("{caption}\n{table}\n"));
     }
     out
 }
 
-fn capacity_table(c: &Labelled<CapacityResult>, systems: bool) -> String {
+fn capacity_table(c: &Labelled<CapacityResult>, systems: bool, fit: Option<usize>) -> String {
     let (header, rows) = super::capacity::cells(c);
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(header);
@@ -140,6 +146,7 @@ fn capacity_table(c: &Labelled<CapacityResult>, systems: bool) -> String {
     }
     let columns = table.column_count();
     right_align(&mut table, super::capacity::FIRST_FIGURE..columns);
+    super::fit::narrow(&mut table, fit);
     let name = if systems {
         format!("{}: ", c.system)
     } else {
@@ -154,7 +161,7 @@ fn capacity_table(c: &Labelled<CapacityResult>, systems: bool) -> String {
 
 /// A streams workload: its table, then each stream's notes (CPU, scheduled
 /// latency, verification, errors) as for a workload.
-fn streams_table(s: &Labelled<StreamsResult>, systems: bool) -> String {
+fn streams_table(s: &Labelled<StreamsResult>, systems: bool, fit: Option<usize>) -> String {
     let (header, rows) = super::table::streams_cells(s, systems);
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(header);
@@ -162,6 +169,7 @@ fn streams_table(s: &Labelled<StreamsResult>, systems: bool) -> String {
         table.add_row(row);
     }
     right_align(&mut table, 3..11);
+    super::fit::narrow(&mut table, fit);
     // The notes name each target after its stream: two streams may share it.
     let targets = s.streams.iter().flat_map(|w| {
         w.targets
@@ -199,30 +207,61 @@ fn streams_table(s: &Labelled<StreamsResult>, systems: bool) -> String {
     )
 }
 
-/// What limited each stream's figures.
+/// What limited each stream's figures; clones of one job that one thing
+/// limited are named on one line, with the first one's evidence.
 fn stream_limits(s: &StreamsResult) -> String {
-    s.streams
+    let mut out = String::new();
+    let limited: Vec<_> = s
+        .streams
         .iter()
-        .filter_map(|w| {
-            Some(format!(
-                "  {} limited by {}\n",
-                w.spec.name,
-                w.limited_by.as_ref()?
-            ))
-        })
-        .collect()
+        .filter_map(|w| Some((w, w.limited_by.as_ref()?)))
+        .collect();
+    let mut rest = limited.as_slice();
+    while let [(first, limit), ..] = rest {
+        let alike = rest
+            .iter()
+            .take_while(|(w, l)| {
+                first.spec.clone_of.is_some()
+                    && w.spec.clone_of == first.spec.clone_of
+                    && l.by == limit.by
+            })
+            .count()
+            .max(1);
+        let (group, after) = rest.split_at(alike);
+        let names: Vec<&str> = group.iter().map(|(w, _)| w.spec.name.as_str()).collect();
+        let each = match group.iter().all(|(_, l)| l.evidence == limit.evidence) {
+            true => String::new(),
+            false => format!(
+                " ({}'s figures; each clone's: --output-format json)",
+                names[0]
+            ),
+        };
+        match (&first.spec.clone_of, group.len()) {
+            (Some(job), 2..) => out.push_str(&format!(
+                "  {} (clones of {job}) limited by {limit}{each}\n",
+                names.join(", ")
+            )),
+            _ => out.push_str(&format!("  {} limited by {limit}\n", first.spec.name)),
+        }
+        rest = after;
+    }
+    out
 }
 
-fn meta_table(metas: &[Labelled<MetaResult>], systems: bool) -> String {
+fn meta_table(metas: &[Labelled<MetaResult>], systems: bool, fit: Option<usize>) -> String {
     let (header, rows) = super::table::meta_cells(metas);
     let captions = metas.iter().map(|m| super::table::meta_caption(m, systems));
-    captioned_table(captions, header, rows)
+    captioned_table(captions, header, rows, fit)
 }
 
-fn tree_table(trees: &[Labelled<crate::result::tree::TreeResult>], systems: bool) -> String {
+fn tree_table(
+    trees: &[Labelled<crate::result::tree::TreeResult>],
+    systems: bool,
+    fit: Option<usize>,
+) -> String {
     let (header, rows) = super::table::tree_cells(trees);
     let captions = trees.iter().map(|t| super::table::tree_caption(t, systems));
-    captioned_table(captions, header, rows)
+    captioned_table(captions, header, rows, fit)
 }
 
 /// A table of figures (right-aligned after its first column) under its
@@ -231,20 +270,19 @@ fn captioned_table(
     captions: impl Iterator<Item = String>,
     header: Vec<String>,
     rows: Vec<Vec<String>>,
+    fit: Option<usize>,
 ) -> String {
-    let mut table = Table::new();
-    let columns = header.len();
-    table.load_style(UTF8_FULL_CONDENSED).set_header(header);
-    for row in rows {
-        table.add_row(row);
-    }
-    right_align(&mut table, 1..columns);
+    let first = header.first().cloned().unwrap_or_default();
+    let (table, left_out) = super::fit::table(header, rows, fit, |h| h != first);
     let mut out = String::new();
     for caption in captions {
         out.push_str(&caption);
         out.push('\n');
     }
     out.push_str(&format!("{table}\n"));
+    if let Some(line) = left_out {
+        out.push_str(&format!("{line}\n"));
+    }
     out
 }
 

@@ -392,7 +392,7 @@ impl Session {
                         None => target::inspect(spec, name, i)?,
                     };
                     if let Some(notice) = plan.own_file_notice(spec.keep) {
-                        eprintln!("fathom: {notice}");
+                        crate::util::terminal::say(&format!("fathom: {notice}"));
                     }
                     self.announce(&plan);
                     let created = target::prepare(plan, spec.keep, &self.stop)?;
@@ -420,7 +420,7 @@ impl Session {
         if let Some(notice) = plan.override_notice()
             && self.announced.insert(plan.name.clone())
         {
-            eprintln!("fathom: {notice}");
+            crate::util::terminal::say(&format!("fathom: {notice}"));
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod buffers;
 pub mod error;
 pub mod space;
 pub mod stop;
+pub mod terminal;
 pub mod units;
 pub mod verify;
 

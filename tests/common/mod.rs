@@ -438,3 +438,97 @@ pub fn thousands(n: u64) -> String {
     }
     out
 }
+
+/// What `args` print on a terminal `columns` wide (a pty), and the exit
+/// status.
+pub fn on_a_terminal(args: &[&str], columns: u16) -> (bool, String) {
+    let mut command = fathom();
+    command.args(args);
+    command_on_a_terminal(command, columns, false)
+}
+
+/// What `command` prints on a terminal `columns` wide (a pty; its
+/// standard error too when `both`), and whether it succeeded. A carriage
+/// return (a progress line redrawn) ends a line as a newline does.
+pub fn command_on_a_terminal(
+    mut command: std::process::Command,
+    columns: u16,
+    both: bool,
+) -> (bool, String) {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let size = libc::winsize {
+        ws_row: 50,
+        ws_col: columns,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    let (mut controller, mut terminal) = (0, 0);
+    // SAFETY: openpty writes two new descriptors, which are owned below.
+    let made = unsafe {
+        libc::openpty(
+            &mut controller,
+            &mut terminal,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(made, 0, "openpty: {}", std::io::Error::last_os_error());
+    let (controller, terminal) = unsafe {
+        (
+            OwnedFd::from_raw_fd(controller),
+            OwnedFd::from_raw_fd(terminal),
+        )
+    };
+    let stderr = match both {
+        true => std::process::Stdio::from(terminal.try_clone().unwrap()),
+        false => std::process::Stdio::null(),
+    };
+    let mut child = command
+        .stdout(std::process::Stdio::from(terminal))
+        .stderr(stderr)
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The parent's copies are gone with `command`: reading ends once the
+    // child closes the terminal.
+    drop(command);
+    let mut text = Vec::new();
+    let mut reader = std::fs::File::from(controller);
+    // Reading ends with EIO once the child has closed the terminal.
+    let mut chunk = [0u8; 4096];
+    loop {
+        match reader.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => text.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let status = child.wait().unwrap();
+    (
+        status.success(),
+        String::from_utf8_lossy(&text)
+            .replace("\r\n", "\n")
+            .replace('\r', "\n"),
+    )
+}
+
+/// The columns a line takes on a terminal: its characters but for the
+/// escape sequences that colour them.
+pub fn shown_width(line: &str) -> usize {
+    let (mut width, mut escape) = (0, false);
+    for c in line.chars() {
+        match (escape, c) {
+            (false, '\x1b') => escape = true,
+            (true, c) if c.is_ascii_alphabetic() => escape = false,
+            (true, _) => {}
+            (false, _) => width += 1,
+        }
+    }
+    width
+}
+
+/// The lines of `text` wider than `columns`, as shown.
+pub fn wider_than(text: &str, columns: usize) -> Vec<&str> {
+    text.lines().filter(|l| shown_width(l) > columns).collect()
+}
