@@ -124,6 +124,36 @@ fn mkfs(tool: &str, args: &[&str], image: &Path) -> bool {
     ok
 }
 
+/// A small ext4 (1 KiB blocks, so its second group and a backup
+/// superblock start at 8 MiB) is named once, as the file system it is,
+/// not again as one "where a partition starts".
+#[test]
+fn a_file_systems_backup_superblock_is_not_a_second_file_system() {
+    let mut made = false;
+    let Some(dev) = device_with(|i| made = mkfs("mkfs.ext4", &["-q", "-F", "-b", "1024"], i))
+    else {
+        return;
+    };
+    if !made {
+        return;
+    }
+    let out = run(&[
+        "run",
+        &dev.path,
+        "--rw",
+        "randwrite",
+        "--runtime",
+        "1s",
+        "--size",
+        "1m",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "an ext4 device was written");
+    let said = String::from_utf8_lossy(&out.stderr);
+    names_the_problem(&said, "ext2/ext3/ext4 file system");
+    assert_eq!(said.matches("ext2/ext3/ext4").count(), 1, "{said}");
+    assert!(!said.contains("where a partition starts"), "{said}");
+}
+
 // 2. Signatures that fathom's own list missed are found by libblkid's probe
 // (or fathom's list), through run, fio job files and pts.
 #[test]

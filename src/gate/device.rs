@@ -293,9 +293,16 @@ pub fn risks_of_writing(device: &Path, len: u64) -> io::Result<DeviceRisks> {
         .map(String::from)
         .collect();
     found.extend(libblkid_probe(device, 0));
+    // A file system or volume at the device's start spans the partition
+    // starts, so what is found there is its own (ext4's backup
+    // superblocks fall on them: with 1 KiB blocks its second group starts
+    // at 8 MiB), and the device is refused for it already.
+    let whole = found
+        .iter()
+        .any(|s| !s.contains("partition table") && !s.contains("MBR"));
     let mut at_start = vec![0u8; START_SPAN as usize];
     for start in PARTITION_STARTS {
-        if start + START_SPAN > len {
+        if whole || start + START_SPAN > len {
             break;
         }
         file.read_exact_at(&mut at_start, start)?;
