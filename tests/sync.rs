@@ -62,6 +62,15 @@ fn flushes_are_counted_timed_and_shown_everywhere() {
         .find(|r| &r[col("direction")] == "sync")
         .expect("a sync row");
     assert_eq!(&sync[col("ios")], "128");
+    // The HTML draws the flushes' latency beside the writes'.
+    let html = dir.path().join("wal.html");
+    run_ok(&["report", path, "-o", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("latency of I/Os and flushes"),
+        "no flush chart"
+    );
+    assert_charts_drawn(&html, page.matches("<figure class=\"chart\"").count());
     // A sweep's table gets flush columns.
     let swept = dir.path().join("sweep.json");
     run_ok(&[

@@ -113,6 +113,7 @@ impl Exporter for HtmlExporter {
                     sweep_charts(&table, &mut charts)?;
                     target_bars(&table, &mut charts)?;
                     time_series(&workloads, systems, &mut charts)?;
+                    flush_bars(&workloads, systems, &mut charts)?;
                 }
                 Section::Meta(metas) => {
                     for meta in &metas {
@@ -356,12 +357,6 @@ fn stream_charts(
     // Latency per stream: of the direction it mostly does, and of its
     // flushes when it makes them.
     let main = |w: &WorkloadResult| w.total.main().lat_ns;
-    type Pick = fn(&crate::result::LatencySummary) -> u64;
-    let percentiles: [(&str, Pick); 3] = [
-        ("p50", |l| l.p50),
-        ("p99", |l| l.p99),
-        ("p99.9", |l| l.p99_9),
-    ];
     let mut categories: Vec<String> = s.streams.iter().map(|w| w.spec.name.clone()).collect();
     let mut summaries: Vec<crate::result::LatencySummary> = s.streams.iter().map(main).collect();
     for w in &s.streams {
@@ -370,24 +365,11 @@ fn stream_charts(
             summaries.push(sync.lat_ns);
         }
     }
-    let (div, unit) =
-        charts::latency_unit(summaries.iter().map(|l| l.p99_9 as f64).fold(0.0, f64::max));
-    out.push(charts::bar_chart(&BarChart {
-        title: format!("{name}: latency per stream"),
-        y_label: format!("latency ({unit})"),
+    out.push(latency_bars(
+        format!("{name}: latency per stream"),
         categories,
-        groups: percentiles
-            .iter()
-            .map(|(label, pick)| Series {
-                name: label.to_string(),
-                points: summaries
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| (i as f64, pick(l) as f64 / div))
-                    .collect(),
-            })
-            .collect(),
-    })?);
+        &summaries,
+    )?);
     let iops: Vec<Series> = s
         .streams
         .iter()
@@ -405,6 +387,82 @@ fn stream_charts(
         )?);
     }
     Ok(())
+}
+
+/// The flushes' latency: of one run beside its I/Os', so a database's
+/// commit cost shows; of a sweep's runs side by side. A flush has no
+/// seconds of its own, so this is drawn however short the run.
+fn flush_bars(
+    workloads: &[Labelled<WorkloadResult>],
+    systems: bool,
+    out: &mut Vec<Rendered>,
+) -> anyhow::Result<()> {
+    let flushed: Vec<(&Labelled<WorkloadResult>, &crate::result::SyncResult)> = workloads
+        .iter()
+        .filter_map(|w| Some((w, w.sync.as_ref().filter(|x| x.count > 0)?)))
+        .collect();
+    let who = |w: &Labelled<WorkloadResult>, what: &str| match systems {
+        true => format!("{}: {what}", w.system),
+        false => what.to_string(),
+    };
+    let (title, categories, summaries) = match flushed.as_slice() {
+        [] => return Ok(()),
+        [(w, sync)] => {
+            let mut categories = Vec::new();
+            let mut summaries = Vec::new();
+            for (n, d) in w.total.named().into_iter().filter(|(_, d)| d.ios > 0) {
+                categories.push(who(w, n));
+                summaries.push(d.lat_ns);
+            }
+            categories.push(who(w, "flush"));
+            summaries.push(sync.lat_ns);
+            (
+                format!("{}: latency of I/Os and flushes", w.spec.name),
+                categories,
+                summaries,
+            )
+        }
+        many => (
+            "flush latency by run".to_string(),
+            many.iter().map(|(w, _)| who(w, &w.spec.name)).collect(),
+            many.iter().map(|(_, sync)| sync.lat_ns).collect(),
+        ),
+    };
+    out.push(latency_bars(title, categories, &summaries)?);
+    Ok(())
+}
+
+/// p50, p99 and p99.9 of each of `summaries` (named by `categories`) as
+/// groups of bars, on one latency axis.
+fn latency_bars(
+    title: String,
+    categories: Vec<String>,
+    summaries: &[crate::result::LatencySummary],
+) -> anyhow::Result<Rendered> {
+    type Pick = fn(&crate::result::LatencySummary) -> u64;
+    let percentiles: [(&str, Pick); 3] = [
+        ("p50", |l| l.p50),
+        ("p99", |l| l.p99),
+        ("p99.9", |l| l.p99_9),
+    ];
+    let (div, unit) =
+        charts::latency_unit(summaries.iter().map(|l| l.p99_9 as f64).fold(0.0, f64::max));
+    charts::bar_chart(&BarChart {
+        title,
+        y_label: format!("latency ({unit})"),
+        categories,
+        groups: percentiles
+            .iter()
+            .map(|(label, pick)| Series {
+                name: label.to_string(),
+                points: summaries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| (i as f64, pick(l) as f64 / div))
+                    .collect(),
+            })
+            .collect(),
+    })
 }
 
 /// Each rank's IOPS and p99 of every workload, side by side: a slow host
