@@ -204,6 +204,21 @@ fn sas_sweep_gives_the_table_the_chart_and_drawn_charts() {
     ] {
         assert!(html.contains(said), "{said} missing from the settings");
     }
+    // A sweep's shared settings are said once, each run's folded away, so
+    // the charts come high enough on the page to be seen.
+    let block = &html[html.find("<p class=\"meta\">Settings</p>").unwrap()..];
+    let (open, folded) = block
+        .split_once("<details>")
+        .expect("each run's settings folded");
+    assert_eq!(
+        open.matches("<tr>").count(),
+        2,
+        "one header and one shared row"
+    );
+    assert!(
+        folded.starts_with("<summary>each run's settings (48)"),
+        "{folded:.80}"
+    );
     let charts = html.matches("<figure class=\"chart\"").count();
     // 2 directions x (IOPS vs depth + 3 latency + bandwidth); runs this
     // short have no per-second series.

@@ -83,7 +83,7 @@ const RUN_EXAMPLES: &str = "Examples:
   fathom run job.fio --dry-run";
 
 /// The exit codes, as `--help` and the man page give them.
-const EXIT_CODES: &str = "Exit status:\n  0    the run (or report) finished, and every check it made passed\n  1    a certification or crashcheck FAIL, or a run ended by I/O errors or a failure\n  2    bad input (flags, job files, targets): nothing was run or written\n  3    check cannot judge (a side held back by the host, or nothing to compare): neither a pass nor a regression\n  130  interrupted by Ctrl-C (143 by SIGTERM): what was measured is reported, what fathom created removed";
+const EXIT_CODES: &str = "Exit status:\n  0    the run (or report) finished, and every check it made passed\n  1    a certification or crashcheck FAIL, or a run ended by I/O errors or a failure\n  2    bad input (flags, job files, targets): nothing was run or written\n  3    check cannot judge (what changed is within a busy host's reach, or nothing to compare): neither a pass nor a regression\n  130  interrupted by Ctrl-C (143 by SIGTERM): what was measured is reported, what fathom created removed";
 
 #[derive(Subcommand, Debug)]
 enum Command {

@@ -107,9 +107,7 @@ impl Exporter for HtmlExporter {
                     }
                     results.push_str(&notes(&workloads));
                     // What was run, which the figures' table leaves out.
-                    let (header, rows) = table::settings_cells(&workloads);
-                    results.push_str("<p class=\"meta\">Settings</p>\n");
-                    results.push_str(&cells_table(&header, &rows, header.len()));
+                    results.push_str(&settings_block(&workloads));
                     sweep_charts(&table, &mut charts)?;
                     target_bars(&table, &mut charts)?;
                     time_series(&workloads, systems, &mut charts)?;
@@ -771,6 +769,33 @@ fn html_table(table: &SweepTable) -> String {
 }
 
 /// A table whose columns from `first_figure` on are right-aligned numbers.
+/// What was run: for one run its settings; for several, those they
+/// share in one row and each run's whole row folded away, so that a
+/// sweep's settings do not push its charts off the page.
+fn settings_block(workloads: &[Labelled<WorkloadResult>]) -> String {
+    let (header, rows) = table::settings_cells(workloads);
+    let mut out = String::from("<p class=\"meta\">Settings</p>\n");
+    if rows.len() <= 3 {
+        out.push_str(&cells_table(&header, &rows, header.len()));
+        return out;
+    }
+    let shared: Vec<usize> = (1..header.len())
+        .filter(|&c| rows.iter().all(|r| r.get(c) == rows[0].get(c)))
+        .collect();
+    if !shared.is_empty() {
+        let names: Vec<String> = shared.iter().map(|&c| header[c].clone()).collect();
+        let values: Vec<String> = shared.iter().map(|&c| rows[0][c].clone()).collect();
+        out.push_str(&cells_table(&names, &[values], names.len()));
+    }
+    let _ = write!(
+        out,
+        "<details><summary>each run's settings ({})</summary>\n{}</details>\n",
+        rows.len(),
+        cells_table(&header, &rows, header.len())
+    );
+    out
+}
+
 fn cells_table(header: &[String], rows: &[Vec<String>], first_figure: usize) -> String {
     let mut out = String::from("<table><thead><tr>");
     for h in header {

@@ -137,6 +137,17 @@ impl Change {
         self.verdict == Verdict::Regressed && self.worse_beyond(threshold)
     }
 
+    /// Whether a busy host that took `share` of the workers' time could
+    /// have made this change: a rate moved by no more than it reaches, a
+    /// percentile in the slowest I/Os it reaches.
+    fn within_reach_of(&self, share: f64) -> bool {
+        let reach = share * HOST_REACH;
+        match self.figure.percentile() {
+            Some(p) => 1.0 - p / 100.0 <= reach,
+            None => self.change.abs() <= reach,
+        }
+    }
+
     /// Whether the whole interval is past `threshold` on the worse side,
     /// whoever's doing it is.
     pub fn worse_beyond(&self, threshold: f64) -> bool {
@@ -166,6 +177,11 @@ pub struct DirectionChange {
     #[serde(default = "one_second")]
     pub slice_s: f64,
     pub changes: Vec<Change>,
+    /// The most a busy host took of a side's workers' time, where the
+    /// host held a side back: the figures it reaches are left unjudged,
+    /// the rest judged as the target's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_share: Option<f64>,
     /// Why figures are missing (a result without per-second histograms
     /// has no percentile intervals).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -196,10 +212,16 @@ impl CheckResult {
     /// Whether a figure is worse by more than `threshold` while a side was
     /// limited by something not the target: the gate cannot judge it.
     pub fn inconclusive_beyond(&self, threshold: f64) -> bool {
-        self.directions
-            .iter()
-            .flat_map(|d| &d.changes)
-            .any(|c| c.verdict == Verdict::Inconclusive && c.worse_beyond(threshold))
+        self.directions.iter().any(|d| {
+            // Where a busy host's reach left its tails unjudged, the
+            // figures past it decide.
+            let judged = d.host_share.is_some()
+                && d.changes.iter().any(|c| c.verdict != Verdict::Inconclusive);
+            !judged
+                && d.changes
+                    .iter()
+                    .any(|c| c.verdict == Verdict::Inconclusive && c.worse_beyond(threshold))
+        })
     }
 }
 
@@ -273,16 +295,9 @@ pub fn compare_sides(
     sides: [&str; 2],
     settings: Bootstrap,
 ) -> Vec<DirectionChange> {
-    let (notes, limited) = notes_on(baseline, new, sides);
+    let (notes, hand) = notes_on(baseline, new, sides);
     let base: Vec<Vec<Series>> = baseline.iter().map(|b| b.series()).collect();
-    judge(
-        new.described(),
-        &base,
-        &new.series(),
-        notes,
-        limited,
-        settings,
-    )
+    judge(new.described(), &base, &new.series(), notes, hand, settings)
 }
 
 /// Compares one direction table of `new` (its total, or one target's)
@@ -298,17 +313,10 @@ pub fn compare_tables(
     settings: Bootstrap,
 ) -> Vec<DirectionChange> {
     let kinds: Vec<&dyn Kind> = baseline.iter().map(|b| *b as &dyn Kind).collect();
-    let (notes, limited) = notes_on(&kinds, new, sides);
+    let (notes, hand) = notes_on(&kinds, new, sides);
     let base: Vec<Vec<Series>> = baseline_tables.iter().map(|t| table_series(t)).collect();
     let new_series = table_series(new_table);
-    judge(
-        new.described(),
-        &base,
-        &new_series,
-        notes,
-        limited,
-        settings,
-    )
+    judge(new.described(), &base, &new_series, notes, hand, settings)
 }
 
 /// A direction table's directions as series.
@@ -344,7 +352,7 @@ fn judge(
     base: &[Vec<Series>],
     new: &[Series],
     notes: Vec<String>,
-    limited: bool,
+    hand: OtherHand,
     settings: Bootstrap,
 ) -> Vec<DirectionChange> {
     let same = |run: &'_ [Series<'_>], part: &str| -> Option<usize> {
@@ -375,27 +383,96 @@ fn judge(
                 seconds: (sa.len(), sb.len()),
                 slice_s: n.seconds.first().map_or(1.0, |i| i.dur_s),
                 changes: Vec::new(),
+                host_share: None,
                 notes: notes.clone(),
             }
             .filled(sa, sb, settings);
-            if limited {
-                for c in d
-                    .changes
-                    .iter_mut()
-                    .filter(|c| c.verdict != Verdict::WithinNoise)
-                {
+            let mut reached: Vec<String> = Vec::new();
+            for c in d
+                .changes
+                .iter_mut()
+                .filter(|c| c.verdict != Verdict::WithinNoise)
+            {
+                let theirs = match hand {
+                    OtherHand::None => false,
+                    OtherHand::Other => true,
+                    OtherHand::Host(share) => c.within_reach_of(share),
+                };
+                if theirs {
                     c.verdict = Verdict::Inconclusive;
+                    reached.push(c.figure.name().to_string());
                 }
+            }
+            if let OtherHand::Host(share) = hand {
+                d.host_share = Some(share);
+                let verdict = match reached.as_slice() {
+                    [] => "no change lay within that reach, so every figure is judged as the target's"
+                        .to_string(),
+                    figures => format!(
+                        "{} changed within it and {} left unjudged, the rest judged as the target's",
+                        figures.join(", "),
+                        if figures.len() == 1 { "is" } else { "are" }
+                    ),
+                };
+                let reach = (share * HOST_REACH * 100.0).min(100.0);
+                d.notes.push(format!(
+                    "the host took up to {:.0}% of the workers' time, enough to move a rate by {reach:.0}% and the slowest {reach:.0}% of I/Os: {verdict}",
+                    share * 100.0,
+                ));
             }
             d
         })
         .collect()
 }
 
+/// How much further than its share of the workers' time a busy host's
+/// hold reaches into the figures: a host that took 3% of the time may
+/// have delayed about 3% of I/Os, and the bound leaves as much again.
+const HOST_REACH: f64 = 2.0;
+
+/// Who besides the target had a hand in the figures of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum OtherHand {
+    /// No one: every side's figures are the target's.
+    None,
+    /// A busy host, which took at most this share of a side's workers'
+    /// time: a change past its reach is still the target's.
+    Host(f64),
+    /// fathom, or something whose reach is not known: no change past
+    /// the noise is the target's.
+    Other,
+}
+
+impl OtherHand {
+    /// The hand of sides some of which were limited or held back: the
+    /// host's when it is all the host's and each side says how much it
+    /// took, else another's.
+    fn of<'a>(sides: impl Iterator<Item = &'a dyn Kind>) -> OtherHand {
+        let mut most: f64 = 0.0;
+        for side in sides {
+            if side
+                .limited_not_by_the_target()
+                .is_some_and(|by| by != super::limit::Limiter::Host)
+            {
+                return OtherHand::Other;
+            }
+            match side.host_share() {
+                Some(share) => most = most.max(share),
+                None => return OtherHand::Other,
+            }
+        }
+        OtherHand::Host(most)
+    }
+}
+
 /// What a comparison of `new` with `baseline` must say beside its figures,
 /// and whether a side was limited or held back by something not the
 /// target (then no change past the noise is the target's).
-fn notes_on(baseline: &[&dyn Kind], new: &dyn Kind, [then, now]: [&str; 2]) -> (Vec<String>, bool) {
+fn notes_on(
+    baseline: &[&dyn Kind],
+    new: &dyn Kind,
+    [then, now]: [&str; 2],
+) -> (Vec<String>, OtherHand) {
     // A change in a figure the target did not decide says nothing of the
     // target: say which run the host or fathom limited, or held back.
     let mut not_the_targets: Vec<String> = baseline
@@ -408,8 +485,11 @@ fn notes_on(baseline: &[&dyn Kind], new: &dyn Kind, [then, now]: [&str; 2]) -> (
         })
         .collect();
     not_the_targets.dedup();
-    let limited = !not_the_targets.is_empty();
     let mut notes = not_the_targets;
+    let hand = match notes.is_empty() {
+        true => OtherHand::None,
+        false => OtherHand::of(baseline.iter().copied().chain([new])),
+    };
     // Runs of one workload on different targets are compared as asked, but
     // never without saying so: a change may be the target's kind.
     let shown = |p: Option<super::kind::Place>| p.map_or("no target".into(), |p| p.shown);
@@ -436,7 +516,7 @@ fn notes_on(baseline: &[&dyn Kind], new: &dyn Kind, [then, now]: [&str; 2]) -> (
             notes.push(said);
         }
     }
-    (notes, limited)
+    (notes, hand)
 }
 
 /// What `check` found: the directions compared, and the workloads it
@@ -882,6 +962,7 @@ mod tests {
             seconds: (0, 0),
             slice_s: 1.0,
             changes: Vec::new(),
+            host_share: None,
             notes: Vec::new(),
         }
         .filled(
@@ -903,7 +984,7 @@ mod tests {
     /// to the host: past the noise it is inconclusive, never regressed,
     /// and the note says which run waited and how long.
     #[test]
-    fn a_change_on_a_run_held_back_by_the_host_is_inconclusive() {
+    fn a_busy_hosts_reach_is_left_unjudged_and_what_lies_past_it_judged() {
         let run = |level: f64, waited: f64| {
             let mut w = crate::result::test_support::empty_workload();
             w.total.read.intervals = seconds(10, |i| level + 0.01 * (i % 3) as f64);
@@ -924,17 +1005,50 @@ mod tests {
         assert_eq!(iops(&quiet).verdict, Verdict::Regressed);
         assert!(quiet[0].notes.is_empty(), "{:?}", quiet[0].notes);
 
+        // A host that took 7% of the time can explain a rate 14% lower,
+        // not 30%: a drop past its reach is the target's.
         let held_back = run(0.7, 0.07);
         let busy = compare(&[&base], &held_back, settings);
-        assert_eq!(iops(&busy).verdict, Verdict::Inconclusive);
+        assert_eq!(iops(&busy).verdict, Verdict::Regressed);
+        assert_eq!(busy[0].host_share, Some(0.07));
         assert!(
             busy[0]
                 .notes
                 .iter()
-                .any(|n| n.contains("the new run") && n.contains("7%")),
+                .any(|n| n.contains("the new run") && n.contains("7%"))
+                && busy[0].notes.iter().any(|n| n.contains("up to 7%")),
             "{:?}",
             busy[0].notes
         );
+        let within_reach = compare(&[&base], &run(0.9, 0.07), settings);
+        assert_eq!(iops(&within_reach).verdict, Verdict::Inconclusive);
+        let gate = |directions: &[DirectionChange]| CheckResult {
+            confidence: 0.95,
+            resamples: 0,
+            directions: directions.to_vec(),
+            not_checked: Vec::new(),
+        };
+        // The latency past the host's reach was judged (unchanged): the
+        // gate can judge, and the rate's drop is left to the host.
+        assert!(
+            within_reach[0]
+                .changes
+                .iter()
+                .any(|c| c.verdict != Verdict::Inconclusive),
+            "{within_reach:?}"
+        );
+        assert!(!gate(&within_reach).inconclusive_beyond(0.05));
+
+        // But not a side that fathom itself limited: its reach is unknown.
+        let mut fathoms = run(0.5, 0.01);
+        fathoms.limited_by = Some(crate::result::limit::LimitedBy {
+            by: crate::result::limit::Limiter::Fathom,
+            evidence: String::new(),
+        });
+        let unjudged = compare(&[&base], &fathoms, settings);
+        assert_eq!(iops(&unjudged).verdict, Verdict::Inconclusive);
+        assert_eq!(unjudged[0].host_share, None);
+        assert!(gate(&unjudged).inconclusive_beyond(0.05));
     }
 
     /// With nothing changed, about 95% of the intervals contain 0: the

@@ -155,6 +155,16 @@ pub trait Kind {
     fn not_the_targets(&self) -> Option<String> {
         None
     }
+    /// The share of their time its workers waited for a CPU (a busy
+    /// host's hold on it), where measured: two runs the host held back
+    /// alike can still be judged against each other.
+    fn host_share(&self) -> Option<f64> {
+        None
+    }
+    /// What limited it, where that is not the target: the host, fathom.
+    fn limited_not_by_the_target(&self) -> Option<super::limit::Limiter> {
+        None
+    }
     /// Whether it did not do or prove what was asked: a target failed, a
     /// certification or training run missed its mark, requests failed.
     fn failed(&self) -> bool {
@@ -490,6 +500,17 @@ impl Kind for WorkloadResult {
         ))
     }
 
+    fn host_share(&self) -> Option<f64> {
+        self.cpu.waited_for_cpu_share
+    }
+
+    fn limited_not_by_the_target(&self) -> Option<super::limit::Limiter> {
+        self.limited_by
+            .as_ref()
+            .map(|l| l.by)
+            .filter(|by| !by.is_the_targets())
+    }
+
     fn failed(&self) -> bool {
         self.targets.iter().any(super::TargetResult::failed)
     }
@@ -552,6 +573,19 @@ impl Kind for StreamsResult {
 
     fn not_the_targets(&self) -> Option<String> {
         self.streams.iter().find_map(Kind::not_the_targets)
+    }
+
+    fn host_share(&self) -> Option<f64> {
+        self.streams
+            .iter()
+            .map(Kind::host_share)
+            .try_fold(0.0, |most: f64, s| Some(most.max(s?)))
+    }
+
+    fn limited_not_by_the_target(&self) -> Option<super::limit::Limiter> {
+        self.streams
+            .iter()
+            .find_map(Kind::limited_not_by_the_target)
     }
 
     fn failed(&self) -> bool {
@@ -651,14 +685,25 @@ impl Kind for ObjectResult {
         if let Some(said) = limited(self.limited_by.as_ref()) {
             return Some(said);
         }
-        let span = f64::from(self.spec.workers) * self.elapsed_s;
-        let waited = self.client.as_ref()?.cpu_wait_s? / span.max(1e-9);
+        let waited = self.host_share()?;
         (waited >= HOST_HINT).then(|| {
             format!(
                 "'s workers waited for a CPU {:.0}% of the time they ran (a busy host)",
                 waited * 100.0
             )
         })
+    }
+
+    fn limited_not_by_the_target(&self) -> Option<super::limit::Limiter> {
+        self.limited_by
+            .as_ref()
+            .map(|l| l.by)
+            .filter(|by| !by.is_the_targets())
+    }
+
+    fn host_share(&self) -> Option<f64> {
+        let span = f64::from(self.spec.workers) * self.elapsed_s;
+        Some(self.client.as_ref()?.cpu_wait_s? / span.max(1e-9))
     }
 
     fn failed(&self) -> bool {
@@ -740,6 +785,13 @@ impl Kind for TrainResult {
             ))
         } else {
             None
+        }
+    }
+
+    fn host_share(&self) -> Option<f64> {
+        match self {
+            TrainResult::Training(t) => Some(t.host_share()),
+            TrainResult::Checkpoint(_) => None,
         }
     }
 
