@@ -71,9 +71,9 @@ pub fn shown(url: &str) -> String {
 
 /// Why a build without the `postgres` feature keeps no history there.
 #[cfg(not(feature = "postgres"))]
-pub const WITHOUT_CLIENT: &str = "this fathom was built without PostgreSQL's client (build it with the default features: cargo install --path .)";
+pub const WITHOUT_CLIENT: &str = "this fathom was built without PostgreSQL's client (the .deb and the static binary have it; or build it with: cargo install --locked --path . --features postgres)";
 
-/// The store at `url`. PostgreSQL's client is a default feature
+/// The store at `url`. PostgreSQL's client is an opt-in feature
 /// (`postgres`): a build without it says so here.
 pub fn open(url: &str) -> Result<Box<dyn Db>, String> {
     #[cfg(feature = "postgres")]

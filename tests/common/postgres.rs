@@ -118,6 +118,12 @@ impl Server {
 
 /// Starts a server, or prints why not and returns None.
 pub fn skip_or_start() -> Option<Server> {
+    if !cfg!(feature = "postgres") {
+        eprintln!(
+            "SKIP: the fathom under test was built without PostgreSQL's client (cargo test --features postgres)"
+        );
+        return None;
+    }
     match Server::start() {
         Ok(s) => Some(s),
         Err(why) => {
