@@ -400,26 +400,29 @@ fn help_fits_the_terminal_and_h_is_the_short_one() {
     assert!(!short.contains("a comma list sweeps"));
 }
 
+/// Reads and writes in two block sizes, buffered, on a small file: a
+/// sweep whose table is wide and whose runs warn.
+const SMALL_SWEEP: [&str; 9] = [
+    "--size",
+    "1m",
+    "--buffered",
+    "--runtime",
+    "1s",
+    "--bs",
+    "4k,64k",
+    "--rw",
+    "randread,randwrite",
+];
+
 #[test]
 fn tables_fit_the_terminal_and_say_what_they_left_out() {
     let dir = tempdir();
     let result = dir.path().join("sweep.json");
     let target = dir.path().join("data");
-    run_ok(&[
-        "run",
-        target.to_str().unwrap(),
-        "--size",
-        "1m",
-        "--buffered",
-        "--runtime",
-        "1s",
-        "--bs",
-        "4k,64k",
-        "--rw",
-        "randread,randwrite",
-        "-o",
-        result.to_str().unwrap(),
-    ]);
+    let mut args = vec!["run", target.to_str().unwrap()];
+    args.extend(SMALL_SWEEP);
+    args.extend(["-o", result.to_str().unwrap()]);
+    run_ok(&args);
     let report = ["report", result.to_str().unwrap()];
     // A pipe takes the whole table.
     let piped = run_ok(&report);
@@ -465,18 +468,10 @@ fn every_line_fits_a_terminal_of_100_columns() {
     let sweep = |name: &str, label: &str| {
         let result = dir.path().join(name);
         let mut command = fathom();
+        command
+            .args(["run", target.to_str().unwrap()])
+            .args(SMALL_SWEEP);
         command.args([
-            "run",
-            target.to_str().unwrap(),
-            "--size",
-            "1m",
-            "--buffered",
-            "--runtime",
-            "1s",
-            "--bs",
-            "4k,64k",
-            "--rw",
-            "randread,randwrite",
             "--overwrite",
             "--label",
             label,
