@@ -990,6 +990,8 @@ mod tests {
             w.total.read.intervals = seconds(10, |i| level + 0.01 * (i % 3) as f64);
             w.total.read.ios = w.total.read.intervals.iter().map(|s| s.ios).sum();
             w.cpu.waited_for_cpu_share = Some(waited);
+            // The device kept its slots busy: the host's hand is a share.
+            w.issue = Some(Default::default());
             w
         };
         let settings = Bootstrap::default();
@@ -1049,6 +1051,15 @@ mod tests {
         assert_eq!(iops(&unjudged).verdict, Verdict::Inconclusive);
         assert_eq!(unjudged[0].host_share, None);
         assert!(gate(&unjudged).inconclusive_beyond(0.05));
+        // Nor one whose slots sat free for its own workers: a CPU-bound
+        // rate may be the host's whole.
+        let mut cpu_bound = run(0.5, 0.14);
+        cpu_bound.issue = Some(crate::measure::issue::IssueTiming {
+            idle_slot_share: 0.6,
+            ..Default::default()
+        });
+        let unjudged = compare(&[&base], &cpu_bound, settings);
+        assert_eq!(iops(&unjudged).verdict, Verdict::Inconclusive);
     }
 
     /// With nothing changed, about 95% of the intervals contain 0: the

@@ -501,6 +501,14 @@ impl Kind for WorkloadResult {
     }
 
     fn host_share(&self) -> Option<f64> {
+        // Only where the target kept the slots busy is the host's hand a
+        // share of the time: a run whose slots sat free for its workers
+        // (or whose engine does no I/O, so has no slots to time) was bound
+        // by the CPU, and all of its rate may be the host's.
+        let issue = self.issue.as_ref()?;
+        if issue.idle_slot_share >= super::limit::FATHOM_IDLE_SLOTS {
+            return None;
+        }
         self.cpu.waited_for_cpu_share
     }
 

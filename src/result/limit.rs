@@ -82,6 +82,11 @@ impl std::fmt::Display for LimitedBy {
 /// may be the host's.
 pub const HOST_HINT: f64 = 0.03;
 
+/// Of the time a slot spends between one I/O and the next, the share it
+/// may sit free waiting for fathom before fathom, not the device, is what
+/// limited the figures.
+pub const FATHOM_IDLE_SLOTS: f64 = 0.25;
+
 /// What this host's workers could issue with no device behind them, found
 /// by a short burst of the null engine at the workload's depth and jobs
 /// just before a long run: a run that asks for a good share of it measures

@@ -14,10 +14,7 @@ pub const RATE_KEPT: f64 = 0.97;
 /// Share of I/Os late (issued over 1 ms after they could go) that a rated
 /// run may have and still be said to keep its schedule.
 pub const LATE_ALLOWED: f64 = 0.01;
-/// Of the time a slot spends between one I/O and the next, the share it
-/// may sit free waiting for fathom before fathom, not the device, is what
-/// limited the figures.
-pub const FATHOM_IDLE_SLOTS: f64 = 0.25;
+pub use crate::result::limit::FATHOM_IDLE_SLOTS;
 /// A share of the host's CPU time in software interrupts worth naming
 /// beside a device verdict.
 pub const SOFTIRQ_NOTED: f64 = 0.05;
