@@ -351,6 +351,19 @@ fn compare_aligns_figures_right_and_words_left() {
         iops.starts_with("  ") && iops.trim().chars().all(|c| c.is_ascii_digit() || c == ','),
         "{row}"
     );
+    // Markdown says the same in its rule line: words left, figures right.
+    let out = run_ok(&["compare", &a, &b, "--output-format", "markdown"]);
+    let md = String::from_utf8_lossy(&out.stdout);
+    let rule = md
+        .lines()
+        .find(|l| l.starts_with('|') && l.contains("---"))
+        .unwrap_or_else(|| panic!("{md}"));
+    let marks: Vec<&str> = rule.trim_matches('|').split('|').map(str::trim).collect();
+    assert!(!marks[1].ends_with(':'), "{rule}");
+    assert!(
+        marks[3].ends_with(':') && !marks[3].starts_with(':'),
+        "{rule}"
+    );
 }
 
 /// A comparison names what differs besides the target: the host's kernel

@@ -103,13 +103,69 @@ impl Layout {
     }
 }
 
-/// One table as `layout` draws it.
-fn render(t: &mut Table, layout: Layout) -> String {
+/// A table's heading and rows as text.
+fn cells(t: &Table) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = t
+        .header()
+        .map(|h| h.cell_iter().map(|c| c.content()).collect())
+        .unwrap_or_default();
+    let rows = t
+        .row_iter()
+        .map(|r| r.cell_iter().map(|c| c.content()).collect())
+        .collect();
+    (header, rows)
+}
+
+/// One table as `layout` draws it, the text no wider than `fit` when
+/// given. Figures are right-aligned, words (targets, directions, "noise
+/// unknown") left as they read.
+fn render(t: &mut Table, layout: Layout, fit: Option<usize>) -> String {
+    let (header, rows) = cells(t);
+    let figures: Vec<usize> = (1..header.len())
+        .filter(|&c| {
+            rows.iter().all(|row| {
+                row.get(c).is_none_or(|text| {
+                    text.is_empty()
+                        || text.starts_with(|ch: char| ch.is_ascii_digit() || "+-−".contains(ch))
+                })
+            })
+        })
+        .collect();
     match layout {
-        Layout::Text => format!("{t}\n"),
+        Layout::Text => {
+            let right: Vec<String> = figures.iter().map(|&c| header[c].clone()).collect();
+            let (table, left_out) =
+                super::fit::table(header, rows, fit, |h| right.iter().any(|f| f == h));
+            match left_out {
+                Some(line) => format!("{table}\n{line}\n"),
+                None => format!("{table}\n"),
+            }
+        }
         Layout::Markdown => {
+            for &c in &figures {
+                if let Some(col) = t.column_mut(c) {
+                    col.set_cell_alignment(comfy_table::CellAlignment::Right);
+                }
+            }
             t.load_style(comfy_table::presets::ASCII_MARKDOWN);
-            format!("{t}\n\n")
+            // A renderer aligns by the rule under the heading, not by the
+            // padding: figures' columns end theirs with `:`.
+            let drawn = t.to_string();
+            let mut lines: Vec<String> = drawn.lines().map(str::to_string).collect();
+            if let Some(rule) = lines.get_mut(1) {
+                *rule = rule
+                    .split('|')
+                    .enumerate()
+                    .map(|(i, seg)| match i.checked_sub(1) {
+                        Some(c) if figures.contains(&c) && seg.ends_with('-') => {
+                            format!("{}:", &seg[..seg.len() - 1])
+                        }
+                        _ => seg.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("|");
+            }
+            format!("{}\n\n", lines.join("\n"))
         }
         Layout::Csv => {
             let quote = |s: &str| {
@@ -120,13 +176,7 @@ fn render(t: &mut Table, layout: Layout) -> String {
                 }
             };
             let mut out = String::new();
-            let header = t
-                .header()
-                .map(|h| h.cell_iter().map(|c| c.content()).collect::<Vec<_>>());
-            for row in header.into_iter().chain(
-                t.row_iter()
-                    .map(|r| r.cell_iter().map(|c| c.content()).collect()),
-            ) {
+            for row in std::iter::once(header).chain(rows) {
                 let cells: Vec<String> = row.iter().map(|c| quote(c)).collect();
                 out.push_str(&cells.join(","));
                 out.push('\n');
@@ -400,40 +450,7 @@ pub fn compare(a: &System, b: &System, layout: Layout, fit: Option<usize>) -> Co
         &mut t.pts,
     ] {
         if t.row_count() > 0 {
-            // Figures right-aligned, words (targets, directions, "noise
-            // unknown") left as they read.
-            let header: Vec<String> = t
-                .header()
-                .map(|h| h.cell_iter().map(|c| c.content()).collect())
-                .unwrap_or_default();
-            let rows: Vec<Vec<String>> = t
-                .row_iter()
-                .map(|r| r.cell_iter().map(|c| c.content()).collect())
-                .collect();
-            let figures: Vec<String> = (1..header.len())
-                .filter(|&c| {
-                    rows.iter().all(|row| {
-                        row.get(c).is_none_or(|text| {
-                            text.is_empty()
-                                || text.starts_with(|ch: char| {
-                                    ch.is_ascii_digit() || "+-−".contains(ch)
-                                })
-                        })
-                    })
-                })
-                .map(|c| header[c].clone())
-                .collect();
-            match layout {
-                Layout::Text => {
-                    let (table, left_out) =
-                        super::fit::table(header, rows, fit, |h| figures.iter().any(|f| f == h));
-                    text.push_str(&format!("{table}\n"));
-                    if let Some(line) = left_out {
-                        text.push_str(&format!("{line}\n"));
-                    }
-                }
-                _ => text.push_str(&render(t, layout)),
-            }
+            text.push_str(&render(t, layout, fit));
         }
     }
     let (da, db) = (&a.document, &b.document);
