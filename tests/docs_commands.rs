@@ -7,6 +7,7 @@
 #![allow(clippy::disallowed_methods)]
 
 use crate::common;
+use crate::pods;
 use crate::s3_server;
 
 use common::*;
@@ -46,6 +47,7 @@ pages! {
     benchmarks: "docs/guide/benchmarks.md", 0;
     objects: "docs/guide/objects.md", 3;
     training: "docs/guide/training.md", 3;
+    kubernetes: "docs/guide/kubernetes.md", 6;
 }
 
 #[test]
@@ -205,6 +207,16 @@ fn run_page(page: &str, at_least: usize) {
     }
     for child in making {
         succeeded(&child.wait_with_output().unwrap());
+    }
+    // The logs of a Job's pods, as kubectl saves them: two pods played
+    // by processes.
+    let logs = ["pods.log", "ceph.log", "longhorn.log"];
+    if logs.iter().any(|f| needs(f)) {
+        let text = pods::small_run_logs(2, &work.join("pods"))
+            .expect("PyYAML reads the manifests (pip install PyYAML)");
+        for f in logs {
+            std::fs::write(work.join(f), &text).unwrap();
+        }
     }
 
     // (flag, value) each subcommand is shortened to, replacing the README's.

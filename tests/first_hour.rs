@@ -517,3 +517,76 @@ fn every_line_fits_a_terminal_of_100_columns() {
     let (_, wide) = on_a_terminal(&["compare", a, b, "--wide"], 100);
     assert!(!wider_than(&wide, 100).is_empty(), "--wide:\n{wide}");
 }
+
+/// The Kubernetes guide's recipe, from `fathom k8s` to the report, as
+/// written: its manifests' pods played by processes where `kubectl`
+/// would run them, their logs saved as `kubectl logs --prefix` saves
+/// them, then the guide's own `collect` and `report` lines.
+#[test]
+fn the_kubernetes_recipe_runs_from_manifests_to_report() {
+    let page = std::fs::read_to_string(format!(
+        "{}/docs/guide/kubernetes.md",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let recipe = page
+        .split("## The recipe")
+        .nth(1)
+        .and_then(|r| r.split("```sh").nth(1))
+        .and_then(|r| r.split("```").next())
+        .unwrap()
+        .replace("\\\n", " ");
+    let lines: Vec<&str> = recipe
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let at = |prefix: &str| {
+        *lines
+            .iter()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("the recipe has no `{prefix}` line:\n{recipe}"))
+    };
+    let dir = tempdir();
+    let work = dir.path();
+    // `fathom k8s ... > fathom.yaml`, the run made small.
+    let print = at("fathom k8s --clients");
+    let (command, file) = print.split_once(" > ").unwrap();
+    let mut args: Vec<String> = command
+        .split_whitespace()
+        .skip(1)
+        .map(String::from)
+        .collect();
+    for (flag, value) in [("--size", "1m"), ("--runtime", "300ms")] {
+        let after = args.iter().position(|a| a == "--").unwrap();
+        if let Some(i) = args.iter().skip(after).position(|a| a == flag) {
+            args[after + i + 1] = value.to_string();
+        }
+    }
+    args.splice(1..1, ["--start-at".to_string(), "+3s".to_string()]);
+    let out = fathom().current_dir(work).args(&args).output().unwrap();
+    succeeded(&out);
+    std::fs::write(work.join(file), &out.stdout).unwrap();
+    assert!(
+        at("kubectl apply").ends_with(file),
+        "the recipe applies what it printed"
+    );
+    // `kubectl logs ... --prefix > pods.log`
+    let saved = at("kubectl logs").split(" > ").nth(1).unwrap();
+    assert!(at("kubectl logs").contains("--prefix"));
+    let Some(docs) = crate::pods::parse(&String::from_utf8_lossy(&out.stdout)) else {
+        return;
+    };
+    let (logs, codes) = crate::pods::Pods::start(&docs, &work.join("cluster"), false).logs();
+    assert_eq!(codes, [Some(0); 3], "{logs}");
+    std::fs::write(work.join(saved), logs).unwrap();
+    for step in [at("fathom k8s collect"), at("fathom report")] {
+        let args: Vec<&str> = step.split_whitespace().skip(1).collect();
+        succeeded(&fathom().current_dir(work).args(&args).output().unwrap());
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(work.join("cluster.json")).unwrap()).unwrap();
+    assert_eq!(doc["cluster"]["ranks"], 3);
+    let html = std::fs::read_to_string(work.join("cluster.html")).unwrap();
+    assert!(html.contains("node-2"), "the report names each pod's node");
+}

@@ -11,6 +11,8 @@
 mod common;
 #[path = "common/faultfs.rs"]
 mod faultfs;
+#[path = "common/pods.rs"]
+mod pods;
 #[path = "common/postgres.rs"]
 mod postgres_server;
 #[path = "common/s3_server.rs"]
@@ -40,6 +42,7 @@ mod gate;
 mod history;
 mod hostile_input;
 mod io_flags;
+mod k8s;
 mod layers;
 mod limits;
 mod live;

@@ -179,14 +179,8 @@ pub(crate) fn merge_command(args: &MergeArgs) -> anyhow::Result<i32> {
         fathom::result::cluster::Launcher::Merge,
     )
     .map_err(UsageError)?;
-    if let Some(c) = &merged.cluster
-        && c.start_spread_s > args.tolerance
-    {
-        eprintln!(
-            "fathom: warning: the hosts started measuring {:.3} s apart, more than --tolerance {}: their seconds do not line up, and totals per second mix different moments",
-            c.start_spread_s,
-            units::format_duration(args.tolerance)
-        );
+    if let Some(c) = &merged.cluster {
+        warn_spread(c, args.tolerance, "hosts");
     }
     let text = json(&merged)?;
     match &args.output {
@@ -194,6 +188,18 @@ pub(crate) fn merge_command(args: &MergeArgs) -> anyhow::Result<i32> {
         None => print!("{text}"),
     }
     Ok(0)
+}
+
+/// Warns when the `who` (hosts, pods) of a merge started measuring
+/// further apart than `tolerance` seconds.
+pub(crate) fn warn_spread(c: &fathom::result::cluster::Cluster, tolerance: f64, who: &str) {
+    if c.start_spread_s > tolerance {
+        fathom::util::terminal::say(&format!(
+            "fathom: warning: the {who} started measuring {:.3} s apart, more than --tolerance {}: their seconds do not line up, and totals per second mix different moments",
+            c.start_spread_s,
+            units::format_duration(tolerance)
+        ));
+    }
 }
 
 /// A file's name without its extension: the default label of its system.

@@ -9,6 +9,7 @@ mod driver;
 mod fio;
 mod help;
 mod history;
+mod k8s;
 mod knob_args;
 mod mpi;
 mod object;
@@ -147,6 +148,12 @@ enum Command {
     /// with --start-at) as one cluster document: totals from merged
     /// histograms, each host's own figures kept.
     Merge(MergeArgs),
+    /// A StorageClass (or any volume) benchmarked from many pods at once:
+    /// prints an Indexed Job of N pods, each running the fathom command
+    /// after `--` from one agreed start on a claim of its own or one shared
+    /// claim, for `kubectl apply -f -`; `fathom k8s collect` merges what
+    /// the pods wrote, naming any index lost.
+    K8s(Box<k8s::K8sArgs>),
     /// fio's command line, job files and outputs, run by fathom: fathom
     /// fio --name=j --filename=F --rw=randread --direct=1
     /// --output-format=json (fathom called through a link named fio does
@@ -225,6 +232,32 @@ pub fn main() -> i32 {
     if args.first().is_some_and(|p| fio::called_as_fio(p)) {
         args.insert(1, "fio".into());
     }
+    run_args(args)
+}
+
+/// Whether `argv` (the program's name first) is a command fathom would
+/// run: it parses, and a run's workload resolves into specs; the first
+/// line of what is wrong, when not.
+pub(crate) fn refusal_of(argv: &[String]) -> Option<String> {
+    let cli = match command()
+        .try_get_matches_from(argv)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+    {
+        Ok(cli) => cli,
+        Err(e) => {
+            let said = e.render().to_string();
+            let first = said.lines().next().unwrap_or("invalid arguments");
+            return Some(first.trim_start_matches("error: ").to_string());
+        }
+    };
+    match cli.command {
+        Some(Command::Run(args)) => args.asked().err().map(|e| e.to_string()),
+        _ => None,
+    }
+}
+
+/// `args` (the program's name first) parsed, run and printed: the exit code.
+pub(crate) fn run_args(args: Vec<std::ffi::OsString>) -> i32 {
     let cli = match command()
         .try_get_matches_from(args)
         .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
@@ -307,6 +340,7 @@ pub fn main() -> i32 {
             Err(e) => Err(e.into()),
         },
         Some(Command::Fio { args }) => fio::fio_command(&args),
+        Some(Command::K8s(args)) => k8s::k8s_command(&args),
         Some(Command::Report(args)) => report_command(&args),
         Some(Command::Compare(args)) => compare_command(&args),
         Some(Command::Check(args)) => check::check_command(&args),

@@ -5,6 +5,7 @@ pub mod benchmark;
 pub mod capacity;
 pub mod certify;
 pub mod crashcheck;
+pub mod k8s;
 pub mod meta;
 pub mod object;
 pub mod pts;

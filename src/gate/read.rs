@@ -57,6 +57,12 @@ pub const AWS_FILE: Input = Input {
     max: 1 << 20,
     claims: true,
 };
+/// A pod's own result, read back to name the pod in it and rewritten.
+pub const OWN_RESULT: Input = Input {
+    what: "this pod's result",
+    max: 1 << 30,
+    claims: false,
+};
 pub const MARKER: Input = Input {
     what: "a marker",
     max: 1 << 20,

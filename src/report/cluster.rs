@@ -15,20 +15,27 @@ pub fn caption(c: &Cluster) -> String {
         (Launcher::Mpi, Some(lib)) => format!("mpi, {lib}"),
         (Launcher::Mpi, None) => "mpi".into(),
         (Launcher::Merge, _) => "started at one time, merged".into(),
+        (Launcher::Kubernetes, _) => "a Kubernetes Job's pods, merged".into(),
     };
+    let pods = c.launcher == Launcher::Kubernetes;
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut caption = format!(
-        "{} ranks on {} host{} ({launcher}): measuring started within {} of each other and ended within {}",
+        "{} {}{} on {} {}{} ({launcher}): measuring started within {} of each other and ended within {}",
         c.ranks,
+        if pods { "pod" } else { "rank" },
+        plural(c.ranks as usize),
         c.hosts.len(),
-        if c.hosts.len() == 1 { "" } else { "s" },
+        if pods { "node" } else { "host" },
+        plural(c.hosts.len()),
         latency(c.start_spread_s * 1e9),
         latency(c.end_spread_s * 1e9)
     );
     for f in &c.failed {
-        caption.push_str(&format!(
-            "; rank {} FAILED and sent no results ({})",
-            f.rank, f.error
-        ));
+        caption.push_str(&if pods {
+            format!("; index {} LOST ({})", f.rank, f.error)
+        } else {
+            format!("; rank {} FAILED and sent no results ({})", f.rank, f.error)
+        });
     }
     caption
 }

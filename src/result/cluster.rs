@@ -48,6 +48,10 @@ pub enum Launcher {
     /// Separate runs started at an agreed time (`--start-at`) and merged
     /// with `fathom merge`.
     Merge,
+    /// The pods of a Kubernetes Indexed Job (`fathom k8s`), started at an
+    /// agreed time and joined by `fathom k8s collect`; a rank is a pod's
+    /// index.
+    Kubernetes,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,6 +156,7 @@ pub fn concurrent_ranks(
         cluster: None,
         failure: None,
         notes: Vec::new(),
+        pod: None,
     };
     out.cluster = Some(Cluster {
         ranks: ranks.len() as u32,

@@ -79,6 +79,7 @@ pub fn document(doc: &Value) -> Result<Document, String> {
         cluster: None,
         failure: None,
         notes: Vec::new(),
+        pod: None,
     })
 }
 

@@ -14,6 +14,7 @@ pub mod limit;
 pub mod merge;
 pub mod meta;
 pub mod object;
+pub mod pod;
 pub mod pts;
 pub mod repeats;
 pub mod replay;
@@ -72,6 +73,9 @@ pub struct Document {
     /// Pushgateway that stopped answering mid-run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Present when this run was one pod of a Kubernetes run (`fathom k8s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<pod::Pod>,
 }
 
 /// One finished (or interrupted) piece of work. Every exporter and
@@ -122,6 +126,7 @@ impl Document {
             cluster: None,
             failure: None,
             notes: Vec::new(),
+            pod: None,
         }
     }
 
@@ -243,6 +248,7 @@ impl DocumentV1 {
             cluster: None,
             failure: None,
             notes: Vec::new(),
+            pod: None,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod stop;
 pub mod terminal;
 pub mod units;
 pub mod verify;
+pub mod yaml;
 
 use std::path::Path;
 
