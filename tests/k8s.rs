@@ -243,32 +243,30 @@ fn what_no_pod_could_run_is_refused_before_anything_is_printed() {
     }
 }
 
+/// Three pods of a small run, `start` from now, each in a network
+/// namespace of its own; None (said why) where that cannot be.
+fn three_pods(run_flags: &[&str], start: &str) -> Option<(tempfile::TempDir, pods::Pods)> {
+    if !pods::namespaces_work() {
+        return None;
+    }
+    let dir = tempdir();
+    let mut command = vec!["run", "/data/{index}.dat", "--size", "4m"];
+    command.extend(run_flags);
+    let yaml = manifests(&["--clients", "3", "--start-at", start], &command);
+    let docs = pods::parse(&yaml)?;
+    let pods = pods::Pods::start(&docs, dir.path(), true);
+    Some((dir, pods))
+}
+
 /// Three pods from the printed manifests, each in its own network
 /// namespace: they start together, and collect's totals are theirs added
 /// (the p99 that of their histograms merged, by Python's hdrh too).
 #[test]
 fn three_pods_start_together_and_merge_exactly() {
-    if !pods::namespaces_work() {
-        return;
-    }
-    let dir = tempdir();
-    let yaml = manifests(
-        &["--clients", "3", "--start-at", "+3s"],
-        &[
-            "run",
-            "/data/{index}.dat",
-            "--size",
-            "4m",
-            "--iodepth",
-            "2",
-            "--runtime",
-            "1s",
-        ],
-    );
-    let Some(docs) = pods::parse(&yaml) else {
+    let Some((dir, pods)) = three_pods(&["--iodepth", "2", "--runtime", "1s"], "+3s") else {
         return;
     };
-    let (logs, codes) = pods::Pods::start(&docs, dir.path(), true).logs();
+    let (logs, codes) = pods.logs();
     assert_eq!(codes, [Some(0); 3], "{logs}");
     let merged = dir.path().join("cluster.json");
     let logs_file = dir.path().join("pods.log");
@@ -360,25 +358,9 @@ fn three_pods_start_together_and_merge_exactly() {
 /// measured.
 #[test]
 fn a_lost_pod_is_named_and_the_merge_is_never_silently_short() {
-    if !pods::namespaces_work() {
-        return;
-    }
-    let dir = tempdir();
-    let yaml = manifests(
-        &["--clients", "3", "--start-at", "+2s"],
-        &[
-            "run",
-            "/data/{index}.dat",
-            "--size",
-            "4m",
-            "--runtime",
-            "4s",
-        ],
-    );
-    let Some(docs) = pods::parse(&yaml) else {
+    let Some((dir, pods)) = three_pods(&["--runtime", "4s"], "+2s") else {
         return;
     };
-    let pods = pods::Pods::start(&docs, dir.path(), true);
     std::thread::sleep(std::time::Duration::from_millis(3500));
     for (index, _, child) in &pods.children {
         let signal = match index {

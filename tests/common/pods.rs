@@ -61,11 +61,7 @@ pub fn small_run_logs(n: u32, root: &Path) -> Option<String> {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    super::common::succeeded(&out);
     let docs = parse(&String::from_utf8_lossy(&out.stdout))?;
     let (logs, codes) = Pods::start(&docs, root, namespaces_work()).logs();
     assert!(codes.iter().all(|c| *c == Some(0)), "{logs}");
