@@ -563,7 +563,7 @@ fn the_kubernetes_recipe_runs_from_manifests_to_report() {
             args[after + i + 1] = value.to_string();
         }
     }
-    args.splice(1..1, ["--start-at".to_string(), "+3s".to_string()]);
+    args.splice(1..1, ["--start-at".to_string(), "+4s".to_string()]);
     let out = fathom().current_dir(work).args(&args).output().unwrap();
     succeeded(&out);
     std::fs::write(work.join(file), &out.stdout).unwrap();

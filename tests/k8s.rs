@@ -245,14 +245,20 @@ fn what_no_pod_could_run_is_refused_before_anything_is_printed() {
 
 /// Three pods of a small run, `start` from now, each in a network
 /// namespace of its own; None (said why) where that cannot be.
-fn three_pods(run_flags: &[&str], start: &str) -> Option<(tempfile::TempDir, pods::Pods)> {
+fn three_pods(
+    print_flags: &[&str],
+    run_flags: &[&str],
+    start: &str,
+) -> Option<(tempfile::TempDir, pods::Pods)> {
     if !pods::namespaces_work() {
         return None;
     }
     let dir = tempdir();
     let mut command = vec!["run", "/data/{index}.dat", "--size", "4m"];
     command.extend(run_flags);
-    let yaml = manifests(&["--clients", "3", "--start-at", start], &command);
+    let mut print = vec!["--clients", "3", "--start-at", start];
+    print.extend(print_flags);
+    let yaml = manifests(&print, &command);
     let docs = pods::parse(&yaml)?;
     let pods = pods::Pods::start(&docs, dir.path(), true);
     Some((dir, pods))
@@ -263,7 +269,7 @@ fn three_pods(run_flags: &[&str], start: &str) -> Option<(tempfile::TempDir, pod
 /// (the p99 that of their histograms merged, by Python's hdrh too).
 #[test]
 fn three_pods_start_together_and_merge_exactly() {
-    let Some((dir, pods)) = three_pods(&["--iodepth", "2", "--runtime", "1s"], "+3s") else {
+    let Some((dir, pods)) = three_pods(&[], &["--iodepth", "2", "--runtime", "1s"], "+4s") else {
         return;
     };
     let (logs, codes) = pods.logs();
@@ -358,10 +364,10 @@ fn three_pods_start_together_and_merge_exactly() {
 /// measured.
 #[test]
 fn a_lost_pod_is_named_and_the_merge_is_never_silently_short() {
-    let Some((dir, pods)) = three_pods(&["--runtime", "4s"], "+2s") else {
+    let Some((dir, pods)) = three_pods(&["--shared-claim"], &["--runtime", "4s"], "+4s") else {
         return;
     };
-    std::thread::sleep(std::time::Duration::from_millis(3500));
+    std::thread::sleep(std::time::Duration::from_millis(5500));
     for (index, _, child) in &pods.children {
         let signal = match index {
             1 => "-KILL",

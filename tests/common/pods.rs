@@ -48,7 +48,7 @@ pub fn small_run_logs(n: u32, root: &Path) -> Option<String> {
             "--clients",
             &n.to_string(),
             "--start-at",
-            "+2s",
+            "+4s",
             "--",
         ])
         .args([
@@ -93,50 +93,62 @@ impl Pods {
     /// `netns`: each pod in a network namespace of its own (see
     /// [`namespaces_work`]).
     pub fn start(docs: &[Value], root: &Path, netns: bool) -> Pods {
-        let moved = |p: &str| -> String {
-            for from in ["/etc/fathom", "/results", "/data", "/dev/fathom"] {
-                if let Some(rest) = p.strip_prefix(from) {
-                    return format!("{}{from}{rest}", root.display());
-                }
-            }
-            p.to_string()
-        };
-        let config = kind(docs, "ConfigMap")[0];
-        let etc = root.join("etc/fathom");
-        std::fs::create_dir_all(&etc).unwrap();
-        std::fs::create_dir_all(root.join("data")).unwrap();
-        for (key, text) in config["data"].as_object().unwrap() {
-            let mut text = text.as_str().unwrap().to_string();
-            if key == "pod.json" {
-                // The volume's paths, in the command as in the mounts.
-                let mut pod: Value = serde_json::from_str(&text).unwrap();
-                for a in pod["args"].as_array_mut().unwrap() {
-                    *a = Value::from(moved(a.as_str().unwrap()));
-                }
-                text = pod.to_string();
-            }
-            std::fs::write(etc.join(key), text).unwrap();
-        }
         let job = kind(docs, "Job")[0];
         let name = job["metadata"]["name"].as_str().unwrap().to_string();
         let n = job["spec"]["completions"].as_u64().unwrap() as u32;
-        let container = &job["spec"]["template"]["spec"]["containers"][0];
+        let template = &job["spec"]["template"]["spec"];
+        let container = &template["containers"][0];
+        // One claim for every pod, or each pod its own (an ephemeral
+        // volume), as the Job's data volume says.
+        let shared = template["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["name"] == "data" && v.get("persistentVolumeClaim").is_some());
+        let config = kind(docs, "ConfigMap")[0];
         let mut children = Vec::new();
         for index in 0..n {
-            let results = root.join(format!("results-{index}"));
-            std::fs::create_dir_all(&results).unwrap();
+            // What this pod mounts: its own copy of the ConfigMap and its
+            // own results (an emptyDir), its data as the claim says.
+            let own = root.join(format!("pod-{index}"));
+            let data = if shared {
+                root.join("shared")
+            } else {
+                own.join("data")
+            };
+            let moved = |p: &str| -> String {
+                for (from, to) in [
+                    ("/etc/fathom", own.join("etc/fathom")),
+                    ("/results", own.join("results")),
+                    ("/data", data.clone()),
+                    ("/dev/fathom", data.join("device")),
+                ] {
+                    if let Some(rest) = p.strip_prefix(from) {
+                        return format!("{}{rest}", to.display());
+                    }
+                }
+                p.to_string()
+            };
+            for dir in [own.join("etc/fathom"), own.join("results"), data.clone()] {
+                std::fs::create_dir_all(dir).unwrap();
+            }
+            for (key, text) in config["data"].as_object().unwrap() {
+                let mut text = text.as_str().unwrap().to_string();
+                if key == "pod.json" {
+                    // The volume's paths, in the command as in the mounts.
+                    let mut pod: Value = serde_json::from_str(&text).unwrap();
+                    for a in pod["args"].as_array_mut().unwrap() {
+                        *a = Value::from(moved(a.as_str().unwrap()));
+                    }
+                    text = pod.to_string();
+                }
+                std::fs::write(own.join("etc/fathom").join(key), text).unwrap();
+            }
             let args: Vec<String> = container["args"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|a| {
-                    let a = a.as_str().unwrap();
-                    if a == "/results" {
-                        results.display().to_string()
-                    } else {
-                        moved(a)
-                    }
-                })
+                .map(|a| moved(a.as_str().unwrap()))
                 .collect();
             let pod = format!("{name}-{index}-sim{index}");
             let mut cmd = if netns {
