@@ -540,3 +540,45 @@ fn metadata_runs_report_soon_after_ctrl_c_on_a_stalled_file_system() {
         );
     }
 }
+
+/// A training dataset whose writes fail while it is made (a full or
+/// broken file system): the run ends with exit 1 and says why, and the
+/// result file is still written with the failure in it; nothing of the
+/// dataset is left.
+#[test]
+fn a_dataset_that_cannot_be_made_still_gives_its_result_file() {
+    let Some(fs) = skip_or_mount() else { return };
+    let dir = fs.path("dataset");
+    std::fs::create_dir(&dir).unwrap();
+    fs.control.set(Plan {
+        armed: true,
+        fail_writes_after: Some(8),
+        ..Plan::default()
+    });
+    let out_dir = tempfile::tempdir().unwrap();
+    let result = out_dir.path().join("train.json");
+    let out = fathom()
+        .args(["train", dir.to_str().unwrap(), "--workload", "unet3d"])
+        .args(["--files", "28", "--sample-size", "16k", "--epochs", "1"])
+        .args(["-o", result.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the run stopped before its plan was done"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap())
+        .unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert!(
+        doc["failure"].as_str().is_some_and(|f| !f.is_empty()),
+        "{doc}"
+    );
+    fs.control.set(Plan::default());
+    assert!(
+        std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "the dataset's files were left: {:?}",
+        entries(&dir)
+    );
+}

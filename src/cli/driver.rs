@@ -8,7 +8,8 @@ use fathom::commands::benchmark::{self, Benchmark, Context};
 use fathom::report::destination;
 use fathom::result::Document;
 use fathom::run::Session;
-use fathom::util::stop::StopFlag;
+use fathom::util::error::UsageError;
+use fathom::util::stop::{Interrupted, StopFlag};
 
 pub(crate) struct Driver<'a> {
     pub output: &'a OutputArgs,
@@ -94,7 +95,18 @@ impl<'a> Driver<'a> {
                 meet: None,
                 say: &say,
             };
-            let result = bench.run(run, &cx)?;
+            let result = match bench.run(run, &cx) {
+                Ok(result) => result,
+                // Bad input and a signal end the command as they always
+                // do. A run that failed (its dataset's writes on a full
+                // file system) ends the plan: what was measured before it
+                // is written, with why, and the exit code is 1.
+                Err(e) if e.is::<UsageError>() || e.is::<Interrupted>() => return Err(e),
+                Err(e) => {
+                    document.failure = Some(format!("{e:#}"));
+                    break;
+                }
+            };
             benchmark::add(&mut document, result);
             self.progress(&document)?;
         }
