@@ -6,7 +6,7 @@ use super::driver::drive;
 use clap::Args;
 use fathom::commands::benchmark::TrainBench;
 use fathom::commands::train::{self, CheckpointAsk, TrainingAsk};
-use fathom::spec::train::{AcceleratorType, TrainSpec, TrainWorkload};
+use fathom::spec::train::{AcceleratorType, MlperfVersion, TrainSpec, TrainWorkload};
 use fathom::util::error::UsageError;
 use fathom::util::units::{parse_duration, parse_size};
 
@@ -18,8 +18,9 @@ pub struct TrainArgs {
     /// rank a directory of its own.
     pub dir: String,
 
-    /// unet3d, resnet50, cosmoflow (training), or checkpoint-llama3-8b,
-    /// -70b, -405b, -1t (checkpoint alone is checkpoint-llama3-8b).
+    /// unet3d, retinanet (training; resnet50 and cosmoflow with
+    /// --mlperf-version 2.0), or checkpoint-llama3-8b, -70b, -405b, -1t
+    /// (checkpoint alone is checkpoint-llama3-8b).
     #[arg(long, default_value = "unet3d", hide_possible_values = true,
           value_parser = super::knob_args::Offered::new(TrainWorkload::names(), str::parse::<TrainWorkload>))]
     pub workload: TrainWorkload,
@@ -30,9 +31,17 @@ pub struct TrainArgs {
     #[arg(long)]
     pub accelerators: Option<u32>,
 
-    /// The accelerator whose compute time per batch is used: h100 or a100.
-    #[arg(long = "accelerator-type", default_value = "h100")]
-    pub accelerator_type: AcceleratorType,
+    /// The accelerator emulated: its compute time per batch, and its
+    /// memory against a checkpoint. v3.0: b200 (the default) or mi355,
+    /// and h100 or a100 as "whatif"; v2.0: h100 (the default) or a100.
+    #[arg(long = "accelerator-type", value_name = "TYPE")]
+    pub accelerator_type: Option<AcceleratorType>,
+
+    /// The release of MLPerf Storage whose presets and rules the run
+    /// follows: 3.0, or 2.0 (resnet50, cosmoflow, h100 and a100 as v2.0
+    /// ran them).
+    #[arg(long = "mlperf-version", value_name = "VERSION", default_value = "3.0")]
+    pub mlperf_version: MlperfVersion,
 
     /// Look for the most accelerators whose AU meets the workload's
     /// threshold: from --accelerators, doubling while it passes, then
@@ -181,6 +190,10 @@ pub fn spec_of(args: &TrainArgs) -> Result<TrainSpec, UsageError> {
             args.workload
         )));
     }
+    let version = args.mlperf_version;
+    let accelerator = args
+        .accelerator_type
+        .unwrap_or_else(|| version.default_accelerator());
     match args.workload {
         TrainWorkload::Training(model) => {
             let ask = TrainingAsk {
@@ -205,9 +218,10 @@ pub fn spec_of(args: &TrainArgs) -> Result<TrainSpec, UsageError> {
             };
             Ok(TrainSpec::Training(train::training_spec(
                 model,
-                args.accelerator_type,
+                version,
+                accelerator,
                 &ask,
-            )))
+            )?))
         }
         TrainWorkload::Checkpoint(model) => {
             let ask = CheckpointAsk {
@@ -220,7 +234,12 @@ pub fn spec_of(args: &TrainArgs) -> Result<TrainSpec, UsageError> {
                 interval_s: seconds("--checkpoint-interval", &args.checkpoint_interval)?,
                 keep: args.keep,
             };
-            Ok(TrainSpec::Checkpoint(train::checkpoint_spec(model, &ask)))
+            Ok(TrainSpec::Checkpoint(train::checkpoint_spec(
+                model,
+                version,
+                accelerator,
+                &ask,
+            )))
         }
     }
 }

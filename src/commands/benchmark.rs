@@ -180,7 +180,11 @@ impl Benchmark for TrainBench {
         }
         let dir = match spec {
             TrainSpec::Training(t) => &mut t.dir,
-            TrainSpec::Checkpoint(c) => &mut c.dir,
+            TrainSpec::Checkpoint(c) => {
+                // MLPerf's rules count the accelerators of every host.
+                c.ranks_in_all = Some(c.ranks.saturating_mul(place.ranks));
+                &mut c.dir
+            }
         };
         made_own(
             dir,

@@ -256,14 +256,16 @@ impl TrainResult {
         }
     }
 
-    /// "unet3d on 4 h100", "checkpoint-llama3-8b".
+    /// "unet3d on 4 b200", "retinanet on 1 h100 (whatif)",
+    /// "checkpoint-llama3-8b".
     pub fn named(&self) -> String {
         match self {
             TrainResult::Training(t) => format!(
-                "{} on {} {}",
+                "{} on {} {}{}",
                 t.spec.model.name(),
                 t.spec.accelerators,
-                t.spec.accelerator
+                t.spec.accelerator,
+                if t.spec.whatif { " (whatif)" } else { "" }
             ),
             TrainResult::Checkpoint(c) => format!("checkpoint-{}", c.spec.model.name()),
         }

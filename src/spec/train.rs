@@ -6,12 +6,67 @@
 //! rank, and reads it back.
 //!
 //! The presets' figures are MLPerf Storage's own (mlcommons/storage,
-//! `configs/dlio/workload/*.yaml` and `Submission_guidelines.md`, v2.0);
+//! `configs/dlio/workload/*.yaml`, `Rules.md` and
+//! `Submission_guidelines.md`), of v3.0 unless `--mlperf-version 2.0`;
 //! docs/guide/training.md names the file each comes from.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
+
+/// The release of MLPerf Storage whose presets and rules a run follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MlperfVersion {
+    #[serde(rename = "2.0")]
+    V2_0,
+    #[serde(rename = "3.0")]
+    V3_0,
+}
+
+impl MlperfVersion {
+    pub const NEWEST: MlperfVersion = MlperfVersion::V3_0;
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MlperfVersion::V2_0 => "2.0",
+            MlperfVersion::V3_0 => "3.0",
+        }
+    }
+
+    /// The accelerator a run emulates unless told: the release's own.
+    pub fn default_accelerator(self) -> AcceleratorType {
+        match self {
+            MlperfVersion::V2_0 => AcceleratorType::H100,
+            MlperfVersion::V3_0 => AcceleratorType::B200,
+        }
+    }
+
+    /// The accelerators this release submits results for (v3.0 keeps
+    /// h100 and a100 as "whatif" runs only).
+    pub fn closed_accelerators(self) -> &'static [AcceleratorType] {
+        match self {
+            MlperfVersion::V2_0 => &[AcceleratorType::H100, AcceleratorType::A100],
+            MlperfVersion::V3_0 => &[AcceleratorType::B200, AcceleratorType::Mi355],
+        }
+    }
+}
+
+impl FromStr for MlperfVersion {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim_start_matches(['v', 'V']) {
+            "2.0" | "2" => Ok(MlperfVersion::V2_0),
+            "3.0" | "3" => Ok(MlperfVersion::V3_0),
+            _ => Err(format!("--mlperf-version {s}: 2.0 or 3.0")),
+        }
+    }
+}
+
+impl fmt::Display for MlperfVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// The accelerator whose compute time per batch a training preset uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,6 +74,8 @@ use std::str::FromStr;
 pub enum AcceleratorType {
     H100,
     A100,
+    B200,
+    Mi355,
 }
 
 impl AcceleratorType {
@@ -26,6 +83,17 @@ impl AcceleratorType {
         match self {
             AcceleratorType::H100 => "h100",
             AcceleratorType::A100 => "a100",
+            AcceleratorType::B200 => "b200",
+            AcceleratorType::Mi355 => "mi355",
+        }
+    }
+
+    /// Its memory, as MLPerf counts it against a checkpoint (Rules 4.3.4).
+    pub fn memory_bytes(self) -> u64 {
+        match self {
+            AcceleratorType::H100 | AcceleratorType::A100 => 80_000_000_000,
+            AcceleratorType::B200 => 180_000_000_000,
+            AcceleratorType::Mi355 => 288_000_000_000,
         }
     }
 }
@@ -36,8 +104,10 @@ impl FromStr for AcceleratorType {
         match s.to_ascii_lowercase().as_str() {
             "h100" => Ok(AcceleratorType::H100),
             "a100" => Ok(AcceleratorType::A100),
+            "b200" => Ok(AcceleratorType::B200),
+            "mi355" | "mi355x" => Ok(AcceleratorType::Mi355),
             _ => Err(format!(
-                "--accelerator-type {s}: h100 or a100 (the types MLPerf Storage gives compute times for)"
+                "--accelerator-type {s}: b200, mi355, h100 or a100 (the types MLPerf Storage gives compute times for)"
             )),
         }
     }
@@ -58,6 +128,8 @@ pub enum SampleFormat {
     Npz,
     /// TensorFlow's TFRecord: records one after another in a file.
     Tfrecord,
+    /// JPEG images: a file is one sample, read whole.
+    Jpeg,
 }
 
 impl SampleFormat {
@@ -65,6 +137,7 @@ impl SampleFormat {
         match self {
             SampleFormat::Npz => "npz",
             SampleFormat::Tfrecord => "tfrecord",
+            SampleFormat::Jpeg => "jpeg",
         }
     }
 }
@@ -110,13 +183,29 @@ pub struct TrainingShape {
 #[serde(rename_all = "lowercase")]
 pub enum TrainingModel {
     Unet3d,
+    Retinanet,
     Resnet50,
     Cosmoflow,
 }
 
+/// A workload's preset for one release and accelerator: the dataset's
+/// shape, the compute time per batch, and the configuration file they
+/// come from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preset {
+    pub shape: TrainingShape,
+    pub compute_s: f64,
+    /// `configs/dlio/workload/NAME.yaml` of the release.
+    pub config: &'static str,
+    /// A type the release keeps for comparison only (v3.0's h100 and
+    /// a100): not a result it takes.
+    pub whatif: bool,
+}
+
 impl TrainingModel {
-    pub const ALL: [TrainingModel; 3] = [
+    pub const ALL: [TrainingModel; 4] = [
         TrainingModel::Unet3d,
+        TrainingModel::Retinanet,
         TrainingModel::Resnet50,
         TrainingModel::Cosmoflow,
     ];
@@ -124,14 +213,94 @@ impl TrainingModel {
     pub fn name(self) -> &'static str {
         match self {
             TrainingModel::Unet3d => "unet3d",
+            TrainingModel::Retinanet => "retinanet",
             TrainingModel::Resnet50 => "resnet50",
             TrainingModel::Cosmoflow => "cosmoflow",
         }
     }
 
-    /// The workload as `configs/dlio/workload/MODEL_h100.yaml` gives it
-    /// (the a100 files differ in compute time alone).
-    pub fn shape(self) -> TrainingShape {
+    /// The preset of `version` for `accelerator`, or why there is none.
+    pub fn preset(
+        self,
+        version: MlperfVersion,
+        accelerator: AcceleratorType,
+    ) -> Result<Preset, String> {
+        use AcceleratorType::*;
+        use MlperfVersion::*;
+        use TrainingModel::*;
+        let whatif = !version.closed_accelerators().contains(&accelerator);
+        let v2 = |config, compute_s| {
+            Ok(Preset {
+                shape: self.shape(),
+                compute_s,
+                config,
+                whatif,
+            })
+        };
+        let retinanet = |config, batch_size, compute_s| {
+            // retinanet_b200.yaml and _mi355.yaml; the h100 and a100
+            // files keep an older, smaller dataset of their own.
+            let base = Retinanet.shape();
+            let shape = match accelerator {
+                B200 | Mi355 => TrainingShape { batch_size, ..base },
+                H100 | A100 => TrainingShape {
+                    files: 1_743_042,
+                    sample_bytes: 153_600,
+                    sample_bytes_stdev: 51_200,
+                    batch_size,
+                    epochs: 5,
+                    ..base
+                },
+            };
+            Ok(Preset {
+                shape,
+                compute_s,
+                config,
+                whatif,
+            })
+        };
+        match (version, self, accelerator) {
+            (V2_0, Retinanet, _) => Err(
+                "retinanet is MLPerf Storage v3.0's workload: leave --mlperf-version at 3.0".into(),
+            ),
+            (V2_0, _, B200 | Mi355) => Err(format!(
+                "--accelerator-type {accelerator} is MLPerf Storage v3.0's: v2.0 emulates h100 and a100"
+            )),
+            (V2_0, Unet3d, H100) => v2("unet3d_h100.yaml", 0.323),
+            (V2_0, Unet3d, A100) => v2("unet3d_a100.yaml", 0.636),
+            (V2_0, Resnet50, H100) => v2("resnet50_h100.yaml", 0.224),
+            (V2_0, Resnet50, A100) => v2("resnet50_a100.yaml", 0.435),
+            (V2_0, Cosmoflow, H100) => v2("cosmoflow_h100.yaml", 0.00350),
+            (V2_0, Cosmoflow, A100) => v2("cosmoflow_a100.yaml", 0.00551),
+            (V3_0, Resnet50 | Cosmoflow, _) => Err(format!(
+                "{} is MLPerf Storage v2.0's workload (v3.0 trains unet3d and retinanet): add --mlperf-version 2.0",
+                self.name()
+            )),
+            (V3_0, Unet3d, B200) => Ok(Preset {
+                shape: TrainingShape {
+                    files: 7200,
+                    ..self.shape()
+                },
+                compute_s: 0.162,
+                config: "unet3d_b200.yaml",
+                whatif: false,
+            }),
+            (V3_0, Unet3d, Mi355) => Err(
+                "MLPerf Storage v3.0 gives unet3d no mi355 compute time (its configs: unet3d_b200.yaml, and unet3d_h100/_a100.yaml as whatif)".into(),
+            ),
+            (V3_0, Unet3d, H100) => v2("unet3d_h100.yaml", 0.323),
+            (V3_0, Unet3d, A100) => v2("unet3d_a100.yaml", 0.636),
+            (V3_0, Retinanet, B200) => retinanet("retinanet_b200.yaml", 24, 0.04755),
+            (V3_0, Retinanet, Mi355) => retinanet("retinanet_mi355.yaml", 32, 0.0634),
+            (V3_0, Retinanet, H100) => retinanet("retinanet_h100.yaml", 16, 0.180),
+            (V3_0, Retinanet, A100) => retinanet("retinanet_a100.yaml", 16, 0.210),
+        }
+    }
+
+    /// The workload as v2.0's `configs/dlio/workload/MODEL_h100.yaml`
+    /// gives it (the a100 files differ in compute time alone); retinanet,
+    /// which v2.0 has not, as `retinanet_b200.yaml`.
+    pub(crate) fn shape(self) -> TrainingShape {
         match self {
             TrainingModel::Unet3d => TrainingShape {
                 format: SampleFormat::Npz,
@@ -145,6 +314,19 @@ impl TrainingModel {
                 shuffle: Shuffle::Sample,
                 epochs: 5,
                 au_threshold: 0.90,
+            },
+            TrainingModel::Retinanet => TrainingShape {
+                format: SampleFormat::Jpeg,
+                files: 1_170_301,
+                samples_per_file: 1,
+                sample_bytes: 322_957,
+                sample_bytes_stdev: 0,
+                batch_size: 24,
+                read_threads: 8,
+                prefetch: 2,
+                shuffle: Shuffle::Sample,
+                epochs: 8,
+                au_threshold: 0.85,
             },
             TrainingModel::Resnet50 => TrainingShape {
                 format: SampleFormat::Tfrecord,
@@ -172,18 +354,6 @@ impl TrainingModel {
                 epochs: 5,
                 au_threshold: 0.70,
             },
-        }
-    }
-
-    /// Seconds an accelerator computes on a batch (`train.computation_time`).
-    pub fn compute_s(self, accelerator: AcceleratorType) -> f64 {
-        match (self, accelerator) {
-            (TrainingModel::Unet3d, AcceleratorType::H100) => 0.323,
-            (TrainingModel::Unet3d, AcceleratorType::A100) => 0.636,
-            (TrainingModel::Resnet50, AcceleratorType::H100) => 0.224,
-            (TrainingModel::Resnet50, AcceleratorType::A100) => 0.435,
-            (TrainingModel::Cosmoflow, AcceleratorType::H100) => 0.00350,
-            (TrainingModel::Cosmoflow, AcceleratorType::A100) => 0.00551,
         }
     }
 }
@@ -301,12 +471,26 @@ impl fmt::Display for TrainWorkload {
     }
 }
 
+fn v2_0() -> MlperfVersion {
+    MlperfVersion::V2_0
+}
+
+fn h100() -> AcceleratorType {
+    AcceleratorType::H100
+}
+
 /// A training run, as asked and sized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrainingSpec {
     pub dir: String,
     pub model: TrainingModel,
+    /// The release whose preset this is (a result without it is v2.0's).
+    #[serde(default = "v2_0")]
+    pub mlperf_version: MlperfVersion,
     pub accelerator: AcceleratorType,
+    /// The accelerator is one the release keeps for comparison only.
+    #[serde(default)]
+    pub whatif: bool,
     pub accelerators: u32,
     pub shape: TrainingShape,
     /// Files the dataset has (sized by MLPerf's rule unless `--files`).
@@ -368,6 +552,17 @@ pub fn dataset_files(shape: &TrainingShape, memory_bytes: u64, accelerators: u32
 pub struct CheckpointSpec {
     pub dir: String,
     pub model: CheckpointModel,
+    /// The release whose rules the run is checked by (a result without
+    /// it is v2.0's).
+    #[serde(default = "v2_0")]
+    pub mlperf_version: MlperfVersion,
+    /// The accelerator the ranks emulate: its memory is what must hold
+    /// the checkpoint (Rules 4.3.4).
+    #[serde(default = "h100")]
+    pub accelerator: AcceleratorType,
+    /// Under --mpi, the ranks of every host together; absent, `ranks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks_in_all: Option<u32>,
     /// Ranks this run writes for: all of the model's, or a subset (MLPerf's
     /// `subset` mode for a host's own storage: that share of the bytes).
     pub ranks: u32,
@@ -417,6 +612,151 @@ pub enum TrainSpec {
 mod tests {
     use super::*;
 
+    /// Each v3.0 preset holds the figures of its file in mlcommons/storage
+    /// `configs/dlio/workload/` (v3.0).
+    #[test]
+    fn v3_presets_are_their_config_files() {
+        use AcceleratorType::*;
+        use MlperfVersion::*;
+        // (model, accelerator, config, files, sample bytes, stdev, batch,
+        // read threads, epochs, compute, AU, whatif)
+        let golden = [
+            (
+                TrainingModel::Unet3d,
+                B200,
+                "unet3d_b200.yaml",
+                7200,
+                146_600_628,
+                68_341_808,
+                7,
+                4,
+                5,
+                0.162,
+                0.90,
+                false,
+            ),
+            (
+                TrainingModel::Unet3d,
+                H100,
+                "unet3d_h100.yaml",
+                168,
+                146_600_628,
+                68_341_808,
+                7,
+                4,
+                5,
+                0.323,
+                0.90,
+                true,
+            ),
+            (
+                TrainingModel::Retinanet,
+                B200,
+                "retinanet_b200.yaml",
+                1_170_301,
+                322_957,
+                0,
+                24,
+                8,
+                8,
+                0.04755,
+                0.85,
+                false,
+            ),
+            (
+                TrainingModel::Retinanet,
+                Mi355,
+                "retinanet_mi355.yaml",
+                1_170_301,
+                322_957,
+                0,
+                32,
+                8,
+                8,
+                0.0634,
+                0.85,
+                false,
+            ),
+            (
+                TrainingModel::Retinanet,
+                H100,
+                "retinanet_h100.yaml",
+                1_743_042,
+                153_600,
+                51_200,
+                16,
+                8,
+                5,
+                0.180,
+                0.85,
+                true,
+            ),
+            (
+                TrainingModel::Retinanet,
+                A100,
+                "retinanet_a100.yaml",
+                1_743_042,
+                153_600,
+                51_200,
+                16,
+                8,
+                5,
+                0.210,
+                0.85,
+                true,
+            ),
+        ];
+        for (
+            model,
+            acc,
+            config,
+            files,
+            bytes,
+            stdev,
+            batch,
+            threads,
+            epochs,
+            compute,
+            au,
+            whatif,
+        ) in golden
+        {
+            let p = model.preset(V3_0, acc).unwrap();
+            let s = &p.shape;
+            assert_eq!(p.config, config);
+            assert_eq!(
+                (
+                    s.files,
+                    s.sample_bytes,
+                    s.sample_bytes_stdev,
+                    s.batch_size,
+                    s.read_threads,
+                    s.epochs
+                ),
+                (files, bytes, stdev, batch, threads, epochs),
+                "{config}"
+            );
+            assert_eq!(
+                (p.compute_s, s.au_threshold, p.whatif),
+                (compute, au, whatif),
+                "{config}"
+            );
+            assert_eq!(s.samples_per_file, 1, "{config}");
+            assert_eq!(s.shuffle, Shuffle::Sample, "{config}");
+        }
+        assert!(TrainingModel::Unet3d.preset(V3_0, Mi355).is_err());
+        assert!(TrainingModel::Resnet50.preset(V3_0, B200).is_err());
+        assert!(TrainingModel::Retinanet.preset(V2_0, H100).is_err());
+        assert!(TrainingModel::Unet3d.preset(V2_0, B200).is_err());
+        assert_eq!(
+            TrainingModel::Unet3d.preset(V2_0, A100).unwrap().compute_s,
+            0.636
+        );
+        assert_eq!(MlperfVersion::NEWEST.default_accelerator(), B200);
+        assert_eq!("3.0".parse::<MlperfVersion>(), Ok(V3_0));
+        assert_eq!("v2.0".parse::<MlperfVersion>(), Ok(V2_0));
+    }
+
     #[test]
     fn every_preset_name_parses_back() {
         for name in TrainWorkload::names() {
@@ -443,6 +783,9 @@ mod tests {
         let spec = CheckpointSpec {
             dir: "/x".into(),
             model: CheckpointModel::Llama3_8b,
+            mlperf_version: MlperfVersion::V3_0,
+            accelerator: AcceleratorType::B200,
+            ranks_in_all: None,
             ranks: 2,
             checkpoint_bytes: 105_000_000_000,
             scaled: false,

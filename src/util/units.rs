@@ -82,18 +82,39 @@ pub fn parse_percent(text: &str) -> Result<u8, String> {
 
 /// Formats a byte count with binary units for people ("4 KiB", "1.5 GiB").
 pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let (value, unit) = in_units(bytes, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"]);
+    if value.fract() == 0.0 {
+        format!("{value:.0} {unit}")
+    } else {
+        format!("{value:.1} {unit}")
+    }
+}
+
+/// `bytes` in the largest of `units` (each `step` times the one before)
+/// that leaves a value of 1 or more.
+fn in_units(bytes: u64, step: f64, units: &[&'static str]) -> (f64, &'static str) {
     let mut value = bytes as f64;
     let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
+    while value >= step && unit < units.len() - 1 {
+        value /= step;
         unit += 1;
     }
-    if value.fract() == 0.0 {
-        format!("{value:.0} {}", UNITS[unit])
+    (value, units[unit])
+}
+
+/// Formats a byte count with decimal units, as accelerators' memory and
+/// MLPerf's checkpoint sizes are given ("180 GB", "1.44 TB", "5.29 TB"):
+/// three significant digits.
+pub fn format_decimal_bytes(bytes: u64) -> String {
+    let (value, unit) = in_units(bytes, 1000.0, &["B", "kB", "MB", "GB", "TB"]);
+    let digits = if value >= 100.0 || value.fract() == 0.0 {
+        0
+    } else if value >= 10.0 {
+        1
     } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
+        2
+    };
+    format!("{value:.digits$} {unit}")
 }
 
 /// Formats a block size the way fio users write it ("4k", "1m", "512").
@@ -260,6 +281,14 @@ mod tests {
                 .contains("RFC 3339")
         );
         assert!(parse_start_at("+soon", now).is_err());
+    }
+
+    #[test]
+    fn decimal_sizes_keep_three_digits() {
+        assert_eq!(format_decimal_bytes(180_000_000_000), "180 GB");
+        assert_eq!(format_decimal_bytes(1_440_000_000_000), "1.44 TB");
+        assert_eq!(format_decimal_bytes(5_290_000_000_000), "5.29 TB");
+        assert_eq!(format_decimal_bytes(18_000_000_000_000), "18 TB");
     }
 
     #[test]

@@ -20,8 +20,8 @@ use crate::result::train::{
 };
 use crate::run::search::Outcome;
 use crate::spec::train::{
-    AcceleratorType, CheckpointModel, CheckpointSpec, SampleFormat, TrainSpec, TrainingModel,
-    TrainingSpec, dataset_files,
+    AcceleratorType, CheckpointModel, CheckpointSpec, MlperfVersion, SampleFormat, TrainSpec,
+    TrainingModel, TrainingSpec, dataset_files,
 };
 use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
@@ -49,20 +49,24 @@ pub struct TrainingAsk {
     pub keep: bool,
 }
 
-/// The spec of a training run: the preset's figures, changed where
-/// asked, and the dataset sized by MLPerf's rule from this host's memory
-/// unless `--files` says otherwise.
+/// The spec of a training run: the preset's figures (of `version`, for
+/// `accelerator`), changed where asked, and the dataset sized by MLPerf's
+/// rule from this host's memory unless `--files` says otherwise; refused
+/// when the release has no preset for the pair.
 pub fn training_spec(
     model: TrainingModel,
+    version: MlperfVersion,
     accelerator: AcceleratorType,
     ask: &TrainingAsk,
-) -> TrainingSpec {
-    let mut shape = model.shape();
+) -> Result<TrainingSpec, UsageError> {
+    let preset = model.preset(version, accelerator).map_err(UsageError)?;
+    let full = preset.shape.clone();
+    let mut shape = preset.shape.clone();
     if let Some(b) = ask.sample_bytes {
         shape.sample_bytes = b;
         // The deviation scales with the mean it was given for.
-        shape.sample_bytes_stdev = (model.shape().sample_bytes_stdev as f64 * b as f64
-            / model.shape().sample_bytes as f64) as u64;
+        shape.sample_bytes_stdev =
+            (full.sample_bytes_stdev as f64 * b as f64 / full.sample_bytes as f64) as u64;
     }
     if let Some(d) = ask.sample_bytes_stdev {
         shape.sample_bytes_stdev = d;
@@ -82,15 +86,16 @@ pub fn training_spec(
     let memory = crate::measure::facts::host_facts().memory_bytes;
     // MLPerf's rule at the workload's own sample size (the dataset it
     // really needs); a cut sample size sizes a dataset by the same rule.
-    let full = model.shape();
     let rule = dataset_files(&full, memory, ask.accelerators.max(1));
     let files = ask
         .files
         .unwrap_or_else(|| dataset_files(&shape, memory, ask.accelerators.max(1)));
-    TrainingSpec {
+    Ok(TrainingSpec {
         dir: ask.dir.clone(),
         model,
+        mlperf_version: version,
         accelerator,
+        whatif: preset.whatif,
         accelerators: ask.accelerators,
         rule_files: (files < rule || ask.sample_bytes.is_some()).then_some(rule),
         full_sample_bytes: ask
@@ -99,12 +104,12 @@ pub fn training_spec(
             .map(|_| full.sample_bytes),
         files,
         shape,
-        compute_s: ask.compute_s.unwrap_or(model.compute_s(accelerator)),
+        compute_s: ask.compute_s.unwrap_or(preset.compute_s),
         direct: ask.direct,
         read_rate: ask.read_rate,
         seed: ask.seed,
         keep: ask.keep,
-    }
+    })
 }
 
 /// A training run checked against its flags and what DIR holds.
@@ -143,6 +148,7 @@ pub fn check_training(spec: &TrainingSpec, overwrite: bool) -> Result<CheckedTra
             match spec.shape.format {
                 SampleFormat::Npz => "npz",
                 SampleFormat::Tfrecord => "TFRecord",
+                SampleFormat::Jpeg => "JPEG",
             }
         ));
     }
@@ -231,7 +237,10 @@ fn dataset_facts(spec: &TrainingSpec, dataset: &Dataset, generation_s: f64) -> D
         why
     });
     let scaled = spec.rule_files.map(|rule| {
-        let full = spec.model.shape();
+        let full = spec
+            .model
+            .preset(spec.mlperf_version, spec.accelerator)
+            .map_or_else(|_| spec.shape.clone(), |p| p.shape);
         let full_bytes = rule * full.samples_per_file * full.sample_bytes;
         let mut said = format!(
             "{} files of the {} MLPerf's rule asks for ({}, at the workload's {} samples)",
@@ -468,10 +477,18 @@ pub struct CheckpointAsk {
     pub keep: bool,
 }
 
-pub fn checkpoint_spec(model: CheckpointModel, ask: &CheckpointAsk) -> CheckpointSpec {
+pub fn checkpoint_spec(
+    model: CheckpointModel,
+    version: MlperfVersion,
+    accelerator: AcceleratorType,
+    ask: &CheckpointAsk,
+) -> CheckpointSpec {
     CheckpointSpec {
         dir: ask.dir.clone(),
         model,
+        mlperf_version: version,
+        accelerator,
+        ranks_in_all: None,
         ranks: ask.ranks.unwrap_or(model.ranks()),
         checkpoint_bytes: ask.checkpoint_bytes.unwrap_or(model.checkpoint_bytes()),
         scaled: ask
@@ -483,6 +500,39 @@ pub fn checkpoint_spec(model: CheckpointModel, ask: &CheckpointAsk) -> Checkpoin
         interval_s: ask.interval_s,
         keep: ask.keep,
     }
+}
+
+/// MLPerf Storage v3.0's rules for a checkpoint of the model's own size
+/// (one scaled down with --checkpoint-size is no MLPerf run, and is not
+/// held to them): the accelerators' memory together holds the checkpoint
+/// (Rules 4.3.4), and only the 8B model has a subset run (4.3.5).
+fn check_rules(spec: &CheckpointSpec) -> Result<(), String> {
+    if spec.mlperf_version != MlperfVersion::V3_0 || spec.scaled {
+        return Ok(());
+    }
+    let all = spec.ranks_in_all.unwrap_or(spec.ranks);
+    let per = spec.accelerator.memory_bytes();
+    let held = u64::from(all) * per;
+    let size = spec.model.checkpoint_bytes();
+    if held < size {
+        return Err(format!(
+            "{all} x {} ({} each) hold {} of accelerator memory, less than {}'s {} checkpoint (MLPerf Storage v3.0 Rules 4.3.4): give {} accelerators at least, or --checkpoint-size to scale it down (no longer an MLPerf run)",
+            spec.accelerator,
+            crate::util::units::format_decimal_bytes(per),
+            crate::util::units::format_decimal_bytes(held),
+            spec.model.name(),
+            crate::util::units::format_decimal_bytes(size),
+            size.div_ceil(per)
+        ));
+    }
+    let whole = spec.model.ranks();
+    if all < whole && spec.model != CheckpointModel::Llama3_8b {
+        return Err(format!(
+            "{all} of {}'s {whole} ranks is a subset run, which MLPerf Storage v3.0 defines for llama3-8b alone (Rules 4.3.5): give all {whole} (under --mpi, across the hosts), or --checkpoint-size to scale it down (no longer an MLPerf run)",
+            spec.model.name()
+        ));
+    }
+    Ok(())
 }
 
 pub fn check_checkpoint(spec: &CheckpointSpec, overwrite: bool) -> Result<(), UsageError> {
@@ -503,6 +553,7 @@ pub fn check_checkpoint(spec: &CheckpointSpec, overwrite: bool) -> Result<(), Us
     if spec.writes == 0 && spec.reads == 0 {
         return Err(UsageError("--writes 0 --reads 0: nothing to do".into()));
     }
+    check_rules(spec).map_err(UsageError)?;
     if !(spec.interval_s >= 0.0 && spec.interval_s.is_finite()) {
         return Err(UsageError(format!(
             "--checkpoint-interval {}: a time of 0 or more",
