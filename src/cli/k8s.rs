@@ -182,18 +182,8 @@ fn print_command(args: &PrintArgs) -> anyhow::Result<i32> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let key_ok = !name.is_empty()
-            && name != k8s::CONFIG_KEY
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
-        if !key_ok {
-            return Err(usage(format!(
-                "--file {}: a ConfigMap key is letters, digits, '-', '_' and '.' (and not {})",
-                path.display(),
-                k8s::CONFIG_KEY
-            )));
-        }
+        k8s::check_file_name(&name)
+            .map_err(|m| usage(format!("--file {}: {m}", path.display())))?;
         if !args
             .command
             .iter()
@@ -276,11 +266,14 @@ fn pod_command(args: &PodArgs) -> anyhow::Result<i32> {
         .unwrap_or_else(|_| format!("index-{index}"));
     let node = std::env::var("NODE_NAME").ok().filter(|n| !n.is_empty());
     eprintln!(
-        "{}{index} of {}, pod {name} on node {}, starting at {}",
-        collect::GREETING,
-        config.clients,
-        node.as_deref().unwrap_or("(not told)"),
-        config.start_at
+        "{}",
+        collect::greeting(
+            index,
+            config.clients,
+            &name,
+            node.as_deref(),
+            &config.start_at
+        )
     );
     let output = args.results.join(format!("{index}.json"));
     let mut argv: Vec<std::ffi::OsString> = vec!["fathom".into()];
@@ -325,6 +318,12 @@ fn collect_command(args: &CollectArgs) -> anyhow::Result<i32> {
     }
     let mut found = Vec::new();
     let mut last_words = std::collections::BTreeMap::new();
+    let mut take_logs = |text: &str, source: &str, found: &mut Vec<_>| {
+        let logs = collect::read_logs(text).map_err(|e| UsageError(format!("{source}: {e}")))?;
+        found.extend(logs.documents);
+        last_words.extend(logs.last_words);
+        Ok::<(), UsageError>(())
+    };
     for input in &args.inputs {
         if input.as_os_str() == "-" {
             let mut text = String::new();
@@ -332,9 +331,7 @@ fn collect_command(args: &CollectArgs) -> anyhow::Result<i32> {
                 .take(fathom::gate::read::RESULT.max)
                 .read_to_string(&mut text)
                 .map_err(|e| UsageError(format!("standard input: {e}")))?;
-            let logs = collect::read_logs(&text).map_err(UsageError)?;
-            found.extend(logs.documents);
-            last_words.extend(logs.last_words);
+            take_logs(&text, "standard input", &mut found)?;
         } else if input.is_dir() {
             let mut paths: Vec<PathBuf> = std::fs::read_dir(input)
                 .map_err(|e| UsageError(format!("{}: {e}", input.display())))?
@@ -350,12 +347,7 @@ fn collect_command(args: &CollectArgs) -> anyhow::Result<i32> {
             let text = read_result_file(input)?;
             match Document::from_json(&text) {
                 Ok(document) => found.push((input.display().to_string(), document)),
-                Err(_) => {
-                    let logs = collect::read_logs(&text)
-                        .map_err(|e| UsageError(format!("{}: {e}", input.display())))?;
-                    found.extend(logs.documents);
-                    last_words.extend(logs.last_words);
-                }
+                Err(_) => take_logs(&text, &input.display().to_string(), &mut found)?,
             }
         }
     }

@@ -40,7 +40,7 @@ pub struct TrainArgs {
     /// The release of MLPerf Storage whose presets and rules the run
     /// follows: 3.0, or 2.0 (resnet50, cosmoflow, h100 and a100 as v2.0
     /// ran them).
-    #[arg(long = "mlperf-version", value_name = "VERSION", default_value = "3.0")]
+    #[arg(long = "mlperf-version", value_name = "VERSION", default_value_t = MlperfVersion::NEWEST)]
     pub mlperf_version: MlperfVersion,
 
     /// Look for the most accelerators whose AU meets the workload's

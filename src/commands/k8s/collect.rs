@@ -8,8 +8,17 @@ use crate::result::Document;
 use crate::result::cluster::{self, Launcher, RankFailure};
 use std::collections::BTreeMap;
 
-/// One pod's line that starts its log: `fathom k8s pod: index 1 of 3 ...`.
-pub const GREETING: &str = "fathom k8s pod: index ";
+/// How a pod's first line of its log starts; [`greeting`] writes it.
+const GREETING: &str = "fathom k8s pod: index ";
+
+/// The line a pod starts its log with, which names its index for
+/// [`read_logs`]: `fathom k8s pod: index 1 of 3, pod P on node N, ...`.
+pub fn greeting(index: u32, clients: u32, pod: &str, node: Option<&str>, start_at: &str) -> String {
+    format!(
+        "{GREETING}{index} of {clients}, pod {pod} on node {}, starting at {start_at}",
+        node.unwrap_or("(not told)")
+    )
+}
 
 /// What `kubectl logs` (with or without `--prefix`) held.
 #[derive(Debug, Default)]

@@ -139,6 +139,23 @@ pub fn check_quantity(text: &str) -> Result<(), String> {
     ))
 }
 
+/// A `--file`'s name as a ConfigMap key: letters, digits, '-', '_' and
+/// '.', and not the pod's own instructions.
+pub fn check_file_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name != CONFIG_KEY
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "a ConfigMap key is letters, digits, '-', '_' and '.' (and not {CONFIG_KEY})"
+        ))
+    }
+}
+
 /// A name Kubernetes takes for the Job and what is named after it (a DNS
 /// label, short enough for `NAME-INDEX-xxxxx` pods and `NAME-results`).
 pub fn check_name(name: &str) -> Result<(), String> {

@@ -237,17 +237,15 @@ fn dataset_facts(spec: &TrainingSpec, dataset: &Dataset, generation_s: f64) -> D
         why
     });
     let scaled = spec.rule_files.map(|rule| {
-        let full = spec
-            .model
-            .preset(spec.mlperf_version, spec.accelerator)
-            .map_or_else(|_| spec.shape.clone(), |p| p.shape);
-        let full_bytes = rule * full.samples_per_file * full.sample_bytes;
+        // The workload's own sample: the one cut from, else the one read.
+        let full_sample = spec.full_sample_bytes.unwrap_or(spec.shape.sample_bytes);
+        let full_bytes = rule * spec.shape.samples_per_file * full_sample;
         let mut said = format!(
             "{} files of the {} MLPerf's rule asks for ({}, at the workload's {} samples)",
             thousands(dataset.layout.files),
             thousands(rule),
             crate::util::units::format_bytes(full_bytes),
-            crate::util::units::format_bytes(full.sample_bytes)
+            crate::util::units::format_bytes(full_sample)
         );
         if let Some(b) = spec.full_sample_bytes {
             said.push_str(&format!(

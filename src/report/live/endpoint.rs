@@ -73,7 +73,6 @@ impl Drop for Endpoint {
 /// it from the accepting thread, and whether its request has come.
 struct Open {
     id: u64,
-    since: Instant,
     socket: TcpStream,
     asked: Arc<AtomicBool>,
 }
@@ -107,13 +106,9 @@ fn accept(listener: &TcpListener, stop: &AtomicBool, render: &Arc<Render>) {
                 // Clients that connect and say nothing must not lock a
                 // scraper out (20 of them, reconnecting as they were
                 // closed, failed 15 of 16 scrapes): the one that has
-                // waited longest without asking is closed for the new one.
-                let idlest = table
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| !c.asked.load(Ordering::SeqCst))
-                    .min_by_key(|(_, c)| c.since)
-                    .map(|(i, _)| i);
+                // waited longest without asking is closed for the new one
+                // (the table is in the order they came).
+                let idlest = table.iter().position(|c| !c.asked.load(Ordering::SeqCst));
                 match idlest {
                     Some(i) => {
                         let _ = table.remove(i).socket.shutdown(std::net::Shutdown::Both);
@@ -123,7 +118,6 @@ fn accept(listener: &TcpListener, stop: &AtomicBool, render: &Arc<Render>) {
             }
             table.push(Open {
                 id,
-                since: Instant::now(),
                 socket,
                 asked: asked.clone(),
             });
