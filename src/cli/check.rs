@@ -206,6 +206,22 @@ pub fn check_command(args: &CheckArgs) -> anyhow::Result<i32> {
         ))
         .into());
     }
+    if let Some(t) = args.fail_on_regression
+        && !result.regressed_beyond(t)
+        && let Some((d, c)) = result.too_noisy_for(t)
+    {
+        return Err(fathom::util::error::CannotJudge(format!(
+            "{} {} of {} is {:+.0}% by the runs' estimate, past --fail-on-regression {:.0}%, but its interval ({:+.0}% to {:+.0}%) reaches back inside it: the runs are too noisy to pass or fail; run longer, more often, or on a quieter host",
+            d.direction,
+            c.figure.name(),
+            d.workload,
+            c.change * 100.0,
+            t * 100.0,
+            c.low * 100.0,
+            c.high * 100.0
+        ))
+        .into());
+    }
     let failed = args
         .fail_on_regression
         .is_some_and(|t| result.regressed_beyond(t));

@@ -73,6 +73,12 @@ impl Figure {
         }
     }
 
+    /// The slowest 1% and beyond: a few hundred I/Os of a short run or
+    /// fewer, where a busy host's time slices land first.
+    fn is_tail(self) -> bool {
+        matches!(self, Figure::P99 | Figure::P999)
+    }
+
     fn percentile(self) -> Option<f64> {
         match self {
             Figure::P50 => Some(50.0),
@@ -147,6 +153,25 @@ impl Change {
             None => self.change.abs() <= reach,
         }
     }
+    /// Whether the runs suggest a change worse than `threshold` (a central
+    /// figure's estimate is past twice it) that their noise keeps from
+    /// being shown (the interval reaches back inside it).
+    pub fn too_noisy_for(&self, threshold: f64) -> bool {
+        // A tail from seconds of I/O rests on a few hundred samples or
+        // fewer: its estimate strays past a few percent between identical
+        // runs as often as not, so only a clear change of it counts. The
+        // central figures move with any slowdown worth stopping, and only
+        // an estimate of twice the threshold is held up: a busy host moves
+        // identical runs' rates by the threshold itself.
+        if self.figure.is_tail() {
+            return false;
+        }
+        let worse = match self.figure.more_is_better() {
+            true => -self.change,
+            false => self.change,
+        };
+        worse > 2.0 * threshold && !self.worse_beyond(threshold)
+    }
 
     /// Whether the whole interval is past `threshold` on the worse side,
     /// whoever's doing it is.
@@ -209,14 +234,31 @@ impl CheckResult {
             .any(|c| c.regressed_beyond(threshold))
     }
 
+    /// The first central figure whose estimate is worse than twice
+    /// `threshold` but whose interval reaches back inside it: a gate
+    /// cannot pass it (a run twice as slow on a busy host, its seconds
+    /// spread wide) nor fail it.
+    pub fn too_noisy_for(&self, threshold: f64) -> Option<(&DirectionChange, &Change)> {
+        self.directions.iter().find_map(|d| {
+            d.changes
+                .iter()
+                .find(|c| c.too_noisy_for(threshold))
+                .map(|c| (d, c))
+        })
+    }
+
     /// Whether a figure is worse by more than `threshold` while a side was
     /// limited by something not the target: the gate cannot judge it.
     pub fn inconclusive_beyond(&self, threshold: f64) -> bool {
         self.directions.iter().any(|d| {
             // Where a busy host's reach left its tails unjudged, the
-            // figures past it decide.
+            // central figures past it decide. A tail judged alone decides
+            // nothing: a host that holds a worker for its time slices puts
+            // both runs' p99.9 at the slice, whatever the target did.
             let judged = d.host_share.is_some()
-                && d.changes.iter().any(|c| c.verdict != Verdict::Inconclusive);
+                && d.changes
+                    .iter()
+                    .any(|c| !c.figure.is_tail() && c.verdict != Verdict::Inconclusive);
             !judged
                 && d.changes
                     .iter()
@@ -1041,6 +1083,19 @@ mod tests {
         );
         assert!(!gate(&within_reach).inconclusive_beyond(0.05));
 
+        // A host that held the workers for its time slices: the rate and
+        // the median moved within its reach, and only the p99.9 (the
+        // slice, in both runs) was judged. That judges nothing.
+        let mut sliced = within_reach.clone();
+        for c in &mut sliced[0].changes {
+            if c.figure == Figure::P999 {
+                c.verdict = Verdict::WithinNoise;
+            } else if !c.figure.is_tail() {
+                c.verdict = Verdict::Inconclusive;
+            }
+        }
+        assert!(gate(&sliced).inconclusive_beyond(0.05), "{sliced:?}");
+
         // But not a side that fathom itself limited: its reach is unknown.
         let mut fathoms = run(0.5, 0.01);
         fathoms.limited_by = Some(crate::result::limit::LimitedBy {
@@ -1098,6 +1153,41 @@ mod tests {
         let faster = iops_change(&[&slower], &base, Bootstrap::default());
         assert_eq!(faster.verdict, Verdict::Improved);
         assert!(!faster.regressed_beyond(0.0));
+    }
+
+    /// A gate's three answers for one figure: a change past the threshold
+    /// all through its interval fails; one the estimate puts past it but
+    /// the interval reaches back from is too noisy to pass (a central
+    /// figure's, put at twice the threshold); the rest pass.
+    #[test]
+    fn a_change_past_the_gate_with_an_interval_back_inside_it_is_too_noisy() {
+        let p50 = |change: f64, low: f64, high: f64| Change {
+            figure: Figure::P50,
+            baseline: 100.0,
+            new: 100.0 * (1.0 + change),
+            change,
+            low,
+            high,
+            noise_floor: 0.02,
+            verdict: verdict_of(low, high, 0.02, false),
+        };
+        let slow_and_clear = p50(1.0, 0.6, 1.4);
+        assert!(slow_and_clear.regressed_beyond(0.05) && !slow_and_clear.too_noisy_for(0.05));
+        let slow_and_noisy = p50(1.0, -0.1, 3.0);
+        assert!(!slow_and_noisy.regressed_beyond(0.05) && slow_and_noisy.too_noisy_for(0.05));
+        let same = p50(0.01, -0.2, 0.3);
+        assert!(!same.too_noisy_for(0.05));
+        for tail in [Figure::P99, Figure::P999] {
+            let tail_and_noisy = Change {
+                figure: tail,
+                ..slow_and_noisy.clone()
+            };
+            assert!(!tail_and_noisy.too_noisy_for(0.05));
+        }
+        // Better by far, however noisy, is no regression to judge.
+        assert!(!p50(-0.5, -0.9, 0.2).too_noisy_for(0.05));
+        // Past the threshold, short of twice it: a busy host's own reach.
+        assert!(!p50(0.08, -0.01, 0.2).too_noisy_for(0.05));
     }
 
     /// Baseline runs that spread 20% between them: a run 10% below their
