@@ -306,6 +306,12 @@ fn run_page(page: &str, at_least: usize) {
                 command.contains("checkpoint"),
             );
             if let Some((flag, value)) = short.iter().find(|(f, _)| f == word) {
+                // A count of none (`--reads 0`: a phase left to a later
+                // run) is the command's meaning, not its size.
+                let value = match words.get(i + 1) {
+                    Some(&"0") => "0",
+                    _ => value,
+                };
                 args.extend([flag.to_string(), value.to_string()]);
                 skip_value = true;
                 continue;
@@ -394,12 +400,14 @@ fn run_page(page: &str, at_least: usize) {
         // Nor can any start promise to meet a 1 ms objective on a shared
         // virtual disk: a first step measured and missed was understood.
         let err = String::from_utf8_lossy(&out.stderr);
-        // A check whose runs a busy host limited cannot judge (exit 3, and
-        // it says why).
+        // A check whose runs a busy host limited, or spread too wide, cannot
+        // judge (exit 3, and it says why).
         let understood = code == Some(0)
             || (code == Some(1) && ["certify", "crashcheck", "check", "train"].contains(&sub))
             || (sub == "capacity" && err.contains("already misses the objective"))
-            || (sub == "check" && code == Some(3) && err.contains("by something not the target"));
+            || (sub == "check"
+                && code == Some(3)
+                && (err.contains("by something not the target") || err.contains("too noisy")));
         assert!(
             understood,
             "{page}: command failed: {command}\nran: fathom {}\nexit {code:?}\n{}",

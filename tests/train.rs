@@ -342,6 +342,68 @@ fn a_checkpoint_is_written_read_back_and_removed() {
     assert_eq!(rc, 0, "the kept checkpoints were removed by a read: {r}");
 }
 
+/// A read-back launched apart from its write phase (MLPerf's failover
+/// between clients) carries the gap from the last checkpoint written to
+/// its launch; under v3.0 one past Rules 4.7.1's 30 s fails, its figures
+/// still given, and under v2.0 the gap is only said.
+#[test]
+fn a_read_back_launched_apart_is_held_to_thirty_seconds_after_the_write() {
+    let dir = disk_dir();
+    let shape = [
+        "--workload",
+        "checkpoint-llama3-8b",
+        "--accelerators",
+        "2",
+        "--checkpoint-size",
+        "16m",
+        "--checkpoint-interval",
+        "0s",
+    ];
+    let with = |more: &[&'static str]| [&shape[..], more].concat();
+    let (rc, w) = train(
+        dir.path(),
+        &with(&["--writes", "1", "--reads", "0", "--keep"]),
+    );
+    assert_eq!(rc, 0, "{w}");
+    assert!(w["relaunch"].is_null(), "a write phase has no gap: {w}");
+    let read = with(&["--writes", "0", "--reads", "1", "--keep"]);
+    let (rc, r) = train(dir.path(), &read);
+    assert_eq!(rc, 0, "{r}");
+    let gap = r["relaunch"]["gap_s"].as_f64().unwrap();
+    assert!((0.0..30.0).contains(&gap), "{r}");
+    assert_eq!(r["relaunch"]["limit_s"], 30.0);
+
+    // The write ended a minute ago, as the kept marker says.
+    let marker = dir.path().join("fathom-checkpoint/fathom.marker");
+    let mut kept: Value = serde_json::from_str(&std::fs::read_to_string(&marker).unwrap()).unwrap();
+    let ended = kept["written_end_unix_s"].as_f64().unwrap();
+    kept["written_end_unix_s"] = (ended - 60.0).into();
+    std::fs::write(&marker, kept.to_string()).unwrap();
+    let (rc, late) = train(dir.path(), &read);
+    assert_eq!(rc, 1, "a read-back past 30 s fails: {late}");
+    assert!(late["relaunch"]["gap_s"].as_f64().unwrap() > 60.0, "{late}");
+    assert_eq!(
+        late["read"]["checkpoints"], 1,
+        "its figures are still given: {late}"
+    );
+    let out = fathom()
+        .arg("train")
+        .arg(dir.path())
+        .args(&read)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("FAILED Rules 4.7.1"), "{text}");
+
+    let mut v2 = read.clone();
+    v2.extend(["--mlperf-version", "2.0"]);
+    let (rc, old) = train(dir.path(), &v2);
+    assert_eq!(rc, 0, "v2.0 has no such rule: {old}");
+    assert!(
+        old["relaunch"]["limit_s"].is_null() && old["relaunch"]["gap_s"].as_f64().unwrap() > 60.0
+    );
+}
+
 /// A checkpoint written without fsync is synced before its pages are
 /// dropped (a dirty page is not dropped, so it would be read back from
 /// memory), and only its own pages go: never the host's whole cache.

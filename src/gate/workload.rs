@@ -58,6 +58,13 @@ impl WorkDir {
         self.open(name, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL)
     }
 
+    /// Opens the file `name` to read a workload's bytes from it, with
+    /// O_DIRECT when `direct`.
+    pub fn read_file(&self, name: &str, direct: bool) -> io::Result<File> {
+        let direct = if direct { libc::O_DIRECT } else { 0 };
+        self.open(name, libc::O_RDONLY | direct)
+    }
+
     /// Opens the file `name` for reading.
     pub fn open_file(&self, name: &str) -> io::Result<File> {
         self.open(name, libc::O_RDONLY | libc::O_NONBLOCK)

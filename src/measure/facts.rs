@@ -112,6 +112,42 @@ pub fn is_partition(major: u32, minor: u32) -> bool {
         .exists()
 }
 
+/// When this process started, in seconds since the epoch: the kernel's
+/// own count (`/proc/self/stat`'s start time, in clock ticks since boot),
+/// so that it is the moment the command was launched, before anything
+/// fathom did. It is set against the boot clock read now, not against
+/// `/proc/stat`'s `btime`, which is whole seconds and drifts from the
+/// wall clock as it is adjusted.
+pub fn process_started_unix_s() -> Option<f64> {
+    let stat = crate::gate::read::host_text("/proc/self/stat")?;
+    let mut boot = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut boot) } != 0 {
+        return None;
+    }
+    let since_boot = boot.tv_sec as f64 + boot.tv_nsec as f64 * 1e-9;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
+    Some(now - (since_boot - started_after_boot_s(&stat)?))
+}
+
+/// Seconds after boot at which the process `stat` (its /proc stat line)
+/// started.
+fn started_after_boot_s(stat: &str) -> Option<f64> {
+    // The command's name, field 2, is in parentheses and may hold spaces:
+    // fields are counted from the last ')'.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let ticks: f64 = after_name.split_whitespace().nth(19)?.parse().ok()?;
+    // SAFETY: sysconf takes no pointers.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Some(ticks / hz)
+}
+
 pub fn host_facts() -> HostFacts {
     let (hostname, kernel) = uname();
     let text = |path: &str| crate::gate::read::host_text(path).unwrap_or_default();
@@ -316,6 +352,29 @@ use crate::gate::mounts::{mount_in, unescape_mountinfo};
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_starts_at_its_ticks_after_boot_whatever_its_name() {
+        // Field 22 (start time) is 250 ticks after boot; the name holds a
+        // space and a ')'.
+        let stat =
+            "4242 (fa th)om) S 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 250 1000 100";
+        // SAFETY: sysconf takes no pointers.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        let at = started_after_boot_s(stat).unwrap();
+        assert!((at - 250.0 / hz).abs() < 1e-9, "{at}");
+        assert_eq!(started_after_boot_s("4242 (x) S 1"), None);
+        // This test's own process started before now, within its ticks.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        let own = process_started_unix_s().unwrap();
+        assert!(
+            own <= now + 2.0 / hz && own > now - 3600.0,
+            "{own} against {now}"
+        );
+    }
 
     #[test]
     fn host_facts_are_filled() {

@@ -221,6 +221,18 @@ fn checkpoint_caption(c: &CheckpointResult) -> String {
         text.push_str(&phase_text("read back", r));
         text.push_str(&format!("\ncache before reading: {}", c.cache));
     }
+    if let Some(gap) = &c.relaunch {
+        text.push_str(&format!("\nread-back {}", gap.describe()));
+    } else if s.writes > 0 && s.reads == 0 && s.keep && c.write.is_some() {
+        text.push_str(&format!(
+            "\nkept for a read-back apart (--writes 0){}",
+            s.mlperf_version
+                .relaunch_limit_s()
+                .map_or(String::new(), |limit| format!(
+                    ", to be launched within {limit:.0} s of the last checkpoint written (Rules 4.7.1)"
+                ))
+        ));
+    }
     if c.interrupted {
         text.push_str("\ninterrupted: the figures are of what was measured");
     }

@@ -196,10 +196,58 @@ pub struct CheckpointResult {
     /// back; where it was not (it needs root), the reads may come from
     /// memory, and this says so.
     pub cache: String,
+    /// A read-back of checkpoints an earlier run kept (`--writes 0`): how
+    /// long after their writing ended this run was launched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relaunch: Option<Relaunch>,
     #[serde(default)]
     pub interrupted: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+}
+
+/// The gap between a checkpoint's write phase and a read phase launched
+/// apart from it, as MLPerf Storage v3.0 (Rules 4.7.1) measures it: from
+/// the last checkpoint written to the reading process's start, so that a
+/// failover step between the two (a cache flush, a remount) is a short
+/// programmatic one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Relaunch {
+    /// Seconds; negative when the writing and reading hosts' clocks
+    /// disagree.
+    pub gap_s: f64,
+    /// The rules' bound (30 s under v3.0; none under v2.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_s: Option<f64>,
+}
+
+impl Relaunch {
+    /// Whether the gap broke the rules' bound. A negative gap is the
+    /// clocks', not the run's, and is said, not failed.
+    pub fn broken(&self) -> bool {
+        self.limit_s.is_some_and(|limit| self.gap_s > limit)
+    }
+
+    /// The gap as the report says it.
+    pub fn describe(&self) -> String {
+        let rule = match self.limit_s {
+            Some(limit) if self.broken() => {
+                format!(": FAILED Rules 4.7.1, which asks for {limit:.0} s at most")
+            }
+            Some(limit) => format!(" (Rules 4.7.1: within {limit:.0} s)"),
+            None => String::new(),
+        };
+        if self.gap_s < 0.0 {
+            return format!(
+                "launched {:.1} s before the kept checkpoints' writing ended by the clocks: the writing and reading hosts' clocks disagree{rule}",
+                -self.gap_s
+            );
+        }
+        format!(
+            "launched {:.1} s after the kept checkpoints' writing ended{rule}",
+            self.gap_s
+        )
+    }
 }
 
 /// A `fathom train` run's result: `"run": "training"` or
@@ -306,7 +354,9 @@ impl TrainResult {
                         None => !t.passed,
                     }
             }
-            TrainResult::Checkpoint(c) => c.failure.is_some(),
+            TrainResult::Checkpoint(c) => {
+                c.failure.is_some() || c.relaunch.is_some_and(|r| r.broken())
+            }
         }
     }
 }
@@ -476,5 +526,11 @@ fn concurrent_checkpoint(ranks: &[(u32, &CheckpointResult)]) -> Result<Checkpoin
     out.read = concurrent_phase(&reads)?;
     out.interrupted = ranks.iter().any(|(_, r)| r.interrupted);
     out.failure = first_failure(ranks.iter().map(|(n, r)| (*n, r.failure.as_ref())));
+    // The run's gap is its last rank's: every rank must have been
+    // launched in time.
+    out.relaunch = ranks
+        .iter()
+        .filter_map(|(_, r)| r.relaunch)
+        .max_by(|a, b| a.gap_s.total_cmp(&b.gap_s));
     Ok(out)
 }

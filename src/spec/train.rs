@@ -41,6 +41,15 @@ impl MlperfVersion {
         }
     }
 
+    /// The longest a checkpoint read-back launched apart may start after
+    /// the write phase ended (v3.0's Rules 4.7.1: 30 s; v2.0 had none).
+    pub fn relaunch_limit_s(self) -> Option<f64> {
+        match self {
+            MlperfVersion::V2_0 => None,
+            MlperfVersion::V3_0 => Some(30.0),
+        }
+    }
+
     /// The accelerators this release submits results for (v3.0 keeps
     /// h100 and a100 as "whatif" runs only).
     pub fn closed_accelerators(self) -> &'static [AcceleratorType] {

@@ -6,10 +6,10 @@
 //! the names this layout makes are ever removed.
 
 use crate::gate::remove::{DirId, MadeDir};
-use crate::gate::workload;
+use crate::gate::workload::{self, WorkDir};
 use crate::measure::histogram::LatencyHistogram;
-use crate::result::train::{CheckpointPhase, Tails};
-use crate::spec::train::{CheckpointModel, CheckpointSpec};
+use crate::result::train::{CheckpointPhase, Relaunch, Tails};
+use crate::spec::train::{CheckpointModel, CheckpointSpec, MlperfVersion};
 use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
 use crate::util::units::format_bytes;
@@ -19,7 +19,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::dataset::MARKER;
+use super::dataset::{MARKER, held_work};
 /// Bytes written or read in one call.
 const CHUNK: usize = 1 << 20;
 /// Random bytes every rank writes from, each chunk from a place of its
@@ -34,6 +34,10 @@ struct Marker {
     checkpoint_bytes: u64,
     /// Checkpoints whole on disk.
     written: u32,
+    /// When the last of them was whole, in seconds since the epoch: a
+    /// read-back launched apart measures its gap from it (Rules 4.7.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    written_end_unix_s: Option<f64>,
     root: DirId,
 }
 
@@ -49,8 +53,12 @@ fn file_name(checkpoint: u32, rank: u32, part: &str) -> String {
 pub struct Checkpoints {
     spec: CheckpointSpec,
     dir: MadeDir,
+    /// `dir` held open: every checkpoint file is made and read in it by
+    /// name, never through a path walked again.
+    work: WorkDir,
     root: PathBuf,
     written: u32,
+    written_end_unix_s: Option<f64>,
 }
 
 /// Checks DIR for a run: a directory of checkpoints there must be
@@ -123,14 +131,17 @@ impl Checkpoints {
                     checkpoint_bytes: marker.checkpoint_bytes,
                     ..spec.clone()
                 },
+                work: held_work(&dir, &root)?,
                 dir,
                 root,
                 written: marker.written,
+                written_end_unix_s: marker.written_end_unix_s,
             };
             if spec.writes > 0 {
                 found.remove_files();
                 found.spec = spec.clone();
                 found.written = 0;
+                found.written_end_unix_s = None;
             } else {
                 // Read back, not written: what was kept stays kept.
                 found.spec.keep = true;
@@ -142,9 +153,11 @@ impl Checkpoints {
             .map_err(|e| anyhow::anyhow!("{}: cannot be made: {e}", root.display()))?;
         let made = Checkpoints {
             spec: spec.clone(),
+            work: held_work(&dir, &root)?,
             dir,
             root,
             written: 0,
+            written_end_unix_s: None,
         };
         made.save()?;
         Ok(made)
@@ -156,6 +169,7 @@ impl Checkpoints {
             ranks: self.spec.ranks,
             checkpoint_bytes: self.spec.checkpoint_bytes,
             written: self.written,
+            written_end_unix_s: self.written_end_unix_s,
             root: self.dir.id(),
         };
         self.dir
@@ -176,6 +190,7 @@ impl Checkpoints {
             match self.one(c, true, stop) {
                 Ok(Some(t)) => {
                     self.written = c + 1;
+                    self.written_end_unix_s = Some(unix_now());
                     phase.add(t);
                     if let Err(e) = self.save() {
                         return (phase.result(&self.spec), Some(e.to_string()));
@@ -188,6 +203,27 @@ impl Checkpoints {
         (phase.result(&self.spec), None)
     }
 
+    /// For a read-back of kept checkpoints (nothing written by this run):
+    /// how long after their writing ended this process was launched.
+    pub fn relaunch(&self, mlperf_version: MlperfVersion) -> Option<Relaunch> {
+        if self.spec.writes > 0 {
+            return None;
+        }
+        let gap_s = crate::measure::facts::process_started_unix_s()? - self.written_end_unix_s?;
+        // The kernel keeps a process's start in clock ticks (10 ms), cut
+        // down: a read launched as the write ended can seem to start a
+        // tick before it. Only a gap past that is the clocks' disagreeing.
+        const START_RESOLUTION_S: f64 = 0.02;
+        let gap_s = match gap_s {
+            g if (-START_RESOLUTION_S..0.0).contains(&g) => 0.0,
+            g => g,
+        };
+        Some(Relaunch {
+            gap_s,
+            limit_s: mlperf_version.relaunch_limit_s(),
+        })
+    }
+
     /// Drops the checkpoints' own cached pages, each file synced first
     /// (a `--no-fsync` checkpoint's pages are still dirty, and a dirty
     /// page is not dropped): never the host's whole cache, which on a
@@ -197,9 +233,7 @@ impl Checkpoints {
         for c in 0..self.written {
             for r in 0..self.spec.ranks {
                 for (part, _) in self.spec.rank_files() {
-                    if let Ok(f) =
-                        workload::open_for_reading(&self.root.join(file_name(c, r, part)), false)
-                    {
+                    if let Ok(f) = self.work.read_file(&file_name(c, r, part), false) {
                         if f.sync_data().is_err() {
                             unsynced += 1;
                         }
@@ -277,11 +311,12 @@ impl Checkpoints {
             if stop.is_set() {
                 break;
             }
-            let path = self.root.join(file_name(c, r, part));
+            let name = file_name(c, r, part);
+            let path = self.root.join(&name);
             let named = |e: std::io::Error| format!("{}: {e}", path.display());
             let began = Instant::now();
             if let Some(pool) = pool {
-                let mut f = workload::new_file(&path).map_err(named)?;
+                let mut f = self.work.new_file(&name).map_err(named)?;
                 let mut left = bytes;
                 while left > 0 && !stop.is_set() {
                     let n = left.min(CHUNK as u64) as usize;
@@ -294,7 +329,7 @@ impl Checkpoints {
                 }
             } else {
                 let mut buffer = vec![0u8; CHUNK];
-                let mut f = workload::open_for_reading(&path, false).map_err(named)?;
+                let mut f = self.work.read_file(&name, false).map_err(named)?;
                 loop {
                     let n = f.read(&mut buffer).map_err(named)?;
                     if n == 0 || stop.is_set() {
@@ -329,6 +364,12 @@ impl Drop for Checkpoints {
             let _ = dir.remove();
         }
     }
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Sleeps `seconds`, waking for a signal: whether one came.

@@ -7,7 +7,7 @@
 
 use crate::gate::marked::{self, Unmarked};
 use crate::gate::remove::{DirId, MadeDir};
-use crate::gate::workload;
+use crate::gate::workload::{self, WorkDir};
 use crate::spec::train::{SampleFormat, TrainingModel, TrainingShape};
 use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
@@ -158,12 +158,22 @@ pub(super) fn read_marked<M: serde::de::DeserializeOwned>(
     })
 }
 
+/// The held directory `held`, for its files.
+pub(super) fn held_work(held: &MadeDir, root: &Path) -> Result<WorkDir, UsageError> {
+    WorkDir::below(held, Path::new(""))
+        .map_err(|e| UsageError(format!("{}: cannot be opened: {e}", root.display())))
+}
+
 /// A dataset in use: removed when dropped if this run made it, unless
 /// kept.
 pub struct Dataset {
     pub layout: Layout,
     pub root: PathBuf,
     dir: MadeDir,
+    /// The directory held open: every file is made and read in it by
+    /// name, so that the directory swapped for a link mid-run is never
+    /// followed.
+    work: WorkDir,
     made_here: bool,
     keep: bool,
 }
@@ -175,6 +185,7 @@ impl Dataset {
         let (marker, held) = open_marked(&root)?;
         Ok(Dataset {
             layout: marker.layout,
+            work: held_work(&held, &root)?,
             root,
             dir: held,
             made_here: false,
@@ -188,6 +199,7 @@ impl Dataset {
         let (marker, held) = open_marked(&root)?;
         let mut old = Dataset {
             layout: marker.layout,
+            work: held_work(&held, &root)?,
             root,
             dir: held,
             made_here: true,
@@ -214,6 +226,7 @@ impl Dataset {
             .map_err(|e| anyhow::anyhow!("{}: cannot be made: {e}", root.display()))?;
         let dataset = Dataset {
             layout,
+            work: held_work(&held, &root)?,
             root,
             dir: held,
             made_here: true,
@@ -269,7 +282,10 @@ impl Dataset {
     fn write_file(&self, i: u64, pool: &[u8]) -> Result<(), String> {
         let path = self.path(i);
         let named = |e: std::io::Error| format!("{}: {e}", path.display());
-        let mut file = workload::new_file(&path).map_err(named)?;
+        let mut file = self
+            .work
+            .new_file(&self.layout.file_name(i))
+            .map_err(named)?;
         let mut left = self.layout.file_bytes(i);
         let chunk = 1usize << 20;
         let mut at = (i as usize).wrapping_mul(4099) % (pool.len() - chunk);
@@ -288,11 +304,16 @@ impl Dataset {
         self.root.join(self.layout.file_name(i))
     }
 
+    /// File `i`, opened for reading in the held directory.
+    pub fn open(&self, i: u64, direct: bool) -> std::io::Result<std::fs::File> {
+        self.work.read_file(&self.layout.file_name(i), direct)
+    }
+
     /// Drops every file's cached pages, so that a kept dataset's first
     /// epoch reads the storage too.
     pub fn drop_cached(&self) {
         for i in 0..self.layout.files {
-            if let Ok(f) = workload::open_for_reading(&self.path(i), false) {
+            if let Ok(f) = self.open(i, false) {
                 workload::drop_cached_pages(&f);
             }
         }
@@ -407,6 +428,40 @@ mod tests {
         std::fs::remove_file(&stranger).unwrap();
         Dataset::replace(tmp.path()).unwrap();
         assert!(!root_in(tmp.path()).exists());
+    }
+
+    /// The dataset's directory swapped for a link to a user's directory
+    /// while it is made: the rest of the files go on into the directory
+    /// fathom made (wherever it now is), the reads come from there, and
+    /// nothing lands in or is removed from the user's.
+    #[test]
+    fn a_dataset_directory_swapped_for_a_link_mid_make_is_never_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let users = tmp.path().join("users");
+        std::fs::create_dir(&users).unwrap();
+        let theirs = users.join(layout(300).file_name(299));
+        std::fs::write(&theirs, "the user's").unwrap();
+        let root = root_in(tmp.path());
+        let moved = tmp.path().join("moved");
+        let stop = StopFlag::default();
+        let made = std::thread::scope(|s| {
+            s.spawn(|| {
+                while !root.join(layout(300).file_name(0)).exists() {
+                    std::thread::yield_now();
+                }
+                std::fs::rename(&root, &moved).unwrap();
+                std::os::unix::fs::symlink(&users, &root).unwrap();
+            });
+            Dataset::make(tmp.path(), layout(300), 1, false, &stop).unwrap()
+        });
+        assert_eq!(std::fs::read_dir(&users).unwrap().count(), 1);
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"the user's");
+        let files = std::fs::read_dir(&moved).unwrap().count();
+        assert_eq!(files, 300 + 1, "every file and the marker in fathom's own");
+        let held = made.open(299, false).unwrap();
+        assert_eq!(held.metadata().unwrap().len(), made.layout.file_bytes(299));
+        drop(made);
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"the user's");
     }
 
     #[test]

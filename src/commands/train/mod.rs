@@ -581,6 +581,7 @@ pub fn run_checkpoint(
         .ok()
         .map(|d| d.as_secs_f64());
     let mut store = checkpoint::Checkpoints::open(spec)?;
+    let relaunch = store.relaunch(spec.mlperf_version);
     let (write, mut failure) = store.write_all(stop);
     let cache = store.drop_cached();
     let mut read = None;
@@ -600,6 +601,7 @@ pub fn run_checkpoint(
         write,
         read,
         cache,
+        relaunch,
         interrupted: stop.is_set(),
         failure,
     })

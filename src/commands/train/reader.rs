@@ -13,7 +13,6 @@
 
 use super::dataset::Dataset;
 use crate::engine::pace::SharedRate;
-use crate::gate::workload;
 use crate::measure::direction::Direction;
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::intervals::CompletedSecond;
@@ -527,9 +526,10 @@ impl<'a> SampleReader<'a> {
         let record = layout.record_bytes(file);
         let offset = (sample % layout.samples_per_file) * record;
         if self.open.as_ref().map(|(i, _)| *i) != Some(file) {
-            let path = self.dataset.path(file);
-            let f = workload::open_for_reading(&path, self.direct)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let f = self
+                .dataset
+                .open(file, self.direct)
+                .map_err(|e| format!("{}: {e}", self.dataset.path(file).display()))?;
             self.open = Some((file, f));
         }
         let (_, f) = self.open.as_ref().expect("opened above");
