@@ -129,11 +129,7 @@ pub fn process_started_unix_s() -> Option<f64> {
         return None;
     }
     let since_boot = boot.tv_sec as f64 + boot.tv_nsec as f64 * 1e-9;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs_f64();
-    Some(now - (since_boot - started_after_boot_s(&stat)?))
+    Some(crate::util::unix_now_s()? - (since_boot - started_after_boot_s(&stat)?))
 }
 
 /// Seconds after boot at which the process `stat` (its /proc stat line)

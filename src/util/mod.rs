@@ -13,6 +13,14 @@ pub mod yaml;
 
 use std::path::Path;
 
+/// Now, in seconds since the epoch (None on a clock set before it).
+pub fn unix_now_s() -> Option<f64> {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs_f64())
+}
+
 /// The directory a file at `path` is (or would be) in: `.` for a bare name.
 pub fn directory_of(path: &Path) -> &Path {
     match path.parent() {

@@ -9,7 +9,7 @@ use crate::gate::remove::{DirId, MadeDir};
 use crate::gate::workload::{self, WorkDir};
 use crate::measure::histogram::LatencyHistogram;
 use crate::result::train::{CheckpointPhase, Relaunch, Tails};
-use crate::spec::train::{CheckpointModel, CheckpointSpec, MlperfVersion};
+use crate::spec::train::{CheckpointModel, CheckpointSpec};
 use crate::util::error::UsageError;
 use crate::util::stop::StopFlag;
 use crate::util::units::format_bytes;
@@ -190,7 +190,7 @@ impl Checkpoints {
             match self.one(c, true, stop) {
                 Ok(Some(t)) => {
                     self.written = c + 1;
-                    self.written_end_unix_s = Some(unix_now());
+                    self.written_end_unix_s = crate::util::unix_now_s();
                     phase.add(t);
                     if let Err(e) = self.save() {
                         return (phase.result(&self.spec), Some(e.to_string()));
@@ -205,7 +205,7 @@ impl Checkpoints {
 
     /// For a read-back of kept checkpoints (nothing written by this run):
     /// how long after their writing ended this process was launched.
-    pub fn relaunch(&self, mlperf_version: MlperfVersion) -> Option<Relaunch> {
+    pub fn relaunch(&self) -> Option<Relaunch> {
         if self.spec.writes > 0 {
             return None;
         }
@@ -220,7 +220,7 @@ impl Checkpoints {
         };
         Some(Relaunch {
             gap_s,
-            limit_s: mlperf_version.relaunch_limit_s(),
+            limit_s: self.spec.mlperf_version.relaunch_limit_s(),
         })
     }
 
@@ -364,12 +364,6 @@ impl Drop for Checkpoints {
             let _ = dir.remove();
         }
     }
-}
-
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Sleeps `seconds`, waking for a signal: whether one came.

@@ -306,10 +306,7 @@ fn measure(
         );
     }
     let gate = spec.read_rate.map(crate::engine::pace::SharedRate::new);
-    let started_unix_s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_secs_f64());
+    let started_unix_s = crate::util::unix_now_s();
     let cpu_before = CpuTime::now();
     let mut m = reader::train(dataset, spec, gate.as_ref(), stop, board);
     let mut tails = |op: reader::TrainOp, h: &crate::measure::histogram::LatencyHistogram| Tails {
@@ -576,12 +573,9 @@ pub fn run_checkpoint(
         board.phase("checkpoint: writing", None);
     }
     let started = Instant::now();
-    let started_unix_s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_secs_f64());
+    let started_unix_s = crate::util::unix_now_s();
     let mut store = checkpoint::Checkpoints::open(spec)?;
-    let relaunch = store.relaunch(spec.mlperf_version);
+    let relaunch = store.relaunch();
     let (write, mut failure) = store.write_all(stop);
     let cache = store.drop_cached();
     let mut read = None;
